@@ -1,0 +1,1 @@
+"""Reproducible benchmark scripts."""

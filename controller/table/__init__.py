@@ -1,0 +1,1 @@
+"""The pure table core: state, inputs, events and the apply function."""

@@ -1,0 +1,1 @@
+"""Device drivers: contracts, the driver registry, and one package per device family."""

@@ -1,0 +1,1 @@
+"""Device simulators that speak the real wire bytes, and the scenario runner."""

@@ -1,0 +1,1 @@
+"""Scenario files (tablectl.scenario/1): model, parser and runners."""
