@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from controller import __version__
+from simulators import cli as sim_cli
+
+Handler = Callable[[argparse.Namespace], int]
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every verb."""
-    parser = argparse.ArgumentParser(prog="tablectl", description=__doc__)
+    parser = argparse.ArgumentParser(prog="tablectl", description="Texas Hold'em table controller.")
     parser.add_argument("--version", action="version", version=f"tablectl {__version__}")
-    parser.add_subparsers(dest="verb", metavar="VERB")
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB")
+    sim_cli.add_parser(verbs)
     return parser
 
 
@@ -21,10 +25,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.verb is None:
+    handler: Handler | None = getattr(args, "handler", None)
+    if handler is None:
         parser.print_help()
         return 2
-    return 0
+    return handler(args)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,38 @@
+"""``tablectl sim KIND``: run one device simulator as its own process.
+
+Each simulator module provides ``add_arguments(parser)`` and ``run(args) -> int``; it is imported
+only when chosen, so one simulator's dependencies never slow down or break another.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from typing import Any, Protocol, cast
+
+#: simulator kind → module providing add_arguments() and run().
+SIMULATORS: dict[str, str] = {}
+
+
+class SimulatorModule(Protocol):
+    """What a simulator module exposes to the command line."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Add the simulator's own options."""
+
+    def run(self, args: argparse.Namespace) -> int:
+        """Run until stopped; return the exit status."""
+
+
+def _load(kind: str) -> SimulatorModule:
+    return cast(SimulatorModule, importlib.import_module(SIMULATORS[kind]))
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register the ``sim`` verb and one sub-verb per simulator."""
+    sim = subparsers.add_parser("sim", help="run a device simulator on a pty")
+    kinds = sim.add_subparsers(dest="sim_kind", metavar="KIND", required=True)
+    for kind in SIMULATORS:
+        parser = kinds.add_parser(kind, help=f"the {kind} simulator")
+        _load(kind).add_arguments(parser)
+        parser.set_defaults(handler=lambda args: _load(args.sim_kind).run(args))
