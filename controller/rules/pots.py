@@ -1,0 +1,134 @@
+"""Pots, side pots and the split of each pot among its winners.
+
+POT-SEP: every side pot and the main pot is resolved separately, with its own eligible seats and
+its own odd chips; they are listed last-created side pot first, main pot last.
+DE-1553 / RR-TIE-3/4 / TDA-ODD: the odd chips of a tied pot, by the profile's reading (catalogue
+C-8): to the tied winners clockwise from the button, at most ``odd_chip.max_per_player`` each
+(0 = no limit), or literally to the first live players left of the button.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from controller.profiles import OddChipRecipient, Ruleset, RulesProfile
+from controller.rules.ids import Rule
+
+
+@dataclass(frozen=True, slots=True)
+class Pot:
+    """A pot: its chips and the seats that can win it."""
+
+    amount: int
+    eligible: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PotSplit:
+    """How one pot is paid: winners' shares and the odd chips within them."""
+
+    pot: Pot
+    winners: Mapping[int, int]
+    odd_chips: Mapping[int, int]
+
+
+def uncalled(committed: Mapping[int, int]) -> tuple[int, int] | None:
+    """The seat and chips of a bet nobody matched, to go back to its owner (or None)."""
+    if len(committed) < 2:
+        return None
+    ranked = sorted(committed.items(), key=lambda item: item[1], reverse=True)
+    (top_seat, top), (_, second) = ranked[0], ranked[1]
+    return (top_seat, top - second) if top > second else None
+
+
+def build_pots(committed: Mapping[int, int], live: Sequence[int]) -> list[Pot]:
+    """Main and side pots from each seat's chips in the hand; ``live`` seats can win.
+
+    Folded seats' chips are dead money in the pots their amounts reach. Pots with the same
+    eligible seats are merged. The result is main pot first.
+    """
+    live_set = set(live)
+    levels = sorted({committed[s] for s in live_set if committed.get(s, 0) > 0})
+    pots: list[Pot] = []
+    previous = 0
+    for level in levels:
+        amount = sum(min(c, level) - min(c, previous) for c in committed.values())
+        eligible = tuple(s for s in live if committed.get(s, 0) >= level)
+        if pots and pots[-1].eligible == eligible:
+            pots[-1] = Pot(pots[-1].amount + amount, eligible)
+        elif amount:
+            pots.append(Pot(amount, eligible))
+        previous = level
+    leftover = sum(c - min(c, previous) for c in committed.values())
+    if leftover and pots:
+        # chips above every live seat's level belong to folded seats: dead money in the top pot
+        pots[-1] = Pot(pots[-1].amount + leftover, pots[-1].eligible)
+    return pots
+
+
+def split_pot(
+    pot: Pot,
+    winners: Sequence[int],
+    clockwise: Sequence[int],
+    live: Sequence[int],
+    profile: RulesProfile,
+) -> PotSplit:
+    """Divide ``pot`` among ``winners`` (tied best hands); odd chips per the profile.
+
+    ``clockwise`` is every dealt-in seat starting left of the button; ``live`` the seats still
+    holding a live hand (for the literal reading of § 1553).
+    """
+    share, remainder = divmod(pot.amount, len(winners))
+    paid = dict.fromkeys(winners, share)
+    odd: dict[int, int] = {}
+    if remainder:
+        if profile.odd_chip_recipient is OddChipRecipient.FIRST_LIVE_PLAYER_LITERAL:
+            candidates = [s for s in clockwise if s in set(live)]
+        else:
+            candidates = [s for s in clockwise if s in set(winners)]
+        cap = profile.odd_chip_max_per_player or remainder
+        for seat in _cycle(candidates, remainder, cap):
+            odd[seat] = odd.get(seat, 0) + 1
+            paid[seat] = paid.get(seat, 0) + 1
+    return PotSplit(pot, paid, odd)
+
+
+def _cycle(candidates: Sequence[int], chips: int, cap: int) -> list[int]:
+    order: list[int] = []
+    given: dict[int, int] = {}
+    while len(order) < chips:
+        progressed = False
+        for seat in candidates:
+            if len(order) == chips:
+                break
+            if given.get(seat, 0) < cap:
+                given[seat] = given.get(seat, 0) + 1
+                order.append(seat)
+                progressed = True
+        if not progressed:  # every candidate is at the cap: the rest goes round again uncapped
+            cap += 1
+    return order
+
+
+def odd_chip_rule(profile: RulesProfile) -> Rule:
+    """The source the profile cites for odd chips."""
+    if profile.odd_chip_recipient is OddChipRecipient.FIRST_LIVE_PLAYER_LITERAL:
+        return Rule.DE_1553
+    return {
+        Ruleset.DE_CHARITABLE: Rule.DE_1553,
+        Ruleset.RROP_CASH: Rule.RR_TIE_3_4,
+        Ruleset.TDA_TOURNAMENT: Rule.TDA_ODD,
+    }[profile.ruleset]
+
+
+def resolve(
+    committed: Mapping[int, int],
+    live: Sequence[int],
+    clockwise: Sequence[int],
+    winners_of: Callable[[Pot], Sequence[int]],
+    profile: RulesProfile,
+) -> list[PotSplit]:
+    """Every pot split, last side pot first and main pot last (POT-SEP)."""
+    pots = build_pots(committed, live)
+    return [split_pot(p, winners_of(p), clockwise, live, profile) for p in reversed(pots)]

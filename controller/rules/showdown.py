@@ -1,0 +1,70 @@
+"""Showdown: who shows first, and what each tabled hand is worth.
+
+DE-1551 (Del. § 1551, TDA 17A): the last player to bet or raise on the final round shows first; if
+everyone checked, the first player to act on that round (first live hand left of the button when
+nobody acted); then clockwise. RR-SD-7 (RR Showdown 7, profile key ``showdown.sidepot_first``):
+players in a side pot show before a player all in for the main pot only.
+DE-1550b2 / RR-SD-2: cards speak: a tabled hand is read from its cards, not from what is said.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+import eval7
+
+from controller.cards import Card
+
+_EVAL7 = {rank + suit: eval7.Card(rank + suit) for rank in "23456789TJQKA" for suit in "cdhs"}
+
+
+@dataclass(frozen=True, slots=True)
+class HandValue:
+    """A seven-card hand read by the evaluator: higher ``strength`` wins."""
+
+    strength: int
+    category: str
+    best: tuple[Card, ...]
+
+
+def evaluate(hole: Sequence[Card], board: Sequence[Card]) -> HandValue:
+    """The value of the best five-card hand from ``hole`` and ``board``."""
+    cards = [*hole, *board]
+    strength = eval7.evaluate([_EVAL7[c] for c in cards])
+    best = max(
+        combinations(cards, 5),
+        key=lambda five: eval7.evaluate([_EVAL7[c] for c in five]),
+    )
+    return HandValue(strength, eval7.handtype(strength), tuple(best))
+
+
+def strength(hole: Sequence[Card], board: Sequence[Card]) -> int:
+    """Only the comparable strength (cheaper than :func:`evaluate`)."""
+    return int(eval7.evaluate([_EVAL7[c] for c in (*hole, *board)]))
+
+
+def showdown_order(
+    live: Sequence[int],
+    clockwise: Sequence[int],
+    final_aggressor: int | None,
+    final_first_actor: int | None,
+    pot_depth: Mapping[int, int] | None = None,
+) -> list[int]:
+    """The order in which the live hands must be shown.
+
+    ``clockwise`` lists the dealt-in seats from the first left of the button. ``pot_depth`` (for
+    RR-SD-7) says in how many pots each seat is eligible; deeper seats show first.
+    """
+    live_set = set(live)
+    in_order = [s for s in clockwise if s in live_set]
+    first = final_aggressor if final_aggressor in live_set else None
+    if first is None and final_first_actor in live_set:
+        first = final_first_actor
+    if first is not None:
+        i = in_order.index(first)
+        in_order = in_order[i:] + in_order[:i]
+    if pot_depth:
+        in_order.sort(key=lambda s: -pot_depth.get(s, 0))  # stable: clockwise within a depth
+    return in_order

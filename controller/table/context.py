@@ -1,0 +1,71 @@
+"""The working context of one ``apply`` call: the state being changed and the events so far."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from controller.rules.ids import Rule
+from controller.table.events import Severity, TableEvent
+from controller.table.state import HandState, TableState
+
+
+class RejectedError(Exception):
+    """A dealer command that makes no sense now: nothing changes; ``command.rejected`` says why."""
+
+    def __init__(self, reason: str, rules: tuple[Rule, ...] = ()) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.rules = rules
+
+
+class Context:
+    """A copy of the table to change, plus the events the input caused."""
+
+    __slots__ = ("events", "table", "ts")
+
+    def __init__(self, table: TableState, ts: datetime) -> None:
+        self.table = table.copy()
+        if table.hand is not None:
+            self.table.hand = table.hand.copy()
+        self.ts = ts
+        self.events: list[TableEvent] = []
+
+    @property
+    def hand(self) -> HandState:
+        """The hand in progress (callers check there is one)."""
+        hand = self.table.hand
+        if hand is None:
+            raise RejectedError("no hand is in progress")
+        return hand
+
+    def emit(
+        self,
+        type_: str,
+        data: Mapping[str, Any],
+        rules: tuple[Rule, ...] = (),
+        *,
+        severity: Severity = Severity.INFO,
+        needs_confirm: bool = False,
+        secret: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Record an event caused by the input."""
+        hand = self.table.hand
+        self.events.append(
+            TableEvent(
+                type_,
+                self.ts,
+                hand.hand_id if hand is not None else None,
+                data,
+                tuple(rules),
+                severity,
+                needs_confirm,
+                secret,
+            )
+        )
+
+
+def seat_map(values: Mapping[int, int]) -> dict[str, int]:
+    """A seat → chips map as events carry it (JSON object keys are strings)."""
+    return {str(seat): amount for seat, amount in sorted(values.items())}

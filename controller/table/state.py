@@ -1,0 +1,174 @@
+"""The table and hand state the core threads through ``apply``.
+
+States are plain slotted dataclasses that ``apply`` never mutates: it works on a shallow copy
+(:meth:`HandState.copy`) and replaces whole fields. Containers inside are immutable (tuples,
+frozensets) or treated as such (``Mapping``, replaced with a new dict on every change), so an old
+state stays valid after the new one is made. ``dataclasses.replace`` would do the same but re-runs
+``__init__`` and costs twenty times more on this hot path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from enum import StrEnum
+
+from controller.cards import Card
+from controller.decks import DeckManifest
+from controller.profiles import RulesProfile
+from controller.rules.pots import PotSplit
+from controller.rules.showdown import HandValue
+from controller.table.betting import Round, Street
+from controller.table.inputs import ActionKind, Purpose
+
+
+class Phase(StrEnum):
+    """Where a hand is."""
+
+    DEALING = "dealing"  # hole groups going out
+    BETTING = "betting"  # a betting round is open
+    BOARD = "board"  # waiting for the burn and the next street
+    SHOWDOWN = "showdown"  # live hands being tabled or mucked
+    AWARD = "award"  # the award is proposed; waiting for the dealer's push
+
+
+@dataclass(frozen=True, slots=True)
+class DeckStatus:
+    """The shuffler's current deck as far as the table knows."""
+
+    shuffle_id: int | None = None
+    checked: bool = False  # a deck check passed for this shuffle
+    ready: bool = False  # the shuffle completed and the deck was verified
+    used_by: str | None = None  # hand that dealt from it
+
+
+@dataclass(frozen=True, slots=True)
+class ActionRecord:
+    """One betting action as it went into the hand history."""
+
+    street: Street
+    seat: int
+    kind: ActionKind
+    to: int
+    put_in: int
+    all_in: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PendingGroup:
+    """A dispensed group whose cards have not all been read where they went."""
+
+    group: int
+    purpose: Purpose
+    seat: int | None
+    count: int
+    cards: tuple[Card | None, ...]
+    read: tuple[Card, ...] = ()
+
+
+@dataclass(slots=True)
+class HandState:
+    """One hand from ``start_hand`` to ``hand.completed``."""
+
+    hand_id: str
+    number: int
+    button: int
+    order: tuple[int, ...]  # dealt-in seats, first left of the button, button last
+    deal_order: tuple[int, ...]  # the order hole groups go out (heads-up per profile)
+    small_blind_seat: int | None
+    big_blind_seat: int | None
+    start_stacks: Mapping[int, int]
+    stacks: Mapping[int, int]
+    committed: Mapping[int, int]
+    phase: Phase = Phase.DEALING
+    street: Street = Street.PREFLOP
+    folded: frozenset[int] = frozenset()
+    round: Round | None = None
+    last_round: Round | None = None
+    shuffle_id: int | None = None
+    hole_groups: int = 0
+    pending: tuple[PendingGroup, ...] = ()
+    holes: Mapping[int, tuple[Card, ...]] = field(default_factory=dict)
+    delivered: frozenset[int] = frozenset()
+    board: tuple[Card, ...] = ()
+    burns: tuple[Card, ...] = ()
+    muck: tuple[Card, ...] = ()
+    tray: int = 0  # dispensed cards not yet read anywhere
+    stub: int = 52  # cards still in the shuffler, as it last reported
+    dealt: Mapping[int, tuple[Card, ...]] = field(default_factory=dict)  # hole cards as delivered
+    actions: tuple[ActionRecord, ...] = ()
+    posts: Mapping[int, int] = field(default_factory=dict)  # blinds and antes actually posted
+    tabled: Mapping[int, HandValue] = field(default_factory=dict)
+    mucked: frozenset[int] = frozenset()  # live hands given up at showdown
+    muck_order: tuple[int, ...] = ()  # the same, in the order they were given up
+    showdown_order: tuple[int, ...] = ()
+    proposal: tuple[PotSplit, ...] | None = None
+
+    def copy(self) -> HandState:
+        """A shallow copy to change (containers are replaced, never mutated)."""
+        new = object.__new__(HandState)
+        for name in _HAND_FIELDS:
+            object.__setattr__(new, name, getattr(self, name))
+        return new
+
+    @property
+    def live(self) -> tuple[int, ...]:
+        """Seats still holding a live hand, first left of the button first."""
+        return tuple(s for s in self.order if s not in self.folded and s not in self.mucked)
+
+    @property
+    def total_pot(self) -> int:
+        """Every chip committed to the hand so far."""
+        return sum(self.committed.values())
+
+
+_HAND_FIELDS = tuple(f.name for f in fields(HandState))
+
+
+@dataclass(slots=True)
+class TableState:
+    """The whole table: seats, button, rules, the current deck and the hand in progress."""
+
+    table_id: str
+    profile: RulesProfile
+    manifest: DeckManifest
+    stacks: Mapping[int, int]
+    button: int
+    blinds: tuple[int, int]
+    ante: int = 0
+    hands_started: int = 0
+    deck: DeckStatus = DeckStatus()
+    hand: HandState | None = None
+    last_hand: HandState | None = None
+
+    def copy(self) -> TableState:
+        """A shallow copy to change."""
+        new = object.__new__(TableState)
+        for name in _TABLE_FIELDS:
+            object.__setattr__(new, name, getattr(self, name))
+        return new
+
+
+_TABLE_FIELDS = tuple(f.name for f in fields(TableState))
+
+
+def new_table(
+    table_id: str,
+    profile: RulesProfile,
+    manifest: DeckManifest,
+    stacks: Mapping[int, int],
+    button: int,
+    blinds: tuple[int, int],
+    ante: int = 0,
+) -> TableState:
+    """A table between hands, ready for its first ``start_hand``."""
+    if button not in stacks:
+        raise ValueError(f"the button seat {button} has no player")
+    if any(seat < 1 or seat > 10 for seat in stacks):
+        raise ValueError("seats are numbered 1 to 10")
+    small, big = blinds
+    if not 0 < small <= big:
+        raise ValueError(f"blinds must be positive with the small blind first: {blinds}")
+    if ante < 0:
+        raise ValueError("the ante cannot be negative")
+    return TableState(table_id, profile, manifest, dict(stacks), button, blinds, ante)

@@ -1,0 +1,381 @@
+"""Run a scenario straight into the pure core (``tablectl scenario run --core``).
+
+The runner plays the devices itself: a virtual shuffler deals from the scenario's deck order and
+reports groups the way the shuffler driver does (identities withheld unless the deck's
+``id_policy`` is ``live``), and reader steps become tag arrivals and departures with the UIDs of
+the scenario's deck manifest. Time starts at a fixed instant and advances one second per step
+(or to the step's ``at``), a few milliseconds per input inside a step, so runs are reproducible.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from controller.cards import Card, card_code, parse_card
+from controller.decks import DeckManifest, load_deck
+from controller.profiles import load_profile
+from controller.table.engine import apply
+from controller.table.events import TableEvent
+from controller.table.inputs import (
+    COMMANDS,
+    Action,
+    ActionKind,
+    Award,
+    DeckChecked,
+    DeckFault,
+    DeviceFault,
+    DeviceFaultCleared,
+    DeviceHealthChanged,
+    DeviceRebooted,
+    GroupDispensed,
+    Health,
+    Input,
+    Purpose,
+    ShuffleCompleted,
+    TableHand,
+    TagArrived,
+    TagDeparted,
+    Zone,
+)
+from controller.table.state import Phase, TableState, new_table
+from simulators.deck_order import deck_order
+from simulators.scenario.model import Scenario, ScenarioError, Step
+
+EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
+DEFAULT_COUNTS = {
+    Purpose.HOLE: 2,
+    Purpose.BURN: 1,
+    Purpose.FLOP: 3,
+    Purpose.TURN: 1,
+    Purpose.RIVER: 1,
+    Purpose.BOARD_OTHER: 1,
+    Purpose.EXTRA: 1,
+}
+_STREET_PURPOSE = {"flop": Purpose.FLOP, "turn": Purpose.TURN, "river": Purpose.RIVER}
+
+
+@dataclass
+class VirtualShuffler:
+    """The shuffler as the core sees it: deck order, position, shuffle and group counters."""
+
+    base_order: tuple[Card, ...]
+    seed: int | None
+    live_ids: bool
+    order: tuple[Card, ...] = ()
+    position: int = 0
+    shuffle_id: int = 1000
+    shuffles: int = 0
+    group: int = 0
+    last_group: list[Card] = field(default_factory=list)
+
+    def shuffle(self, order: list[str] | None, seed: int | None) -> tuple[Card, ...]:
+        """Load a new shuffled deck: explicit, seeded, or the scenario's deck (then reseeded)."""
+        if order is not None or seed is not None:
+            self.order = deck_order(order, seed)
+        elif self.shuffles == 0:
+            self.order = self.base_order
+        else:
+            self.order = deck_order(seed=(self.seed or 0) + self.shuffles)
+        self.shuffles += 1
+        self.shuffle_id += 1
+        self.position = 0
+        self.group = 0
+        return self.order
+
+    def dispense(self, count: int) -> list[Card]:
+        """The next ``count`` cards off the top."""
+        if self.position + count > len(self.order):
+            raise ScenarioError(f"the shuffler has only {len(self.order) - self.position} cards")
+        cards = list(self.order[self.position : self.position + count])
+        self.position += count
+        self.group += 1
+        self.last_group = list(cards)
+        return cards
+
+    @property
+    def remaining(self) -> int:
+        """Cards left in the shuffler."""
+        return len(self.order) - self.position
+
+
+@dataclass
+class CoreRun:
+    """The result of a run: every input applied and every event, in order."""
+
+    scenario: Scenario
+    state: TableState
+    inputs: list[Input] = field(default_factory=list)
+    events: list[TableEvent] = field(default_factory=list)
+
+
+class CoreRunner:
+    """Plays the steps of one scenario into the core."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        meta, table = scenario.scenario, scenario.table
+        try:
+            profile = load_profile(meta.profile).with_overrides(meta.house_rules)
+            self.manifest: DeckManifest = load_deck(meta.deck)
+            base = deck_order(scenario.deck.order, scenario.deck.seed)
+        except ValueError as exc:
+            raise ScenarioError(str(exc)) from None
+        state = new_table(
+            table.id, profile, self.manifest, table.stacks, table.button, table.blinds, table.ante
+        )
+        self.run = CoreRun(scenario, state)
+        self.shuffler = VirtualShuffler(base, scenario.deck.seed, scenario.deck.id_policy == "live")
+        self.now = EPOCH
+        self.boot_id = 1
+
+    # ----------------------------------------------------------------------- driving the core
+
+    def feed(self, event: Input) -> list[TableEvent]:
+        """Apply one input and keep the events."""
+        self.run.state, events = apply(self.run.state, event)
+        self.run.inputs.append(event)
+        self.run.events.extend(events)
+        return events
+
+    def tick(self) -> datetime:
+        """The timestamp of the next input inside a step."""
+        self.now += timedelta(milliseconds=10)
+        return self.now
+
+    def play(self) -> CoreRun:
+        """Play every step."""
+        for index, step in enumerate(self.scenario.step):
+            at = EPOCH + timedelta(seconds=step.at) if step.at is not None else None
+            self.now = max(self.now + timedelta(seconds=1), at or self.now)
+            try:
+                self.play_step(step)
+            except ScenarioError as exc:
+                raise ScenarioError(
+                    f"step {index + 1} ({step.kind} = {_verb(step)}): {exc}"
+                ) from None
+        return self.run
+
+    def play_step(self, step: Step) -> None:
+        """One step of any kind."""
+        kind = step.kind
+        if kind == "dealer":
+            self.feed(self.dealer_command(step))
+        elif kind == "shuffler":
+            self.shuffler_step(step)
+        elif kind == "reader":
+            self.reader_step(step)
+        elif kind == "device":
+            self.device_step(step)
+        else:
+            self.macro(step)
+
+    # ----------------------------------------------------------------------- step kinds
+
+    def dealer_command(self, step: Step) -> Input:
+        """A dealer step as a command input."""
+        assert step.dealer is not None
+        cls = COMMANDS.get(step.dealer)
+        if cls is None:
+            raise ScenarioError(f"unknown dealer command {step.dealer!r} ({', '.join(COMMANDS)})")
+        fields = {
+            name: value
+            for name in cls.__dataclass_fields__
+            if name != "ts" and (value := getattr(step, name, None)) is not None
+        }
+        extra = _dealer_fields(step) - set(fields)
+        if extra:
+            raise ScenarioError(f"{step.dealer} takes no {', '.join(sorted(extra))}")
+        try:
+            command: Input = TypeAdapter(cls).validate_python({**fields, "ts": self.tick()})
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+            )
+            raise ScenarioError(problems) from None
+        return command
+
+    def shuffler_step(self, step: Step) -> None:
+        """Shuffle (with a deck check) or dispense the next group."""
+        if step.shuffler == "shuffle":
+            self.shuffle(step.verdict or "ok", step.count, step.order, step.seed)
+        else:
+            purpose = Purpose(step.purpose or "hole")
+            self.dispense(purpose, step.seat, step.count)
+
+    def shuffle(
+        self, verdict: str, count: int | None, order: list[str] | None, seed: int | None
+    ) -> None:
+        """A shuffle and its deck check, as the driver reports them."""
+        cards = self.shuffler.shuffle(order, seed)
+        faults = frozenset() if verdict == "ok" else frozenset({DeckFault(verdict)})
+        counted = count if count is not None else len(cards)
+        if verdict == "short" and count is None:
+            counted = len(cards) - 1
+        sid = self.shuffler.shuffle_id
+        duplicates = (cards[0],) if verdict == "duplicate" else ()
+        self.feed(DeckChecked(self.tick(), "shuffler", sid, faults, counted, (), duplicates))
+        salt = sid.to_bytes(16, "little")
+        commitment = hashlib.sha256(
+            b"TSP1-deck" + sid.to_bytes(4, "little") + salt + bytes(_codes(cards))
+        ).hexdigest()
+        ok = not faults and counted == len(cards)
+        self.feed(ShuffleCompleted(self.tick(), "shuffler", sid, ok, counted, commitment))
+
+    def dispense(self, purpose: Purpose, seat: int | None, count: int | None) -> list[Card]:
+        """The next group off the shuffler."""
+        cards = self.shuffler.dispense(count if count is not None else DEFAULT_COUNTS[purpose])
+        shown: tuple[Card | None, ...] = (
+            tuple(cards) if self.shuffler.live_ids else (None,) * len(cards)
+        )
+        self.feed(
+            GroupDispensed(
+                self.tick(),
+                "shuffler",
+                self.shuffler.shuffle_id,
+                self.shuffler.group,
+                purpose,
+                seat,
+                shown,
+                self.shuffler.remaining,
+            )
+        )
+        return cards
+
+    def reader_step(self, step: Step) -> None:
+        """Tags arriving at or departing from a zone."""
+        assert step.zone is not None
+        try:
+            zone = Zone.parse(step.zone)
+            if step.uids is not None:
+                uids = [self._uid_text(u) for u in step.uids]
+            else:
+                cards = (
+                    [parse_card(c) for c in step.cards]
+                    if step.cards is not None
+                    else self.shuffler.last_group
+                )
+                uids = [self.manifest.uid(card) for card in cards]
+        except ValueError as exc:
+            raise ScenarioError(str(exc)) from None
+        for uid in uids:
+            if step.reader == "arrive":
+                self.feed(TagArrived(self.tick(), "reader", zone, uid))
+            else:
+                self.feed(TagDeparted(self.tick(), "reader", zone, uid))
+
+    def arrive(self, zone: Zone, cards: list[Card]) -> None:
+        """Cards read at a zone."""
+        for card in cards:
+            self.feed(TagArrived(self.tick(), "reader", zone, self.manifest.uid(card)))
+
+    def device_step(self, step: Step) -> None:
+        """A device fault, a clear, an unplug or replug, or a power loss."""
+        name = step.name or "shuffler"
+        code = step.code or ""
+        ts = self.tick()
+        event: Input
+        if step.device == "fault":
+            event = DeviceFault(ts, name, code or "UNKNOWN")
+        elif step.device == "clear":
+            event = DeviceFaultCleared(ts, name, code)
+        elif step.device == "unplug":
+            event = DeviceHealthChanged(ts, name, Health.RECONNECTING, detail="unplugged")
+        elif step.device == "replug":
+            event = DeviceHealthChanged(ts, name, Health.ONLINE, detail="replugged")
+        else:
+            self.boot_id += 1
+            event = DeviceRebooted(ts, name, self.boot_id)
+        self.feed(event)
+
+    # ----------------------------------------------------------------------- macros
+
+    def macro(self, step: Step) -> None:
+        """``deal_hole``, ``board``, ``check_round`` or ``showdown``."""
+        if step.auto == "deal_hole":
+            self.deal_hole()
+        elif step.auto == "board":
+            assert step.street is not None
+            self.deal_street(step.street)
+        elif step.auto == "check_round":
+            self.check_round()
+        else:
+            self.showdown()
+
+    def deal_hole(self) -> None:
+        """Dispense and deliver every remaining hole group, in order."""
+        hand = self.run.state.hand
+        if hand is None:
+            raise ScenarioError("no hand in progress to deal")
+        for seat in hand.deal_order[hand.hole_groups :]:
+            cards = self.dispense(Purpose.HOLE, seat, None)
+            self.arrive(Zone.parse(f"seat:{seat}"), cards)
+
+    def deal_street(self, street: str) -> None:
+        """Burn and deal one street (the burn rides in the board group if the profile says so)."""
+        profile = self.run.state.profile
+        purpose = _STREET_PURPOSE[street]
+        if profile.board_group_includes_burn:
+            cards = self.dispense(purpose, None, DEFAULT_COUNTS[purpose] + 1)
+            self.arrive(Zone.parse("burn"), cards[:1])
+            self.arrive(Zone.parse("board"), cards[1:])
+            return
+        self.arrive(Zone.parse("burn"), self.dispense(Purpose.BURN, None, None))
+        self.arrive(Zone.parse("board"), self.dispense(purpose, None, None))
+
+    def check_round(self) -> None:
+        """Every seat still to act checks, or calls when facing a bet."""
+        for _ in range(20):
+            hand = self.run.state.hand
+            if hand is None or hand.phase is not Phase.BETTING or hand.round is None:
+                return
+            seat = hand.round.to_act
+            if seat is None:
+                return
+            to_call = hand.round.current - hand.round.bets.get(seat, 0)
+            kind = ActionKind.CALL if to_call > 0 else ActionKind.CHECK
+            events = self.feed(Action(self.tick(), seat, kind))
+            if events and events[0].type == "command.rejected":
+                raise ScenarioError(events[0].data["reason"])
+        raise ScenarioError("the betting round did not close")
+
+    def showdown(self) -> None:
+        """Table every live hand in showdown order, then the dealer pushes the award."""
+        hand = self.run.state.hand
+        if hand is None:
+            raise ScenarioError("no hand in progress")
+        if hand.phase is Phase.SHOWDOWN:
+            for seat in hand.showdown_order:
+                current = self.run.state.hand
+                if current is None or current.phase is not Phase.SHOWDOWN:
+                    break
+                if seat in current.live and seat not in current.tabled:
+                    self.feed(TableHand(self.tick(), seat))
+        hand = self.run.state.hand
+        if hand is not None and hand.phase is Phase.AWARD:
+            self.feed(Award(self.tick()))
+
+    def _uid_text(self, uid: str) -> str:
+        return uid.replace(":", "").replace(" ", "").lower()
+
+
+def _codes(cards: tuple[Card, ...]) -> list[int]:
+    return [card_code(c) for c in cards]
+
+
+def _verb(step: Step) -> Any:
+    return getattr(step, step.kind)
+
+
+def _dealer_fields(step: Step) -> set[str]:
+    names = ("button", "seats", "seat", "action", "amount", "card", "reason", "hold", "rule")
+    return {n for n in (*names, "decision") if getattr(step, n) is not None}
+
+
+def run_core(scenario: Scenario) -> CoreRun:
+    """Play a scenario into the pure core and return the run."""
+    return CoreRunner(scenario).play()
