@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 
 from controller import __version__
 from simulators import cli as sim_cli
+from simulators.scenario import cli as scenario_cli
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -17,6 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tablectl", description="Texas Hold'em table controller.")
     parser.add_argument("--version", action="version", version=f"tablectl {__version__}")
     verbs = parser.add_subparsers(dest="verb", metavar="VERB")
+    scenario_cli.add_parser(verbs)
     sim_cli.add_parser(verbs)
     return parser
 
