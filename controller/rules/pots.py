@@ -95,19 +95,14 @@ def split_pot(
 
 
 def _cycle(candidates: Sequence[int], chips: int, cap: int) -> list[int]:
+    """Hand out ``chips`` one at a time: each candidate in turn takes up to ``cap`` of them."""
     order: list[int] = []
-    given: dict[int, int] = {}
-    while len(order) < chips:
-        progressed = False
+    while len(order) < chips:  # a second pass only if every candidate reached the cap
         for seat in candidates:
+            take = min(cap, chips - len(order))
+            order += [seat] * take
             if len(order) == chips:
                 break
-            if given.get(seat, 0) < cap:
-                given[seat] = given.get(seat, 0) + 1
-                order.append(seat)
-                progressed = True
-        if not progressed:  # every candidate is at the cap: the rest goes round again uncapped
-            cap += 1
     return order
 
 

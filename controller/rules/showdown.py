@@ -9,13 +9,18 @@ DE-1550b2 / RR-SD-2: cards speak: a tabled hand is read from its cards, not from
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
-import eval7
-
 from controller.cards import Card
+
+with warnings.catch_warnings():
+    # eval7 builds a range-string parser at import time with pyparsing names that newer pyparsing
+    # deprecates; only its evaluator is used here.
+    warnings.simplefilter("ignore", DeprecationWarning)
+    import eval7
 
 _EVAL7 = {rank + suit: eval7.Card(rank + suit) for rank in "23456789TJQKA" for suit in "cdhs"}
 

@@ -242,3 +242,35 @@ def settle_queue(rnd: Round, stacks: Mapping[int, int], folded: frozenset[int]) 
         rnd.first_actor,
         rnd.actions,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """What the seat to act may do: the dealer console shows these."""
+
+    seat: int
+    to_call: int
+    call_to: int
+    can_check: bool
+    can_raise: bool
+    min_to: int
+    max_to: int
+
+
+def options(rnd: Round, stacks: Mapping[int, int], folded: frozenset[int]) -> Options | None:
+    """The legal choices of the seat to act, or None when nobody is to act."""
+    seat = rnd.to_act
+    if seat is None:
+        return None
+    bet = rnd.bets.get(seat, 0)
+    to_call = min(rnd.current - bet, stacks[seat])
+    raising = can_raise(rnd, seat, stacks, folded)
+    return Options(
+        seat=seat,
+        to_call=to_call,
+        call_to=bet + to_call,
+        can_check=rnd.current == bet,
+        can_raise=raising,
+        min_to=min_raise_to(rnd, seat, stacks) if raising else 0,
+        max_to=bet + stacks[seat] if raising else 0,
+    )

@@ -1,0 +1,116 @@
+"""An automatic dealer: plays whole random hands into the core.
+
+It drives the same virtual devices as the scenario runner (shuffle, dispense, reads) and picks
+random but legal betting actions, including all-ins that make side pots. It is seeded, so a run is
+reproducible; the differential tests, the engine benchmark and the demo all use it.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from controller.table.betting import options
+from controller.table.inputs import Action, ActionKind, Award, Muck, StartHand, TableHand
+from controller.table.state import Phase
+from simulators.scenario.core_runner import CoreRunner
+from simulators.scenario.model import Scenario, ScenarioMeta, TableSpec
+
+
+@dataclass(frozen=True)
+class Style:
+    """How the random players behave (probabilities per decision)."""
+
+    fold: float = 0.15
+    aggressive: float = 0.25
+    all_in: float = 0.2  # share of aggressive actions that shove
+    muck_loser: float = 0.0  # chance a hand is mucked at showdown instead of tabled
+
+
+def random_table(rng: random.Random, profile: str = "rrop-cash") -> Scenario:
+    """A random table: 2–9 seats among 10, stacks from very short to deep, small blinds."""
+    count = rng.randint(2, 9)
+    seats = sorted(rng.sample(range(1, 11), count))
+    small = rng.choice([1, 1, 2, 5])
+    big = small * 2
+    stacks = {
+        s: rng.choice([rng.randint(1, 10 * big), rng.randint(20 * big, 200 * big)]) for s in seats
+    }
+    ante = rng.choice([0, 0, 0, 1, small])
+    return Scenario(
+        scenario=ScenarioMeta(name="random", profile=profile),
+        table=TableSpec(
+            id="R", stacks=stacks, button=rng.choice(seats), blinds=(small, big), ante=ante
+        ),
+    )
+
+
+class AutoDealer(CoreRunner):
+    """A scenario runner that makes up its steps: whole random hands."""
+
+    def __init__(self, scenario: Scenario, rng: random.Random, style: Style = Style()) -> None:
+        super().__init__(scenario)
+        self.rng = rng
+        self.style = style
+
+    def play_hand(self) -> bool:
+        """Play one complete hand; False when fewer than two seats have chips."""
+        if sum(1 for c in self.run.state.stacks.values() if c > 0) < 2:
+            return False
+        self.feed(StartHand(self.tick()))
+        self.shuffle("ok", None, None, self.rng.randrange(1 << 30))
+        self.deal_hole()
+        streets = iter(("flop", "turn", "river"))
+        while (hand := self.run.state.hand) is not None:
+            if hand.phase is Phase.BETTING:
+                self.random_action()
+            elif hand.phase is Phase.BOARD:
+                self.deal_street(next(streets))
+            elif hand.phase is Phase.SHOWDOWN:
+                self.resolve_showdown()
+            elif hand.phase is Phase.AWARD:
+                self.feed(Award(self.tick()))
+            else:
+                raise RuntimeError(f"the automatic dealer is stuck in {hand.phase}")
+        return True
+
+    def random_action(self) -> None:
+        """One legal random action by the seat to act."""
+        hand = self.run.state.hand
+        assert hand is not None
+        assert hand.round is not None
+        opts = options(hand.round, hand.stacks, hand.folded)
+        assert opts is not None
+        roll = self.rng.random()
+        style = self.style
+        if opts.to_call and roll < style.fold:
+            action = Action(self.tick(), opts.seat, ActionKind.FOLD)
+        elif opts.can_raise and roll < style.fold + style.aggressive:
+            if self.rng.random() < style.all_in:
+                to = opts.max_to
+            else:
+                to = self.rng.randint(
+                    opts.min_to, max(opts.min_to, (opts.min_to + opts.max_to) // 3)
+                )
+            kind = ActionKind.BET if hand.round.current == 0 else ActionKind.RAISE
+            action = Action(self.tick(), opts.seat, kind, to)
+        elif opts.can_check:
+            action = Action(self.tick(), opts.seat, ActionKind.CHECK)
+        else:
+            action = Action(self.tick(), opts.seat, ActionKind.CALL)
+        events = self.feed(action)
+        if events[0].type == "command.rejected":
+            raise RuntimeError(f"legal action rejected: {action}: {events[0].data}")
+
+    def resolve_showdown(self) -> None:
+        """Table or muck each live hand in showdown order."""
+        hand = self.run.state.hand
+        assert hand is not None
+        for seat in hand.showdown_order:
+            current = self.run.state.hand
+            if current is None or current.phase is not Phase.SHOWDOWN:
+                return
+            if len(current.live) > 1 and self.rng.random() < self.style.muck_loser:
+                self.feed(Muck(self.tick(), seat))
+            else:
+                self.feed(TableHand(self.tick(), seat))
