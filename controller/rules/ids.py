@@ -105,5 +105,5 @@ class Rule(StrEnum):
 
 
 def rule_test_fragment(rule: Rule) -> str:
-    """How a rule ID appears in a test name (``RR-TIE-3/4`` → ``RR_TIE_3_4``)."""
-    return rule.value.replace("-", "_").replace("/", "_").replace("+", "")
+    """How a rule ID appears in a test name (``RR-TIE-3/4`` → ``rr_tie_3_4``)."""
+    return rule.value.replace("-", "_").replace("/", "_").replace("+", "").lower()

@@ -1,0 +1,139 @@
+"""Hypothesis properties of the core over random hands: conservation, determinism, secrecy."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from controller.cards import STANDARD_DECK, Card
+from controller.table.engine import apply
+from controller.table.events import TableEvent
+from controller.table.inputs import Input
+from controller.table.state import TableState, new_table
+from simulators.autoplay import AutoDealer, Style, random_table
+
+seeds = st.integers(min_value=0, max_value=2**32 - 1)
+styles = st.sampled_from(
+    [
+        Style(fold=0.12, aggressive=0.3, all_in=0.35),
+        Style(fold=0.3, aggressive=0.15, all_in=0.05, muck_loser=0.3),
+        Style(fold=0.05, aggressive=0.05, all_in=0.0, muck_loser=0.1),
+    ]
+)
+
+
+def placed_cards(state: TableState) -> list[Card]:
+    """Every card the core has placed somewhere in the hand in progress."""
+    hand = state.hand
+    if hand is None:
+        return []
+    return [c for cards in hand.holes.values() for c in cards] + [
+        *hand.board,
+        *hand.burns,
+        *hand.muck,
+    ]
+
+
+def chips(state: TableState) -> int:
+    """Every chip at the table, in stacks or in the pot."""
+    hand = state.hand
+    outside = sum(c for s, c in state.stacks.items() if hand is None or s not in hand.order)
+    if hand is None:
+        return outside
+    return outside + sum(hand.stacks.values()) + sum(hand.committed.values())
+
+
+class CheckingDealer(AutoDealer):
+    """An automatic dealer that checks the invariants after every input."""
+
+    total_chips: int
+
+    def feed(self, event: Input) -> list[TableEvent]:
+        before = self.run.state
+        # the manifest and the profile are immutable: share them instead of copying
+        memo = {id(before.manifest): before.manifest, id(before.profile): before.profile}
+        snapshot = copy.deepcopy(before, memo)
+        events = super().feed(event)
+        after = self.run.state
+        # purity: the state handed to apply is never changed
+        assert before == snapshot
+        # card conservation: every card in exactly one place
+        placed = placed_cards(after)
+        assert len(placed) == len(set(placed)), f"a card is in two places: {placed}"
+        assert set(placed) <= set(STANDARD_DECK)
+        if after.hand is not None:
+            assert len(placed) + after.hand.tray + after.hand.stub == 52
+            assert after.hand.tray >= 0
+        # chip conservation: nothing created or lost, at any step
+        assert chips(after) == self.total_chips
+        for e in events:
+            if e.type in ("pot.award.proposed", "pot.awarded"):
+                hand = after.hand or after.last_hand
+                assert hand is not None
+                pots = e.data["pots"]
+                assert sum(e.data["payouts"].values()) == sum(p["amount"] for p in pots)
+                assert sum(p["amount"] for p in pots) == sum(hand.committed.values())
+                for pot in pots:
+                    assert sum(pot["winners"].values()) == pot["amount"]
+                    shares = sorted(pot["winners"].values())
+                    assert shares[-1] - shares[0] <= 1  # odd chips: at most one each
+        return events
+
+
+def play(seed: int, style: Style, hands: int) -> CheckingDealer:
+    rng = random.Random(seed)
+    dealer = CheckingDealer(random_table(rng), rng, style)
+    dealer.total_chips = chips(dealer.run.state)
+    for _ in range(hands):
+        if not dealer.play_hand():
+            break
+    return dealer
+
+
+@given(seed=seeds, style=styles)
+def test_card_and_chip_conservation_at_every_step(seed: int, style: Style) -> None:
+    dealer = play(seed, style, hands=3)
+    assert chips(dealer.run.state) == dealer.total_chips
+    assert dealer.run.state.hand is None
+
+
+@given(seed=seeds, style=styles)
+def test_same_inputs_give_the_same_events(seed: int, style: Style) -> None:
+    dealer = play(seed, style, hands=2)
+    start = dealer.scenario.table
+    state = new_table(
+        start.id,
+        dealer.run.state.profile,
+        dealer.manifest,
+        start.stacks,
+        start.button,
+        start.blinds,
+        start.ante,
+    )
+    replayed: list[TableEvent] = []
+    for event in dealer.run.inputs:
+        state, events = apply(state, event)
+        replayed.extend(events)
+    assert replayed == dealer.run.events
+    assert state.stacks == dealer.run.state.stacks
+
+
+@given(seed=seeds, style=styles)
+def test_public_events_never_carry_hole_cards_before_they_are_tabled(
+    seed: int, style: Style
+) -> None:
+    dealer = play(seed, style, hands=1)
+    hand = dealer.run.state.last_hand
+    assert hand is not None
+    secret = {c for cards in hand.dealt.values() for c in cards} | set(hand.burns)
+    for event in dealer.run.events:
+        if event.type == "showdown.hand.tabled":
+            secret -= set(event.data["cards"])
+            continue
+        public = json.dumps(event.public_view()["data"])
+        leaked = [c for c in secret if f'"{c}"' in public]
+        assert not leaked, f"{event.type} leaks {leaked}"
