@@ -1,0 +1,93 @@
+"""Export a completed hand as a PHH hand history (TOML, the Poker Hand History standard).
+
+PHH lists players by position: the first left of the button first, the button last; ``seats``
+maps positions back to seat numbers. Amounts are "to", as our actions are. What PHH cannot say
+(burn cards, rule IDs, the table's hand id) goes in user-defined fields, which start with an
+underscore and which PHH readers ignore. Antes are ordinary contributions
+(``ante_trimming_status = true``), as the core treats them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from controller.table.betting import Street
+from controller.table.inputs import ActionKind
+from controller.table.state import HandState
+
+_BOARD = {Street.FLOP: (0, 3), Street.TURN: (3, 4), Street.RIVER: (4, 5)}
+
+
+def hand_to_phh(
+    hand: HandState,
+    *,
+    table_id: str,
+    blinds: tuple[int, int],
+    ante: int,
+    showdown: Sequence[tuple[int, bool]] = (),
+) -> str:
+    """The PHH text of a completed ``hand``.
+
+    ``showdown`` lists ``(seat, shown)`` in the order hands were tabled or mucked; by default
+    every tabled hand is shown, in seat order.
+    """
+    order = hand.order
+    position = {seat: f"p{i + 1}" for i, seat in enumerate(order)}
+    actions: list[str] = [
+        f"d dh {position[seat]} {''.join(hand.dealt.get(seat, ('??', '??')))}"
+        for seat in hand.deal_order
+    ]
+    for street in Street:
+        if street is not Street.PREFLOP:
+            start, end = _BOARD[street]
+            if len(hand.board) < end:
+                break
+            actions.append(f"d db {''.join(hand.board[start:end])}")
+        for record in hand.actions:
+            if record.street is not street:
+                continue
+            who = position[record.seat]
+            if record.kind is ActionKind.FOLD:
+                actions.append(f"{who} f")
+            elif record.kind in (ActionKind.CHECK, ActionKind.CALL):
+                actions.append(f"{who} cc")
+            else:
+                actions.append(f"{who} cbr {record.to}")
+    shows = showdown or [(seat, True) for seat in order if seat in hand.tabled]
+    for seat, shown in shows:
+        cards = "".join(hand.dealt.get(seat, ()))
+        actions.append(f"{position[seat]} sm {cards}" if shown else f"{position[seat]} sm")
+
+    blind_list = [0] * len(order)
+    if len(order) == 2:
+        blind_list = [blinds[0], blinds[1]]  # PHH readers reverse them heads-up
+    else:
+        blind_list[0], blind_list[1] = blinds
+    fields: list[tuple[str, object]] = [
+        ("variant", "NT"),
+        ("ante_trimming_status", True),
+        ("antes", [ante] * len(order)),
+        ("blinds_or_straddles", blind_list),
+        ("min_bet", blinds[1]),
+        ("starting_stacks", [hand.start_stacks[s] for s in order]),
+        ("actions", actions),
+        ("table", table_id),
+        ("hand", hand.number),
+        ("seat_count", 10),
+        ("seats", list(order)),
+        ("finishing_stacks", [hand.stacks[s] for s in order]),
+        ("_hand_id", hand.hand_id),
+        ("_button", hand.button),
+        ("_burn_cards", list(hand.burns)),
+    ]
+    return "".join(f"{key} = {_value(value)}\n" for key, value in fields)
+
+
+def _value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_value(v) for v in value) + "]"
+    return str(value)
