@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pokerkit import Automation, Mode, NoLimitTexasHoldem
 
 from controller.table.betting import Street
@@ -86,3 +88,76 @@ def _formal_checks(state: object) -> None:
         if state.checking_or_calling_amount or any(state.stacks[i] for i in others):  # type: ignore[attr-defined]
             return
         state.check_or_call()  # type: ignore[attr-defined]
+
+
+def pokerkit_manual_stacks(hand: HandState, blinds: tuple[int, int], ante: int) -> dict[int, int]:
+    """As :func:`pokerkit_stacks`, with every pokerkit operation made by hand.
+
+    This is pokerkit driven the way a table controller would drive it: no automation, so every
+    card movement and chip movement is its own operation (antes, blinds, each hole card, each
+    burn and board card, each bet collection, each show, each pot pushed, each stack pulled).
+    """
+    order = hand.order
+    state = NoLimitTexasHoldem.create_state(
+        (),
+        True,
+        ante,
+        blinds,
+        blinds[1],
+        tuple(hand.start_stacks[s] for s in order),
+        len(order),
+        mode=Mode.CASH_GAME,
+    )
+    state.can_win_now = lambda player_index: True  # type: ignore[method-assign]
+    _chores(state)
+    for seat in hand.deal_order:
+        for card in hand.dealt[seat]:
+            state.deal_hole(card, order.index(seat))
+    _chores(state)
+    for street in Street:
+        if street is not Street.PREFLOP and len(hand.board) >= _BOARD_SLICES[street][1]:
+            _formal_checks(state)
+            _chores(state)
+            while not state.can_burn_card() and state.can_show_or_muck_hole_cards(True):
+                state.show_or_muck_hole_cards(True)  # all in: hands are shown before the runout
+                _chores(state)
+            start, end = _BOARD_SLICES[street]
+            state.burn_card(hand.burns[street - 1])
+            for card in hand.board[start:end]:
+                state.deal_board(card)
+        for record in (a for a in hand.actions if a.street is street):
+            if record.kind is ActionKind.FOLD:
+                state.fold()
+            elif record.kind in (ActionKind.CHECK, ActionKind.CALL):
+                state.check_or_call()
+            else:
+                state.complete_bet_or_raise_to(record.to)
+            _chores(state)
+    _formal_checks(state)
+    _chores(state)
+    while state.can_show_or_muck_hole_cards(True):
+        state.show_or_muck_hole_cards(True)
+        _chores(state)
+    return {seat: state.stacks[i] for i, seat in enumerate(order)}
+
+
+def _chores(state: object) -> None:
+    """The dealer's chip chores pokerkit waits for: antes, blinds, collecting, pushing, pulling."""
+    s: Any = state
+    while True:
+        if s.can_post_ante():
+            s.post_ante()
+        elif s.can_post_blind_or_straddle():
+            s.post_blind_or_straddle()
+        elif s.can_collect_bets():
+            s.collect_bets()
+        elif s.can_select_runout_count():
+            s.select_runout_count()
+        elif s.can_kill_hand():
+            s.kill_hand()
+        elif s.can_push_chips():
+            s.push_chips()
+        elif s.can_pull_chips():
+            s.pull_chips()
+        else:
+            return

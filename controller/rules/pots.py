@@ -10,22 +10,20 @@ C-8): to the tied winners clockwise from the button, at most ``odd_chip.max_per_
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from controller.profiles import OddChipRecipient, Ruleset, RulesProfile
 from controller.rules.ids import Rule
 
 
-@dataclass(frozen=True, slots=True)
-class Pot:
+class Pot(NamedTuple):
     """A pot: its chips and the seats that can win it."""
 
     amount: int
     eligible: tuple[int, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class PotSplit:
+class PotSplit(NamedTuple):
     """How one pot is paid: winners' shares and the odd chips within them."""
 
     pot: Pot
@@ -48,19 +46,22 @@ def build_pots(committed: Mapping[int, int], live: Sequence[int]) -> list[Pot]:
     Folded seats' chips are dead money in the pots their amounts reach. Pots with the same
     eligible seats are merged. The result is main pot first.
     """
-    live_set = set(live)
-    levels = sorted({committed[s] for s in live_set if committed.get(s, 0) > 0})
+    amounts = [c for c in committed.values() if c > 0]
+    levels = sorted({committed[s] for s in live if committed.get(s, 0) > 0})
     pots: list[Pot] = []
     previous = 0
     for level in levels:
-        amount = sum(min(c, level) - min(c, previous) for c in committed.values())
+        amount = 0
+        for c in amounts:
+            if c > previous:
+                amount += (c if c < level else level) - previous
         eligible = tuple(s for s in live if committed.get(s, 0) >= level)
         if pots and pots[-1].eligible == eligible:
             pots[-1] = Pot(pots[-1].amount + amount, eligible)
         elif amount:
             pots.append(Pot(amount, eligible))
         previous = level
-    leftover = sum(c - min(c, previous) for c in committed.values())
+    leftover = sum(c - previous for c in amounts if c > previous)
     if leftover and pots:
         # chips above every live seat's level belong to folded seats: dead money in the top pot
         pots[-1] = Pot(pots[-1].amount + leftover, pots[-1].eligible)

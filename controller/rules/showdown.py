@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from itertools import combinations
+from typing import NamedTuple
 
 from controller.cards import Card
 
@@ -25,8 +24,7 @@ with warnings.catch_warnings():
 _EVAL7 = {rank + suit: eval7.Card(rank + suit) for rank in "23456789TJQKA" for suit in "cdhs"}
 
 
-@dataclass(frozen=True, slots=True)
-class HandValue:
+class HandValue(NamedTuple):
     """A seven-card hand read by the evaluator: higher ``strength`` wins."""
 
     strength: int
@@ -37,12 +35,16 @@ class HandValue:
 def evaluate(hole: Sequence[Card], board: Sequence[Card]) -> HandValue:
     """The value of the best five-card hand from ``hole`` and ``board``."""
     cards = [*hole, *board]
-    strength = eval7.evaluate([_EVAL7[c] for c in cards])
-    best = max(
-        combinations(cards, 5),
-        key=lambda five: eval7.evaluate([_EVAL7[c] for c in five]),
-    )
-    return HandValue(strength, eval7.handtype(strength), tuple(best))
+    ranked = [_EVAL7[c] for c in cards]
+    value = eval7.evaluate(ranked)
+    # drop cards one at a time while the value stays the same: what is left is the best five
+    kept = list(range(len(cards)))
+    while len(kept) > 5:
+        for i in kept:
+            if eval7.evaluate([ranked[k] for k in kept if k != i]) == value:
+                kept.remove(i)
+                break
+    return HandValue(value, eval7.handtype(value), tuple(cards[k] for k in kept))
 
 
 def strength(hole: Sequence[Card], board: Sequence[Card]) -> int:

@@ -17,8 +17,8 @@ Amounts are "to": a seat's total bet in the round after the action, as PHH write
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from enum import IntEnum
+from typing import NamedTuple
 
 from controller.table.inputs import ActionKind
 
@@ -34,11 +34,13 @@ class Street(IntEnum):
     @property
     def label(self) -> str:
         """Lower-case name as events write it."""
-        return self.name.lower()
+        return _STREET_LABELS[self]
 
 
-@dataclass(frozen=True, slots=True)
-class Round:
+_STREET_LABELS = ("preflop", "flop", "turn", "river")
+
+
+class Round(NamedTuple):
     """The state of the open betting round."""
 
     street: Street
@@ -57,8 +59,7 @@ class Round:
         return self.queue[0] if self.queue else None
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
+class Outcome(NamedTuple):
     """A valid action and what it did."""
 
     round: Round
@@ -104,10 +105,12 @@ def can_raise(rnd: Round, seat: int, stacks: Mapping[int, int], folded: frozense
         return False  # cannot even cover the call
     if seat in rnd.acted_at and rnd.current - rnd.acted_at[seat] < rnd.full_raise:
         return False  # facing only an incomplete raise since it last acted
-    return any(
-        s != seat and s not in folded and stacks[s] + rnd.bets.get(s, 0) > rnd.current
-        for s in stacks
-    )
+    current = rnd.current
+    bets = rnd.bets
+    for other, chips in stacks.items():
+        if other != seat and chips and other not in folded and chips + bets.get(other, 0) > current:
+            return True
+    return False
 
 
 def min_raise_to(rnd: Round, seat: int, stacks: Mapping[int, int]) -> int:
@@ -224,19 +227,19 @@ def _aggressive(
 
 
 def settle_queue(rnd: Round, stacks: Mapping[int, int], folded: frozenset[int]) -> Round:
-    """Drop seats that can no longer act; close the round when nobody is left to act."""
-    queue = tuple(s for s in rnd.queue if s not in folded and stacks[s] > 0)
-    live_can_act = [s for s in stacks if s not in folded and stacks[s] > 0]
-    if len(live_can_act) <= 1 and all(rnd.bets.get(s, 0) >= rnd.current for s in live_can_act):
-        queue = ()
-    if queue == rnd.queue:
+    """Close the round when nobody who can still act has anything left to decide."""
+    if not rnd.queue:
+        return rnd
+    current = rnd.current
+    can_act = [s for s, chips in stacks.items() if chips > 0 and s not in folded]
+    if len(can_act) > 1 or (can_act and rnd.bets.get(can_act[0], 0) < current):
         return rnd
     return Round(
         rnd.street,
         rnd.bets,
-        rnd.current,
+        current,
         rnd.full_raise,
-        queue,
+        (),
         rnd.acted_at,
         rnd.aggressor,
         rnd.first_actor,
@@ -244,8 +247,7 @@ def settle_queue(rnd: Round, stacks: Mapping[int, int], folded: frozenset[int]) 
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Options:
+class Options(NamedTuple):
     """What the seat to act may do: the dealer console shows these."""
 
     seat: int

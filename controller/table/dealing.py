@@ -28,6 +28,7 @@ from controller.table.inputs import (
     ShuffleCompleted,
     TagArrived,
     TagDeparted,
+    Zone,
     ZoneKind,
 )
 from controller.table.state import DeckStatus, HandState, PendingGroup, Phase
@@ -149,7 +150,7 @@ def group_dispensed(ctx: Context, ev: GroupDispensed) -> None:
     known = [c for c in ev.cards if c is not None]
     ctx.emit(
         "deal.group.dispensed",
-        {"group": ev.group, "purpose": ev.purpose.value, "seat": seat, "count": count},
+        {"group": ev.group, "purpose": ev.purpose, "seat": seat, "count": count},
         (Rule.DE_1544A_GRP,),
         secret={"cards": known} if known else None,
     )
@@ -174,7 +175,7 @@ def tag_arrived(ctx: Context, ev: TagArrived) -> None:
     if hand is None or ev.zone.kind in (ZoneKind.ENROLL, ZoneKind.SHUFFLER_IN):
         return
     where = _location(hand, card)
-    if where == str(ev.zone):
+    if where == ev.zone:
         return  # the reader saw it again where it already is
     if where is not None:
         _moved(ctx, hand, card, where, ev)
@@ -194,16 +195,22 @@ def tag_departed(ctx: Context, ev: TagDeparted) -> None:
     """A tag left a zone: lifting a card does that too, so nothing moves until it arrives."""
 
 
-def _location(hand: HandState, card: Card) -> str | None:
+_MUCK = Zone(ZoneKind.MUCK)
+_BOARD = Zone(ZoneKind.BOARD)
+_BURN = Zone(ZoneKind.BURN)
+
+
+def _location(hand: HandState, card: Card) -> Zone | None:
+    """Where the core last placed ``card`` in this hand, if anywhere."""
     if card in hand.muck:
-        return "muck"
+        return _MUCK
     if card in hand.board:
-        return "board"
+        return _BOARD
     if card in hand.burns:
-        return "burn"
+        return _BURN
     for seat, cards in hand.holes.items():
         if card in cards:
-            return f"seat:{seat}"
+            return Zone(ZoneKind.SEAT, seat)
     return None
 
 
@@ -211,7 +218,7 @@ def _take_from_tray(
     hand: HandState, card: Card, purposes: tuple[Purpose, ...]
 ) -> PendingGroup | None:
     for i, group in enumerate(hand.pending):
-        if group.purpose in purposes and len(group.read) < group.count:
+        if group.purpose in purposes and len(group.read) < group.size:
             updated = _with_read(group, card)
             hand.pending = (*hand.pending[:i], updated, *hand.pending[i + 1 :])
             hand.tray -= 1
@@ -221,27 +228,26 @@ def _take_from_tray(
 
 def _with_read(group: PendingGroup, card: Card) -> PendingGroup:
     return PendingGroup(
-        group.group, group.purpose, group.seat, group.count, group.cards, (*group.read, card)
+        group.group, group.purpose, group.seat, group.size, group.cards, (*group.read, card)
     )
 
 
 def _hole_card(ctx: Context, hand: HandState, card: Card, ev: TagArrived) -> None:
     seat = ev.zone.seat
-    assert seat is not None
-    waiting = any(g.purpose is Purpose.HOLE and g.seat == seat for g in hand.pending)
-    if not waiting or hand.phase is not Phase.DEALING:
+    group = _read_into(hand, seat, card) if hand.phase is Phase.DEALING else None
+    if group is None:
         _irregular(ctx, "a card arrived at a seat with no group dealt to it", seat=seat, card=card)
         return
-    group = _read_into(hand, seat, card)
+    assert seat is not None
     hand.holes = {**hand.holes, seat: (*hand.holes.get(seat, ()), card)}
-    if len(group.read) < group.count:
+    if len(group.read) < group.size:
         return
     hand.pending = tuple(g for g in hand.pending if g.group != group.group)
     hand.dealt = {**hand.dealt, seat: group.read}
     hand.delivered = hand.delivered | {seat}
     ctx.emit(
         "deal.group.delivered",
-        {"seat": seat, "group": group.group, "count": group.count},
+        {"seat": seat, "group": group.group, "count": group.size},
         (Rule.DE_1544A_GRP,),
         secret={"cards": list(group.read)},
     )
@@ -252,14 +258,15 @@ def _hole_card(ctx: Context, hand: HandState, card: Card, ev: TagArrived) -> Non
             hand_flow.close_round(ctx, hand)
 
 
-def _read_into(hand: HandState, seat: int, card: Card) -> PendingGroup:
+def _read_into(hand: HandState, seat: int | None, card: Card) -> PendingGroup | None:
+    """Count ``card`` as read for the hole group pending at ``seat`` (None if there is none)."""
     for i, group in enumerate(hand.pending):
-        if group.purpose is Purpose.HOLE and group.seat == seat:
+        if group.seat == seat and group.purpose is Purpose.HOLE:
             updated = _with_read(group, card)
             hand.pending = (*hand.pending[:i], updated, *hand.pending[i + 1 :])
             hand.tray -= 1
             return updated
-    raise AssertionError("caller checked there is a pending group for the seat")
+    return None
 
 
 def _board_card(ctx: Context, hand: HandState, card: Card) -> None:
@@ -273,7 +280,7 @@ def _board_card(ctx: Context, hand: HandState, card: Card) -> None:
     if len(hand.board) < target:
         return
     dealt = hand.board[target - (3 if street == 1 else 1) :]
-    hand.pending = tuple(g for g in hand.pending if len(g.read) < g.count)
+    hand.pending = tuple(g for g in hand.pending if len(g.read) < g.size)
     ctx.emit(
         "board.dealt",
         {"street": Street(street).label, "cards": list(dealt), "board": list(hand.board)},
@@ -287,7 +294,7 @@ def _burn_card(ctx: Context, hand: HandState, card: Card) -> None:
         return
     _take_from_tray(hand, card, (Purpose.BURN,))
     hand.burns = (*hand.burns, card)
-    hand.pending = tuple(g for g in hand.pending if len(g.read) < g.count)
+    hand.pending = tuple(g for g in hand.pending if len(g.read) < g.size)
     ctx.emit(
         "card.burn.assigned",
         {"street": Street(hand.street + 1).label},
@@ -296,15 +303,18 @@ def _burn_card(ctx: Context, hand: HandState, card: Card) -> None:
     )
 
 
-def _moved(ctx: Context, hand: HandState, card: Card, where: str, ev: TagArrived) -> None:
+def _moved(ctx: Context, hand: HandState, card: Card, where: Zone, ev: TagArrived) -> None:
     """A card already placed was read somewhere else."""
-    if ev.zone.kind is ZoneKind.MUCK and where.startswith("seat:"):
-        seat = int(where.partition(":")[2])
+    if ev.zone.kind is ZoneKind.MUCK and where.kind is ZoneKind.SEAT:
+        seat = where.seat
+        assert seat is not None
         if seat in hand.folded or seat in hand.mucked or hand.phase is Phase.AWARD:
             hand.holes = {**hand.holes, seat: tuple(c for c in hand.holes[seat] if c != card)}
             hand.muck = (*hand.muck, card)
             return
-    _irregular(ctx, "a card moved where it should not", card=card, source=where, zone=str(ev.zone))
+    _irregular(
+        ctx, "a card moved where it should not", card=card, source=str(where), zone=str(ev.zone)
+    )
 
 
 # --------------------------------------------------------------------------- device health

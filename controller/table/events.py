@@ -11,10 +11,9 @@ in ``data``: they go in ``secret``, which only the secure surveillance stream ca
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 
 class Severity(StrEnum):
@@ -26,8 +25,7 @@ class Severity(StrEnum):
     CRITICAL = "critical"
 
 
-@dataclass(frozen=True, slots=True)
-class TableEvent:
+class TableEvent(NamedTuple):
     """One event: its type, the rule IDs that decided it, and its data."""
 
     type: str

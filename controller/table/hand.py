@@ -169,7 +169,7 @@ def betting_action(ctx: Context, cmd: Action) -> None:
     )
     data: dict[str, object] = {
         "seat": seat,
-        "action": outcome.kind.value,
+        "action": outcome.kind,
         "to": outcome.to,
         "put_in": outcome.put_in,
         "stack": hand.stacks[seat],
@@ -180,7 +180,7 @@ def betting_action(ctx: Context, cmd: Action) -> None:
         data["reopens_betting"] = False
     ctx.emit("betting.action", data, (Rule.DE_1548,))
     hand.round = betting.settle_queue(outcome.round, hand.stacks, hand.folded)
-    if len(hand.live) == 1 or hand.round.to_act is None:
+    if hand.live_count == 1 or hand.round.to_act is None:
         close_round(ctx, hand)
 
 
@@ -210,7 +210,7 @@ def close_round(ctx: Context, hand: HandState, *, by_dealer: bool = False) -> No
     hand.last_round = rnd
     hand.round = None
     ctx.emit("betting.round.closed", data)
-    if len(hand.live) == 1:
+    if hand.live_count == 1:
         propose_award(ctx, hand)
     elif hand.street is Street.RIVER:
         enter_showdown(ctx, hand)
@@ -238,10 +238,11 @@ def enter_showdown(ctx: Context, hand: HandState) -> None:
     rnd = hand.last_round if hand.last_round and hand.last_round.street is Street.RIVER else None
     rules = [Rule.DE_1550A, Rule.DE_1551]
     depth: dict[int, int] | None = None
-    pots = pot_rules.build_pots(hand.committed, live)
-    if ctx.table.profile.showdown_sidepot_first and len(pots) > 1:
-        depth = {s: sum(s in p.eligible for p in pots) for s in live}
-        rules.append(Rule.RR_SD_7)
+    if ctx.table.profile.showdown_sidepot_first:
+        pots = pot_rules.build_pots(hand.committed, live)
+        if len(pots) > 1:
+            depth = {s: sum(s in p.eligible for p in pots) for s in live}
+            rules.append(Rule.RR_SD_7)
     order = showdown_order(
         live,
         hand.order,

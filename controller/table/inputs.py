@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from controller.cards import Card
 
@@ -29,8 +29,7 @@ class ZoneKind(StrEnum):
     SHUFFLER_IN = "shuffler_in"
 
 
-@dataclass(frozen=True, slots=True)
-class Zone:
+class Zone(NamedTuple):
     """An antenna zone: ``seat:3``, ``board``, ``burn``, ``muck``."""
 
     kind: ZoneKind

@@ -1,17 +1,19 @@
 """The table and hand state the core threads through ``apply``.
 
-States are plain slotted dataclasses that ``apply`` never mutates: it works on a shallow copy
+States are plain dataclasses that ``apply`` never mutates: it works on a shallow copy
 (:meth:`HandState.copy`) and replaces whole fields. Containers inside are immutable (tuples,
 frozensets) or treated as such (``Mapping``, replaced with a new dict on every change), so an old
-state stays valid after the new one is made. ``dataclasses.replace`` would do the same but re-runs
-``__init__`` and costs twenty times more on this hot path.
+state stays valid after the new one is made. The copy duplicates the instance ``__dict__``, which
+is why these two classes are not slotted: ``dataclasses.replace`` would do the same but re-runs
+``__init__`` and costs twenty times more on this hot path (every input copies both states).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import NamedTuple
 
 from controller.cards import Card
 from controller.decks import DeckManifest
@@ -42,8 +44,7 @@ class DeckStatus:
     used_by: str | None = None  # hand that dealt from it
 
 
-@dataclass(frozen=True, slots=True)
-class ActionRecord:
+class ActionRecord(NamedTuple):
     """One betting action as it went into the hand history."""
 
     street: Street
@@ -54,19 +55,18 @@ class ActionRecord:
     all_in: bool
 
 
-@dataclass(frozen=True, slots=True)
-class PendingGroup:
+class PendingGroup(NamedTuple):
     """A dispensed group whose cards have not all been read where they went."""
 
     group: int
     purpose: Purpose
     seat: int | None
-    count: int
+    size: int
     cards: tuple[Card | None, ...]
     read: tuple[Card, ...] = ()
 
 
-@dataclass(slots=True)
+@dataclass
 class HandState:
     """One hand from ``start_hand`` to ``hand.completed``."""
 
@@ -107,8 +107,7 @@ class HandState:
     def copy(self) -> HandState:
         """A shallow copy to change (containers are replaced, never mutated)."""
         new = object.__new__(HandState)
-        for name in _HAND_FIELDS:
-            object.__setattr__(new, name, getattr(self, name))
+        new.__dict__.update(self.__dict__)
         return new
 
     @property
@@ -117,15 +116,17 @@ class HandState:
         return tuple(s for s in self.order if s not in self.folded and s not in self.mucked)
 
     @property
+    def live_count(self) -> int:
+        """How many live hands are left (folded and mucked seats are disjoint)."""
+        return len(self.order) - len(self.folded) - len(self.mucked)
+
+    @property
     def total_pot(self) -> int:
         """Every chip committed to the hand so far."""
         return sum(self.committed.values())
 
 
-_HAND_FIELDS = tuple(f.name for f in fields(HandState))
-
-
-@dataclass(slots=True)
+@dataclass
 class TableState:
     """The whole table: seats, button, rules, the current deck and the hand in progress."""
 
@@ -144,12 +145,8 @@ class TableState:
     def copy(self) -> TableState:
         """A shallow copy to change."""
         new = object.__new__(TableState)
-        for name in _TABLE_FIELDS:
-            object.__setattr__(new, name, getattr(self, name))
+        new.__dict__.update(self.__dict__)
         return new
-
-
-_TABLE_FIELDS = tuple(f.name for f in fields(TableState))
 
 
 def new_table(
