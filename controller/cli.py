@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from controller import __version__
+from controller import __version__, demo
 from simulators import cli as sim_cli
 from simulators.scenario import cli as scenario_cli
 
@@ -18,6 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tablectl", description="Texas Hold'em table controller.")
     parser.add_argument("--version", action="version", version=f"tablectl {__version__}")
     verbs = parser.add_subparsers(dest="verb", metavar="VERB")
+    demo.add_parser(verbs)
     scenario_cli.add_parser(verbs)
     sim_cli.add_parser(verbs)
     return parser
@@ -31,7 +32,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help()
         return 2
-    return handler(args)
+    try:
+        return handler(args)
+    except BrokenPipeError:
+        # the reader went away (``tablectl … | head``): not an error worth a traceback
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":
