@@ -24,11 +24,11 @@ _STREET_SIZE = {Street.FLOP: 3, Street.TURN: 1, Street.RIVER: 1}
 
 
 class DispenseRequest(NamedTuple):
-    """One group to ask the shuffler for."""
+    """One group to ask the shuffler for: its purpose, the seat (hole groups) and its size."""
 
     purpose: Purpose
     seat: int | None
-    count: int
+    size: int
 
 
 def next_dispense(state: TableState) -> DispenseRequest | None:
