@@ -139,7 +139,7 @@ class PresenceTracker(Generic[Z]):
             misses = view.misses.get(uid, 0) + 1
             if misses >= debounce.depart_n:
                 view.present.discard(uid)
-                del view.misses[uid]
+                view.misses.pop(uid, None)
                 edges.append(Departed(ts, zone, uid))
             else:
                 view.misses[uid] = misses

@@ -10,6 +10,7 @@ Each request is one JSON object on one line, naming one action; each gets one JS
 ``{"fault": "flap", "rate": 0.2}``              each tag misses a poll with this probability
 ``{"fault": "stacked_miss", "rate": 0.5}``      a stack of 2+ tags loses some with this
                                                 probability
+``{"fault": "corrupt", "rate": 0.1}``           response frames get a bit flipped
 ``{"fault": "antenna", "mode": "timeout"}``     break the RF front end (modes: timeout, silent,
                                                 error, overcurrent)
 ``{"fault": "unplug"}`` / ``{"fault": "replug"}``  pull / plug the cable
@@ -36,7 +37,8 @@ from simulators.pn532.server import Pn532Simulator
 ACTIONS = ("place", "remove", "tags", "fault", "clear", "status")
 OPTIONS = {"fault": frozenset({"rate", "mode"})}
 """Keys a request may carry besides its action."""
-CLEARABLE = ("flap", "stacked_miss", "antenna", "all")
+CLEARABLE = ("flap", "stacked_miss", "corrupt", "antenna", "all")
+RATE_FAULTS = ("flap", "stacked_miss", "corrupt")
 MAX_LINE = 64 * 1024
 
 
@@ -91,8 +93,8 @@ def parse_request(request: object) -> Request:
         if value not in CLEARABLE:
             raise ControlError(f"clear takes one of {', '.join(CLEARABLE)}")
         return Request(action, fault=str(value))
-    if value in ("flap", "stacked_miss"):
-        return Request(action, fault=value, rate=_rate(request))
+    if value in RATE_FAULTS:
+        return Request(action, fault=str(value), rate=_rate(request))
     if value == "antenna":
         try:
             return Request(action, fault=value, mode=AntennaMode(request.get("mode", "timeout")))
@@ -101,7 +103,7 @@ def parse_request(request: object) -> Request:
             raise ControlError(f"antenna mode must be one of {modes}") from None
     if value in ("unplug", "replug"):
         return Request(action, fault=str(value))
-    raise ControlError("fault must be flap, stacked_miss, antenna, unplug or replug")
+    raise ControlError("fault must be flap, stacked_miss, corrupt, antenna, unplug or replug")
 
 
 def status(sim: Pn532Simulator) -> dict[str, Any]:
@@ -140,6 +142,8 @@ def perform(sim: Pn532Simulator, request: Request) -> dict[str, Any]:
             sim.set_flap(request.rate)
         case "fault", "stacked_miss":
             sim.set_stacked_miss(request.rate)
+        case "fault", "corrupt":
+            sim.set_corrupt(request.rate)
         case "fault", "antenna":
             sim.set_antenna(request.mode)
         case "fault", "unplug":
@@ -151,6 +155,8 @@ def perform(sim: Pn532Simulator, request: Request) -> dict[str, Any]:
                 sim.set_flap(0.0)
             if name in ("stacked_miss", "all"):
                 sim.set_stacked_miss(0.0)
+            if name in ("corrupt", "all"):
+                sim.set_corrupt(0.0)
             if name in ("antenna", "all"):
                 sim.set_antenna(None)
         case "status", _:

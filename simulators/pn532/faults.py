@@ -4,6 +4,8 @@
   edge of the antenna, a hand over it).
 - **stacked_miss**: with two or more tags on the antenna, an activation loses at least one of
   them with probability ``rate`` (stacked cards shadow each other).
+- **corrupt**: a response frame is sent with one bit flipped with probability ``rate`` (line
+  noise); the host can ask for it again with a NACK.
 - **antenna**: the RF front end is broken; ``mode`` says how the module shows it:
   ``timeout`` (commands that use RF are ACKed but never answered), ``silent`` (the module stops
   answering anything, not even ACKs), ``error`` (RF commands get the error frame), or
@@ -38,12 +40,14 @@ class Faults:
 
     flap_rate: float = 0.0
     stacked_miss_rate: float = 0.0
+    corrupt_rate: float = 0.0
     antenna: AntennaMode | None = None
 
     def clear(self) -> None:
         """Remove every fault."""
         self.flap_rate = 0.0
         self.stacked_miss_rate = 0.0
+        self.corrupt_rate = 0.0
         self.antenna = None
 
     def describe(self) -> dict[str, object]:
@@ -51,6 +55,7 @@ class Faults:
         return {
             "flap": self.flap_rate,
             "stacked_miss": self.stacked_miss_rate,
+            "corrupt": self.corrupt_rate,
             "antenna": None if self.antenna is None else self.antenna.value,
         }
 
@@ -66,3 +71,12 @@ class Faults:
             for tag in rng.sample(answering, lost):
                 answering.remove(tag)
         return answering
+
+    def garble(self, frame: bytes, rng: random.Random) -> bytes:
+        """The frame as the line delivers it: maybe one bit flipped in its TFI or data."""
+        # Bytes 5 … len-3 of a normal frame are TFI and data: a flip there breaks only the DCS.
+        if len(frame) < 9 or not rng.random() < self.corrupt_rate:
+            return frame
+        garbled = bytearray(frame)
+        garbled[rng.randrange(5, len(frame) - 2)] ^= 1 << rng.randrange(8)
+        return bytes(garbled)

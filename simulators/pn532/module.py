@@ -10,7 +10,9 @@ follows UM0701-02 §6.2:
 - every well-formed command frame is acknowledged with an ACK frame, then answered with a
   response frame (or the error frame); frames with a bad checksum are ignored;
 - a NACK from the host asks for the last response again; an ACK from the host aborts the
-  command still running.
+  command still running;
+- with the ``corrupt`` fault, response frames leave with a bit flipped now and then (the clean
+  copy is what a NACK repeats, and the repeat may be garbled again).
 """
 
 from __future__ import annotations
@@ -115,7 +117,8 @@ class Pn532Module:
                 case Nack():
                     self.stats.nacks += 1
                     self.stats.journal.append("nack")
-                    out += self._last_response
+                    if self._pending is None:  # while busy there is no new response to repeat
+                        out += self.faults.garble(self._last_response, self.rng)
                 case InformationFrame(tfi=tfi, data=payload):
                     out += self._command(tfi, payload, now)
                 case _:  # an error frame is never sent to the PN532: ignore it
@@ -180,4 +183,4 @@ class Pn532Module:
         else:
             frame = encode_information(TFI_PN532, outcome)
         self._last_response = frame
-        return frame
+        return self.faults.garble(frame, self.rng)

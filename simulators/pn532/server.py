@@ -107,6 +107,10 @@ class Pn532Simulator:
         self.module.faults.stacked_miss_rate = rate
         self._kick()
 
+    def set_corrupt(self, rate: float) -> None:
+        """Each response frame is sent with a bit flipped with this probability."""
+        self.module.faults.corrupt_rate = rate
+
     def set_antenna(self, mode: AntennaMode | None) -> None:
         """Break the antenna (or repair it with ``None``)."""
         self.module.faults.antenna = mode

@@ -63,6 +63,8 @@ class ModuleSupervisor:
         self.health: Health | None = None
         self.polls = 0
         self.failed_polls = 0
+        self.missed_reads = 0
+        """Good polls that missed a tag believed present (flapping, stacking), counted per tag."""
         self.link: Pn532Link | None = None
         self._tracker = tracker
         self._emit = emit
@@ -166,6 +168,7 @@ class ModuleSupervisor:
 
     def _poll_ok(self, uids: set[str]) -> None:
         self.polls += 1
+        self.missed_reads += len(self._tracker.present(self.zone) - uids)
         ts = self._clock()
         self._report(ts, self._tracker.seen(ts, self.zone, uids), "")
 
