@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+import select
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +22,7 @@ from controller.table.inputs import (
     TagDeparted,
 )
 from drivers.rfid.pn532.driver import Pn532Reader
+from simulators.pn532.control import ControlClient
 from simulators.pn532.server import Pn532Simulator
 
 #: Fast but forgiving timings for ptys on a loaded 2-core CI machine.
@@ -131,3 +136,62 @@ async def reader_with_log() -> AsyncIterator[
     for reader, log in running:
         await reader.stop()
         await log.close()
+
+
+class SimProcess:
+    """``tablectl sim pn532`` running as its own process, with a link and a control socket."""
+
+    def __init__(self, tmp_path: Path, *args: str) -> None:
+        self.link = tmp_path / "pn532"
+        self.control = tmp_path / "pn532.ctl"
+        command = [sys.executable, "-m", "controller.cli", "sim", "pn532"]
+        command += ["--link", str(self.link), "--control", str(self.control), *args]
+        self.proc = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        assert self.proc.stdout is not None
+        ready, _, _ = select.select([self.proc.stdout], [], [], 20.0)
+        line = self.proc.stdout.readline() if ready else ""
+        if not line.startswith("/dev/pts/"):
+            self.stop()
+            raise RuntimeError(f"the simulator did not start: {line!r} {self.stderr()}")
+        self.pty = line.strip()
+
+    def client(self) -> ControlClient:
+        return ControlClient(self.control)
+
+    def request(self, **request: Any) -> dict[str, Any]:
+        with self.client() as client:
+            return client.request(**request)
+
+    def stderr(self) -> str:
+        if self.proc.poll() is None or self.proc.stderr is None:
+            return ""
+        return self.proc.stderr.read()
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+        return self.proc.returncode
+
+
+@pytest.fixture
+def sim_process(tmp_path: Path) -> Iterator[Callable[..., SimProcess]]:
+    """Start simulator processes (``sim_process("--tag", UID, …)``); stopped at teardown."""
+    started: list[SimProcess] = []
+
+    def start(*args: str) -> SimProcess:
+        started.append(SimProcess(tmp_path, *args))
+        return started[-1]
+
+    yield start
+    for process in started:
+        process.stop()
