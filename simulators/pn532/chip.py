@@ -1,74 +1,38 @@
-"""The PN532 command set as the simulated chip executes it (NXP UM0701-02, chapter 7).
+"""The simulated PN532 chip: its state and its command set (NXP UM0701-02, chapter 7).
 
 :meth:`Pn532Chip.execute` takes the data of one command frame (``PD0`` = command code) and
 returns what the chip sends back: response data (the code + 1, then the output parameters), the
 syntax-error frame for malformed or unknown commands, or a :class:`Deferred` for commands that
 keep running (InListPassiveTarget with endless retries, InAutoPoll, target mode) until a tag
-shows up, a deadline passes, or the host aborts them with an ACK.
-
-Only type A tags exist in the simulated field, so activations at 212/424 kbps (FeliCa), 106 kbps
-type B and Jewel find nothing and raw exchanges with absent targets time out, just as a real
-module with only MIFARE-type cards in front of it behaves.
+shows up, a deadline passes, or the host aborts them with an ACK. The initiator commands live in
+:mod:`simulators.pn532.initiator`; the miscellaneous ones are here.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
 from simulators.pn532.faults import AntennaMode, Faults
+from simulators.pn532.initiator import INITIATOR_COMMANDS, RF_COMMANDS
+from simulators.pn532.outcome import (
+    STATUS_NOT_ACCEPTABLE,
+    STATUS_OK,
+    STATUS_OVERCURRENT,
+    STATUS_TIMEOUT,
+    SYNTAX_ERROR,
+    Deferred,
+    Handler,
+    Outcome,
+)
 from simulators.pn532.tags import CASCADE_TAG, Antenna, SimTag, TagState
 
 #: GetFirmwareVersion answer of a PN532 v1.6: IC 0x32, version 1, revision 6, support A|B|18092.
 FIRMWARE: Final = bytes((0x32, 0x01, 0x06, 0x07))
 
-STATUS_OK: Final = 0x00
-STATUS_TIMEOUT: Final = 0x01
-STATUS_AUTH_ERROR: Final = 0x14
-STATUS_NOT_ACCEPTABLE: Final = 0x27
-STATUS_OVERCURRENT: Final = 0x2D
-
-POLL_PERIOD_S: Final = 0.150
-"""InAutoPoll's Period parameter counts in units of 150 ms."""
-
-#: Commands that use the RF front end (what a broken antenna breaks).
-RF_COMMANDS: Final = frozenset({0x40, 0x42, 0x46, 0x4A, 0x4E, 0x50, 0x54, 0x56, 0x60})
-
 #: RFConfiguration items and the length of their configuration data.
 RF_CONFIG_LENGTHS: Final = {0x01: 1, 0x02: 3, 0x04: 1, 0x05: 3, 0x0A: 11, 0x0B: 8, 0x0C: 3, 0x0D: 9}
-
-#: InAutoPoll target types a type A tag without ISO-DEP satisfies (generic 106 kbps, MIFARE).
-AUTOPOLL_TYPE_A: Final = frozenset({0x00, 0x10})
-
-
-class SyntaxErrorReply:
-    """The chip answers with the application-level error frame."""
-
-    def __repr__(self) -> str:
-        return "SYNTAX_ERROR"
-
-
-SYNTAX_ERROR: Final = SyntaxErrorReply()
-
-
-@dataclass(slots=True)
-class Deferred:
-    """A command still running.
-
-    ``attempt`` is called whenever something may have changed (a tag placed, time passing); the
-    command completes with its result. At ``deadline`` it completes with ``at_deadline`` instead;
-    with no deadline it runs until the host aborts it.
-    """
-
-    code: int
-    attempt: Callable[[], bytes | None]
-    deadline: float | None = None
-    at_deadline: bytes = b""
-
-
-Outcome = bytes | SyntaxErrorReply | Deferred
 
 
 def _strip_cascade(uid: bytes) -> bytes:
@@ -111,9 +75,10 @@ class Pn532Chip:
             return SYNTAX_ERROR
         return handler(self, params, now)
 
-    # ----------------------------------------------------------------- activation
+    # ----------------------------------------------------------------- RF state
 
-    def _overcurrent(self) -> bool:
+    def overcurrent(self) -> bool:
+        """True (and noted as the last error) while the antenna drivers are shut down."""
         if self.faults.antenna is AntennaMode.OVERCURRENT:
             self.last_error = STATUS_OVERCURRENT
             return True
@@ -123,7 +88,7 @@ class Pn532Chip:
         """One REQA/anticollision/select round: the tags that answer become the targets."""
         self.field_on = True
         self.targets = []
-        if self._overcurrent():
+        if self.overcurrent():
             return []
         self.last_error = STATUS_OK
         candidates = self.antenna.awake()
@@ -136,15 +101,18 @@ class Pn532Chip:
             tag.state = TagState.ACTIVE
         return self.targets
 
-    def _target(self, number: int) -> SimTag | None:
+    def target(self, number: int) -> SimTag | None:
+        """Initialised target number ``number`` (Tg, from 1)."""
         return self.targets[number - 1] if 1 <= number <= len(self.targets) else None
 
-    def _reachable(self, tag: SimTag) -> bool:
+    def reachable(self, tag: SimTag) -> bool:
+        """Whether a target would answer: still in the field and not halted."""
         return tag.uid in self.antenna and tag.state is not TagState.HALT
 
     # ----------------------------------------------------------------- miscellaneous commands
 
     def diagnose(self, params: bytes, now: float) -> Outcome:
+        """Self-tests; libnfc's communication test (0x00) must echo its data."""
         if not params:
             return SYNTAX_ERROR
         test = params[0]
@@ -153,18 +121,20 @@ class Pn532Chip:
         if test in (0x01, 0x02):  # ROM and RAM self-tests
             return b"\x01\x00"
         if test == 0x06:  # attention request: is the first target still there?
-            tag = self._target(1)
-            present = tag is not None and self._reachable(tag)
+            tag = self.target(1)
+            present = tag is not None and self.reachable(tag)
             return bytes((0x01, STATUS_OK if present else STATUS_TIMEOUT))
         if test == 0x07 and len(params) == 2:  # antenna self-test
             return bytes((0x01, STATUS_OK if self.faults.antenna is None else 0x01))
         return SYNTAX_ERROR
 
     def get_firmware_version(self, params: bytes, now: float) -> Outcome:
+        """IC, version, revision, supported protocols."""
         return b"\x03" + FIRMWARE
 
     def get_general_status(self, params: bytes, now: float) -> Outcome:
-        self._overcurrent()
+        """Last error, external field, the initialised targets, SAM status."""
+        self.overcurrent()
         out = bytearray((0x05, self.last_error, 0x00, len(self.targets)))
         for number, _tag in enumerate(self.targets, start=1):
             out += bytes((number, 0x00, 0x00, 0x00))  # Tg, 106 kbps rx/tx, type A
@@ -172,12 +142,14 @@ class Pn532Chip:
         return bytes(out)
 
     def read_register(self, params: bytes, now: float) -> Outcome:
+        """Values of the registers at the given 16-bit addresses (unwritten ones read 0)."""
         if not params or len(params) % 2:
             return SYNTAX_ERROR
         pairs = zip(params[::2], params[1::2], strict=True)
         return b"\x07" + bytes(self.registers.get(hi << 8 | lo, 0) for hi, lo in pairs)
 
     def write_register(self, params: bytes, now: float) -> Outcome:
+        """Address/value triples."""
         if not params or len(params) % 3:
             return SYNTAX_ERROR
         for i in range(0, len(params), 3):
@@ -185,9 +157,11 @@ class Pn532Chip:
         return b"\x09"
 
     def read_gpio(self, params: bytes, now: float) -> Outcome:
+        """P3, P7 and I0I1 port states."""
         return bytes((0x0D, *self.gpio, 0x00))
 
     def write_gpio(self, params: bytes, now: float) -> Outcome:
+        """P3 and P7, each applied only when its validation bit (0x80) is set."""
         if len(params) != 2:
             return SYNTAX_ERROR
         p3, p7 = self.gpio
@@ -199,24 +173,29 @@ class Pn532Chip:
         return b"\x0f"
 
     def set_serial_baud_rate(self, params: bytes, now: float) -> Outcome:
+        """Accepted (a pty has no baud rate)."""
         return b"\x11" if len(params) == 1 and params[0] <= 0x08 else SYNTAX_ERROR
 
     def set_parameters(self, params: bytes, now: float) -> Outcome:
+        """One flags byte."""
         return b"\x13" if len(params) == 1 else SYNTAX_ERROR
 
     def sam_configuration(self, params: bytes, now: float) -> Outcome:
+        """Normal mode also takes the chip out of LowVbat; virtual card mode needs a timeout."""
         if not params or not 0x01 <= params[0] <= 0x04 or (params[0] == 0x02 and len(params) < 2):
             return SYNTAX_ERROR
         self.sam_mode = params[0]
         return b"\x15"
 
     def power_down(self, params: bytes, now: float) -> Outcome:
+        """Answer, then sleep until a wake-up source in the given bits fires."""
         if not params:
             return SYNTAX_ERROR
         self.wake_sources = params[0]
         return b"\x17\x00"
 
     def rf_configuration(self, params: bytes, now: float) -> Outcome:
+        """RF field on/off (tags lose power when it goes off) and retry counts."""
         if not params or RF_CONFIG_LENGTHS.get(params[0]) != len(params) - 1:
             return SYNTAX_ERROR
         item, values = params[0], params[1:]
@@ -229,124 +208,8 @@ class Pn532Chip:
             self.max_retries = (values[0], values[1], values[2])
         return b"\x33"
 
-    # ----------------------------------------------------------------- initiator commands
 
-    def in_list_passive_target(self, params: bytes, now: float) -> Outcome:
-        if len(params) < 2 or params[0] not in (1, 2) or params[1] > 0x04:
-            return SYNTAX_ERROR
-        max_targets, modulation, uid = params[0], params[1], params[2:]
-
-        def attempt() -> bytes | None:
-            found = self.activate(max_targets, uid) if modulation == 0x00 else []
-            if not found:
-                return None
-            data = b"".join(tag.target_data(n) for n, tag in enumerate(found, start=1))
-            return bytes((0x4B, len(found))) + data
-
-        result = attempt()
-        if result is not None:
-            return result
-        if self.max_retries[2] == 0xFF:  # retry for ever, until a tag comes or the host aborts
-            return Deferred(0x4A, attempt)
-        return b"\x4b\x00"
-
-    def in_auto_poll(self, params: bytes, now: float) -> Outcome:
-        if len(params) < 3 or params[0] == 0 or not 0x01 <= params[1] <= 0x0F:
-            return SYNTAX_ERROR
-        polls, period, types = params[0], params[1], params[2:]
-        if len(types) > 15:
-            return SYNTAX_ERROR
-
-        def attempt() -> bytes | None:
-            kind = next((t for t in types if t in AUTOPOLL_TYPE_A), None)
-            found = self.activate(2) if kind is not None else []
-            if kind is None or not found:
-                return None
-            out = bytearray((0x61, len(found)))
-            for number, tag in enumerate(found, start=1):
-                data = tag.target_data(number)
-                out += bytes((kind, len(data))) + data
-            return bytes(out)
-
-        result = attempt()
-        if result is not None:
-            return result
-        deadline = None if polls == 0xFF else now + polls * len(types) * period * POLL_PERIOD_S
-        return Deferred(0x60, attempt, deadline, b"\x61\x00")
-
-    def in_data_exchange(self, params: bytes, now: float) -> Outcome:
-        if not params:
-            return SYNTAX_ERROR
-        tag = self._target(params[0] & 0x0F)
-        if tag is None:
-            return bytes((0x41, STATUS_NOT_ACCEPTABLE))
-        if self._overcurrent():
-            return bytes((0x41, STATUS_OVERCURRENT))
-        command = params[1:]
-        if not self._reachable(tag):
-            return bytes((0x41, STATUS_TIMEOUT))
-        if not tag.is_ntag and command[:1] in (b"\x60", b"\x61"):
-            tag.state = TagState.IDLE  # no key matches: the card drops out of the session
-            return bytes((0x41, STATUS_AUTH_ERROR))
-        answer = tag.transceive(command)
-        if answer is None:
-            tag.state = TagState.IDLE
-            return bytes((0x41, STATUS_TIMEOUT))
-        return bytes((0x41, STATUS_OK)) + answer
-
-    def in_communicate_thru(self, params: bytes, now: float) -> Outcome:
-        # No data is legal: the reader only listens (libnfc probes for NFC Barcode tags, which
-        # talk first). Type A tags never talk first, so that times out.
-        if self._overcurrent():
-            return bytes((0x43, STATUS_OVERCURRENT))
-        tag = self._target(1)
-        answer = tag.transceive(params) if tag is not None and self._reachable(tag) else None
-        if answer is None:
-            return bytes((0x43, STATUS_TIMEOUT))
-        return bytes((0x43, STATUS_OK)) + answer
-
-    def _halt(self, params: bytes, reply: int, *, release: bool) -> Outcome:
-        if len(params) != 1:
-            return SYNTAX_ERROR
-        number = params[0]
-        chosen = self.targets if number == 0 else [t for t in [self._target(number)] if t]
-        if number and not chosen:
-            return bytes((reply, STATUS_NOT_ACCEPTABLE))
-        for tag in chosen:
-            if tag.uid in self.antenna:
-                tag.state = TagState.HALT  # the PN532 sends HLTA to MIFARE-type targets
-        if release:
-            self.targets = [t for t in self.targets if t not in chosen]
-        return bytes((reply, STATUS_OK))
-
-    def in_deselect(self, params: bytes, now: float) -> Outcome:
-        return self._halt(params, 0x45, release=False)
-
-    def in_release(self, params: bytes, now: float) -> Outcome:
-        return self._halt(params, 0x53, release=True)
-
-    def in_select(self, params: bytes, now: float) -> Outcome:
-        if len(params) != 1:
-            return SYNTAX_ERROR
-        tag = self._target(params[0])
-        if tag is None:
-            return bytes((0x55, STATUS_NOT_ACCEPTABLE))
-        if tag.uid not in self.antenna or self._overcurrent():
-            return bytes((0x55, STATUS_TIMEOUT))
-        tag.state = TagState.ACTIVE  # WUPA wakes a halted tag, then select
-        return bytes((0x55, STATUS_OK))
-
-
-def _status_only(code: int, status: int) -> Callable[[Pn532Chip, bytes, float], Outcome]:
-    """A command that, in this field, can only answer with one status byte."""
-
-    def reply(chip: Pn532Chip, params: bytes, now: float) -> Outcome:
-        return bytes((code + 1, status))
-
-    return reply
-
-
-def _until_aborted(code: int) -> Callable[[Pn532Chip, bytes, float], Outcome]:
+def _until_aborted(code: int) -> Handler:
     """A command that keeps the chip busy until the host aborts it with an ACK."""
 
     def run(chip: Pn532Chip, params: bytes, now: float) -> Outcome:
@@ -355,7 +218,14 @@ def _until_aborted(code: int) -> Callable[[Pn532Chip, bytes, float], Outcome]:
     return run
 
 
-_HANDLERS: dict[int, Callable[[Pn532Chip, bytes, float], Outcome]] = {
+def _not_in_target_mode(code: int) -> Handler:
+    def reply(chip: Pn532Chip, params: bytes, now: float) -> Outcome:
+        return bytes((code + 1, STATUS_NOT_ACCEPTABLE))
+
+    return reply
+
+
+_HANDLERS: dict[int, Handler] = {
     0x00: Pn532Chip.diagnose,
     0x02: Pn532Chip.get_firmware_version,
     0x04: Pn532Chip.get_general_status,
@@ -368,22 +238,9 @@ _HANDLERS: dict[int, Callable[[Pn532Chip, bytes, float], Outcome]] = {
     0x14: Pn532Chip.sam_configuration,
     0x16: Pn532Chip.power_down,
     0x32: Pn532Chip.rf_configuration,
-    0x40: Pn532Chip.in_data_exchange,
-    0x42: Pn532Chip.in_communicate_thru,
-    0x44: Pn532Chip.in_deselect,
-    0x46: _status_only(0x46, STATUS_TIMEOUT),  # InJumpForPSL: no NFC-DEP peer answers
-    0x4A: Pn532Chip.in_list_passive_target,
-    0x4E: _status_only(0x4E, STATUS_NOT_ACCEPTABLE),  # InPSL: no DEP target to talk to
-    0x50: _status_only(0x50, STATUS_NOT_ACCEPTABLE),  # InATR: likewise
-    0x52: Pn532Chip.in_release,
-    0x54: Pn532Chip.in_select,
-    0x56: _status_only(0x56, STATUS_TIMEOUT),  # InJumpForDEP
     0x58: _until_aborted(0x58),  # RFRegulationTest
-    0x60: Pn532Chip.in_auto_poll,
+    **INITIATOR_COMMANDS,
     0x8A: lambda chip, params, now: b"\x8b\x00",  # TgGetTargetStatus: no initiator, free
     0x8C: _until_aborted(0x8C),  # TgInitAsTarget: waits for an external initiator
-    **{
-        code: _status_only(code, STATUS_NOT_ACCEPTABLE)  # target-mode commands, not in target mode
-        for code in (0x86, 0x88, 0x8E, 0x90, 0x92, 0x94)
-    },
+    **{code: _not_in_target_mode(code) for code in (0x86, 0x88, 0x8E, 0x90, 0x92, 0x94)},
 }

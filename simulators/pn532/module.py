@@ -33,8 +33,9 @@ from drivers.rfid.pn532.frames import (
     Nack,
     encode_information,
 )
-from simulators.pn532.chip import Deferred, Pn532Chip, SyntaxErrorReply
+from simulators.pn532.chip import Pn532Chip
 from simulators.pn532.faults import AntennaMode, Faults
+from simulators.pn532.outcome import Deferred, SyntaxErrorReply
 from simulators.pn532.tags import Antenna
 
 WAKE_BYTE = 0x55
