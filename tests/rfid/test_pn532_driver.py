@@ -80,6 +80,17 @@ async def test_a_pile_bigger_than_two_is_inventoried(
     assert commands[0x32] > 2  # and the field cycled to wake them for the next poll
 
 
+async def test_a_seat_limited_to_two_tags_polls_in_one_round(
+    simulators: StartSim, reader_with_log: StartReader
+) -> None:
+    sim = await simulators(tags=(A, B))
+    reader, log = await reader_with_log([{"port": sim.device, "zone": "seat:6", "max_tags": 2}])
+    await log.arrived(A)
+    await log.arrived(B)
+    assert reader.modules[0].max_tags == 2
+    assert sim.module.stats.commands[0x44] == 0  # two found, two wanted: no halting round
+
+
 async def test_flapping_reads_never_make_a_tag_depart(
     simulators: StartSim, reader_with_log: StartReader, until: Until
 ) -> None:

@@ -39,6 +39,9 @@ class Pn532ModuleConfig(BaseModel):
     device: str | None = Field(
         default=None, min_length=1, description="device id of this module (default: READER-ZONE)"
     )
+    max_tags: int | None = Field(
+        default=None, ge=1, le=64, description="most tags one poll looks for (default: reader's)"
+    )
 
     @field_validator("zone")
     @classmethod
@@ -66,7 +69,12 @@ class Pn532Config(BaseModel):
     reinit_after: int = Field(
         default=6, ge=1, description="failed polls in a row before the module is woken up again"
     )
-    max_tags: int = Field(default=8, ge=1, le=64, description="most tags one poll inventories")
+    max_tags: int = Field(
+        default=8,
+        ge=1,
+        le=64,
+        description="most tags one poll looks for; 2 saves a second round when two are found",
+    )
     passive_retries: int = Field(
         default=2, ge=0, le=0xFE, description="activation retries per InListPassiveTarget"
     )

@@ -50,6 +50,7 @@ class Pn532Reader:
                 port=module.port,
                 zone=Zone.parse(module.zone),
                 config=config,
+                max_tags=module.max_tags,
                 tracker=self.tracker,
                 emit=self._queue.put_nowait,
                 clock=clock,

@@ -51,6 +51,7 @@ class ModuleSupervisor:
         port: str,
         zone: Zone,
         config: Pn532Config,
+        max_tags: int | None = None,
         tracker: PresenceTracker[Zone],
         emit: Callable[[DeviceInput], None],
         clock: Callable[[], datetime],
@@ -59,6 +60,7 @@ class ModuleSupervisor:
         self.port = port
         self.zone = zone
         self.config = config
+        self.max_tags = max_tags or config.max_tags
         self.firmware: cmd.FirmwareVersion | None = None
         self.health: Health | None = None
         self.polls = 0
@@ -147,7 +149,7 @@ class ModuleSupervisor:
             targets = cmd.decode_targets_a(answer)
             fresh = [t.uid for t in targets if t.uid not in found]
             found.update(dict.fromkeys(fresh))
-            if len(targets) < MAX_TARGETS or not fresh or len(found) >= self.config.max_tags:
+            if len(targets) < MAX_TARGETS or not fresh or len(found) >= self.max_tags:
                 break
             status = cmd.decode_status(cmd.Command.IN_DESELECT, await link.call(cmd.in_deselect()))
             if status:
