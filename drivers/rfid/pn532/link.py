@@ -108,11 +108,16 @@ class Pn532Link:
         self.counters.commands += 1
         self._send(encode_information(TFI_HOST, data))
         loop = asyncio.get_running_loop()
+        answer_code = bytes(((code + 1) & 0xFF,))
         deadline = loop.time() + self.ack_timeout
-        while not isinstance(await self._next(deadline, f"no ACK to {name}"), Ack):
+        while True:
+            item = await self._next(deadline, f"no ACK to {name}")
+            if isinstance(item, Ack):
+                break
+            if isinstance(item, InformationFrame | ErrorFrame) and self._answers(item, answer_code):
+                return self._result(item, code)  # the ACK got lost on the way, the answer did not
             self.counters.stale_frames += 1  # something from before this command: not ours
         deadline = loop.time() + (self.response_timeout if timeout is None else timeout)
-        answer_code = (code + 1) & 0xFF
         nacks = 0
         while True:
             try:
@@ -120,21 +125,29 @@ class Pn532Link:
             except LinkTimeoutError:
                 self._send(ACK_BYTES)  # abort it, so a late answer cannot pass for another
                 raise
-            if isinstance(item, InformationFrame) and item.tfi == TFI_PN532:
-                if item.data[:1] == bytes((answer_code,)):
-                    return response_params(code, item.data)
-                self.counters.stale_frames += 1  # the answer to an earlier, abandoned command
-            elif isinstance(item, ErrorFrame):
-                self.counters.rejected += 1
-                raise CommandRejectedError(f"{name} was rejected with the error frame")
-            elif isinstance(item, Garbage) and nacks < MAX_NACKS:
+            if isinstance(item, InformationFrame | ErrorFrame) and self._answers(item, answer_code):
+                return self._result(item, code)
+            if isinstance(item, Garbage) and nacks < MAX_NACKS:
                 nacks += 1
                 self.counters.nacks_sent += 1
                 self._send(NACK_BYTES)  # a response arrived corrupted: ask for it again
             else:
-                self.counters.stale_frames += 1
+                self.counters.stale_frames += 1  # e.g. the answer to an earlier, aborted command
 
     # ----------------------------------------------------------------- internals
+
+    @staticmethod
+    def _answers(item: InformationFrame | ErrorFrame, answer_code: bytes) -> bool:
+        """The error frame, or a response frame carrying this command's answer code."""
+        return isinstance(item, ErrorFrame) or (
+            item.tfi == TFI_PN532 and item.data[:1] == answer_code
+        )
+
+    def _result(self, item: InformationFrame | ErrorFrame, code: int) -> bytes:
+        if isinstance(item, ErrorFrame):
+            self.counters.rejected += 1
+            raise CommandRejectedError(f"{command_name(code)} was rejected with the error frame")
+        return response_params(code, item.data)
 
     def _send(self, data: bytes) -> None:
         if self._lost is not None:
@@ -148,6 +161,8 @@ class Pn532Link:
 
     def _discard_unsolicited(self) -> None:
         """Like a host flushing its input before a command: leftovers are not answers."""
+        self.counters.garbage_bytes += self._decoder.pending
+        self._decoder.reset()
         while not self._items.empty():
             item = self._items.get_nowait()
             if isinstance(item, _Lost):

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 import serial
+import structlog
 
 from controller.table.inputs import (
     DeviceHealthChanged,
@@ -32,6 +33,8 @@ from drivers.rfid.pn532.config import Pn532Config
 from drivers.rfid.pn532.link import LinkError, LinkLostError, Pn532Link
 from drivers.rfid.pn532.transport import SerialStream
 from drivers.rfid.presence import Arrived, Departed, PresenceEdge, PresenceTracker, ZoneHealth
+
+log = structlog.get_logger(__name__)
 
 MAX_TARGETS = 2
 """InListPassiveTarget's MaxTg: the PN532 activates at most two targets at a time."""
@@ -91,6 +94,10 @@ class ModuleSupervisor:
                 except LinkLostError as exc:
                     self._link_down(f"lost {self.port}: {exc}")
                     delay = self.config.reconnect_min  # it was working: come back quickly
+                except Exception as exc:
+                    # A bug must not silently end the module's supervision: report, start over.
+                    log.exception("pn532 module failed", device=self.device, port=self.port)
+                    self._link_down(f"internal error on {self.port}: {exc!r}")
                 finally:
                     stream.close()
             await asyncio.sleep(delay)
