@@ -14,7 +14,8 @@ Each request is one JSON object on one line, naming one action; each gets one JS
 ``{"fault": "antenna", "mode": "timeout"}``     break the RF front end (modes: timeout, silent,
                                                 error, overcurrent)
 ``{"fault": "unplug"}`` / ``{"fault": "replug"}``  pull / plug the cable
-``{"clear": "flap"}``                           remove a fault (flap, stacked_miss, antenna, all)
+``{"clear": "flap"}``                           remove a fault (flap, stacked_miss, corrupt,
+                                                antenna, all)
 ``{"status": true}``                            tags, faults, device path, link statistics
 ==============================================  =============================================
 """
@@ -93,15 +94,22 @@ def parse_request(request: object) -> Request:
         if value not in CLEARABLE:
             raise ControlError(f"clear takes one of {', '.join(CLEARABLE)}")
         return Request(action, fault=str(value))
+    extra = {"rate", "mode"} & set(request)
     if value in RATE_FAULTS:
+        if "mode" in extra:
+            raise ControlError(f"{value} takes a rate, not a mode")
         return Request(action, fault=str(value), rate=_rate(request))
     if value == "antenna":
+        if "rate" in extra:
+            raise ControlError("antenna takes a mode, not a rate")
         try:
             return Request(action, fault=value, mode=AntennaMode(request.get("mode", "timeout")))
         except ValueError:
             modes = ", ".join(m.value for m in AntennaMode)
             raise ControlError(f"antenna mode must be one of {modes}") from None
     if value in ("unplug", "replug"):
+        if extra:
+            raise ControlError(f"{value} takes no options")
         return Request(action, fault=str(value))
     raise ControlError("fault must be flap, stacked_miss, corrupt, antenna, unplug or replug")
 
