@@ -56,17 +56,23 @@ class PtyCable:
         if self._master is not None:
             return self.path
         master, slave = os.openpty()
-        tty.setraw(slave)
-        os.set_blocking(master, False)
-        self._master, self._slave, self._path = master, slave, os.ttyname(slave)
-        if self.link is not None:
-            # Replace atomically so a driver never sees a missing or half-made link.
-            temporary = self.link.with_name(f".{self.link.name}.{os.getpid()}")
-            with contextlib.suppress(FileNotFoundError):
-                temporary.unlink()
-            temporary.symlink_to(self._path)
-            temporary.replace(self.link)
-        return self._path
+        try:
+            tty.setraw(slave)
+            os.set_blocking(master, False)
+            path = os.ttyname(slave)
+            if self.link is not None:
+                # Replace atomically so a driver never sees a missing or half-made link.
+                temporary = self.link.with_name(f".{self.link.name}.{os.getpid()}")
+                with contextlib.suppress(FileNotFoundError):
+                    temporary.unlink()
+                temporary.symlink_to(path)
+                temporary.replace(self.link)
+        except BaseException:
+            os.close(master)
+            os.close(slave)
+            raise
+        self._master, self._slave, self._path = master, slave, path
+        return path
 
     def unplug(self) -> None:
         """Close both ends and remove the symlink (if it still points at this pty)."""

@@ -39,7 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Serve until interrupted; exit status 2 for bad options or a bad scenario."""
+    """Serve until interrupted; exit status 2 for bad options or a bad scenario, 1 if the
+    pty, the link or the control socket cannot be made."""
     try:
         scenario = load_scenario(args.scenario) if args.scenario else Pn532Scenario(None, (), ())
         tags = [*scenario.tags, *(uid_to_bytes(text) for text in args.tag)]
@@ -47,8 +48,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"tablectl sim pn532: {exc}", file=sys.stderr)
         return 2
     seed = args.seed if args.seed is not None else scenario.seed
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(args, scenario, seed, tags))
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(_serve(args, scenario, seed, tags))
+    except OSError as exc:  # no room for the link or the control socket, no ptys left…
+        print(f"tablectl sim pn532: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -174,6 +174,7 @@ class Pn532Module:
         response = ACK_BYTES + self._respond(outcome)
         if self.chip.wake_sources is not None:  # PowerDown: answer first, then sleep
             self._asleep = True
+            self._decoder.reset()
             self.stats.journal.append("sleep")
         return response
 

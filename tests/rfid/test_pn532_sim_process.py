@@ -76,20 +76,24 @@ async def test_scenario_file_places_and_lifts_tags(
     assert arrived_a.ts < arrived_b.ts < departed_a.ts
 
 
-def test_a_bad_scenario_is_refused_before_anything_starts(tmp_path: Path) -> None:
-    scenario = tmp_path / "bad.toml"
-    scenario.write_text('[[step]]\nat = 1\nfault = "meteor"\n', encoding="utf-8")
-    result = subprocess.run(
-        [sys.executable, "-m", "controller.cli", "sim", "pn532", "--scenario", str(scenario)],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    assert result.returncode == 2
-    assert "step 1" in result.stderr
-    assert "fault must be" in result.stderr
-    assert result.stdout == ""
+@pytest.mark.parametrize(
+    ("args", "status", "message"),
+    [
+        (["--scenario", "{tmp}/bad.toml"], 2, "step 1: fault must be"),
+        (["--tag", "zz"], 2, "not a tag UID"),
+        (["--link", "{tmp}/no/such/dir/pn532"], 1, "No such file or directory"),
+    ],
+)
+def test_bad_start_up_is_refused_with_a_reason(
+    tmp_path: Path, args: list[str], status: int, message: str
+) -> None:
+    (tmp_path / "bad.toml").write_text('[[step]]\nat = 1\nfault = "meteor"\n', encoding="utf-8")
+    command = [sys.executable, "-m", "controller.cli", "sim", "pn532"]
+    command += [arg.format(tmp=tmp_path) for arg in args]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=30, check=False)
+    assert result.returncode == status
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def test_control_channel_answers_every_line_even_bad_ones(sim_process: Callable[..., Any]) -> None:
