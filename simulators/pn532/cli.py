@@ -22,20 +22,13 @@ from simulators.pn532.server import Pn532Simulator
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The simulator's options."""
-    parser.add_argument(
-        "--link", type=Path, help="make PATH a symlink to the pty (re-pointed on replug)"
-    )
-    parser.add_argument(
-        "--scenario", type=Path, help="TOML file of timed tag placements and faults"
-    )
-    parser.add_argument(
-        "--control", type=Path, help="Unix socket taking JSON-line control requests"
-    )
-    parser.add_argument("--seed", type=int, help="RNG seed for faults (overrides the scenario's)")
-    parser.add_argument(
-        "--tag", action="append", default=[], metavar="UID", help="a tag on the antenna at start"
-    )
-    parser.add_argument("--trace", action="store_true", help="log every byte exchanged to stderr")
+    add = parser.add_argument
+    add("--link", type=Path, metavar="PATH", help="symlink PATH to the pty (re-pointed on replug)")
+    add("--scenario", type=Path, metavar="FILE", help="TOML file of timed tags and faults")
+    add("--control", type=Path, metavar="PATH", help="Unix socket for JSON-line control requests")
+    add("--seed", type=int, metavar="N", help="RNG seed for faults (overrides the scenario's)")
+    add("--tag", action="append", default=[], metavar="UID", help="a tag on the antenna at start")
+    add("--trace", action="store_true", help="log every byte exchanged to standard error")
 
 
 def run(args: argparse.Namespace) -> int:
