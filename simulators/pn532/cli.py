@@ -14,7 +14,7 @@ import signal
 import sys
 from pathlib import Path
 
-from drivers.rfid.uid import UidError, uid_to_bytes
+from controller.uids import UidError, uid_to_bytes
 from simulators.pn532 import control
 from simulators.pn532.scenario import Pn532Scenario, ScenarioError, load_scenario
 from simulators.pn532.server import Pn532Simulator

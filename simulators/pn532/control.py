@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from drivers.rfid.uid import UidError, normalize_uid, uid_to_bytes
+from controller.uids import UidError, normalize_uid, uid_to_bytes
 from simulators.pn532.faults import AntennaMode
 from simulators.pn532.server import Pn532Simulator
 

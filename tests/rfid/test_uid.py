@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from drivers.rfid.uid import UidError, is_uid, normalize_uid, uid_from_bytes, uid_to_bytes
+from controller.uids import UidError, is_uid, normalize_uid, uid_from_bytes, uid_to_bytes
 
 uid_bytes = st.sampled_from([4, 7, 8, 10]).flatmap(lambda n: st.binary(min_size=n, max_size=n))
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Final
 
-from drivers.rfid.uid import uid_from_bytes
+from controller.uids import uid_from_bytes
 
 WAKE_UP: Final = b"\x55\x55" + bytes(14)
 """HSU wake-up: ``0x55`` wakes the chip, the long preamble gives it time to start its clock."""
