@@ -19,8 +19,10 @@ from pydantic import TypeAdapter, ValidationError
 from controller.cards import Card, card_code, parse_card
 from controller.decks import DeckManifest, load_deck
 from controller.profiles import load_profile
-from controller.table.engine import apply
+from controller.table.betting import Street
+from controller.table.engine import apply, deadline
 from controller.table.events import TableEvent
+from controller.table.flow import losers
 from controller.table.inputs import (
     COMMANDS,
     Action,
@@ -40,6 +42,7 @@ from controller.table.inputs import (
     TableHand,
     TagArrived,
     TagDeparted,
+    Tick,
     Zone,
 )
 from controller.table.state import Phase, TableState, new_table
@@ -147,11 +150,19 @@ class CoreRunner:
         self.now += timedelta(milliseconds=10)
         return self.now
 
+    def advance(self, to: datetime) -> None:
+        """Let time pass until ``to``; a deadline on the way is a ``Tick`` at that moment."""
+        due = deadline(self.run.state)
+        if due is not None and due <= to:
+            self.now = max(self.now, due)
+            self.feed(Tick(due, "clock"))
+        self.now = max(self.now, to)
+
     def play(self) -> CoreRun:
         """Play every step."""
         for index, step in enumerate(self.scenario.step):
             at = EPOCH + timedelta(seconds=step.at) if step.at is not None else None
-            self.now = max(self.now + timedelta(seconds=1), at or self.now)
+            self.advance(max(self.now + timedelta(seconds=1), at or self.now))
             try:
                 self.play_step(step)
             except ScenarioError as exc:
@@ -171,6 +182,9 @@ class CoreRunner:
             self.reader_step(step)
         elif kind == "device":
             self.device_step(step)
+        elif kind == "wait":
+            assert step.wait is not None
+            self.advance(self.now + timedelta(seconds=step.wait))
         else:
             self.macro(step)
 
@@ -191,7 +205,7 @@ class CoreRunner:
         if extra:
             raise ScenarioError(f"{step.dealer} takes no {', '.join(sorted(extra))}")
         try:
-            command: Input = TypeAdapter(cls).validate_python({**fields, "ts": self.tick()})
+            command: Input = _adapter(cls).validate_python({**fields, "ts": self.tick()})
         except ValidationError as exc:
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
@@ -307,24 +321,53 @@ class CoreRunner:
             self.showdown()
 
     def deal_hole(self) -> None:
-        """Dispense and deliver every remaining hole group, in order."""
+        """Dispense and deliver every remaining hole group in order, then any replacement owed."""
         hand = self.run.state.hand
         if hand is None:
             raise ScenarioError("no hand in progress to deal")
         for seat in hand.deal_order[hand.hole_groups :]:
             cards = self.dispense(Purpose.HOLE, seat, None)
             self.arrive(Zone.parse(f"seat:{seat}"), cards)
+            if self.run.state.hand is not hand and self.run.state.hand is None:
+                return
+            hand = self.run.state.hand
+            if hand is None or hand.holds:
+                return
+        self.replace_owed()
+
+    def replace_owed(self) -> None:
+        """Deal the replacement cards the table asked for (one off the top for each)."""
+        hand = self.run.state.hand
+        while hand is not None and not hand.holds and any(hand.owed.values()):
+            seat = next(s for s, n in hand.owed.items() if n)
+            self.arrive(Zone.parse(f"seat:{seat}"), self.dispense(Purpose.EXTRA, seat, 1))
+            hand = self.run.state.hand
 
     def deal_street(self, street: str) -> None:
-        """Burn and deal one street (the burn rides in the board group if the profile says so)."""
+        """Burn and deal one street as the table expects it.
+
+        The burn rides in the board group if the profile says so; a card designated as the burn
+        (an exposed or extra card) goes to the burn zone instead of a new one; a street dealt
+        after a reshuffle has no burn.
+        """
+        hand = self.run.state.hand
+        if hand is None:
+            raise ScenarioError("no hand in progress")
         profile = self.run.state.profile
         purpose = _STREET_PURPOSE[street]
-        if profile.board_group_includes_burn:
+        target = Street[street.upper()]
+        burn = Zone.parse("burn")
+        if target in hand.no_burn or target in hand.burn_for:
+            pass
+        elif hand.next_burn is not None:
+            self.arrive(burn, [hand.next_burn])
+        elif profile.board_group_includes_burn:
             cards = self.dispense(purpose, None, DEFAULT_COUNTS[purpose] + 1)
-            self.arrive(Zone.parse("burn"), cards[:1])
+            self.arrive(burn, cards[:1])
             self.arrive(Zone.parse("board"), cards[1:])
             return
-        self.arrive(Zone.parse("burn"), self.dispense(Purpose.BURN, None, None))
+        else:
+            self.arrive(burn, self.dispense(Purpose.BURN, None, None))
         self.arrive(Zone.parse("board"), self.dispense(purpose, None, None))
 
     def check_round(self) -> None:
@@ -355,9 +398,17 @@ class CoreRunner:
                     break
                 if seat in current.live and seat not in current.tabled:
                     self.feed(TableHand(self.tick(), seat))
+        self.push_award()
+
+    def push_award(self) -> None:
+        """Kill the losing hands (their cards to the muck, RR-SD-4), then push the award."""
         hand = self.run.state.hand
-        if hand is not None and hand.phase is Phase.AWARD:
-            self.feed(Award(self.tick()))
+        if hand is None or hand.phase is not Phase.AWARD:
+            return
+        muck = Zone.parse("muck")
+        for seat in losers(hand):
+            self.arrive(muck, [c for c in hand.dealt.get(seat, ()) if c not in hand.muck])
+        self.feed(Award(self.tick()))
 
     def _uid_text(self, uid: str) -> str:
         return uid.replace(":", "").replace(" ", "").lower()
@@ -367,13 +418,24 @@ def _codes(cards: tuple[Card, ...]) -> list[int]:
     return [card_code(c) for c in cards]
 
 
+_ADAPTERS: dict[type, TypeAdapter[Any]] = {}
+
+
+def _adapter(cls: type) -> TypeAdapter[Any]:
+    """One validating adapter per command class (building one is slow)."""
+    if cls not in _ADAPTERS:
+        _ADAPTERS[cls] = TypeAdapter(cls)
+    return _ADAPTERS[cls]
+
+
 def _verb(step: Step) -> Any:
     return getattr(step, step.kind)
 
 
 def _dealer_fields(step: Step) -> set[str]:
     names = ("button", "seats", "seat", "action", "amount", "card", "reason", "hold", "rule")
-    return {n for n in (*names, "decision") if getattr(step, n) is not None}
+    more = ("decision", "by", "left_table", "oversized_chip", "target", "cards")
+    return {n for n in (*names, *more) if getattr(step, n) is not None}
 
 
 def run_core(scenario: Scenario) -> CoreRun:

@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 FORMAT: Literal["tablectl.scenario/1"] = "tablectl.scenario/1"
 
-StepKind = Literal["dealer", "shuffler", "reader", "device", "auto"]
-_KINDS: tuple[StepKind, ...] = ("dealer", "shuffler", "reader", "device", "auto")
+StepKind = Literal["dealer", "shuffler", "reader", "device", "auto", "wait"]
+_KINDS: tuple[StepKind, ...] = ("dealer", "shuffler", "reader", "device", "auto", "wait")
 
 
 class ScenarioError(ValueError):
@@ -85,6 +85,7 @@ class Step(_Strict):
     reader: Literal["arrive", "depart"] | None = None
     device: Literal["fault", "clear", "unplug", "replug", "power_loss"] | None = None
     auto: Literal["deal_hole", "board", "check_round", "showdown"] | None = None
+    wait: float | None = Field(None, gt=0, description="seconds that pass with nothing happening")
     at: float | None = Field(None, ge=0, description="seconds since the scenario started")
     # dealer command fields
     button: int | None = None
@@ -97,6 +98,10 @@ class Step(_Strict):
     hold: str | None = None
     rule: str | None = None
     decision: str | None = None
+    by: Literal["dealer", "player"] | None = None
+    left_table: bool | None = None
+    oversized_chip: bool | None = None
+    target: int | None = None
     # shuffler fields
     purpose: Literal["hole", "burn", "flop", "turn", "river", "board_other", "extra"] | None = None
     count: int | None = Field(None, ge=0, le=52)
@@ -129,7 +134,7 @@ class Step(_Strict):
         chosen = [k for k in _KINDS if getattr(self, k) is not None]
         if len(chosen) != 1:
             raise ValueError(
-                "a step needs exactly one of dealer, shuffler, reader, device, auto"
+                "a step needs exactly one of dealer, shuffler, reader, device, auto, wait"
                 + (f" (this one has {', '.join(chosen)})" if chosen else "")
             )
         if self.reader is not None and self.zone is None:
