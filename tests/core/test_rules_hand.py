@@ -211,8 +211,8 @@ def test_de_1552_the_pot_is_awarded_only_when_the_dealer_pushes_it() -> None:
     assert proposed.needs_confirm
     assert "DE-1552" in proposed.rules
     run = run_text(scenario_text({1: 50, 2: 50}, 2, steps + step(auto="showdown")))
-    proposed = one(run.events, "pot.award.proposed").data
-    assert one(run.events, "pot.awarded").data == {k: proposed[k] for k in ("pots", "payouts")}
+    offer = one(run.events, "pot.award.proposed").data
+    assert one(run.events, "pot.awarded").data == {k: offer[k] for k in ("pots", "payouts")}
     assert run.state.hand is None
 
 
