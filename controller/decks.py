@@ -132,3 +132,19 @@ def synthetic_manifest(deck_id: str) -> DeckManifest:
         for card in STANDARD_DECK
     }
     return DeckManifest(deck_id, mapping)
+
+
+def known_decks(exclude: str = "") -> dict[str, tuple[str, Card]]:
+    """Every shipped manifest's UIDs but ``exclude``'s: uid → (deck id, card).
+
+    The table uses them to tell a card of another known deck (FOUL-DUP when its rank and suit are
+    in play, FOUL-FOREIGN otherwise) from a tag it has never seen.
+    """
+    known: dict[str, tuple[str, Card]] = {}
+    for path in sorted((config_dir() / "decks").glob("*.toml")):
+        manifest = load_manifest(path)
+        if manifest.deck_id != exclude:
+            known.update(
+                {uid: (manifest.deck_id, card) for uid, card in manifest.uid_to_card.items()}
+            )
+    return known

@@ -10,6 +10,7 @@ the scenario's deck manifest. Time starts at a fixed instant and advances one se
 from __future__ import annotations
 
 import hashlib
+import random
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from controller.cards import Card, card_code, parse_card
-from controller.decks import DeckManifest, load_deck
+from controller.decks import DeckManifest, known_decks, load_deck
 from controller.profiles import load_profile
 from controller.table.betting import Street
 from controller.table.engine import apply, deadline
@@ -131,6 +132,8 @@ class CoreRunner:
         state = new_table(
             table.id, profile, self.manifest, table.stacks, table.button, table.blinds, table.ante
         )
+        state.settle = table.settle
+        state.other_decks = known_decks(exclude=self.manifest.deck_id)
         self.run = CoreRun(scenario, state)
         self.shuffler = VirtualShuffler(base, scenario.deck.seed, scenario.deck.id_policy == "live")
         self.now = EPOCH
@@ -217,6 +220,8 @@ class CoreRunner:
         """Shuffle (with a deck check) or dispense the next group."""
         if step.shuffler == "shuffle":
             self.shuffle(step.verdict or "ok", step.count, step.order, step.seed)
+        elif step.shuffler == "reshuffle":
+            self.reshuffle_stub(step.seed)
         else:
             purpose = Purpose(step.purpose or "hole")
             self.dispense(purpose, step.seat, step.count)
@@ -239,6 +244,25 @@ class CoreRunner:
         ).hexdigest()
         ok = not faults and counted == len(cards)
         self.feed(ShuffleCompleted(self.tick(), "shuffler", sid, ok, counted, commitment))
+
+    def reshuffle_stub(self, seed: int | None) -> None:
+        """The stub and the cards the table sent back (``stub.reshuffle.required``), reshuffled."""
+        back: list[Card] = next(
+            (
+                e.data["with"]
+                for e in reversed(self.run.events)
+                if e.type == "stub.reshuffle.required"
+            ),
+            [],
+        )
+        cards = [*self.shuffler.order[self.shuffler.position :], *back]
+        random.Random(seed if seed is not None else len(cards)).shuffle(cards)
+        self.shuffler.order = tuple(cards)
+        self.shuffler.position = 0
+        self.shuffler.shuffle_id += 1
+        sid = self.shuffler.shuffle_id
+        self.feed(DeckChecked(self.tick(), "shuffler", sid, frozenset(), len(cards)))
+        self.feed(ShuffleCompleted(self.tick(), "shuffler", sid, True, len(cards)))
 
     def dispense(self, purpose: Purpose, seat: int | None, count: int | None) -> list[Card]:
         """The next group off the shuffler."""
@@ -273,7 +297,8 @@ class CoreRunner:
                     if step.cards is not None
                     else self.shuffler.last_group
                 )
-                uids = [self.manifest.uid(card) for card in cards]
+                manifest = load_deck(step.deck) if step.deck else self.manifest
+                uids = [manifest.uid(card) for card in cards]
         except ValueError as exc:
             raise ScenarioError(str(exc)) from None
         for uid in uids:

@@ -48,6 +48,7 @@ class TableSpec(_Strict):
     button: int
     blinds: tuple[int, int] = (1, 2)
     ante: int = 0
+    settle: float = Field(3.0, gt=0, description="seconds the readers get to see dealt cards")
 
     @model_validator(mode="after")
     def _seats_make_sense(self) -> TableSpec:
@@ -81,7 +82,7 @@ class Step(_Strict):
     """One ``[[step]]``: exactly one of dealer, shuffler, reader, device or auto."""
 
     dealer: str | None = None
-    shuffler: Literal["shuffle", "dispense"] | None = None
+    shuffler: Literal["shuffle", "dispense", "reshuffle"] | None = None
     reader: Literal["arrive", "depart"] | None = None
     device: Literal["fault", "clear", "unplug", "replug", "power_loss"] | None = None
     auto: Literal["deal_hole", "board", "check_round", "showdown"] | None = None
@@ -115,6 +116,7 @@ class Step(_Strict):
     zone: str | None = None
     cards: list[str] | None = None
     uids: list[str] | None = None
+    deck: str | None = Field(None, description="the manifest whose UIDs the cards are read with")
     # device fields
     name: str | None = None
     code: str | None = None
