@@ -39,7 +39,12 @@ def table_hand(ctx: Context, cmd: TableHand) -> None:
     _live_seat(hand, cmd.seat)
     if cmd.seat in hand.tabled or (early and cmd.seat in hand.shown):
         raise RejectedError(f"seat {cmd.seat}'s hand is already tabled")
-    cards = tuple(cmd.cards) if cmd.cards is not None else live_cards(hand, cmd.seat)
+    if cmd.cards is not None:
+        cards = tuple(cmd.cards)
+    elif cmd.seat in hand.plays_board:
+        cards = hand.dealt.get(cmd.seat, ())  # RR-HE-6: declared, so its mucked cards still speak
+    else:
+        cards = live_cards(hand, cmd.seat)
     if len(cards) != 2:
         raise_hold(
             ctx,
