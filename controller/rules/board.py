@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from controller.cards import Card
 from controller.profiles import PreflopExposedBoard
-from controller.rules.holds import raise_hold, ruling
+from controller.rules.holds import AFTER_RULING, raise_hold, ruling
 from controller.rules.ids import Rule
 from controller.table import flow
 from controller.table.betting import Street
@@ -27,6 +27,7 @@ from controller.table.state import HandState, Hold, Phase
 from controller.table.tray import BOARD_PURPOSES, draw, drop_finished, remove
 
 _STREET_SIZE = {Street.FLOP: 3, Street.TURN: 1, Street.RIVER: 1}
+_BOARD_HOLDS = frozenset({Rule.BURN_MISS, Rule.BOARD_GROUP})
 _PURPOSE_STREET = {
     Purpose.FLOP: Street.FLOP,
     Purpose.TURN: Street.TURN,
@@ -219,6 +220,9 @@ def board_card_arrived(ctx: Context, hand: HandState, card: Card) -> None:
     if hand.phase in (Phase.BETTING, Phase.DEALING) and not _round_is_over(hand):
         _premature(ctx, hand, card)
         return
+    if any(h.rule in _BOARD_HOLDS for h in hand.holds):
+        hand.held_board = (*hand.held_board, card)  # waits for the ruling on this street
+        return
     street = next_street(hand)
     assert street is not None
     if (
@@ -226,7 +230,7 @@ def board_card_arrived(ctx: Context, hand: HandState, card: Card) -> None:
         and street not in hand.burn_for
         and not street_cards(hand, street)
     ):
-        hand.board = (*hand.board, card)
+        hand.held_board = (*hand.held_board, card)
         raise_hold(
             ctx,
             hand,
@@ -266,32 +270,35 @@ def _place_on_board(ctx: Context, hand: HandState, card: Card) -> None:
 
 @ruling("burn_correct")
 def _burn_correct(ctx: Context, hand: HandState, hold: Hold) -> None:
-    """RRoP 5.6: no burn before the street: the card dealt is the burn, the street is dealt again.
+    """RRoP 5.6: no burn before the street: the first card dealt is the burn.
 
-    Before the flop, a board card has been seen: with ``burn_error.preflop_exposed = reshuffle``
-    the stub is reshuffled and the flop dealt again without a burn.
+    Before the flop a board card has been seen: with ``burn_error.preflop_exposed = reshuffle``
+    every card of it goes back into the stub, which is reshuffled, and the flop is dealt again
+    without a burn.
     """
     street = next_street(hand) or Street.FLOP
-    card = hold.card
-    if card is None:
+    held = hand.held_board
+    if not held:
         return
-    remove(hand, card)
+    profile = ctx.table.profile
     if (
         street is Street.FLOP
-        and ctx.table.profile.burn_error_preflop_exposed is PreflopExposedBoard.RESHUFFLE
+        and profile.burn_error_preflop_exposed is PreflopExposedBoard.RESHUFFLE
     ):
-        hand.stub += 1
+        hand.held_board = ()
+        hand.set_aside = (*hand.set_aside, *held)
         hand.no_burn = hand.no_burn | {Street.FLOP}
-        ctx.emit("board.redeal.required", {"street": "flop"}, (hold.rule,))
+        ctx.emit("board.redeal.required", {"street": "flop", "cards": list(held)}, (hold.rule,))
         flow.reshuffle_stub(ctx, hand, hold.rule)
         return
+    card = held[0]
+    hand.held_board = held[1:]
     hand.burns = (*hand.burns, card)
     hand.burn_for = {**hand.burn_for, street: card}
     ctx.emit(
         "card.burn.assigned",
-        {"street": street.label, "source": hold.rule.value},
+        {"street": street.label, "source": hold.rule.value, "card": card},
         (Rule.BURN_ASSIGN, hold.rule),
-        secret={"card": card},
     )
 
 
@@ -386,3 +393,16 @@ def _irregular(
         severity=severity,
         secret=None if public else {"card": card},
     )
+
+
+def release_held_board(ctx: Context, hand: HandState) -> None:
+    """Once no burn or board ruling is pending, the board cards held back take their places."""
+    if not hand.held_board or any(h.rule in _BOARD_HOLDS for h in hand.holds):
+        return
+    held = hand.held_board
+    hand.held_board = ()
+    for card in held:
+        _place_on_board(ctx, hand, card)
+
+
+AFTER_RULING.append(release_held_board)

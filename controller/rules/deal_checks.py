@@ -150,6 +150,7 @@ def _replacement(ctx: Context, hand: HandState, card: Card, seat: int) -> None:
     drop_finished(hand)
     hand.holes = {**hand.holes, seat: (*hand.holes.get(seat, ()), card)}
     hand.owed = {**hand.owed, seat: hand.owed[seat] - 1}
+    hand.replaced = hand.replaced | {card}
     hand.dealt = {**hand.dealt, seat: live_cards(hand, seat)}
     expected = [c for c in group.cards if c is not None] if group else []
     if expected and card not in expected:

@@ -45,7 +45,8 @@ def _identify(
 
 
 def _during_deal(hand: HandState) -> bool:
-    return not hand.deal_done and not hand.actions
+    """The deal lasts until the first action: replacements included."""
+    return not hand.actions
 
 
 def exposed(ctx: Context, cmd: Exposed) -> None:

@@ -24,6 +24,8 @@ from controller.table.state import HandState, Hold
 
 Ruling = Callable[[Context, HandState, Hold], None]
 RULINGS: dict[str, Ruling] = {}
+#: Called after every ruling, to let what waited for it go on (cards held back, say).
+AFTER_RULING: list[Callable[[Context, HandState], None]] = []
 
 #: Decisions the floor may give where no hold is pending, by rule.
 _STANDALONE = {"misdeal", "void"}
@@ -98,6 +100,9 @@ def resolve(ctx: Context, hand: HandState, hold: Hold, decision: str, how: str) 
     """Apply ``decision`` to ``hold`` and resume the hand if nothing else holds it."""
     hand.holds = tuple(h for h in hand.holds if h.id != hold.id)
     RULINGS[decision](ctx, hand, hold)
+    if ctx.table.hand is hand:
+        for after in AFTER_RULING:
+            after(ctx, hand)
     if ctx.table.hand is hand and not hand.holds:
         ctx.emit(
             "hand.resume",

@@ -155,6 +155,7 @@ class HandState:
     burn_for: Mapping[Street, Card] = field(default_factory=dict)
     no_burn: frozenset[Street] = frozenset()  # streets dealt without a burn after a reshuffle
     set_aside: tuple[Card, ...] = ()  # premature board cards out of play
+    held_board: tuple[Card, ...] = ()  # board cards read while a burn or board ruling is pending
     reshuffle_after: tuple[Street, Rule] | None = None  # reshuffle the stub when it closes
     extras: int = 0  # extra cards after the starting hands
     deal_done: bool = False

@@ -22,7 +22,7 @@ def location(hand: HandState, card: Card) -> Zone | None:
     """Where the core last placed ``card`` in this hand, if anywhere."""
     if card in hand.muck:
         return MUCK
-    if card in hand.board or card in hand.set_aside:
+    if card in hand.board or card in hand.set_aside or card in hand.held_board:
         return BOARD
     if card in hand.burns:
         return BURN
@@ -80,6 +80,8 @@ def remove(hand: HandState, card: Card) -> None:
         hand.board = tuple(c for c in hand.board if c != card)
     elif card in hand.set_aside:
         hand.set_aside = tuple(c for c in hand.set_aside if c != card)
+    elif card in hand.held_board:
+        hand.held_board = tuple(c for c in hand.held_board if c != card)
     elif card in hand.burns:
         hand.burns = tuple(c for c in hand.burns if c != card)
     else:

@@ -29,8 +29,10 @@ from controller.table.inputs import (
     Action,
     ActionKind,
     Award,
+    ControllerRestarted,
     DeckChecked,
     DeckFault,
+    DeckRevealed,
     DeviceFault,
     DeviceFaultCleared,
     DeviceHealthChanged,
@@ -222,6 +224,10 @@ class CoreRunner:
             self.shuffle(step.verdict or "ok", step.count, step.order, step.seed)
         elif step.shuffler == "reshuffle":
             self.reshuffle_stub(step.seed)
+        elif step.shuffler == "reveal":
+            ok = step.verdict != "commitment_mismatch"
+            order = self.shuffler.order
+            self.feed(DeckRevealed(self.tick(), "shuffler", self.shuffler.shuffle_id, order, ok))
         else:
             purpose = Purpose(step.purpose or "hole")
             self.dispense(purpose, step.seat, step.count)
@@ -326,6 +332,11 @@ class CoreRunner:
             event = DeviceHealthChanged(ts, name, Health.RECONNECTING, detail="unplugged")
         elif step.device == "replug":
             event = DeviceHealthChanged(ts, name, Health.ONLINE, detail="replugged")
+        elif step.device == "rejected":
+            detail = code or "firmware not on the approved list"
+            event = DeviceHealthChanged(ts, name, Health.REJECTED, approved=False, detail=detail)
+        elif step.device == "restart":
+            event = ControllerRestarted(ts, "controller")
         else:
             self.boot_id += 1
             event = DeviceRebooted(ts, name, self.boot_id)

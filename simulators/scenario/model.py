@@ -82,9 +82,11 @@ class Step(_Strict):
     """One ``[[step]]``: exactly one of dealer, shuffler, reader, device or auto."""
 
     dealer: str | None = None
-    shuffler: Literal["shuffle", "dispense", "reshuffle"] | None = None
+    shuffler: Literal["shuffle", "dispense", "reshuffle", "reveal"] | None = None
     reader: Literal["arrive", "depart"] | None = None
-    device: Literal["fault", "clear", "unplug", "replug", "power_loss"] | None = None
+    device: (
+        Literal["fault", "clear", "unplug", "replug", "power_loss", "rejected", "restart"] | None
+    ) = None
     auto: Literal["deal_hole", "board", "check_round", "showdown"] | None = None
     wait: float | None = Field(None, gt=0, description="seconds that pass with nothing happening")
     at: float | None = Field(None, ge=0, description="seconds since the scenario started")
@@ -107,7 +109,16 @@ class Step(_Strict):
     purpose: Literal["hole", "burn", "flop", "turn", "river", "board_other", "extra"] | None = None
     count: int | None = Field(None, ge=0, le=52)
     verdict: (
-        Literal["ok", "short", "extra", "duplicate", "foreign_back", "unreadable", "wrong_profile"]
+        Literal[
+            "ok",
+            "short",
+            "extra",
+            "duplicate",
+            "foreign_back",
+            "unreadable",
+            "wrong_profile",
+            "commitment_mismatch",
+        ]
         | None
     ) = None
     order: list[str] | None = None
