@@ -9,6 +9,7 @@ BUTTON-POS (RRoP Misdeals 2(g), Irregularities 1): a button found in the wrong p
 
 from __future__ import annotations
 
+from controller.profiles import ButtonMode
 from controller.rules import devices
 from controller.rules.ids import Rule
 from controller.rules.misdeal import cutoff_note, cutoff_passed, declare_misdeal
@@ -17,7 +18,7 @@ from controller.table.betting import Street
 from controller.table.context import Context, RejectedError, seat_map
 from controller.table.flow import clockwise_seats
 from controller.table.inputs import ButtonReport, StartHand
-from controller.table.state import HandState
+from controller.table.state import HandState, TableState
 
 
 def start_hand(ctx: Context, cmd: StartHand) -> None:
@@ -55,21 +56,28 @@ def start_hand(ctx: Context, cmd: StartHand) -> None:
             raise RejectedError(f"seat {seat} has no chips")
     if len(seats) < 2:
         raise RejectedError("a hand needs at least two seats with chips")
-    if button not in seats:
-        raise RejectedError(f"the button seat {button} is not dealt in")
-
-    order = clockwise_seats(seats, button)
     rules = [Rule.DE_1537_5_7, Rule.RR_BB_ROT]
-    if len(order) == 2:
-        # heads-up the button posts the small blind; the first group per headsup.first_card (C-14)
-        small_seat, big_seat = button, order[0]
-        deal_order: tuple[int, ...] = (
-            order if table.profile.headsup_first_card == "non_button" else order[::-1]
-        )
-        rules.append(Rule.HU)
+    dead = _dead_button(
+        table.profile.button_mode, table.last_blinds, seats, cmd, redeal is not None
+    )
+    small_seat: int | None
+    if dead is not None:
+        button, small_seat, big_seat = dead
+        order = clockwise_seats(seats, button)
+        deal_order: tuple[int, ...] = order
+        rules.append(Rule.RR_BB_2)
+    elif button not in seats:
+        raise RejectedError(f"the button seat {button} is not dealt in")
     else:
-        small_seat, big_seat = order[0], order[1]
-        deal_order = order
+        order = clockwise_seats(seats, button)
+        if len(order) == 2:
+            # heads-up the button posts the small blind; the first group per headsup.first_card
+            small_seat, big_seat = button, order[0]
+            deal_order = order if table.profile.headsup_first_card == "non_button" else order[::-1]
+            rules.append(Rule.HU)
+        else:
+            small_seat, big_seat = order[0], order[1]
+            deal_order = order
     if redeal is not None:
         rules.append(Rule.MD_REDEAL)
 
@@ -89,6 +97,8 @@ def start_hand(ctx: Context, cmd: StartHand) -> None:
     )
     table.hands_started = number
     table.button = button
+    # where the small blind sat, even dead: the next dead button goes there (RR-BB-2)
+    table.last_blinds = (small_seat if small_seat is not None else _previous_big(table), big_seat)
     table.redeal = None
     table.hand = hand
     data: dict[str, object] = {
@@ -104,6 +114,34 @@ def start_hand(ctx: Context, cmd: StartHand) -> None:
         data["redeal_of"] = redeal.of
     ctx.emit("hand.started", data, tuple(rules))
     _post_forced_bets(ctx, hand)
+
+
+def _dead_button(
+    mode: ButtonMode,
+    last: tuple[int, int] | None,
+    seats: set[int],
+    cmd: StartHand,
+    redeal: bool,
+) -> tuple[int, int | None, int] | None:
+    """RR-BB-2 with a dead button: (button, small blind, big blind), or None to move the button.
+
+    The big blind moves to the next seat dealt in after the last big blind; the last big blind
+    posts the small blind if it is still dealt in (else there is no small blind); the button goes
+    where the last small blind was, even if nobody sits there now.
+    """
+    if mode is not ButtonMode.DEAD or last is None or redeal or cmd.button is not None:
+        return None
+    if len(seats) <= 2:
+        return None  # heads-up the button always posts the small blind
+    last_small_position, last_big = last
+    big = clockwise_seats(seats, last_big)[0]
+    small = last_big if last_big in seats else None
+    return last_small_position, small, big
+
+
+def _previous_big(table: TableState) -> int:
+    assert table.last_blinds is not None
+    return table.last_blinds[1]
 
 
 def _post_forced_bets(ctx: Context, hand: HandState) -> None:

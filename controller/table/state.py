@@ -208,6 +208,7 @@ class TableState:
     hand: HandState | None = None
     last_hand: HandState | None = None
     settle: float = 3.0  # seconds the readers get to see delivered cards
+    last_blinds: tuple[int, int] | None = None  # last hand's small blind position and big blind
     redeal: Redeal | None = None
     devices: Mapping[str, DeviceState] = field(default_factory=dict)
     other_decks: Mapping[str, tuple[str, Card]] = field(default_factory=dict)
