@@ -56,7 +56,8 @@ class ControlClient:
         """Send one command; return the reply, or raise :class:`ControlError` on a refusal."""
         if self._reader is None or self._writer is None:
             await self.connect()
-        assert self._reader is not None and self._writer is not None
+        assert self._reader is not None
+        assert self._writer is not None
         async with self._lock:
             self._writer.write(json.dumps(command).encode() + b"\n")
             await self._writer.drain()

@@ -127,18 +127,18 @@ class LinkClient:
 
     def _drain_outputs(self) -> None:
         for item in self.link.take_events():
-            if isinstance(item, ResponseReceived):
-                if self._reply is not None and item.request_seq == self._reply_seq:
-                    if not self._reply.done():
-                        self._reply.set_result(item.frame)
-            elif isinstance(item, RequestFailed):
-                if self._reply is not None and item.request_seq == self._reply_seq:
-                    if not self._reply.done():
-                        self._reply.set_exception(
-                            LinkTimeoutError(
-                                f"request {item.type:#04x} unanswered after {item.attempts} tries"
-                            )
+            if isinstance(item, ResponseReceived | RequestFailed):
+                reply = self._reply
+                if reply is None or item.request_seq != self._reply_seq or reply.done():
+                    continue  # an answer nobody waits for any more (cancelled or superseded)
+                if isinstance(item, ResponseReceived):
+                    reply.set_result(item.frame)
+                else:
+                    reply.set_exception(
+                        LinkTimeoutError(
+                            f"request {item.type:#04x} unanswered after {item.attempts} tries"
                         )
+                    )
             else:
                 self._incoming.put_nowait(item)
 

@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
+from drivers.paths import config_dir
+
 IMAGE = Path("firmware") / "tsp-sim-shuffler-1.0.0.bin"
-
-
-def config_dir() -> Path:
-    """The project's ``config/``: in the source tree, or where the wheel installed it."""
-    source = Path(__file__).resolve().parents[2] / "config"
-    if source.is_dir():
-        return source
-    return Path(sys.prefix) / "share" / "tablectl" / "config"
 
 
 def default_firmware() -> Path:

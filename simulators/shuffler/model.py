@@ -83,7 +83,7 @@ DEFAULT_CAPS = (
 DECK_CHECK_FAULTS = ("ok", "short", "extra", "duplicate", "foreign", "unreadable", "missing")
 
 
-class Refused(Exception):
+class RefusedError(Exception):
     """A request the device answers with ERROR."""
 
     def __init__(self, code: ErrorCode, detail: str) -> None:
@@ -144,9 +144,11 @@ class ShufflerModel:
         self.challenge_mode = "answer"  # or "refuse" (cannot answer FW_CHALLENGE)
         self.boot_id = rng.getrandbits(32)
         self.booted_at = now
-        self.clock_offset_ms = rng.randint(-10**7, 10**7)
+        self.clock_offset_ms = rng.randint(-(10**7), 10**7)
         self.state = DeviceState.IDLE
-        self.flags = StatusFlag.RNG_SELFTEST_OK | StatusFlag.FW_SELFTEST_OK | StatusFlag.CONFIG_PENDING
+        self.flags = (
+            StatusFlag.RNG_SELFTEST_OK | StatusFlag.FW_SELFTEST_OK | StatusFlag.CONFIG_PENDING
+        )
         self.config_in_force = SetConfig()
         self.counters = dict.fromkeys(Counters.__dataclass_fields__, 0)
         self.faults: dict[int, _Fault] = {}
@@ -190,7 +192,7 @@ class ShufflerModel:
             return MsgType.ERROR, ErrorResponse(ErrorCode.UNKNOWN_TYPE, "unknown type").encode()
         try:
             return msg_type, handler(payload, now)
-        except Refused as refusal:
+        except RefusedError as refusal:
             return MsgType.ERROR, ErrorResponse(refusal.code, refusal.detail).encode()
         except PayloadError as exc:
             return MsgType.ERROR, ErrorResponse(ErrorCode.BAD_LENGTH, str(exc)[:200]).encode()
@@ -243,13 +245,13 @@ class ShufflerModel:
     def _set_config(self, payload: bytes, now: float) -> bytes:
         config = SetConfig.decode(payload)
         if config.id_policy not in (IdPolicy.WITHHOLD, IdPolicy.LIVE):
-            raise Refused(ErrorCode.BAD_ARG, f"id_policy {config.id_policy}")
+            raise RefusedError(ErrorCode.BAD_ARG, f"id_policy {config.id_policy}")
         if config.id_policy == IdPolicy.LIVE and not self.config.caps & Capability.LIVE_CARD_IDS:
-            raise Refused(ErrorCode.DENIED_BY_POLICY, "live card identities are not enabled")
+            raise RefusedError(ErrorCode.DENIED_BY_POLICY, "live card identities are not enabled")
         if config.deck_size != 52 or config.jokers:
-            raise Refused(ErrorCode.NOT_SUPPORTED, "only a 52-card deck without jokers")
+            raise RefusedError(ErrorCode.NOT_SUPPORTED, "only a 52-card deck without jokers")
         if any(not 1 <= step.purpose <= 7 or step.count == 0 for step in config.plan):
-            raise Refused(ErrorCode.BAD_ARG, "bad dispense plan")
+            raise RefusedError(ErrorCode.BAD_ARG, "bad dispense plan")
         self.config_in_force = config
         self.flags &= ~StatusFlag.CONFIG_PENDING
         return b"\x00" + config.encode()
@@ -257,14 +259,14 @@ class ShufflerModel:
     def _start_shuffle(self, payload: bytes, now: float) -> bytes:
         request = StartShuffle.decode(payload)
         if request.mode not in (0, 1):
-            raise Refused(ErrorCode.NOT_SUPPORTED, f"mode {request.mode}")
+            raise RefusedError(ErrorCode.NOT_SUPPORTED, f"mode {request.mode}")
         shuffle_id = self.start_shuffle(now, request.mode, request.host_ref, Trigger.HOST)
         return StartShuffleResult(True, shuffle_id).encode()
 
     def start_shuffle(self, now: float, mode: int, host_ref: int, trigger: Trigger) -> int:
         """Start shuffling the deck in the input (host request or the dealer's button)."""
         if self.state is DeviceState.SHUFFLING:
-            raise Refused(ErrorCode.BUSY, "a shuffle is in progress")
+            raise RefusedError(ErrorCode.BUSY, "a shuffle is in progress")
         self._refuse_on_faults(blocking=Severity.WARN)
         self._retire()
         self.shuffle_id = (self.shuffle_id + 1) & 0xFFFFFFFF
@@ -278,7 +280,7 @@ class ShufflerModel:
     def _present(self, payload: bytes, now: float) -> bytes:
         deck = self.deck
         if deck is None or not deck.ok or self.state not in (DeviceState.READY,):
-            raise Refused(ErrorCode.BAD_STATE, "no shuffled deck to present")
+            raise RefusedError(ErrorCode.BAD_STATE, "no shuffled deck to present")
         self.flags |= StatusFlag.ELEVATOR_UP
         self._emit(DeckMoved(deck.shuffle_id, DeckMove.PRESENTED))
         self._set_state(DeviceState.PRESENTED)
@@ -288,18 +290,20 @@ class ShufflerModel:
         request = DispenseGroup.decode(payload)
         deck = self.deck
         if deck is None or request.shuffle_id != deck.shuffle_id:
-            raise Refused(ErrorCode.BAD_ARG, f"shuffle {request.shuffle_id} is not in the tray")
+            raise RefusedError(
+                ErrorCode.BAD_ARG, f"shuffle {request.shuffle_id} is not in the tray"
+            )
         if not deck.ok or self.state not in (DeviceState.READY, DeviceState.DISPENSING):
-            raise Refused(ErrorCode.BAD_STATE, f"cannot dispense in state {self.state.name}")
+            raise RefusedError(ErrorCode.BAD_STATE, f"cannot dispense in state {self.state.name}")
         self._refuse_on_faults(blocking=Severity.WARN)
         if request.group in deck.groups:
-            raise Refused(ErrorCode.BAD_ARG, f"group {request.group} was already dispensed")
+            raise RefusedError(ErrorCode.BAD_ARG, f"group {request.group} was already dispensed")
         count = request.count or self._planned_count(request.group)
         remaining = len(deck.order) - deck.position
         if not 1 <= count <= remaining:
-            raise Refused(ErrorCode.BAD_ARG, f"{count} cards asked, {remaining} left")
+            raise RefusedError(ErrorCode.BAD_ARG, f"{count} cards asked, {remaining} left")
         if not 1 <= request.purpose <= 7 or request.seat > 10:
-            raise Refused(ErrorCode.BAD_ARG, "bad purpose or seat")
+            raise RefusedError(ErrorCode.BAD_ARG, "bad purpose or seat")
         cards = deck.order[deck.position : deck.position + count]
         deck.position += count
         deck.groups.add(request.group)
@@ -318,7 +322,7 @@ class ShufflerModel:
     def _planned_count(self, group: int) -> int:
         plan: tuple[PlanStep, ...] = self.config_in_force.plan
         if not 1 <= group <= len(plan):
-            raise Refused(ErrorCode.BAD_ARG, f"count 0 and no plan entry for group {group}")
+            raise RefusedError(ErrorCode.BAD_ARG, f"count 0 and no plan entry for group {group}")
         return plan[group - 1].count
 
     def _clear_fault(self, payload: bytes, now: float) -> bytes:
@@ -346,10 +350,10 @@ class ShufflerModel:
     def _reveal(self, payload: bytes, now: float) -> bytes:
         request = RevealDeck.decode(payload)
         if self.deck is not None and request.shuffle_id == self.deck.shuffle_id:
-            raise Refused(ErrorCode.BAD_STATE, "that deck can still be in play")
+            raise RefusedError(ErrorCode.BAD_STATE, "that deck can still be in play")
         deck = self.retired.get(request.shuffle_id)
         if deck is None:
-            raise Refused(ErrorCode.BAD_ARG, f"no retired deck {request.shuffle_id}")
+            raise RefusedError(ErrorCode.BAD_ARG, f"no retired deck {request.shuffle_id}")
         order = deck.order
         if self.tamper_reveal:
             # A compromised device: the revealed order is not the one it committed to.
@@ -365,7 +369,7 @@ class ShufflerModel:
     def _challenge(self, payload: bytes, now: float) -> bytes:
         request = FwChallenge.decode(payload)
         if self.challenge_mode == "refuse" or not self.config.caps & Capability.FW_CHALLENGE:
-            raise Refused(ErrorCode.NOT_SUPPORTED, "firmware challenge unavailable")
+            raise RefusedError(ErrorCode.NOT_SUPPORTED, "firmware challenge unavailable")
         mac = hmac.new(request.nonce, self.firmware, hashlib.sha256).digest()
         return ChallengeResult(1, mac).encode()
 
@@ -488,7 +492,7 @@ class ShufflerModel:
     def _refuse_on_faults(self, blocking: Severity) -> None:
         active = self._blocking_faults(blocking)
         if active:
-            raise Refused(ErrorCode.FAULT_ACTIVE, f"{len(active)} active fault(s)")
+            raise RefusedError(ErrorCode.FAULT_ACTIVE, f"{len(active)} active fault(s)")
 
     def _next_order(self) -> bytes:
         config = self.config
@@ -553,10 +557,21 @@ class ShufflerModel:
             short = 52 - (counted if counted is not None else 51)
             missing = order[-max(1, short) :]
             self.counters["misreads"] += 0
-            return DeckCheck(sid, DeckVerdict.SHORT, 52 - len(missing), 52 - len(missing), 0, 0, missing)  # noqa: E501
+            return DeckCheck(
+                sid, DeckVerdict.SHORT, 52 - len(missing), 52 - len(missing), 0, 0, missing
+            )
         if kind == "extra":
             extra = max(1, (counted or 53) - 52)
-            return DeckCheck(sid, DeckVerdict.EXTRA | DeckVerdict.DUPLICATE, 52 + extra, 52 + extra, 0, 0, b"", order[:extra])  # noqa: E501
+            return DeckCheck(
+                sid,
+                DeckVerdict.EXTRA | DeckVerdict.DUPLICATE,
+                52 + extra,
+                52 + extra,
+                0,
+                0,
+                b"",
+                order[:extra],
+            )
         if kind == "duplicate":
             return DeckCheck(sid, DeckVerdict.DUPLICATE, 52, 52, 0, 0, order[-1:], order[:1])
         if kind == "foreign":

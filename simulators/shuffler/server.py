@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
 import os
 import random
 from pathlib import Path
@@ -25,13 +26,15 @@ from simulators.shuffler.commands import (
     BurstCommand,
     ClearCommand,
     Command,
+    CommandError,
     DeckCheckCommand,
     DeckCommand,
     FaultCommand,
     PressCommand,
     StatusCommand,
+    parse_command,
 )
-from simulators.shuffler.model import Refused, ShufflerModel
+from simulators.shuffler.model import RefusedError, ShufflerModel
 
 SEVERITIES = {"info": Severity.INFO, "warn": Severity.WARN, "error": Severity.ERROR}
 SEVERITIES["critical"] = Severity.CRITICAL
@@ -234,7 +237,7 @@ class SimulatorServer:
         now = self._loop.time()
         try:
             reply = self._apply(command, now)
-        except Refused as refusal:
+        except RefusedError as refusal:
             return {"ok": False, "error": refusal.detail}
         self._step(now)
         return {"ok": True, **reply}
@@ -326,9 +329,6 @@ class SimulatorServer:
 
 async def serve_control(server: SimulatorServer, path: Path) -> asyncio.Server:
     """Listen on a Unix socket for JSON-line commands; one JSON reply per line."""
-    import json
-
-    from simulators.shuffler.commands import CommandError, parse_command
 
     async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
