@@ -293,7 +293,11 @@ class ShufflerModel:
             raise RefusedError(
                 ErrorCode.BAD_ARG, f"shuffle {request.shuffle_id} is not in the tray"
             )
-        if not deck.ok or self.state not in (DeviceState.READY, DeviceState.DISPENSING):
+        if not deck.ok or self.state not in (
+            DeviceState.READY,
+            DeviceState.PRESENTED,
+            DeviceState.DISPENSING,
+        ):
             raise RefusedError(ErrorCode.BAD_STATE, f"cannot dispense in state {self.state.name}")
         self._refuse_on_faults(blocking=Severity.WARN)
         if request.group in deck.groups:
