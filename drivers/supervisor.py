@@ -89,6 +89,8 @@ class Supervisor:
         self.approved: bool | None = None
         self.detail = ""
         self.attempts = 0
+        #: Sessions started so far (each connection attempt is one).
+        self.sessions = 0
         self._online_since: float | None = None
         self._changed = asyncio.Condition()
 
@@ -123,6 +125,7 @@ class Supervisor:
         failures = 0
         while True:
             self._online_since = None
+            self.sessions += 1
             try:
                 await self._session(self)
                 error: DeviceError = DeviceError("the connection ended")

@@ -18,7 +18,9 @@ from drivers.shuffler.options import ShufflerOptions
 from simulators.control_client import ControlClient
 
 
-async def wait_until(predicate: Callable[[], bool], timeout: float = 10.0, what: str = "") -> None:
+async def wait_until(
+    predicate: Callable[[], object], timeout: float = 10.0, what: str = ""
+) -> None:
     """Poll ``predicate`` until it holds; fail the test after ``timeout`` seconds."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout

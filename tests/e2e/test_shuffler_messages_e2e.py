@@ -27,7 +27,11 @@ async def test_identify_approve_configure_and_sync(rig: RigFactory) -> None:
     r = await rig()
     identity = r.driver.identity
     assert identity is not None
-    assert (identity.vendor, identity.model, identity.serial) == ("tablectl", "TSP-SIM-1", "SIM-0001")
+    assert (identity.vendor, identity.model, identity.serial) == (
+        "tablectl",
+        "TSP-SIM-1",
+        "SIM-0001",
+    )
     assert identity.caps & Capability.FW_CHALLENGE
     assert identity.boot_id == r.driver.boot_id
     # The simulator starts with its clock off by up to 10^4 s; TIME_SYNC measured that offset.
@@ -48,7 +52,7 @@ async def test_shuffle_dispense_withheld_and_reveal(rig: RigFactory) -> None:
     await wait_until(lambda: r.of(ShuffleCompleted), what="shuffle complete")
     checked, completed = r.of(DeckChecked)[0], r.of(ShuffleCompleted)[0]
     assert (checked.shuffle_id, checked.faults, checked.counted) == (shuffle_id, frozenset(), 52)
-    assert completed.ok and completed.card_count == 52 and len(completed.commitment) == 64
+    assert (completed.ok, completed.card_count, len(completed.commitment)) == (True, 52, 64)
     await r.driver.present()
     for group, seat in enumerate((1, 2, 3), start=1):
         await r.driver.dispense_group(shuffle_id, group, 2, Purpose.HOLE, seat)
