@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from drivers.shuffler.codes import DeviceState, StatusFlag
 from drivers.shuffler.commitment import deck_commitment
 from drivers.shuffler.events import FaultRaised, GroupDispensedEvent
 from drivers.shuffler.messages import DispenseGroup, ErrorResponse, Status
@@ -77,14 +78,12 @@ def test_ping_response_vector_decodes() -> None:
     frame = _frame("PING response")
     assert (frame.flags, frame.seq, frame.corr) == (Flags.RSP, 33, 7)
     assert Status.decode(frame.payload) == Status(
-        4, 0x0310, 0, 1042, 0, 52, 3_600_000, 0x5EED1234, 0
+        DeviceState.READY, StatusFlag(0x0310), 0, 1042, 0, 52, 3_600_000, 0x5EED1234, 0
     )
 
 
 def test_request_and_error_vectors_decode() -> None:
-    assert DispenseGroup.decode(_frame("DISPENSE_GROUP").payload) == DispenseGroup(
-        1042, 3, 2, 1, 4
-    )
+    assert DispenseGroup.decode(_frame("DISPENSE_GROUP").payload) == DispenseGroup(1042, 3, 2, 1, 4)
     assert ErrorResponse.decode(_frame("ERROR").payload) == ErrorResponse(3, "deck in play")
 
 
