@@ -341,6 +341,10 @@ async def serve_control(server: SimulatorServer, path: Path) -> asyncio.Server:
                 await writer.drain()
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
+        except asyncio.CancelledError:
+            # The simulator is shutting down with a client still connected: end quietly
+            # (the stream machinery would otherwise log the cancellation as an error).
+            pass
         finally:
             writer.close()
 

@@ -74,7 +74,7 @@ def test_shuffle_commits_to_the_order_and_reveals_after_retirement() -> None:
 
 
 def test_dispense_takes_the_next_cards_and_withholds_by_default() -> None:
-    m = model(order=("As", "Kd", "Qh"))  # type: ignore[arg-type]
+    m = model(order=("As", "Kd", "Qh"))
     sid = shuffled(m)
     m.take_events()
     call(m, MsgType.DISPENSE_GROUP, DispenseGroup(sid, 1, 2, 1, 3).encode())
