@@ -7,7 +7,7 @@ health as a :class:`~controller.table.inputs.DeviceHealthChanged` input:
 
 * ``online`` — the session is up (and the device approved);
 * ``stale`` — the device stopped answering heartbeats but the port is still open;
-* ``reconnecting`` — the connection ended; the supervisor is waiting to try again;
+* ``reconnecting`` — the connection ended (or the device rebooted); a new session is coming;
 * ``failed`` — ``fail_after`` attempts in a row failed; retries go on at the backoff cap;
 * ``rejected`` — the device is not approved; the table must not use it.
 
@@ -130,7 +130,10 @@ class Supervisor:
                 await self._session(self)
                 error: DeviceError = DeviceError("the connection ended")
             except SessionRestartError as exc:
+                # Not a failure: reconnect at once, but the device is not usable until the new
+                # session has identified, approved and configured it again.
                 log.info("device.restart", device=self.device_id, reason=str(exc))
+                await self.set_health(Health.RECONNECTING, detail=str(exc))
                 continue
             except DeviceRejectedError as exc:
                 log.error("device.rejected", device=self.device_id, reason=str(exc))

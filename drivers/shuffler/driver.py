@@ -137,6 +137,8 @@ class ShufflerDriver:
         self.clock_offset_ms: int | None = None
         self.integrity_alarms: list[str] = []
         self._client: LinkClient | None = None
+        self._link_client: LinkClient | None = None
+        self._handling: asyncio.Task[None] | None = None
         self._approved = asyncio.Event()
         self._restart = asyncio.Event()
         self._session_boot: int | None = None
@@ -251,7 +253,12 @@ class ShufflerDriver:
     # ------------------------------------------------------------------ session
 
     async def _session(self, supervisor: Supervisor) -> None:
-        client = LinkClient(self._link)
+        # One client for the driver's lifetime: events and session changes it queued survive a
+        # reconnect, and so does the link's de-duplication state.
+        if self._link_client is None:
+            self._link_client = LinkClient(self._link)
+        client = self._link_client
+        self._session_boot = None
         transport = await SerialTransport.open(
             self.options.port, client.data_received, client.connection_lost, self.options.baudrate
         )
@@ -275,8 +282,14 @@ class ShufflerDriver:
             consumer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await consumer
+            # An event half-way into the sink is finished, not dropped: acknowledging it later
+            # marks it done, so its retransmission after the reconnect is recognised.
+            if self._handling is not None:
+                with contextlib.suppress(Exception):
+                    await self._handling
+                self._handling = None
             transport.close()
-            client.close()
+            client.detach()
 
     async def _approve(self, client: LinkClient, identity: Identity) -> None:
         entry = self.approvals.match(identity)
@@ -357,9 +370,22 @@ class ShufflerDriver:
                 await self._on_session(item)
                 continue
             # An unapproved device's events are not trusted: they stay unacknowledged.
-            await self._approved.wait()
+            try:
+                await self._approved.wait()
+            except asyncio.CancelledError:
+                client.abandon(item)
+                raise
+            self._handling = asyncio.ensure_future(self._handle(client, item))
+            await asyncio.shield(self._handling)
+            self._handling = None
+
+    async def _handle(self, client: LinkClient, item: EventReceived) -> None:
+        try:
             await self._on_event(item)
-            client.done(item)
+        except BaseException:
+            client.abandon(item)
+            raise
+        client.done(item)
 
     async def _on_session(self, change: SessionChanged) -> None:
         if change.previous is None:

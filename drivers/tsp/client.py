@@ -55,10 +55,17 @@ class LinkClient:
         self._drain_outputs()
         self._transport = transport
         self._lost = self._loop.create_future()
-        # Anything queued but not yet acknowledged belongs to the old connection: the device
-        # will retransmit it, and the link has forgotten it was pending.
+        # Events queued but never handed to the application are abandoned: the device
+        # retransmits them. Session changes are kept, so no reboot goes unreported.
+        kept: list[EventReceived | SessionChanged] = []
         while not self._incoming.empty():
-            self._incoming.get_nowait()
+            item = self._incoming.get_nowait()
+            if isinstance(item, EventReceived):
+                self.link.abandon_event(item.boot_id, item.frame.seq)
+            else:
+                kept.append(item)
+        for item in kept:
+            self._incoming.put_nowait(item)
 
     def data_received(self, data: bytes) -> None:
         """Bytes from the transport."""
@@ -110,8 +117,13 @@ class LinkClient:
         self.link.event_done(item.boot_id, item.frame.seq)
         self._flush()
 
-    def close(self) -> None:
-        """Stop the timer (the transport is closed by its owner)."""
+    def abandon(self, item: EventReceived) -> None:
+        """The application could not handle ``item``: the device will send it again."""
+        self.link.abandon_event(item.boot_id, item.frame.seq)
+
+    def detach(self) -> None:
+        """The owner closed the transport: fail a waiting request and stop the timer."""
+        self.connection_lost(None)
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None

@@ -172,7 +172,9 @@ class HostLink:
         """The transport was reconnected: drop a partial frame and the outstanding request.
 
         The session (boot id) and the event de-duplication state survive, so an event the device
-        retransmits after a replug is recognised.
+        retransmits after a replug is recognised. So does an event the application is still
+        handling: it is acknowledged when the application is done with it (or abandoned with
+        :meth:`abandon_event`), and its retransmitted copies wait until then.
         """
         self._deframer.reset()
         self._out.clear()
@@ -180,7 +182,6 @@ class HostLink:
             failed = self._outstanding
             self._outstanding = None
             self._events.append(RequestFailed(failed.frame.seq, failed.frame.type, failed.attempts))
-        self._pending_event = None
 
     def tick(self, now: float) -> None:
         """Run the retransmit timer."""
@@ -221,6 +222,14 @@ class HostLink:
         self._pending_event = None
         self._last_done = seq
         self._ack(seq)
+
+    def abandon_event(self, boot_id: int, seq: int) -> None:
+        """The application will not handle event ``seq``: leave it unacknowledged.
+
+        The device retransmits it, and it is delivered again.
+        """
+        if self._pending_event == (boot_id, seq):
+            self._pending_event = None
 
     # ------------------------------------------------------------------ internals
 

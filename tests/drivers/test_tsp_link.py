@@ -308,3 +308,31 @@ def test_lossy_channel_exactly_once_in_order(
         if seq in expected:
             assert int.from_bytes(payload, "little") == expected[seq]
             assert rig.executed.get(expected[seq]) == 1
+
+
+def test_event_in_hand_survives_a_reconnect_and_abandoned_one_is_redelivered() -> None:
+    rig = Rig()
+    rig.ping()
+    rig.run_until(lambda: rig.sessions)
+    rig.device.queue_event(EVENT, b"\x01")
+    rig.device.tick(rig.now)
+    rig.host.receive(b"".join(frame_bytes_to_wire(f) for f in rig.device.take_frames()), rig.now)
+    (first,) = [e for e in rig.host.take_events() if isinstance(e, EventReceived)]
+    # The cable is replugged while the application still holds the event: it finishes later,
+    # and the retransmitted copy that arrives meanwhile is not delivered a second time.
+    rig.host.reset_transport()
+    rig.now += 1.0
+    rig.device.tick(rig.now)
+    rig.host.receive(b"".join(frame_bytes_to_wire(f) for f in rig.device.take_frames()), rig.now)
+    assert not [e for e in rig.host.take_events() if isinstance(e, EventReceived)]
+    rig.host.event_done(first.boot_id, first.frame.seq)
+    rig.device.receive(rig.host.take_output(), rig.now)
+    assert rig.device.queued_events == 0
+    # An event the application gives up on is delivered again.
+    rig.device.queue_event(EVENT, b"\x02")
+    rig.device.tick(rig.now)
+    rig.host.receive(b"".join(frame_bytes_to_wire(f) for f in rig.device.take_frames()), rig.now)
+    (second,) = [e for e in rig.host.take_events() if isinstance(e, EventReceived)]
+    rig.host.abandon_event(second.boot_id, second.frame.seq)
+    rig.run_until(lambda: rig.events == [2])
+    assert rig.events == [2]

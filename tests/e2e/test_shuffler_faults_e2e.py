@@ -117,7 +117,7 @@ async def test_power_loss_reports_a_reboot_and_keeps_queued_events(rig: RigFacto
     await wait_until(lambda: r.of(DeviceRebooted), 10, "reboot")
     assert r.of(DeviceRebooted)[0].boot_id != old_boot
     await wait_until(lambda: any(f.code == "POWER_LOSS_DURING_SHUFFLE" for f in r.of(DeviceFault)))
-    await wait_until(lambda: r.driver.health is Health.ONLINE and r.driver.boot_id != old_boot)
+    await wait_until(lambda: health_path(r)[-2:] == [Health.RECONNECTING, Health.ONLINE])
     raised = [(f.code, f.fault_id) for f in r.of(DeviceFault)]
     assert [code for code, _ in raised[:5]] == ["TRAY_NOT_SEATED"] * 5
     assert raised[-1][0] == "POWER_LOSS_DURING_SHUFFLE"
