@@ -26,8 +26,6 @@ from drivers.errors import (
     DeviceCommandError,
     DeviceError,
     DeviceNotReadyError,
-    DeviceUnavailableError,
-    LinkTimeoutError,
 )
 from drivers.serial_transport import SerialTransport
 from drivers.shuffler.approval import ApprovalList, check_challenge
@@ -75,19 +73,17 @@ from drivers.supervisor import (
     Backoff,
     Clock,
     InputSink,
-    SessionRestartError,
     Supervisor,
     utc_now,
 )
 from drivers.tsp.client import LinkClient
 from drivers.tsp.frame import Frame
+from drivers.tsp.heartbeat import heartbeat
 from drivers.tsp.link import EventReceived, HostLink, LinkTimers, SessionChanged
 from drivers.tsp.payload import PayloadError
 from drivers.tsp.stats import LinkStats
 
 log = structlog.get_logger("tablectl.shuffler")
-
-_BOOT_ID_OFFSET_STATUS = 15
 
 
 def boot_id_of(frame: Frame) -> int | None:
@@ -275,7 +271,14 @@ class ShufflerDriver:
             self._approved.set()
             await self.time_sync()
             await supervisor.set_health(Health.ONLINE, approved=True)
-            await self._heartbeat(client, supervisor)
+            await heartbeat(
+                client,
+                supervisor,
+                interval=self.options.heartbeat_interval,
+                max_failures=self.options.heartbeat_failures,
+                restart=self._restart,
+                on_response=self._on_ping,
+            )
         finally:
             self._client = None
             self._approved.clear()
@@ -290,6 +293,11 @@ class ShufflerDriver:
                 self._handling = None
             transport.close()
             client.detach()
+
+    def _on_ping(self, frame: Frame) -> None:
+        if frame.type == MsgType.PING:
+            with contextlib.suppress(PayloadError):
+                self.last_status = Status.decode(frame.payload)
 
     async def _approve(self, client: LinkClient, identity: Identity) -> None:
         entry = self.approvals.match(identity)
@@ -329,37 +337,6 @@ class ShufflerDriver:
         reply = await self._request(client, MsgType.SET_CONFIG, config.encode())
         if not reply or reply[0] != 0:
             raise DeviceCommandError("SET_CONFIG", reply[0] if reply else 0, "NOT_APPLIED", "")
-
-    async def _heartbeat(self, client: LinkClient, supervisor: Supervisor) -> None:
-        options = self.options
-        failures = 0
-        lost = asyncio.ensure_future(client.wait_lost())
-        restart = asyncio.ensure_future(self._restart.wait())
-        try:
-            while True:
-                done, _ = await asyncio.wait(
-                    {lost, restart},
-                    timeout=options.heartbeat_interval,
-                    return_when=asyncio.FIRST_COMPLETED,
-                )
-                if lost in done:
-                    raise DeviceUnavailableError(f"{options.port}: link lost ({lost.result()})")
-                if restart in done:
-                    raise SessionRestartError("the device rebooted")
-                try:
-                    self.last_status = Status.decode(await self._request(client, MsgType.PING))
-                except LinkTimeoutError as exc:
-                    failures += 1
-                    await supervisor.set_health(Health.STALE, approved=True, detail=str(exc))
-                    if failures >= options.heartbeat_failures:
-                        raise
-                    continue
-                if failures:
-                    failures = 0
-                    await supervisor.set_health(Health.ONLINE, approved=True)
-        finally:
-            lost.cancel()
-            restart.cancel()
 
     # ------------------------------------------------------------------ events
 

@@ -52,6 +52,7 @@ class Rig:
     sim: Simulator
     driver: ShufflerDriver
     inputs: list[DeviceInput] = field(default_factory=list)
+    device_events: list[object] = field(default_factory=list)
 
     def of(self, kind: type) -> list[Any]:
         return [item for item in self.inputs if isinstance(item, kind)]
@@ -115,11 +116,12 @@ async def rig(start_sim: SimFactory) -> AsyncIterator[RigFactory]:
             rejected_retry=0.5,
             **overrides,
         )
-        driver = ShufflerDriver("shuffler", options, sink)
+        device_events: list[object] = []
+        driver = ShufflerDriver("shuffler", options, sink, on_device_event=device_events.append)
         tasks.append(asyncio.create_task(driver.run(), name="driver"))
         if online:
             await driver.wait_online(timeout=15)
-        return Rig(sim, driver, inputs)
+        return Rig(sim, driver, inputs, device_events)
 
     yield make
     for task in tasks:

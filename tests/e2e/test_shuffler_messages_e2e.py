@@ -17,8 +17,9 @@ from controller.table.inputs import (
     ShuffleCompleted,
 )
 from drivers.errors import DeviceCommandError
-from drivers.shuffler.codes import Capability, DeviceState
+from drivers.shuffler.codes import Capability, DeckMove, DeviceState, Trigger
 from drivers.shuffler.commitment import deck_commitment
+from drivers.shuffler.events import DeckMoved, OperatorInput, ShuffleStarted, StateChanged
 from simulators.deck_order import deck_order
 from tests.e2e.conftest import RigFactory, wait_until
 
@@ -198,3 +199,19 @@ async def test_card_code_of_revealed_order_round_trips(rig: RigFactory) -> None:
     await r.driver.abort()
     revealed = await r.driver.reveal_deck(shuffle_id)
     assert [card_code(c) for c in revealed.order[:2]] == [0, 51]
+
+
+async def test_events_the_core_does_not_consume_reach_observers(rig: RigFactory) -> None:
+    r = await rig()
+    await r.sim.send({"press": "shuffle"})  # the dealer's button starts a shuffle
+    await wait_until(lambda: r.of(ShuffleCompleted), what="dealer shuffle")
+    await r.driver.present()
+    await wait_until(lambda: any(isinstance(e, DeckMoved) for e in r.device_events))
+    kinds = [type(e) for e in r.device_events]
+    assert kinds.index(OperatorInput) < kinds.index(ShuffleStarted) < kinds.index(DeckMoved)
+    started = next(e for e in r.device_events if isinstance(e, ShuffleStarted))
+    assert started.trigger == Trigger.DEALER
+    states = [DeviceState(e.state) for e in r.device_events if isinstance(e, StateChanged)]
+    assert states == [DeviceState.SHUFFLING, DeviceState.READY, DeviceState.PRESENTED]
+    moved = next(e for e in r.device_events if isinstance(e, DeckMoved))
+    assert moved.what == DeckMove.PRESENTED
