@@ -37,17 +37,14 @@ from drivers.shuffler.codes import (
     MsgType,
     Profile,
     ShuffleMode,
-    ShuffleResult,
 )
-from drivers.shuffler.commitment import verify_commitment
-from drivers.shuffler.convert import card_or_none, cards_of, to_input
+from drivers.shuffler.convert import cards_of, to_input
 from drivers.shuffler.events import (
     DeviceEvent,
-    GroupDispensedEvent,
-    ShuffleComplete,
     UnknownEvent,
     decode_event,
 )
+from drivers.shuffler.integrity import DeckLedger
 from drivers.shuffler.messages import (
     ChallengeResult,
     ClearFault,
@@ -138,8 +135,7 @@ class ShufflerDriver:
         self._approved = asyncio.Event()
         self._restart = asyncio.Event()
         self._session_boot: int | None = None
-        self._commitments: dict[int, bytes] = {}
-        self._live_groups: dict[int, list[tuple[int, bytes]]] = {}
+        self.ledger = DeckLedger()
 
     # ------------------------------------------------------------------ public state
 
@@ -232,8 +228,8 @@ class ShufflerDriver:
         """
         payload = await self._call(MsgType.REVEAL_DECK, RevealDeck(shuffle_id).encode())
         reveal = DeckReveal.decode(payload)
-        expected = bytes.fromhex(commitment) if commitment else self._commitments.get(shuffle_id)
-        problems = self._check_reveal(shuffle_id, reveal, expected)
+        expected = bytes.fromhex(commitment) if commitment else None
+        problems = self.ledger.check(shuffle_id, reveal, expected)
         verified = not problems
         for problem in problems:
             self.integrity_alarms.append(problem)
@@ -386,40 +382,10 @@ class ShufflerDriver:
         if isinstance(event, UnknownEvent):
             log.warning("shuffler.unknown_event", device=self.device_id, type=event.type)
             return
-        self._remember(event)
+        self.ledger.observe(event)
         core_input = to_input(event, self.device_id, self._clock())
         if core_input is not None:
             await self._sink(core_input)
-
-    def _remember(self, event: DeviceEvent) -> None:
-        if isinstance(event, ShuffleComplete) and event.result == ShuffleResult.OK:
-            self._commitments[event.shuffle_id] = event.commitment
-            while len(self._commitments) > 16:
-                del self._commitments[next(iter(self._commitments))]
-            self._live_groups[event.shuffle_id] = []
-        elif isinstance(event, GroupDispensedEvent):
-            self._live_groups.setdefault(event.shuffle_id, []).append((event.group, event.cards))
-
-    def _check_reveal(
-        self, shuffle_id: int, reveal: DeckReveal, expected: bytes | None
-    ) -> list[str]:
-        if reveal.shuffle_id != shuffle_id:
-            return [f"asked for deck {shuffle_id}, the device revealed {reveal.shuffle_id}"]
-        if expected is None:
-            return [f"no commitment known for deck {shuffle_id}: the reveal cannot be verified"]
-        if not verify_commitment(expected, shuffle_id, reveal.salt, reveal.order):
-            return [f"deck {shuffle_id}: the revealed order does not match its commitment"]
-        problems = []
-        position = 0
-        for group, codes in self._live_groups.get(shuffle_id, []):
-            dealt = reveal.order[position : position + len(codes)]
-            position += len(codes)
-            for shown, actual in zip(codes, dealt, strict=False):
-                if card_or_none(shown) is not None and shown != actual:
-                    problems.append(
-                        f"deck {shuffle_id} group {group}: dispensed {shown}, order has {actual}"
-                    )
-        return problems
 
     # ------------------------------------------------------------------ plumbing
 

@@ -65,6 +65,7 @@ from drivers.shuffler.messages import (
 )
 from drivers.tsp.payload import PayloadError
 from simulators.deck_order import deck_order
+from simulators.shuffler.deck import deck_check
 
 DEFAULT_CAPS = (
     Capability.CARD_RECOGNITION
@@ -547,38 +548,12 @@ class ShufflerModel:
     def _deck_check(self, deck: _Deck) -> DeckCheck:
         kind, self.next_check = self.next_check, "ok"
         counted, self.next_count = self.next_count, None
-        order = deck.order
-        if counted is not None and counted != len(order):
-            kind = "short" if counted < len(order) else "extra"
+        if counted is not None and counted != len(deck.order):
             self.raise_fault(
                 fault_code("COUNT_MISMATCH"), Severity.WARN, FaultFlag.OPERATOR_ACTION,
                 f"counted {counted} cards",
             )  # fmt: skip
-        sid = deck.shuffle_id
-        if kind == "ok":
-            return DeckCheck(sid, DeckVerdict.OK, 52, 52, 0, 0)
-        if kind in ("short", "missing"):
-            short = 52 - (counted if counted is not None else 51)
-            missing = order[-max(1, short) :]
-            self.counters["misreads"] += 0
-            return DeckCheck(
-                sid, DeckVerdict.SHORT, 52 - len(missing), 52 - len(missing), 0, 0, missing
-            )
-        if kind == "extra":
-            extra = max(1, (counted or 53) - 52)
-            return DeckCheck(
-                sid,
-                DeckVerdict.EXTRA | DeckVerdict.DUPLICATE,
-                52 + extra,
-                52 + extra,
-                0,
-                0,
-                b"",
-                order[:extra],
-            )
-        if kind == "duplicate":
-            return DeckCheck(sid, DeckVerdict.DUPLICATE, 52, 52, 0, 0, order[-1:], order[:1])
-        if kind == "foreign":
-            return DeckCheck(sid, DeckVerdict.FOREIGN_BACK, 53, 52, 0, 1)
-        self.counters["misreads"] += 1
-        return DeckCheck(sid, DeckVerdict.UNREADABLE, 52, 51, 1, 0)
+        check = deck_check(deck.shuffle_id, deck.order, kind, counted)
+        if check.unreadable:
+            self.counters["misreads"] += check.unreadable
+        return check

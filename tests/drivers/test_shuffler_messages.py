@@ -158,3 +158,22 @@ def test_group_dispensed_conversion() -> None:
     assert getattr(converted, "seat") is None  # noqa: B009
     assert getattr(converted, "cards") == ("As", None, None)  # noqa: B009
     assert to_input(StateChanged(1, 0, 0, 0), "shuffler", ts) is None
+
+
+def test_ledger_checks_live_cards_against_the_revealed_order() -> None:
+    from drivers.shuffler.commitment import deck_commitment
+    from drivers.shuffler.integrity import DeckLedger
+
+    order, salt = bytes(range(52)), bytes(16)
+    ledger = DeckLedger()
+    ledger.observe(ShuffleComplete(9, 0, 100, 52, deck_commitment(9, salt, order)))
+    ledger.observe(GroupDispensedEvent(9, 1, 1, 1, bytes([0, 1]), 50))
+    ledger.observe(GroupDispensedEvent(9, 2, 1, 2, bytes([0xFD, 7]), 48))
+    assert ledger.check(9, DeckReveal(9, salt, order)) == [
+        "deck 9 group 2: dispensed 7, order has 3"
+    ]
+    assert ledger.check(9, DeckReveal(9, bytes(16), order[::-1])) == [
+        "deck 9: the revealed order does not match its commitment"
+    ]
+    assert "no commitment known" in ledger.check(10, DeckReveal(10, salt, order))[0]
+    assert "revealed 11" in ledger.check(10, DeckReveal(11, salt, order))[0]
