@@ -267,14 +267,27 @@ class ShufflerDriver:
             self._approved.set()
             await self.time_sync()
             await supervisor.set_health(Health.ONLINE, approved=True)
-            await heartbeat(
-                client,
-                supervisor,
-                interval=self.options.heartbeat_interval,
-                max_failures=self.options.heartbeat_failures,
-                restart=self._restart,
-                on_response=self._on_ping,
+            beat = asyncio.create_task(
+                heartbeat(
+                    client,
+                    supervisor,
+                    interval=self.options.heartbeat_interval,
+                    max_failures=self.options.heartbeat_failures,
+                    restart=self._restart,
+                    on_response=self._on_ping,
+                ),
+                name=f"{self.device_id}:heartbeat",
             )
+            try:
+                # The event consumer never ends by itself: if it does, the sink failed, and that
+                # must end the session loudly rather than leave events unread.
+                done, _ = await asyncio.wait({beat, consumer}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                beat.cancel()
+                with contextlib.suppress(asyncio.CancelledError, DeviceError):
+                    await beat
+            for task in done:
+                task.result()
         finally:
             self._client = None
             self._approved.clear()

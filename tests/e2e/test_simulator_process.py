@@ -72,3 +72,22 @@ async def test_missing_port_goes_from_reconnecting_to_failed(tmp_path: Path) -> 
     changes = [item for item in inputs if isinstance(item, DeviceHealthChanged)]
     assert [c.health for c in changes] == [Health.RECONNECTING, Health.FAILED]
     assert "cannot open" in changes[-1].detail
+
+
+async def test_a_failing_sink_ends_the_driver_loudly_and_loses_nothing(
+    start_sim: SimFactory,
+) -> None:
+    sim = await start_sim()
+
+    async def sink(item: DeviceInput) -> None:
+        if isinstance(item, DeviceFault):
+            raise RuntimeError("journal is broken")
+
+    driver = ShufflerDriver("shuffler", ShufflerOptions(port=str(sim.link)), sink)
+    task = asyncio.create_task(driver.run())
+    await driver.wait_online(timeout=15)
+    await sim.fault("jam")
+    with pytest.raises(RuntimeError, match="journal is broken"):
+        await asyncio.wait_for(task, 10)
+    # The event was never acknowledged: the device still holds it for the next host.
+    assert (await sim.control.status())["queued_events"] >= 1
