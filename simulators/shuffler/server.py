@@ -217,6 +217,9 @@ class SimulatorServer:
             return
         self._unwatch()
         self.port.close()
+        # udev removes /dev/serial/by-id/… when a device goes; a dangling link could otherwise
+        # lead the driver to whatever pty the kernel hands out next under the same number.
+        self.port.remove_link()
         self._tx.clear()
         self.link.reset_transport()
         self.unplugged = True

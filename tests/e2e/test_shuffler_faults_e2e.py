@@ -93,6 +93,7 @@ async def test_unplug_and_replug_lose_nothing(rig: RigFactory) -> None:
     await r.sim.send({"burst": 20})
     await r.sim.fault("unplug")  # whatever was in flight is cut off mid-stream
     await wait_until(lambda: r.driver.health is Health.RECONNECTING, 10, "reconnecting")
+    assert not r.sim.link.is_symlink()  # the device node is gone while unplugged
     await r.sim.send({"burst": 15})  # happens while the cable is out
     jam = await r.sim.fault("jam", code="JAM_PATH")
     with pytest.raises(DeviceNotReadyError):
