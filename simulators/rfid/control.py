@@ -53,13 +53,19 @@ class ReaderRuntime(Protocol):
         """Where the device is: its pty, or its USB address."""
 
 
-def power_loss(runtime: ReaderRuntime) -> None:
-    """Power cut and back: a new boot id, and every event still in the reader's RAM is gone."""
-    runtime.model.power_loss(runtime.now())
+def reboot(runtime: ReaderRuntime) -> None:
+    """The reader boots: a new boot id, and every event still in its RAM is gone."""
+    runtime.model.boot(runtime.now())
     link = runtime.device.link
     link.reboot()
     link.drop_events()
     runtime.device.reset_transport()
+
+
+def power_loss(runtime: ReaderRuntime) -> None:
+    """A power cut and back (counted in the reader's power cycles)."""
+    runtime.model.power_cycles += 1
+    reboot(runtime)
 
 
 def handle(runtime: ReaderRuntime, data: Any) -> dict[str, Any]:

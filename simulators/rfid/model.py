@@ -155,11 +155,6 @@ class ReaderModel:
         self.events_dropped = False
         self._out: list[tuple[int, bytes]] = []
 
-    def power_loss(self, now: float) -> None:
-        """Power cut and back: everything in RAM is gone (the runtime drops the link's queue)."""
-        self.power_cycles += 1
-        self.boot(now)
-
     def now_ms(self, now: float) -> int:
         """Milliseconds since boot (the device clock, wrapping at 32 bits)."""
         return int((now - self.booted_at) * 1000) & 0xFFFFFFFF
