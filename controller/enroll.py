@@ -163,7 +163,10 @@ async def enroll(
         else:
             timeout = None
         try:
-            event: Any = await asyncio.wait_for(source.next_event(), timeout)
+            # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a Ctrl-C that lands
+            # as an event arrives.
+            async with asyncio.timeout(timeout):
+                event: Any = await source.next_event()
         except TimeoutError:
             if not pending:
                 return  # the dealer has not presented a card for idle_timeout: done

@@ -135,9 +135,15 @@ class TspPtyServer:
             self._step(self.now())
             deadline = self.device.next_deadline()
             self._wake.clear()
-            timeout = None if deadline is None else max(0.0, deadline - self.now())
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout)
+            # A timer sets the same event as new input does. (Not asyncio.wait_for: on 3.11 it
+            # can swallow a cancellation that lands as the event is set, and then serve() never
+            # returns.)
+            timer = None if deadline is None else self._loop.call_at(deadline, self._wake.set)
+            try:
+                await self._wake.wait()
+            finally:
+                if timer is not None:
+                    timer.cancel()
 
     async def _writer(self) -> None:
         """Write queued bytes in chunks, no faster than the baud rate."""

@@ -213,10 +213,16 @@ class SimulatedUsbBus(usb.backend.IBackend):  # type: ignore[misc]  # pyusb is u
         self.readers.append(reader)
         return reader
 
+    def remove(self, reader: SimulatedUsbReader) -> None:
+        """Take a reader off the bus for good (it is unplugged and its thread stopped)."""
+        reader.unplug()
+        reader.close()
+        self.readers.remove(reader)
+
     def close(self) -> None:
         """Stop every reader's thread."""
-        for reader in self.readers:
-            reader.close()
+        for reader in list(self.readers):
+            self.remove(reader)
 
     # ------------------------------------------------------------------ enumeration
 

@@ -316,7 +316,9 @@ class TspReader:
             assignments.append(AntennaAssignment(antenna.antenna, kind, index, antenna.dwell_ms))
         mapping = SetAntennaMap(tuple(assignments)).encode()
         self._check(await call(client, MsgType.SET_ANTENNA_MAP, mapping, "SET_ANTENNA_MAP"))
-        report = Report.EDGES | (Report.SNAPSHOTS if options.snapshot_ms else Report.NONE)
+        # Snapshots stay on even without periodic ones: a reader that had to drop an edge
+        # sends one to make up for it.
+        report = Report.EDGES | Report.SNAPSHOTS
         scan = SetScan(
             ScanMode.CONTINUOUS,
             options.scan_period_ms,

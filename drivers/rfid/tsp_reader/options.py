@@ -63,7 +63,7 @@ class ReaderOptions(BaseModel):
     arrive_n: int = Field(default=2, ge=1, le=255, description="reads before a tag arrives")
     depart_n: int = Field(default=3, ge=1, le=255, description="clean misses before it departs")
     snapshot_ms: int = Field(
-        default=1000, ge=0, le=0xFFFF, description="ms between snapshots (0: none)"
+        default=1000, ge=0, le=0xFFFF, description="ms between snapshots (0: only repairs)"
     )
     heartbeat_interval: float = Field(default=1.0, gt=0)
     heartbeat_failures: int = Field(default=3, ge=1)
