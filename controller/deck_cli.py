@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import logging
 import os
 import re
 import signal
@@ -21,6 +22,8 @@ import sys
 import tomllib
 from pathlib import Path
 from typing import Any
+
+import structlog
 
 from controller.cards import STANDARD_DECK, Card, CardError, parse_card
 from controller.decks import ManifestError, load_manifest
@@ -216,8 +219,18 @@ def _write(path: Path, text: str) -> None:
     temporary.replace(path)
 
 
+def _quiet_logs() -> None:
+    """Driver logs go to standard error, warnings and worse only: standard output is the
+    progress, one line per card."""
+    structlog.configure(
+        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
+    )
+
+
 def run_enroll(args: argparse.Namespace) -> int:
     """The ``deck enroll`` verb."""
+    _quiet_logs()
     decks = args.decks or config_dir() / "decks"
     out = args.out or decks / f"{args.deck_id}.toml"
     try:

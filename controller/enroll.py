@@ -91,7 +91,7 @@ class Enrollment:
             return Refused(
                 (uid,),
                 f"UID {uid} is already enrolled as {card} (card {position}): a card presented "
-                f"twice, or two cards with the same tag; present {self.next_card}",
+                f"twice, or two cards with the same tag; lift it and present {self.next_card}",
             )
         if uid in self.known:
             deck, card = self.known[uid]
@@ -108,8 +108,8 @@ class Enrollment:
         """Several new tags arrived at once: none is enrolled."""
         return Refused(
             tuple(uids),
-            f"{len(uids)} cards arrived together, in no knowable order: present them again one "
-            f"at a time, starting with {self.next_card}",
+            f"{len(uids)} cards arrived together, in no knowable order: lift them and present "
+            f"them again one at a time, starting with {self.next_card}",
         )
 
     def manifest(self) -> DeckManifest:
