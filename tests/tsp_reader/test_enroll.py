@@ -246,7 +246,7 @@ async def test_a_short_deck_writes_nothing_whatever_the_reader(
     out = tmp_path / "short.toml"
     cli = await _process(
         "deck", "enroll", "--deck-id", "short", "--reader", "pn532", "--port", str(link),
-        "--order", str(order), "--out", str(out), "--decks", str(tmp_path), "--idle-timeout", "1.5",
+        "--order", str(order), "--out", str(out), "--decks", str(tmp_path), "--idle-timeout", "1",
     )  # fmt: skip
     processes.append(cli)
     assert cli.stdout is not None

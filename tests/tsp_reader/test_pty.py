@@ -69,7 +69,7 @@ async def test_corrupted_frames_are_retransmitted_nothing_lost_or_doubled(
     pty_rig: RigFactory,
 ) -> None:
     rig = await pty_rig(snapshot_ms=0, seed=4)
-    rig.sim(fault="crc", rate=0.2)
+    rig.sim(fault="crc", rate=0.1)
     for uid in UIDS[:8]:
         rig.sim(place=[uid], antenna=2)
     for uid in UIDS[:8]:
