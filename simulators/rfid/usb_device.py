@@ -75,6 +75,8 @@ class SimulatedUsbReader:
         self.transfers = {"in": 0, "out": 0, "timeouts": 0}
         self._in = bytearray()
         self._closed = False
+        #: Called when the reader is closed (its control socket, its scenario player).
+        self.on_close: list[Callable[[], None]] = []
         self._next_address = next_address
         self._thread = threading.Thread(target=self._run, name=f"usb-reader {self.serial}")
         self._thread.daemon = True
@@ -153,11 +155,18 @@ class SimulatedUsbReader:
             return control.apply(self, command)
 
     def close(self) -> None:
-        """Stop the device thread."""
+        """Stop the device thread (and whatever serves it)."""
         with self.lock:
             self._closed = True
             self.lock.notify_all()
         self._thread.join()
+        for stop in self.on_close:
+            stop()
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._closed
 
     # ------------------------------------------------------------------ endpoints
 

@@ -42,20 +42,34 @@ class _ControlServer(socketserver.ThreadingUnixStreamServer):
 
 
 def serve_control(reader: SimulatedUsbReader, path: Path) -> socketserver.BaseServer:
-    """Serve the reader's control channel on a Unix socket, from a background thread."""
+    """Serve the reader's control channel on a Unix socket, from a background thread, until the
+    reader is closed."""
     server = _ControlServer(path, reader)
-    thread = threading.Thread(target=server.serve_forever, name="usb-sim-control", daemon=True)
-    thread.start()
+
+    def serve() -> None:
+        server.serve_forever(poll_interval=0.05)
+
+    def stop() -> None:
+        server.shutdown()
+        server.server_close()
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+    threading.Thread(target=serve, name="usb-sim-control", daemon=True).start()
+    reader.on_close.append(stop)
     return server
 
 
 def play(reader: SimulatedUsbReader, scenario: ReaderScenario) -> threading.Thread:
     """Play a scenario's timed steps on a background thread."""
     started = time.monotonic()
+    stopped = threading.Event()
+    reader.on_close.append(stopped.set)
 
     def run() -> None:
         for at, command in scenario.steps:
-            time.sleep(max(0.0, started + at - time.monotonic()))
+            if stopped.wait(max(0.0, started + at - time.monotonic())):
+                return
             reader.apply(command)
 
     thread = threading.Thread(target=run, name="usb-sim-scenario", daemon=True)
