@@ -42,22 +42,15 @@ from drivers.rfid.tsp_reader.events import (
 from drivers.rfid.tsp_reader.messages import (
     ReaderIdentity,
     ReaderStatus,
-    ReadTagMemory,
-    Result,
-    SetAntennaMap,
-    SetScan,
-    TagMemory,
 )
 from drivers.tsp.common import (
     ClearedBy,
-    ErrorCode,
-    ErrorResponse,
     FaultCleared,
     FaultRaised,
     Severity,
 )
 from drivers.tsp.frame import MAX_PAYLOAD
-from drivers.tsp.payload import PayloadError
+from simulators.rfid import requests
 from simulators.rfid.antenna import Antenna, Assignment
 
 DEFAULT_CAPS = (
@@ -67,17 +60,6 @@ DEFAULT_CAPS = (
     | Capability.TAG_MEMORY_READ
     | Capability.ANTENNA_DIAGNOSTICS
 )
-TAG_BLOCK = 4
-"""Bytes per block of tag memory (ISO/IEC 15693 and NTAG both use 4)."""
-
-
-class RefusedError(Exception):
-    """A request the reader answers with ERROR."""
-
-    def __init__(self, code: ErrorCode, detail: str) -> None:
-        super().__init__(detail)
-        self.code = code
-        self.detail = detail
 
 
 @dataclass
@@ -277,25 +259,8 @@ class ReaderModel:
     # ------------------------------------------------------------------ requests
 
     def handle(self, msg_type: int, payload: bytes, now: float) -> tuple[int, bytes]:
-        """Execute one request; return the response type and payload."""
-        handlers: dict[int, Callable[[bytes, float], bytes]] = {
-            MsgType.IDENTIFY: self._identify,
-            MsgType.GET_STATUS: self._status,
-            MsgType.PING: self._status,
-            MsgType.SET_ANTENNA_MAP: self._set_antenna_map,
-            MsgType.SET_SCAN: self._set_scan,
-            MsgType.SCAN_NOW: self._scan_now,
-            MsgType.READ_TAG_MEMORY: self._read_tag_memory,
-        }
-        handler = handlers.get(msg_type)
-        if handler is None:
-            return MsgType.ERROR, ErrorResponse(ErrorCode.UNKNOWN_TYPE, "unknown type").encode()
-        try:
-            return msg_type, handler(payload, now)
-        except RefusedError as refusal:
-            return MsgType.ERROR, ErrorResponse(refusal.code, refusal.detail).encode()
-        except PayloadError as exc:
-            return MsgType.ERROR, ErrorResponse(ErrorCode.BAD_LENGTH, str(exc)[:200]).encode()
+        """Execute one request; return the response type and payload (:mod:`.requests`)."""
+        return requests.handle(self, msg_type, payload, now)
 
     def identity(self) -> ReaderIdentity:
         """Who the reader is (the IDENTIFY response, also the USB identity request's answer)."""
@@ -314,9 +279,6 @@ class ReaderModel:
             config.air,
             config.n_antennas,
         )
-
-    def _identify(self, payload: bytes, now: float) -> bytes:
-        return self.identity().encode()
 
     def status(self, now: float) -> ReaderStatus:
         """The GET_STATUS / PING answer."""
@@ -344,46 +306,38 @@ class ReaderModel:
         uptime = self.now_ms(now)
         return ReaderStatus(state, flags, sweep_ms, antenna_ok, self.boot_id, uptime)
 
-    def _status(self, payload: bytes, now: float) -> bytes:
-        return self.status(now).encode()
-
-    def _set_antenna_map(self, payload: bytes, now: float) -> bytes:
-        request = SetAntennaMap.decode(payload)
-        wanted: dict[int, Assignment] = {}
-        for entry in request.antennas:
-            if entry.antenna >= self.config.n_antennas:
-                detail = f"antenna {entry.antenna}: the reader has {self.config.n_antennas}"
-                raise RefusedError(ErrorCode.BAD_ARG, detail)
-            if not 1 <= entry.zone_kind <= 7:
-                raise RefusedError(ErrorCode.BAD_ARG, f"zone kind {entry.zone_kind}")
-            if entry.antenna in wanted:
-                raise RefusedError(ErrorCode.BAD_ARG, f"antenna {entry.antenna} listed twice")
-            if entry.enabled:
-                where = Assignment(entry.zone_kind, entry.zone_index, entry.dwell_ms)
-                wanted[entry.antenna] = where
+    def map_antennas(self, wanted: dict[int, Assignment], now: float) -> None:
+        """Apply an antenna map (antennas not in it are disabled); a broken antenna that is
+        newly mapped is reported at once."""
         for antenna in self.antennas:
+            was = antenna.assignment
             antenna.assign(wanted.get(antenna.number), self.scan.debounce)
-        self._schedule(now)
-        return Result(0).encode()
+            if antenna.fault and antenna.assignment is not None and antenna.assignment != was:
+                fault = AntennaFault(antenna.number, antenna.fault, antenna.fault_value)
+                self._emit(MsgType.ANTENNA_FAULT, fault.encode())
+        self.schedule(now)
 
-    def _set_scan(self, payload: bytes, now: float) -> bytes:
-        request = SetScan.decode(payload)
-        if request.mode not in (ScanMode.CONTINUOUS, ScanMode.TRIGGERED):
-            raise RefusedError(ErrorCode.NOT_SUPPORTED, f"scan mode {request.mode}")
-        if not request.period_ms or not request.arrive_n or not request.depart_n:
-            raise RefusedError(ErrorCode.BAD_ARG, "period, arrive_n and depart_n must be > 0")
+    def set_scan(
+        self,
+        mode: int,
+        period_ms: int,
+        debounce: Debounce,
+        report: Report,
+        snapshot_ms: int,
+        now: float,
+    ) -> None:
+        """Apply scan settings; a changed debounce applies to the runs in progress."""
         scan = self.scan
-        debounce = Debounce(request.arrive_n, request.depart_n)
         if debounce != scan.debounce:
             for antenna in self.antennas:
                 antenna.tracker.debounce = debounce
-        scan.mode, scan.period_ms, scan.debounce = request.mode, request.period_ms, debounce
-        scan.report, scan.snapshot_ms = request.report, request.snapshot_ms
+        scan.mode, scan.period_ms, scan.debounce = mode, period_ms, debounce
+        scan.report, scan.snapshot_ms = report, snapshot_ms
         self.next_sweep = None
-        self._schedule(now)
-        return Result(0).encode()
+        self.schedule(now)
 
-    def _schedule(self, now: float) -> None:
+    def schedule(self, now: float) -> None:
+        """Plan the next sweep and snapshot after the settings changed."""
         scanning = self.scan.mode == ScanMode.CONTINUOUS
         if scanning and any(a.enabled for a in self.antennas):
             if self.next_sweep is None:
@@ -392,26 +346,6 @@ class ReaderModel:
             self.next_sweep = None
         snapshots = self.scan.report & Report.SNAPSHOTS and self.scan.snapshot_ms
         self.next_snapshot = now + self.scan.snapshot_ms / 1000 if snapshots else None
-
-    def _scan_now(self, payload: bytes, now: float) -> bytes:
-        if self.scan.mode == ScanMode.TRIGGERED:
-            self.run_sweep(now)
-        # The response carries what fits one frame; a snapshot speaks only for what it lists.
-        return self.snapshots(now)[0].encode()
-
-    def _read_tag_memory(self, payload: bytes, now: float) -> bytes:
-        request = ReadTagMemory.decode(payload)
-        if request.antenna >= len(self.antennas):
-            raise RefusedError(ErrorCode.BAD_ARG, f"no antenna {request.antenna}")
-        antenna = self.antennas[request.antenna]
-        if antenna.fault:
-            raise RefusedError(ErrorCode.FAULT_ACTIVE, f"antenna {request.antenna} is faulty")
-        if request.uid not in antenna.tags:
-            raise RefusedError(ErrorCode.BAD_ARG, f"tag {request.uid.hex()} is not on it")
-        size = request.count * TAG_BLOCK
-        if size > 255:
-            raise RefusedError(ErrorCode.BAD_ARG, f"{request.count} blocks do not fit")
-        return TagMemory(tag_memory(request.uid)[request.block * TAG_BLOCK :][:size]).encode()
 
     # ------------------------------------------------------------------ physical happenings
 
@@ -463,8 +397,3 @@ class ReaderModel:
             event = FaultCleared(fault.fault_id, fault.code, ClearedBy.OPERATOR)
             self._emit(MsgType.FAULT_CLEARED, event.encode())
         return len(cleared)
-
-
-def tag_memory(uid: bytes) -> bytes:
-    """The user memory of a simulated tag: 64 bytes derived from its UID."""
-    return hashlib.sha256(b"tag memory" + uid).digest() * 2

@@ -34,7 +34,8 @@ from drivers.rfid.tsp_reader.messages import (
 )
 from drivers.tsp.common import ErrorCode, ErrorResponse
 from drivers.tsp.frame import MAX_PAYLOAD
-from simulators.rfid.model import ReaderConfig, ReaderModel, tag_memory
+from simulators.rfid.model import ReaderConfig, ReaderModel
+from simulators.rfid.requests import tag_memory
 
 A, B, C = (bytes.fromhex(f"04a1b2c3d4e5{n:02x}") for n in range(3))
 PERIOD = 0.01
@@ -235,3 +236,14 @@ def test_tag_memory_and_scan_now() -> None:
     assert TagMemory.decode(memory).data == tag_memory(A)[8:20]
     snapshot = InventorySnapshot.decode(model.handle(MsgType.SCAN_NOW, b"", 1.0)[1])
     assert [(e.antenna, e.uids) for e in snapshot.entries] == [(0, (A,)), (1, ())]
+
+
+def test_a_broken_antenna_is_reported_again_when_mapped_after_a_reboot() -> None:
+    model = configured()
+    model.break_antenna(0, AntennaCode.SHORT, 7, 0.5)
+    assert [decode_event(t, p) for t, p in model.take_events()] == [AntennaFault(0, 2, 7)]
+    model.boot(1.0)
+    model.handle(MsgType.SET_ANTENNA_MAP, SEAT_AND_BOARD.encode(), 1.0)
+    assert [decode_event(t, p) for t, p in model.take_events()] == [AntennaFault(0, 2, 7)]
+    model.handle(MsgType.SET_ANTENNA_MAP, SEAT_AND_BOARD.encode(), 1.1)  # the same map again
+    assert model.take_events() == []
