@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from controller import __version__, demo
+from controller import __version__, deck_cli, demo
 from simulators import cli as sim_cli
 from simulators.scenario import cli as scenario_cli
 
@@ -19,6 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tablectl {__version__}")
     verbs = parser.add_subparsers(dest="verb", metavar="VERB")
     demo.add_parser(verbs)
+    deck_cli.add_parser(verbs)
     scenario_cli.add_parser(verbs)
     sim_cli.add_parser(verbs)
     return parser

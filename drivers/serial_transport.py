@@ -15,14 +15,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Callable
 
 import serial
 
 from drivers.errors import DeviceUnavailableError
-
-DataCallback = Callable[[bytes], None]
-LostCallback = Callable[[Exception | None], None]
+from drivers.transport import DataCallback, LostCallback
 
 
 class SerialTransport:
@@ -81,6 +78,9 @@ class SerialTransport:
     def close(self) -> None:
         """Stop reading and writing and close the port."""
         self._shutdown()
+
+    async def wait_closed(self) -> None:
+        """Closing a serial port is immediate: nothing to wait for."""
 
     def _try_write(self, data: bytes) -> int | None:
         try:

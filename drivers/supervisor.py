@@ -76,8 +76,11 @@ class Supervisor:
         stable_after: float = 10.0,
         rejected_retry: float = 30.0,
         clock: Clock = utc_now,
+        kind: str = "",
     ) -> None:
         self.device_id = device_id
+        #: What the device is (``shuffler``, ``reader``), reported with every health change.
+        self.kind = kind
         self._session = session
         self._sink = sink
         self.backoff = backoff or Backoff()
@@ -109,7 +112,9 @@ class Supervisor:
         if changed:
             log.info("device.health", device=self.device_id, health=health.value, detail=detail)
             await self._sink(
-                DeviceHealthChanged(self._clock(), self.device_id, health, approved, detail)
+                DeviceHealthChanged(
+                    self._clock(), self.device_id, health, approved, detail, self.kind
+                )
             )
 
     async def wait_for(self, *healths: Health, timeout: float | None = None) -> Health:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from enum import IntEnum, IntFlag
 
 from controller.table.inputs import DeckFault, Purpose
+from drivers.tsp import common
 
 
 class MsgType(IntEnum):
@@ -139,21 +140,11 @@ class Trigger(IntEnum):
     HOST = 1
 
 
-class ClearedBy(IntEnum):
-    """FAULT_CLEARED ``by``."""
-
-    AUTO = 0
-    OPERATOR = 1
-    HOST = 2
-
-
-class Severity(IntEnum):
-    """FAULT_RAISED ``severity``."""
-
-    INFO = 1
-    WARN = 2
-    ERROR = 3
-    CRITICAL = 4
+# FAULT_CLEARED ``by``, FAULT_RAISED ``severity`` and ERROR ``code`` are shared by every TSP/1
+# message set (:mod:`drivers.tsp.common`).
+ClearedBy = common.ClearedBy
+Severity = common.Severity
+ErrorCode = common.ErrorCode
 
 
 class FaultFlag(IntFlag):
@@ -164,19 +155,6 @@ class FaultFlag(IntFlag):
     OPERATOR_ACTION = 0x02
     SHUFFLE_ABORTED = 0x04
     CARD_QUARANTINED = 0x08
-
-
-class ErrorCode(IntEnum):
-    """ERROR ``code``: why a device refused a request."""
-
-    UNKNOWN_TYPE = 1
-    BAD_LENGTH = 2
-    BAD_STATE = 3
-    BAD_ARG = 4
-    BUSY = 5
-    NOT_SUPPORTED = 6
-    FAULT_ACTIVE = 7
-    DENIED_BY_POLICY = 8
 
 
 class DeckVerdict(IntFlag):

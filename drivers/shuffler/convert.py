@@ -6,7 +6,6 @@ Pure functions: the driver passes the receive time and the configured device id.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
 
 import structlog
 
@@ -29,11 +28,9 @@ from drivers.shuffler.events import (
     GroupDispensedEvent,
     ShuffleComplete,
 )
+from drivers.tsp.common import SEVERITY_NAMES
 
 log = structlog.get_logger("tablectl.shuffler")
-
-SeverityName = Literal["info", "warn", "error", "critical"]
-SEVERITY_NAMES: dict[int, SeverityName] = {1: "info", 2: "warn", 3: "error", 4: "critical"}
 
 
 def card_or_none(code: int) -> Card | None:

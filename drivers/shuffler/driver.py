@@ -32,7 +32,6 @@ from drivers.shuffler.approval import ApprovalList, check_challenge
 from drivers.shuffler.codes import (
     PURPOSE_CODES,
     Capability,
-    ErrorCode,
     IdPolicy,
     MsgType,
     Profile,
@@ -51,7 +50,6 @@ from drivers.shuffler.messages import (
     Counters,
     DeckReveal,
     DispenseGroup,
-    ErrorResponse,
     FaultList,
     FwChallenge,
     Identity,
@@ -78,6 +76,7 @@ from drivers.tsp.frame import Frame
 from drivers.tsp.heartbeat import heartbeat
 from drivers.tsp.link import EventReceived, HostLink, LinkTimers, SessionChanged
 from drivers.tsp.payload import PayloadError
+from drivers.tsp.session import EventPump, call
 from drivers.tsp.stats import LinkStats
 
 log = structlog.get_logger("tablectl.shuffler")
@@ -124,6 +123,7 @@ class ShufflerDriver:
             fail_after=options.fail_after,
             rejected_retry=options.rejected_retry,
             clock=clock,
+            kind="shuffler",
         )
         self.identity: Identity | None = None
         self.last_status: Status | None = None
@@ -131,7 +131,6 @@ class ShufflerDriver:
         self.integrity_alarms: list[str] = []
         self._client: LinkClient | None = None
         self._link_client: LinkClient | None = None
-        self._handling: asyncio.Task[None] | None = None
         self._approved = asyncio.Event()
         self._restart = asyncio.Event()
         self._session_boot: int | None = None
@@ -255,7 +254,8 @@ class ShufflerDriver:
             self.options.port, client.data_received, client.connection_lost, self.options.baudrate
         )
         client.attach(transport)
-        consumer = asyncio.create_task(self._consume(client), name=f"{self.device_id}:events")
+        pump = EventPump(client, self._on_event, self._on_session, gate=self._approved)
+        consumer = asyncio.create_task(pump.run(), name=f"{self.device_id}:events")
         self._restart.clear()
         try:
             identity = Identity.decode(await self._request(client, MsgType.IDENTIFY))
@@ -294,12 +294,8 @@ class ShufflerDriver:
             consumer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await consumer
-            # An event half-way into the sink is finished, not dropped: acknowledging it later
-            # marks it done, so its retransmission after the reconnect is recognised.
-            if self._handling is not None:
-                with contextlib.suppress(Exception):
-                    await self._handling
-                self._handling = None
+            # An event half-way into the sink is finished, not dropped.
+            await pump.finish()
             transport.close()
             client.detach()
 
@@ -349,30 +345,6 @@ class ShufflerDriver:
 
     # ------------------------------------------------------------------ events
 
-    async def _consume(self, client: LinkClient) -> None:
-        while True:
-            item = await client.next_incoming()
-            if isinstance(item, SessionChanged):
-                await self._on_session(item)
-                continue
-            # An unapproved device's events are not trusted: they stay unacknowledged.
-            try:
-                await self._approved.wait()
-            except asyncio.CancelledError:
-                client.abandon(item)
-                raise
-            self._handling = asyncio.ensure_future(self._handle(client, item))
-            await asyncio.shield(self._handling)
-            self._handling = None
-
-    async def _handle(self, client: LinkClient, item: EventReceived) -> None:
-        try:
-            await self._on_event(item)
-        except BaseException:
-            client.abandon(item)
-            raise
-        client.done(item)
-
     async def _on_session(self, change: SessionChanged) -> None:
         if change.previous is None:
             return
@@ -412,12 +384,7 @@ class ShufflerDriver:
         return await self._request(client, msg_type, payload)
 
     async def _request(self, client: LinkClient, msg_type: MsgType, payload: bytes = b"") -> bytes:
-        frame = await client.request(msg_type, payload)
-        if frame.type == MsgType.ERROR:
-            error = ErrorResponse.decode(frame.payload)
-            name = error.code.name if isinstance(error.code, ErrorCode) else str(error.code)
-            raise DeviceCommandError(msg_type.name, int(error.code), name, error.detail)
-        return frame.payload
+        return await call(client, msg_type, payload, msg_type.name)
 
 
 __all__ = ["DeviceError", "ShufflerDriver", "ShufflerOptions"]

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Self
 
 from drivers.shuffler.codes import MsgType
+from drivers.tsp import common
 from drivers.tsp.payload import PayloadReader, PayloadWriter
 
 
@@ -172,59 +173,12 @@ class GroupDispensedEvent:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class FaultRaised:
-    """FAULT_RAISED (also the layout of each entry of the GET_FAULTS response)."""
-
-    TYPE: ClassVar[MsgType] = MsgType.FAULT_RAISED
-    fault_id: int
-    code: int
-    severity: int
-    flags: int
-    card_index: int
-    detail: str = ""
-
-    def encode(self) -> bytes:
-        """The payload bytes."""
-        w = PayloadWriter().u16(self.fault_id).u16(self.code).u8(self.severity)
-        return w.u8(self.flags).u8(self.card_index).text(self.detail).build()
-
-    @classmethod
-    def read(cls, r: PayloadReader) -> Self:
-        """Read one fault from ``r`` (shared with the GET_FAULTS list)."""
-        return cls(
-            r.u16("fault_id"),
-            r.u16("code"),
-            r.u8("severity"),
-            r.u8("flags"),
-            r.u8("card_index"),
-            r.text("detail"),
-        )
-
-    @classmethod
-    def decode(cls, payload: bytes) -> Self:
-        """Parse the payload bytes."""
-        return cls.read(PayloadReader(payload, "FAULT_RAISED"))
+#: Shared by every TSP/1 message set (:mod:`drivers.tsp.common`).
+FaultRaised = common.FaultRaised
 
 
-@dataclass(frozen=True, slots=True)
-class FaultCleared:
-    """FAULT_CLEARED."""
-
-    TYPE: ClassVar[MsgType] = MsgType.FAULT_CLEARED
-    fault_id: int
-    code: int
-    by: int
-
-    def encode(self) -> bytes:
-        """The payload bytes."""
-        return PayloadWriter().u16(self.fault_id).u16(self.code).u8(self.by).build()
-
-    @classmethod
-    def decode(cls, payload: bytes) -> Self:
-        """Parse the payload bytes."""
-        r = PayloadReader(payload, "FAULT_CLEARED")
-        return cls(r.u16("fault_id"), r.u16("code"), r.u8("by"))
+#: Shared by every TSP/1 message set (:mod:`drivers.tsp.common`).
+FaultCleared = common.FaultCleared
 
 
 @dataclass(frozen=True, slots=True)

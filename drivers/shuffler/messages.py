@@ -14,13 +14,13 @@ from typing import Self
 from drivers.shuffler.codes import (
     Capability,
     DeviceState,
-    ErrorCode,
     IdPolicy,
     Profile,
     ShuffleMode,
     StatusFlag,
 )
 from drivers.shuffler.events import FaultRaised
+from drivers.tsp import common
 from drivers.tsp.payload import PayloadReader, PayloadWriter
 
 # --------------------------------------------------------------------------- responses
@@ -117,24 +117,8 @@ class Status:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class ErrorResponse:
-    """ERROR: the device refused a request."""
-
-    code: ErrorCode | int
-    detail: str = ""
-
-    def encode(self) -> bytes:
-        """The payload bytes."""
-        return PayloadWriter().u8(int(self.code)).text(self.detail).build()
-
-    @classmethod
-    def decode(cls, payload: bytes) -> Self:
-        """Parse the payload bytes (a bare code is accepted)."""
-        r = PayloadReader(payload, "ERROR")
-        code = r.u8("code")
-        detail = r.text("detail") if r.remaining else ""
-        return cls(ErrorCode(code) if code in ErrorCode._value2member_map_ else code, detail)
+#: Shared by every TSP/1 message set (:mod:`drivers.tsp.common`).
+ErrorResponse = common.ErrorResponse
 
 
 @dataclass(frozen=True, slots=True)

@@ -160,6 +160,14 @@ class DeviceLink:
         self.host_contact = False
         self._last_rx = None
 
+    def drop_events(self) -> int:
+        """Forget every queued event, the one in flight too (a device whose queue is volatile
+        lost power); return how many were dropped."""
+        dropped = self.queued_events
+        self._queue.clear()
+        self._outstanding = None
+        return dropped
+
     def reset_transport(self) -> None:
         """The cable was replugged: drop a partial frame and anything not yet written."""
         self._deframer.reset()

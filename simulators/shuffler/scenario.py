@@ -23,7 +23,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from simulators.shuffler.commands import Command, CommandError, parse_command
+from simulators.schedule import ScheduleError, parse_steps
+from simulators.shuffler.commands import Command, parse_command
 
 
 class ScenarioError(ValueError):
@@ -47,14 +48,7 @@ def load_scenario(path: Path) -> list[tuple[float, Command]]:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise ScenarioError(f"{path}: {where}: {first['msg']}") from None
-    steps: list[tuple[float, Command]] = []
-    for index, step in enumerate(document.step, start=1):
-        fields = dict(step)
-        at = fields.pop("at", None)
-        if not isinstance(at, int | float) or isinstance(at, bool) or at < 0:
-            raise ScenarioError(f"{path}: step {index}: 'at' must be seconds >= 0, got {at!r}")
-        try:
-            steps.append((float(at), parse_command(fields)))
-        except CommandError as exc:
-            raise ScenarioError(f"{path}: step {index}: {exc}") from None
-    return sorted(steps, key=lambda item: item[0])
+    try:
+        return parse_steps(document.step, parse_command)
+    except ScheduleError as exc:
+        raise ScenarioError(f"{path}: {exc}") from None

@@ -1,0 +1,195 @@
+"""Reader events → the core's inputs, through the host's view of the reader's zones.
+
+:class:`Reporter` is the part of the TSP/1 reader driver that knows what the events mean. It owns
+the :class:`~drivers.rfid.tsp_reader.view.ReaderView`, maps antennas to the configured zones,
+and hands the resulting inputs to the sink in the order the view changed (one event at a time:
+edges from a snapshot and edges from events never interleave).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+
+import structlog
+
+from controller.table.inputs import (
+    DeviceFault,
+    DeviceFaultCleared,
+    DeviceHealthChanged,
+    Health,
+    TagArrived,
+    TagDeparted,
+    Zone,
+)
+from controller.uids import UidError, uid_from_bytes
+from drivers.rfid.presence import Arrived, Departed, PresenceEdge, ZoneFresh, ZoneStale
+from drivers.rfid.tsp_reader.codes import ZONE_CAPACITY, AntennaCode, fault_name, zone_code, zone_of
+from drivers.rfid.tsp_reader.events import (
+    AntennaFault,
+    InventorySnapshot,
+    ReaderEvent,
+    TagArrivedEvent,
+    TagDepartedEvent,
+    UnknownEvent,
+    ZoneOverflow,
+)
+from drivers.rfid.tsp_reader.view import ReaderView
+from drivers.supervisor import Clock, InputSink
+from drivers.tsp.common import SEVERITY_NAMES, FaultCleared, FaultRaised
+
+log = structlog.get_logger("tablectl.rfid")
+
+
+def zone_device_id(reader: str, zone: Zone) -> str:
+    """The device id a zone's health is reported under (``rfid-seat3``, as PN532 modules)."""
+    return f"{reader}-{str(zone).replace(':', '')}"
+
+
+def antenna_code_name(code: int) -> str:
+    """``OPEN``, ``SHORT``… (the number when this host does not know it)."""
+    return AntennaCode(code).name if code in AntennaCode._value2member_map_ else str(code)
+
+
+class Reporter:
+    """Turns one reader's events into the core's inputs."""
+
+    def __init__(self, device_id: str, zones: dict[int, Zone], sink: InputSink, clock: Clock):
+        self.device_id = device_id
+        self.zones = zones
+        self._sink = sink
+        self._clock = clock
+        self.view = ReaderView()
+        self.zone_health: dict[Zone, Health] = {}
+        self._lock = asyncio.Lock()
+
+    async def event(self, event: ReaderEvent | UnknownEvent) -> None:
+        """One decoded reader event."""
+        ts = self._clock()
+        async with self._lock:
+            if isinstance(event, TagArrivedEvent | TagDepartedEvent):
+                await self._on_edge(ts, event)
+            elif isinstance(event, InventorySnapshot):
+                await self._apply_snapshot(ts, event)
+            elif isinstance(event, AntennaFault):
+                await self._on_antenna_fault(ts, event)
+            elif isinstance(event, ZoneOverflow):
+                await self._on_overflow(ts, event)
+            elif isinstance(event, FaultRaised):
+                severity = SEVERITY_NAMES.get(event.severity, "error")
+                name = fault_name(event.code)
+                await self._sink(
+                    DeviceFault(ts, self.device_id, name, event.fault_id, severity, event.detail)
+                )
+            elif isinstance(event, FaultCleared):
+                name = fault_name(event.code)
+                await self._sink(DeviceFaultCleared(ts, self.device_id, name, event.fault_id))
+            else:
+                log.warning("reader.unknown_event", device=self.device_id, type=event.type)
+
+    async def snapshot(self, snapshot: InventorySnapshot) -> None:
+        """A snapshot that did not come as an event (the SCAN_NOW response)."""
+        async with self._lock:
+            await self._apply_snapshot(self._clock(), snapshot)
+
+    def _zone(self, antenna: int, kind: int | None = None, index: int = 0) -> Zone | None:
+        zone = self.zones.get(antenna)
+        if zone is None:
+            log.warning("reader.unmapped_antenna", device=self.device_id, antenna=antenna)
+        elif kind is not None and zone_of(kind, index) != zone:
+            log.warning(
+                "reader.zone_mismatch",
+                device=self.device_id,
+                antenna=antenna,
+                reported=str(zone_of(kind, index)),
+                configured=str(zone),
+            )
+        return zone
+
+    async def _on_edge(self, ts: datetime, event: TagArrivedEvent | TagDepartedEvent) -> None:
+        zone = self._zone(event.antenna, event.zone_kind, event.zone_index)
+        if zone is None:
+            return
+        try:
+            uid = uid_from_bytes(event.uid)
+        except UidError as exc:
+            log.error("reader.bad_uid", device=self.device_id, error=str(exc))
+            return
+        if isinstance(event, TagArrivedEvent):
+            await self._publish(self.view.arrived(ts, zone, uid))
+        else:
+            await self._publish(self.view.departed(ts, zone, uid))
+
+    async def _apply_snapshot(self, ts: datetime, snapshot: InventorySnapshot) -> None:
+        listed: dict[Zone, frozenset[str] | None] = {}
+        for entry in snapshot.entries:
+            zone = self._zone(entry.antenna)
+            if zone is None:
+                continue
+            if entry.status != AntennaCode.OK:
+                listed[zone] = None
+                continue
+            try:
+                listed[zone] = frozenset(uid_from_bytes(uid) for uid in entry.uids)
+            except UidError as exc:
+                log.error("reader.bad_uid", device=self.device_id, error=str(exc))
+                listed[zone] = None
+        before = (self.view.repaired_arrivals, self.view.repaired_departures)
+        edges = self.view.snapshot(ts, listed)
+        if (self.view.repaired_arrivals, self.view.repaired_departures) != before:
+            log.warning(
+                "reader.snapshot_repaired",
+                device=self.device_id,
+                edges=[f"{type(e).__name__} {e.zone}" for e in edges],
+            )
+        await self._publish(edges)
+
+    async def _on_antenna_fault(self, ts: datetime, event: AntennaFault) -> None:
+        zone = self._zone(event.antenna)
+        if zone is None:
+            return
+        if event.code == AntennaCode.OK:
+            edges = self.view.antenna_ok(ts, zone)
+            cleared = DeviceFaultCleared(ts, self.device_id, "ANTENNA_FAULT", event.antenna)
+            await self._sink(cleared)
+        else:
+            code = antenna_code_name(event.code)
+            reason = f"antenna {event.antenna} ({zone}): {code}, value {event.value}"
+            await self._sink(
+                DeviceFault(ts, self.device_id, "ANTENNA_FAULT", event.antenna, "error", reason)
+            )
+            edges = self.view.antenna_fault(ts, zone, reason)
+        await self._publish(edges)
+
+    async def _on_overflow(self, ts: datetime, event: ZoneOverflow) -> None:
+        zone = self._zone(event.antenna)
+        if zone is None:
+            return
+        capacity = ZONE_CAPACITY.get(zone_code(zone)[0])
+        if capacity is not None and event.count <= capacity:
+            cleared = DeviceFaultCleared(ts, self.device_id, "ZONE_OVERFLOW", event.antenna)
+            await self._sink(cleared)
+            return
+        holds = f" (it holds {capacity})" if capacity is not None else ""
+        detail = f"zone {zone}: {event.count} tags{holds}, antenna {event.antenna}"
+        await self._sink(
+            DeviceFault(ts, self.device_id, "ZONE_OVERFLOW", event.antenna, "warn", detail)
+        )
+
+    async def _publish(self, edges: list[PresenceEdge[Zone]]) -> None:
+        for edge in edges:
+            if isinstance(edge, Arrived):
+                await self._sink(TagArrived(edge.ts, self.device_id, edge.zone, edge.uid))
+            elif isinstance(edge, Departed):
+                await self._sink(TagDeparted(edge.ts, self.device_id, edge.zone, edge.uid))
+            elif isinstance(edge, ZoneStale):
+                await self._set_zone_health(edge.ts, edge.zone, Health.STALE, edge.reason)
+            elif isinstance(edge, ZoneFresh):
+                await self._set_zone_health(edge.ts, edge.zone, Health.ONLINE, "antenna works")
+
+    async def _set_zone_health(self, ts: datetime, zone: Zone, health: Health, detail: str) -> None:
+        if self.zone_health.get(zone, Health.ONLINE) is health:
+            return
+        self.zone_health[zone] = health
+        device = zone_device_id(self.device_id, zone)
+        await self._sink(DeviceHealthChanged(ts, device, health, None, detail, "reader"))

@@ -1,0 +1,77 @@
+"""``tsp-reader-usb``: the TSP/1 reader on USB vendor bulk endpoints, through pyusb.
+
+The driver is :class:`~drivers.rfid.tsp_reader.driver.TspReader`; only the transport differs. The
+reader is found by VID, PID and serial number (``usb.core.find``), its interface claimed, and the
+same TSP/1 byte stream carried by bulk transfers on threads (:mod:`drivers.usb_transport`). An
+unplugged reader ends the session; the supervisor looks for it again with backoff.
+
+``backend = "simulated"`` loads the fake pyusb backend of :mod:`simulators.rfid.usb_backend`
+instead of libusb, so a daemon can be pointed at a simulated USB reader; the real pyusb calls run
+either way.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, ClassVar
+
+from drivers.errors import DeviceUnavailableError
+from drivers.rfid.tsp_reader.driver import TspReader
+from drivers.rfid.tsp_reader.options import ReaderOptions, TspUsbReaderOptions
+from drivers.supervisor import Clock, InputSink, utc_now
+from drivers.transport import ByteTransport, DataCallback, LostCallback
+from drivers.usb_transport import UsbBulkTransport, UsbMatch
+
+
+class TspUsbReader(TspReader):
+    """The same reader on USB vendor bulk endpoints (pyusb), found by VID/PID/serial number.
+
+    ``usb_backend`` overrides the backend the options name (tests pass a simulated bus).
+    """
+
+    OPTIONS: ClassVar[type[ReaderOptions]] = TspUsbReaderOptions
+
+    def __init__(
+        self,
+        device_id: str,
+        options: ReaderOptions,
+        sink: InputSink | None = None,
+        *,
+        clock: Clock = utc_now,
+        usb_backend: Any = None,
+    ) -> None:
+        super().__init__(device_id, options, sink, clock=clock)
+        self.usb_backend = usb_backend
+        #: The identity blob the reader gave on its vendor request when last claimed.
+        self.usb_identity: bytes | None = None
+
+    def _backend(self) -> Any:
+        assert isinstance(self.options, TspUsbReaderOptions)
+        if self.usb_backend is not None:
+            return self.usb_backend
+        if self.options.backend == "simulated":
+            # A process pointed at a simulated reader (tablectl run against the fake backend).
+            module = importlib.import_module("simulators.rfid.usb_backend")
+            self.usb_backend = module.backend_for(self.options)
+            return self.usb_backend
+        libusb1 = importlib.import_module("usb.backend.libusb1")
+        backend = libusb1.get_backend()
+        if backend is None:
+            raise DeviceUnavailableError("libusb 1.0 is not available (Debian: libusb-1.0-0)")
+        self.usb_backend = backend
+        return backend
+
+    async def _open(self, on_data: DataCallback, on_lost: LostCallback) -> ByteTransport:
+        options = self.options
+        assert isinstance(options, TspUsbReaderOptions)
+        match = UsbMatch(options.vid, options.pid, options.serial_number, options.interface)
+        transport = await UsbBulkTransport.open(
+            match,
+            on_data,
+            on_lost,
+            backend=self._backend(),
+            read_timeout_ms=options.read_timeout_ms,
+            write_timeout_ms=options.write_timeout_ms,
+        )
+        self.usb_identity = transport.identity
+        return transport

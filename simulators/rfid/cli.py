@@ -1,0 +1,116 @@
+"""``tablectl sim rfid``: the TSP/1 reference reader on a pty, as its own process.
+
+Prints the pty path on the first line of standard output once the device (and the control
+socket, if any) is ready, then serves until SIGINT or SIGTERM. Point the ``tsp-reader`` driver at
+it with ``port = PATH``. The commands of ``--control`` and ``--scenario`` are described in
+``docs/simulators.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import random
+import signal
+import sys
+from pathlib import Path
+
+from controller.uids import UidError, uid_to_bytes
+from simulators.control_server import serve_control
+from simulators.pty import PtyCable
+from simulators.rfid import control
+from simulators.rfid.model import ReaderConfig, ReaderModel
+from simulators.rfid.scenario import ReaderScenario, ScenarioError, load_scenario
+from simulators.rfid.server import ReaderPtyServer
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The simulator's options."""
+    add = parser.add_argument
+    add("--link", type=Path, metavar="PATH", help="symlink PATH to the pty (re-pointed on replug)")
+    add("--control", type=Path, metavar="PATH", help="Unix socket for JSON-line control commands")
+    add("--scenario", type=Path, metavar="FILE", help="TOML file of tags and timed commands")
+    add("--seed", type=int, metavar="N", help="RNG seed (overrides the scenario's)")
+    add("--antennas", type=int, default=16, metavar="N", help="antennas of the reader (1-32)")
+    add("--serial", default="RDR-0001", help="serial number IDENTIFY reports")
+    add(
+        "--tag",
+        action="append",
+        default=[],
+        metavar="ANTENNA:UID",
+        help="a tag lying on an antenna at start (repeatable)",
+    )
+    add("--max-queue", type=int, default=64, metavar="N", help="events the reader holds")
+    add("--baud", type=int, default=115200, help="pace output at this rate (0: no pacing)")
+    add("--chunk", type=int, default=64, help="largest write, in bytes")
+
+
+def _initial_tags(args: argparse.Namespace, scenario: ReaderScenario) -> list[tuple[int, bytes]]:
+    tags = []
+    initial = scenario.tags.tags if scenario.tags is not None else {}
+    for antenna, uids in initial.items():
+        if antenna >= args.antennas:
+            raise ValueError(f"tags: the reader has antennas 0 to {args.antennas - 1}")
+        tags += [(antenna, bytes.fromhex(uid)) for uid in uids]
+    for text in args.tag:
+        antenna, sep, uid = text.partition(":")
+        if not sep or not antenna.isdigit() or int(antenna) >= args.antennas:
+            below = args.antennas
+            raise ValueError(f"--tag {text!r}: expected ANTENNA:UID with ANTENNA below {below}")
+        tags.append((int(antenna), uid_to_bytes(uid)))
+    return tags
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until interrupted; exit 2 for bad options or a bad scenario, 1 if the pty, the
+    link or the control socket cannot be made."""
+    try:
+        if not 1 <= args.antennas <= 32:
+            raise ValueError("--antennas must be 1 to 32")
+        scenario = load_scenario(args.scenario) if args.scenario else ReaderScenario()
+        tags = _initial_tags(args, scenario)
+    except (ScenarioError, UidError, ValueError) as exc:
+        print(f"tablectl sim rfid: {exc}", file=sys.stderr)
+        return 2
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(_serve(args, scenario, tags))
+    except OSError as exc:
+        print(f"tablectl sim rfid: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+async def _serve(
+    args: argparse.Namespace, scenario: ReaderScenario, tags: list[tuple[int, bytes]]
+) -> None:
+    loop = asyncio.get_running_loop()
+    seed = args.seed if args.seed is not None else scenario.seed
+    rng = random.Random(seed)
+    config = ReaderConfig(n_antennas=args.antennas, serial=args.serial, max_queue=args.max_queue)
+    model = ReaderModel(config, rng, loop.time())
+    server = ReaderPtyServer(model, PtyCable(args.link), baud=args.baud, chunk=args.chunk, rng=rng)
+    for antenna, uid in tags:
+        model.place(antenna, [uid])
+    path = server.start()
+    socket = await serve_control(server.handle, args.control) if args.control else None
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, server.stop)
+    started = loop.time()
+
+    async def play() -> None:
+        for at, command in scenario.steps:
+            await asyncio.sleep(max(0.0, started + at - loop.time()))
+            control.apply(server, command)
+
+    player = asyncio.create_task(play(), name="scenario")
+    print(path, flush=True)
+    try:
+        await server.serve()
+    finally:
+        player.cancel()
+        if socket is not None:
+            socket.close()
+            with contextlib.suppress(FileNotFoundError):
+                args.control.unlink()

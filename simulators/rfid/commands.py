@@ -1,0 +1,176 @@
+"""The reader simulator's command vocabulary, shared by the control channel and scenario files.
+
+A command is one JSON object (one TOML table in a scenario) whose leading key says what it is:
+``{"place": ["04a1…"], "antenna": 3}``, ``{"remove": ["04a1…"]}``, ``{"tags": {"3": […]}}``,
+``{"fault": "flap", "rate": 0.2}``, ``{"clear": "flap"}``, ``{"status": true}``. Unknown keys, and
+options that do not belong to the fault named, are errors that name the key.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from controller.uids import UidError, normalize_uid
+from drivers.rfid.tsp_reader.codes import AntennaCode, fault_code
+
+FaultName = Literal[
+    "crc",
+    "partial",
+    "stall",
+    "unplug",
+    "replug",
+    "power_loss",
+    "flap",
+    "stacked_miss",
+    "antenna",
+    "lose_edges",
+    "garble_edges",
+    "raise",
+]
+#: The options each fault takes (besides ``fault`` itself).
+FAULT_OPTIONS: dict[str, frozenset[str]] = {
+    "crc": frozenset({"rate", "direction"}),
+    "partial": frozenset({"rate"}),
+    "stall": frozenset({"seconds"}),
+    "unplug": frozenset(),
+    "replug": frozenset(),
+    "power_loss": frozenset(),
+    "flap": frozenset({"rate", "antenna"}),
+    "stacked_miss": frozenset({"rate", "antenna"}),
+    "antenna": frozenset({"antenna", "code", "value"}),
+    "lose_edges": frozenset({"rate"}),
+    "garble_edges": frozenset({"rate"}),
+    "raise": frozenset({"code", "severity", "detail"}),
+}
+ANTENNA_FAULTS = {"open": AntennaCode.OPEN, "short": AntennaCode.SHORT}
+ANTENNA_FAULTS |= {"detuned": AntennaCode.DETUNED, "noise": AntennaCode.NOISE}
+CLEARABLE = ("flap", "stacked_miss", "antenna", "lose_edges", "garble_edges", "crc", "partial")
+
+
+def _uids(values: list[str]) -> list[str]:
+    try:
+        return [normalize_uid(value) for value in values]
+    except UidError as exc:
+        raise ValueError(str(exc)) from None
+
+
+class _Command(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PlaceCommand(_Command):
+    """Put tags on an antenna (a tag lying on another antenna moves)."""
+
+    place: list[str]
+    antenna: int = Field(ge=0, le=255)
+
+    _check = field_validator("place")(_uids)
+
+
+class RemoveCommand(_Command):
+    """Lift tags off an antenna, or off whichever antenna they lie on."""
+
+    remove: list[str]
+    antenna: int | None = Field(default=None, ge=0, le=255)
+
+    _check = field_validator("remove")(_uids)
+
+
+class TagsCommand(_Command):
+    """Make the antennas hold exactly these tags (antenna number → UIDs; others are emptied)."""
+
+    tags: dict[int, list[str]]
+
+    @field_validator("tags")
+    @classmethod
+    def _all_uids(cls, value: dict[int, list[str]]) -> dict[int, list[str]]:
+        return {antenna: _uids(uids) for antenna, uids in value.items()}
+
+
+class FaultCommand(_Command):
+    """Inject a fault."""
+
+    fault: FaultName
+    rate: float = Field(default=0.0, ge=0.0, le=1.0)
+    direction: Literal["in", "out", "both"] = "both"
+    seconds: float = Field(default=1.0, gt=0.0, le=600.0)
+    antenna: int | None = Field(default=None, ge=0, le=255)
+    code: str | None = None
+    value: int = Field(default=0, ge=0, le=0xFFFF)
+    severity: Literal["info", "warn", "error", "critical"] = "error"
+    detail: str = ""
+
+    @model_validator(mode="after")
+    def _options_belong(self) -> Self:
+        given = self.model_fields_set - {"fault"}
+        extra = sorted(given - FAULT_OPTIONS[self.fault])
+        if extra:
+            raise ValueError(f"{self.fault} does not take {', '.join(extra)}")
+        if self.fault == "antenna":
+            if self.antenna is None:
+                raise ValueError("antenna needs the antenna number")
+            if (self.code or "open") not in ANTENNA_FAULTS:
+                raise ValueError(f"antenna code must be one of {', '.join(ANTENNA_FAULTS)}")
+        if self.fault == "raise":
+            fault_code(self.code or "")
+        return self
+
+
+class ClearCommand(_Command):
+    """Remove a fault: a rate fault, a broken antenna, a device fault by name, or ``all``."""
+
+    clear: str
+    antenna: int | None = Field(default=None, ge=0, le=255)
+
+    @field_validator("clear")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        if value not in (*CLEARABLE, "all"):
+            try:
+                fault_code(value)
+            except ValueError:
+                known = ", ".join((*CLEARABLE, "all"))
+                raise ValueError(f"clear takes one of {known} or a device fault name") from None
+        return value
+
+
+class StatusCommand(_Command):
+    """Report the simulator's state."""
+
+    status: bool = True
+
+
+Command = PlaceCommand | RemoveCommand | TagsCommand | FaultCommand | ClearCommand | StatusCommand
+
+_BY_KEY: dict[str, type[Command]] = {
+    "place": PlaceCommand,
+    "remove": RemoveCommand,
+    "tags": TagsCommand,
+    "fault": FaultCommand,
+    "clear": ClearCommand,
+    "status": StatusCommand,
+}
+
+
+class CommandError(ValueError):
+    """A command that is not valid, with a message naming the offending key."""
+
+
+def parse_command(data: Any) -> Command:
+    """Validate one command object; raise :class:`CommandError` with a readable message."""
+    if not isinstance(data, dict):
+        raise CommandError(f"a command is a JSON object, not {type(data).__name__}")
+    kinds = [key for key in _BY_KEY if key in data]
+    if len(kinds) != 1:
+        known = ", ".join(_BY_KEY)
+        raise CommandError(f"a command has exactly one of the keys {known}; got {sorted(data)}")
+    try:
+        return _BY_KEY[kinds[0]].model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or kinds[0]}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise CommandError(problems) from None

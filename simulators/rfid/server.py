@@ -1,0 +1,51 @@
+"""The reader simulator on a pty: the reader model in a wire device, served from asyncio.
+
+Unplugging pulls the serial cable: the pty closes and its symlink disappears, while the reader
+keeps sweeping and queueing events (edges beyond its queue are dropped and made up for by a
+snapshot). A power cut is a separate fault: the reader reboots with a new boot id and an empty
+queue, and waits for the host to map its antennas again.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from drivers.tsp.device_link import DeviceTimers
+from simulators.pty import PtyCable
+from simulators.rfid import control
+from simulators.rfid.model import ReaderModel
+from simulators.tsp_device import WireDevice
+from simulators.tsp_pty import TspPtyServer
+
+
+class ReaderPtyServer(TspPtyServer):
+    """Serves one simulated reader on a pty until stopped."""
+
+    def __init__(
+        self,
+        model: ReaderModel,
+        port: PtyCable,
+        *,
+        baud: int = 115200,
+        chunk: int = 64,
+        rng: random.Random | None = None,
+        timers: DeviceTimers | None = None,
+    ) -> None:
+        rng = rng or random.Random()
+        super().__init__(WireDevice(model, rng, timers), port, baud=baud, chunk=chunk, rng=rng)
+        self.model = model
+        model.queued_events = lambda: self.device.link.queued_events
+        model.host_lost = self.device.link.host_lost
+
+    def describe(self) -> dict[str, Any]:
+        """Where the device is."""
+        return {
+            "path": self.port.path if self.port.plugged else None,
+            "device": self.port.device,
+            "plugged": not self.unplugged,
+        }
+
+    def handle(self, data: Any) -> dict[str, Any]:
+        """One decoded control command (the control channel's and the scenario's)."""
+        return control.handle(self, data)

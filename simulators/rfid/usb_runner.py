@@ -1,0 +1,102 @@
+"""A simulated USB reader inside the process that drives it: its control socket and scenario.
+
+When a daemon's ``tsp-reader-usb`` driver says ``backend = "simulated"``, the reader lives in the
+daemon's own process (there is no kernel device to share). It is still driven from outside like
+the pty simulator: a Unix control socket speaking the same JSON lines (served by a thread, so it
+answers whatever the daemon's event loop is doing), and a scenario file played by another thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socketserver
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from drivers.errors import DeviceUnavailableError
+from simulators.control_server import handle_line
+from simulators.rfid.scenario import ReaderScenario, ScenarioError, load_scenario
+from simulators.rfid.usb_backend import SimulatedUsbBus
+from simulators.rfid.usb_device import SimulatedUsbReader
+
+
+class _ControlHandler(socketserver.StreamRequestHandler):
+    server: _ControlServer
+
+    def handle(self) -> None:
+        with contextlib.suppress(OSError):
+            while line := self.rfile.readline(64 * 1024):
+                self.wfile.write(handle_line(self.server.reader.handle, line))
+
+
+class _ControlServer(socketserver.ThreadingUnixStreamServer):
+    daemon_threads = True
+
+    def __init__(self, path: Path, reader: SimulatedUsbReader) -> None:
+        self.reader = reader
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        super().__init__(str(path), _ControlHandler)
+
+
+def serve_control(reader: SimulatedUsbReader, path: Path) -> socketserver.BaseServer:
+    """Serve the reader's control channel on a Unix socket, from a background thread, until the
+    reader is closed."""
+    server = _ControlServer(path, reader)
+
+    def serve() -> None:
+        server.serve_forever(poll_interval=0.05)
+
+    def stop() -> None:
+        server.shutdown()
+        server.server_close()
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+    threading.Thread(target=serve, name="usb-sim-control", daemon=True).start()
+    reader.on_close.append(stop)
+    return server
+
+
+def play(reader: SimulatedUsbReader, scenario: ReaderScenario) -> threading.Thread:
+    """Play a scenario's timed steps on a background thread."""
+    started = time.monotonic()
+    stopped = threading.Event()
+    reader.on_close.append(stopped.set)
+
+    def run() -> None:
+        for at, command in scenario.steps:
+            if stopped.wait(max(0.0, started + at - time.monotonic())):
+                return
+            reader.apply(command)
+
+    thread = threading.Thread(target=run, name="usb-sim-scenario", daemon=True)
+    thread.start()
+    return thread
+
+
+def start_reader(bus: SimulatedUsbBus, options: Any) -> SimulatedUsbReader:
+    """Plug a reader as the driver options describe; serve its control socket and scenario."""
+    try:
+        scenario = (
+            load_scenario(options.simulator_scenario)
+            if options.simulator_scenario
+            else ReaderScenario()
+        )
+    except ScenarioError as exc:
+        raise DeviceUnavailableError(f"simulated reader: {exc}") from None
+    seed = options.simulator_seed if options.simulator_seed is not None else scenario.seed
+    serial = options.serial_number or "RDR-0001"
+    reader = bus.add_reader(serial, vid=options.vid, pid=options.pid, seed=seed)
+    if scenario.tags is not None:
+        reader.apply(scenario.tags)
+    if options.simulator_control:
+        try:
+            serve_control(reader, Path(options.simulator_control))
+        except OSError as exc:
+            raise DeviceUnavailableError(f"simulated reader: control socket: {exc}") from None
+    if scenario.steps:
+        play(reader, scenario)
+    return reader
