@@ -1,0 +1,378 @@
+"""``tablectl run``: the daemon, wiring devices, core, journal and broker together.
+
+Start-up, in order: open the journal and replay it through the core (the exact state before the
+last stop, and the device commands still outstanding); start the devices and the broker link;
+ask every device where it is before anything is resent; then accept dealer requests and tell
+systemd ``READY=1``.
+
+Everything runs in one TaskGroup: the broker link, one restart loop per device, the device
+command sender and the watchdog. A bug in any of them ends the daemon (systemd restarts it; the
+journal makes that safe). A device that fails is restarted after a full-jitter backoff and its
+health reported as an input, so the pit sees ``device.status`` events.
+
+SIGTERM (or SIGINT) shuts down in order, each step bounded: stop the inputs (devices, requests),
+let the input being committed finish, publish the retained ``offline`` status, close the ports,
+checkpoint the journal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import structlog
+
+from controller.config import TableConfig
+from controller.profiles import load_profile
+from controller.shell import logging as shell_logging
+from controller.shell.commands import CommandHandler
+from controller.shell.devices import (
+    AlreadyDoneError,
+    DeviceError,
+    DeviceSource,
+    SourceContext,
+    build_source,
+)
+from controller.shell.dispatch import Dispatch
+from controller.shell.journal import Journal
+from controller.shell.mqtt import Backoff, MqttLink
+from controller.shell.notify import feed_watchdog, notify, watchdog_interval
+from controller.shell.snapshot import snapshot
+from controller.shell.table import ShutdownError, TableRunner, initial_state
+from controller.shell.topics import Topics
+from controller.shell.writer import JournalWriter
+from controller.table.inputs import DeviceHealthChanged, DeviceInput, Health
+
+log = structlog.get_logger("tablectl.daemon")
+
+FAIL_AFTER = 10
+STABLE_AFTER = 60.0
+STUCK_COMMIT = 10.0
+
+
+class Daemon:
+    """One table controller process."""
+
+    def __init__(self, config: TableConfig) -> None:
+        self.config = config
+        table = config.table
+        self.topics = Topics(config.broker.prefix, table.id)
+        journal = Journal.open(config.journal.path, table_id=table.id, genesis=table.genesis())
+        if journal.genesis != table.genesis():
+            log.warning(
+                "journal.genesis_differs",
+                detail="the table section changed since the journal began; the journal decides",
+            )
+        genesis = journal.genesis
+        profile = load_profile(genesis["profile"]).with_overrides(genesis.get("house_rules", {}))
+        manifest = table.manifest()
+        self.writer = JournalWriter(journal)
+        self.runner = TableRunner(
+            self.writer, initial_state(genesis, profile, manifest), table.shuffler
+        )
+        context = SourceContext(table.id, manifest)
+        self.sources: dict[str, DeviceSource] = {
+            device_id: build_source(device_id, section, context)
+            for device_id, section in config.devices.items()
+            if section.enabled
+        }
+        self.simulated = any(s.describe().get("simulated") for s in self.sources.values())
+        self.link = MqttLink(
+            config.broker,
+            self.topics,
+            self.writer,
+            client_id=config.client_id,
+            simulated=self.simulated,
+            historical_after=config.daemon.historical_after,
+        )
+        self.commands = CommandHandler(self.runner)
+        self.ready = asyncio.Event()
+        self.stop_requested = asyncio.Event()
+        self.health: dict[str, dict[str, Any]] = {}
+        self._sent: set[int] = set()
+        self._queried: set[str] = set()
+        self._dispatch_wake = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._device_tasks: list[asyncio.Task[None]] = []
+        self._status = ""
+        self.started = time.monotonic()
+
+    # ------------------------------------------------------------------ main
+
+    async def run(self) -> int:
+        """Run until SIGTERM/SIGINT; return the exit status."""
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.stop_requested.set)
+        shell_logging.CONTEXT.table = self.config.table.id
+        report = self.runner.recover()
+        log.info(
+            "journal.recovered",
+            inputs=report.inputs,
+            events=report.events,
+            diverged=report.diverged,
+            outstanding=self.runner.planner.summary(),
+            epoch=self.writer.journal.epoch,
+        )
+        self.runner.connected = self.link.connected.is_set
+        self.runner.listeners.append(self._changed)
+        self.link.on_request = self._request
+        self._changed()
+        for device_id, source in self.sources.items():
+            self._set_device(device_id, source, health=None)
+        try:
+            async with asyncio.TaskGroup() as group:
+                self._spawn(group, self.link.run(), "mqtt")
+                for device_id, source in self.sources.items():
+                    task = self._spawn(group, self._supervise(source), f"device:{device_id}")
+                    self._device_tasks.append(task)
+                await self._query_devices()
+                self._spawn(group, self._dispatch_loop(), "dispatch")
+                interval = watchdog_interval()
+                if interval is not None:
+                    self._spawn(group, feed_watchdog(self.healthy, interval), "watchdog")
+                self.link.accept_requests = True
+                self.ready.set()
+                notify("READY=1", f"STATUS={self.status_line()}")
+                log.info("daemon.ready", seconds=round(time.monotonic() - self.started, 3))
+                await self.stop_requested.wait()
+                await self.shutdown()
+                for task in self._tasks:
+                    task.cancel()
+        finally:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(sig)
+        await self.writer.close(checkpoint=True)
+        log.info("daemon.stopped")
+        return 0
+
+    def _spawn(self, group: asyncio.TaskGroup, coro: Any, name: str) -> asyncio.Task[None]:
+        task: asyncio.Task[None] = group.create_task(coro, name=name)
+        self._tasks.append(task)
+        return task
+
+    async def shutdown(self) -> None:
+        """Stop in order: inputs, the commit in flight, offline status, ports (bounded steps)."""
+        step = self.config.daemon.shutdown_step
+        notify("STOPPING=1", "STATUS=stopping")
+        log.info("daemon.stopping")
+        self.link.accept_requests = False
+        for task in self._device_tasks:
+            task.cancel()
+        for task in self._tasks:
+            if task.get_name() == "dispatch":
+                task.cancel()
+        await asyncio.gather(*self._device_tasks, return_exceptions=True)
+        async with asyncio.timeout(step * 2):
+            await self.runner.stop()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(step):
+                while self.link.connected.is_set() and not await self.link.drained():
+                    self.link.wake.set()
+                    await asyncio.sleep(0.02)
+        sent = await self.link.goodbye(step)
+        log.info("mqtt.offline_published" if sent else "mqtt.offline_not_published")
+        for source in self.sources.values():
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(step):
+                    await source.close()
+
+    # ------------------------------------------------------------------ devices
+
+    async def _sink(self, item: DeviceInput) -> None:
+        try:
+            await self.runner.submit(item)
+        except ShutdownError:
+            await asyncio.Event().wait()  # stopping: the task is about to be cancelled
+        if isinstance(item, DeviceHealthChanged):
+            source = self.sources.get(item.device)
+            self._set_device(item.device, source, item.health.value, item.approved, item.detail)
+
+    async def _supervise(self, source: DeviceSource) -> None:
+        shell_logging.bind_device(source.device_id)
+        daemon = self.config.daemon
+        backoff = Backoff(daemon.device_restart_min, daemon.device_restart_max)
+        while True:
+            started = time.monotonic()
+            try:
+                await source.run(self._sink)
+                error = "the device source ended"
+            except DeviceError as exc:
+                error = str(exc)
+            self._queried.discard(source.device_id)
+            if time.monotonic() - started > STABLE_AFTER:
+                backoff.reset()
+            delay = backoff.next()
+            health = Health.FAILED if backoff.attempt >= FAIL_AFTER else Health.RECONNECTING
+            log.warning("device.down", error=error, attempt=backoff.attempt, retry_in=delay)
+            await self._sink(
+                DeviceHealthChanged(datetime.now(UTC), source.device_id, health, detail=error)
+            )
+            await asyncio.sleep(delay)
+
+    async def _query_devices(self) -> None:
+        """Ask every device where it is; mark the outstanding commands it already carried out."""
+        timeout = self.config.daemon.device_query_timeout
+
+        async def query(device_id: str, source: DeviceSource) -> None:
+            try:
+                async with asyncio.timeout(timeout):
+                    status = await source.query()
+            except (TimeoutError, DeviceError) as exc:
+                log.warning("device.query_failed", device=device_id, error=str(exc) or "timeout")
+                return
+            self._queried.add(device_id)
+            for dispatch in self.runner.planner.outstanding.values():
+                if dispatch.device == device_id and _carried_out(dispatch, status):
+                    self._sent.add(dispatch.id)
+            log.info(
+                "device.queried",
+                device=device_id,
+                online=status.online,
+                shuffle_id=status.shuffle_id,
+                detail=status.detail,
+            )
+
+        await asyncio.gather(*(query(d, s) for d, s in self.sources.items()))
+
+    async def _dispatch_loop(self) -> None:
+        """Send outstanding device commands; retry the ones a device could not take."""
+        retry = self.config.daemon.dispatch_retry
+        while True:
+            self._dispatch_wake.clear()
+            if len(self._queried) < len(self.sources):
+                await self._query_devices()
+            for dispatch in list(self.runner.planner.outstanding.values()):
+                if dispatch.id in self._sent or dispatch.device not in self._queried:
+                    continue
+                await self._send(dispatch)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(retry):
+                    await self._dispatch_wake.wait()
+
+    async def _send(self, dispatch: Dispatch) -> None:
+        source = self.sources.get(dispatch.device)
+        if source is None:
+            return
+        need = dispatch.need
+        try:
+            if need.kind == "shuffle":
+                await source.shuffle(dispatch.id)
+            elif need.kind == "dispense":
+                assert need.shuffle_id is not None
+                assert dispatch.group is not None
+                await source.dispense(need.shuffle_id, dispatch.group, dispatch.request)
+            else:
+                assert need.shuffle_id is not None
+                await source.reveal(need.shuffle_id)
+        except AlreadyDoneError as exc:
+            log.info("device.command_already_done", dispatch=dispatch.id, detail=str(exc))
+        except DeviceError as exc:
+            log.warning(
+                "device.command_failed", dispatch=dispatch.id, kind=need.kind, error=str(exc)
+            )
+            if need.kind == "reveal":
+                self.runner.planner.done(need)
+            return
+        self._sent.add(dispatch.id)
+        log.info(
+            "device.command_sent",
+            dispatch=dispatch.id,
+            kind=need.kind,
+            shuffle_id=need.shuffle_id,
+            group=dispatch.group,
+        )
+
+    def _set_device(
+        self,
+        device_id: str,
+        source: DeviceSource | None,
+        health: str | None,
+        approved: bool | None = None,
+        detail: str = "",
+    ) -> None:
+        body: dict[str, Any] = {
+            "device": device_id,
+            "health": health,
+            "approved": approved,
+            "detail": detail,
+            "ts": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        }
+        if source is not None:
+            body["identity"] = source.describe()
+        self.health[device_id] = body
+        self.link.set_retained(self.topics.device(device_id), body)
+
+    # ------------------------------------------------------------------ requests and state
+
+    async def _request(self, verb: str, payload: bytes) -> dict[str, Any]:
+        received = datetime.now(UTC)
+        try:
+            body = await self.commands.handle(verb, payload, received)
+        except ShutdownError:
+            return {
+                "transaction": None,
+                "status": "error",
+                "command": verb,
+                "data": {},
+                "error": "the table is stopping; try again",
+            }
+        log.info(
+            "request.handled",
+            command=verb,
+            transaction=body.get("transaction"),
+            status=body.get("status"),
+            error=body.get("error"),
+        )
+        return body
+
+    def _changed(self) -> None:
+        state = self.runner.state
+        hand = state.hand
+        shell_logging.CONTEXT.hand = hand.hand_id if hand is not None else None
+        body = snapshot(state, seq=self.runner.last_seq, epoch=self.writer.journal.epoch)
+        self.link.set_retained(self.topics.state, body)
+        self.link.wake.set()
+        self._dispatch_wake.set()
+        line = self.status_line()
+        if line != self._status and self.ready.is_set():
+            self._status = line
+            notify(f"STATUS={line}")
+
+    def status_line(self) -> str:
+        """One line for ``systemctl status``."""
+        hand = self.runner.state.hand
+        where = f"hand {hand.hand_id} {hand.phase.value}" if hand is not None else "between hands"
+        broker = "broker up" if self.link.connected.is_set() else "broker down"
+        devices = ", ".join(f"{d} {h.get('health') or '?'}" for d, h in self.health.items())
+        return f"{where}; {broker}; seq {self.runner.last_seq}; {devices or 'no devices'}"
+
+    def healthy(self) -> bool:
+        """Healthy enough to feed the watchdog: tasks alive, no commit stuck."""
+        if any(t.done() for t in self._tasks if t.get_name() in ("mqtt", "dispatch")):
+            return False
+        started = self.runner.commit_started
+        return started is None or time.monotonic() - started < STUCK_COMMIT
+
+
+def _carried_out(dispatch: Dispatch, status: Any) -> bool:
+    need = dispatch.need
+    if need.kind == "dispense":
+        return (
+            status.groups is not None
+            and status.shuffle_id == need.shuffle_id
+            and dispatch.group in status.groups
+        )
+    if need.kind == "shuffle":
+        return status.shuffle_id is not None and status.shuffle_id != need.shuffle_id
+    return False
+
+
+async def run_daemon(config: TableConfig) -> int:
+    """Run the daemon of ``config`` until it is told to stop."""
+    daemon = Daemon(config)
+    return await daemon.run()

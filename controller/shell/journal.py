@@ -1,0 +1,490 @@
+"""The journal: one SQLite database holding inputs, events, the outbox and the command inbox.
+
+Everything the table decided is here, in order, and nothing else is needed to rebuild it:
+
+* ``inputs`` — every device event and dealer command the core was given;
+* ``events`` — every event the core (or the command validator) produced; ``seq`` is the event's
+  sequence number in its envelope, an ``AUTOINCREMENT`` key so a number is never reused even
+  after the last row is gone;
+* ``commands`` — the inbox: each request ``transaction`` with the response it got, so a
+  redelivered request gets the stored response instead of running twice;
+* ``dispatches`` — commands the shell sent to devices (shuffle, dispense, reveal), journaled
+  before they go out, so recovery resends them under the same identifiers and never twice;
+* ``outbox`` — messages not yet acknowledged by the broker; rows go only after PUBACK.
+
+An input, the events it caused, the dispatches they need, the inbox row and the outbox rows are
+written in one transaction. Every row of the first four tables carries a position in one chain
+over the whole journal and the SHA-256 of the previous row's hash and its own content, so an
+edited, inserted or deleted row breaks the chain (:meth:`Journal.verify`). The outbox is not
+chained: it is a delivery queue, and its rows are meant to go.
+
+The database runs in WAL mode with ``synchronous=FULL``: a transaction that returned is on disk
+and survives a power cut, which is what lets the table promise that a journaled input is never
+lost. This class is synchronous; :class:`controller.shell.writer.JournalWriter` runs it on its
+own thread so the event loop never waits on an fsync.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import sqlite3
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+SCHEMA_VERSION = 1
+GENESIS_HASH = "0" * 64
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS inputs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    pos INTEGER NOT NULL UNIQUE,
+    ts TEXT NOT NULL,
+    type TEXT NOT NULL,
+    body TEXT NOT NULL,
+    prev TEXT NOT NULL,
+    hash TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    pos INTEGER NOT NULL UNIQUE,
+    input_id INTEGER,
+    type TEXT NOT NULL,
+    hand_id TEXT,
+    body TEXT NOT NULL,
+    prev TEXT NOT NULL,
+    hash TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_hand ON events (hand_id);
+CREATE TABLE IF NOT EXISTS commands (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    pos INTEGER NOT NULL UNIQUE,
+    txn TEXT NOT NULL UNIQUE,
+    verb TEXT NOT NULL,
+    request TEXT NOT NULL,
+    input_id INTEGER,
+    response TEXT NOT NULL,
+    prev TEXT NOT NULL,
+    hash TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS dispatches (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    pos INTEGER NOT NULL UNIQUE,
+    input_id INTEGER,
+    device TEXT NOT NULL,
+    body TEXT NOT NULL,
+    prev TEXT NOT NULL,
+    hash TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS outbox (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq INTEGER NOT NULL,
+    stream TEXT NOT NULL,
+    live INTEGER NOT NULL,
+    created_ns INTEGER NOT NULL
+);
+"""
+
+#: The chained tables and the columns their hash covers, in order.
+CHAINED: dict[str, tuple[str, ...]] = {
+    "inputs": ("id", "ts", "type", "body"),
+    "events": ("seq", "input_id", "type", "hand_id", "body"),
+    "commands": ("id", "txn", "verb", "request", "input_id", "response"),
+    "dispatches": ("id", "input_id", "device", "body"),
+}
+_KEY = {"inputs": "id", "events": "seq", "commands": "id", "dispatches": "id"}
+
+#: The two streams every event is published on.
+STREAMS = ("public", "secure")
+
+
+class JournalError(RuntimeError):
+    """The journal cannot be used (wrong table, newer schema, not a journal)."""
+
+
+def row_hash(prev: str, table: str, content: Sequence[Any]) -> str:
+    """The chain hash of one row: SHA-256 over the previous hash, the table and the content."""
+    text = json.dumps([prev, table, list(content)], separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class NewEvent(NamedTuple):
+    """An event to journal: its type, hand and journal text (see :mod:`controller.shell.codec`)."""
+
+    type: str
+    hand_id: str | None
+    body: str
+
+
+class NewDispatch(NamedTuple):
+    """A device command to journal before it is sent."""
+
+    device: str
+    body: str
+
+
+@dataclass
+class NewCommand:
+    """A dealer request to record in the inbox with its response.
+
+    ``respond`` builds the response from the sequence numbers the events got, inside the
+    transaction, so the stored response names the events it caused.
+    """
+
+    transaction: str
+    verb: str
+    request: str
+    respond: Callable[[list[int]], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class Appended:
+    """What one transaction wrote."""
+
+    input_id: int | None
+    seqs: list[int]
+    dispatch_ids: list[int]
+    response: Mapping[str, Any] | None = None
+
+
+class OutboxRow(NamedTuple):
+    """A message waiting for the broker: the event, the stream, and when it was journaled."""
+
+    id: int
+    seq: int
+    stream: str
+    live: bool
+    created_ns: int
+    body: str
+
+
+class StoredRow(NamedTuple):
+    """A journaled row read back for replay: its key, input link and body."""
+
+    key: int
+    input_id: int | None
+    body: str
+
+
+@dataclass
+class VerifyReport:
+    """The result of :meth:`Journal.verify`."""
+
+    rows: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when the chain is intact."""
+        return not self.problems
+
+
+class Journal:
+    """The journal database of one table."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self._conn = conn
+        self.path = path
+        meta = self._meta()
+        self.epoch = meta["epoch"]
+        self.table_id = meta["table_id"]
+        self.genesis: dict[str, Any] = json.loads(meta.get("genesis", "{}"))
+        self._head_pos = int(meta.get("head_pos", "0"))
+        self._head_hash = meta.get("head_hash", GENESIS_HASH)
+
+    # ------------------------------------------------------------------ opening
+
+    @classmethod
+    def open(
+        cls, path: Path, *, table_id: str, genesis: Mapping[str, Any] | None = None
+    ) -> Journal:
+        """Open (or create) the journal at ``path`` for table ``table_id``.
+
+        A new journal gets a random epoch and records ``genesis`` (the table as configured),
+        which replays start from. An existing journal of another table is refused.
+        """
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = connect(path)
+        with conn:
+            conn.executescript(_SCHEMA)
+            existing = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+            if not existing:
+                created = {
+                    "schema": str(SCHEMA_VERSION),
+                    "table_id": table_id,
+                    "epoch": secrets.token_hex(6),
+                    "genesis": json.dumps(dict(genesis or {}), sort_keys=True),
+                    "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                    "head_pos": "0",
+                    "head_hash": GENESIS_HASH,
+                    "bdseq": "0",
+                }
+                conn.executemany("INSERT INTO meta VALUES (?, ?)", created.items())
+                existing = created
+        if existing.get("table_id") != table_id:
+            conn.close()
+            raise JournalError(
+                f"{path} is the journal of table {existing.get('table_id')!r}, not {table_id!r}"
+            )
+        if int(existing.get("schema", "0")) > SCHEMA_VERSION:
+            conn.close()
+            raise JournalError(f"{path} has journal schema {existing['schema']}, newer than ours")
+        return cls(conn, path)
+
+    @classmethod
+    def open_existing(cls, path: Path) -> Journal:
+        """Open a journal that must exist (for ``tablectl journal``), whatever its table."""
+        if not path.is_file():
+            raise JournalError(f"no journal at {path}")
+        conn = connect(path)
+        try:
+            rows = conn.execute("SELECT value FROM meta WHERE key = 'table_id'").fetchall()
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise JournalError(f"{path} is not a journal: {exc}") from None
+        if not rows:
+            conn.close()
+            raise JournalError(f"{path} is not a journal (no table id)")
+        return cls(conn, path)
+
+    def close(self) -> None:
+        """Close the database."""
+        self._conn.close()
+
+    def checkpoint(self) -> None:
+        """Fold the WAL into the database file (at a clean shutdown)."""
+        self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def _meta(self) -> dict[str, str]:
+        return dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
+
+    # ------------------------------------------------------------------ writing
+
+    def append(
+        self,
+        *,
+        input_row: tuple[str, str, str] | None,
+        events: Sequence[NewEvent],
+        dispatches: Sequence[NewDispatch] = (),
+        command: NewCommand | None = None,
+        live: bool = True,
+    ) -> Appended:
+        """Write an input (``(ts, type, body)``), its events and the rest in one transaction."""
+        conn = self._conn
+        pos, head = self._head_pos, self._head_hash
+        now_ns = time.time_ns()
+        input_id: int | None = None
+        seqs: list[int] = []
+        dispatch_ids: list[int] = []
+        response: Mapping[str, Any] | None = None
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            if input_row is not None:
+                input_id = _next_key(conn, "inputs")
+                pos, head = _insert(conn, "inputs", pos, head, (input_id, *input_row))
+            for event in events:
+                seq = _next_key(conn, "events")
+                pos, head = _insert(
+                    conn,
+                    "events",
+                    pos,
+                    head,
+                    (seq, input_id, event.type, event.hand_id, event.body),
+                )
+                seqs.append(seq)
+                conn.executemany(
+                    "INSERT INTO outbox (seq, stream, live, created_ns) VALUES (?, ?, ?, ?)",
+                    [(seq, stream, int(live), now_ns) for stream in STREAMS],
+                )
+            for dispatch in dispatches:
+                key = _next_key(conn, "dispatches")
+                pos, head = _insert(
+                    conn, "dispatches", pos, head, (key, input_id, dispatch.device, dispatch.body)
+                )
+                dispatch_ids.append(key)
+            if command is not None:
+                response = dict(command.respond(seqs))
+                key = _next_key(conn, "commands")
+                content = (
+                    key,
+                    command.transaction,
+                    command.verb,
+                    command.request,
+                    input_id,
+                    json.dumps(response, separators=(",", ":"), ensure_ascii=False),
+                )
+                pos, head = _insert(conn, "commands", pos, head, content)
+            conn.executemany(
+                "UPDATE meta SET value = ? WHERE key = ?",
+                [(str(pos), "head_pos"), (head, "head_hash")],
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        self._head_pos, self._head_hash = pos, head
+        return Appended(input_id, seqs, dispatch_ids, response)
+
+    def next_bdseq(self) -> int:
+        """The birth/death sequence number of the next MQTT connection (persisted)."""
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        row = conn.execute("SELECT value FROM meta WHERE key = 'bdseq'").fetchone()
+        value = int(row[0]) + 1 if row else 1
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('bdseq', ?)", (str(value),))
+        conn.execute("COMMIT")
+        return value
+
+    def delete_outbox(self, row_ids: Sequence[int]) -> None:
+        """The broker acknowledged these messages: forget them (one transaction)."""
+        if not row_ids:
+            return
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany("DELETE FROM outbox WHERE id = ?", [(i,) for i in row_ids])
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    # ------------------------------------------------------------------ reading
+
+    def pending(self, limit: int = 100, after: int = 0) -> list[OutboxRow]:
+        """The oldest messages still waiting for the broker, in order."""
+        rows = self._conn.execute(
+            "SELECT o.id, o.seq, o.stream, o.live, o.created_ns, e.body FROM outbox o "
+            "JOIN events e ON e.seq = o.seq WHERE o.id > ? ORDER BY o.id LIMIT ?",
+            (after, limit),
+        ).fetchall()
+        return [OutboxRow(r[0], r[1], r[2], bool(r[3]), r[4], r[5]) for r in rows]
+
+    def pending_count(self) -> int:
+        """How many messages wait for the broker."""
+        return int(self._conn.execute("SELECT COUNT(*) FROM outbox").fetchone()[0])
+
+    def command_response(self, transaction: str) -> dict[str, Any] | None:
+        """The stored response to ``transaction``, if that request was seen before."""
+        row = self._conn.execute(
+            "SELECT response FROM commands WHERE txn = ?", (transaction,)
+        ).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def inputs(self) -> Iterator[StoredRow]:
+        """Every journaled input, in order."""
+        for key, body in self._conn.execute("SELECT id, body FROM inputs ORDER BY id"):
+            yield StoredRow(key, key, body)
+
+    def events(self, hand_id: str | None = None) -> Iterator[StoredRow]:
+        """Every journaled event (of one hand), in order."""
+        if hand_id is None:
+            cursor = self._conn.execute("SELECT seq, input_id, body FROM events ORDER BY seq")
+        else:
+            cursor = self._conn.execute(
+                "SELECT seq, input_id, body FROM events WHERE hand_id = ? ORDER BY seq", (hand_id,)
+            )
+        for key, input_id, body in cursor:
+            yield StoredRow(key, input_id, body)
+
+    def dispatches(self) -> Iterator[tuple[int, str, str]]:
+        """Every journaled device command as ``(id, device, body)``, in order."""
+        yield from self._conn.execute("SELECT id, device, body FROM dispatches ORDER BY id")
+
+    def last_seq(self) -> int:
+        """The highest event sequence number ever given (0 for none)."""
+        row = self._conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
+        return int(row[0]) if row else 0
+
+    def counts(self) -> dict[str, int]:
+        """Rows per table (for status lines and reports)."""
+        return {
+            table: int(self._conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])  # noqa: S608
+            for table in (*CHAINED, "outbox")
+        }
+
+    # ------------------------------------------------------------------ verifying
+
+    def verify(self) -> VerifyReport:
+        """Walk the hash chain over every chained row; report every break."""
+        report = VerifyReport()
+        rows: list[tuple[int, str, list[Any], str, str]] = []
+        for table, columns in CHAINED.items():
+            select = ", ".join((*columns, "pos", "prev", "hash"))
+            for row in self._conn.execute(f"SELECT {select} FROM {table}"):  # noqa: S608
+                *content, pos, prev, digest = row
+                rows.append((pos, table, content, prev, digest))
+        rows.sort(key=lambda r: r[0])
+        report.rows = len(rows)
+        expected_prev = GENESIS_HASH
+        expected_pos = 1
+        for pos, table, content, prev, digest in rows:
+            where = f"{table} {_KEY[table]} {content[0]} (position {pos})"
+            if pos != expected_pos:
+                report.problems.append(
+                    f"{where}: position {expected_pos} is missing (a row was deleted)"
+                    if pos > expected_pos
+                    else f"{where}: position used twice"
+                )
+            expected_pos = pos + 1
+            if prev != expected_prev:
+                report.problems.append(f"{where}: does not follow the previous row")
+            if row_hash(prev, table, content) != digest:
+                report.problems.append(f"{where}: content does not match its hash (edited)")
+            expected_prev = digest
+        meta = self._meta()
+        head_pos, head_hash = int(meta.get("head_pos", "0")), meta.get("head_hash", GENESIS_HASH)
+        last_pos = rows[-1][0] if rows else 0
+        if head_pos != last_pos or head_hash != expected_prev:
+            report.problems.append(
+                f"the chain ends at position {last_pos} but the journal head is at {head_pos}: "
+                "rows were deleted from the end, or added outside the journal"
+            )
+        for table in CHAINED:
+            row = self._conn.execute(
+                f"SELECT MAX({_KEY[table]}) FROM {table}"  # noqa: S608
+            ).fetchone()
+            issued = self._conn.execute(
+                "SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)
+            ).fetchone()
+            if issued and (row[0] or 0) < issued[0]:
+                report.problems.append(
+                    f"{table}: key {issued[0]} was issued but the last row is {row[0] or 0} "
+                    "(rows deleted from the end)"
+                )
+        return report
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """A connection with the journal's settings (WAL, synchronous=FULL, explicit transactions)."""
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=5.0)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.execute("PRAGMA busy_timeout=5000")
+    conn.execute("PRAGMA foreign_keys=OFF")
+    return conn
+
+
+def _next_key(conn: sqlite3.Connection, table: str) -> int:
+    # The key an AUTOINCREMENT insert would take; computed first because the hash covers it.
+    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)).fetchone()
+    return (int(row[0]) if row else 0) + 1
+
+
+def _insert(
+    conn: sqlite3.Connection, table: str, pos: int, head: str, content: tuple[Any, ...]
+) -> tuple[int, str]:
+    pos += 1
+    digest = row_hash(head, table, content)
+    columns = (*CHAINED[table], "pos", "prev", "hash")
+    marks = ", ".join("?" * len(columns))
+    conn.execute(
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})",  # noqa: S608
+        (*content, pos, head, digest),
+    )
+    return pos, digest
