@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import aiomqtt
@@ -22,9 +22,15 @@ from controller.shell.topics import Topics
 class DealerClient:
     """A dealer console on one table's request and response topics."""
 
-    def __init__(self, client: aiomqtt.Client, topics: Topics) -> None:
+    def __init__(
+        self,
+        client: aiomqtt.Client,
+        topics: Topics,
+        other: Callable[[aiomqtt.Message], None] | None = None,
+    ) -> None:
         self.client = client
         self.topics = topics
+        self.other = other  # messages on other subscribed topics go here
         self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._reader: asyncio.Task[None] | None = None
 
@@ -43,6 +49,8 @@ class DealerClient:
     async def _read(self) -> None:
         async for message in self.client.messages:
             if not message.topic.matches(f"{self.topics.base}/response/+"):
+                if self.other is not None:
+                    self.other(message)
                 continue
             try:
                 body = json.loads(message.payload if isinstance(message.payload, bytes) else b"")

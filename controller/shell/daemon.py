@@ -118,7 +118,9 @@ class Daemon:
             outstanding=self.runner.planner.summary(),
             epoch=self.writer.journal.epoch,
         )
-        self.runner.connected = self.link.connected.is_set
+        # An event journaled during a broker outage is historical; before the first connect
+        # there is no outage yet, only start-up, and the age of the event decides.
+        self.runner.connected = lambda: self.link.connected.is_set() or self.link.connects == 0
         self.runner.listeners.append(self._changed)
         self.link.on_request = self._request
         self._changed()
@@ -349,7 +351,7 @@ class Daemon:
         where = f"hand {hand.hand_id} {hand.phase.value}" if hand is not None else "between hands"
         broker = "broker up" if self.link.connected.is_set() else "broker down"
         devices = ", ".join(f"{d} {h.get('health') or '?'}" for d, h in self.health.items())
-        return f"{where}; {broker}; seq {self.runner.last_seq}; {devices or 'no devices'}"
+        return f"{where}; {broker}; {devices or 'no devices'}"
 
     def healthy(self) -> bool:
         """Healthy enough to feed the watchdog: tasks alive, no commit stuck."""

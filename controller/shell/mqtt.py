@@ -284,8 +284,8 @@ class MqttLink:
         Returns False when not connected or the broker did not acknowledge in time.
         """
         self._stopping = True
-        client = self._client
-        if client is None or not self.connected.is_set():
+        client = self._client  # set as soon as the connection is up, birth or not
+        if client is None:
             return False
         offline = json.dumps(self.status_body("offline"), separators=(",", ":")).encode()
         with contextlib.suppress(aiomqtt.MqttError, TimeoutError):

@@ -34,8 +34,13 @@ def notify(*lines: str) -> bool:
     message = "\n".join(lines).encode()
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as sock:
+            # Never block the event loop: a reader that does not keep up loses a line instead.
+            sock.setblocking(False)
             sock.connect(address)
             sock.sendall(message)
+    except BlockingIOError:
+        log.warning("notify.dropped", lines=len(lines), reason="the notify socket is full")
+        return False
     except OSError as exc:
         log.warning("notify.failed", error=str(exc))
         return False
