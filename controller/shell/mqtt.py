@@ -197,9 +197,21 @@ class MqttLink:
         await client.subscribe(self.topics.request(), qos=1)
         self.connected.set()
         log.info("mqtt.connected", host=self.broker.host, port=self.broker.port, bdseq=self.bdseq)
-        async with asyncio.TaskGroup() as group:
-            group.create_task(self._receive(client), name="mqtt:receive")
-            group.create_task(self._drain(client), name="mqtt:drain")
+        # Not a nested TaskGroup: the first failure (a lost connection) is re-raised as itself,
+        # so the reconnect loop sees an MqttError rather than an exception group.
+        tasks = [
+            asyncio.create_task(self._receive(client), name="mqtt:receive"),
+            asyncio.create_task(self._drain(client), name="mqtt:drain"),
+        ]
+        try:
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        for task in done:
+            if not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
 
     async def _receive(self, client: aiomqtt.Client) -> None:
         async for message in client.messages:
