@@ -63,7 +63,7 @@ async def test_events_during_an_outage_arrive_late_in_order_marked_historical(
         await collector.wait_for(lambda c: len(unique_seqs(c.public)) >= len(expected))
 
     assert unique_seqs(collector.public) == expected == list(range(1, len(expected) + 1))
-    first = {}
+    first: dict[int, dict[str, Any]] = {}
     for body in collector.public:
         first.setdefault(body["seq"], body)
     late = [seq for seq, body in first.items() if body["historical"]]
