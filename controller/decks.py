@@ -9,14 +9,14 @@ A manifest is a TOML file in ``config/decks/``::
     "04a1b2c3d4e580" = "As"
     …
 
-It must map 52 distinct UIDs to the 52 distinct cards. UIDs are lowercase hex without separators
-(4, 7 or 10 bytes, as ISO 14443A tags have). ``tablectl deck enroll`` writes these files.
+It must map 52 distinct UIDs to the 52 distinct cards. UIDs are written as ``controller.uids``
+spells them (lowercase hex, no separators; others are accepted and normalised).
+``tablectl deck enroll`` writes these files.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -24,20 +24,11 @@ from pathlib import Path
 
 from controller.cards import STANDARD_DECK, Card, CardError, parse_card
 from controller.paths import config_dir
-
-_UID = re.compile(r"^(?:[0-9a-f]{8}|[0-9a-f]{14}|[0-9a-f]{20})$")
+from controller.uids import UidError, normalize_uid
 
 
 class ManifestError(ValueError):
     """A deck manifest that is not valid; the message says which key and why."""
-
-
-def normalise_uid(text: str) -> str:
-    """The canonical text of a UID: lowercase hex, separators (``:``, ``-``, spaces) removed."""
-    uid = re.sub(r"[\s:-]", "", text).lower()
-    if not _UID.match(uid):
-        raise ManifestError(f"not a tag UID: {text!r} (expected 4, 7 or 10 bytes of hex)")
-    return uid
 
 
 @dataclass(frozen=True)
@@ -98,9 +89,9 @@ def load_manifest(path: Path) -> DeckManifest:
     mapping: dict[str, Card] = {}
     for raw_uid, raw_card in uids.items():
         try:
-            uid = normalise_uid(raw_uid)
+            uid = normalize_uid(raw_uid)
             card = parse_card(str(raw_card))
-        except (ManifestError, CardError) as exc:
+        except (UidError, CardError) as exc:
             raise ManifestError(f"{path}: uids.{raw_uid}: {exc}") from None
         if uid in mapping:
             raise ManifestError(f"{path}: uids.{raw_uid}: UID listed twice")

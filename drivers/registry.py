@@ -14,7 +14,9 @@ from importlib.metadata import entry_points
 ENTRY_POINT_GROUP = "tablectl.drivers"
 
 #: name → "module:Class" of every driver shipped with tablectl.
-BUILTIN_DRIVERS: dict[str, str] = {}
+BUILTIN_DRIVERS: dict[str, str] = {
+    "pn532": "drivers.rfid.pn532.driver:Pn532Reader",
+}
 
 
 class DriverUnavailableError(LookupError):

@@ -11,7 +11,9 @@ import importlib
 from typing import Any, Protocol, cast
 
 #: simulator kind → module providing add_arguments() and run().
-SIMULATORS: dict[str, str] = {}
+SIMULATORS: dict[str, str] = {
+    "pn532": "simulators.pn532.cli",
+}
 
 
 class SimulatorModule(Protocol):

@@ -181,11 +181,15 @@ class DeviceFaultCleared(DeviceInput):
 
 @dataclass(frozen=True, slots=True)
 class DeviceHealthChanged(DeviceInput):
-    """The supervisor's health verdict changed (stale, reconnecting, rejected…)."""
+    """The supervisor's health verdict changed (stale, reconnecting, rejected…).
+
+    ``kind`` says what the device is (``shuffler`` or ``reader``) when the supervisor knows it.
+    """
 
     health: Health
     approved: bool | None = None
     detail: str = ""
+    kind: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +197,21 @@ class DeviceRebooted(DeviceInput):
     """The device came back with a new boot id: it lost power or reset."""
 
     boot_id: int
+
+
+# --------------------------------------------------------------------------- shell inputs
+
+
+@dataclass(frozen=True, slots=True)
+class Tick(DeviceInput):
+    """Time passed: the shell sends one when a deadline of the state falls due (``device`` is
+    ``"clock"``). Nothing else tells the core that a reader stayed silent."""
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerRestarted(DeviceInput):
+    """The controller came back and replayed its journal (CTRL-POWER); ``device`` is
+    ``"controller"``."""
 
 
 # --------------------------------------------------------------------------- dealer commands
@@ -232,6 +251,7 @@ class Action(DealerInput):
     seat: int
     action: ActionKind
     amount: int | None = None
+    oversized_chip: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,10 +261,14 @@ class RoundClosed(DealerInput):
 
 @dataclass(frozen=True, slots=True)
 class Exposed(DealerInput):
-    """A card was seen face up (by card, or the seat whose card it was)."""
+    """A card was seen face up (by card, or the seat whose card it was).
+
+    ``by = "player"`` when a player showed it (SHOWN-BY-PLAYER) rather than a dealer error.
+    """
 
     card: Card | None = None
     seat: int | None = None
+    by: Literal["dealer", "player"] = "dealer"
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,9 +310,13 @@ class Reject(DealerInput):
 
 @dataclass(frozen=True, slots=True)
 class TableHand(DealerInput):
-    """At showdown the seat's hand is turned face up on the table."""
+    """At showdown the seat's hand is turned face up on the table.
+
+    ``cards`` is the dealer's own reading, for when the readers could not read the hand.
+    """
 
     seat: int
+    cards: tuple[Card, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,9 +335,10 @@ class PlaysBoard(DealerInput):
 
 @dataclass(frozen=True, slots=True)
 class Concede(DealerInput):
-    """The seat concedes the pot."""
+    """The seat concedes the pot (by word, or by leaving the table)."""
 
     seat: int
+    left_table: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,6 +361,37 @@ class FloorOverride(DealerInput):
     decision: str
 
 
+@dataclass(frozen=True, slots=True)
+class Correction(DealerInput):
+    """The player corrects the action the dealer announced, before anyone else acts (DE-1548)."""
+
+    seat: int
+    action: ActionKind
+    amount: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RequestToSee(DealerInput):
+    """A player dealt in asks to see a called hand (RR-SD-5)."""
+
+    seat: int
+    target: int
+
+
+@dataclass(frozen=True, slots=True)
+class ButtonReport(DealerInput):
+    """The button was found at ``seat`` (BUTTON-POS): a sensor or the dealer reports it."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class StubDisorder(DealerInput):
+    """The stub was dropped or disordered (STUB-DISORDER)."""
+
+    reason: str = ""
+
+
 #: Command verbs as they appear on MQTT request topics and in scenario files.
 COMMANDS: dict[str, type[DealerInput]] = {
     "start_hand": StartHand,
@@ -350,6 +410,10 @@ COMMANDS: dict[str, type[DealerInput]] = {
     "award": Award,
     "claim": Claim,
     "floor_override": FloorOverride,
+    "correction": Correction,
+    "request_to_see": RequestToSee,
+    "button": ButtonReport,
+    "stub_disorder": StubDisorder,
 }
 
 COMMAND_NAMES: dict[type[DealerInput], str] = {cls: name for name, cls in COMMANDS.items()}

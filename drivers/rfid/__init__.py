@@ -1,0 +1,1 @@
+"""RFID card readers: UID spelling, presence tracking, and one package per reader family."""

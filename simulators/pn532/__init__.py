@@ -1,0 +1,1 @@
+"""A simulated NXP PN532 NFC module on a pty, faithful enough for libnfc's own tools."""

@@ -1,0 +1,197 @@
+"""Fixtures for PN532 driver tests: simulators on real ptys, readers, an event log to wait on."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import select
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.table.inputs import (
+    DeviceHealthChanged,
+    DeviceInput,
+    Health,
+    TagArrived,
+    TagDeparted,
+)
+from drivers.rfid.pn532.driver import Pn532Reader
+from simulators.pn532.control import ControlClient
+from simulators.pn532.server import Pn532Simulator
+
+#: Fast but forgiving timings for ptys on a loaded 2-core CI machine.
+FAST = {"poll_interval": 0.01, "ack_timeout": 0.1, "response_timeout": 0.2, "reconnect_min": 0.05}
+
+
+class EventLog:
+    """Collects a reader's events in the background; tests wait on conditions, never on time."""
+
+    def __init__(self, reader: Pn532Reader) -> None:
+        self.reader = reader
+        self.events: list[DeviceInput] = []
+        self._changed = asyncio.Event()
+        self._task = asyncio.create_task(self._collect())
+
+    async def _collect(self) -> None:
+        async for event in self.reader.events():
+            self.events.append(event)
+            self._changed.set()
+
+    async def wait_for(
+        self, predicate: Callable[[DeviceInput], bool], timeout: float = 10.0, after: int = 0
+    ) -> DeviceInput:
+        """The first event from index ``after`` on that matches (waiting for it if needed)."""
+        async with asyncio.timeout(timeout):
+            while True:
+                for event in self.events[after:]:
+                    if predicate(event):
+                        return event
+                self._changed.clear()
+                await self._changed.wait()
+
+    async def health(self, device: str, health: Health, after: int = 0) -> DeviceHealthChanged:
+        event = await self.wait_for(
+            lambda e: (
+                isinstance(e, DeviceHealthChanged) and e.device == device and e.health is health
+            ),
+            after=after,
+        )
+        assert isinstance(event, DeviceHealthChanged)
+        return event
+
+    async def arrived(self, uid: str, after: int = 0) -> TagArrived:
+        event = await self.wait_for(
+            lambda e: isinstance(e, TagArrived) and e.uid == uid, after=after
+        )
+        assert isinstance(event, TagArrived)
+        return event
+
+    async def departed(self, uid: str, after: int = 0) -> TagDeparted:
+        event = await self.wait_for(
+            lambda e: isinstance(e, TagDeparted) and e.uid == uid, after=after
+        )
+        assert isinstance(event, TagDeparted)
+        return event
+
+    def departures(self) -> list[TagDeparted]:
+        return [e for e in self.events if isinstance(e, TagDeparted)]
+
+    async def close(self) -> None:
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+
+
+async def _until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.005)
+
+
+@pytest.fixture
+def until() -> Callable[..., Awaitable[None]]:
+    """``await until(condition, timeout)``: poll a condition, with a deadline."""
+    return _until
+
+
+@pytest.fixture
+async def simulators(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[Pn532Simulator]]]:
+    """Start in-process simulators, each on a real pty behind a symlink in ``tmp_path``."""
+    started: list[Pn532Simulator] = []
+
+    async def start(
+        name: str = "pn532", seed: int = 1, tags: tuple[str, ...] = ()
+    ) -> Pn532Simulator:
+        sim = Pn532Simulator(seed=seed, link=tmp_path / name, tags=[bytes.fromhex(t) for t in tags])
+        await sim.start()
+        started.append(sim)
+        return sim
+
+    yield start
+    for sim in started:
+        sim.stop()
+
+
+@pytest.fixture
+async def reader_with_log() -> AsyncIterator[
+    Callable[..., Awaitable[tuple[Pn532Reader, EventLog]]]
+]:
+    """Start readers (with test timings) and collect their events."""
+    running: list[tuple[Pn532Reader, EventLog]] = []
+
+    async def start(modules: list[dict[str, str]], **options: Any) -> tuple[Pn532Reader, EventLog]:
+        reader = Pn532Reader.from_options("rfid", {"modules": modules, **FAST, **options})
+        await reader.start()
+        log = EventLog(reader)
+        running.append((reader, log))
+        return reader, log
+
+    yield start
+    for reader, log in running:
+        await reader.stop()
+        await log.close()
+
+
+class SimProcess:
+    """``tablectl sim pn532`` running as its own process, with a link and a control socket."""
+
+    def __init__(self, tmp_path: Path, *args: str) -> None:
+        self.link = tmp_path / "pn532"
+        self.control = tmp_path / "pn532.ctl"
+        command = [sys.executable, "-m", "controller.cli", "sim", "pn532"]
+        command += ["--link", str(self.link), "--control", str(self.control), *args]
+        self.proc = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        assert self.proc.stdout is not None
+        ready, _, _ = select.select([self.proc.stdout], [], [], 20.0)
+        line = self.proc.stdout.readline() if ready else ""
+        if not line.startswith("/dev/pts/"):
+            self.stop()
+            raise RuntimeError(f"the simulator did not start: {line!r} {self.stderr()}")
+        self.pty = line.strip()
+
+    def client(self) -> ControlClient:
+        return ControlClient(self.control)
+
+    def request(self, **request: Any) -> dict[str, Any]:
+        with self.client() as client:
+            return client.request(**request)
+
+    def stderr(self) -> str:
+        if self.proc.poll() is None or self.proc.stderr is None:
+            return ""
+        return self.proc.stderr.read()
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+        return self.proc.returncode
+
+
+@pytest.fixture
+def sim_process(tmp_path: Path) -> Iterator[Callable[..., SimProcess]]:
+    """Start simulator processes (``sim_process("--tag", UID, …)``); stopped at teardown."""
+    started: list[SimProcess] = []
+
+    def start(*args: str) -> SimProcess:
+        started.append(SimProcess(tmp_path, *args))
+        return started[-1]
+
+    yield start
+    for process in started:
+        process.stop()

@@ -1,0 +1,158 @@
+"""The PN532 HSU frame codec: golden vectors, round trips under any chunking, garbage, resync."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from drivers.rfid.pn532.frames import (
+    ACK_BYTES,
+    ERROR_FRAME_BYTES,
+    MAX_FRAME_BYTES,
+    NACK_BYTES,
+    Ack,
+    DecodedItem,
+    ErrorFrame,
+    Frame,
+    FrameDecoder,
+    Garbage,
+    InformationFrame,
+    Nack,
+    encode,
+    encode_information,
+)
+
+# Frames as UM0701-02 documents them and as libnfc 1.8 sends and expects them.
+GOLDEN: list[tuple[str, Frame]] = [
+    ("0000ff00ff00", Ack()),
+    ("0000ffff0000", Nack()),
+    ("0000ff01ff7f8100", ErrorFrame()),
+    ("0000ff02fed4022a00", InformationFrame(0xD4, b"\x02")),  # GetFirmwareVersion
+    ("0000ff06fad50332010607e800", InformationFrame(0xD5, bytes.fromhex("0332010607"))),
+    ("0000ff03fdd4140117" + "00", InformationFrame(0xD4, bytes.fromhex("1401"))),  # SAMConfig
+    ("0000ff04fcd44a0100e100", InformationFrame(0xD4, bytes.fromhex("4a0100"))),  # InList…
+]
+
+
+def frames() -> st.SearchStrategy[Frame]:
+    tfi = st.sampled_from([0xD4, 0xD5])
+    normal = st.builds(InformationFrame, tfi, st.binary(max_size=254), st.just(False))
+    extended = st.builds(InformationFrame, tfi, st.binary(max_size=264), st.just(True))
+    return st.one_of(st.just(Ack()), st.just(Nack()), st.just(ErrorFrame()), normal, extended)
+
+
+def chunked(data: bytes, cuts: list[int]) -> list[bytes]:
+    points = sorted({c % (len(data) + 1) for c in cuts})
+    bounds = [0, *points, len(data)]
+    return [data[a:b] for a, b in pairwise(bounds)]
+
+
+def decode_all(chunks: list[bytes], decoder: FrameDecoder | None = None) -> list[DecodedItem]:
+    decoder = decoder or FrameDecoder()
+    items: list[DecodedItem] = []
+    for chunk in chunks:
+        items += decoder.feed(chunk)
+    return items
+
+
+@pytest.mark.parametrize(("wire", "frame"), GOLDEN)
+def test_golden_frames_encode_and_decode(wire: str, frame: Frame) -> None:
+    assert encode(frame) == bytes.fromhex(wire)
+    assert FrameDecoder().feed(bytes.fromhex(wire)) == [frame]
+
+
+def test_extended_frame_header_and_checksums() -> None:
+    frame = encode_information(0xD4, bytes(255))  # 256 bytes with the TFI: too long for LEN
+    assert frame[:8] == bytes.fromhex("0000ffffff0100ff")
+    assert frame[8] == 0xD4
+    assert frame[-2:] == bytes((0x2C, 0x00))  # DCS makes D4 + 255 zeros sum to 0 mod 256
+    assert FrameDecoder().feed(frame) == [InformationFrame(0xD4, bytes(255), extended=True)]
+
+
+def test_encoder_refuses_frames_too_long() -> None:
+    with pytest.raises(ValueError, match="exceeds"):
+        encode_information(0xD4, bytes(265))
+    with pytest.raises(ValueError, match="extended"):
+        encode_information(0xD4, bytes(255), extended=False)
+
+
+def test_long_preamble_and_missing_postamble_are_tolerated() -> None:
+    wire = bytes(12) + bytes.fromhex("00ff02fed4022a")  # no postamble, many preamble zeros
+    assert FrameDecoder().feed(wire + ACK_BYTES) == [InformationFrame(0xD4, b"\x02"), Ack()]
+
+
+def test_bad_length_checksum_is_garbage_then_resync() -> None:
+    items = FrameDecoder().feed(bytes.fromhex("0000ff02ffd4022a00") + ACK_BYTES)
+    assert items[-1] == Ack()
+    assert any(isinstance(i, Garbage) and "length checksum" in i.reason for i in items)
+
+
+def test_bad_data_checksum_is_garbage_then_resync() -> None:
+    items = FrameDecoder().feed(bytes.fromhex("0000ff02fed4022b00") + NACK_BYTES)
+    assert items[-1] == Nack()
+    assert isinstance(items[0], Garbage)
+    assert items[0].reason == "data checksum mismatch"
+
+
+def test_truncated_frame_does_not_swallow_the_next_one() -> None:
+    truncated = bytes.fromhex("0000ff05fbd44a")  # claims 5 bytes, only 2 came
+    good = encode_information(0xD5, b"\x15")
+    items = FrameDecoder().feed(truncated + good)
+    assert items[-1] == InformationFrame(0xD5, b"\x15")
+
+
+def test_extended_length_out_of_range_is_refused() -> None:
+    wire = bytes.fromhex("0000ffffff0200fe")  # LEN 512 > 265, LCS consistent
+    items = FrameDecoder().feed(wire + ERROR_FRAME_BYTES)
+    assert items[-1] == ErrorFrame()
+    assert any(isinstance(i, Garbage) and "out of range" in i.reason for i in items)
+
+
+@given(st.lists(frames(), max_size=8), st.lists(st.integers(min_value=0), max_size=12))
+def test_round_trip_under_any_chunking(sent: list[Frame], cuts: list[int]) -> None:
+    wire = b"".join(encode(f) for f in sent)
+    assert decode_all(chunked(wire, cuts)) == sent
+
+
+@given(st.binary(max_size=2000), st.lists(st.integers(min_value=0), max_size=20))
+def test_garbage_never_raises_and_the_buffer_stays_bounded(data: bytes, cuts: list[int]) -> None:
+    decoder = FrameDecoder()
+    for chunk in chunked(data, cuts):
+        for item in decoder.feed(chunk):
+            assert isinstance(item, Ack | Nack | ErrorFrame | InformationFrame | Garbage)
+        assert decoder.pending <= MAX_FRAME_BYTES
+
+
+@given(st.binary(max_size=600))
+def test_decoded_frames_are_never_invented(data: bytes) -> None:
+    for item in FrameDecoder().feed(data):
+        if isinstance(item, InformationFrame):
+            assert encode(item)[1:-1] in data  # start code … DCS, as received
+        elif isinstance(item, Ack | Nack | ErrorFrame):
+            assert encode(item)[1:-1] in data
+
+
+@given(st.binary(max_size=400), st.lists(frames(), min_size=1, max_size=4))
+def test_resync_after_reset(garbage: bytes, sent: list[Frame]) -> None:
+    decoder = FrameDecoder()
+    decoder.feed(garbage)
+    decoder.reset()
+    assert decoder.feed(b"".join(encode(f) for f in sent)) == sent
+
+
+@given(
+    st.binary(max_size=400).filter(lambda g: b"\x00\xff" not in g),
+    st.lists(frames(), min_size=1, max_size=4),
+    st.lists(st.integers(min_value=0), max_size=8),
+)
+def test_resync_after_noise_without_start_code(
+    garbage: bytes, sent: list[Frame], cuts: list[int]
+) -> None:
+    items = decode_all(chunked(garbage + b"".join(encode(f) for f in sent), cuts))
+    assert [i for i in items if not isinstance(i, Garbage)] == sent
+    noise = [i for i in items if isinstance(i, Garbage)]
+    assert sum(g.size for g in noise) <= len(garbage) + 1  # + the first frame's preamble
+    assert all(g.data.strip(b"\x00") for g in noise)  # zeros alone are preamble, not garbage
