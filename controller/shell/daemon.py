@@ -45,7 +45,14 @@ from controller.shell.snapshot import snapshot
 from controller.shell.table import ShutdownError, TableRunner, initial_state
 from controller.shell.topics import Topics
 from controller.shell.writer import JournalWriter
-from controller.table.inputs import DeviceHealthChanged, DeviceInput, Health
+from controller.table import plan
+from controller.table.inputs import (
+    ControllerRestarted,
+    DeviceHealthChanged,
+    DeviceInput,
+    Health,
+    Tick,
+)
 
 log = structlog.get_logger("tablectl.daemon")
 
@@ -96,6 +103,7 @@ class Daemon:
         self._sent: set[int] = set()
         self._queried: set[str] = set()
         self._dispatch_wake = asyncio.Event()
+        self._tick_wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._device_tasks: list[asyncio.Task[None]] = []
         self._status = ""
@@ -133,7 +141,10 @@ class Daemon:
                     task = self._spawn(group, self._supervise(source), f"device:{device_id}")
                     self._device_tasks.append(task)
                 await self._query_devices()
+                if report.inputs:
+                    await self._restarted()
                 self._spawn(group, self._dispatch_loop(), "dispatch")
+                self._spawn(group, self._ticker(), "ticker")
                 interval = watchdog_interval()
                 if interval is not None:
                     self._spawn(group, feed_watchdog(self.healthy, interval), "watchdog")
@@ -151,6 +162,35 @@ class Daemon:
         await self.writer.close(checkpoint=True)
         log.info("daemon.stopped")
         return 0
+
+    async def _restarted(self) -> None:
+        """Tell the core the controller came back (CTRL-POWER), once the devices were asked."""
+        item = ControllerRestarted(datetime.now(UTC), "controller")
+        if self.runner.accepts(item):
+            await self.runner.submit(item)
+
+    async def _ticker(self) -> None:
+        """Send the core a Tick when a deadline of its state falls due.
+
+        The core names its next deadline with ``controller.table.plan.next_deadline(state)``;
+        until it has one, there is nothing to wait for.
+        """
+        next_deadline = getattr(plan, "next_deadline", None)
+        if next_deadline is None:
+            return
+        while True:
+            self._tick_wake.clear()
+            due = next_deadline(self.runner.state)
+            delay = None if due is None else (due - datetime.now(UTC)).total_seconds()
+            if delay is not None and delay <= 0:
+                tick = Tick(datetime.now(UTC), "clock")
+                if self.runner.accepts(tick):
+                    await self.runner.submit(tick)
+                    continue
+                delay = None
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(delay):
+                    await self._tick_wake.wait()
 
     def _spawn(self, group: asyncio.TaskGroup, coro: Any, name: str) -> asyncio.Task[None]:
         task: asyncio.Task[None] = group.create_task(coro, name=name)
@@ -340,6 +380,7 @@ class Daemon:
         self.link.set_retained(self.topics.state, body)
         self.link.wake.set()
         self._dispatch_wake.set()
+        self._tick_wake.set()
         line = self.status_line()
         if line != self._status and self.ready.is_set():
             self._status = line

@@ -29,6 +29,7 @@ from controller.shell.codec import event_from_json, event_to_json, input_from_js
 from controller.shell.dispatch import Dispatch, Need, Planner
 from controller.shell.journal import Appended, NewCommand, NewDispatch, NewEvent
 from controller.shell.writer import JournalWriter
+from controller.table.context import RejectedError
 from controller.table.engine import apply
 from controller.table.events import TableEvent
 from controller.table.inputs import DeckRevealed, DeviceInput, Input
@@ -194,6 +195,18 @@ class TableRunner:
             self.last_seq = appended.seqs[-1]
             self._notify()
             return appended
+
+    def accepts(self, item: Input) -> bool:
+        """Whether the core handles ``item`` (a dry run; the state is not touched).
+
+        The shell's own inputs (``ControllerRestarted``, ``Tick``) go in only once the core
+        handles them; a core that does not know one treats it as a bug.
+        """
+        try:
+            apply(self.state, item)
+        except RejectedError:
+            return False
+        return True
 
     async def stop(self) -> None:
         """Take no more inputs; return once the input being committed (if any) is committed."""

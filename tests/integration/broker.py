@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import signal
 import socket
@@ -58,9 +59,13 @@ class Broker:
         """Start (or restart, on the same port) and wait until it accepts connections."""
         conf = self.directory / "mosquitto.conf"
         for _ in range(3):
+            # As root, mosquitto drops to its own user unless told otherwise, and could then
+            # not write its persistence file into the test's directory.
+            user = f"user {pwd.getpwuid(os.geteuid()).pw_name}\n"
             conf.write_text(
-                f"listener {self.port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
-                f"log_dest stderr\nlog_type error\nlog_type warning\n{self.extra}"
+                f"listener {self.port} 127.0.0.1\nallow_anonymous true\n{user}"
+                f"log_dest stderr\nlog_type error\nlog_type warning\n"
+                f"{self.extra or 'persistence false'}\n"
             )
             self._log = (self.directory / "mosquitto.log").open("ab")
             self.proc = subprocess.Popen(

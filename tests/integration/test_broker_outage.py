@@ -60,7 +60,11 @@ async def test_events_during_an_outage_arrive_late_in_order_marked_historical(
             await console.stop()
 
         expected = [seq for seq, _ in journal_types(daemon.journal)]
-        await collector.wait_for(lambda c: len(unique_seqs(c.public)) >= len(expected))
+        try:
+            await collector.wait_for(lambda c: len(unique_seqs(c.public)) >= len(expected))
+        except TimeoutError:
+            print("GOT", unique_seqs(collector.public), "EXPECTED", expected)
+            raise
 
     assert unique_seqs(collector.public) == expected == list(range(1, len(expected) + 1))
     first: dict[int, dict[str, Any]] = {}
