@@ -241,7 +241,10 @@ class Journal:
         """Open a journal that must exist (for ``tablectl journal``), whatever its table."""
         if not path.is_file():
             raise JournalError(f"no journal at {path}")
-        conn = connect(path)
+        try:
+            conn = connect(path)
+        except sqlite3.DatabaseError as exc:
+            raise JournalError(f"{path} is not a journal: {exc}") from None
         try:
             rows = conn.execute("SELECT value FROM meta WHERE key = 'table_id'").fetchall()
         except sqlite3.DatabaseError as exc:
