@@ -286,6 +286,9 @@ def load_config(path: Path) -> TableConfig:
 def config_schema() -> dict[str, Any]:
     """The JSON Schema of the config file."""
     schema = TableConfig.model_json_schema()
-    schema["$id"] = "https://tablectl.example/schemas/config.json"
-    schema["title"] = "tablectl table config"
-    return schema
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "urn:tablectl:schema:config",
+        **schema,
+        "title": "tablectl table config",
+    }

@@ -71,7 +71,8 @@ def test_security_exposure_is_two_or_better(tmp_path: Path) -> None:
 
 def test_udev_rules_give_stable_names_and_the_units_groups() -> None:
     rules = [
-        line for line in (SYSTEMD / "99-tablectl.rules").read_text().splitlines()
+        line
+        for line in (SYSTEMD / "99-tablectl.rules").read_text().splitlines()
         if line and not line.startswith("#")
     ]
     assert rules
