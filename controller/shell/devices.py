@@ -118,6 +118,7 @@ class SourceFactory(Protocol):
 #: driver name → "module:attribute" of its factory.
 SOURCE_FACTORIES: dict[str, str] = {
     "virtual": "controller.shell.virtual:FACTORY",
+    "jsonl": "controller.shell.linesource:FACTORY",
     "pn532": "controller.shell.adapters:PN532_FACTORY",
 }
 

@@ -349,13 +349,19 @@ class Journal:
         if not row_ids:
             return
         conn = self._conn
-        conn.execute("BEGIN IMMEDIATE")
+        # Without its own fsync: losing a delete to a power cut only publishes the message
+        # again (consumers drop it by event_id), and the next journal commit syncs it anyway.
+        conn.execute("PRAGMA synchronous=NORMAL")
         try:
-            conn.executemany("DELETE FROM outbox WHERE id = ?", [(i,) for i in row_ids])
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.executemany("DELETE FROM outbox WHERE id = ?", [(i,) for i in row_ids])
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        finally:
+            conn.execute("PRAGMA synchronous=FULL")
 
     # ------------------------------------------------------------------ reading
 
