@@ -8,12 +8,18 @@ driver.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from typing import Any
 
 from controller.shell.devices import (
+    DISPENSE,
     READ,
+    REVEAL,
+    SHUFFLE,
+    AlreadyDoneError,
     DeviceCommandError,
+    DeviceError,
     DeviceSource,
     DeviceStatus,
     InputSink,
@@ -93,3 +99,106 @@ class _Pn532Factory:
 
 
 PN532_FACTORY = _Pn532Factory()
+
+
+# --------------------------------------------------------------------------- TSP/1 shuffler
+
+_BAD_ARG = 4  # TSP/1 ERROR code: the shuffler refuses a group number it already dispensed
+
+
+class ShufflerSource:
+    """The TSP/1 shuffler driver (``drivers.shuffler``) as a source.
+
+    The driver keeps its device connected (its own supervisor, approval, heartbeat) and hands
+    every event to the sink; the daemon's commands map onto START_SHUFFLE, DISPENSE_GROUP and
+    REVEAL_DECK. The driver is imported by name: it ships with the shuffler package.
+    """
+
+    capabilities = frozenset({SHUFFLE, DISPENSE, REVEAL})
+
+    def __init__(self, device_id: str, options: Mapping[str, Any]) -> None:
+        driver_module = importlib.import_module("drivers.shuffler.driver")
+        options_module = importlib.import_module("drivers.shuffler.options")
+        self._errors = importlib.import_module("drivers.errors")
+        self.device_id = device_id
+        self._sink: InputSink | None = None
+        parsed = options_module.ShufflerOptions.model_validate(dict(options))
+        self.driver = driver_module.ShufflerDriver(device_id, parsed, self._forward)
+
+    async def _forward(self, item: Any) -> None:
+        assert self._sink is not None, "the driver runs only inside run()"
+        await self._sink(item)
+
+    async def run(self, sink: InputSink) -> None:
+        """The driver's own supervisor keeps the device connected until cancelled."""
+        self._sink = sink
+        await self.driver.run()
+
+    async def query(self) -> DeviceStatus:
+        """GET_STATUS: the current deck (the groups it dispensed are not reported)."""
+        try:
+            status = await self.driver.get_status()
+        except self._errors.DeviceError as exc:
+            raise DeviceError(str(exc)) from None
+        detail = f"state {status.state}, {status.cards_out} cards out, {status.cards_in} in"
+        return DeviceStatus(True, status.shuffle_id or None, None, detail)
+
+    async def shuffle(self, ref: int) -> None:
+        """START_SHUFFLE with the dispatch id as the host reference."""
+        await self._call(self.driver.start_shuffle(host_ref=ref & 0xFFFFFFFF))
+
+    async def dispense(self, shuffle_id: int, group: int, request: DispenseRequest) -> None:
+        """DISPENSE_GROUP; a group number the shuffler already used is AlreadyDoneError."""
+        await self._call(
+            self.driver.dispense_group(
+                shuffle_id, group, request.size, request.purpose, request.seat
+            )
+        )
+
+    async def reveal(self, shuffle_id: int) -> None:
+        """REVEAL_DECK (the driver checks the commitment and sends DeckRevealed to the sink)."""
+        await self._call(self.driver.reveal_deck(shuffle_id))
+
+    async def _call(self, awaitable: Any) -> None:
+        errors = self._errors
+        try:
+            await awaitable
+        except errors.DeviceCommandError as exc:
+            if exc.code == _BAD_ARG and "already" in exc.detail:
+                raise AlreadyDoneError(str(exc)) from None
+            raise DeviceCommandError(str(exc)) from None
+        except errors.DeviceError as exc:
+            raise DeviceCommandError(str(exc)) from None
+
+    def describe(self) -> dict[str, Any]:
+        """Identity as the shuffler reported it, and the approval verdict."""
+        identity = self.driver.identity
+        health = self.driver.health
+        if identity is None:
+            return {"model": None, "approved": None}
+        return {
+            "vendor": identity.vendor,
+            "model": identity.model,
+            "serial": identity.serial,
+            "firmware": identity.fw_version,
+            "firmware_sha256": identity.fw_sha256.hex(),
+            "approved": health is not Health.REJECTED if health is not None else None,
+        }
+
+    async def close(self) -> None:
+        """The driver closes its port when its task is cancelled."""
+
+
+class _ShufflerFactory:
+    def build(self, device_id: str, options: Mapping[str, Any], ctx: SourceContext) -> DeviceSource:
+        return ShufflerSource(device_id, options)
+
+    def problems(self, options: Mapping[str, Any]) -> list[str]:
+        try:
+            model = importlib.import_module("drivers.shuffler.options").ShufflerOptions
+        except ImportError as exc:
+            return [f"driver: the tsp-shuffler driver is not available ({exc})"]
+        return pydantic_problems(model, options)
+
+
+SHUFFLER_FACTORY = _ShufflerFactory()

@@ -120,6 +120,7 @@ SOURCE_FACTORIES: dict[str, str] = {
     "virtual": "controller.shell.virtual:FACTORY",
     "jsonl": "controller.shell.linesource:FACTORY",
     "pn532": "controller.shell.adapters:PN532_FACTORY",
+    "tsp-shuffler": "controller.shell.adapters:SHUFFLER_FACTORY",
 }
 
 

@@ -54,6 +54,7 @@ class DaemonProcess:
         seed: int = 7,
         event_delay: float = 0.0,
         stacks: str = "{ 1 = 100, 2 = 100, 3 = 100 }",
+        devices: str | None = None,
     ) -> None:
         self.directory = directory
         directory.mkdir(parents=True, exist_ok=True)
@@ -62,10 +63,14 @@ class DaemonProcess:
         self.topics = Topics("tables", table)
         self.journal = directory / "journal.sqlite"
         self.config = directory / "table.toml"
+        if devices is None:
+            devices = (
+                f'[devices.shuffler]\ndriver = "virtual"\nseed = {seed}\n'
+                f'state_file = "{directory / "shuffler.json"}"\nevent_delay = {event_delay}\n'
+            )
         self.config.write_text(
             f'[table]\nid = "{table}"\nstacks = {stacks}\nbutton = 3\nblinds = [1, 2]\n'
-            f'[devices.shuffler]\ndriver = "virtual"\nseed = {seed}\n'
-            f'state_file = "{directory / "shuffler.json"}"\nevent_delay = {event_delay}\n'
+            f"{devices}"
             f'[broker]\nhost = "127.0.0.1"\nport = {broker.port}\nkeepalive = 5\n'
             f"reconnect_min = 0.05\nreconnect_max = 0.5\n"
             f'[journal]\npath = "{self.journal}"\n[log]\nformat = "json"\nlevel = "info"\n'
