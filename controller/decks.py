@@ -37,6 +37,7 @@ class DeckManifest:
 
     deck_id: str
     uid_to_card: Mapping[str, Card]
+    jokers: frozenset[str] = frozenset()
     card_to_uid: Mapping[Card, str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -57,6 +58,12 @@ class DeckManifest:
         """The manifest as a TOML document (cards in canonical order)."""
         lines = ["[deck]", f'id = "{self.deck_id}"', "", "[uids]"]
         lines += [f'"{self.card_to_uid[card]}" = "{card}"' for card in STANDARD_DECK]
+        if self.jokers:
+            lines += [
+                "",
+                "[jokers]",
+                "uids = [" + ", ".join(f'"{u}"' for u in sorted(self.jokers)) + "]",
+            ]
         return "\n".join(lines) + "\n"
 
 
@@ -96,8 +103,16 @@ def load_manifest(path: Path) -> DeckManifest:
         if uid in mapping:
             raise ManifestError(f"{path}: uids.{raw_uid}: UID listed twice")
         mapping[uid] = card
+    jokers: set[str] = set()
+    for raw in (data.get("jokers") or {}).get("uids", []):
+        try:
+            jokers.add(normalize_uid(str(raw)))
+        except UidError as exc:
+            raise ManifestError(f"{path}: jokers.uids: {exc}") from None
+    if jokers & mapping.keys():
+        raise ManifestError(f"{path}: jokers.uids: a joker UID is also a card")
     try:
-        return DeckManifest(deck["id"], mapping)
+        return DeckManifest(deck["id"], mapping, frozenset(jokers))
     except ManifestError as exc:
         raise ManifestError(f"{path}: {exc}") from None
 
@@ -117,3 +132,19 @@ def synthetic_manifest(deck_id: str) -> DeckManifest:
         for card in STANDARD_DECK
     }
     return DeckManifest(deck_id, mapping)
+
+
+def known_decks(exclude: str = "") -> dict[str, tuple[str, Card]]:
+    """Every shipped manifest's UIDs but ``exclude``'s: uid → (deck id, card).
+
+    The table uses them to tell a card of another known deck (FOUL-DUP when its rank and suit are
+    in play, FOUL-FOREIGN otherwise) from a tag it has never seen.
+    """
+    known: dict[str, tuple[str, Card]] = {}
+    for path in sorted((config_dir() / "decks").glob("*.toml")):
+        manifest = load_manifest(path)
+        if manifest.deck_id != exclude:
+            known.update(
+                {uid: (manifest.deck_id, card) for uid, card in manifest.uid_to_card.items()}
+            )
+    return known

@@ -55,6 +55,13 @@ class OddChipRecipient(StrEnum):
     FIRST_LIVE_PLAYER_LITERAL = "first_live_player_literal"
 
 
+class ButtonMode(StrEnum):
+    """RR-BB-2: how the button and blinds move."""
+
+    MOVING = "moving"  # the button moves to the next player; the blinds follow it
+    DEAD = "dead"  # the big blind moves one seat; the button and small blind may be dead
+
+
 class HeadsUpFirstCard(StrEnum):
     """C-14: who receives the first group heads-up."""
 
@@ -130,6 +137,7 @@ class RulesProfile(BaseModel):
     burn_error_preflop_exposed: PreflopExposedBoard = _key(
         "burn_error.preflop_exposed", default=PreflopExposedBoard.RESHUFFLE
     )
+    button_mode: ButtonMode = _key("button.mode", default=ButtonMode.MOVING)
     headsup_first_card: HeadsUpFirstCard = _key(
         "headsup.first_card", default=HeadsUpFirstCard.NON_BUTTON
     )

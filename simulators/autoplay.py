@@ -11,7 +11,7 @@ import random
 from dataclasses import dataclass
 
 from controller.table.betting import options
-from controller.table.inputs import Action, ActionKind, Award, Muck, StartHand, TableHand
+from controller.table.inputs import Action, ActionKind, Muck, StartHand, TableHand
 from controller.table.state import Phase
 from simulators.scenario.core_runner import CoreRunner
 from simulators.scenario.model import Scenario, ScenarioMeta, TableSpec
@@ -62,6 +62,8 @@ class AutoDealer(CoreRunner):
         self.deal_hole()
         streets = iter(("flop", "turn", "river"))
         while (hand := self.run.state.hand) is not None:
+            if hand.holds:
+                raise RuntimeError(f"the hand is held: {hand.holds[0]}")
             if hand.phase is Phase.BETTING:
                 self.random_action()
             elif hand.phase is Phase.BOARD:
@@ -69,7 +71,7 @@ class AutoDealer(CoreRunner):
             elif hand.phase is Phase.SHOWDOWN:
                 self.resolve_showdown()
             elif hand.phase is Phase.AWARD:
-                self.feed(Award(self.tick()))
+                self.push_award()
             else:
                 raise RuntimeError(f"the automatic dealer is stuck in {hand.phase}")
         return True

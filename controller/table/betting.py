@@ -276,3 +276,8 @@ def options(rnd: Round, stacks: Mapping[int, int], folded: frozenset[int]) -> Op
         min_to=min_raise_to(rnd, seat, stacks) if raising else 0,
         max_to=bet + stacks[seat] if raising else 0,
     )
+
+
+def drop_seat(rnd: Round, seat: int) -> Round:
+    """The round without ``seat`` in its queue (its hand died between actions)."""
+    return rnd._replace(queue=tuple(s for s in rnd.queue if s != seat))

@@ -1,37 +1,32 @@
-"""Device events: the shuffler's deck and groups, and the readers' tag movements.
+"""Device events: the shuffler's deck and groups, the readers' tag movements, and the clock.
 
-Hole groups go out in order starting left of the button with the button last (DE-1544a-GRP);
-a group is delivered when its cards are read at the seat it was dispensed for; the deal is complete
-when every dealt-in seat holds its two cards (DEAL-DONE). Board cards are dealt when they are read
-in the board zone, burns when read in the burn zone (BURN-ASSIGN).
+This module routes each event to the rules that judge it (``controller/rules/``); it keeps the
+deck's status and the hand's groups and card places up to date on the way.
 """
 
 from __future__ import annotations
 
 from controller.cards import Card
+from controller.rules import board, dead_hands, deal_checks, devices, integrity
+from controller.rules.holds import raise_hold
 from controller.rules.ids import Rule
-from controller.table import hand as hand_flow
-from controller.table.betting import Street
 from controller.table.context import Context
 from controller.table.events import Severity
-from controller.table.hand import BOARD_SIZE
 from controller.table.inputs import (
     DeckChecked,
     DeckFault,
     DeckRevealed,
-    DeviceFault,
-    DeviceFaultCleared,
-    DeviceHealthChanged,
-    DeviceRebooted,
     GroupDispensed,
     Purpose,
     ShuffleCompleted,
     TagArrived,
     TagDeparted,
+    Tick,
     Zone,
     ZoneKind,
 )
 from controller.table.state import DeckStatus, HandState, PendingGroup, Phase
+from controller.table.tray import draw, drop_finished, location, remove, to_muck
 
 DECK_SIZE = 52
 _COUNT_FAULTS = frozenset({DeckFault.SHORT, DeckFault.EXTRA})
@@ -41,7 +36,11 @@ _COUNT_FAULTS = frozenset({DeckFault.SHORT, DeckFault.EXTRA})
 
 
 def deck_checked(ctx: Context, ev: DeckChecked) -> None:
-    """The shuffler's count and recognition of the deck (SHF-COUNT, SHF-RECOG)."""
+    """The shuffler's count and recognition of a deck (SHF-COUNT, SHF-RECOG)."""
+    hand = ctx.table.hand
+    if hand is not None and hand.shuffle_id is not None and ev.shuffle_id != hand.shuffle_id:
+        _stub_checked(ctx, hand, ev)
+        return
     rules: list[Rule] = []
     if ev.faults & _COUNT_FAULTS or ev.counted != DECK_SIZE:
         rules.append(Rule.SHF_COUNT)
@@ -54,7 +53,7 @@ def deck_checked(ctx: Context, ev: DeckChecked) -> None:
             {
                 "shuffle_id": ev.shuffle_id,
                 "counted": ev.counted,
-                "faults": sorted(f.value for f in ev.faults),
+                "faults": sorted(ev.faults),
                 "missing": list(ev.missing),
                 "duplicates": list(ev.duplicates),
             },
@@ -65,9 +64,44 @@ def deck_checked(ctx: Context, ev: DeckChecked) -> None:
     ctx.table.deck = DeckStatus(ev.shuffle_id, checked=True)
 
 
+def _stub_checked(ctx: Context, hand: HandState, ev: DeckChecked) -> None:
+    """A count of the stub in the middle of a hand: after a reshuffle or a recount."""
+    expected = hand.stub
+    if ev.counted == expected and not ev.faults and not ev.duplicates:
+        hand.shuffle_id = ev.shuffle_id
+        hand.recheck = None
+        ctx.emit(
+            "deck.verified",
+            {"shuffle_id": ev.shuffle_id, "counted": ev.counted, "stub": True},
+            (Rule.SHF_COUNT,),
+        )
+        return
+    raise_hold(
+        ctx,
+        hand,
+        Rule.SHF_COUNT,
+        "continue",
+        f"the stub counts {ev.counted} cards, {expected} expected",
+        evidence={"counted": ev.counted, "expected": expected},
+    )
+
+
 def shuffle_completed(ctx: Context, ev: ShuffleCompleted) -> None:
-    """A shuffle finished: the deck is ready if its check passed."""
+    """A shuffle finished: the deck is ready if its check passed and the shuffler is approved."""
+    hand = ctx.table.hand
+    if hand is not None and hand.shuffle_id == ev.shuffle_id:
+        return  # the mid-hand stub shuffle, judged by its count
     deck = ctx.table.deck
+    blocked = devices.blocked(ctx)
+    if blocked:
+        ctx.table.deck = DeckStatus(ev.shuffle_id)
+        ctx.emit(
+            "deck.rejected",
+            {"shuffle_id": ev.shuffle_id, "reason": blocked},
+            (Rule.DE_1544A_APPR,),
+            severity=Severity.CRITICAL,
+        )
+        return
     if deck.shuffle_id != ev.shuffle_id or not deck.checked:
         if deck.shuffle_id == ev.shuffle_id:
             return  # already rejected by its deck check
@@ -94,10 +128,17 @@ def shuffle_completed(ctx: Context, ev: ShuffleCompleted) -> None:
         {"shuffle_id": ev.shuffle_id, "counted": ev.card_count, "commitment": ev.commitment},
         (Rule.SHF_COUNT, Rule.SHF_RECOG),
     )
+    if hand is not None and hand.holds:
+        for hold in hand.holds:
+            if hold.rule is Rule.GLI29_ERR_JAM:
+                from controller.rules.holds import resolve  # noqa: PLC0415
+
+                resolve(ctx, hand, hold, "continue", "deck")
+                break
 
 
 def deck_revealed(ctx: Context, ev: DeckRevealed) -> None:
-    """A retired deck's order is revealed; a broken commitment is an integrity alarm."""
+    """A retired deck's order is revealed; a broken commitment is an integrity alarm (SHF-INFO)."""
     if not ev.verified:
         ctx.emit(
             "integrity.alarm",
@@ -117,43 +158,67 @@ def deck_revealed(ctx: Context, ev: DeckRevealed) -> None:
 
 
 def group_dispensed(ctx: Context, ev: GroupDispensed) -> None:
-    """The shuffler put a group in its tray: track it until its cards are read."""
+    """The shuffler put a group in its tray: check it and track it until its cards are read."""
     hand = ctx.table.hand
     if hand is None:
-        _irregular(ctx, "group dispensed with no hand in progress", group=ev.group)
+        _irregular(ctx, None, "a group dispensed with no hand in progress", group=ev.group)
         return
+    blocked = devices.blocked(ctx)
+    if blocked:
+        _irregular(ctx, hand, f"a group dispensed while {blocked}", rule=Rule.DE_1544A_APPR)
     deck = ctx.table.deck
     if hand.shuffle_id is None:
         if not deck.ready or deck.shuffle_id != ev.shuffle_id or deck.used_by is not None:
-            _irregular(
-                ctx, "group dispensed from a deck that is not verified", shuffle_id=ev.shuffle_id
+            raise_hold(
+                ctx,
+                hand,
+                Rule.SHF_COUNT,
+                "misdeal",
+                "a group dispensed from a deck that was not verified",
+                evidence={"shuffle_id": ev.shuffle_id},
             )
+            _into_tray(hand, ev, None)
             return
         hand.shuffle_id = ev.shuffle_id
         ctx.table.deck = DeckStatus(deck.shuffle_id, deck.checked, deck.ready, hand.hand_id)
     elif ev.shuffle_id != hand.shuffle_id:
-        _irregular(ctx, "group dispensed from another deck", shuffle_id=ev.shuffle_id)
-        return
-    count = len(ev.cards)
+        _irregular(ctx, hand, "a group dispensed from another deck", shuffle_id=ev.shuffle_id)
+    if hand.recheck:
+        raise_hold(
+            ctx,
+            hand,
+            Rule.SHF_DOOR if "OPEN" in hand.recheck else Rule.SHF_POWER,
+            "continue",
+            f"a group dispensed before the deck was counted again ({hand.recheck})",
+        )
     seat = ev.seat
     if ev.purpose is Purpose.HOLE:
-        expected = hand.deal_order[hand.hole_groups] if hand.hole_groups < len(hand.order) else None
-        if seat is None:
-            seat = expected
-        if seat != expected or count != 2 or hand.phase is not Phase.DEALING:
-            _irregular(ctx, "hole group out of order or of the wrong size", seat=seat, count=count)
+        seat = (
+            seat
+            if seat is not None
+            else (hand.deal_order[hand.hole_groups] if hand.hole_groups < len(hand.order) else None)
+        )
+        if not deal_checks.hole_group_dispensed(ctx, hand, ev):
+            if ctx.table.hand is hand:
+                _into_tray(hand, ev, None)
             return
-        hand.hole_groups += 1
-    hand.pending = (*hand.pending, PendingGroup(ev.group, ev.purpose, seat, count, ev.cards))
-    hand.tray += count
-    hand.stub = ev.remaining
+    elif not board.board_group_dispensed(ctx, hand, ev):
+        return
+    _into_tray(hand, ev, seat)
     known = [c for c in ev.cards if c is not None]
     ctx.emit(
         "deal.group.dispensed",
-        {"group": ev.group, "purpose": ev.purpose, "seat": seat, "count": count},
+        {"group": ev.group, "purpose": ev.purpose, "seat": seat, "count": len(ev.cards)},
         (Rule.DE_1544A_GRP,),
         secret={"cards": known} if known else None,
     )
+
+
+def _into_tray(hand: HandState, ev: GroupDispensed, seat: int | None) -> None:
+    group = PendingGroup(ev.group, ev.purpose, seat, len(ev.cards), ev.cards)
+    hand.pending = (*hand.pending, group)
+    hand.tray += len(ev.cards)
+    hand.stub = ev.remaining
 
 
 # --------------------------------------------------------------------------- tag movements
@@ -163,196 +228,96 @@ def tag_arrived(ctx: Context, ev: TagArrived) -> None:
     """A tag appeared in a zone."""
     card = ctx.table.manifest.card(ev.uid)
     if card is None:
-        ctx.emit(
-            "integrity.alarm",
-            {"zone": str(ev.zone), "reason": "tag not in the deck in play"},
-            (Rule.FOUL_FOREIGN,),
-            severity=Severity.CRITICAL,
-            secret={"uid": ev.uid},
-        )
+        integrity.unknown_tag(ctx, ev)
         return
     hand = ctx.table.hand
-    if hand is None or ev.zone.kind in (ZoneKind.ENROLL, ZoneKind.SHUFFLER_IN):
+    zone = ev.zone
+    if hand is None or zone.kind is ZoneKind.ENROLL:
         return
-    where = _location(hand, card)
-    if where == ev.zone:
+    where = location(hand, card)
+    if zone.kind is ZoneKind.SHUFFLER_IN:
+        if where is not None and where.kind is ZoneKind.BURN:
+            board.burn_back_on_deck(ctx, hand, card)
+        return
+    if where == zone:
         return  # the reader saw it again where it already is
     if where is not None:
-        _moved(ctx, hand, card, where, ev)
+        _moved(ctx, hand, card, where, zone)
         return
-    kind = ev.zone.kind
-    if kind is ZoneKind.SEAT:
-        _hole_card(ctx, hand, card, ev)
-    elif kind is ZoneKind.BOARD:
-        _board_card(ctx, hand, card)
-    elif kind is ZoneKind.BURN:
-        _burn_card(ctx, hand, card)
+    if zone.kind is ZoneKind.SEAT:
+        assert zone.seat is not None
+        deal_checks.hole_card_arrived(ctx, hand, card, zone.seat)
+    elif zone.kind is ZoneKind.BOARD:
+        board.board_card_arrived(ctx, hand, card)
+    elif zone.kind is ZoneKind.BURN:
+        board.burn_card_arrived(ctx, hand, card)
     else:
-        _irregular(ctx, "a card never dealt reached the muck", zone=str(ev.zone), card=card)
+        draw(hand, card)
+        drop_finished(hand)
+        hand.muck = (*hand.muck, card)
+        if card not in hand.dead_cards:
+            _irregular(ctx, hand, "a card never dealt reached the muck", card=card)
+
+
+def _moved(ctx: Context, hand: HandState, card: Card, where: Zone, zone: Zone) -> None:
+    """A card already placed was read somewhere else."""
+    over = hand.phase is Phase.AWARD
+    if where.kind is ZoneKind.MUCK and not over:
+        integrity.from_muck(ctx, hand, card, zone)
+        return
+    if zone.kind is ZoneKind.MUCK:
+        if where.kind is ZoneKind.BURN:
+            board.burn_to_muck(ctx, hand, card)
+            return
+        seat = where.seat
+        live = (
+            seat is not None
+            and seat not in hand.folded
+            and seat not in hand.mucked
+            and card not in hand.dead_cards
+            and card != hand.next_burn
+        )
+        if live and not over:
+            assert seat is not None
+            dead_hands.live_card_mucked(ctx, hand, card, seat)
+        else:
+            to_muck(hand, card)
+        return
+    if zone.kind is ZoneKind.BURN and card == hand.next_burn:
+        board.designated_burn_arrived(ctx, hand, card)
+        return
+    # anything else: the card is where the reader says, and the move is reported
+    remove(hand, card)
+    if zone.kind is ZoneKind.SEAT and zone.seat is not None:
+        hand.holes = {**hand.holes, zone.seat: (*hand.holes.get(zone.seat, ()), card)}
+    elif zone.kind is ZoneKind.BURN:
+        hand.burns = (*hand.burns, card)
+    else:
+        hand.set_aside = (*hand.set_aside, card)
+    _irregular(
+        ctx, hand, "a card moved where it should not", card=card, source=str(where), zone=str(zone)
+    )
 
 
 def tag_departed(ctx: Context, ev: TagDeparted) -> None:
     """A tag left a zone: lifting a card does that too, so nothing moves until it arrives."""
 
 
-_MUCK = Zone(ZoneKind.MUCK)
-_BOARD = Zone(ZoneKind.BOARD)
-_BURN = Zone(ZoneKind.BURN)
+def tick(ctx: Context, ev: Tick) -> None:
+    """Time passed; the deadlines that fell due were checked before this (see engine)."""
 
 
-def _location(hand: HandState, card: Card) -> Zone | None:
-    """Where the core last placed ``card`` in this hand, if anywhere."""
-    if card in hand.muck:
-        return _MUCK
-    if card in hand.board:
-        return _BOARD
-    if card in hand.burns:
-        return _BURN
-    for seat, cards in hand.holes.items():
-        if card in cards:
-            return Zone(ZoneKind.SEAT, seat)
-    return None
-
-
-def _take_from_tray(
-    hand: HandState, card: Card, purposes: tuple[Purpose, ...]
-) -> PendingGroup | None:
-    for i, group in enumerate(hand.pending):
-        if group.purpose in purposes and len(group.read) < group.size:
-            updated = _with_read(group, card)
-            hand.pending = (*hand.pending[:i], updated, *hand.pending[i + 1 :])
-            hand.tray -= 1
-            return updated
-    return None
-
-
-def _with_read(group: PendingGroup, card: Card) -> PendingGroup:
-    return PendingGroup(
-        group.group, group.purpose, group.seat, group.size, group.cards, (*group.read, card)
-    )
-
-
-def _hole_card(ctx: Context, hand: HandState, card: Card, ev: TagArrived) -> None:
-    seat = ev.zone.seat
-    group = _read_into(hand, seat, card) if hand.phase is Phase.DEALING else None
-    if group is None:
-        _irregular(ctx, "a card arrived at a seat with no group dealt to it", seat=seat, card=card)
-        return
-    assert seat is not None
-    hand.holes = {**hand.holes, seat: (*hand.holes.get(seat, ()), card)}
-    if len(group.read) < group.size:
-        return
-    hand.pending = tuple(g for g in hand.pending if g.group != group.group)
-    hand.dealt = {**hand.dealt, seat: group.read}
-    hand.delivered = hand.delivered | {seat}
-    ctx.emit(
-        "deal.group.delivered",
-        {"seat": seat, "group": group.group, "count": group.size},
-        (Rule.DE_1544A_GRP,),
-        secret={"cards": list(group.read)},
-    )
-    if len(hand.delivered) == len(hand.order) and hand.hole_groups == len(hand.order):
-        ctx.emit("deal.complete", {"seats": list(hand.order)}, (Rule.DEAL_DONE,))
-        hand.phase = Phase.BETTING
-        if hand.round is None or hand.round.to_act is None:
-            hand_flow.close_round(ctx, hand)
-
-
-def _read_into(hand: HandState, seat: int | None, card: Card) -> PendingGroup | None:
-    """Count ``card`` as read for the hole group pending at ``seat`` (None if there is none)."""
-    for i, group in enumerate(hand.pending):
-        if group.seat == seat and group.purpose is Purpose.HOLE:
-            updated = _with_read(group, card)
-            hand.pending = (*hand.pending[:i], updated, *hand.pending[i + 1 :])
-            hand.tray -= 1
-            return updated
-    return None
-
-
-def _board_card(ctx: Context, hand: HandState, card: Card) -> None:
-    if hand.phase is not Phase.BOARD:
-        _irregular(ctx, "a board card arrived while no street is being dealt", card=card)
-        return
-    street = hand.street + 1
-    _take_from_tray(hand, card, (Purpose.FLOP, Purpose.TURN, Purpose.RIVER, Purpose.BOARD_OTHER))
-    hand.board = (*hand.board, card)
-    target = BOARD_SIZE[Street(street)]
-    if len(hand.board) < target:
-        return
-    dealt = hand.board[target - (3 if street == 1 else 1) :]
-    hand.pending = tuple(g for g in hand.pending if len(g.read) < g.size)
-    ctx.emit(
-        "board.dealt",
-        {"street": Street(street).label, "cards": list(dealt), "board": list(hand.board)},
-    )
-    hand_flow.open_street(ctx, hand)
-
-
-def _burn_card(ctx: Context, hand: HandState, card: Card) -> None:
-    if hand.phase is not Phase.BOARD:
-        _irregular(ctx, "a burn card arrived while no street is being dealt", card=card)
-        return
-    _take_from_tray(hand, card, (Purpose.BURN,))
-    hand.burns = (*hand.burns, card)
-    hand.pending = tuple(g for g in hand.pending if len(g.read) < g.size)
-    ctx.emit(
-        "card.burn.assigned",
-        {"street": Street(hand.street + 1).label},
-        (Rule.BURN_ASSIGN,),
-        secret={"card": card},
-    )
-
-
-def _moved(ctx: Context, hand: HandState, card: Card, where: Zone, ev: TagArrived) -> None:
-    """A card already placed was read somewhere else."""
-    if ev.zone.kind is ZoneKind.MUCK and where.kind is ZoneKind.SEAT:
-        seat = where.seat
-        assert seat is not None
-        if seat in hand.folded or seat in hand.mucked or hand.phase is Phase.AWARD:
-            hand.holes = {**hand.holes, seat: tuple(c for c in hand.holes[seat] if c != card)}
-            hand.muck = (*hand.muck, card)
-            return
-    _irregular(
-        ctx, "a card moved where it should not", card=card, source=str(where), zone=str(ev.zone)
-    )
-
-
-# --------------------------------------------------------------------------- device health
-
-
-def device_fault(ctx: Context, ev: DeviceFault) -> None:
-    """A device raised a fault."""
-    ctx.emit(
-        "device.status",
-        {"device": ev.device, "fault": ev.code, "fault_id": ev.fault_id, "detail": ev.detail},
-        severity=Severity.WARN,
-    )
-
-
-def device_fault_cleared(ctx: Context, ev: DeviceFaultCleared) -> None:
-    """A device cleared a fault."""
-    ctx.emit("device.status", {"device": ev.device, "cleared": ev.code, "fault_id": ev.fault_id})
-
-
-def device_health(ctx: Context, ev: DeviceHealthChanged) -> None:
-    """A supervisor's verdict on its device changed."""
-    data: dict[str, object] = {"device": ev.device, "health": ev.health.value}
-    if ev.approved is not None:
-        data["approved"] = ev.approved
-    if ev.detail:
-        data["detail"] = ev.detail
-    ctx.emit("device.status", data)
-
-
-def device_rebooted(ctx: Context, ev: DeviceRebooted) -> None:
-    """A device came back with a new boot id."""
-    ctx.emit("device.status", {"device": ev.device, "rebooted": True, "boot_id": ev.boot_id})
-
-
-def _irregular(ctx: Context, reason: str, **evidence: object) -> None:
+def _irregular(
+    ctx: Context, hand: HandState | None, reason: str, rule: Rule | None = None, **evidence: object
+) -> None:
+    card = evidence.pop("card", None)
+    data: dict[str, object] = {"reason": reason, **evidence}
+    if rule is not None:
+        data["rule"] = rule.value
     ctx.emit(
         "irregularity.detected",
-        {"reason": reason, **{k: v for k, v in evidence.items() if k != "card"}},
+        data,
+        (rule,) if rule else (),
         severity=Severity.WARN,
-        secret={"card": evidence["card"]} if "card" in evidence else None,
+        secret={"card": card} if card is not None else None,
     )

@@ -6,22 +6,35 @@ input), never draws a random number and never does I/O, so replaying the same in
 the same events.
 
 A dealer command that makes no sense in the current state changes nothing and yields a single
-``command.rejected`` event with the reason. A device event is a fact: it is never rejected, and
-what it means (including "this should not have happened") is reported as events.
+``command.rejected`` event with the reason. While a hold is pending, only ``confirm``, ``reject``,
+``floor_override`` and ``misdeal`` are taken. A device event is a fact: it is never rejected, and
+what it means (including "this should not have happened") is reported as events. Before any input
+is handled, the deadlines its time has passed are checked (the readers' settle time).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
-from controller.table import dealing, hand
+from controller.rules import board, deal_checks, devices, exposure, holds
+from controller.rules.ids import Rule
+from controller.rules.misdeal import cutoff_passed, declare_misdeal
+from controller.table import actions, dealing, hand, showdown
 from controller.table.context import Context, RejectedError
 from controller.table.events import Severity, TableEvent
 from controller.table.inputs import (
     COMMAND_NAMES,
     Action,
     Award,
+    Boxed,
+    ButtonReport,
+    Claim,
+    Concede,
+    Confirm,
+    ControllerRestarted,
+    Correction,
     DealerInput,
     DeckChecked,
     DeckRevealed,
@@ -29,38 +42,78 @@ from controller.table.inputs import (
     DeviceFaultCleared,
     DeviceHealthChanged,
     DeviceRebooted,
+    Exposed,
+    FloorOverride,
     GroupDispensed,
     Input,
+    Misdeal,
     Muck,
+    OffTable,
+    PlaysBoard,
+    Reject,
+    RequestToSee,
     RoundClosed,
     ShuffleCompleted,
     StartHand,
+    StubDisorder,
     TableHand,
     TagArrived,
     TagDeparted,
+    Tick,
 )
 from controller.table.state import TableState
 
 Handler = Callable[[Context, Any], None]
 
+
+def misdeal(ctx: Context, cmd: Misdeal) -> None:
+    """The dealer calls a misdeal: only before the cutoff (MD-CUTOFF), then MD-REDEAL."""
+    current = ctx.hand
+    if cutoff_passed(current, ctx.table.profile):
+        raise RejectedError(
+            "the misdeal cutoff has passed: the hand plays on (the floor may override MD-CUTOFF)",
+            (Rule.MD_CUTOFF,),
+        )
+    declare_misdeal(ctx, current, Rule.MD_REDEAL, cmd.reason or "called by the dealer")
+
+
 _HANDLERS: dict[type, Handler] = {
     StartHand: hand.start_hand,
-    Action: hand.betting_action,
-    RoundClosed: hand.round_closed,
-    TableHand: hand.table_hand,
-    Muck: hand.muck_hand,
-    Award: hand.award,
+    ButtonReport: hand.button_report,
+    Action: actions.betting_action,
+    Correction: actions.correction,
+    RoundClosed: actions.round_closed,
+    TableHand: showdown.table_hand,
+    Muck: showdown.muck_hand,
+    PlaysBoard: showdown.plays_board,
+    Concede: showdown.concede,
+    RequestToSee: showdown.request_to_see,
+    Claim: showdown.claim,
+    Award: showdown.award,
+    Exposed: exposure.exposed,
+    OffTable: exposure.off_table,
+    Boxed: exposure.boxed,
+    StubDisorder: board.stub_disorder,
+    Misdeal: misdeal,
+    Confirm: holds.confirm,
+    Reject: holds.reject,
+    FloorOverride: holds.floor_override,
     DeckChecked: dealing.deck_checked,
     ShuffleCompleted: dealing.shuffle_completed,
     GroupDispensed: dealing.group_dispensed,
     DeckRevealed: dealing.deck_revealed,
     TagArrived: dealing.tag_arrived,
     TagDeparted: dealing.tag_departed,
-    DeviceFault: dealing.device_fault,
-    DeviceFaultCleared: dealing.device_fault_cleared,
-    DeviceHealthChanged: dealing.device_health,
-    DeviceRebooted: dealing.device_rebooted,
+    Tick: dealing.tick,
+    DeviceFault: devices.fault,
+    DeviceFaultCleared: devices.fault_cleared,
+    DeviceHealthChanged: devices.health_changed,
+    DeviceRebooted: devices.rebooted,
+    ControllerRestarted: devices.controller_restarted,
 }
+
+#: Commands taken while a hold is pending.
+_DURING_HOLD = (Confirm, Reject, FloorOverride, Misdeal)
 
 
 def apply(state: TableState, event: Input) -> tuple[TableState, list[TableEvent]]:
@@ -70,12 +123,36 @@ def apply(state: TableState, event: Input) -> tuple[TableState, list[TableEvent]
     try:
         if handler is None:
             raise RejectedError(f"{type(event).__name__} is not handled by this table")
+        current = ctx.table.hand
+        if (
+            current is not None
+            and current.holds
+            and isinstance(event, DealerInput)
+            and not isinstance(event, _DURING_HOLD)
+        ):
+            pending = current.holds[0]
+            raise RejectedError(
+                f"the hand is held ({pending.id}, {pending.rule}: {pending.reason}): "
+                "confirm, reject or override it first"
+            )
+        _deadlines(ctx, event.ts)
         handler(ctx, event)
     except RejectedError as exc:
         if not isinstance(event, DealerInput):
             raise  # device handlers report problems as events; reaching here is a bug
         return state, [_rejection(state, event, exc)]
     return ctx.table, ctx.events
+
+
+def deadline(state: TableState) -> datetime | None:
+    """When the shell must send a ``Tick`` if nothing else happens before (None: no deadline)."""
+    return state.hand.deadline if state.hand is not None else None
+
+
+def _deadlines(ctx: Context, now: datetime) -> None:
+    current = ctx.table.hand
+    if current is not None and current.deadline is not None and now >= current.deadline:
+        deal_checks.check_seat_counts(ctx, current)
 
 
 def _rejection(state: TableState, command: DealerInput, exc: RejectedError) -> TableEvent:

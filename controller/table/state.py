@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 from typing import NamedTuple
 
 from controller.cards import Card
 from controller.decks import DeckManifest
 from controller.profiles import RulesProfile
+from controller.rules.ids import Rule
 from controller.rules.pots import PotSplit
 from controller.rules.showdown import HandValue
 from controller.table.betting import Round, Street
@@ -32,6 +34,25 @@ class Phase(StrEnum):
     BOARD = "board"  # waiting for the burn and the next street
     SHOWDOWN = "showdown"  # live hands being tabled or mucked
     AWARD = "award"  # the award is proposed; waiting for the dealer's push
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceState:
+    """What the table knows of one device."""
+
+    kind: str = ""
+    health: str = "online"
+    approved: bool | None = None
+    faults: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class Redeal:
+    """After a misdeal the next hand is the same deal again: same button, same players."""
+
+    of: str
+    button: int
+    seats: tuple[int, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +85,26 @@ class PendingGroup(NamedTuple):
     size: int
     cards: tuple[Card | None, ...]
     read: tuple[Card, ...] = ()
+
+
+class Hold(NamedTuple):
+    """A ruling waiting for the dealer or the floor: what the rule would do, and why."""
+
+    id: str
+    rule: Rule
+    ruling: str  # what ``confirm`` does: a name from controller.rules.holds.RULINGS
+    reason: str
+    seat: int | None = None
+    card: Card | None = None
+
+
+class Exposure(NamedTuple):
+    """A hole card seen face up, boxed or dealt off the table during the deal."""
+
+    kind: str  # exposed, off_table, boxed
+    seat: int | None
+    card: Card | None
+    remedy_due: bool = False  # EXP-OTHER: replace it once the groups are delivered
 
 
 @dataclass
@@ -103,6 +144,31 @@ class HandState:
     muck_order: tuple[int, ...] = ()  # the same, in the order they were given up
     showdown_order: tuple[int, ...] = ()
     proposal: tuple[PotSplit, ...] | None = None
+    # irregularities and rulings
+    holds: tuple[Hold, ...] = ()
+    hold_count: int = 0
+    dead: Mapping[int, str] = field(default_factory=dict)  # dead hands: seat → reason
+    exposures: tuple[Exposure, ...] = ()
+    dead_cards: frozenset[Card] = frozenset()
+    owed: Mapping[int, int] = field(default_factory=dict)  # replacement cards owed to seats
+    next_burn: Card | None = None  # an exposed or extra card that becomes the next burn
+    burn_for: Mapping[Street, Card] = field(default_factory=dict)
+    no_burn: frozenset[Street] = frozenset()  # streets dealt without a burn after a reshuffle
+    set_aside: tuple[Card, ...] = ()  # premature board cards out of play
+    held_board: tuple[Card, ...] = ()  # board cards read while a burn or board ruling is pending
+    reshuffle_after: tuple[Street, Rule] | None = None  # reshuffle the stub when it closes
+    extras: int = 0  # extra cards after the starting hands
+    deal_done: bool = False
+    replaced: frozenset[Card] = frozenset()  # replacement cards dealt (EXP-REPL-EXPOSED)
+    plays_board: frozenset[int] = frozenset()
+    claims: frozenset[int] = frozenset()
+    deadline: datetime | None = None  # when the seats must hold their cards (SEAT-COUNT)
+    recheck: str | None = None  # the deck must be counted again before dispensing (why)
+    manual_board: bool = False  # the shuffler failed: the board comes from the stub by hand
+    faceup: bool = False  # hands are shown before the runout (ALLIN-FACEUP)
+    shown: Mapping[int, tuple[Card, ...]] = field(default_factory=dict)
+    before_last_action: HandState | None = None  # for a correction of that action (DE-1548)
+    button_seen: int | None = None  # where the button really was (BUTTON-POS after the cutoff)
 
     def copy(self) -> HandState:
         """A shallow copy to change (containers are replaced, never mutated)."""
@@ -141,6 +207,11 @@ class TableState:
     deck: DeckStatus = DeckStatus()
     hand: HandState | None = None
     last_hand: HandState | None = None
+    settle: float = 3.0  # seconds the readers get to see delivered cards
+    last_blinds: tuple[int, int] | None = None  # last hand's small blind position and big blind
+    redeal: Redeal | None = None
+    devices: Mapping[str, DeviceState] = field(default_factory=dict)
+    other_decks: Mapping[str, tuple[str, Card]] = field(default_factory=dict)
 
     def copy(self) -> TableState:
         """A shallow copy to change."""

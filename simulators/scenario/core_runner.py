@@ -10,6 +10,7 @@ the scenario's deck manifest. Time starts at a fixed instant and advances one se
 from __future__ import annotations
 
 import hashlib
+import random
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -17,17 +18,21 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from controller.cards import Card, card_code, parse_card
-from controller.decks import DeckManifest, load_deck
+from controller.decks import DeckManifest, known_decks, load_deck
 from controller.profiles import load_profile
-from controller.table.engine import apply
+from controller.table.betting import Street
+from controller.table.engine import apply, deadline
 from controller.table.events import TableEvent
+from controller.table.flow import losers
 from controller.table.inputs import (
     COMMANDS,
     Action,
     ActionKind,
     Award,
+    ControllerRestarted,
     DeckChecked,
     DeckFault,
+    DeckRevealed,
     DeviceFault,
     DeviceFaultCleared,
     DeviceHealthChanged,
@@ -40,6 +45,7 @@ from controller.table.inputs import (
     TableHand,
     TagArrived,
     TagDeparted,
+    Tick,
     Zone,
 )
 from controller.table.state import Phase, TableState, new_table
@@ -128,6 +134,8 @@ class CoreRunner:
         state = new_table(
             table.id, profile, self.manifest, table.stacks, table.button, table.blinds, table.ante
         )
+        state.settle = table.settle
+        state.other_decks = known_decks(exclude=self.manifest.deck_id)
         self.run = CoreRun(scenario, state)
         self.shuffler = VirtualShuffler(base, scenario.deck.seed, scenario.deck.id_policy == "live")
         self.now = EPOCH
@@ -147,11 +155,19 @@ class CoreRunner:
         self.now += timedelta(milliseconds=10)
         return self.now
 
+    def advance(self, to: datetime) -> None:
+        """Let time pass until ``to``; a deadline on the way is a ``Tick`` at that moment."""
+        due = deadline(self.run.state)
+        if due is not None and due <= to:
+            self.now = max(self.now, due)
+            self.feed(Tick(due, "clock"))
+        self.now = max(self.now, to)
+
     def play(self) -> CoreRun:
         """Play every step."""
         for index, step in enumerate(self.scenario.step):
             at = EPOCH + timedelta(seconds=step.at) if step.at is not None else None
-            self.now = max(self.now + timedelta(seconds=1), at or self.now)
+            self.advance(max(self.now + timedelta(seconds=1), at or self.now))
             try:
                 self.play_step(step)
             except ScenarioError as exc:
@@ -171,6 +187,9 @@ class CoreRunner:
             self.reader_step(step)
         elif kind == "device":
             self.device_step(step)
+        elif kind == "wait":
+            assert step.wait is not None
+            self.advance(self.now + timedelta(seconds=step.wait))
         else:
             self.macro(step)
 
@@ -191,7 +210,7 @@ class CoreRunner:
         if extra:
             raise ScenarioError(f"{step.dealer} takes no {', '.join(sorted(extra))}")
         try:
-            command: Input = TypeAdapter(cls).validate_python({**fields, "ts": self.tick()})
+            command: Input = _adapter(cls).validate_python({**fields, "ts": self.tick()})
         except ValidationError as exc:
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
@@ -203,6 +222,12 @@ class CoreRunner:
         """Shuffle (with a deck check) or dispense the next group."""
         if step.shuffler == "shuffle":
             self.shuffle(step.verdict or "ok", step.count, step.order, step.seed)
+        elif step.shuffler == "reshuffle":
+            self.reshuffle_stub(step.seed)
+        elif step.shuffler == "reveal":
+            ok = step.verdict != "commitment_mismatch"
+            order = self.shuffler.order
+            self.feed(DeckRevealed(self.tick(), "shuffler", self.shuffler.shuffle_id, order, ok))
         else:
             purpose = Purpose(step.purpose or "hole")
             self.dispense(purpose, step.seat, step.count)
@@ -225,6 +250,25 @@ class CoreRunner:
         ).hexdigest()
         ok = not faults and counted == len(cards)
         self.feed(ShuffleCompleted(self.tick(), "shuffler", sid, ok, counted, commitment))
+
+    def reshuffle_stub(self, seed: int | None) -> None:
+        """The stub and the cards the table sent back (``stub.reshuffle.required``), reshuffled."""
+        back: list[Card] = next(
+            (
+                e.data["with"]
+                for e in reversed(self.run.events)
+                if e.type == "stub.reshuffle.required"
+            ),
+            [],
+        )
+        cards = [*self.shuffler.order[self.shuffler.position :], *back]
+        random.Random(seed if seed is not None else len(cards)).shuffle(cards)
+        self.shuffler.order = tuple(cards)
+        self.shuffler.position = 0
+        self.shuffler.shuffle_id += 1
+        sid = self.shuffler.shuffle_id
+        self.feed(DeckChecked(self.tick(), "shuffler", sid, frozenset(), len(cards)))
+        self.feed(ShuffleCompleted(self.tick(), "shuffler", sid, True, len(cards)))
 
     def dispense(self, purpose: Purpose, seat: int | None, count: int | None) -> list[Card]:
         """The next group off the shuffler."""
@@ -259,7 +303,8 @@ class CoreRunner:
                     if step.cards is not None
                     else self.shuffler.last_group
                 )
-                uids = [self.manifest.uid(card) for card in cards]
+                manifest = load_deck(step.deck) if step.deck else self.manifest
+                uids = [manifest.uid(card) for card in cards]
         except ValueError as exc:
             raise ScenarioError(str(exc)) from None
         for uid in uids:
@@ -287,6 +332,11 @@ class CoreRunner:
             event = DeviceHealthChanged(ts, name, Health.RECONNECTING, detail="unplugged")
         elif step.device == "replug":
             event = DeviceHealthChanged(ts, name, Health.ONLINE, detail="replugged")
+        elif step.device == "rejected":
+            detail = code or "firmware not on the approved list"
+            event = DeviceHealthChanged(ts, name, Health.REJECTED, approved=False, detail=detail)
+        elif step.device == "restart":
+            event = ControllerRestarted(ts, "controller")
         else:
             self.boot_id += 1
             event = DeviceRebooted(ts, name, self.boot_id)
@@ -307,24 +357,53 @@ class CoreRunner:
             self.showdown()
 
     def deal_hole(self) -> None:
-        """Dispense and deliver every remaining hole group, in order."""
+        """Dispense and deliver every remaining hole group in order, then any replacement owed."""
         hand = self.run.state.hand
         if hand is None:
             raise ScenarioError("no hand in progress to deal")
         for seat in hand.deal_order[hand.hole_groups :]:
             cards = self.dispense(Purpose.HOLE, seat, None)
             self.arrive(Zone.parse(f"seat:{seat}"), cards)
+            if self.run.state.hand is not hand and self.run.state.hand is None:
+                return
+            hand = self.run.state.hand
+            if hand is None or hand.holds:
+                return
+        self.replace_owed()
+
+    def replace_owed(self) -> None:
+        """Deal the replacement cards the table asked for (one off the top for each)."""
+        hand = self.run.state.hand
+        while hand is not None and not hand.holds and any(hand.owed.values()):
+            seat = next(s for s, n in hand.owed.items() if n)
+            self.arrive(Zone.parse(f"seat:{seat}"), self.dispense(Purpose.EXTRA, seat, 1))
+            hand = self.run.state.hand
 
     def deal_street(self, street: str) -> None:
-        """Burn and deal one street (the burn rides in the board group if the profile says so)."""
+        """Burn and deal one street as the table expects it.
+
+        The burn rides in the board group if the profile says so; a card designated as the burn
+        (an exposed or extra card) goes to the burn zone instead of a new one; a street dealt
+        after a reshuffle has no burn.
+        """
+        hand = self.run.state.hand
+        if hand is None:
+            raise ScenarioError("no hand in progress")
         profile = self.run.state.profile
         purpose = _STREET_PURPOSE[street]
-        if profile.board_group_includes_burn:
+        target = Street[street.upper()]
+        burn = Zone.parse("burn")
+        if target in hand.no_burn or target in hand.burn_for:
+            pass
+        elif hand.next_burn is not None:
+            self.arrive(burn, [hand.next_burn])
+        elif profile.board_group_includes_burn:
             cards = self.dispense(purpose, None, DEFAULT_COUNTS[purpose] + 1)
-            self.arrive(Zone.parse("burn"), cards[:1])
+            self.arrive(burn, cards[:1])
             self.arrive(Zone.parse("board"), cards[1:])
             return
-        self.arrive(Zone.parse("burn"), self.dispense(Purpose.BURN, None, None))
+        else:
+            self.arrive(burn, self.dispense(Purpose.BURN, None, None))
         self.arrive(Zone.parse("board"), self.dispense(purpose, None, None))
 
     def check_round(self) -> None:
@@ -355,9 +434,17 @@ class CoreRunner:
                     break
                 if seat in current.live and seat not in current.tabled:
                     self.feed(TableHand(self.tick(), seat))
+        self.push_award()
+
+    def push_award(self) -> None:
+        """Kill the losing hands (their cards to the muck, RR-SD-4), then push the award."""
         hand = self.run.state.hand
-        if hand is not None and hand.phase is Phase.AWARD:
-            self.feed(Award(self.tick()))
+        if hand is None or hand.phase is not Phase.AWARD:
+            return
+        muck = Zone.parse("muck")
+        for seat in losers(hand):
+            self.arrive(muck, [c for c in hand.dealt.get(seat, ()) if c not in hand.muck])
+        self.feed(Award(self.tick()))
 
     def _uid_text(self, uid: str) -> str:
         return uid.replace(":", "").replace(" ", "").lower()
@@ -367,13 +454,24 @@ def _codes(cards: tuple[Card, ...]) -> list[int]:
     return [card_code(c) for c in cards]
 
 
+_ADAPTERS: dict[type, TypeAdapter[Any]] = {}
+
+
+def _adapter(cls: type) -> TypeAdapter[Any]:
+    """One validating adapter per command class (building one is slow)."""
+    if cls not in _ADAPTERS:
+        _ADAPTERS[cls] = TypeAdapter(cls)
+    return _ADAPTERS[cls]
+
+
 def _verb(step: Step) -> Any:
     return getattr(step, step.kind)
 
 
 def _dealer_fields(step: Step) -> set[str]:
     names = ("button", "seats", "seat", "action", "amount", "card", "reason", "hold", "rule")
-    return {n for n in (*names, "decision") if getattr(step, n) is not None}
+    more = ("decision", "by", "left_table", "oversized_chip", "target", "cards")
+    return {n for n in (*names, *more) if getattr(step, n) is not None}
 
 
 def run_core(scenario: Scenario) -> CoreRun:

@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 FORMAT: Literal["tablectl.scenario/1"] = "tablectl.scenario/1"
 
-StepKind = Literal["dealer", "shuffler", "reader", "device", "auto"]
-_KINDS: tuple[StepKind, ...] = ("dealer", "shuffler", "reader", "device", "auto")
+StepKind = Literal["dealer", "shuffler", "reader", "device", "auto", "wait"]
+_KINDS: tuple[StepKind, ...] = ("dealer", "shuffler", "reader", "device", "auto", "wait")
 
 
 class ScenarioError(ValueError):
@@ -48,6 +48,7 @@ class TableSpec(_Strict):
     button: int
     blinds: tuple[int, int] = (1, 2)
     ante: int = 0
+    settle: float = Field(3.0, gt=0, description="seconds the readers get to see dealt cards")
 
     @model_validator(mode="after")
     def _seats_make_sense(self) -> TableSpec:
@@ -81,10 +82,13 @@ class Step(_Strict):
     """One ``[[step]]``: exactly one of dealer, shuffler, reader, device or auto."""
 
     dealer: str | None = None
-    shuffler: Literal["shuffle", "dispense"] | None = None
+    shuffler: Literal["shuffle", "dispense", "reshuffle", "reveal"] | None = None
     reader: Literal["arrive", "depart"] | None = None
-    device: Literal["fault", "clear", "unplug", "replug", "power_loss"] | None = None
+    device: (
+        Literal["fault", "clear", "unplug", "replug", "power_loss", "rejected", "restart"] | None
+    ) = None
     auto: Literal["deal_hole", "board", "check_round", "showdown"] | None = None
+    wait: float | None = Field(None, gt=0, description="seconds that pass with nothing happening")
     at: float | None = Field(None, ge=0, description="seconds since the scenario started")
     # dealer command fields
     button: int | None = None
@@ -97,11 +101,24 @@ class Step(_Strict):
     hold: str | None = None
     rule: str | None = None
     decision: str | None = None
+    by: Literal["dealer", "player"] | None = None
+    left_table: bool | None = None
+    oversized_chip: bool | None = None
+    target: int | None = None
     # shuffler fields
     purpose: Literal["hole", "burn", "flop", "turn", "river", "board_other", "extra"] | None = None
     count: int | None = Field(None, ge=0, le=52)
     verdict: (
-        Literal["ok", "short", "extra", "duplicate", "foreign_back", "unreadable", "wrong_profile"]
+        Literal[
+            "ok",
+            "short",
+            "extra",
+            "duplicate",
+            "foreign_back",
+            "unreadable",
+            "wrong_profile",
+            "commitment_mismatch",
+        ]
         | None
     ) = None
     order: list[str] | None = None
@@ -110,6 +127,7 @@ class Step(_Strict):
     zone: str | None = None
     cards: list[str] | None = None
     uids: list[str] | None = None
+    deck: str | None = Field(None, description="the manifest whose UIDs the cards are read with")
     # device fields
     name: str | None = None
     code: str | None = None
@@ -129,7 +147,7 @@ class Step(_Strict):
         chosen = [k for k in _KINDS if getattr(self, k) is not None]
         if len(chosen) != 1:
             raise ValueError(
-                "a step needs exactly one of dealer, shuffler, reader, device, auto"
+                "a step needs exactly one of dealer, shuffler, reader, device, auto, wait"
                 + (f" (this one has {', '.join(chosen)})" if chosen else "")
             )
         if self.reader is not None and self.zone is None:

@@ -6,7 +6,7 @@ import copy
 import json
 import random
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.cards import STANDARD_DECK, Card
@@ -94,6 +94,7 @@ def play(seed: int, style: Style, hands: int) -> CheckingDealer:
     return dealer
 
 
+@settings(max_examples=60)  # each example plays three hands and checks every step
 @given(seed=seeds, style=styles)
 def test_card_and_chip_conservation_at_every_step(seed: int, style: Style) -> None:
     dealer = play(seed, style, hands=3)
@@ -101,6 +102,7 @@ def test_card_and_chip_conservation_at_every_step(seed: int, style: Style) -> No
     assert dealer.run.state.hand is None
 
 
+@settings(max_examples=60)
 @given(seed=seeds, style=styles)
 def test_same_inputs_give_the_same_events(seed: int, style: Style) -> None:
     dealer = play(seed, style, hands=2)

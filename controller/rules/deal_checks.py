@@ -1,0 +1,250 @@
+"""The hole deal under § 1544: every group intact, to the right seat, in order.
+
+DE-1544a-GRP: each hole delivery is one whole group from one dispense. GRP-SIZE: a hole group of
+the wrong size is caught before delivery. SEAT-WRONG-FIRST, SEAT-SEQ, SEAT-EMPTY: the first group
+at the wrong seat, groups out of sequence or split, cards at a seat not dealt in. SEAT-COUNT and
+SEAT-DEALT-OUT: once the readers have had time to settle, a seat holding other than two cards, or
+none. EXTRA-1 / EXTRA-2+: one extra card to the first player becomes the burn (or a misdeal, by
+profile); two or more extra cards are a misdeal. DEAL-DONE: every seat holds its two cards.
+Before the misdeal cutoff these are misdeals; after it, see each rule.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from controller.cards import Card
+from controller.profiles import ExtraSingle, GroupSizeError
+from controller.rules import board, exposure
+from controller.rules.holds import raise_hold
+from controller.rules.ids import Rule
+from controller.rules.misdeal import (
+    cutoff_note,
+    cutoff_passed,
+    declare_misdeal,
+    misdeal_unless_cutoff,
+)
+from controller.table import flow
+from controller.table.context import Context
+from controller.table.events import Severity
+from controller.table.inputs import GroupDispensed, Purpose
+from controller.table.state import HandState, PendingGroup, Phase
+from controller.table.tray import draw, drop_finished, live_cards
+
+
+def hole_group_dispensed(ctx: Context, hand: HandState, ev: GroupDispensed) -> bool:
+    """Check a dispensed hole group; False when it must not be dealt (misdealt or held)."""
+    size = len(ev.cards)
+    expected = hand.deal_order[hand.hole_groups] if hand.hole_groups < len(hand.order) else None
+    if expected is None:
+        misdeal_unless_cutoff(ctx, hand, Rule.EXTRA_2, "a hole group after every seat had one")
+        return False
+    if size != 2:
+        # GRP-SIZE: the group is caught before delivery, so no card has been seen
+        evidence = {"group": ev.group, "count": size, "seat": ev.seat}
+        if ctx.table.profile.grp_size_error is GroupSizeError.HOLD:
+            raise_hold(
+                ctx,
+                hand,
+                Rule.GRP_SIZE,
+                "misdeal",
+                f"hole group of {size} cards",
+                evidence=evidence,
+            )
+        else:
+            ctx.emit(
+                "hand.hold",
+                {"rule": Rule.GRP_SIZE.value, "reason": f"hole group of {size} cards", **evidence},
+                (Rule.GRP_SIZE,),
+                severity=Severity.HOLD,
+            )
+            declare_misdeal(ctx, hand, Rule.GRP_SIZE, f"hole group of {size} cards")
+        return False
+    if ev.seat is not None and ev.seat != expected:
+        rule = Rule.SEAT_EMPTY if ev.seat not in hand.order else Rule.SEAT_SEQ
+        misdeal_unless_cutoff(
+            ctx, hand, rule, f"group for seat {ev.seat} when seat {expected} was next", seat=ev.seat
+        )
+        return False
+    hand.hole_groups += 1
+    if hand.hole_groups == len(hand.order):
+        # every hole group is out: betting may start while the readers catch up
+        hand.phase = Phase.BETTING
+        hand.deadline = ev.ts + timedelta(seconds=ctx.table.settle)
+        if hand.round is None or hand.round.to_act is None:
+            flow.close_round(ctx, hand)  # nobody can bet: the blinds left no decision
+    return True
+
+
+def hole_card_arrived(ctx: Context, hand: HandState, card: Card, seat: int) -> None:
+    """A card never placed before was read at a seat."""
+    if seat not in hand.order:
+        draw(hand, card)
+        hand.holes = {**hand.holes, seat: (*hand.holes.get(seat, ()), card)}
+        misdeal_unless_cutoff(
+            ctx, hand, Rule.SEAT_EMPTY, f"a card at seat {seat}, not dealt in", seat=seat
+        )
+        return
+    mine = next((g for g in hand.pending if g.purpose is Purpose.HOLE and g.seat == seat), None)
+    if mine is not None:
+        _into_group(ctx, hand, card, seat, mine)
+        return
+    other = next(
+        (g for g in hand.pending if g.purpose is Purpose.HOLE and len(g.read) < g.size), None
+    )
+    if other is not None:
+        draw(hand, card, (Purpose.HOLE,), other.seat)
+        hand.holes = {**hand.holes, seat: (*hand.holes.get(seat, ()), card)}
+        first = other.seat == hand.deal_order[0] and not hand.delivered
+        rule = Rule.SEAT_WRONG_FIRST if first else Rule.SEAT_SEQ
+        what = "the first group" if first else f"seat {other.seat}'s group"
+        misdeal_unless_cutoff(ctx, hand, rule, f"a card of {what} reached seat {seat}", seat=seat)
+        return
+    if hand.owed.get(seat):
+        _replacement(ctx, hand, card, seat)
+        return
+    if hand.hole_groups < len(hand.order):
+        draw(hand, card)
+        hand.holes = {**hand.holes, seat: (*hand.holes.get(seat, ()), card)}
+        raise_hold(
+            ctx,
+            hand,
+            Rule.SEAT_SEQ,
+            "misdeal",
+            f"a card at seat {seat} before its group was dispensed",
+            seat=seat,
+        )
+        return
+    _extra_card(ctx, hand, card, seat)
+
+
+def _into_group(ctx: Context, hand: HandState, card: Card, seat: int, group: PendingGroup) -> None:
+    known = [c for c in group.cards if c is not None]
+    draw(hand, card, (Purpose.HOLE,), seat)
+    hand.holes = {**hand.holes, seat: (*hand.holes.get(seat, ()), card)}
+    if known and card not in known:
+        misdeal_unless_cutoff(
+            ctx, hand, Rule.SEAT_SEQ, f"seat {seat} got a card of another group", seat=seat
+        )
+        return
+    updated = next(g for g in hand.pending if g.group == group.group)
+    if len(updated.read) < updated.size:
+        return
+    drop_finished(hand)
+    hand.dealt = {**hand.dealt, seat: updated.read}
+    hand.delivered = hand.delivered | {seat}
+    ctx.emit(
+        "deal.group.delivered",
+        {"seat": seat, "group": updated.group, "count": updated.size},
+        (Rule.DE_1544A_GRP,),
+        secret={"cards": list(updated.read)},
+    )
+    if len(hand.delivered) == len(hand.order):
+        exposure.after_groups_delivered(ctx, hand)
+    maybe_deal_done(ctx, hand)
+
+
+def _replacement(ctx: Context, hand: HandState, card: Card, seat: int) -> None:
+    """A replacement for an exposed or boxed card reached its seat (EXP-REPL-CHECK)."""
+    group = draw(hand, card, (Purpose.EXTRA, Purpose.HOLE), seat)
+    drop_finished(hand)
+    hand.holes = {**hand.holes, seat: (*hand.holes.get(seat, ()), card)}
+    hand.owed = {**hand.owed, seat: hand.owed[seat] - 1}
+    hand.replaced = hand.replaced | {card}
+    hand.dealt = {**hand.dealt, seat: live_cards(hand, seat)}
+    expected = [c for c in group.cards if c is not None] if group else []
+    if expected and card not in expected:
+        raise_hold(
+            ctx,
+            hand,
+            Rule.EXP_REPL_CHECK,
+            "continue",
+            "the replacement was not the next card",
+            seat=seat,
+            secret={"card": card, "expected": expected},
+        )
+    ctx.emit(
+        "deal.group.delivered",
+        {"seat": seat, "group": group.group if group else None, "count": 1, "replacement": True},
+        (Rule.EXP_REPL_CHECK,),
+        secret={"cards": [card]},
+    )
+    maybe_deal_done(ctx, hand)
+
+
+def _extra_card(ctx: Context, hand: HandState, card: Card, seat: int) -> None:
+    """A card after every seat had its starting hand (EXTRA-1, EXTRA-2+)."""
+    draw(hand, card, (Purpose.EXTRA,), seat)
+    drop_finished(hand)
+    hand.holes = {**hand.holes, seat: (*hand.holes.get(seat, ()), card)}
+    hand.extras += 1
+    if hand.extras >= 2:
+        misdeal_unless_cutoff(
+            ctx, hand, Rule.EXTRA_2, f"{hand.extras} extra cards dealt", seat=seat
+        )
+        return
+    first = hand.deal_order[0]
+    if seat != first:
+        hold_rule = Rule.SEAT_COUNT
+        ruling_name = "dead_hand" if cutoff_passed(hand, ctx.table.profile) else "misdeal"
+        raise_hold(
+            ctx,
+            hand,
+            hold_rule,
+            ruling_name,
+            f"seat {seat} holds an extra card",
+            seat=seat,
+            evidence={"count": len(hand.holes[seat])},
+        )
+        return
+    if ctx.table.profile.extra_single is ExtraSingle.MISDEAL:
+        misdeal_unless_cutoff(
+            ctx, hand, Rule.EXTRA_1, "an extra card to the first player", seat=seat
+        )
+        return
+    # RR Hold'em 5: the card goes back to the deck and is used as the burn card
+    ctx.emit(
+        "irregularity.detected",
+        {"rule": Rule.EXTRA_1.value, "reason": "an extra card to the first player", "seat": seat},
+        (Rule.EXTRA_1,),
+        severity=Severity.WARN,
+    )
+    board.assign_next_burn(ctx, hand, card, Rule.EXTRA_1)
+
+
+def maybe_deal_done(ctx: Context, hand: HandState) -> None:
+    """DEAL-DONE: every seat holds exactly its two cards and nothing is owed."""
+    if hand.deal_done or hand.hole_groups < len(hand.order) or any(hand.owed.values()):
+        return
+    live = [s for s in hand.order if s not in hand.dead]
+    if len(hand.delivered) < len(hand.order):
+        return
+    if all(len(live_cards(hand, s)) == 2 for s in live):
+        hand.deal_done = True
+        ctx.emit("deal.complete", {"seats": list(hand.order)}, (Rule.DEAL_DONE,))
+        if hand.phase is Phase.DEALING:
+            hand.phase = Phase.BETTING
+
+
+def check_seat_counts(ctx: Context, hand: HandState) -> None:
+    """The readers have settled: every seat must hold two cards (SEAT-COUNT, SEAT-DEALT-OUT)."""
+    hand.deadline = None
+    after = cutoff_passed(hand, ctx.table.profile)
+    for seat in hand.order:
+        if seat in hand.dead or seat in hand.folded or hand.owed.get(seat):
+            continue
+        count = len(live_cards(hand, seat))
+        if count == 2:
+            continue
+        rule = Rule.SEAT_DEALT_OUT if count == 0 else Rule.SEAT_COUNT
+        if after:
+            cutoff_note(ctx, hand, rule, f"seat {seat} holds {count} cards")
+        raise_hold(
+            ctx,
+            hand,
+            rule,
+            "dead_hand" if after else "misdeal",
+            f"seat {seat} holds {count} cards",
+            seat=seat,
+            evidence={"count": count},
+        )

@@ -1,0 +1,153 @@
+"""Holds: rulings that wait for the dealer or the floor.
+
+A reader that misses a card looks exactly like a card that is not there, so every count-based
+ruling a reader fault could cause is not made at once: the hand is held (``hand.hold`` with
+``needs_confirm`` and the evidence), and the ruling becomes final only on ``confirm``. ``reject``
+drops it; ``floor_override`` replaces it with the floor's decision. Each is journaled with the
+rule ID. While a hold is pending the dealer's other commands are refused; the devices keep
+reporting, so nothing they see is lost.
+
+A ruling is a named function registered with :func:`ruling`; the rule modules register theirs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from controller.cards import Card
+from controller.rules.ids import Rule
+from controller.table.context import Context, RejectedError
+from controller.table.events import Severity
+from controller.table.inputs import Confirm, FloorOverride, Reject
+from controller.table.state import HandState, Hold
+
+Ruling = Callable[[Context, HandState, Hold], None]
+RULINGS: dict[str, Ruling] = {}
+#: Called after every ruling, to let what waited for it go on (cards held back, say).
+AFTER_RULING: list[Callable[[Context, HandState], None]] = []
+
+#: Decisions the floor may give where no hold is pending, by rule.
+_STANDALONE = {"misdeal", "void"}
+
+
+def ruling(name: str) -> Callable[[Ruling], Ruling]:
+    """Register a ruling under ``name``."""
+
+    def register(function: Ruling) -> Ruling:
+        RULINGS[name] = function
+        return function
+
+    return register
+
+
+@ruling("continue")
+def _continue(ctx: Context, hand: HandState, hold: Hold) -> None:
+    """The hand goes on as it is."""
+
+
+def raise_hold(
+    ctx: Context,
+    hand: HandState,
+    rule: Rule,
+    ruling_name: str,
+    reason: str,
+    *,
+    seat: int | None = None,
+    card: Card | None = None,
+    evidence: Mapping[str, Any] | None = None,
+    secret: Mapping[str, Any] | None = None,
+) -> Hold:
+    """Hold the hand: ``ruling_name`` applies when the dealer confirms."""
+    if ruling_name not in RULINGS:
+        raise KeyError(f"no ruling named {ruling_name!r}")
+    hand.hold_count += 1
+    hold = Hold(f"{hand.hand_id}-h{hand.hold_count}", rule, ruling_name, reason, seat, card)
+    hand.holds = (*hand.holds, hold)
+    data: dict[str, Any] = {
+        "hold": hold.id,
+        "rule": rule.value,
+        "reason": reason,
+        "ruling": ruling_name,
+    }
+    if seat is not None:
+        data["seat"] = seat
+    data.update(evidence or {})
+    ctx.emit(
+        "hand.hold",
+        data,
+        (rule,),
+        severity=Severity.HOLD,
+        needs_confirm=True,
+        secret=secret,
+    )
+    return hold
+
+
+def _pending(hand: HandState, hold_id: str | None) -> Hold:
+    if not hand.holds:
+        raise RejectedError("no hold is pending")
+    if hold_id is None:
+        return hand.holds[0]
+    for hold in hand.holds:
+        if hold.id == hold_id:
+            return hold
+    pending = ", ".join(h.id for h in hand.holds)
+    raise RejectedError(f"no pending hold {hold_id!r} (pending: {pending})")
+
+
+def resolve(ctx: Context, hand: HandState, hold: Hold, decision: str, how: str) -> None:
+    """Apply ``decision`` to ``hold`` and resume the hand if nothing else holds it."""
+    hand.holds = tuple(h for h in hand.holds if h.id != hold.id)
+    RULINGS[decision](ctx, hand, hold)
+    if ctx.table.hand is hand:
+        for after in AFTER_RULING:
+            after(ctx, hand)
+    if ctx.table.hand is hand and not hand.holds:
+        ctx.emit(
+            "hand.resume",
+            {"hold": hold.id, "rule": hold.rule.value, "decision": decision, "by": how},
+            (hold.rule,),
+        )
+
+
+def confirm(ctx: Context, cmd: Confirm) -> None:
+    """The dealer confirms the pending ruling."""
+    hand = ctx.hand
+    hold = _pending(hand, cmd.hold)
+    resolve(ctx, hand, hold, hold.ruling, "confirm")
+
+
+def reject(ctx: Context, cmd: Reject) -> None:
+    """The dealer rejects the pending ruling: it does not apply (a reader fault, say)."""
+    hand = ctx.hand
+    hold = _pending(hand, cmd.hold)
+    resolve(ctx, hand, hold, "continue", "reject")
+
+
+def floor_override(ctx: Context, cmd: FloorOverride) -> None:
+    """The floor decides differently; journaled with the rule ID."""
+    try:
+        rule = Rule(cmd.rule)
+    except ValueError:
+        raise RejectedError(f"{cmd.rule!r} is not a rule ID of the catalogue") from None
+    hand = ctx.table.hand
+    decision = cmd.decision
+    hold = next((h for h in hand.holds if h.rule is rule), None) if hand is not None else None
+    known = sorted(RULINGS)
+    if decision not in RULINGS:
+        if hold is not None:
+            raise RejectedError(f"unknown decision {decision!r} (one of {', '.join(known)})")
+        # a decision outside the controller's rulings is journaled and changes nothing
+        ctx.emit("floor.override", {"rule": rule.value, "decision": decision}, (rule,))
+        return
+    ctx.emit(
+        "floor.override",
+        {"rule": rule.value, "decision": decision, "hold": hold.id if hold else None},
+        (rule,),
+    )
+    if hold is not None:
+        assert hand is not None
+        resolve(ctx, hand, hold, decision, "floor")
+    elif hand is not None and decision in _STANDALONE:
+        RULINGS[decision](ctx, hand, Hold("", rule, decision, "floor decision"))

@@ -1,0 +1,140 @@
+"""Misdeals, the misdeal cutoff, dead hands and void hands.
+
+MD-CUTOFF (RRoP Misdeals 1; TDA 35D, 36): a misdeal can only be called before the cutoff: two
+players after the blinds have acted (RRoP), or substantial action (TDA: two actions in turn with
+chips put in by at least one, or any three actions; blinds excluded). After it the hand plays on.
+MD-REDEAL (TDA 35C): a misdeal returns every chip and the next deal has the same button and the
+same players. FOUL-DUP / FOUL-FOREIGN: a fouled deck voids the hand at any time before the award,
+all chips returned, and takes the deck out of service.
+"""
+
+from __future__ import annotations
+
+from controller.profiles import MisdealCutoff, RulesProfile
+from controller.rules.holds import raise_hold, ruling
+from controller.rules.ids import Rule
+from controller.table import betting, flow
+from controller.table.context import Context, seat_map
+from controller.table.events import Severity
+from controller.table.state import DeckStatus, HandState, Hold, Redeal
+
+
+def cutoff_passed(hand: HandState, profile: RulesProfile) -> bool:
+    """Whether enough action has happened that a misdeal can no longer be called."""
+    actions = hand.actions
+    if profile.misdeal_cutoff is MisdealCutoff.RROP_TWO_ACTIONS:
+        return len(actions) >= 2
+    return len(actions) >= 3 or (len(actions) >= 2 and any(a.put_in for a in actions))
+
+
+def cutoff_rule(profile: RulesProfile) -> Rule:
+    """The rule that defines the cutoff in this profile."""
+    if profile.misdeal_cutoff is MisdealCutoff.RROP_TWO_ACTIONS:
+        return Rule.MD_CUTOFF
+    return Rule.TDA_SA
+
+
+def _return_chips(ctx: Context, hand: HandState) -> dict[int, int]:
+    returned = {s: c for s, c in hand.committed.items() if c}
+    ctx.table.stacks = {**ctx.table.stacks, **hand.start_stacks}
+    return returned
+
+
+def declare_misdeal(ctx: Context, hand: HandState, rule: Rule, reason: str) -> None:
+    """Misdeal (MD-REDEAL): chips back, same button and players next, the deck reshuffled."""
+    table = ctx.table
+    returned = _return_chips(ctx, hand)
+    ctx.emit(
+        "hand.misdeal",
+        {
+            "reason": reason,
+            "rule": rule.value,
+            "returned": seat_map(returned),
+            "button": hand.button,
+            "seats": list(hand.order),
+        },
+        (rule, Rule.MD_REDEAL),
+        severity=Severity.WARN,
+    )
+    table.redeal = Redeal(hand.hand_id, hand.button, hand.order)
+    table.button = hand.button
+    table.deck = DeckStatus()
+    table.hand = None
+
+
+def void_hand(ctx: Context, hand: HandState, rule: Rule, reason: str) -> None:
+    """Void the hand (fouled deck): every chip back, the deck out of service."""
+    table = ctx.table
+    returned = _return_chips(ctx, hand)
+    ctx.emit(
+        "hand.void",
+        {
+            "reason": reason,
+            "rule": rule.value,
+            "returned": seat_map(returned),
+            "deck_out_of_service": hand.shuffle_id,
+        },
+        (rule,),
+        severity=Severity.CRITICAL,
+    )
+    table.redeal = Redeal(hand.hand_id, hand.button, hand.order)
+    table.button = hand.button
+    table.deck = DeckStatus()
+    table.hand = None
+
+
+@ruling("misdeal")
+def _misdeal(ctx: Context, hand: HandState, hold: Hold) -> None:
+    declare_misdeal(ctx, hand, hold.rule, hold.reason)
+
+
+@ruling("void")
+def _void(ctx: Context, hand: HandState, hold: Hold) -> None:
+    void_hand(ctx, hand, hold.rule, hold.reason)
+
+
+def cutoff_note(ctx: Context, hand: HandState, rule: Rule, reason: str) -> None:
+    """A misdeal trigger after the cutoff: no misdeal; say so with the evidence."""
+    ctx.emit(
+        "irregularity.detected",
+        {"rule": rule.value, "reason": reason, "cutoff_passed": True, "actions": len(hand.actions)},
+        (rule, Rule.MD_CUTOFF),
+        severity=Severity.WARN,
+    )
+
+
+def misdeal_unless_cutoff(
+    ctx: Context, hand: HandState, rule: Rule, reason: str, *, seat: int | None = None
+) -> None:
+    """A misdeal before the cutoff; after it, the floor decides (held, nothing changes)."""
+    if not cutoff_passed(hand, ctx.table.profile):
+        ctx.emit(
+            "irregularity.detected",
+            {"rule": rule.value, "reason": reason, **({"seat": seat} if seat else {})},
+            (rule,),
+            severity=Severity.WARN,
+        )
+        declare_misdeal(ctx, hand, rule, reason)
+        return
+    cutoff_note(ctx, hand, rule, reason)
+    raise_hold(
+        ctx, hand, rule, "continue", f"{reason}; after the cutoff the floor decides", seat=seat
+    )
+
+
+@ruling("dead_hand")
+def _dead_hand(ctx: Context, hand: HandState, hold: Hold) -> None:
+    assert hold.seat is not None
+    kill_hand(ctx, hand, hold.seat, hold.rule, hold.reason)
+
+
+def kill_hand(ctx: Context, hand: HandState, seat: int, rule: Rule, reason: str) -> None:
+    """The seat's hand is dead: it can win nothing (its chips stay in the pot)."""
+    if seat in hand.folded:
+        return
+    hand.dead = {**hand.dead, seat: reason}
+    hand.folded = hand.folded | {seat}
+    ctx.emit("seat.hand.dead", {"seat": seat, "reason": reason}, (rule,), severity=Severity.WARN)
+    if hand.round is not None and seat in hand.round.queue:
+        hand.round = betting.drop_seat(hand.round, seat)
+    flow.after_hand_shrank(ctx, hand)

@@ -1,0 +1,127 @@
+"""The dealer's betting entries: actions, corrections, the end of a round.
+
+DE-1548 (Del. § 1548): the action is recorded as the dealer announces it; the player may correct
+the dealer before any further action, after which it is locked. DE-1549a (§ 1549(a)): an under-call
+must be completed or withdrawn (folded); nothing is recorded until it is. DE-1549b (§ 1549(b)): an
+oversized chip put in without a raise declared is a call. MD-CUTOFF / TDA-SA: the action that
+passes the misdeal cutoff says so.
+"""
+
+from __future__ import annotations
+
+from controller.rules.ids import Rule
+from controller.rules.misdeal import cutoff_passed, cutoff_rule
+from controller.table import betting, flow
+from controller.table.betting import ActionRejectedError
+from controller.table.context import Context, RejectedError
+from controller.table.events import Severity
+from controller.table.inputs import Action, ActionKind, Correction, RoundClosed
+from controller.table.state import ActionRecord, HandState, Phase
+
+
+def betting_action(ctx: Context, cmd: Action) -> None:
+    """A betting action as the dealer entered it."""
+    hand = ctx.hand
+    seat = cmd.seat
+    if seat not in hand.order:
+        raise RejectedError(f"seat {seat} is not in hand {hand.hand_id}")
+    if cmd.action is ActionKind.POST:
+        raise RejectedError("blinds and antes are posted automatically when the hand starts")
+    if hand.phase is Phase.DEALING:
+        raise RejectedError("the hole groups are not all dealt yet")
+    rnd = hand.round
+    if hand.phase is not Phase.BETTING or rnd is None:
+        raise RejectedError("no betting round is open")
+    if seat in hand.folded:
+        raise RejectedError(f"seat {seat}'s hand is folded or dead")
+    kind, amount = cmd.action, cmd.amount
+    rules = [Rule.DE_1548]
+    bet = rnd.bets.get(seat, 0)
+    if cmd.oversized_chip:
+        rules.append(Rule.DE_1549B)
+        if rnd.current > bet:
+            kind, amount = ActionKind.CALL, None  # § 1549(b): a call unless a raise was announced
+    if kind is ActionKind.CALL and amount is not None and seat == rnd.to_act:
+        call_to = min(rnd.current, bet + hand.stacks[seat])
+        if amount < call_to:
+            ctx.emit(
+                "irregularity.detected",
+                {
+                    "rule": Rule.DE_1549A.value,
+                    "reason": "under-call: complete the call or withdraw the chips and fold",
+                    "seat": seat,
+                    "put": amount,
+                    "call_to": call_to,
+                },
+                (Rule.DE_1549A,),
+                severity=Severity.WARN,
+            )
+            return
+    before = hand.copy()
+    try:
+        outcome = betting.act(rnd, hand.order, hand.stacks, hand.folded, seat, kind, amount)
+    except ActionRejectedError as exc:
+        raise RejectedError(str(exc)) from None
+    if outcome.put_in:
+        hand.stacks = {**hand.stacks, seat: hand.stacks[seat] - outcome.put_in}
+        hand.committed = {**hand.committed, seat: hand.committed[seat] + outcome.put_in}
+    if outcome.kind is ActionKind.FOLD:
+        hand.folded = hand.folded | {seat}
+    hand.actions = (
+        *hand.actions,
+        ActionRecord(hand.street, seat, outcome.kind, outcome.to, outcome.put_in, outcome.all_in),
+    )
+    data: dict[str, object] = {
+        "seat": seat,
+        "action": outcome.kind,
+        "to": outcome.to,
+        "put_in": outcome.put_in,
+        "stack": hand.stacks[seat],
+        "all_in": outcome.all_in,
+        "pot": hand.total_pot,
+    }
+    if outcome.kind in (ActionKind.BET, ActionKind.RAISE) and not outcome.full:
+        data["reopens_betting"] = False
+    profile = ctx.table.profile
+    if not cutoff_passed(before, profile) and cutoff_passed(hand, profile):
+        data["misdeal_cutoff_passed"] = True
+        rules.append(cutoff_rule(profile))
+    ctx.emit("betting.action", data, tuple(rules))
+    hand.round = betting.settle_queue(outcome.round, hand.stacks, hand.folded)
+    hand.before_last_action = before
+    if hand.live_count == 1 or hand.round.to_act is None:
+        flow.close_round(ctx, hand)
+
+
+def correction(ctx: Context, cmd: Correction) -> None:
+    """DE-1548: the player corrects the announced action before anyone else acts."""
+    hand = ctx.hand
+    before = hand.before_last_action
+    last = hand.actions[-1] if hand.actions else None
+    if before is None or last is None or last.seat != cmd.seat:
+        raise RejectedError(
+            f"only seat {last.seat if last else '-'}'s last action can still be corrected",
+            (Rule.DE_1548,),
+        )
+    if hand.street is not last.street or hand.phase is not Phase.BETTING or _moved_on(hand, before):
+        raise RejectedError("the action is locked: the hand has moved on", (Rule.DE_1548,))
+    ctx.table.hand = before.copy()
+    ctx.emit(
+        "betting.action.corrected",
+        {"seat": cmd.seat, "was": {"action": last.kind, "to": last.to}},
+        (Rule.DE_1548,),
+    )
+    betting_action(ctx, Action(cmd.ts, cmd.seat, cmd.action, cmd.amount))
+
+
+def _moved_on(hand: HandState, before: HandState) -> bool:
+    """Anything but the last action itself changed the hand since (a card was dealt, say)."""
+    return hand.board != before.board or len(hand.actions) != len(before.actions) + 1
+
+
+def round_closed(ctx: Context, cmd: RoundClosed) -> None:
+    """The dealer closes the round (tables that do not enter every action)."""
+    hand = ctx.hand
+    if hand.phase is not Phase.BETTING or hand.round is None:
+        raise RejectedError("no betting round is open")
+    flow.close_round(ctx, hand, by_dealer=True)

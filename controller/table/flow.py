@@ -1,0 +1,256 @@
+"""How a hand moves on: rounds close, streets open, showdown, the award, completion.
+
+These are the transitions every rule module may trigger (a dead hand can end a round, a premature
+card waits for a round to close), so they live below the rules and call none of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from controller.cards import Card
+from controller.rules import pots as pot_rules
+from controller.rules.ids import Rule
+from controller.rules.showdown import evaluate, showdown_order
+from controller.table import betting
+from controller.table.betting import Street
+from controller.table.context import Context, seat_map
+from controller.table.events import Severity
+from controller.table.state import DeckStatus, HandState, Phase
+
+BOARD_SIZE = {Street.FLOP: 3, Street.TURN: 4, Street.RIVER: 5}
+
+
+def clockwise_seats(seats: set[int] | frozenset[int], after: int) -> tuple[int, ...]:
+    """``seats`` in clockwise order (ascending seat numbers, wrapping) starting after ``after``."""
+    return tuple(sorted(seats, key=lambda s: (s <= after, s)))
+
+
+# --------------------------------------------------------------------------- rounds and streets
+
+
+def close_round(ctx: Context, hand: HandState, *, by_dealer: bool = False) -> None:
+    """End the open round: return an uncalled bet, then the next street, showdown or award."""
+    rnd = hand.round
+    returned = pot_rules.uncalled(hand.committed)
+    data: dict[str, object] = {"street": hand.street.label}
+    if returned is not None:
+        seat, chips = returned
+        hand.committed = {**hand.committed, seat: hand.committed[seat] - chips}
+        hand.stacks = {**hand.stacks, seat: hand.stacks[seat] + chips}
+        data["returned"] = {str(seat): chips}
+    data["pot"] = hand.total_pot
+    if by_dealer:
+        data["closed_by"] = "dealer"
+    elif rnd is not None and rnd.actions == 0 and hand.street is not Street.PREFLOP:
+        data["no_action"] = True
+    hand.last_round = rnd
+    hand.round = None
+    ctx.emit("betting.round.closed", data)
+    if hand.reshuffle_after is not None and hand.reshuffle_after[0] is hand.street:
+        rule = hand.reshuffle_after[1]
+        hand.reshuffle_after = None
+        reshuffle_stub(ctx, hand, rule)
+    if hand.live_count == 1:
+        propose_award(ctx, hand)
+    elif hand.street is Street.RIVER:
+        enter_showdown(ctx, hand)
+    else:
+        hand.phase = Phase.BOARD
+        _faceup_if_all_in(ctx, hand)
+
+
+def _faceup_if_all_in(ctx: Context, hand: HandState) -> None:
+    """ALLIN-FACEUP (tournament): no more betting with someone all in: every hand is shown now."""
+    if hand.faceup or not ctx.table.profile.showdown_allin_faceup:
+        return
+    can_bet = [s for s in hand.live if hand.stacks[s] > 0]
+    if len(can_bet) > 1 or all(hand.stacks[s] > 0 for s in hand.live):
+        return
+    hand.faceup = True
+    order = showdown_order(hand.live, hand.order, None, None)
+    ctx.emit("showdown.order", {"order": order, "faceup": True}, (Rule.ALLIN_FACEUP,))
+
+
+def open_street(ctx: Context, hand: HandState) -> None:
+    """The board for the next street is out: open its betting round (or skip it)."""
+    hand.street = Street(hand.street + 1)
+    hand.phase = Phase.BETTING
+    hand.round = betting.open_round(
+        hand.street, hand.order, hand.stacks, hand.folded, ctx.table.blinds[1]
+    )
+    if hand.round.to_act is None:
+        close_round(ctx, hand)
+
+
+def after_hand_shrank(ctx: Context, hand: HandState) -> None:
+    """A hand died outside the betting: the round, the showdown or the pot may now be settled."""
+    if hand.phase is Phase.AWARD:
+        return
+    if hand.round is not None and (hand.live_count == 1 or hand.round.to_act is None):
+        close_round(ctx, hand)
+    elif hand.live_count == 1 and hand.round is None:
+        propose_award(ctx, hand)
+    elif hand.phase is Phase.SHOWDOWN:
+        maybe_propose(ctx, hand)
+
+
+def reshuffle_stub(ctx: Context, hand: HandState, rule: Rule) -> None:
+    """The set-aside cards go back into the stub (not burns, not the muck), which is reshuffled."""
+    back = list(hand.set_aside)
+    hand.set_aside = ()
+    hand.stub += len(back)
+    ctx.emit(
+        "stub.reshuffle.required",
+        {"with": back, "stub": hand.stub},
+        (rule,),
+        severity=Severity.WARN,
+    )
+
+
+# --------------------------------------------------------------------------- showdown and award
+
+
+def enter_showdown(ctx: Context, hand: HandState) -> None:
+    """Two or more live hands after the last round: who shows first (DE-1550a, DE-1551, RR-SD-7)."""
+    live = hand.live
+    rnd = hand.last_round if hand.last_round and hand.last_round.street is Street.RIVER else None
+    rules = [Rule.DE_1550A, Rule.DE_1551]
+    depth: dict[int, int] | None = None
+    if ctx.table.profile.showdown_sidepot_first:
+        pots = pot_rules.build_pots(hand.committed, live)
+        if len(pots) > 1:
+            depth = {s: sum(s in p.eligible for p in pots) for s in live}
+            rules.append(Rule.RR_SD_7)
+    order = showdown_order(
+        live,
+        hand.order,
+        rnd.aggressor if rnd else None,
+        rnd.first_actor if rnd else None,
+        depth,
+    )
+    hand.phase = Phase.SHOWDOWN
+    hand.showdown_order = tuple(order)
+    ctx.emit("showdown.order", {"order": order}, tuple(rules))
+    for seat in order:  # hands already face up (ALLIN-FACEUP) are read now the board is out
+        if seat in hand.shown and seat not in hand.tabled:
+            read_tabled(ctx, hand, seat, hand.shown[seat])
+    maybe_propose(ctx, hand)
+
+
+def read_tabled(ctx: Context, hand: HandState, seat: int, hole: Sequence[Card]) -> None:
+    """Read a hand face up on the table with the full board (cards speak, DE-1550b2)."""
+    value = evaluate(hole, hand.board)
+    hand.tabled = {**hand.tabled, seat: value}
+    ctx.emit(
+        "showdown.hand.tabled",
+        {
+            "seat": seat,
+            "cards": list(hole),
+            "category": value.category,
+            "best": list(value.best),
+            "strength": value.strength,
+        },
+        (Rule.DE_1550B2,),
+    )
+
+
+def maybe_propose(ctx: Context, hand: HandState) -> None:
+    """Propose the award once every live hand is tabled or only one is left."""
+    if hand.phase is not Phase.SHOWDOWN:
+        return
+    unresolved = [s for s in hand.live if s not in hand.tabled]
+    if not unresolved or hand.live_count == 1:
+        propose_award(ctx, hand)
+
+
+def propose_award(ctx: Context, hand: HandState) -> None:
+    """Split every pot (POT-SEP, odd chips per profile) and wait for the dealer's push (DE-1552)."""
+    profile = ctx.table.profile
+    claimants = [s for s in hand.order if s not in hand.folded]
+    contested = False
+
+    def winners_of(pot: pot_rules.Pot) -> list[int]:
+        nonlocal contested
+        live = [s for s in pot.eligible if s not in hand.mucked]
+        if not live:  # everyone in this pot gave up: the last to muck was its last claimant
+            live = [next(s for s in reversed(hand.muck_order) if s in pot.eligible)]
+        if len(live) == 1:
+            return live
+        # RR-SD-1: in a contested pot only a hand shown in full can win
+        contested = True
+        best = max(hand.tabled[s].strength for s in live)
+        return [s for s in live if hand.tabled[s].strength == best]
+
+    splits = pot_rules.resolve(hand.committed, claimants, hand.order, winners_of, profile)
+    hand.proposal = tuple(splits)
+    hand.phase = Phase.AWARD
+    rules = [Rule.DE_1552]
+    if contested:
+        rules.append(Rule.RR_SD_1)
+    if len(splits) > 1:
+        rules.append(Rule.POT_SEP)
+    if any(split.odd_chips for split in splits):
+        rules.append(pot_rules.odd_chip_rule(profile))
+    data = award_data(splits)
+    data["kill"] = losers(hand)
+    ctx.emit("pot.award.proposed", data, tuple(rules), needs_confirm=True)
+
+
+def losers(hand: HandState) -> list[int]:
+    """Tabled hands that win nothing: RR-SD-4 has them killed before the pot is pushed."""
+    winners = {s for split in hand.proposal or () for s in split.winners}
+    return [s for s in hand.order if s in hand.tabled and s not in winners]
+
+
+def award_data(splits: Sequence[pot_rules.PotSplit]) -> dict[str, object]:
+    """The pots and payouts as ``pot.award.proposed`` and ``pot.awarded`` carry them."""
+    payouts: dict[int, int] = {}
+    for split in splits:
+        for seat, chips in split.winners.items():
+            payouts[seat] = payouts.get(seat, 0) + chips
+    return {
+        "pots": [
+            {
+                "amount": split.pot.amount,
+                "eligible": list(split.pot.eligible),
+                "winners": seat_map(split.winners),
+                "odd_chips": seat_map(split.odd_chips),
+            }
+            for split in splits
+        ],
+        "payouts": seat_map(payouts),
+    }
+
+
+def push_award(ctx: Context, hand: HandState) -> None:
+    """The dealer pushes the pots (DE-1552); the hand completes."""
+    assert hand.proposal is not None
+    data = award_data(hand.proposal)
+    stacks = dict(hand.stacks)
+    for split in hand.proposal:
+        for seat, chips in split.winners.items():
+            stacks[seat] += chips
+    hand.stacks = stacks
+    ctx.emit("pot.awarded", data, (Rule.DE_1552,))
+    complete_hand(ctx, hand)
+
+
+def complete_hand(ctx: Context, hand: HandState) -> None:
+    """Book the stacks, move the button (RR-BB-ROT), and make the table ready for the next hand."""
+    table = ctx.table
+    table.stacks = {**table.stacks, **hand.stacks}
+    with_chips = {s for s, c in table.stacks.items() if c > 0}
+    button = hand.button_seen if hand.button_seen is not None else hand.button
+    movable = with_chips | {button}
+    next_button = clockwise_seats(movable, button)[0]
+    table.button = next_button
+    ctx.emit(
+        "hand.completed",
+        {"stacks": seat_map(table.stacks), "next_button": next_button},
+        (Rule.RR_BB_ROT,),
+    )
+    if table.deck.shuffle_id is not None and table.deck.shuffle_id == hand.shuffle_id:
+        table.deck = DeckStatus()
+    table.last_hand = hand
+    table.hand = None

@@ -1,0 +1,223 @@
+"""The showdown and the award, as the dealer declares them.
+
+DE-1550b1 (§ 1550(b)(1)): a hand with too many or too few cards is dead (held: a reader may have
+missed a card). DE-1550b2 (§ 1550(b)(2),(4)): cards speak; a verbal concession is not binding.
+DE-1550b5 (§ 1550(b)(5)): a player who leaves the table concedes and the hand is dead. DE-1551
+(§ 1551(5)): a player may muck without showing. RR-HE-6: declaring that one plays the board.
+RR-SD-5 (vs § 1551(5), profile ``showdown.request_to_see``): asking to see a called hand.
+ALLIN-FACEUP: in the tournament profile hands are tabled before the runout. DE-1552 (§ 1552): the
+dealer awards the pot; a claim must come before the claimant's cards are mucked. RR-SD-4: losing
+hands are killed before the pot is pushed.
+"""
+
+from __future__ import annotations
+
+from controller.rules.holds import raise_hold, ruling
+from controller.rules.ids import Rule
+from controller.rules.misdeal import kill_hand
+from controller.table import flow
+from controller.table.context import Context, RejectedError
+from controller.table.events import Severity
+from controller.table.inputs import Award, Claim, Concede, Muck, PlaysBoard, RequestToSee, TableHand
+from controller.table.state import HandState, Hold, Phase
+from controller.table.tray import live_cards
+
+
+def _live_seat(hand: HandState, seat: int) -> None:
+    if seat not in hand.order:
+        raise RejectedError(f"seat {seat} is not in hand {hand.hand_id}")
+    if seat in hand.folded or seat in hand.mucked:
+        raise RejectedError(f"seat {seat} has no live hand")
+
+
+def table_hand(ctx: Context, cmd: TableHand) -> None:
+    """A live hand is turned face up."""
+    hand = ctx.hand
+    early = hand.faceup and hand.phase in (Phase.BOARD, Phase.BETTING)
+    if hand.phase is not Phase.SHOWDOWN and not early:
+        raise RejectedError("the hand is not at showdown")
+    _live_seat(hand, cmd.seat)
+    if cmd.seat in hand.tabled or (early and cmd.seat in hand.shown):
+        raise RejectedError(f"seat {cmd.seat}'s hand is already tabled")
+    if cmd.cards is not None:
+        cards = tuple(cmd.cards)
+    elif cmd.seat in hand.plays_board:
+        cards = hand.dealt.get(cmd.seat, ())  # RR-HE-6: declared, so its mucked cards still speak
+    else:
+        cards = live_cards(hand, cmd.seat)
+    if len(cards) != 2:
+        raise_hold(
+            ctx,
+            hand,
+            Rule.DE_1550B1,
+            "dead_hand",
+            f"seat {cmd.seat} shows {len(cards)} cards",
+            seat=cmd.seat,
+            evidence={"count": len(cards)},
+        )
+        return
+    if early:
+        hand.shown = {**hand.shown, cmd.seat: cards}
+        ctx.emit(
+            "showdown.hand.tabled", {"seat": cmd.seat, "cards": list(cards)}, (Rule.ALLIN_FACEUP,)
+        )
+        return
+    flow.read_tabled(ctx, hand, cmd.seat, cards)
+    flow.maybe_propose(ctx, hand)
+
+
+def muck_hand(ctx: Context, cmd: Muck) -> None:
+    """A live hand is discarded unshown at showdown (§ 1551(5))."""
+    hand = ctx.hand
+    if hand.phase is not Phase.SHOWDOWN:
+        raise RejectedError("the hand is not at showdown")
+    _live_seat(hand, cmd.seat)
+    if cmd.seat in hand.tabled:
+        raise RejectedError(f"seat {cmd.seat}'s hand is already tabled")
+    if cmd.seat in hand.plays_board:
+        # RR-HE-6: declared first, so it keeps its claim: read with its cards (cards speak)
+        flow.read_tabled(ctx, hand, cmd.seat, hand.dealt.get(cmd.seat, ()))
+        flow.maybe_propose(ctx, hand)
+        return
+    hand.mucked = hand.mucked | {cmd.seat}
+    hand.muck_order = (*hand.muck_order, cmd.seat)
+    ctx.emit(
+        "showdown.hand.mucked",
+        {"seat": cmd.seat},
+        (Rule.DE_1551,),
+        secret={"cards": list(hand.dealt.get(cmd.seat, ()))},
+    )
+    flow.maybe_propose(ctx, hand)
+
+
+def plays_board(ctx: Context, cmd: PlaysBoard) -> None:
+    """RR-HE-6: the seat declares it plays the board before discarding."""
+    hand = ctx.hand
+    _live_seat(hand, cmd.seat)
+    if hand.street.label != "river" and hand.phase is not Phase.SHOWDOWN:
+        raise RejectedError("the board is not complete")
+    hand.plays_board = hand.plays_board | {cmd.seat}
+    ctx.emit("showdown.plays_board", {"seat": cmd.seat}, (Rule.RR_HE_6,))
+
+
+def concede(ctx: Context, cmd: Concede) -> None:
+    """A concession: binding only when the player leaves the table (§ 1550(b)(4),(5))."""
+    hand = ctx.hand
+    _live_seat(hand, cmd.seat)
+    if cmd.left_table:
+        kill_hand(ctx, hand, cmd.seat, Rule.DE_1550B5, "left_table")
+        return
+    ctx.emit(
+        "irregularity.detected",
+        {
+            "rule": Rule.DE_1550B2.value,
+            "reason": "a verbal concession is not binding",
+            "seat": cmd.seat,
+        },
+        (Rule.DE_1550B2,),
+    )
+
+
+def request_to_see(ctx: Context, cmd: RequestToSee) -> None:
+    """RR-SD-5: see a called hand; the winner asking makes it live, anyone else kills it."""
+    hand = ctx.hand
+    if not ctx.table.profile.showdown_request_to_see:
+        raise RejectedError(
+            "this table plays § 1551(5): a player may muck without showing", (Rule.DE_1551,)
+        )
+    if hand.phase not in (Phase.SHOWDOWN, Phase.AWARD):
+        raise RejectedError("the hand is not at showdown")
+    if cmd.seat not in hand.order:
+        raise RejectedError(f"seat {cmd.seat} was not dealt in")
+    if cmd.target not in hand.mucked:
+        raise RejectedError(f"seat {cmd.target}'s hand was not called and mucked")
+    cards = hand.dealt.get(cmd.target, ())
+    winners = {s for split in hand.proposal or () for s in split.winners}
+    if cmd.seat in winners:
+        hand.mucked = hand.mucked - {cmd.target}
+        hand.muck_order = tuple(s for s in hand.muck_order if s != cmd.target)
+        hand.phase = Phase.SHOWDOWN
+        hand.proposal = None
+        ctx.emit(
+            "showdown.hand.shown",
+            {"seat": cmd.target, "cards": list(cards), "live": True, "asked_by": cmd.seat},
+            (Rule.RR_SD_5,),
+        )
+        flow.read_tabled(ctx, hand, cmd.target, cards)
+        flow.maybe_propose(ctx, hand)
+        return
+    ctx.emit(
+        "showdown.hand.shown",
+        {"seat": cmd.target, "cards": list(cards), "live": False, "asked_by": cmd.seat},
+        (Rule.RR_SD_5,),
+    )
+
+
+def claim(ctx: Context, cmd: Claim) -> None:
+    """DE-1552: a claim on the pot, only before the claimant's cards are mucked."""
+    hand = ctx.hand
+    if hand.phase not in (Phase.SHOWDOWN, Phase.AWARD):
+        raise RejectedError("there is no pot to claim yet")
+    if cmd.seat not in hand.order:
+        raise RejectedError(f"seat {cmd.seat} was not dealt in")
+    cards = hand.dealt.get(cmd.seat, ())
+    if cards and all(c in hand.muck for c in cards):
+        raise RejectedError(
+            f"seat {cmd.seat}'s cards are in the muck: the claim came too late", (Rule.DE_1552,)
+        )
+    hand.claims = hand.claims | {cmd.seat}
+    raise_hold(
+        ctx, hand, Rule.DE_1552, "claim_upheld", f"seat {cmd.seat} claims the pot", seat=cmd.seat
+    )
+
+
+@ruling("claim_upheld")
+def _claim_upheld(ctx: Context, hand: HandState, hold: Hold) -> None:
+    """The claim stands: the claimant's hand is live again and the award is proposed anew."""
+    seat = hold.seat
+    if seat is None:
+        return
+    if seat in hand.folded:
+        hand.folded = hand.folded - {seat}
+        hand.dead = {s: r for s, r in hand.dead.items() if s != seat}
+    hand.mucked = hand.mucked - {seat}
+    hand.muck_order = tuple(s for s in hand.muck_order if s != seat)
+    hand.proposal = None
+    hand.phase = Phase.SHOWDOWN
+    cards = hand.dealt.get(seat, ())
+    if len(cards) == 2 and seat not in hand.tabled:
+        flow.read_tabled(ctx, hand, seat, cards)
+    flow.maybe_propose(ctx, hand)
+
+
+def award(ctx: Context, _cmd: Award) -> None:
+    """The dealer pushes the pots (DE-1552), once the losing hands are killed (RR-SD-4)."""
+    hand = ctx.hand
+    if hand.phase is not Phase.AWARD or hand.proposal is None:
+        raise RejectedError("there is no proposed award to push")
+    unkilled = [
+        s for s in flow.losers(hand) if not all(c in hand.muck for c in hand.dealt.get(s, ()))
+    ]
+    if unkilled:
+        raise_hold(
+            ctx,
+            hand,
+            Rule.RR_SD_4,
+            "award_as_proposed",
+            "losing hands are not in the muck",
+            evidence={"kill": unkilled},
+        )
+        return
+    flow.push_award(ctx, hand)
+
+
+@ruling("award_as_proposed")
+def _award_as_proposed(ctx: Context, hand: HandState, hold: Hold) -> None:
+    """The dealer confirms the losing hands are dead: push the pots."""
+    ctx.emit(
+        "irregularity.detected",
+        {"rule": hold.rule.value, "reason": "losing hands killed by the dealer"},
+        (hold.rule,),
+        severity=Severity.INFO,
+    )
+    flow.push_award(ctx, hand)
