@@ -1,7 +1,8 @@
 """An automatic dealer console over MQTT: plays whole hands through a running daemon.
 
 It reads the table's retained ``state`` snapshot and sends the request a dealer would: start a
-hand, check or call for the seat to act, table each hand at showdown, push the award. While the
+hand, check or call for the seat to act, table each hand at showdown, push the award, and
+confirm any ruling the table holds for the dealer. While the
 devices deal it waits for the next snapshot. A request that gets no answer (the daemon is
 restarting, the broker is away) is sent again with the same ``transaction``, so it runs once.
 Tests, the pipeline benchmark and demos drive the daemon with it.
@@ -83,6 +84,8 @@ class AutoConsole:
         hand = snap.get("hand")
         if hand is None:
             return ("start_hand", {}) if played < hands else None
+        if hand.get("holds"):
+            return "confirm", {"hold": hand["holds"][0]["id"]}
         phase = hand["phase"]
         if phase == "betting" and hand["to_act"] is not None:
             action = "call" if hand["to_call"] else "check"

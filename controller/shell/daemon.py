@@ -45,7 +45,7 @@ from controller.shell.snapshot import snapshot
 from controller.shell.table import ShutdownError, TableRunner, initial_state
 from controller.shell.topics import Topics
 from controller.shell.writer import JournalWriter
-from controller.table import plan
+from controller.table.engine import deadline
 from controller.table.inputs import (
     ControllerRestarted,
     DeviceHealthChanged,
@@ -172,15 +172,12 @@ class Daemon:
     async def _ticker(self) -> None:
         """Send the core a Tick when a deadline of its state falls due.
 
-        The core names its next deadline with ``controller.table.plan.next_deadline(state)``;
-        until it has one, there is nothing to wait for.
+        The core names its next deadline (``controller.table.engine.deadline``), e.g. the
+        readers' settle time after the deal.
         """
-        next_deadline = getattr(plan, "next_deadline", None)
-        if next_deadline is None:
-            return
         while True:
             self._tick_wake.clear()
-            due = next_deadline(self.runner.state)
+            due = deadline(self.runner.state)
             delay = None if due is None else (due - datetime.now(UTC)).total_seconds()
             if delay is not None and delay <= 0:
                 tick = Tick(datetime.now(UTC), "clock")

@@ -63,11 +63,12 @@ class RoundClosed(_Data):
 
 
 class DeckVerified(_Data):
-    """``deck.verified``."""
+    """``deck.verified`` (``stub: true`` when the stub was reshuffled, without a commitment)."""
 
     shuffle_id: int
     counted: int
-    commitment: str
+    commitment: str | None = None
+    stub: bool | None = None
 
 
 class DeckRejected(_Data):
@@ -136,13 +137,13 @@ class ShowdownOrder(_Data):
 
 
 class HandTabled(_Data):
-    """``showdown.hand.tabled``."""
+    """``showdown.hand.tabled`` (the ranking once the hand can be read in full)."""
 
     seat: Seat
     cards: list[str]
-    category: str
-    best: list[str]
-    strength: int
+    category: str | None = None
+    best: list[str] | None = None
+    strength: int | None = None
 
 
 class HandMucked(_Data):
@@ -164,10 +165,14 @@ class Pot(BaseModel):
 
 
 class Award(_Data):
-    """``pot.award.proposed`` and ``pot.awarded``: last side pot first, main pot last."""
+    """``pot.award.proposed`` and ``pot.awarded``: last side pot first, main pot last.
+
+    ``kill`` (proposed): the losing hands to be killed before the push.
+    """
 
     pots: list[Pot]
     payouts: SeatMap
+    kill: list[Seat] | None = None
 
 
 class HandCompleted(_Data):
@@ -187,6 +192,84 @@ class DeviceStatus(_Data):
     """``device.status``: health, a fault, a clear or a reboot of one device."""
 
     device: str
+
+
+class HandHold(_Data):
+    """``hand.hold``: a ruling waits for the dealer (``hold`` is the id to confirm)."""
+
+    rule: str
+    reason: str
+    hold: str | None = None
+    ruling: str | None = None
+
+
+class HandResume(_Data):
+    """``hand.resume``: the hold was confirmed, rejected or overridden."""
+
+    hold: str | None = None
+    rule: str | None = None
+    decision: str | None = None
+
+
+class HandEnded(_Data):
+    """``hand.misdeal`` and ``hand.void``: the rule, and the chips given back."""
+
+    reason: str
+    rule: str
+    returned: SeatMap
+
+
+class SeatCard(_Data):
+    """``card.exposed``, ``card.dead``, ``card.replacement.requested`` (``card`` may be secret)."""
+
+    seat: Seat | None = None
+    card: str | None = None
+
+
+class BoardCard(_Data):
+    """``board.card.set_aside``, ``board.premature``, ``board.redeal.required``."""
+
+    street: str
+    card: str | None = None
+
+
+class SeatDead(_Data):
+    """``seat.hand.dead``."""
+
+    seat: Seat
+    reason: str
+
+
+class StubReshuffle(_Data):
+    """``stub.reshuffle.required``."""
+
+    stub: Any = None
+
+
+class FloorOverrideData(_Data):
+    """``floor.override``: the floor's decision, journaled with the rule ID."""
+
+    rule: str
+    decision: str
+
+
+class HandShown(_Data):
+    """``showdown.hand.shown``: a called hand shown on request."""
+
+    seat: Seat
+    cards: list[str]
+
+
+class PlaysBoard(_Data):
+    """``showdown.plays_board``."""
+
+    seat: Seat
+
+
+class ActionCorrected(_Data):
+    """``betting.action.corrected``: the player corrected the announced action."""
+
+    seat: Seat
 
 
 class CommandRejected(_Data):
@@ -219,6 +302,22 @@ EVENT_DATA: dict[str, type[BaseModel]] = {
     "irregularity.detected": Alarm,
     "device.status": DeviceStatus,
     "command.rejected": CommandRejected,
+    "hand.hold": HandHold,
+    "hand.resume": HandResume,
+    "hand.misdeal": HandEnded,
+    "hand.void": HandEnded,
+    "card.exposed": SeatCard,
+    "card.dead": SeatCard,
+    "card.replacement.requested": SeatCard,
+    "board.card.set_aside": BoardCard,
+    "board.premature": BoardCard,
+    "board.redeal.required": BoardCard,
+    "seat.hand.dead": SeatDead,
+    "stub.reshuffle.required": StubReshuffle,
+    "floor.override": FloorOverrideData,
+    "showdown.hand.shown": HandShown,
+    "showdown.plays_board": PlaysBoard,
+    "betting.action.corrected": ActionCorrected,
 }
 
 

@@ -55,6 +55,17 @@ def snapshot(state: TableState, *, seq: int, epoch: str) -> dict[str, Any]:
             "to_call": _to_call(state),
             "showdown_order": list(hand.showdown_order),
             "tabled": sorted(hand.tabled),
+            # pending rulings the dealer must confirm or reject (no card identity: not public)
+            "holds": [
+                {
+                    "id": hold.id,
+                    "rule": hold.rule.value,
+                    "ruling": hold.ruling,
+                    "reason": hold.reason,
+                    "seat": hold.seat,
+                }
+                for hold in hand.holds
+            ],
         }
     last = state.last_hand
     body["last_hand"] = last.hand_id if last is not None else None
