@@ -66,12 +66,24 @@ def configure(level: str = "info", fmt: str = "auto", stream: TextIO | None = No
             structlog.processors.ExceptionRenderer(ExceptionDictTransformer(show_locals=False)),
             journal_json,
         ]
+    root = logging.getLogger()
+    root.handlers = [_LibraryLogs()]
+    root.setLevel(logging.WARNING)  # a library's debug chatter is not the table's business
     structlog.configure(
         processors=[*shared, *renderer],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
         logger_factory=structlog.WriteLoggerFactory(out),
         cache_logger_on_first_use=False,
     )
+
+
+class _LibraryLogs(logging.Handler):
+    """Lines that libraries (paho, asyncio) log through the standard logging module."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        structlog.get_logger(record.name).log(
+            record.levelno, "library.log", logger=record.name, message=record.getMessage()
+        )
 
 
 def bind_device(device: str) -> Any:

@@ -43,10 +43,11 @@ def wait_port(port: int, timeout: float = 10.0) -> None:
 class Broker:
     """One mosquitto process with its own config and log in ``directory``."""
 
-    def __init__(self, directory: Path, *, extra: str = "") -> None:
+    def __init__(self, directory: Path, *, extra: str = "", head: str = "") -> None:
         self.directory = directory
         self.port = free_port()
         self.extra = extra
+        self.head = head  # global options that must come before the first listener
         self.proc: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
 
@@ -63,7 +64,7 @@ class Broker:
             # not write its persistence file into the test's directory.
             user = f"user {pwd.getpwuid(os.geteuid()).pw_name}\n"
             conf.write_text(
-                f"listener {self.port} 127.0.0.1\nallow_anonymous true\n{user}"
+                f"{self.head}listener {self.port} 127.0.0.1\nallow_anonymous true\n{user}"
                 f"log_dest stderr\nlog_type error\nlog_type warning\n"
                 f"{self.extra or 'persistence false'}\n"
             )

@@ -55,6 +55,9 @@ class DaemonProcess:
         event_delay: float = 0.0,
         stacks: str = "{ 1 = 100, 2 = 100, 3 = 100 }",
         devices: str | None = None,
+        broker_port: int | None = None,
+        broker_extra: str = "",
+        environment: dict[str, str] | None = None,
     ) -> None:
         self.directory = directory
         directory.mkdir(parents=True, exist_ok=True)
@@ -71,8 +74,8 @@ class DaemonProcess:
         self.config.write_text(
             f'[table]\nid = "{table}"\nstacks = {stacks}\nbutton = 3\nblinds = [1, 2]\n'
             f"{devices}"
-            f'[broker]\nhost = "127.0.0.1"\nport = {broker.port}\nkeepalive = 5\n'
-            f"reconnect_min = 0.05\nreconnect_max = 0.5\n"
+            f'[broker]\nhost = "127.0.0.1"\nport = {broker_port or broker.port}\nkeepalive = 5\n'
+            f"reconnect_min = 0.05\nreconnect_max = 0.5\n{broker_extra}"
             f'[journal]\npath = "{self.journal}"\n[log]\nformat = "json"\nlevel = "info"\n'
         )
         self._sockdir = Path(tempfile.mkdtemp(prefix="tn"))
@@ -85,13 +88,19 @@ class DaemonProcess:
         self._heard = threading.Condition()
         self._listener = threading.Thread(target=self._listen, daemon=True)
         self._listener.start()
+        self.environment = environment or {}
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
         self._mark = 0
 
     def start(self, timeout: float = 15.0) -> float:
         """Start the daemon; return the seconds until it said READY=1."""
-        env = {**os.environ, "NOTIFY_SOCKET": str(self.notify_path), "PYTHONUNBUFFERED": "1"}
+        env = {
+            **os.environ,
+            "NOTIFY_SOCKET": str(self.notify_path),
+            "PYTHONUNBUFFERED": "1",
+            **self.environment,
+        }
         log = (self.directory / "daemon.log").open("ab")
         started = time.monotonic()
         with self._heard:

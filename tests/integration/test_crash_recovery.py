@@ -21,7 +21,7 @@ from controller.shell.journal import Journal
 from simulators.dealer_console import AutoConsole
 from tests.integration.conftest import Collector, DaemonProcess
 
-pytestmark = pytest.mark.broker
+pytestmark = [pytest.mark.broker, pytest.mark.slow]
 
 HANDS = 2
 
