@@ -232,26 +232,48 @@ class Daemon:
             self._set_device(item.device, source, item.health.value, item.approved, item.detail)
 
     async def _supervise(self, source: DeviceSource) -> None:
+        """Run one source for ever: restart it after a backoff when it fails.
+
+        A failure is reported as the device's health (reconnecting, then failed after
+        ``FAIL_AFTER`` attempts in a row), and the first input after a restart as ``online``
+        unless the source says so itself. Only a change of health is reported.
+        """
         shell_logging.bind_device(source.device_id)
         daemon = self.config.daemon
         backoff = Backoff(daemon.device_restart_min, daemon.device_restart_max)
+        down = False
+
+        async def sink(item: DeviceInput) -> None:
+            nonlocal down
+            if down:
+                down = False
+                own = isinstance(item, DeviceHealthChanged) and item.device == source.device_id
+                if not own:
+                    await self._health(source.device_id, Health.ONLINE, "the device is back")
+            await self._sink(item)
+
         while True:
             started = time.monotonic()
             try:
-                await source.run(self._sink)
+                await source.run(sink)
                 error = "the device source ended"
             except DeviceError as exc:
                 error = str(exc)
+            down = True
             self._queried.discard(source.device_id)
             if time.monotonic() - started > STABLE_AFTER:
                 backoff.reset()
             delay = backoff.next()
             health = Health.FAILED if backoff.attempt >= FAIL_AFTER else Health.RECONNECTING
             log.warning("device.down", error=error, attempt=backoff.attempt, retry_in=delay)
-            await self._sink(
-                DeviceHealthChanged(datetime.now(UTC), source.device_id, health, detail=error)
-            )
+            await self._health(source.device_id, health, error)
             await asyncio.sleep(delay)
+
+    async def _health(self, device_id: str, health: Health, detail: str) -> None:
+        """Report a device's health to the core when it changed."""
+        if self.health.get(device_id, {}).get("health") == health.value:
+            return
+        await self._sink(DeviceHealthChanged(datetime.now(UTC), device_id, health, detail=detail))
 
     async def _query_devices(self) -> None:
         """Ask every device where it is; mark the outstanding commands it already carried out."""

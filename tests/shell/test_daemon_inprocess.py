@@ -8,7 +8,11 @@ per transaction, a redelivered device event is dropped, an invalid request chang
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import termios
+import tty
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,7 +21,8 @@ from typing import Any
 from controller.config import TableConfig, parse_config
 from controller.shell.daemon import Daemon
 from controller.shell.snapshot import snapshot
-from controller.table.inputs import ControllerRestarted, GroupDispensed, Purpose
+from controller.shell.codec import input_to_json
+from controller.table.inputs import ControllerRestarted, DeviceFault, GroupDispensed, Purpose
 from controller.table.state import Phase
 from tests.integration.broker import free_port
 
@@ -166,3 +171,64 @@ async def test_a_redelivered_device_event_is_dropped(tmp_path: Path) -> None:
         )
         assert await daemon.runner.submit(redelivered) is None
         assert daemon.writer.journal.counts()["inputs"] == inputs
+
+
+async def test_a_failed_device_is_restarted_and_reported_back_online(tmp_path: Path) -> None:
+    """The jsonl source on a pty behind a link: unplug (close the pty), then a new pty."""
+    link = tmp_path / "device"
+
+    def plug() -> tuple[int, int]:
+        master, slave = os.openpty()
+        tty.setraw(slave, termios.TCSANOW)
+        staged = tmp_path / "device.new"
+        staged.symlink_to(os.ttyname(slave))
+        staged.replace(link)
+        return master, slave
+
+    config = parse_config(
+        {
+            "table": {"id": "T1", "stacks": {"1": 50, "2": 50}, "button": 1, "blinds": [1, 2]},
+            "devices": {"feed": {"driver": "jsonl", "port": str(link)}},
+            "broker": {"host": "127.0.0.1", "port": free_port()},
+            "journal": {"path": str(tmp_path / "journal.sqlite")},
+            "daemon": {"device_restart_min": 0.01, "device_restart_max": 0.05},
+        }
+    )
+
+    def healths() -> list[str]:
+        out = []
+        for row in list(daemon.writer.journal.events()):
+            data = json.loads(row.body)["data"]
+            if data.get("device") == "feed" and "health" in data:
+                out.append(data["health"])
+        return out
+
+    def faults() -> list[int]:
+        return [
+            json.loads(row.body)["data"]["fault_id"]
+            for row in list(daemon.writer.journal.events())
+            if "fault" in json.loads(row.body)["data"]
+        ]
+
+    def line(fault_id: int) -> bytes:
+        return input_to_json(DeviceFault(now(), "feed", "TEST", fault_id, "info")).encode() + b"\n"
+
+    master, slave = plug()
+    async with Running(config) as daemon:
+        os.write(master, line(1))
+        await until(lambda: faults() == [1])
+        os.close(master)  # unplugged: the daemon's read gets EIO
+        os.close(slave)
+        await until(lambda: healths() == ["reconnecting"])
+        master, slave = plug()  # plugged back, as a new tty behind the same link
+        await until(lambda: daemon.health["feed"]["health"] == "reconnecting")
+        for attempt in range(100):  # the source may reopen after the first line was written
+            os.write(master, line(2 + attempt))
+            with contextlib.suppress(TimeoutError):
+                await until(lambda: len(faults()) > 1, timeout=0.5)
+                break
+        assert healths() == ["reconnecting", "online"]
+        assert faults()[0] == 1
+        assert daemon.health["feed"]["health"] == "online"
+    os.close(master)
+    os.close(slave)
