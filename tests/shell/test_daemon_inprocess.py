@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from controller.config import TableConfig, parse_config
+from controller.shell.codec import input_to_json
 from controller.shell.daemon import Daemon
 from controller.shell.snapshot import snapshot
-from controller.shell.codec import input_to_json
 from controller.table.inputs import ControllerRestarted, DeviceFault, GroupDispensed, Purpose
 from controller.table.state import Phase
 from tests.integration.broker import free_port
