@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import signal
 import sqlite3
+import subprocess
+import sys
 from typing import Any
 
 import aiomqtt
@@ -82,3 +84,55 @@ async def test_sigterm_publishes_offline_and_exits_zero(daemon_factory: Any, bro
     # the journal was checkpointed: no WAL left behind with content
     wal = daemon.journal.with_name(daemon.journal.name + "-wal")
     assert not wal.exists() or wal.stat().st_size == 0
+
+
+async def test_watchdog_pings_and_status_lines(daemon_factory: Any, broker: Any) -> None:
+    daemon = daemon_factory(environment={"WATCHDOG_USEC": "200000"})  # ping every 0.1 s
+    daemon.start()
+    daemon.wait_notify("WATCHDOG=1", 10)
+    ready = next(m for m in daemon.messages if "READY=1" in m.split("\n"))
+    assert "STATUS=between hands" in ready
+    assert daemon.kill(signal.SIGTERM) == 0
+    assert any("STOPPING=1" in m.split("\n") for m in daemon.messages)
+
+
+async def test_tail_and_dealer_commands(daemon_factory: Any, broker: Any) -> None:
+    daemon = daemon_factory()
+    daemon.start()
+    base = [sys.executable, "-m", "controller.cli"]
+    target = ["--broker", broker.url, "--table", daemon.table]
+    tail = subprocess.Popen(
+        [*base, "tail", *target, "--count", "3"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        # the tail is subscribed once the retained status reached it
+        assert tail.stdout is not None
+        assert tail.stdout.readline().startswith("# status online")
+        done = subprocess.run(
+            [*base, "dealer", *target, "start_hand", "--transaction", "cli-1"],
+            capture_output=True, text=True, timeout=30, check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        body = json.loads(done.stdout)
+        assert body["status"] == "ok"
+        assert body["transaction"] == "cli-1"
+        again = subprocess.run(
+            [*base, "dealer", *target, "start_hand", "--transaction", "cli-1"],
+            capture_output=True, text=True, timeout=30, check=False,
+        )
+        assert json.loads(again.stdout) == body  # stored answer, not a second hand
+        bad = subprocess.run(
+            [*base, "dealer", *target, "action", "seat=x", "action=call"],
+            capture_output=True, text=True, timeout=30, check=False,
+        )
+        assert bad.returncode == 1
+        assert "seat" in json.loads(bad.stdout)["error"]
+        out, _ = tail.communicate(timeout=30)
+    finally:
+        if tail.poll() is None:
+            tail.kill()
+            tail.wait()
+    lines = out.strip().splitlines()
+    assert len(lines) == 3
+    assert "hand.started" in lines[0]
+    assert "betting.action" in lines[1]
