@@ -123,6 +123,7 @@ class Daemon:
             inputs=report.inputs,
             events=report.events,
             diverged=report.diverged,
+            from_snapshot_after=report.snapshot,
             outstanding=self.runner.planner.summary(),
             epoch=self.writer.journal.epoch,
         )

@@ -10,7 +10,9 @@ Everything the table decided is here, in order, and nothing else is needed to re
   redelivered request gets the stored response instead of running twice;
 * ``dispatches`` — commands the shell sent to devices (shuffle, dispense, reveal), journaled
   before they go out, so recovery resends them under the same identifiers and never twice;
-* ``outbox`` — messages not yet acknowledged by the broker; rows go only after PUBACK.
+* ``outbox`` — messages not yet acknowledged by the broker; rows go only after PUBACK;
+* ``snapshots`` — the table state between hands, so a start replays only the inputs after the
+  last one; derived data, outside the chain, used only by the core that wrote it.
 
 An input, the events it caused, the dispatches they need, the inbox row and the outbox rows are
 written in one transaction. Every row of the first four tables carries a position in one chain
@@ -80,6 +82,12 @@ CREATE TABLE IF NOT EXISTS dispatches (
     body TEXT NOT NULL,
     prev TEXT NOT NULL,
     hash TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS snapshots (
+    input_id INTEGER PRIMARY KEY,
+    core TEXT NOT NULL,
+    state BLOB NOT NULL,
+    digest TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS outbox (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -276,8 +284,12 @@ class Journal:
         dispatches: Sequence[NewDispatch] = (),
         command: NewCommand | None = None,
         live: bool = True,
+        snapshot: tuple[str, bytes] | None = None,
     ) -> Appended:
-        """Write an input (``(ts, type, body)``), its events and the rest in one transaction."""
+        """Write an input (``(ts, type, body)``), its events and the rest in one transaction.
+
+        ``snapshot`` is ``(core fingerprint, state)`` of the table after this input.
+        """
         conn = self._conn
         pos, head = self._head_pos, self._head_hash
         now_ns = time.time_ns()
@@ -322,6 +334,16 @@ class Journal:
                     json.dumps(response, separators=(",", ":"), ensure_ascii=False),
                 )
                 pos, head = _insert(conn, "commands", pos, head, content)
+            if snapshot is not None and input_id is not None:
+                core, blob = snapshot
+                digest = hashlib.sha256(core.encode() + blob).hexdigest()
+                conn.execute(
+                    "INSERT INTO snapshots VALUES (?, ?, ?, ?)", (input_id, core, blob, digest)
+                )
+                conn.execute(  # keep the last few: older ones would never be read
+                    "DELETE FROM snapshots WHERE input_id NOT IN "
+                    "(SELECT input_id FROM snapshots ORDER BY input_id DESC LIMIT 3)"
+                )
             conn.executemany(
                 "UPDATE meta SET value = ? WHERE key = ?",
                 [(str(pos), "head_pos"), (head, "head_hash")],
@@ -385,15 +407,31 @@ class Journal:
         ).fetchone()
         return json.loads(row[0]) if row else None
 
-    def inputs(self) -> Iterator[StoredRow]:
-        """Every journaled input, in order."""
-        for key, body in self._conn.execute("SELECT id, body FROM inputs ORDER BY id"):
+    def inputs(self, after: int = 0) -> Iterator[StoredRow]:
+        """Every journaled input (after input ``after``), in order."""
+        for key, body in self._conn.execute(
+            "SELECT id, body FROM inputs WHERE id > ? ORDER BY id", (after,)
+        ):
             yield StoredRow(key, key, body)
 
-    def events(self, hand_id: str | None = None) -> Iterator[StoredRow]:
-        """Every journaled event (of one hand), in order."""
+    def latest_snapshot(self, core: str) -> tuple[int, bytes] | None:
+        """``(input id, state)`` of the newest intact snapshot written by core ``core``."""
+        for input_id, blob, digest in self._conn.execute(
+            "SELECT input_id, state, digest FROM snapshots WHERE core = ? ORDER BY input_id DESC",
+            (core,),
+        ):
+            if hashlib.sha256(core.encode() + blob).hexdigest() == digest:
+                return int(input_id), bytes(blob)
+        return None
+
+    def events(self, hand_id: str | None = None, after_input: int = 0) -> Iterator[StoredRow]:
+        """Every journaled event (of one hand; caused by inputs after one), in order."""
         if hand_id is None:
-            cursor = self._conn.execute("SELECT seq, input_id, body FROM events ORDER BY seq")
+            cursor = self._conn.execute(
+                "SELECT seq, input_id, body FROM events "
+                "WHERE input_id IS NULL OR input_id > ? ORDER BY seq",
+                (after_input,),
+            )
         else:
             cursor = self._conn.execute(
                 "SELECT seq, input_id, body FROM events WHERE hand_id = ? ORDER BY seq", (hand_id,)
@@ -401,9 +439,11 @@ class Journal:
         for key, input_id, body in cursor:
             yield StoredRow(key, input_id, body)
 
-    def dispatches(self) -> Iterator[tuple[int, str, str]]:
-        """Every journaled device command as ``(id, device, body)``, in order."""
-        yield from self._conn.execute("SELECT id, device, body FROM dispatches ORDER BY id")
+    def dispatches(self) -> Iterator[tuple[int, str, str, int | None]]:
+        """Every journaled device command as ``(id, device, body, input id)``, in order."""
+        yield from self._conn.execute(
+            "SELECT id, device, body, input_id FROM dispatches ORDER BY id"
+        )
 
     def last_seq(self) -> int:
         """The highest event sequence number ever given (0 for none)."""
@@ -414,7 +454,7 @@ class Journal:
         """Rows per table (for status lines and reports)."""
         return {
             table: int(self._conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])  # noqa: S608
-            for table in (*CHAINED, "outbox")
+            for table in (*CHAINED, "outbox", "snapshots")
         }
 
     # ------------------------------------------------------------------ verifying

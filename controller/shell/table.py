@@ -25,6 +25,7 @@ import structlog
 
 from controller.decks import DeckManifest
 from controller.profiles import RulesProfile
+from controller.shell.checkpoint import core_fingerprint, dump_state, load_state
 from controller.shell.codec import event_from_json, event_to_json, input_from_json, input_to_json
 from controller.shell.dispatch import Dispatch, Need, Planner
 from controller.shell.journal import Appended, NewCommand, NewDispatch, NewEvent
@@ -49,6 +50,7 @@ class RecoveryReport:
     events: int = 0
     diverged: int = 0
     outstanding: int = 0
+    snapshot: int = 0  # the input the replay started after (0: the genesis)
 
 
 class ShutdownError(RuntimeError):
@@ -92,39 +94,64 @@ class TableRunner:
     # ------------------------------------------------------------------ recovery
 
     def recover(self) -> RecoveryReport:
-        """Replay every journaled input through the core (synchronous: before the loop runs).
+        """Replay the journal through the core (synchronous: before the loop runs).
 
+        From the newest snapshot this core wrote (between two hands), else from the genesis.
         The events the replay gives are compared with the journaled ones; a difference means the
         core changed under an existing journal, and is logged (the journal stays the record).
         """
         report = RecoveryReport()
+        state, after = self._from_snapshot(report)
         journaled: dict[int, list[str]] = {}
-        for row in self.journal.events():
+        for row in self.journal.events(after_input=after):
             if row.input_id is not None:
                 journaled.setdefault(row.input_id, []).append(row.body)
-        revealed: set[int] = set()
-        state = self.state
-        for row in self.journal.inputs():
+        for row in self.journal.inputs(after=max(0, after - _RECENT)):
+            if row.key <= after:  # before the snapshot: only remembered, for de-duplication
+                self._remember(input_from_json(row.body), row.body)
+                continue
             item = input_from_json(row.body)
             state, events = apply(state, item)
             report.inputs += 1
             report.events += len(events)
             self._remember(item, row.body)
-            if isinstance(item, DeckRevealed):
-                revealed.add(item.shuffle_id)
             stored = [event_from_json(b) for b in journaled.get(row.key, [])]
             replayed = [event_from_json(event_to_json(e)) for e in events]
             if stored != replayed:
                 report.diverged += 1
                 log.error("journal.replay_diverged", input_id=row.key, input=type(item).__name__)
         self.state = state
-        dispatches = [Dispatch.from_row(*row) for row in self.journal.dispatches()]
+        revealed = {
+            item.shuffle_id
+            for row in self.journal.inputs(after=after)
+            if '"DeckRevealed"' in row.body
+            and isinstance(item := input_from_json(row.body), DeckRevealed)
+        }
+        dispatches = [
+            Dispatch.from_row(key, device, body)
+            for key, device, body, input_id in self.journal.dispatches()
+            # a reveal asked before the snapshot was answered or abandoned by then
+            if input_id is None or input_id > after or '"reveal"' not in body
+        ]
         self.planner.adopt(dispatches, state)
         for sid in revealed:
             self.planner.done(Need("reveal", None, sid))
         report.outstanding = len(self.planner.outstanding)
         self.last_seq = self.journal.last_seq()
         return report
+
+    def _from_snapshot(self, report: RecoveryReport) -> tuple[TableState, int]:
+        found = self.journal.latest_snapshot(core_fingerprint())
+        if found is None:
+            return self.state, 0
+        input_id, blob = found
+        try:
+            state = load_state(blob)
+        except Exception as exc:  # a snapshot is only a shortcut: replay everything instead
+            log.warning("journal.snapshot_unusable", input_id=input_id, error=repr(exc))
+            return self.state, 0
+        report.snapshot = input_id
+        return state, input_id
 
     # ------------------------------------------------------------------ inputs
 
@@ -153,9 +180,13 @@ class TableRunner:
             planned = self.planner.plan(before, after, events)
             if capture is not None:
                 capture.extend(events)
+            snapshot = None
+            if before.hand is not None and after.hand is None:  # between hands: a snapshot
+                snapshot = (core_fingerprint(), dump_state(after))
             self.commit_started = time.monotonic()
             appended = await self.writer.call(
                 self.journal.append,
+                snapshot=snapshot,
                 input_row=(item.ts.isoformat(), type(item).__name__, body),
                 events=[_new_event(e) for e in events],
                 dispatches=[

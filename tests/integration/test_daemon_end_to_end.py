@@ -110,7 +110,10 @@ async def test_tail_and_dealer_commands(daemon_factory: Any, broker: Any) -> Non
         assert tail.stdout.readline().startswith("# status online")
         done = subprocess.run(
             [*base, "dealer", *target, "start_hand", "--transaction", "cli-1"],
-            capture_output=True, text=True, timeout=30, check=False,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
         )
         assert done.returncode == 0, done.stderr
         body = json.loads(done.stdout)
@@ -118,12 +121,18 @@ async def test_tail_and_dealer_commands(daemon_factory: Any, broker: Any) -> Non
         assert body["transaction"] == "cli-1"
         again = subprocess.run(
             [*base, "dealer", *target, "start_hand", "--transaction", "cli-1"],
-            capture_output=True, text=True, timeout=30, check=False,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
         )
         assert json.loads(again.stdout) == body  # stored answer, not a second hand
         bad = subprocess.run(
             [*base, "dealer", *target, "action", "seat=x", "action=call"],
-            capture_output=True, text=True, timeout=30, check=False,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
         )
         assert bad.returncode == 1
         assert "seat" in json.loads(bad.stdout)["error"]

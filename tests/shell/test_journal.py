@@ -65,6 +65,7 @@ def test_one_transaction_writes_input_events_outbox_dispatch_and_inbox(tmp_path:
         "commands": 2,
         "dispatches": 2,
         "outbox": 8,
+        "snapshots": 0,
     }
     assert journal.command_response("txn-1") == {"seqs": [3, 4]}
     assert journal.command_response("txn-9") is None
