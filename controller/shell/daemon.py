@@ -132,6 +132,7 @@ class Daemon:
         self.runner.connected = lambda: self.link.connected.is_set() or self.link.connects == 0
         self.runner.listeners.append(self._changed)
         self.link.on_request = self._request
+        self.link.on_change = self._status_changed
         self._changed()
         for device_id, source in self.sources.items():
             self._set_device(device_id, source, health=None)
@@ -401,6 +402,9 @@ class Daemon:
         self.link.wake.set()
         self._dispatch_wake.set()
         self._tick_wake.set()
+        self._status_changed()
+
+    def _status_changed(self) -> None:
         line = self.status_line()
         if line != self._status and self.ready.is_set():
             self._status = line

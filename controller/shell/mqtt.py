@@ -90,6 +90,7 @@ class MqttLink:
         self.simulated = simulated
         self.historical_after_ns = int(historical_after * 1e9)
         self.on_request: RequestHandler | None = None
+        self.on_change: Callable[[], None] | None = None  # connected or lost
         self.accept_requests = False
         self.connected = asyncio.Event()
         self.wake = asyncio.Event()
@@ -154,7 +155,10 @@ class MqttLink:
                 )
             finally:
                 self._client = None
-                self.connected.clear()
+                if self.connected.is_set():
+                    self.connected.clear()
+                    if self.on_change is not None:
+                        self.on_change()
             if time.monotonic() - started > 10.0:
                 self._backoff.reset()
             delay = self._backoff.next()
@@ -196,6 +200,8 @@ class MqttLink:
             self._dirty[topic] = None
         await client.subscribe(self.topics.request(), qos=1)
         self.connected.set()
+        if self.on_change is not None:
+            self.on_change()
         log.info("mqtt.connected", host=self.broker.host, port=self.broker.port, bdseq=self.bdseq)
         # Not a nested TaskGroup: the first failure (a lost connection) is re-raised as itself,
         # so the reconnect loop sees an MqttError rather than an exception group.

@@ -92,6 +92,7 @@ async def test_watchdog_pings_and_status_lines(daemon_factory: Any, broker: Any)
     daemon.wait_notify("WATCHDOG=1", 10)
     ready = next(m for m in daemon.messages if "READY=1" in m.split("\n"))
     assert "STATUS=between hands" in ready
+    daemon.wait_notify("STATUS=between hands; broker up; shuffler online", 10)
     assert daemon.kill(signal.SIGTERM) == 0
     assert any("STOPPING=1" in m.split("\n") for m in daemon.messages)
 
