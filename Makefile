@@ -31,6 +31,8 @@ pytest: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/engine.py
+	$(BIN)/python benchmarks/link.py
+	$(BIN)/python benchmarks/pn532.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build dist

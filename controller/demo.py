@@ -1,8 +1,12 @@
-"""``tablectl demo``: watch the table core play hands.
+"""``tablectl demo``: watch the table play hands, irregularities included.
 
 An automatic dealer plays random hands at a six-seat table (random but legal actions, all-ins and
-side pots) through the pure core, and every table event is printed as it happens, with its rule
-IDs. With ``--hands N`` it stops after N hands and exits 0; without, it plays until Ctrl-C.
+side pots) through the pure core, and now and then makes one of the catalogue's mistakes (an
+exposed card, a premature flop, a card from another deck…) so the rules can be seen at work. On a
+terminal the table is drawn live (seats, stacks, the button, hole cards, the board, the pot, the
+devices and the event stream with its rule IDs); otherwise, or with ``--json``, every event is
+printed as a line. With ``--hands N`` it stops after N hands and exits 0; without, it plays until
+Ctrl-C.
 """
 
 from __future__ import annotations
@@ -14,8 +18,14 @@ import sys
 import time
 from typing import Any
 
+from rich.console import Console
+from rich.live import Live
+
 from controller.envelope import envelope
-from simulators.autoplay import AutoDealer, Style
+from controller.view.model import TableView
+from controller.view.render import render
+from simulators.autoplay import Style
+from simulators.irregular import IrregularDealer
 from simulators.scenario.model import Scenario, ScenarioMeta, TableSpec
 
 SEATS = {1: 200, 2: 200, 3: 200, 4: 200, 5: 200, 6: 200}
@@ -27,9 +37,12 @@ def add_parser(subparsers: Any) -> None:
     demo.add_argument("--hands", type=int, default=0, help="stop after N hands (default: never)")
     demo.add_argument("--seed", type=int, default=None, help="seed for a reproducible session")
     demo.add_argument("--profile", default="rrop-cash", help="rules profile (config/profiles)")
+    demo.add_argument(
+        "--irregularities", type=float, default=0.2, help="share of hands with a mistake"
+    )
     demo.add_argument("--json", action="store_true", help="print event envelopes as JSON lines")
     demo.add_argument(
-        "--pause", type=float, default=None, help="seconds between hands (default 1 when endless)"
+        "--pause", type=float, default=None, help="seconds between events on a terminal"
     )
     demo.set_defaults(handler=run)
 
@@ -41,29 +54,44 @@ def _line(env: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Play hands and print their events."""
+    """Play hands and show their events."""
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
     rng = random.Random(seed)
     scenario = Scenario(
         scenario=ScenarioMeta(name="demo", profile=args.profile),
         table=TableSpec(id="DEMO", stacks=SEATS, button=6, blinds=(1, 2)),
     )
-    dealer = AutoDealer(scenario, rng, Style(fold=0.25, aggressive=0.2, all_in=0.1))
-    pause = args.pause if args.pause is not None else (0.0 if args.hands else 1.0)
+    style = Style(fold=0.25, aggressive=0.2, all_in=0.1)
+    dealer = IrregularDealer(scenario, rng, style, rate=args.irregularities)
+    live = sys.stdout.isatty() and not args.json
+    pause = args.pause if args.pause is not None else (0.15 if live and not args.hands else 0.0)
     print(f"# tablectl demo: seed {seed}, profile {args.profile}, Ctrl-C to stop", file=sys.stderr)
+    view = TableView()
+    console = Console()
     played = printed = 0
+    screen = Live(render(view), console=console, auto_refresh=False) if live else None
     try:
+        if screen is not None:
+            screen.start()
         while not args.hands or played < args.hands:
             if not dealer.play_hand():
-                dealer = AutoDealer(scenario, rng, dealer.style)  # a player has every chip
+                dealer = IrregularDealer(scenario, rng, style, rate=args.irregularities)
+                printed = 0
                 continue
             played += 1
             for event in dealer.run.events[printed:]:
                 printed += 1
                 env = envelope(event, table_id="DEMO", epoch="demo", seq=printed, secure=True)
-                print(json.dumps(env) if args.json else _line(env), flush=True)
-            printed = len(dealer.run.events)
-            time.sleep(pause)
+                view.apply(env)
+                if screen is not None:
+                    screen.update(render(view), refresh=True)
+                    time.sleep(pause)
+                else:
+                    print(json.dumps(env) if args.json else _line(env), flush=True)
     except KeyboardInterrupt:
-        print(f"\n# stopped after {played} hands", file=sys.stderr)
+        pass
+    finally:
+        if screen is not None:
+            screen.stop()
+    print(f"# {played} hands, {view.irregularities} irregularities", file=sys.stderr)
     return 0

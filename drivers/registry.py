@@ -16,6 +16,7 @@ ENTRY_POINT_GROUP = "tablectl.drivers"
 #: name → "module:Class" of every driver shipped with tablectl.
 BUILTIN_DRIVERS: dict[str, str] = {
     "pn532": "drivers.rfid.pn532.driver:Pn532Reader",
+    "tsp-shuffler": "drivers.shuffler.driver:ShufflerDriver",
 }
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from controller.table.betting import options
+from controller.table.betting import Street, options
 from controller.table.inputs import Action, ActionKind, Muck, StartHand, TableHand
-from controller.table.state import Phase
+from controller.table.state import HandState, Phase
 from simulators.scenario.core_runner import CoreRunner
 from simulators.scenario.model import Scenario, ScenarioMeta, TableSpec
 
@@ -60,21 +60,27 @@ class AutoDealer(CoreRunner):
         self.feed(StartHand(self.tick()))
         self.shuffle("ok", None, None, self.rng.randrange(1 << 30))
         self.deal_hole()
-        streets = iter(("flop", "turn", "river"))
-        while (hand := self.run.state.hand) is not None:
-            if hand.holds:
-                raise RuntimeError(f"the hand is held: {hand.holds[0]}")
-            if hand.phase is Phase.BETTING:
-                self.random_action()
-            elif hand.phase is Phase.BOARD:
-                self.deal_street(next(streets))
-            elif hand.phase is Phase.SHOWDOWN:
-                self.resolve_showdown()
-            elif hand.phase is Phase.AWARD:
-                self.push_award()
-            else:
-                raise RuntimeError(f"the automatic dealer is stuck in {hand.phase}")
-        return True
+        for _ in range(1000):
+            hand = self.run.state.hand
+            if hand is None:
+                return True
+            self.next_move(hand)
+        raise RuntimeError("the automatic dealer could not finish the hand")
+
+    def next_move(self, hand: HandState) -> None:
+        """Do whatever the hand is waiting for."""
+        if hand.holds:
+            raise RuntimeError(f"the hand is held: {hand.holds[0]}")
+        if hand.phase is Phase.BETTING:
+            self.random_action()
+        elif hand.phase is Phase.BOARD:
+            self.deal_street(Street(hand.street + 1).label)
+        elif hand.phase is Phase.SHOWDOWN:
+            self.resolve_showdown()
+        elif hand.phase is Phase.AWARD:
+            self.push_award()
+        else:
+            raise RuntimeError(f"the automatic dealer is stuck in {hand.phase}")
 
     def random_action(self) -> None:
         """One legal random action by the seat to act."""

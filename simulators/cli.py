@@ -13,6 +13,7 @@ from typing import Any, Protocol, cast
 #: simulator kind → module providing add_arguments() and run().
 SIMULATORS: dict[str, str] = {
     "pn532": "simulators.pn532.cli",
+    "shuffler": "simulators.shuffler",
 }
 
 

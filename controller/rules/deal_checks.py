@@ -15,7 +15,7 @@ from datetime import timedelta
 
 from controller.cards import Card
 from controller.profiles import ExtraSingle, GroupSizeError
-from controller.rules import board, exposure
+from controller.rules import burns, exposure
 from controller.rules.holds import raise_hold
 from controller.rules.ids import Rule
 from controller.rules.misdeal import (
@@ -209,7 +209,7 @@ def _extra_card(ctx: Context, hand: HandState, card: Card, seat: int) -> None:
         (Rule.EXTRA_1,),
         severity=Severity.WARN,
     )
-    board.assign_next_burn(ctx, hand, card, Rule.EXTRA_1)
+    burns.assign_next_burn(ctx, hand, card, Rule.EXTRA_1)
 
 
 def maybe_deal_done(ctx: Context, hand: HandState) -> None:

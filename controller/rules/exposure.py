@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from controller.cards import Card
 from controller.profiles import InitialScope
-from controller.rules import board
+from controller.rules import burns
 from controller.rules.holds import raise_hold
 from controller.rules.ids import Rule
 from controller.rules.misdeal import misdeal_unless_cutoff
@@ -127,7 +127,7 @@ def after_groups_delivered(ctx: Context, hand: HandState) -> None:
             severity=Severity.WARN,
         )
         if exposure.card is not None:
-            board.assign_next_burn(ctx, hand, exposure.card, Rule.EXP_OTHER)
+            burns.assign_next_burn(ctx, hand, exposure.card, Rule.EXP_OTHER)
 
 
 def boxed(ctx: Context, cmd: Boxed) -> None:

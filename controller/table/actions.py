@@ -57,7 +57,8 @@ def betting_action(ctx: Context, cmd: Action) -> None:
                 severity=Severity.WARN,
             )
             return
-    before = hand.copy()
+    before = ctx.original  # the hand before this action, for a correction (DE-1548)
+    assert before is not None
     try:
         outcome = betting.act(rnd, hand.order, hand.stacks, hand.folded, seat, kind, amount)
     except ActionRejectedError as exc:

@@ -23,9 +23,10 @@ class RejectedError(Exception):
 class Context:
     """A copy of the table to change, plus the events the input caused."""
 
-    __slots__ = ("events", "table", "ts")
+    __slots__ = ("events", "original", "table", "ts")
 
     def __init__(self, table: TableState, ts: datetime) -> None:
+        self.original = table.hand  # the hand as it was: never changed, so it can be kept
         self.table = table.copy()
         if table.hand is not None:
             self.table.hand = table.hand.copy()

@@ -7,7 +7,7 @@ deck's status and the hand's groups and card places up to date on the way.
 from __future__ import annotations
 
 from controller.cards import Card
-from controller.rules import board, dead_hands, deal_checks, devices, integrity
+from controller.rules import board, burns, dead_hands, deal_checks, devices, integrity
 from controller.rules.holds import raise_hold
 from controller.rules.ids import Rule
 from controller.table.context import Context
@@ -237,7 +237,7 @@ def tag_arrived(ctx: Context, ev: TagArrived) -> None:
     where = location(hand, card)
     if zone.kind is ZoneKind.SHUFFLER_IN:
         if where is not None and where.kind is ZoneKind.BURN:
-            board.burn_back_on_deck(ctx, hand, card)
+            burns.burn_back_on_deck(ctx, hand, card)
         return
     if where == zone:
         return  # the reader saw it again where it already is
@@ -250,7 +250,7 @@ def tag_arrived(ctx: Context, ev: TagArrived) -> None:
     elif zone.kind is ZoneKind.BOARD:
         board.board_card_arrived(ctx, hand, card)
     elif zone.kind is ZoneKind.BURN:
-        board.burn_card_arrived(ctx, hand, card)
+        burns.burn_card_arrived(ctx, hand, card)
     else:
         draw(hand, card)
         drop_finished(hand)
@@ -267,7 +267,7 @@ def _moved(ctx: Context, hand: HandState, card: Card, where: Zone, zone: Zone) -
         return
     if zone.kind is ZoneKind.MUCK:
         if where.kind is ZoneKind.BURN:
-            board.burn_to_muck(ctx, hand, card)
+            burns.burn_to_muck(ctx, hand, card)
             return
         seat = where.seat
         live = (
@@ -284,7 +284,7 @@ def _moved(ctx: Context, hand: HandState, card: Card, where: Zone, zone: Zone) -
             to_muck(hand, card)
         return
     if zone.kind is ZoneKind.BURN and card == hand.next_burn:
-        board.designated_burn_arrived(ctx, hand, card)
+        burns.designated_burn_arrived(ctx, hand, card)
         return
     # anything else: the card is where the reader says, and the move is reported
     remove(hand, card)

@@ -140,6 +140,7 @@ class CoreRunner:
         self.shuffler = VirtualShuffler(base, scenario.deck.seed, scenario.deck.id_policy == "live")
         self.now = EPOCH
         self.boot_id = 1
+        self.returned_from = 0  # cards sent back to the stub after this event go in a reshuffle
 
     # ----------------------------------------------------------------------- driving the core
 
@@ -236,6 +237,7 @@ class CoreRunner:
         self, verdict: str, count: int | None, order: list[str] | None, seed: int | None
     ) -> None:
         """A shuffle and its deck check, as the driver reports them."""
+        self.returned_from = len(self.run.events)
         cards = self.shuffler.shuffle(order, seed)
         faults = frozenset() if verdict == "ok" else frozenset({DeckFault(verdict)})
         counted = count if count is not None else len(cards)
@@ -253,14 +255,13 @@ class CoreRunner:
 
     def reshuffle_stub(self, seed: int | None) -> None:
         """The stub and the cards the table sent back (``stub.reshuffle.required``), reshuffled."""
-        back: list[Card] = next(
-            (
-                e.data["with"]
-                for e in reversed(self.run.events)
-                if e.type == "stub.reshuffle.required"
-            ),
-            [],
-        )
+        back: list[Card] = [
+            card
+            for e in self.run.events[self.returned_from :]
+            if e.type == "stub.reshuffle.required"
+            for card in e.data["with"]
+        ]
+        self.returned_from = len(self.run.events)
         cards = [*self.shuffler.order[self.shuffler.position :], *back]
         random.Random(seed if seed is not None else len(cards)).shuffle(cards)
         self.shuffler.order = tuple(cards)

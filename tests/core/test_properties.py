@@ -35,6 +35,8 @@ def placed_cards(state: TableState) -> list[Card]:
         *hand.board,
         *hand.burns,
         *hand.muck,
+        *hand.set_aside,
+        *hand.held_board,
     ]
 
 
@@ -47,8 +49,8 @@ def chips(state: TableState) -> int:
     return outside + sum(hand.stacks.values()) + sum(hand.committed.values())
 
 
-class CheckingDealer(AutoDealer):
-    """An automatic dealer that checks the invariants after every input."""
+class Checking(AutoDealer):
+    """A dealer that checks the invariants after every input (mixed into the dealers)."""
 
     total_chips: int
 
@@ -80,8 +82,22 @@ class CheckingDealer(AutoDealer):
                 for pot in pots:
                     assert sum(pot["winners"].values()) == pot["amount"]
                     shares = sorted(pot["winners"].values())
-                    assert shares[-1] - shares[0] <= 1  # odd chips: at most one each
+                    if after.profile.odd_chip_recipient == "first_tied_winner_clockwise":
+                        assert shares[-1] - shares[0] <= 1  # odd chips: at most one each
+            if e.type in ("hand.misdeal", "hand.void"):
+                # every chip goes back: each seat has exactly what it had when the hand began
+                ended = before.hand
+                assert ended is not None
+                assert e.data["returned"] == {
+                    str(s): c for s, c in sorted(ended.committed.items()) if c
+                }
+                for seat, start in ended.start_stacks.items():
+                    assert after.stacks[seat] == start
         return events
+
+
+class CheckingDealer(Checking):
+    """An automatic dealer that checks the invariants after every input."""
 
 
 def play(seed: int, style: Style, hands: int) -> CheckingDealer:

@@ -1,0 +1,1 @@
+"""The live table view: what surveillance sees, folded from the event stream."""

@@ -1,0 +1,1 @@
+"""The TSP/1 card shuffler: message set, approval against the Board's list, driver."""

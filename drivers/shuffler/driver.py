@@ -1,0 +1,423 @@
+"""The TSP/1 shuffler driver: asyncio-native, over pyserial, supervised.
+
+One :class:`ShufflerDriver` per configured shuffler. :meth:`ShufflerDriver.run` keeps it
+connected (see :mod:`drivers.supervisor`); each connection identifies the device, refuses it
+unless it is approved (``config/approved-devices.toml``), configures it, syncs its clock and then
+heartbeats it. Device events become the core's inputs and go to the sink in order; an event is
+acknowledged to the device only after the sink has taken it, so nothing is lost on the way.
+
+The commands (:meth:`start_shuffle`, :meth:`dispense_group`, …) raise
+:class:`~drivers.errors.DeviceNotReadyError` unless the device is online and approved: a rejected
+shuffler is never asked to shuffle or dispense.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from collections.abc import Callable
+
+import structlog
+
+from controller.table.inputs import DeckRevealed, DeviceRebooted, Health, Purpose
+from drivers.errors import (
+    DeviceCommandError,
+    DeviceError,
+    DeviceNotReadyError,
+)
+from drivers.serial_transport import SerialTransport
+from drivers.shuffler.approval import ApprovalList, check_challenge
+from drivers.shuffler.codes import (
+    PURPOSE_CODES,
+    Capability,
+    ErrorCode,
+    IdPolicy,
+    MsgType,
+    Profile,
+    ShuffleMode,
+)
+from drivers.shuffler.convert import cards_of, to_input
+from drivers.shuffler.events import (
+    DeviceEvent,
+    UnknownEvent,
+    decode_event,
+)
+from drivers.shuffler.integrity import DeckLedger
+from drivers.shuffler.messages import (
+    ChallengeResult,
+    ClearFault,
+    Counters,
+    DeckReveal,
+    DispenseGroup,
+    ErrorResponse,
+    FaultList,
+    FwChallenge,
+    Identity,
+    PlanStep,
+    Result,
+    RevealDeck,
+    SetConfig,
+    StartShuffle,
+    StartShuffleResult,
+    Status,
+    TimeSync,
+    TimeSyncResult,
+)
+from drivers.shuffler.options import ShufflerOptions
+from drivers.supervisor import (
+    Backoff,
+    Clock,
+    InputSink,
+    Supervisor,
+    utc_now,
+)
+from drivers.tsp.client import LinkClient
+from drivers.tsp.frame import Frame
+from drivers.tsp.heartbeat import heartbeat
+from drivers.tsp.link import EventReceived, HostLink, LinkTimers, SessionChanged
+from drivers.tsp.payload import PayloadError
+from drivers.tsp.stats import LinkStats
+
+log = structlog.get_logger("tablectl.shuffler")
+
+
+def boot_id_of(frame: Frame) -> int | None:
+    """The boot id carried by a shuffler response (IDENTIFY, GET_STATUS, PING), if any."""
+    try:
+        if frame.type == MsgType.IDENTIFY:
+            return Identity.decode(frame.payload).boot_id
+        if frame.type in (MsgType.GET_STATUS, MsgType.PING):
+            return Status.decode(frame.payload).boot_id
+    except PayloadError:
+        return None
+    return None
+
+
+class ShufflerDriver:
+    """Drives one TSP/1 shuffler and feeds its events to the core."""
+
+    def __init__(
+        self,
+        device_id: str,
+        options: ShufflerOptions,
+        sink: InputSink,
+        *,
+        approvals: ApprovalList | None = None,
+        clock: Clock = utc_now,
+        on_device_event: Callable[[DeviceEvent | UnknownEvent], None] | None = None,
+    ) -> None:
+        self.device_id = device_id
+        self.options = options
+        self._sink = sink
+        self._clock = clock
+        self._on_device_event = on_device_event
+        self.approvals = approvals or ApprovalList.load(options.approved_devices)
+        timers = LinkTimers(options.response_timeout, options.max_retransmits)
+        self._link = HostLink(timers, boot_id_of)
+        self.supervisor = Supervisor(
+            device_id,
+            self._session,
+            sink,
+            backoff=Backoff(options.backoff_base, options.backoff_cap),
+            fail_after=options.fail_after,
+            rejected_retry=options.rejected_retry,
+            clock=clock,
+        )
+        self.identity: Identity | None = None
+        self.last_status: Status | None = None
+        self.clock_offset_ms: int | None = None
+        self.integrity_alarms: list[str] = []
+        self._client: LinkClient | None = None
+        self._link_client: LinkClient | None = None
+        self._handling: asyncio.Task[None] | None = None
+        self._approved = asyncio.Event()
+        self._restart = asyncio.Event()
+        self._session_boot: int | None = None
+        self.ledger = DeckLedger()
+
+    # ------------------------------------------------------------------ public state
+
+    @property
+    def health(self) -> Health | None:
+        """The supervisor's verdict (None before the first attempt ended)."""
+        return self.supervisor.health
+
+    @property
+    def stats(self) -> LinkStats:
+        """Link statistics: CRC errors, NAKs, retransmits, round-trip times."""
+        return self._link.stats
+
+    @property
+    def boot_id(self) -> int | None:
+        """The device's current boot id."""
+        return self._link.boot_id
+
+    async def run(self) -> None:
+        """Keep the device connected until cancelled."""
+        await self.supervisor.run()
+
+    async def wait_online(self, timeout: float | None = None) -> None:
+        """Wait until the device is online and approved."""
+        await self.supervisor.wait_for(Health.ONLINE, timeout=timeout)
+        await asyncio.wait_for(self._approved.wait(), timeout)
+
+    # ------------------------------------------------------------------ commands
+
+    async def get_status(self) -> Status:
+        """GET_STATUS."""
+        status = Status.decode(await self._call(MsgType.GET_STATUS, b"", approved=False))
+        self.last_status = status
+        return status
+
+    async def start_shuffle(
+        self, mode: ShuffleMode = ShuffleMode.SHUFFLE, host_ref: int = 0
+    ) -> int:
+        """START_SHUFFLE; return the new shuffle id (completion comes as events)."""
+        payload = await self._call(MsgType.START_SHUFFLE, StartShuffle(mode, host_ref).encode())
+        result = StartShuffleResult.decode(payload)
+        if not result.accepted:
+            raise DeviceCommandError("START_SHUFFLE", 0, "NOT_ACCEPTED", "")
+        return result.shuffle_id
+
+    async def present(self) -> None:
+        """PRESENT: raise the elevator / open the gate."""
+        await self._call(MsgType.PRESENT)
+
+    async def dispense_group(
+        self, shuffle_id: int, group: int, count: int, purpose: Purpose, seat: int | None = None
+    ) -> None:
+        """DISPENSE_GROUP: the next ``count`` cards as group ``group`` (count 0: per plan)."""
+        request = DispenseGroup(shuffle_id, group, count, PURPOSE_CODES[purpose], seat or 0)
+        result = Result.decode(await self._call(MsgType.DISPENSE_GROUP, request.encode()))
+        if not result.value:
+            raise DeviceCommandError("DISPENSE_GROUP", 0, "NOT_ACCEPTED", "")
+
+    async def clear_fault(self, fault_id: int = 0xFFFF) -> int:
+        """CLEAR_FAULT; return how many faults the device cleared."""
+        payload = await self._call(
+            MsgType.CLEAR_FAULT, ClearFault(fault_id).encode(), approved=False
+        )
+        return Result.decode(payload).value
+
+    async def abort(self) -> None:
+        """ABORT the shuffle in progress (the deck is retired)."""
+        await self._call(MsgType.ABORT)
+
+    async def get_counters(self) -> Counters:
+        """GET_COUNTERS: the device's meters and link counters."""
+        return Counters.decode(await self._call(MsgType.GET_COUNTERS, approved=False))
+
+    async def get_faults(self) -> FaultList:
+        """GET_FAULTS: the device's active faults."""
+        return FaultList.decode(await self._call(MsgType.GET_FAULTS, approved=False))
+
+    async def time_sync(self) -> int:
+        """TIME_SYNC to the host clock; return the device's offset before (ms, device − host)."""
+        host_ms = int(time.time() * 1000)
+        payload = await self._call(MsgType.TIME_SYNC, TimeSync(host_ms).encode(), approved=False)
+        self.clock_offset_ms = TimeSyncResult.decode(payload).device_ms - host_ms
+        return self.clock_offset_ms
+
+    async def reveal_deck(self, shuffle_id: int, commitment: str | None = None) -> DeckRevealed:
+        """REVEAL_DECK of a retired deck, checked against its SHA-256 commitment.
+
+        ``commitment`` (hex) is the one from ShuffleCompleted; by default the driver uses the one
+        it saw. The result also goes to the sink. A mismatch is an integrity alarm.
+        """
+        payload = await self._call(MsgType.REVEAL_DECK, RevealDeck(shuffle_id).encode())
+        reveal = DeckReveal.decode(payload)
+        expected = bytes.fromhex(commitment) if commitment else None
+        problems = self.ledger.check(shuffle_id, reveal, expected)
+        verified = not problems
+        for problem in problems:
+            self.integrity_alarms.append(problem)
+            log.error(
+                "integrity.alarm", device=self.device_id, shuffle_id=shuffle_id, problem=problem
+            )
+        revealed = DeckRevealed(
+            self._clock(), self.device_id, shuffle_id, cards_of(reveal.order), verified
+        )
+        await self._sink(revealed)
+        return revealed
+
+    # ------------------------------------------------------------------ session
+
+    async def _session(self, supervisor: Supervisor) -> None:
+        # One client for the driver's lifetime: events and session changes it queued survive a
+        # reconnect, and so does the link's de-duplication state.
+        if self._link_client is None:
+            self._link_client = LinkClient(self._link)
+        client = self._link_client
+        self._session_boot = None
+        transport = await SerialTransport.open(
+            self.options.port, client.data_received, client.connection_lost, self.options.baudrate
+        )
+        client.attach(transport)
+        consumer = asyncio.create_task(self._consume(client), name=f"{self.device_id}:events")
+        self._restart.clear()
+        try:
+            identity = Identity.decode(await self._request(client, MsgType.IDENTIFY))
+            self.identity = identity
+            self._session_boot = identity.boot_id
+            await self._approve(client, identity)
+            await self._configure(client, identity)
+            self._client = client
+            self._approved.set()
+            await self.time_sync()
+            await supervisor.set_health(Health.ONLINE, approved=True)
+            beat = asyncio.create_task(
+                heartbeat(
+                    client,
+                    supervisor,
+                    interval=self.options.heartbeat_interval,
+                    max_failures=self.options.heartbeat_failures,
+                    restart=self._restart,
+                    on_response=self._on_ping,
+                ),
+                name=f"{self.device_id}:heartbeat",
+            )
+            try:
+                # The event consumer never ends by itself: if it does, the sink failed, and that
+                # must end the session loudly rather than leave events unread.
+                done, _ = await asyncio.wait({beat, consumer}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                beat.cancel()
+                with contextlib.suppress(asyncio.CancelledError, DeviceError):
+                    await beat
+            for task in done:
+                task.result()
+        finally:
+            self._client = None
+            self._approved.clear()
+            consumer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await consumer
+            # An event half-way into the sink is finished, not dropped: acknowledging it later
+            # marks it done, so its retransmission after the reconnect is recognised.
+            if self._handling is not None:
+                with contextlib.suppress(Exception):
+                    await self._handling
+                self._handling = None
+            transport.close()
+            client.detach()
+
+    def _on_ping(self, frame: Frame) -> None:
+        if frame.type == MsgType.PING:
+            with contextlib.suppress(PayloadError):
+                self.last_status = Status.decode(frame.payload)
+
+    async def _approve(self, client: LinkClient, identity: Identity) -> None:
+        entry = self.approvals.match(identity)
+        nonce = os.urandom(16)
+        answer: ChallengeResult | None = None
+        if identity.caps & Capability.FW_CHALLENGE:
+            try:
+                payload = await self._request(
+                    client, MsgType.FW_CHALLENGE, FwChallenge(nonce).encode()
+                )
+                answer = ChallengeResult.decode(payload)
+            except DeviceCommandError as exc:
+                log.warning("shuffler.challenge_refused", device=self.device_id, error=str(exc))
+        check_challenge(entry, identity, nonce, answer)
+        log.info(
+            "shuffler.approved",
+            device=self.device_id,
+            vendor=identity.vendor,
+            model=identity.model,
+            serial=identity.serial,
+            firmware=identity.fw_version,
+            sha256=identity.fw_sha256.hex(),
+        )
+
+    async def _configure(self, client: LinkClient, identity: Identity) -> None:
+        options = self.options
+        live = options.id_policy == "live" and bool(identity.caps & Capability.LIVE_CARD_IDS)
+        if options.id_policy == "live" and not live:
+            log.warning("shuffler.live_ids_unavailable", device=self.device_id)
+        config = SetConfig(
+            Profile.HAND_FORMING if options.profile == "hand_forming" else Profile.POKER_DECK,
+            52,
+            0,
+            IdPolicy.LIVE if live else IdPolicy.WITHHOLD,
+            tuple(PlanStep(g.count, PURPOSE_CODES[g.purpose]) for g in options.dispense_plan),
+        )
+        reply = await self._request(client, MsgType.SET_CONFIG, config.encode())
+        if not reply or reply[0] != 0:
+            raise DeviceCommandError("SET_CONFIG", reply[0] if reply else 0, "NOT_APPLIED", "")
+
+    # ------------------------------------------------------------------ events
+
+    async def _consume(self, client: LinkClient) -> None:
+        while True:
+            item = await client.next_incoming()
+            if isinstance(item, SessionChanged):
+                await self._on_session(item)
+                continue
+            # An unapproved device's events are not trusted: they stay unacknowledged.
+            try:
+                await self._approved.wait()
+            except asyncio.CancelledError:
+                client.abandon(item)
+                raise
+            self._handling = asyncio.ensure_future(self._handle(client, item))
+            await asyncio.shield(self._handling)
+            self._handling = None
+
+    async def _handle(self, client: LinkClient, item: EventReceived) -> None:
+        try:
+            await self._on_event(item)
+        except BaseException:
+            client.abandon(item)
+            raise
+        client.done(item)
+
+    async def _on_session(self, change: SessionChanged) -> None:
+        if change.previous is None:
+            return
+        log.warning("shuffler.rebooted", device=self.device_id, boot_id=change.boot_id)
+        await self._sink(DeviceRebooted(self._clock(), self.device_id, change.boot_id))
+        if self._session_boot is not None and change.boot_id != self._session_boot:
+            # Re-identify and re-approve: a reboot is also how new firmware takes effect.
+            self._restart.set()
+
+    async def _on_event(self, item: EventReceived) -> None:
+        try:
+            event = decode_event(item.frame.type, item.frame.payload)
+        except PayloadError as exc:
+            log.error(
+                "shuffler.bad_event", device=self.device_id, type=item.frame.type, error=str(exc)
+            )
+            return
+        if self._on_device_event is not None:
+            self._on_device_event(event)
+        if isinstance(event, UnknownEvent):
+            log.warning("shuffler.unknown_event", device=self.device_id, type=event.type)
+            return
+        self.ledger.observe(event)
+        core_input = to_input(event, self.device_id, self._clock())
+        if core_input is not None:
+            await self._sink(core_input)
+
+    # ------------------------------------------------------------------ plumbing
+
+    async def _call(
+        self, msg_type: MsgType, payload: bytes = b"", *, approved: bool = True
+    ) -> bytes:
+        client = self._client
+        if client is None or (approved and not self._approved.is_set()):
+            health = self.health.value if self.health else "not connected"
+            raise DeviceNotReadyError(f"{self.device_id} is not available ({health})")
+        return await self._request(client, msg_type, payload)
+
+    async def _request(self, client: LinkClient, msg_type: MsgType, payload: bytes = b"") -> bytes:
+        frame = await client.request(msg_type, payload)
+        if frame.type == MsgType.ERROR:
+            error = ErrorResponse.decode(frame.payload)
+            name = error.code.name if isinstance(error.code, ErrorCode) else str(error.code)
+            raise DeviceCommandError(msg_type.name, int(error.code), name, error.detail)
+        return frame.payload
+
+
+__all__ = ["DeviceError", "ShufflerDriver", "ShufflerOptions"]

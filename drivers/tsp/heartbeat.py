@@ -1,0 +1,66 @@
+"""The TSP/1 heartbeat: PING every interval, report stale, give up after N misses.
+
+Shared by every TSP/1 device (PING is type 0x12 in each message set and its response carries the
+boot id, so the link also notices a reboot through it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from controller.table.inputs import Health
+from drivers.errors import DeviceUnavailableError, LinkTimeoutError
+from drivers.supervisor import SessionRestartError, Supervisor
+from drivers.tsp.client import LinkClient
+from drivers.tsp.frame import TYPE_PING, Frame
+
+
+def _ignore(frame: Frame) -> None:
+    return None
+
+
+async def heartbeat(
+    client: LinkClient,
+    supervisor: Supervisor,
+    *,
+    interval: float = 1.0,
+    max_failures: int = 3,
+    restart: asyncio.Event | None = None,
+    on_response: Callable[[Frame], None] = _ignore,
+) -> None:
+    """PING until the session must end; never returns normally.
+
+    Raise :class:`DeviceUnavailableError` when the transport is lost,
+    :class:`SessionRestartError` when ``restart`` is set (the device rebooted), and
+    :class:`LinkTimeoutError` after ``max_failures`` PINGs in a row went unanswered. The first
+    miss makes the device ``stale``; an answer after misses makes it ``online`` again.
+    """
+    failures = 0
+    lost = asyncio.ensure_future(client.wait_lost())
+    restarted = asyncio.ensure_future((restart or asyncio.Event()).wait())
+    try:
+        while True:
+            done, _ = await asyncio.wait(
+                {lost, restarted}, timeout=interval, return_when=asyncio.FIRST_COMPLETED
+            )
+            if lost in done:
+                raise DeviceUnavailableError(f"link lost ({lost.result()})")
+            if restarted in done:
+                raise SessionRestartError("the device rebooted")
+            try:
+                on_response(await client.request(TYPE_PING))
+            except LinkTimeoutError as exc:
+                failures += 1
+                await supervisor.set_health(
+                    Health.STALE, approved=supervisor.approved, detail=str(exc)
+                )
+                if failures >= max_failures:
+                    raise
+                continue
+            if failures:
+                failures = 0
+                await supervisor.set_health(Health.ONLINE, approved=supervisor.approved)
+    finally:
+        lost.cancel()
+        restarted.cancel()

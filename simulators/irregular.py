@@ -1,0 +1,258 @@
+"""An automatic dealer that makes mistakes: the irregularities of the catalogue, at random.
+
+Now and then (``rate`` of the hands) it makes one of a dealer's or a device's mistakes at the
+moment it can happen: an exposed, boxed or off-table card, a card the reader misses, an extra card,
+a premature board card, a missing burn, a card from another deck, a joker, a live hand's card
+in the muck, a shuffler that jams, loses power or opens its lid, a misdeal called, a button in the
+wrong place. It answers every hold as a dealer might (mostly confirming, sometimes rejecting) and
+carries the hand through to its end, whatever the ruling. The property tests and the demo use it.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from datetime import timedelta
+
+from controller.cards import Card
+from controller.decks import load_deck
+from controller.table.inputs import (
+    Boxed,
+    ButtonReport,
+    Confirm,
+    DeviceFault,
+    Exposed,
+    Misdeal,
+    OffTable,
+    Purpose,
+    Reject,
+    TagArrived,
+    Zone,
+)
+from controller.table.state import HandState, Phase
+from simulators.autoplay import AutoDealer, Style
+from simulators.scenario.model import Scenario
+
+Mistake = Callable[["IrregularDealer", HandState], None]
+PLAIN = Style()
+
+
+class IrregularDealer(AutoDealer):
+    """Random hands with, now and then, one irregularity."""
+
+    def __init__(
+        self, scenario: Scenario, rng: random.Random, style: Style = PLAIN, rate: float = 0.5
+    ) -> None:
+        super().__init__(scenario, rng, style)
+        self.rate = rate
+        self.mistake: tuple[str, Mistake] | None = None
+        self.made: list[str] = []
+        self._reshuffled = 0
+
+    # ----------------------------------------------------------------------- the hand
+
+    def play_hand(self) -> bool:
+        """One hand, with a mistake chosen at random for some of them."""
+        self.mistake = None
+        if self.rng.random() < self.rate:
+            self.mistake = self.rng.choice(MISTAKES)
+        return super().play_hand()
+
+    def deal_hole(self) -> None:
+        """Deal group by group, so a mistake can strike in the middle of the deal."""
+        when = self.rng.randrange(1, 7)
+        groups = 0
+        while (hand := self.run.state.hand) is not None and not hand.holds:
+            if hand.hole_groups >= len(hand.order):
+                break
+            seat = hand.deal_order[hand.hole_groups]
+            cards = self.dispense(Purpose.HOLE, seat, None)
+            if self._due("miss_read") and groups == when % len(hand.order):
+                cards = cards[:1]  # the reader misses a card
+                self._made("miss_read")
+            self.arrive(Zone.parse(f"seat:{seat}"), cards)
+            groups += 1
+            if groups == when:
+                self._strike("deal")
+        self._strike("dealt")
+
+    def next_move(self, hand: HandState) -> None:
+        """Answer holds, recount and reshuffle when asked, replace cards owed, then play on."""
+        if hand.holds:
+            self._answer_hold()
+            return
+        if self._reshuffle_asked() or hand.recheck:
+            self.reshuffle_stub(self.rng.randrange(1 << 30))
+            return
+        if any(hand.owed.values()):
+            self.replace_owed()
+            return
+        if hand.phase is Phase.DEALING:
+            self.deal_hole()
+            return
+        if hand.phase is Phase.BETTING and hand.actions and hand.street == 0:
+            self._strike("preflop")
+        elif hand.phase is Phase.BETTING and hand.street > 0:
+            self._strike("postflop")
+        elif hand.phase is Phase.BOARD:
+            self._strike("board")
+        current = self.run.state.hand
+        if current is not None and current is not hand:
+            return  # the mistake changed the hand: look again
+        if current is None:
+            return
+        super().next_move(current)
+
+    # ----------------------------------------------------------------------- helpers
+
+    def _due(self, name: str) -> bool:
+        return self.mistake is not None and self.mistake[0] == name
+
+    def _made(self, name: str) -> None:
+        self.made.append(name)
+        self.mistake = None
+
+    def _strike(self, moment: str) -> None:
+        if self.mistake is None:
+            return
+        name, make = self.mistake
+        if MOMENTS.get(name) != moment:
+            return
+        hand = self.run.state.hand
+        if hand is None or hand.holds:
+            return
+        self._made(name)
+        make(self, hand)
+
+    def _answer_hold(self) -> None:
+        roll = self.rng.random()
+        self.feed(Confirm(self.tick()) if roll < 0.7 else Reject(self.tick()))
+        if self.run.state.hand is not None and self.run.state.hand.deadline is not None:
+            self.advance(self.run.state.hand.deadline)
+
+    def _reshuffle_asked(self) -> bool:
+        asked = sum(1 for e in self.run.events if e.type == "stub.reshuffle.required")
+        if asked > self._reshuffled:
+            self._reshuffled = asked
+            return True
+        return False
+
+    def some_hole_card(self, hand: HandState) -> tuple[int, Card] | None:
+        """A card at a seat, and the seat."""
+        seats = [(s, c) for s, cards in sorted(hand.holes.items()) for c in cards]
+        return self.rng.choice(seats) if seats else None
+
+
+def _exposed(dealer: IrregularDealer, hand: HandState) -> None:
+    found = dealer.some_hole_card(hand)
+    if found:
+        dealer.feed(Exposed(dealer.tick(), found[1], found[0]))
+
+
+def _boxed(dealer: IrregularDealer, hand: HandState) -> None:
+    found = dealer.some_hole_card(hand)
+    if found:
+        dealer.feed(Boxed(dealer.tick(), found[1], found[0]))
+
+
+def _off_table(dealer: IrregularDealer, hand: HandState) -> None:
+    found = dealer.some_hole_card(hand)
+    if found:
+        dealer.feed(OffTable(dealer.tick(), found[1], found[0]))
+
+
+def _extra_cards(count: int) -> Mistake:
+    def make(dealer: IrregularDealer, hand: HandState) -> None:
+        cards = dealer.dispense(Purpose.EXTRA, None, count)
+        dealer.arrive(Zone.parse(f"seat:{hand.deal_order[0]}"), cards)
+
+    return make
+
+
+def _foreign(dealer: IrregularDealer, hand: HandState) -> None:
+    other = load_deck("house-b")
+    card = dealer.rng.choice(list(other.card_to_uid))
+    seat = dealer.rng.choice(hand.order)
+    dealer.feed(TagArrived(dealer.tick(), "reader", Zone.parse(f"seat:{seat}"), other.uid(card)))
+
+
+def _joker(dealer: IrregularDealer, hand: HandState) -> None:
+    joker = sorted(dealer.manifest.jokers)[0]
+    seat = dealer.rng.choice(hand.order)
+    dealer.feed(TagArrived(dealer.tick(), "reader", Zone.parse(f"seat:{seat}"), joker))
+
+
+def _to_muck(dealer: IrregularDealer, hand: HandState) -> None:
+    live = [s for s in hand.live if hand.holes.get(s)]
+    if live:
+        seat = dealer.rng.choice(live)
+        dealer.arrive(Zone.parse("muck"), list(hand.holes[seat][:1]))
+
+
+def _premature(dealer: IrregularDealer, hand: HandState) -> None:
+    dealer.arrive(Zone.parse("board"), dealer.dispense(Purpose.BOARD_OTHER, None, 1))
+
+
+def _no_burn(dealer: IrregularDealer, hand: HandState) -> None:
+    street = {0: Purpose.FLOP, 1: Purpose.TURN, 2: Purpose.RIVER}.get(hand.street)
+    if street is not None and not hand.burn_for.get(hand.street + 1):  # type: ignore[call-overload]
+        dealer.arrive(Zone.parse("board"), dealer.dispense(street, None, None))
+
+
+def _fault(code: str) -> Mistake:
+    def make(dealer: IrregularDealer, hand: HandState) -> None:
+        dealer.feed(DeviceFault(dealer.tick(), "shuffler", code))
+
+    return make
+
+
+def _misdeal(dealer: IrregularDealer, hand: HandState) -> None:
+    dealer.feed(Misdeal(dealer.tick(), "dealer error"))
+
+
+def _button(dealer: IrregularDealer, hand: HandState) -> None:
+    dealer.feed(ButtonReport(dealer.tick(), dealer.rng.choice(hand.order)))
+
+
+def _wait(dealer: IrregularDealer, hand: HandState) -> None:
+    dealer.advance(dealer.now + timedelta(seconds=dealer.run.state.settle + 1))
+
+
+MISTAKES: list[tuple[str, Mistake]] = [
+    ("exposed", _exposed),
+    ("boxed", _boxed),
+    ("off_table", _off_table),
+    ("miss_read", _wait),
+    ("extra_card", _extra_cards(1)),
+    ("extra_cards", _extra_cards(2)),
+    ("foreign_card", _foreign),
+    ("joker", _joker),
+    ("live_card_mucked", _to_muck),
+    ("premature_board", _premature),
+    ("no_burn", _no_burn),
+    ("jam", _fault("JAM_INPUT")),
+    ("power_loss", _fault("POWER_LOSS")),
+    ("lid_open", _fault("LID_OPEN")),
+    ("misdeal", _misdeal),
+    ("button", _button),
+]
+
+#: When each mistake can happen.
+MOMENTS = {
+    "exposed": "deal",
+    "boxed": "deal",
+    "off_table": "deal",
+    "miss_read": "dealt",
+    "extra_card": "dealt",
+    "extra_cards": "dealt",
+    "foreign_card": "postflop",
+    "joker": "dealt",
+    "live_card_mucked": "postflop",
+    "premature_board": "preflop",
+    "no_burn": "board",
+    "jam": "dealt",
+    "power_loss": "preflop",
+    "lid_open": "postflop",
+    "misdeal": "dealt",
+    "button": "preflop",
+}

@@ -1,0 +1,105 @@
+"""``tablectl sim shuffler``: a TSP/1 card shuffler on a pty, as its own process.
+
+Prints the device path once it is ready (then the control socket, if any, is listening too).
+Faults come from a scenario file (``--scenario``) or at run time from the control channel
+(``--control``); both are described in ``docs/simulators.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import random
+import signal
+import sys
+from pathlib import Path
+
+from controller.cards import parse_card
+from drivers.shuffler.codes import Capability
+from simulators.pty import PtyCable
+from simulators.shuffler.firmware import default_firmware
+from simulators.shuffler.model import DEFAULT_CAPS, DeviceConfig, ShufflerModel
+from simulators.shuffler.scenario import ScenarioError, load_scenario
+from simulators.shuffler.server import SimulatorServer, serve_control
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The simulator's options."""
+    parser.add_argument("--link", type=Path, help="make PATH a symlink to the pty")
+    parser.add_argument("--control", type=Path, help="listen for JSON-line commands on PATH")
+    parser.add_argument("--scenario", type=Path, help="TOML fault schedule")
+    deck = parser.add_mutually_exclusive_group()
+    deck.add_argument("--seed", type=int, help="shuffle reproducibly from this seed")
+    deck.add_argument("--order", help="deck order top first, e.g. As,Kd,7h (rest canonical)")
+    parser.add_argument("--firmware", type=Path, help="firmware image (default: approved one)")
+    parser.add_argument(
+        "--unapproved", action="store_true", help="run a patched, unapproved firmware image"
+    )
+    parser.add_argument(
+        "--no-live", action="store_true", help="no LIVE_CARD_IDS capability (always withhold)"
+    )
+    parser.add_argument("--serial", default="SIM-0001", help="device serial number")
+    parser.add_argument("--shuffle-time", type=float, default=0.5, help="seconds per shuffle")
+    parser.add_argument("--baud", type=int, default=115200, help="pace output (0: no pacing)")
+    parser.add_argument("--chunk", type=int, default=64, help="largest write, in bytes")
+    parser.add_argument("--rng-seed", type=int, help="seed for boot ids and fault rolls")
+
+
+def build_model(args: argparse.Namespace, rng: random.Random, now: float) -> ShufflerModel:
+    """The device model the options describe."""
+    image = (args.firmware or default_firmware()).read_bytes()
+    if args.unapproved:
+        image += b"\npatched build, not approved\n"
+    order = None
+    if args.order:
+        order = tuple(parse_card(text) for text in args.order.split(",") if text.strip())
+    caps = DEFAULT_CAPS & ~Capability.LIVE_CARD_IDS if args.no_live else DEFAULT_CAPS
+    config = DeviceConfig(
+        firmware=image,
+        serial=args.serial,
+        caps=caps,
+        seed=args.seed,
+        order=order,
+        shuffle_time=args.shuffle_time,
+    )
+    return ShufflerModel(config, rng, now)
+
+
+async def _main(args: argparse.Namespace) -> int:
+    loop = asyncio.get_running_loop()
+    rng = random.Random(args.rng_seed)
+    schedule = load_scenario(args.scenario) if args.scenario else []
+    model = build_model(args, rng, loop.time())
+    server = SimulatorServer(model, PtyCable(args.link), baud=args.baud, chunk=args.chunk, rng=rng)
+    path = server.start()
+    control = await serve_control(server, args.control) if args.control else None
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, server.stop)
+    started = loop.time()
+
+    async def play() -> None:
+        for at, command in schedule:
+            await asyncio.sleep(max(0.0, started + at - loop.time()))
+            server.apply(command)
+
+    player = asyncio.create_task(play(), name="scenario")
+    print(path, flush=True)
+    try:
+        await server.serve()
+    finally:
+        player.cancel()
+        if control is not None:
+            control.close()
+            with contextlib.suppress(FileNotFoundError):
+                args.control.unlink()
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run until SIGTERM or SIGINT."""
+    try:
+        return asyncio.run(_main(args))
+    except (ScenarioError, OSError, ValueError) as exc:
+        print(f"tablectl sim shuffler: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,157 @@
+"""The simulator's command vocabulary, shared by the control channel and scenario files.
+
+A command is one JSON object (one TOML table in a scenario) whose leading key says what it is:
+``{"fault": "crc", "rate": 0.01}``, ``{"deck_check": "duplicate"}``, ``{"deck": {"seed": 7}}``,
+``{"press": "shuffle"}``, ``{"clear": "JAM_INPUT"}``, ``{"burst": 100}``, ``{"status": true}``.
+Every model forbids unknown keys, so a typo is an error that names the key.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from controller.cards import parse_card
+from drivers.shuffler.codes import fault_code
+
+FaultName = Literal[
+    "crc",
+    "partial",
+    "stall",
+    "unplug",
+    "replug",
+    "jam",
+    "raise",
+    "lid_open",
+    "lid_close",
+    "count_mismatch",
+    "power_loss",
+    "unapproved_firmware",
+    "lying_firmware",
+    "no_challenge",
+    "approved_firmware",
+    "bad_commitment",
+]
+
+
+class _Command(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FaultCommand(_Command):
+    """Inject a fault (link-level ones take ``rate`` or ``seconds``)."""
+
+    fault: FaultName
+    rate: float = Field(default=0.0, ge=0.0, le=1.0)
+    direction: Literal["in", "out", "both"] = "both"
+    seconds: float = Field(default=1.0, gt=0.0, le=600.0)
+    code: str | None = None
+    severity: Literal["info", "warn", "error", "critical"] = "error"
+    detail: str = ""
+    count: int | None = Field(default=None, ge=0, le=104)
+
+    @field_validator("code")
+    @classmethod
+    def _known_code(cls, value: str | None) -> str | None:
+        if value is not None:
+            fault_code(value)
+        return value
+
+
+class DeckCheckCommand(_Command):
+    """Make the next shuffle's deck check find this problem."""
+
+    deck_check: Literal["ok", "short", "extra", "duplicate", "foreign", "unreadable", "missing"]
+
+
+class DeckSpec(_Command):
+    """The next decks: an explicit order (top first) or a seed."""
+
+    seed: int | None = None
+    order: list[str] | None = None
+
+    @field_validator("order")
+    @classmethod
+    def _cards(cls, value: list[str] | None) -> list[str] | None:
+        return None if value is None else [parse_card(text) for text in value]
+
+
+class DeckCommand(_Command):
+    """Load a deck order for the next shuffles."""
+
+    deck: DeckSpec
+
+
+class PressCommand(_Command):
+    """The dealer presses a button on the shuffler."""
+
+    press: Literal["shuffle", "present", "menu"]
+
+
+class ClearCommand(_Command):
+    """The operator clears a fault by name, or ``all``."""
+
+    clear: str
+
+    @field_validator("clear")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        if value != "all":
+            fault_code(value)
+        return value
+
+
+class BurstCommand(_Command):
+    """Raise and clear this many tray warnings back to back (ordered events for link tests)."""
+
+    burst: int = Field(ge=1, le=10000)
+
+
+class StatusCommand(_Command):
+    """Report the simulator's state."""
+
+    status: bool = True
+
+
+Command = (
+    FaultCommand
+    | DeckCheckCommand
+    | DeckCommand
+    | PressCommand
+    | ClearCommand
+    | BurstCommand
+    | StatusCommand
+)
+
+_BY_KEY: dict[str, type[Command]] = {
+    "fault": FaultCommand,
+    "deck_check": DeckCheckCommand,
+    "deck": DeckCommand,
+    "press": PressCommand,
+    "clear": ClearCommand,
+    "burst": BurstCommand,
+    "status": StatusCommand,
+}
+
+
+class CommandError(ValueError):
+    """A command that is not valid, with a message naming the offending key."""
+
+
+def parse_command(data: Any) -> Command:
+    """Validate one command object; raise :class:`CommandError` with a readable message."""
+    if not isinstance(data, dict):
+        raise CommandError(f"a command is a JSON object, not {type(data).__name__}")
+    kinds = [key for key in _BY_KEY if key in data]
+    if len(kinds) != 1:
+        known = ", ".join(_BY_KEY)
+        raise CommandError(f"a command has exactly one of the keys {known}; got {sorted(data)}")
+    try:
+        return _BY_KEY[kinds[0]].model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or kinds[0]}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise CommandError(problems) from None

@@ -1,0 +1,269 @@
+"""Every rule of the catalogue the core decides, proved by its scenario files.
+
+Each test plays the scenario files of one rule ID (their ``[[expect]]`` must hold) and checks that
+the rule is cited by the events. ``docs/rules.md`` names these tests; ``test_docs_rules.py`` checks
+that it does.
+"""
+
+from __future__ import annotations
+
+from tests.helpers import run_file
+
+
+def cited(rule: str, *files: str) -> None:
+    """Play each file (its expectations must hold) and find ``rule`` among the events' rules."""
+    for name in files:
+        run = run_file(name)
+        assert any(rule in event.rules for event in run.events), f"{name} never cites {rule}"
+
+
+def test_de_1544a_appr_a_refused_shuffler_cannot_deal() -> None:
+    cited("DE-1544a-APPR", "rule-DE-1544a-APPR.toml")
+
+
+def test_shf_count_t1_short_deck() -> None:
+    cited("SHF-COUNT", "T01-short-deck-rejected.toml")
+
+
+def test_grp_size_t2_group_of_three() -> None:
+    cited("GRP-SIZE", "T02-hole-group-of-three.toml")
+
+
+def test_seat_count_t3_one_card_before_action() -> None:
+    cited(
+        "SEAT-COUNT", "T03-seat-reads-one-card.toml", "rule-SEAT-COUNT-reader-fault-rejected.toml"
+    )
+
+
+def test_seat_count_t4_one_card_after_the_cutoff() -> None:
+    cited("SEAT-COUNT", "T04-seat-count-after-cutoff.toml")
+
+
+def test_seat_wrong_first_first_group_at_the_wrong_seat() -> None:
+    cited("SEAT-WRONG-FIRST", "rule-SEAT-WRONG-FIRST.toml")
+
+
+def test_seat_seq_group_to_the_wrong_seat_and_split_groups() -> None:
+    cited("SEAT-SEQ", "rule-SEAT-SEQ.toml", "rule-SEAT-SEQ-split-group.toml")
+
+
+def test_seat_empty_cards_at_a_seat_not_dealt_in() -> None:
+    cited("SEAT-EMPTY", "rule-SEAT-EMPTY.toml")
+
+
+def test_seat_dealt_out_a_seat_with_no_cards() -> None:
+    cited("SEAT-DEALT-OUT", "rule-SEAT-DEALT-OUT.toml")
+
+
+def test_button_pos_misdeal_or_corrected_next_hand() -> None:
+    cited("BUTTON-POS", "rule-BUTTON-POS.toml", "rule-BUTTON-POS-after-cutoff.toml")
+
+
+def test_extra_1_t8_one_extra_card_becomes_the_burn() -> None:
+    cited("EXTRA-1", "T08-one-extra-card-first-player.toml")
+
+
+def test_extra_2_t9_two_extra_cards() -> None:
+    cited("EXTRA-2+", "T09-two-extra-cards.toml")
+
+
+def test_de_1546a_exposed_and_off_table_cards_are_dead() -> None:
+    cited(
+        "DE-1546a",
+        "T05-first-card-exposed.toml",
+        "rule-DE-1546a-off-table.toml",
+        "rule-DE-1546a-after-deal.toml",
+    )
+
+
+def test_exp_first_t5_first_group_exposed() -> None:
+    cited("EXP-FIRST", "T05-first-card-exposed.toml")
+
+
+def test_exp_other_t6_replaced_and_burned() -> None:
+    cited("EXP-OTHER", "T06-other-card-exposed-becomes-burn.toml")
+
+
+def test_exp_repl_check_replacement_not_the_next_card() -> None:
+    cited("EXP-REPL-CHECK", "rule-EXP-REPL-CHECK.toml")
+
+
+def test_exp_multi_t7_two_exposed_cards() -> None:
+    cited("EXP-MULTI", "T07-two-cards-exposed.toml")
+
+
+def test_exp_repl_exposed_replacement_exposed_too() -> None:
+    cited("EXP-REPL-EXPOSED", "rule-EXP-REPL-EXPOSED.toml")
+
+
+def test_boxed_one_replaced_two_misdeal() -> None:
+    cited("BOXED", "rule-BOXED.toml", "rule-BOXED-two.toml")
+
+
+def test_shown_by_player_is_public_and_no_misdeal() -> None:
+    cited("SHOWN-BY-PLAYER", "rule-SHOWN-BY-PLAYER.toml")
+
+
+def test_md_cutoff_two_actions_and_the_floor_override() -> None:
+    cited("MD-CUTOFF", "rule-MD-CUTOFF.toml", "rule-MD-CUTOFF-floor-override.toml")
+
+
+def test_md_redeal_chips_back_same_button_same_players() -> None:
+    cited("MD-REDEAL", "rule-MD-REDEAL.toml")
+
+
+def test_foul_dup_t13_second_ace_voids() -> None:
+    cited("FOUL-DUP", "T13-duplicate-card-voids.toml")
+
+
+def test_foul_foreign_t14_card_of_deck_b_voids() -> None:
+    cited("FOUL-FOREIGN", "T14-foreign-card-voids.toml")
+
+
+def test_defect_knower_is_recorded() -> None:
+    cited("DEFECT-KNOWER", "rule-DEFECT-KNOWER.toml")
+
+
+def test_card_from_muck_is_held_then_dead() -> None:
+    cited("CARD-FROM-MUCK", "rule-CARD-FROM-MUCK.toml")
+
+
+def test_joker_is_replaced() -> None:
+    cited("JOKER", "rule-JOKER.toml")
+
+
+def test_de_1547_sep_t22_burn_into_the_muck() -> None:
+    cited("DE-1547-SEP", "T22-burn-into-muck.toml")
+
+
+def test_de_1547_ret_burn_back_on_the_deck() -> None:
+    cited("DE-1547-RET", "rule-DE-1547-RET.toml", "rule-DE-1547-RET-not-allowed.toml")
+
+
+def test_burn_miss_flop_turn_and_rejected() -> None:
+    cited(
+        "BURN-MISS",
+        "rule-BURN-MISS.toml",
+        "rule-BURN-MISS-turn.toml",
+        "rule-BURN-MISS-rejected.toml",
+    )
+
+
+def test_burn_extra_second_burn_is_the_next_card() -> None:
+    cited("BURN-EXTRA", "rule-BURN-EXTRA.toml")
+
+
+def test_flop_count_t11_four_flop_cards() -> None:
+    cited("FLOP-COUNT", "T11-four-flop-cards.toml")
+
+
+def test_flop_prem_t10_premature_flop() -> None:
+    cited("FLOP-PREM", "T10-premature-flop.toml")
+
+
+def test_turn_prem_t12_premature_turn() -> None:
+    cited("TURN-PREM", "T12-premature-turn.toml")
+
+
+def test_river_prem_premature_river() -> None:
+    cited("RIVER-PREM", "rule-RIVER-PREM.toml")
+
+
+def test_board_group_flop_of_four_held() -> None:
+    cited("BOARD-GROUP", "rule-BOARD-GROUP.toml")
+
+
+def test_board_after_end_changes_nothing() -> None:
+    cited("BOARD-AFTER-END", "rule-BOARD-AFTER-END.toml")
+
+
+def test_stub_disorder_reshuffles_the_stub() -> None:
+    cited("STUB-DISORDER", "rule-STUB-DISORDER.toml")
+
+
+def test_de_1548_correction_before_the_next_action() -> None:
+    cited("DE-1548", "rule-DE-1548-correction.toml")
+
+
+def test_de_1549a_under_call() -> None:
+    cited("DE-1549a", "rule-DE-1549a.toml")
+
+
+def test_de_1549b_oversized_chip_is_a_call() -> None:
+    cited("DE-1549b", "rule-DE-1549b.toml")
+
+
+def test_tda_sa_three_actions() -> None:
+    cited("TDA-SA", "rule-TDA-SA.toml")
+
+
+def test_de_1550b1_one_card_shown() -> None:
+    cited("DE-1550b1", "rule-DE-1550b1.toml")
+
+
+def test_de_1550b2_verbal_concession_is_not_binding() -> None:
+    cited("DE-1550b2", "rule-DE-1550b2-verbal-concession.toml")
+
+
+def test_de_1550b3_6_mucked_card_dead_or_protected() -> None:
+    cited("DE-1550b3/6", "rule-DE-1550b3-6.toml", "rule-DE-1550b3-6-protected.toml")
+
+
+def test_de_1550b5_left_the_table() -> None:
+    cited("DE-1550b5", "rule-DE-1550b5.toml")
+
+
+def test_allin_faceup_tables_before_the_runout() -> None:
+    cited("ALLIN-FACEUP", "rule-ALLIN-FACEUP.toml")
+
+
+def test_rr_sd_1_contested_pots_need_tabled_hands() -> None:
+    cited("RR-SD-1", "rule-RR-SD-1.toml")
+
+
+def test_rr_sd_4_losers_killed_before_the_push() -> None:
+    cited("RR-SD-4", "rule-RR-SD-4.toml")
+
+
+def test_rr_sd_5_request_to_see() -> None:
+    cited("RR-SD-5", "rule-RR-SD-5-winner-asks.toml", "rule-RR-SD-5-other-asks.toml")
+
+
+def test_rr_he_6_t20_board_claim() -> None:
+    cited("RR-HE-6", "T20-board-discarded-without-claim.toml", "T20b-board-declared-first.toml")
+
+
+def test_de_1552_claims() -> None:
+    cited("DE-1552", "rule-DE-1552-claim.toml", "rule-DE-1552-claim-too-late.toml")
+
+
+def test_rr_bb_2_dead_and_moving_button() -> None:
+    cited("RR-BB-2", "rule-RR-BB-2-dead-button.toml")
+
+
+def test_gli29_prog_failed_program_blocks_dealing() -> None:
+    cited("GLI29-PROG", "rule-GLI29-PROG.toml")
+
+
+def test_gli29_err_jam_held_until_a_new_deck() -> None:
+    cited("GLI29-ERR-JAM", "rule-GLI29-ERR-JAM.toml")
+
+
+def test_shf_mid_hand_t21_power_loss_during_the_deal() -> None:
+    cited("SHF-MID-HAND", "T21-shuffler-power-loss-mid-deal.toml")
+
+
+def test_shf_door_lid_open_during_the_hand() -> None:
+    cited("SHF-DOOR", "rule-SHF-DOOR.toml", "rule-SHF-DOOR-dispense-before-recount.toml")
+
+
+def test_shf_power_new_boot_id_during_the_hand() -> None:
+    cited("SHF-POWER", "rule-SHF-POWER.toml")
+
+
+def test_ctrl_power_hand_resumes() -> None:
+    cited("CTRL-POWER", "rule-CTRL-POWER.toml")
+
+
+def test_shf_info_broken_commitment() -> None:
+    cited("SHF-INFO", "rule-SHF-INFO.toml")

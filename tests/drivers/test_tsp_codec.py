@@ -1,0 +1,163 @@
+"""The TSP/1 codec: COBS, CRC, frames and the incremental deframer."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from drivers.tsp.cobs import CobsError, cobs_decode, cobs_encode
+from drivers.tsp.crc import crc16_ccitt_false
+from drivers.tsp.deframer import Deframer
+from drivers.tsp.frame import (
+    MAX_PAYLOAD,
+    MAX_WIRE_FRAME,
+    Flags,
+    Frame,
+    NakReason,
+    Rejected,
+    check_flags,
+    parse_frame,
+)
+
+
+def test_crc_check_value() -> None:
+    assert crc16_ccitt_false(b"123456789") == 0x29B1
+
+
+@pytest.mark.parametrize(
+    ("data", "encoded"),
+    [
+        (b"", b"\x01"),
+        (b"\x00", b"\x01\x01"),
+        (b"\x00\x00", b"\x01\x01\x01"),
+        (b"\x11\x22\x00\x33", b"\x03\x11\x22\x02\x33"),
+        (bytes(range(1, 255)), b"\xff" + bytes(range(1, 255))),
+        (bytes(range(255)), b"\x01\xff" + bytes(range(1, 255))),
+        (bytes(range(1, 256)), b"\xff" + bytes(range(1, 255)) + b"\x02\xff"),
+    ],
+)
+def test_cobs_reference_examples(data: bytes, encoded: bytes) -> None:
+    assert cobs_encode(data) == encoded
+    assert cobs_decode(encoded) == data
+
+
+@pytest.mark.parametrize("bad", [b"\x00", b"\x05\x01", b"\x03\x01\x00"])
+def test_cobs_rejects_invalid(bad: bytes) -> None:
+    with pytest.raises(CobsError):
+        cobs_decode(bad)
+
+
+@given(st.binary(max_size=2000))
+def test_cobs_round_trip_and_no_zero(data: bytes) -> None:
+    encoded = cobs_encode(data)
+    assert 0 not in encoded
+    assert cobs_decode(encoded) == data
+    assert len(encoded) <= len(data) + 1 + len(data) // 254
+
+
+frames = st.builds(
+    Frame,
+    type=st.integers(0, 255),
+    flags=st.sampled_from([Flags.REQ, Flags.RSP, Flags.EVT, Flags.ACK, Flags.NAK])
+    | st.sampled_from([Flags.REQ | Flags.RETX, Flags.EVT | Flags.RETX]),
+    seq=st.integers(0, 255),
+    corr=st.integers(0, 255),
+    payload=st.binary(max_size=MAX_PAYLOAD),
+)
+
+
+@st.composite
+def chunked(draw: st.DrawFn, data: bytes) -> list[bytes]:
+    cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=12)))
+    return [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+
+
+@given(st.lists(frames, max_size=8), st.data())
+def test_round_trip_under_any_chunking(sent: list[Frame], data: st.DataObject) -> None:
+    stream = b"".join(frame.to_wire() for frame in sent)
+    deframer = Deframer()
+    received = [item for chunk in data.draw(chunked(stream)) for item in deframer.feed(chunk)]
+    assert received == sent
+    assert deframer.stats.dropped_bytes == 0
+    assert deframer.buffered == 0
+
+
+@given(st.binary(max_size=4096))
+@settings(max_examples=1000)
+@example(b"\x00" * 10)
+@example(b"\xff" * 3000)
+def test_garbage_never_raises_and_buffer_stays_bounded(junk: bytes) -> None:
+    deframer = Deframer()
+    for item in deframer.feed(junk):
+        # Anything decoded from noise passed the CRC: it re-encodes to exactly what was cut out.
+        if isinstance(item, Frame):
+            assert item.to_wire()[:-1] in junk
+    assert deframer.buffered <= MAX_WIRE_FRAME
+
+
+@given(st.binary(max_size=3000), frames)
+def test_resynchronises_after_garbage(junk: bytes, frame: Frame) -> None:
+    deframer = Deframer()
+    deframer.feed(junk)
+    # The delimiter ends whatever the noise left in the buffer; the next frame then decodes.
+    assert deframer.feed(b"\x00" + frame.to_wire()) == [frame]
+
+
+@given(st.lists(st.binary(min_size=1, max_size=600), max_size=20))
+def test_buffer_bounded_under_any_stream(chunks: list[bytes]) -> None:
+    deframer = Deframer()
+    for chunk in chunks:
+        deframer.feed(chunk)
+        assert deframer.buffered <= MAX_WIRE_FRAME
+
+
+def test_oversized_run_is_discarded_up_to_the_next_delimiter() -> None:
+    deframer = Deframer()
+    good = Frame(0x12, Flags.REQ, 7)
+    assert deframer.feed(b"\x01" * (MAX_WIRE_FRAME + 50)) == []
+    assert deframer.buffered == 0
+    # The tail of the overlong run (even if it looks like a frame) is still garbage.
+    assert deframer.feed(good.to_wire()[:-1] + b"\x00" + good.to_wire()) == [good]
+    assert deframer.stats.oversized == 1
+
+
+def test_truncated_frame_never_yields_a_frame() -> None:
+    wire = Frame(0x45, Flags.EVT, 3, 0, b"abc").to_wire()
+    deframer = Deframer()
+    assert deframer.feed(wire[:-4] + b"\x00") == []
+    assert deframer.stats.cobs_errors + deframer.stats.crc_errors + deframer.stats.short_frames == 1
+
+
+def test_bad_crc_is_counted_and_dropped() -> None:
+    raw = bytearray(Frame(0x12, Flags.REQ, 7).encode())
+    raw[-1] ^= 0x40
+    deframer = Deframer()
+    assert deframer.feed(cobs_encode(bytes(raw)) + b"\x00") == []
+    assert deframer.stats.crc_errors == 1
+
+
+def _with_crc(body: bytes) -> bytes:
+    return body + crc16_ccitt_false(body).to_bytes(2, "little")
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (bytes([2, 0x12, 0x01, 9, 0, 0, 0]), NakReason.BAD_VERSION),
+        (bytes([1, 0x12, 0x01, 9, 0, 5, 0]), NakReason.BAD_LENGTH),
+        (bytes([1, 0x12, 0x03, 9, 0, 0, 0]), NakReason.BAD_FLAGS),
+        (bytes([1, 0x12, 0x40 | 0x01, 9, 0, 0, 0]), NakReason.BAD_FLAGS),
+        (bytes([1, 0x12, 0x22, 9, 0, 0, 0]), NakReason.BAD_FLAGS),
+    ],
+)
+def test_bad_header_with_good_crc_is_rejected(body: bytes, reason: NakReason) -> None:
+    result = parse_frame(_with_crc(body))
+    assert isinstance(result, Rejected)
+    assert result.reason is reason
+    assert result.seq == 9
+
+
+def test_check_flags_accepts_every_single_kind() -> None:
+    for kind in (Flags.REQ, Flags.RSP, Flags.EVT, Flags.ACK, Flags.NAK):
+        assert check_flags(kind) is None

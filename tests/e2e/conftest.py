@@ -1,0 +1,130 @@
+"""Driver-against-simulator fixtures: ``tablectl sim shuffler`` as a real process on a real pty."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.table.inputs import DeviceInput
+from drivers.shuffler.driver import ShufflerDriver
+from drivers.shuffler.options import ShufflerOptions
+from simulators.control_client import ControlClient
+
+
+async def wait_until(
+    predicate: Callable[[], object], timeout: float = 10.0, what: str = ""
+) -> None:
+    """Poll ``predicate`` until it holds; fail the test after ``timeout`` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            pytest.fail(f"timed out after {timeout}s waiting for {what or predicate}")
+        await asyncio.sleep(0.01)
+
+
+@dataclass
+class Simulator:
+    """A running ``tablectl sim shuffler`` process."""
+
+    process: asyncio.subprocess.Process
+    link: Path
+    control: ControlClient
+
+    async def send(self, command: dict[str, Any]) -> dict[str, Any]:
+        return await self.control.send(command)
+
+    async def fault(self, name: str, **options: Any) -> dict[str, Any]:
+        return await self.control.fault(name, **options)
+
+
+@dataclass
+class Rig:
+    """A simulator, a driver on its pty, and the inputs the driver produced."""
+
+    sim: Simulator
+    driver: ShufflerDriver
+    inputs: list[DeviceInput] = field(default_factory=list)
+    device_events: list[object] = field(default_factory=list)
+
+    def of(self, kind: type) -> list[Any]:
+        return [item for item in self.inputs if isinstance(item, kind)]
+
+
+SimFactory = Callable[..., Awaitable[Simulator]]
+
+
+@pytest.fixture
+async def start_sim(tmp_path: Path) -> AsyncIterator[SimFactory]:
+    """Start simulator processes; all are stopped at the end of the test."""
+    started: list[Simulator] = []
+
+    async def start(*args: str, name: str = "shuffler") -> Simulator:
+        link = tmp_path / f"{name}.tty"
+        control = tmp_path / f"{name}.ctl"
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "controller.cli", "sim", "shuffler",
+            "--link", str(link), "--control", str(control), "--shuffle-time", "0.05",
+            *args,
+            stdout=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        assert process.stdout is not None
+        line = await asyncio.wait_for(process.stdout.readline(), 20)
+        assert line.startswith(b"/dev/pts/"), line
+        client = ControlClient(control)
+        await client.connect()
+        sim = Simulator(process, link, client)
+        started.append(sim)
+        return sim
+
+    yield start
+    for sim in started:
+        with contextlib.suppress(Exception):
+            await sim.control.close()
+        if sim.process.returncode is None:
+            sim.process.terminate()
+        await asyncio.wait_for(sim.process.wait(), 10)
+
+
+RigFactory = Callable[..., Awaitable[Rig]]
+
+
+@pytest.fixture
+async def rig(start_sim: SimFactory) -> AsyncIterator[RigFactory]:
+    """A driver connected to a fresh simulator; ``rig(*sim_args, **option_overrides)``."""
+    tasks: list[asyncio.Task[None]] = []
+
+    async def make(*sim_args: str, online: bool = True, **overrides: Any) -> Rig:
+        sim = await start_sim(*sim_args)
+        inputs: list[DeviceInput] = []
+
+        async def sink(item: DeviceInput) -> None:
+            inputs.append(item)
+
+        options = ShufflerOptions(
+            port=str(sim.link),
+            heartbeat_interval=0.25,
+            backoff_base=0.05,
+            backoff_cap=0.4,
+            rejected_retry=0.5,
+            **overrides,
+        )
+        device_events: list[object] = []
+        driver = ShufflerDriver("shuffler", options, sink, on_device_event=device_events.append)
+        tasks.append(asyncio.create_task(driver.run(), name="driver"))
+        if online:
+            await driver.wait_online(timeout=15)
+        return Rig(sim, driver, inputs, device_events)
+
+    yield make
+    for task in tasks:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
