@@ -34,91 +34,26 @@ import secrets
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-SCHEMA_VERSION = 1
-GENESIS_HASH = "0" * 64
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS inputs (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    pos INTEGER NOT NULL UNIQUE,
-    ts TEXT NOT NULL,
-    type TEXT NOT NULL,
-    body TEXT NOT NULL,
-    prev TEXT NOT NULL,
-    hash TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS events (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    pos INTEGER NOT NULL UNIQUE,
-    input_id INTEGER,
-    type TEXT NOT NULL,
-    hand_id TEXT,
-    body TEXT NOT NULL,
-    prev TEXT NOT NULL,
-    hash TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS events_hand ON events (hand_id);
-CREATE TABLE IF NOT EXISTS commands (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    pos INTEGER NOT NULL UNIQUE,
-    txn TEXT NOT NULL UNIQUE,
-    verb TEXT NOT NULL,
-    request TEXT NOT NULL,
-    input_id INTEGER,
-    response TEXT NOT NULL,
-    prev TEXT NOT NULL,
-    hash TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS dispatches (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    pos INTEGER NOT NULL UNIQUE,
-    input_id INTEGER,
-    device TEXT NOT NULL,
-    body TEXT NOT NULL,
-    prev TEXT NOT NULL,
-    hash TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS snapshots (
-    input_id INTEGER PRIMARY KEY,
-    core TEXT NOT NULL,
-    state BLOB NOT NULL,
-    digest TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS outbox (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    seq INTEGER NOT NULL,
-    stream TEXT NOT NULL,
-    live INTEGER NOT NULL,
-    created_ns INTEGER NOT NULL
-);
-"""
-
-#: The chained tables and the columns their hash covers, in order.
-CHAINED: dict[str, tuple[str, ...]] = {
-    "inputs": ("id", "ts", "type", "body"),
-    "events": ("seq", "input_id", "type", "hand_id", "body"),
-    "commands": ("id", "txn", "verb", "request", "input_id", "response"),
-    "dispatches": ("id", "input_id", "device", "body"),
-}
-_KEY = {"inputs": "id", "events": "seq", "commands": "id", "dispatches": "id"}
-
-#: The two streams every event is published on.
-STREAMS = ("public", "secure")
+from controller.shell.chain import (
+    CHAINED,
+    GENESIS_HASH,
+    SCHEMA,
+    SCHEMA_VERSION,
+    STREAMS,
+    VerifyReport,
+    connect,
+    insert_row,
+    next_key,
+    verify_chain,
+)
 
 
 class JournalError(RuntimeError):
     """The journal cannot be used (wrong table, newer schema, not a journal)."""
-
-
-def row_hash(prev: str, table: str, content: Sequence[Any]) -> str:
-    """The chain hash of one row: SHA-256 over the previous hash, the table and the content."""
-    text = json.dumps([prev, table, list(content)], separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 class NewEvent(NamedTuple):
@@ -179,19 +114,6 @@ class StoredRow(NamedTuple):
     body: str
 
 
-@dataclass
-class VerifyReport:
-    """The result of :meth:`Journal.verify`."""
-
-    rows: int = 0
-    problems: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        """True when the chain is intact."""
-        return not self.problems
-
-
 class Journal:
     """The journal database of one table."""
 
@@ -219,7 +141,7 @@ class Journal:
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = connect(path)
         with conn:
-            conn.executescript(_SCHEMA)
+            conn.executescript(SCHEMA)
             existing = dict(conn.execute("SELECT key, value FROM meta").fetchall())
             if not existing:
                 created = {
@@ -300,11 +222,11 @@ class Journal:
         try:
             conn.execute("BEGIN IMMEDIATE")
             if input_row is not None:
-                input_id = _next_key(conn, "inputs")
-                pos, head = _insert(conn, "inputs", pos, head, (input_id, *input_row))
+                input_id = next_key(conn, "inputs")
+                pos, head = insert_row(conn, "inputs", pos, head, (input_id, *input_row))
             for event in events:
-                seq = _next_key(conn, "events")
-                pos, head = _insert(
+                seq = next_key(conn, "events")
+                pos, head = insert_row(
                     conn,
                     "events",
                     pos,
@@ -317,14 +239,14 @@ class Journal:
                     [(seq, stream, int(live), now_ns) for stream in STREAMS],
                 )
             for dispatch in dispatches:
-                key = _next_key(conn, "dispatches")
-                pos, head = _insert(
+                key = next_key(conn, "dispatches")
+                pos, head = insert_row(
                     conn, "dispatches", pos, head, (key, input_id, dispatch.device, dispatch.body)
                 )
                 dispatch_ids.append(key)
             if command is not None:
                 response = dict(command.respond(seqs))
-                key = _next_key(conn, "commands")
+                key = next_key(conn, "commands")
                 content = (
                     key,
                     command.transaction,
@@ -333,7 +255,7 @@ class Journal:
                     input_id,
                     json.dumps(response, separators=(",", ":"), ensure_ascii=False),
                 )
-                pos, head = _insert(conn, "commands", pos, head, content)
+                pos, head = insert_row(conn, "commands", pos, head, content)
             if snapshot is not None and input_id is not None:
                 core, blob = snapshot
                 digest = hashlib.sha256(core.encode() + blob).hexdigest()
@@ -461,79 +383,4 @@ class Journal:
 
     def verify(self) -> VerifyReport:
         """Walk the hash chain over every chained row; report every break."""
-        report = VerifyReport()
-        rows: list[tuple[int, str, list[Any], str, str]] = []
-        for table, columns in CHAINED.items():
-            select = ", ".join((*columns, "pos", "prev", "hash"))
-            for row in self._conn.execute(f"SELECT {select} FROM {table}"):  # noqa: S608
-                *content, pos, prev, digest = row
-                rows.append((pos, table, content, prev, digest))
-        rows.sort(key=lambda r: r[0])
-        report.rows = len(rows)
-        expected_prev = GENESIS_HASH
-        expected_pos = 1
-        for pos, table, content, prev, digest in rows:
-            where = f"{table} {_KEY[table]} {content[0]} (position {pos})"
-            if pos != expected_pos:
-                report.problems.append(
-                    f"{where}: position {expected_pos} is missing (a row was deleted)"
-                    if pos > expected_pos
-                    else f"{where}: position used twice"
-                )
-            expected_pos = pos + 1
-            if prev != expected_prev:
-                report.problems.append(f"{where}: does not follow the previous row")
-            if row_hash(prev, table, content) != digest:
-                report.problems.append(f"{where}: content does not match its hash (edited)")
-            expected_prev = digest
-        meta = self._meta()
-        head_pos, head_hash = int(meta.get("head_pos", "0")), meta.get("head_hash", GENESIS_HASH)
-        last_pos = rows[-1][0] if rows else 0
-        if head_pos != last_pos or head_hash != expected_prev:
-            report.problems.append(
-                f"the chain ends at position {last_pos} but the journal head is at {head_pos}: "
-                "rows were deleted from the end, or added outside the journal"
-            )
-        for table in CHAINED:
-            row = self._conn.execute(
-                f"SELECT MAX({_KEY[table]}) FROM {table}"  # noqa: S608
-            ).fetchone()
-            issued = self._conn.execute(
-                "SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)
-            ).fetchone()
-            if issued and (row[0] or 0) < issued[0]:
-                report.problems.append(
-                    f"{table}: key {issued[0]} was issued but the last row is {row[0] or 0} "
-                    "(rows deleted from the end)"
-                )
-        return report
-
-
-def connect(path: Path) -> sqlite3.Connection:
-    """A connection with the journal's settings (WAL, synchronous=FULL, explicit transactions)."""
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=5.0)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=FULL")
-    conn.execute("PRAGMA busy_timeout=5000")
-    conn.execute("PRAGMA foreign_keys=OFF")
-    return conn
-
-
-def _next_key(conn: sqlite3.Connection, table: str) -> int:
-    # The key an AUTOINCREMENT insert would take; computed first because the hash covers it.
-    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)).fetchone()
-    return (int(row[0]) if row else 0) + 1
-
-
-def _insert(
-    conn: sqlite3.Connection, table: str, pos: int, head: str, content: tuple[Any, ...]
-) -> tuple[int, str]:
-    pos += 1
-    digest = row_hash(head, table, content)
-    columns = (*CHAINED[table], "pos", "prev", "hash")
-    marks = ", ".join("?" * len(columns))
-    conn.execute(
-        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})",  # noqa: S608
-        (*content, pos, head, digest),
-    )
-    return pos, digest
+        return verify_chain(self._conn)

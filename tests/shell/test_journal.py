@@ -142,7 +142,7 @@ def test_verify_detects_edits_and_deletions(tmp_path: Path, sql: str, expected: 
 
 
 def test_verify_detects_a_forged_row_with_a_recomputed_hash(tmp_path: Path) -> None:
-    from controller.shell.journal import row_hash
+    from controller.shell.chain import row_hash
 
     journal = journal_at(tmp_path)
     fill(journal, 3)
