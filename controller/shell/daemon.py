@@ -31,33 +31,26 @@ from controller.profiles import load_profile
 from controller.shell import logging as shell_logging
 from controller.shell.commands import CommandHandler
 from controller.shell.devices import (
-    AlreadyDoneError,
-    DeviceError,
     DeviceSource,
     SourceContext,
     build_source,
 )
-from controller.shell.dispatch import Dispatch
 from controller.shell.journal import Journal
-from controller.shell.mqtt import Backoff, MqttLink
+from controller.shell.mqtt import MqttLink
 from controller.shell.notify import feed_watchdog, notify, watchdog_interval
 from controller.shell.snapshot import snapshot
+from controller.shell.supervisor import Devices
 from controller.shell.table import ShutdownError, TableRunner, initial_state
 from controller.shell.topics import Topics
 from controller.shell.writer import JournalWriter
 from controller.table.engine import deadline
 from controller.table.inputs import (
     ControllerRestarted,
-    DeviceHealthChanged,
-    DeviceInput,
-    Health,
     Tick,
 )
 
 log = structlog.get_logger("tablectl.daemon")
 
-FAIL_AFTER = 10
-STABLE_AFTER = 60.0
 STUCK_COMMIT = 10.0
 
 
@@ -99,10 +92,12 @@ class Daemon:
         self.commands = CommandHandler(self.runner)
         self.ready = asyncio.Event()
         self.stop_requested = asyncio.Event()
-        self.health: dict[str, dict[str, Any]] = {}
-        self._sent: set[int] = set()
-        self._queried: set[str] = set()
-        self._dispatch_wake = asyncio.Event()
+        self.devices = Devices(
+            self.sources,
+            self.runner,
+            config.daemon,
+            lambda device, body: self.link.set_retained(self.topics.device(device), body),
+        )
         self._tick_wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._device_tasks: list[asyncio.Task[None]] = []
@@ -135,17 +130,17 @@ class Daemon:
         self.link.on_change = self._status_changed
         self._changed()
         for device_id, source in self.sources.items():
-            self._set_device(device_id, source, health=None)
+            self.devices.set_device(device_id, source, health=None)
         try:
             async with asyncio.TaskGroup() as group:
                 self._spawn(group, self.link.run(), "mqtt")
                 for device_id, source in self.sources.items():
-                    task = self._spawn(group, self._supervise(source), f"device:{device_id}")
+                    task = self._spawn(group, self.devices.supervise(source), f"device:{device_id}")
                     self._device_tasks.append(task)
-                await self._query_devices()
+                await self.devices.query_all()
                 if report.inputs:
                     await self._restarted()
-                self._spawn(group, self._dispatch_loop(), "dispatch")
+                self._spawn(group, self.devices.dispatch_loop(), "dispatch")
                 self._spawn(group, self._ticker(), "ticker")
                 interval = watchdog_interval()
                 if interval is not None:
@@ -224,152 +219,6 @@ class Daemon:
 
     # ------------------------------------------------------------------ devices
 
-    async def _sink(self, item: DeviceInput) -> None:
-        try:
-            await self.runner.submit(item)
-        except ShutdownError:
-            await asyncio.Event().wait()  # stopping: the task is about to be cancelled
-        if isinstance(item, DeviceHealthChanged):
-            source = self.sources.get(item.device)
-            self._set_device(item.device, source, item.health.value, item.approved, item.detail)
-
-    async def _supervise(self, source: DeviceSource) -> None:
-        """Run one source for ever: restart it after a backoff when it fails.
-
-        A failure is reported as the device's health (reconnecting, then failed after
-        ``FAIL_AFTER`` attempts in a row), and the first input after a restart as ``online``
-        unless the source says so itself. Only a change of health is reported.
-        """
-        shell_logging.bind_device(source.device_id)
-        daemon = self.config.daemon
-        backoff = Backoff(daemon.device_restart_min, daemon.device_restart_max)
-        down = False
-
-        async def sink(item: DeviceInput) -> None:
-            nonlocal down
-            if down:
-                down = False
-                own = isinstance(item, DeviceHealthChanged) and item.device == source.device_id
-                if not own:
-                    await self._health(source.device_id, Health.ONLINE, "the device is back")
-            await self._sink(item)
-
-        while True:
-            started = time.monotonic()
-            try:
-                await source.run(sink)
-                error = "the device source ended"
-            except DeviceError as exc:
-                error = str(exc)
-            down = True
-            self._queried.discard(source.device_id)
-            if time.monotonic() - started > STABLE_AFTER:
-                backoff.reset()
-            delay = backoff.next()
-            health = Health.FAILED if backoff.attempt >= FAIL_AFTER else Health.RECONNECTING
-            log.warning("device.down", error=error, attempt=backoff.attempt, retry_in=delay)
-            await self._health(source.device_id, health, error)
-            await asyncio.sleep(delay)
-
-    async def _health(self, device_id: str, health: Health, detail: str) -> None:
-        """Report a device's health to the core when it changed."""
-        if self.health.get(device_id, {}).get("health") == health.value:
-            return
-        await self._sink(DeviceHealthChanged(datetime.now(UTC), device_id, health, detail=detail))
-
-    async def _query_devices(self) -> None:
-        """Ask every device where it is; mark the outstanding commands it already carried out."""
-        timeout = self.config.daemon.device_query_timeout
-
-        async def query(device_id: str, source: DeviceSource) -> None:
-            try:
-                async with asyncio.timeout(timeout):
-                    status = await source.query()
-            except (TimeoutError, DeviceError) as exc:
-                log.warning("device.query_failed", device=device_id, error=str(exc) or "timeout")
-                return
-            self._queried.add(device_id)
-            for dispatch in self.runner.planner.outstanding.values():
-                if dispatch.device == device_id and _carried_out(dispatch, status):
-                    self._sent.add(dispatch.id)
-            log.info(
-                "device.queried",
-                device=device_id,
-                online=status.online,
-                shuffle_id=status.shuffle_id,
-                detail=status.detail,
-            )
-
-        await asyncio.gather(*(query(d, s) for d, s in self.sources.items()))
-
-    async def _dispatch_loop(self) -> None:
-        """Send outstanding device commands; retry the ones a device could not take."""
-        retry = self.config.daemon.dispatch_retry
-        while True:
-            self._dispatch_wake.clear()
-            if len(self._queried) < len(self.sources):
-                await self._query_devices()
-            for dispatch in list(self.runner.planner.outstanding.values()):
-                if dispatch.id in self._sent or dispatch.device not in self._queried:
-                    continue
-                await self._send(dispatch)
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(retry):
-                    await self._dispatch_wake.wait()
-
-    async def _send(self, dispatch: Dispatch) -> None:
-        source = self.sources.get(dispatch.device)
-        if source is None:
-            return
-        need = dispatch.need
-        try:
-            if need.kind == "shuffle":
-                await source.shuffle(dispatch.id)
-            elif need.kind == "dispense":
-                assert need.shuffle_id is not None
-                assert dispatch.group is not None
-                await source.dispense(need.shuffle_id, dispatch.group, dispatch.request)
-            else:
-                assert need.shuffle_id is not None
-                await source.reveal(need.shuffle_id)
-        except AlreadyDoneError as exc:
-            log.info("device.command_already_done", dispatch=dispatch.id, detail=str(exc))
-        except DeviceError as exc:
-            log.warning(
-                "device.command_failed", dispatch=dispatch.id, kind=need.kind, error=str(exc)
-            )
-            if need.kind == "reveal":
-                self.runner.planner.done(need)
-            return
-        self._sent.add(dispatch.id)
-        log.info(
-            "device.command_sent",
-            dispatch=dispatch.id,
-            kind=need.kind,
-            shuffle_id=need.shuffle_id,
-            group=dispatch.group,
-        )
-
-    def _set_device(
-        self,
-        device_id: str,
-        source: DeviceSource | None,
-        health: str | None,
-        approved: bool | None = None,
-        detail: str = "",
-    ) -> None:
-        body: dict[str, Any] = {
-            "device": device_id,
-            "health": health,
-            "approved": approved,
-            "detail": detail,
-            "ts": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-        }
-        if source is not None:
-            body["identity"] = source.describe()
-        self.health[device_id] = body
-        self.link.set_retained(self.topics.device(device_id), body)
-
     # ------------------------------------------------------------------ requests and state
 
     async def _request(self, verb: str, payload: bytes) -> dict[str, Any]:
@@ -400,7 +249,7 @@ class Daemon:
         body = snapshot(state, seq=self.runner.last_seq, epoch=self.writer.journal.epoch)
         self.link.set_retained(self.topics.state, body)
         self.link.wake.set()
-        self._dispatch_wake.set()
+        self.devices.wake.set()
         self._tick_wake.set()
         self._status_changed()
 
@@ -410,12 +259,17 @@ class Daemon:
             self._status = line
             notify(f"STATUS={line}")
 
+    @property
+    def health(self) -> dict[str, dict[str, Any]]:
+        """Each device's last reported health (as on its retained topic)."""
+        return self.devices.health
+
     def status_line(self) -> str:
         """One line for ``systemctl status``."""
         hand = self.runner.state.hand
         where = f"hand {hand.hand_id} {hand.phase.value}" if hand is not None else "between hands"
         broker = "broker up" if self.link.connected.is_set() else "broker down"
-        devices = ", ".join(f"{d} {h.get('health') or '?'}" for d, h in self.health.items())
+        devices = ", ".join(f"{d} {h.get('health') or '?'}" for d, h in self.devices.health.items())
         return f"{where}; {broker}; {devices or 'no devices'}"
 
     def healthy(self) -> bool:
@@ -424,19 +278,6 @@ class Daemon:
             return False
         started = self.runner.commit_started
         return started is None or time.monotonic() - started < STUCK_COMMIT
-
-
-def _carried_out(dispatch: Dispatch, status: Any) -> bool:
-    need = dispatch.need
-    if need.kind == "dispense":
-        return (
-            status.groups is not None
-            and status.shuffle_id == need.shuffle_id
-            and dispatch.group in status.groups
-        )
-    if need.kind == "shuffle":
-        return status.shuffle_id is not None and status.shuffle_id != need.shuffle_id
-    return False
 
 
 async def run_daemon(config: TableConfig) -> int:
