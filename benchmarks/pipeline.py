@@ -210,7 +210,7 @@ def start_daemon(config: Path, tmp: Path) -> tuple[subprocess.Popen[bytes], floa
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     sock.bind(str(sock_path))
     sock.settimeout(30)
-    env = {**os.environ, "NOTIFY_SOCKET": str(sock_path)}
+    env = {**os.environ, "NOTIFY_SOCKET": str(sock_path), "PYTHONFAULTHANDLER": "1"}
     started = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-m", "controller.cli", "run", "--config", str(config)],

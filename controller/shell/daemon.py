@@ -151,8 +151,7 @@ class Daemon:
                 log.info("daemon.ready", seconds=round(time.monotonic() - self.started, 3))
                 await self.stop_requested.wait()
                 await self.shutdown()
-                for task in self._tasks:
-                    task.cancel()
+                await _cancel_all(self._tasks)
         finally:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(sig)
@@ -197,12 +196,9 @@ class Daemon:
         notify("STOPPING=1", "STATUS=stopping")
         log.info("daemon.stopping")
         self.link.accept_requests = False
-        for task in self._device_tasks:
-            task.cancel()
-        for task in self._tasks:
-            if task.get_name() == "dispatch":
-                task.cancel()
-        await asyncio.gather(*self._device_tasks, return_exceptions=True)
+        await _cancel_all(
+            [*self._device_tasks, *(t for t in self._tasks if t.get_name() == "dispatch")]
+        )
         async with asyncio.timeout(step * 2):
             await self.runner.stop()
         with contextlib.suppress(TimeoutError):
@@ -278,6 +274,23 @@ class Daemon:
             return False
         started = self.runner.commit_started
         return started is None or time.monotonic() - started < STUCK_COMMIT
+
+
+async def _cancel_all(tasks: list[asyncio.Task[None]]) -> None:
+    """Cancel ``tasks`` and wait until they are done.
+
+    Cancelling again until they are: on Python 3.11 ``asyncio.wait_for`` (inside aiomqtt) can
+    swallow a cancellation that lands as the awaited operation completes, and a task that lost
+    its cancellation would keep the daemon from exiting.
+    """
+    for _ in range(50):
+        pending = [task for task in tasks if not task.done()]
+        if not pending:
+            return
+        for task in pending:
+            task.cancel()
+        await asyncio.wait(pending, timeout=0.2)
+    log.error("daemon.tasks_not_cancelled", tasks=[t.get_name() for t in tasks if not t.done()])
 
 
 async def run_daemon(config: TableConfig) -> int:

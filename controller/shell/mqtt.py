@@ -6,10 +6,11 @@ publishes the birth, republishes every retained message (state, devices), subscr
 request topics and only then drains the outbox. A lost connection or a failed attempt waits a
 full-jitter backoff and tries again, for ever.
 
-One task publishes everything, in order, QoS 1, each publish awaited until its PUBACK: first
-any response or retained message waiting (they are small and the console is waiting for them),
-then the outbox, oldest first. Outbox rows are deleted only after their PUBACK; a crash between
-the two publishes the message again, which consumers drop by ``event_id``. A message journaled
+One task publishes everything, in order, QoS 1, each publish awaited until its PUBACK: any
+response first (a console is waiting for it), then the outbox, oldest first, then the retained
+snapshots that changed (only their latest version matters). Outbox rows are deleted only after
+their PUBACK; a crash between the two publishes the message again, which consumers drop by
+``event_id``. A message journaled
 while the broker was unreachable, or published more than ``historical_after`` seconds after it
 was journaled, is marked ``historical``.
 """
@@ -44,6 +45,7 @@ log = structlog.get_logger("tablectl.mqtt")
 
 RequestHandler = Callable[[str, bytes], Awaitable[dict[str, Any]]]
 BATCH = 64
+RETAINED_EVERY = 0.5
 
 
 def publish_properties() -> Properties:
@@ -100,6 +102,7 @@ class MqttLink:
         self.connects = 0
         self._retained: dict[str, bytes] = {}
         self._dirty: dict[str, None] = {}
+        self._retained_at = 0.0
         self._responses: deque[tuple[str, bytes, Properties | None]] = deque()
         self._client: aiomqtt.Client | None = None
         self._stopping = False
@@ -199,6 +202,8 @@ class MqttLink:
         for topic in self._retained:
             self._dirty[topic] = None
         await client.subscribe(self.topics.request(), qos=1)
+        if self._stopping:  # the daemon began its shutdown while this connection was made
+            return
         self.connected.set()
         if self.on_change is not None:
             self.on_change()
@@ -244,31 +249,42 @@ class MqttLink:
     async def _drain(self, client: aiomqtt.Client) -> None:
         while True:
             self.wake.clear()
-            await self._publish_small(client)
+            await self._publish_responses(client)
             rows = await self.writer.call(self.writer.journal.pending, BATCH)
+            # Retained snapshots are "latest wins": sent once the events are out, or at least
+            # every RETAINED_EVERY seconds while a stream of events keeps the outbox busy.
+            stale = time.monotonic() - self._retained_at > RETAINED_EVERY
+            if self._dirty and (not rows or stale):
+                await self._publish_retained(client)
             if not rows:
-                await self.wake.wait()
+                if not self._responses and not self._dirty:
+                    await self.wake.wait()
                 continue
             acked: list[int] = []
             try:
-                for row in rows:
-                    if self._responses or self._dirty:
-                        await self._publish_small(client)
-                    await self._publish_row(client, row)
-                    acked.append(row.id)
+                for event in _by_event(rows):
+                    if self._responses:  # a console waits for these: they go first
+                        await self._publish_responses(client)
+                    # The two streams of one event go out together: each topic stays in order,
+                    # and the event costs one round trip to the broker instead of two.
+                    await asyncio.gather(*(self._publish_row(client, row) for row in event))
+                    acked.extend(row.id for row in event)
             finally:
                 if acked:
                     await self.writer.call(self.writer.journal.delete_outbox, acked)
 
-    async def _publish_small(self, client: aiomqtt.Client) -> None:
+    async def _publish_responses(self, client: aiomqtt.Client) -> None:
         while self._responses:
             topic, payload, properties = self._responses[0]
             await client.publish(topic, payload, qos=1, properties=properties)
             self._responses.popleft()
+
+    async def _publish_retained(self, client: aiomqtt.Client) -> None:
         while self._dirty:
             topic = next(iter(self._dirty))
             await client.publish(topic, self._retained[topic], qos=1, retain=True)
             self._dirty.pop(topic, None)
+        self._retained_at = time.monotonic()
 
     async def _publish_row(self, client: aiomqtt.Client, row: OutboxRow) -> None:
         late = time.time_ns() - row.created_ns > self.historical_after_ns
@@ -311,3 +327,14 @@ class MqttLink:
                 await client.publish(self.topics.status, offline, qos=1, retain=True)
                 return True
         return False
+
+
+def _by_event(rows: list[OutboxRow]) -> list[list[OutboxRow]]:
+    """Consecutive outbox rows grouped by event (its public and secure messages)."""
+    groups: list[list[OutboxRow]] = []
+    for row in rows:
+        if groups and groups[-1][0].seq == row.seq:
+            groups[-1].append(row)
+        else:
+            groups.append([row])
+    return groups

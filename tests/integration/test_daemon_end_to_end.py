@@ -146,3 +146,13 @@ async def test_tail_and_dealer_commands(daemon_factory: Any, broker: Any) -> Non
     assert len(lines) == 3
     assert "hand.started" in lines[0]
     assert "betting.action" in lines[1]
+
+
+async def test_sigterm_at_once_after_ready_still_exits_cleanly(
+    daemon_factory: Any, broker: Any
+) -> None:
+    """Stopping while the broker connection is still being made (a race that once hung)."""
+    daemon = daemon_factory()
+    for _ in range(4):
+        daemon.start()
+        assert daemon.kill(signal.SIGTERM) == 0
