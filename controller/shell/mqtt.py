@@ -197,13 +197,21 @@ class MqttLink:
 
     async def _session(self, client: aiomqtt.Client) -> None:
         self.connects += 1
+        if self._stopping:
+            # The shutdown began while this connection was being made: say offline, not
+            # online, and hold the connection until the daemon closes it.
+            offline = json.dumps(self.status_body("offline"), separators=(",", ":")).encode()
+            await client.publish(self.topics.status, offline, qos=1, retain=True)
+            await asyncio.Event().wait()
         birth = json.dumps(self.status_body("online"), separators=(",", ":")).encode()
         await client.publish(self.topics.status, birth, qos=1, retain=True)
         for topic in self._retained:
             self._dirty[topic] = None
         await client.subscribe(self.topics.request(), qos=1)
-        if self._stopping:  # the daemon began its shutdown while this connection was made
-            return
+        if self._stopping:
+            # goodbye() is publishing the offline status on this connection: keep it open
+            # until the daemon closes it, without taking requests or draining.
+            await asyncio.Event().wait()
         self.connected.set()
         if self.on_change is not None:
             self.on_change()
