@@ -3,8 +3,10 @@
 In hand-forming (dealer-assist) mode the host asks the shuffler for each group. The shell calls
 :func:`next_dispense` after every input and, when it answers and that request is not already
 outstanding, sends it to the shuffler. Keeping this here keeps the pace of the deal a pure
-function of the state: one hole group at a time, each after the previous one was delivered, then
-the burn and the street once the betting round is over.
+function of the state: one hole group at a time, each after the previous one was read; a
+replacement card when one is owed; then the burn and the street once the betting round is over
+(no burn where the rules say so, or when an exposed or extra card is the burn). Nothing is asked
+while the hand is held, while the deck must be counted again, or once the board is dealt by hand.
 """
 
 from __future__ import annotations
@@ -34,18 +36,25 @@ class DispenseRequest(NamedTuple):
 def next_dispense(state: TableState) -> DispenseRequest | None:
     """The next group the hand needs from the shuffler, or None (nothing, or wait)."""
     hand = state.hand
-    if hand is None or not state.deck.ready or hand.pending:
+    if hand is None or hand.holds or hand.recheck or hand.manual_board or hand.pending:
         return None
+    if hand.shuffle_id is None and not state.deck.ready:
+        return None
+    owed = next((seat for seat, n in sorted(hand.owed.items()) if n), None)
+    if owed is not None:
+        return DispenseRequest(Purpose.EXTRA, owed, 1)
     if hand.phase is Phase.DEALING:
         if hand.hole_groups < len(hand.order):
             return DispenseRequest(Purpose.HOLE, hand.deal_order[hand.hole_groups], 2)
         return None
-    if hand.phase is Phase.BOARD:
-        street = Street(hand.street + 1)
-        burns_needed = street  # one burn before each street
-        if len(hand.burns) < burns_needed:
-            if state.profile.board_group_includes_burn:
-                return DispenseRequest(_STREET_PURPOSE[street], None, _STREET_SIZE[street] + 1)
-            return DispenseRequest(Purpose.BURN, None, 1)
-        return DispenseRequest(_STREET_PURPOSE[street], None, _STREET_SIZE[street])
-    return None
+    if hand.phase is not Phase.BOARD or hand.street is Street.RIVER:
+        return None
+    street = Street(hand.street + 1)
+    needs_burn = (
+        street not in hand.no_burn and street not in hand.burn_for and hand.next_burn is None
+    )
+    if needs_burn and not state.profile.board_group_includes_burn:
+        return DispenseRequest(Purpose.BURN, None, 1)
+    dealt = len(hand.board) - {Street.FLOP: 0, Street.TURN: 3, Street.RIVER: 4}[street]
+    size = _STREET_SIZE[street] - max(dealt, 0) + (1 if needs_burn else 0)
+    return DispenseRequest(_STREET_PURPOSE[street], None, size) if size > 0 else None
