@@ -8,8 +8,7 @@ driver.
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import Any
 
 from controller.shell.devices import (
@@ -26,7 +25,7 @@ from controller.shell.devices import (
     SourceContext,
     pydantic_problems,
 )
-from controller.table.inputs import Health
+from controller.table.inputs import DeviceInput, Health
 from controller.table.plan import DispenseRequest
 
 
@@ -111,21 +110,22 @@ class ShufflerSource:
 
     The driver keeps its device connected (its own supervisor, approval, heartbeat) and hands
     every event to the sink; the daemon's commands map onto START_SHUFFLE, DISPENSE_GROUP and
-    REVEAL_DECK. The driver is imported by name: it ships with the shuffler package.
+    REVEAL_DECK. A refused group number the device says it already dispensed is
+    :class:`AlreadyDoneError`: the resend after a crash that must not dispense again.
     """
 
     capabilities = frozenset({SHUFFLE, DISPENSE, REVEAL})
 
     def __init__(self, device_id: str, options: Mapping[str, Any]) -> None:
-        driver_module = importlib.import_module("drivers.shuffler.driver")
-        options_module = importlib.import_module("drivers.shuffler.options")
-        self._errors = importlib.import_module("drivers.errors")
+        from drivers.shuffler.driver import ShufflerDriver  # noqa: PLC0415
+        from drivers.shuffler.options import ShufflerOptions  # noqa: PLC0415
+
         self.device_id = device_id
         self._sink: InputSink | None = None
-        parsed = options_module.ShufflerOptions.model_validate(dict(options))
-        self.driver = driver_module.ShufflerDriver(device_id, parsed, self._forward)
+        parsed = ShufflerOptions.model_validate(dict(options))
+        self.driver = ShufflerDriver(device_id, parsed, self._forward)
 
-    async def _forward(self, item: Any) -> None:
+    async def _forward(self, item: DeviceInput) -> None:
         assert self._sink is not None, "the driver runs only inside run()"
         await self._sink(item)
 
@@ -136,9 +136,11 @@ class ShufflerSource:
 
     async def query(self) -> DeviceStatus:
         """GET_STATUS: the current deck (the groups it dispensed are not reported)."""
+        from drivers import errors  # noqa: PLC0415
+
         try:
             status = await self.driver.get_status()
-        except self._errors.DeviceError as exc:
+        except errors.DeviceError as exc:
             raise DeviceError(str(exc)) from None
         detail = f"state {status.state}, {status.cards_out} cards out, {status.cards_in} in"
         return DeviceStatus(True, status.shuffle_id or None, None, detail)
@@ -148,7 +150,7 @@ class ShufflerSource:
         await self._call(self.driver.start_shuffle(host_ref=ref & 0xFFFFFFFF))
 
     async def dispense(self, shuffle_id: int, group: int, request: DispenseRequest) -> None:
-        """DISPENSE_GROUP; a group number the shuffler already used is AlreadyDoneError."""
+        """DISPENSE_GROUP with the host's group number."""
         await self._call(
             self.driver.dispense_group(
                 shuffle_id, group, request.size, request.purpose, request.seat
@@ -159,10 +161,11 @@ class ShufflerSource:
         """REVEAL_DECK (the driver checks the commitment and sends DeckRevealed to the sink)."""
         await self._call(self.driver.reveal_deck(shuffle_id))
 
-    async def _call(self, awaitable: Any) -> None:
-        errors = self._errors
+    async def _call(self, command: Awaitable[object]) -> None:
+        from drivers import errors  # noqa: PLC0415
+
         try:
-            await awaitable
+            await command
         except errors.DeviceCommandError as exc:
             if exc.code == _BAD_ARG and "already" in exc.detail:
                 raise AlreadyDoneError(str(exc)) from None
@@ -194,11 +197,9 @@ class _ShufflerFactory:
         return ShufflerSource(device_id, options)
 
     def problems(self, options: Mapping[str, Any]) -> list[str]:
-        try:
-            model = importlib.import_module("drivers.shuffler.options").ShufflerOptions
-        except ImportError as exc:
-            return [f"driver: the tsp-shuffler driver is not available ({exc})"]
-        return pydantic_problems(model, options)
+        from drivers.shuffler.options import ShufflerOptions  # noqa: PLC0415
+
+        return pydantic_problems(ShufflerOptions, options)
 
 
 SHUFFLER_FACTORY = _ShufflerFactory()

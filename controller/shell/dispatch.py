@@ -86,16 +86,14 @@ def wanted(state: TableState) -> list[Need]:
     ]
 
 
-def reveals(before: TableState, events: list[TableEvent]) -> list[Need]:
-    """A deck a hand used is retired when the next one is verified: ask for its order."""
-    used = before.deck.shuffle_id if before.deck.used_by is not None else None
-    if used is None:
+def reveals(in_play: int | None, events: list[TableEvent]) -> list[Need]:
+    """The deck last used by a hand is retired when another deck is verified: ask its order."""
+    if in_play is None:
         return []
-    return [
-        Need("reveal", None, used)
-        for event in events
-        if event.type == "deck.verified" and event.data.get("shuffle_id") != used
-    ]
+    for event in events:
+        if event.type == "deck.verified" and event.data.get("shuffle_id") != in_play:
+            return [Need("reveal", None, in_play)]
+    return []
 
 
 class Planner:
@@ -105,14 +103,14 @@ class Planner:
         self.shuffler = shuffler
         self.outstanding: dict[Need, Dispatch] = {}
         self.last_group: dict[int, int] = {}
+        self.in_play: int | None = None  # the deck the current (or last) hand dealt from
+        self.revealed: set[int] = set()  # decks revealed or asked for
 
-    def plan(
-        self, before: TableState, after: TableState, events: list[TableEvent]
-    ) -> list[tuple[Need, int | None]]:
+    def plan(self, after: TableState, events: list[TableEvent]) -> list[tuple[Need, int | None]]:
         """The needs of ``after`` not yet outstanding, with the group number each will use."""
         new: list[tuple[Need, int | None]] = []
         groups = dict(self.last_group)
-        for need in [*wanted(after), *reveals(before, events)]:
+        for need in [*wanted(after), *reveals(self.in_play, events)]:
             if need in self.outstanding:
                 continue
             group = None
@@ -130,14 +128,29 @@ class Planner:
             if dispatch.group is not None and dispatch.need.shuffle_id is not None:
                 sid = dispatch.need.shuffle_id
                 self.last_group[sid] = max(self.last_group.get(sid, 0), dispatch.group)
+            if dispatch.need.kind == "reveal" and dispatch.need.shuffle_id is not None:
+                self.revealed.add(dispatch.need.shuffle_id)
         current = set(wanted(state))
         for need in list(self.outstanding):
             if need.kind != "reveal" and need not in current:
                 del self.outstanding[need]
+        self.track(state)
+
+    def track(self, state: TableState) -> None:
+        """Remember the deck in play, to reveal it once the next one is verified."""
+        hand = state.hand if state.hand is not None else state.last_hand
+        if hand is not None and hand.shuffle_id is not None:
+            self.in_play = hand.shuffle_id
+        if self.in_play in self.revealed:
+            self.in_play = None
 
     def done(self, need: Need) -> None:
         """A command that needs no more sending (a reveal came back, or was refused)."""
         self.outstanding.pop(need, None)
+        if need.kind == "reveal" and need.shuffle_id is not None:
+            self.revealed.add(need.shuffle_id)
+            if self.in_play == need.shuffle_id:
+                self.in_play = None
 
     def summary(self) -> list[dict[str, Any]]:
         """The outstanding commands, for logs."""

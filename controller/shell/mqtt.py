@@ -290,8 +290,10 @@ class MqttLink:
     async def _publish_retained(self, client: aiomqtt.Client) -> None:
         while self._dirty:
             topic = next(iter(self._dirty))
-            await client.publish(topic, self._retained[topic], qos=1, retain=True)
-            self._dirty.pop(topic, None)
+            payload = self._retained[topic]
+            await client.publish(topic, payload, qos=1, retain=True)
+            if self._retained[topic] is payload:  # not replaced while it was on its way
+                self._dirty.pop(topic, None)
         self._retained_at = time.monotonic()
 
     async def _publish_row(self, client: aiomqtt.Client, row: OutboxRow) -> None:

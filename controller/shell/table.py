@@ -127,12 +127,17 @@ class TableRunner:
             if '"DeckRevealed"' in row.body
             and isinstance(item := input_from_json(row.body), DeckRevealed)
         }
+        rows = list(self.journal.dispatches())
         dispatches = [
             Dispatch.from_row(key, device, body)
-            for key, device, body, input_id in self.journal.dispatches()
+            for key, device, body, input_id in rows
             # a reveal asked before the snapshot was answered or abandoned by then
             if input_id is None or input_id > after or '"reveal"' not in body
         ]
+        for key, device, body, _ in rows:
+            need = Dispatch.from_row(key, device, body).need
+            if need.kind == "reveal" and need.shuffle_id is not None:
+                self.planner.revealed.add(need.shuffle_id)
         self.planner.adopt(dispatches, state)
         for sid in revealed:
             self.planner.done(Need("reveal", None, sid))
@@ -177,7 +182,7 @@ class TableRunner:
                 return None
             before = self.state
             after, events = apply(before, item)
-            planned = self.planner.plan(before, after, events)
+            planned = self.planner.plan(after, events)
             if capture is not None:
                 capture.extend(events)
             snapshot = None

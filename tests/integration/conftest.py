@@ -195,7 +195,8 @@ class Collector:
         self.secure: list[dict[str, Any]] = []
         self.status: list[dict[str, Any]] = []
         self.connected = asyncio.Event()
-        self.changed = asyncio.Event()
+        # a Condition, not an Event: several tasks wait on it, and none may clear another's wake-up
+        self.changed = asyncio.Condition()
         self._task: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> Collector:
@@ -241,17 +242,16 @@ class Collector:
                             self.secure.append(body)
                         else:
                             self.public.append(body)
-                        self.changed.set()
+                        async with self.changed:
+                            self.changed.notify_all()
             except aiomqtt.MqttError:
                 self.connected.clear()
                 await asyncio.sleep(0.05)
 
     async def wait_for(self, predicate: Any, timeout: float = 20.0) -> None:
         """Wait until ``predicate(self)`` holds."""
-        async with asyncio.timeout(timeout):
-            while not predicate(self):
-                self.changed.clear()
-                await self.changed.wait()
+        async with asyncio.timeout(timeout), self.changed:
+            await self.changed.wait_for(lambda: predicate(self))
 
 
 @pytest.fixture
