@@ -227,6 +227,7 @@ async def run_hands(
     return collector, final, journaled
 
 
+@pytest.mark.slow
 async def test_sigkill_with_the_shuffler_simulator_never_dispenses_twice(
     tmp_path: Path, daemon_factory: Any, broker: Any
 ) -> None:
