@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from controller import __version__, deck_cli, demo
+from controller.shell import cli as shell_cli
 from simulators import cli as sim_cli
 from simulators.scenario import cli as scenario_cli
 
@@ -22,6 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     deck_cli.add_parser(verbs)
     scenario_cli.add_parser(verbs)
     sim_cli.add_parser(verbs)
+    shell_cli.add_parsers(verbs)
     return parser
 
 

@@ -1,0 +1,294 @@
+"""The table config: one TOML file, validated with pydantic, overridable from the environment.
+
+.. code-block:: toml
+
+    [table]
+    id = "T7"
+    profile = "rrop-cash"
+    stacks = { 1 = 200, 2 = 200, 3 = 200 }
+    button = 3
+    blinds = [1, 2]
+
+    [devices.shuffler]
+    driver = "tsp-shuffler"
+    port = "/dev/table/shuffler"
+
+    [broker]
+    host = "pit-broker.local"
+
+Every key can be overridden by an environment variable ``TABLECTL_<SECTION>__<KEY>``
+(``TABLECTL_BROKER__HOST=10.0.0.5``, ``TABLECTL_JOURNAL__PATH=/tmp/j.sqlite``); the environment
+wins over the file. :func:`load_config` raises :class:`ConfigError` whose lines each name the key
+and say what is wrong with it.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from controller.decks import DeckManifest, ManifestError, load_deck, load_manifest
+from controller.profiles import ProfileError, RulesProfile, load_profile
+
+ENV_PREFIX = "TABLECTL_"
+DEFAULT_CONFIG = Path("/etc/tablectl/table.toml")
+
+
+class ConfigError(ValueError):
+    """A config that cannot be used; ``problems`` has one line per key."""
+
+    def __init__(self, source: str, problems: list[str]) -> None:
+        super().__init__(f"{source}:\n" + "\n".join(f"  {p}" for p in problems))
+        self.source = source
+        self.problems = problems
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TableSection(_Section):
+    """The table: who plays, under which rules, with which deck."""
+
+    id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
+    profile: str = Field(default="rrop-cash", description="rules profile in config/profiles")
+    house_rules: dict[str, Any] = Field(default_factory=dict, description="profile overrides")
+    stacks: dict[int, int] = Field(min_length=2, description="seat (1-10) -> chips")
+    button: int = Field(ge=1, le=10)
+    blinds: tuple[int, int]
+    ante: int = Field(default=0, ge=0)
+    deck: str = Field(default="house-a", description="deck manifest: a name or a path")
+    shuffler: str = Field(default="shuffler", description="device id of the shuffler")
+
+    @field_validator("stacks")
+    @classmethod
+    def _seats(cls, stacks: dict[int, int]) -> dict[int, int]:
+        bad = [seat for seat in stacks if not 1 <= seat <= 10]
+        if bad:
+            raise ValueError(f"seats are numbered 1 to 10, not {bad}")
+        if any(chips < 0 for chips in stacks.values()):
+            raise ValueError("a stack cannot be negative")
+        return stacks
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if self.button not in self.stacks:
+            raise ValueError(f"button: seat {self.button} has no stack")
+        small, big = self.blinds
+        if not 0 < small <= big:
+            raise ValueError(f"blinds: must be positive, small first ({small}, {big})")
+        return self
+
+    def rules_profile(self) -> RulesProfile:
+        """The profile with the house-rule overrides applied."""
+        return load_profile(self.profile).with_overrides(self.house_rules)
+
+    def manifest(self) -> DeckManifest:
+        """The deck manifest: a shipped deck name, or a path to a manifest file."""
+        if "/" in self.deck or self.deck.endswith(".toml"):
+            return load_manifest(Path(self.deck))
+        return load_deck(self.deck)
+
+    def genesis(self) -> dict[str, Any]:
+        """What a new journal records as the table it starts from."""
+        return {
+            "table_id": self.id,
+            "profile": self.profile,
+            "house_rules": self.house_rules,
+            "stacks": {str(k): v for k, v in self.stacks.items()},
+            "button": self.button,
+            "blinds": list(self.blinds),
+            "ante": self.ante,
+            "deck": self.deck,
+        }
+
+
+class DeviceSection(BaseModel):
+    """One device: its driver, and the driver's own options (any other key)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    driver: str = Field(min_length=1, description="driver name (drivers/registry.py)")
+    enabled: bool = True
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The driver's options: every key but ``driver`` and ``enabled``."""
+        return dict(self.model_extra or {})
+
+
+class TlsSection(_Section):
+    """TLS to the broker: server verification and, optionally, a client certificate."""
+
+    enabled: bool = False
+    ca_file: Path | None = Field(default=None, description="CA bundle (default: system CAs)")
+    cert_file: Path | None = Field(default=None, description="client certificate (PEM)")
+    key_file: Path | None = Field(default=None, description="client key (PEM)")
+    insecure: bool = Field(default=False, description="skip host name checks (tests only)")
+
+    @model_validator(mode="after")
+    def _pair(self) -> Self:
+        if (self.cert_file is None) != (self.key_file is None):
+            raise ValueError("cert_file and key_file go together")
+        return self
+
+
+class BrokerSection(_Section):
+    """The MQTT broker of the pit."""
+
+    host: str = "localhost"
+    port: int = Field(default=1883, ge=1, le=65535)
+    prefix: str = Field(default="tables", min_length=1, pattern=r"^[^#+]+$")
+    client_id: str | None = Field(default=None, description="default: tablectl-<table id>")
+    username: str | None = None
+    password: str | None = None
+    password_file: Path | None = Field(default=None, description="read the password from here")
+    keepalive: int = Field(default=15, ge=2, le=600)
+    timeout: float = Field(default=10.0, gt=0, description="seconds for a connect or a PUBACK")
+    reconnect_min: float = Field(default=0.5, gt=0)
+    reconnect_max: float = Field(default=30.0, gt=0)
+    tls: TlsSection = TlsSection()
+
+    @model_validator(mode="after")
+    def _credentials(self) -> Self:
+        if self.password is not None and self.password_file is not None:
+            raise ValueError("give password or password_file, not both")
+        if self.reconnect_max < self.reconnect_min:
+            raise ValueError("reconnect_max must not be below reconnect_min")
+        return self
+
+    def secret(self) -> str | None:
+        """The password, from the config or its file."""
+        if self.password_file is not None:
+            return self.password_file.read_text(encoding="utf-8").strip()
+        return self.password
+
+
+class JournalSection(_Section):
+    """Where the journal lives."""
+
+    path: Path = Path("/var/lib/tablectl/journal.sqlite")
+
+
+class LogSection(_Section):
+    """Logging: JSON lines for journald, readable text on a terminal."""
+
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    format: Literal["auto", "json", "console"] = "auto"
+
+
+class DaemonSection(_Section):
+    """Timings of the daemon itself."""
+
+    historical_after: float = Field(
+        default=5.0, gt=0, description="an event published this many seconds late is historical"
+    )
+    device_query_timeout: float = Field(default=5.0, gt=0)
+    device_restart_min: float = Field(default=0.5, gt=0)
+    device_restart_max: float = Field(default=30.0, gt=0)
+    dispatch_retry: float = Field(default=2.0, gt=0, description="seconds between resends")
+    shutdown_step: float = Field(default=3.0, gt=0, description="bound of each shutdown step")
+
+
+class TableConfig(BaseSettings):
+    """The whole config of one table controller."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", frozen=True
+    )
+
+    table: TableSection
+    devices: dict[str, DeviceSection] = Field(default_factory=dict)
+    broker: BrokerSection = BrokerSection()
+    journal: JournalSection = JournalSection()
+    log: LogSection = LogSection()
+    daemon: DaemonSection = DaemonSection()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # The environment first: it overrides the file, which arrives as init arguments.
+        return env_settings, init_settings
+
+    @field_validator("devices")
+    @classmethod
+    def _device_ids(cls, devices: dict[str, DeviceSection]) -> dict[str, DeviceSection]:
+        for device_id in devices:
+            if not device_id or any(c in device_id for c in "/#+ "):
+                raise ValueError(f"device id {device_id!r} must be a plain topic level")
+        return devices
+
+    @property
+    def client_id(self) -> str:
+        """The MQTT client id."""
+        return self.broker.client_id or f"tablectl-{self.table.id}"
+
+
+def _format(exc: ValidationError) -> list[str]:
+    problems = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        message = err["msg"].removeprefix("Value error, ")
+        value = err.get("input")
+        shown = "" if err["type"] == "missing" or isinstance(value, dict) else f" (got {value!r})"
+        problems.append(f"{loc or '(top level)'}: {message}{shown}")
+    return problems
+
+
+def parse_config(data: Mapping[str, Any], source: str = "config") -> TableConfig:
+    """Validate config data (and the environment); check profile, deck and driver options."""
+    try:
+        config = TableConfig(**dict(data))
+    except ValidationError as exc:
+        raise ConfigError(source, _format(exc)) from None
+    problems: list[str] = []
+    try:
+        config.table.rules_profile()
+    except ProfileError as exc:
+        problems.append(f"table.profile / table.house_rules: {exc}")
+    try:
+        config.table.manifest()
+    except ManifestError as exc:
+        problems.append(f"table.deck: {exc}")
+    from controller.shell.devices import device_option_problems  # noqa: PLC0415 (cycle)
+
+    for device_id, device in config.devices.items():
+        problems += device_option_problems(device_id, device)
+    if problems:
+        raise ConfigError(source, problems)
+    return config
+
+
+def load_config(path: Path) -> TableConfig:
+    """Read, parse and validate the config file at ``path``."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(str(path), [f"cannot read: {exc.strerror or exc}"]) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(str(path), [f"not valid TOML: {exc}"]) from None
+    return parse_config(data, str(path))
+
+
+def config_schema() -> dict[str, Any]:
+    """The JSON Schema of the config file."""
+    schema = TableConfig.model_json_schema()
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "urn:tablectl:schema:config",
+        **schema,
+        "title": "tablectl table config",
+    }

@@ -1,0 +1,1 @@
+"""The asyncio shell around the pure core: journal, outbox, MQTT, commands, devices, systemd."""

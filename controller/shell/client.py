@@ -1,0 +1,128 @@
+"""The other end of the topics: a subscriber (``tablectl tail``) and a dealer console.
+
+:class:`DealerClient` sends requests and waits for their responses by ``transaction``; a request
+that gets no answer in time can be sent again with the same transaction, and the table answers
+it once (with the stored response if it already ran it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import aiomqtt
+
+from controller.shell.topics import Topics
+
+
+class DealerClient:
+    """A dealer console on one table's request and response topics."""
+
+    def __init__(
+        self,
+        client: aiomqtt.Client,
+        topics: Topics,
+        other: Callable[[aiomqtt.Message], None] | None = None,
+    ) -> None:
+        self.client = client
+        self.topics = topics
+        self.other = other  # messages on other subscribed topics go here
+        self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._reader: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Subscribe to the responses."""
+        await self.client.subscribe(f"{self.topics.base}/response/+", qos=1)
+        self._reader = asyncio.create_task(self._read(), name="dealer:responses")
+
+    async def stop(self) -> None:
+        """Stop reading responses."""
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+
+    async def _read(self) -> None:
+        async for message in self.client.messages:
+            if not message.topic.matches(f"{self.topics.base}/response/+"):
+                if self.other is not None:
+                    self.other(message)
+                continue
+            try:
+                body = json.loads(message.payload if isinstance(message.payload, bytes) else b"")
+            except json.JSONDecodeError:
+                continue
+            future = self._waiting.get(str(body.get("transaction")))
+            if future is not None and not future.done():
+                future.set_result(body)
+
+    async def send(
+        self,
+        command: str,
+        fields: Mapping[str, Any] | None = None,
+        *,
+        transaction: str | None = None,
+        timeout: float = 10.0,
+    ) -> dict[str, Any]:
+        """Send one request and wait for its response (TimeoutError if none comes)."""
+        transaction = transaction or uuid.uuid4().hex
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiting[transaction] = future
+        try:
+            payload = json.dumps({"transaction": transaction, **(fields or {})})
+            await self.client.publish(self.topics.request(command), payload, qos=1)
+            async with asyncio.timeout(timeout):
+                return await future
+        finally:
+            self._waiting.pop(transaction, None)
+
+
+async def request(
+    host: str,
+    port: int,
+    prefix: str,
+    table: str,
+    command: str,
+    fields: Mapping[str, Any],
+    transaction: str,
+    timeout: float,
+) -> dict[str, Any]:
+    """One request, its response (``tablectl dealer``)."""
+    async with aiomqtt.Client(host, port, protocol=aiomqtt.ProtocolVersion.V5) as client:
+        dealer = DealerClient(client, Topics(prefix, table))
+        await dealer.start()
+        try:
+            return await dealer.send(command, fields, transaction=transaction, timeout=timeout)
+        except TimeoutError:
+            return {"transaction": transaction, "status": "error", "error": "no response"}
+        finally:
+            await dealer.stop()
+
+
+async def tail(
+    host: str, port: int, prefix: str, table: str, *, secure: bool = False, count: int = 0
+) -> int:
+    """Print events as they arrive (``tablectl tail``)."""
+    topics = Topics(prefix, table)
+    seen = 0
+    async with aiomqtt.Client(host, port, protocol=aiomqtt.ProtocolVersion.V5) as client:
+        await client.subscribe(topics.secure_events if secure else topics.events, qos=1)
+        await client.subscribe(topics.status, qos=1)
+        async for message in client.messages:
+            payload = message.payload if isinstance(message.payload, bytes) else b"{}"
+            body = json.loads(payload)
+            if message.topic.value == topics.status:
+                print(f"# status {body.get('state')} bdseq {body.get('bdseq')}", flush=True)
+                continue
+            late = " historical" if body.get("historical") else ""
+            rules = ",".join(body.get("rules", []))
+            data = json.dumps(body.get("data"), separators=(",", ":"))
+            print(f"{body['seq']:>6} {body['type']:<24} {rules:<18} {data}{late}", flush=True)
+            seen += 1
+            if count and seen >= count:
+                break
+    return 0

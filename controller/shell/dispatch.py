@@ -1,0 +1,160 @@
+"""Device commands: what the table needs from the shuffler, journaled, sent at most once.
+
+The core says what the hand needs next (:func:`controller.table.plan.next_dispense`); this module
+turns that into commands for the shuffler and keeps them honest:
+
+* a command is journaled (in the same transaction as the input that made it necessary) before it
+  is sent, with the identifiers the device will see: the deck's shuffle id and a group number
+  the host picks (one more than the last group asked of that deck);
+* while a command is outstanding the same need does not make another one;
+* after a crash the outstanding commands come back from the journal with their identifiers; the
+  device is asked where it is, and a command is resent only if the device has not done it, and
+  a device that did it anyway refuses the duplicate group number. No card goes out twice.
+
+:func:`wanted` is pure: the commands a table state calls for.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, NamedTuple
+
+from controller.table.events import TableEvent
+from controller.table.inputs import Purpose
+from controller.table.plan import DispenseRequest, next_dispense
+from controller.table.state import TableState
+
+
+class Need(NamedTuple):
+    """One thing the table needs a device to do; equal needs are the same need."""
+
+    kind: str  # "shuffle", "dispense", "reveal"
+    hand_id: str | None
+    shuffle_id: int | None
+    purpose: str | None = None
+    seat: int | None = None
+    size: int | None = None
+
+
+class Dispatch(NamedTuple):
+    """A journaled device command."""
+
+    id: int
+    device: str
+    need: Need
+    group: int | None
+
+    def to_json(self) -> str:
+        """The journal body (without the id, which is the row's key)."""
+        return json.dumps({"need": list(self.need), "group": self.group}, separators=(",", ":"))
+
+    @classmethod
+    def from_row(cls, key: int, device: str, body: str) -> Dispatch:
+        """A dispatch read back from the journal."""
+        data = json.loads(body)
+        return cls(key, device, Need(*data["need"]), data["group"])
+
+    @property
+    def request(self) -> DispenseRequest:
+        """The dispense request of a dispense command."""
+        need = self.need
+        assert need.purpose is not None
+        assert need.size is not None
+        return DispenseRequest(Purpose(need.purpose), need.seat, need.size)
+
+
+def wanted(state: TableState) -> list[Need]:
+    """The shuffles and dispenses the table needs now (pure)."""
+    hand = state.hand
+    if hand is None:
+        return []
+    deck = state.deck
+    if hand.shuffle_id is None and (deck.shuffle_id is None or deck.used_by is not None):
+        return [Need("shuffle", hand.hand_id, deck.shuffle_id)]
+    request = next_dispense(state)
+    if request is None or deck.shuffle_id is None:
+        return []
+    return [
+        Need(
+            "dispense",
+            hand.hand_id,
+            deck.shuffle_id,
+            request.purpose.value,
+            request.seat,
+            request.size,
+        )
+    ]
+
+
+def reveals(in_play: int | None, events: list[TableEvent]) -> list[Need]:
+    """The deck last used by a hand is retired when another deck is verified: ask its order."""
+    if in_play is None:
+        return []
+    for event in events:
+        if event.type == "deck.verified" and event.data.get("shuffle_id") != in_play:
+            return [Need("reveal", None, in_play)]
+    return []
+
+
+class Planner:
+    """Tracks outstanding commands and group numbers; decides which needs are new."""
+
+    def __init__(self, shuffler: str) -> None:
+        self.shuffler = shuffler
+        self.outstanding: dict[Need, Dispatch] = {}
+        self.last_group: dict[int, int] = {}
+        self.in_play: int | None = None  # the deck the current (or last) hand dealt from
+        self.revealed: set[int] = set()  # decks revealed or asked for
+
+    def plan(self, after: TableState, events: list[TableEvent]) -> list[tuple[Need, int | None]]:
+        """The needs of ``after`` not yet outstanding, with the group number each will use."""
+        new: list[tuple[Need, int | None]] = []
+        groups = dict(self.last_group)
+        for need in [*wanted(after), *reveals(self.in_play, events)]:
+            if need in self.outstanding:
+                continue
+            group = None
+            if need.kind == "dispense":
+                assert need.shuffle_id is not None
+                group = groups.get(need.shuffle_id, 0) + 1
+                groups[need.shuffle_id] = group
+            new.append((need, group))
+        return new
+
+    def adopt(self, dispatches: list[Dispatch], state: TableState) -> None:
+        """Journaled commands become outstanding; needs the state no longer has are dropped."""
+        for dispatch in dispatches:
+            self.outstanding[dispatch.need] = dispatch
+            if dispatch.group is not None and dispatch.need.shuffle_id is not None:
+                sid = dispatch.need.shuffle_id
+                self.last_group[sid] = max(self.last_group.get(sid, 0), dispatch.group)
+            if dispatch.need.kind == "reveal" and dispatch.need.shuffle_id is not None:
+                self.revealed.add(dispatch.need.shuffle_id)
+        current = set(wanted(state))
+        for need in list(self.outstanding):
+            if need.kind != "reveal" and need not in current:
+                del self.outstanding[need]
+        self.track(state)
+
+    def track(self, state: TableState) -> None:
+        """Remember the deck in play, to reveal it once the next one is verified."""
+        hand = state.hand if state.hand is not None else state.last_hand
+        if hand is not None and hand.shuffle_id is not None:
+            self.in_play = hand.shuffle_id
+        if self.in_play in self.revealed:
+            self.in_play = None
+
+    def done(self, need: Need) -> None:
+        """A command that needs no more sending (a reveal came back, or was refused)."""
+        self.outstanding.pop(need, None)
+        if need.kind == "reveal" and need.shuffle_id is not None:
+            self.revealed.add(need.shuffle_id)
+            if self.in_play == need.shuffle_id:
+                self.in_play = None
+
+    def summary(self) -> list[dict[str, Any]]:
+        """The outstanding commands, for logs."""
+        return [
+            {"id": d.id, "kind": d.need.kind, "shuffle": d.need.shuffle_id, "group": d.group}
+            for d in self.outstanding.values()
+        ]

@@ -1,0 +1,58 @@
+"""Exports from a journal: every event as a JSON line, or completed hands as PHH.
+
+PHH needs the hand as the core ended it, so the export replays the journal's inputs through the
+core from the journal's genesis and writes each hand when it completes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+from controller.config import TableSection
+from controller.envelope import envelope
+from controller.phh import hand_to_phh
+from controller.profiles import load_profile
+from controller.shell.codec import event_from_json, input_from_json
+from controller.shell.journal import Journal
+from controller.shell.table import initial_state
+from controller.table.engine import apply
+
+
+def export_events(journal: Journal, hand_id: str | None = None) -> Iterator[str]:
+    """Every journaled event (of one hand) as a surveillance-view envelope, one JSON line each."""
+    for row in journal.events(hand_id):
+        event = event_from_json(row.body)
+        body = envelope(
+            event, table_id=journal.table_id, epoch=journal.epoch, seq=row.key, secure=True
+        )
+        yield json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+
+
+def export_phh(journal: Journal, hand_id: str | None = None) -> list[str]:
+    """The PHH text of every completed hand (or of one), in order."""
+    genesis = journal.genesis
+    profile = load_profile(genesis["profile"]).with_overrides(genesis.get("house_rules", {}))
+    manifest = TableSection.model_validate(
+        {
+            "id": genesis["table_id"],
+            "stacks": genesis["stacks"],
+            "button": genesis["button"],
+            "blinds": genesis["blinds"],
+            "deck": genesis.get("deck", "house-a"),
+        }
+    ).manifest()
+    state = initial_state(genesis, profile, manifest)
+    texts = []
+    for row in journal.inputs():
+        before = state.last_hand
+        state, _ = apply(state, input_from_json(row.body))
+        done = state.last_hand
+        if done is None or done is before:
+            continue
+        if hand_id is not None and done.hand_id != hand_id:
+            continue
+        texts.append(
+            hand_to_phh(done, table_id=journal.table_id, blinds=state.blinds, ante=state.ante)
+        )
+    return texts

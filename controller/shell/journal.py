@@ -1,0 +1,386 @@
+"""The journal: one SQLite database holding inputs, events, the outbox and the command inbox.
+
+Everything the table decided is here, in order, and nothing else is needed to rebuild it:
+
+* ``inputs`` — every device event and dealer command the core was given;
+* ``events`` — every event the core (or the command validator) produced; ``seq`` is the event's
+  sequence number in its envelope, an ``AUTOINCREMENT`` key so a number is never reused even
+  after the last row is gone;
+* ``commands`` — the inbox: each request ``transaction`` with the response it got, so a
+  redelivered request gets the stored response instead of running twice;
+* ``dispatches`` — commands the shell sent to devices (shuffle, dispense, reveal), journaled
+  before they go out, so recovery resends them under the same identifiers and never twice;
+* ``outbox`` — messages not yet acknowledged by the broker; rows go only after PUBACK;
+* ``snapshots`` — the table state between hands, so a start replays only the inputs after the
+  last one; derived data, outside the chain, used only by the core that wrote it.
+
+An input, the events it caused, the dispatches they need, the inbox row and the outbox rows are
+written in one transaction. Every row of the first four tables carries a position in one chain
+over the whole journal and the SHA-256 of the previous row's hash and its own content, so an
+edited, inserted or deleted row breaks the chain (:meth:`Journal.verify`). The outbox is not
+chained: it is a delivery queue, and its rows are meant to go.
+
+The database runs in WAL mode with ``synchronous=FULL``: a transaction that returned is on disk
+and survives a power cut, which is what lets the table promise that a journaled input is never
+lost. This class is synchronous; :class:`controller.shell.writer.JournalWriter` runs it on its
+own thread so the event loop never waits on an fsync.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import sqlite3
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from controller.shell.chain import (
+    CHAINED,
+    GENESIS_HASH,
+    SCHEMA,
+    SCHEMA_VERSION,
+    STREAMS,
+    VerifyReport,
+    connect,
+    insert_row,
+    next_key,
+    verify_chain,
+)
+
+
+class JournalError(RuntimeError):
+    """The journal cannot be used (wrong table, newer schema, not a journal)."""
+
+
+class NewEvent(NamedTuple):
+    """An event to journal: its type, hand and journal text (see :mod:`controller.shell.codec`)."""
+
+    type: str
+    hand_id: str | None
+    body: str
+
+
+class NewDispatch(NamedTuple):
+    """A device command to journal before it is sent."""
+
+    device: str
+    body: str
+
+
+@dataclass
+class NewCommand:
+    """A dealer request to record in the inbox with its response.
+
+    ``respond`` builds the response from the sequence numbers the events got, inside the
+    transaction, so the stored response names the events it caused.
+    """
+
+    transaction: str
+    verb: str
+    request: str
+    respond: Callable[[list[int]], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class Appended:
+    """What one transaction wrote."""
+
+    input_id: int | None
+    seqs: list[int]
+    dispatch_ids: list[int]
+    response: Mapping[str, Any] | None = None
+
+
+class OutboxRow(NamedTuple):
+    """A message waiting for the broker: the event, the stream, and when it was journaled."""
+
+    id: int
+    seq: int
+    stream: str
+    live: bool
+    created_ns: int
+    body: str
+
+
+class StoredRow(NamedTuple):
+    """A journaled row read back for replay: its key, input link and body."""
+
+    key: int
+    input_id: int | None
+    body: str
+
+
+class Journal:
+    """The journal database of one table."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self._conn = conn
+        self.path = path
+        meta = self._meta()
+        self.epoch = meta["epoch"]
+        self.table_id = meta["table_id"]
+        self.genesis: dict[str, Any] = json.loads(meta.get("genesis", "{}"))
+        self._head_pos = int(meta.get("head_pos", "0"))
+        self._head_hash = meta.get("head_hash", GENESIS_HASH)
+
+    # ------------------------------------------------------------------ opening
+
+    @classmethod
+    def open(
+        cls, path: Path, *, table_id: str, genesis: Mapping[str, Any] | None = None
+    ) -> Journal:
+        """Open (or create) the journal at ``path`` for table ``table_id``.
+
+        A new journal gets a random epoch and records ``genesis`` (the table as configured),
+        which replays start from. An existing journal of another table is refused.
+        """
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = connect(path)
+        with conn:
+            conn.executescript(SCHEMA)
+            existing = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+            if not existing:
+                created = {
+                    "schema": str(SCHEMA_VERSION),
+                    "table_id": table_id,
+                    "epoch": secrets.token_hex(6),
+                    "genesis": json.dumps(dict(genesis or {}), sort_keys=True),
+                    "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                    "head_pos": "0",
+                    "head_hash": GENESIS_HASH,
+                    "bdseq": "0",
+                }
+                conn.executemany("INSERT INTO meta VALUES (?, ?)", created.items())
+                existing = created
+        if existing.get("table_id") != table_id:
+            conn.close()
+            raise JournalError(
+                f"{path} is the journal of table {existing.get('table_id')!r}, not {table_id!r}"
+            )
+        if int(existing.get("schema", "0")) > SCHEMA_VERSION:
+            conn.close()
+            raise JournalError(f"{path} has journal schema {existing['schema']}, newer than ours")
+        return cls(conn, path)
+
+    @classmethod
+    def open_existing(cls, path: Path) -> Journal:
+        """Open a journal that must exist (for ``tablectl journal``), whatever its table."""
+        if not path.is_file():
+            raise JournalError(f"no journal at {path}")
+        try:
+            conn = connect(path)
+        except sqlite3.DatabaseError as exc:
+            raise JournalError(f"{path} is not a journal: {exc}") from None
+        try:
+            rows = conn.execute("SELECT value FROM meta WHERE key = 'table_id'").fetchall()
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise JournalError(f"{path} is not a journal: {exc}") from None
+        if not rows:
+            conn.close()
+            raise JournalError(f"{path} is not a journal (no table id)")
+        return cls(conn, path)
+
+    def close(self) -> None:
+        """Close the database."""
+        self._conn.close()
+
+    def checkpoint(self) -> None:
+        """Fold the WAL into the database file (at a clean shutdown)."""
+        self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def _meta(self) -> dict[str, str]:
+        return dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
+
+    # ------------------------------------------------------------------ writing
+
+    def append(
+        self,
+        *,
+        input_row: tuple[str, str, str] | None,
+        events: Sequence[NewEvent],
+        dispatches: Sequence[NewDispatch] = (),
+        command: NewCommand | None = None,
+        live: bool = True,
+        snapshot: tuple[str, bytes] | None = None,
+    ) -> Appended:
+        """Write an input (``(ts, type, body)``), its events and the rest in one transaction.
+
+        ``snapshot`` is ``(core fingerprint, state)`` of the table after this input.
+        """
+        conn = self._conn
+        pos, head = self._head_pos, self._head_hash
+        now_ns = time.time_ns()
+        input_id: int | None = None
+        seqs: list[int] = []
+        dispatch_ids: list[int] = []
+        response: Mapping[str, Any] | None = None
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            if input_row is not None:
+                input_id = next_key(conn, "inputs")
+                pos, head = insert_row(conn, "inputs", pos, head, (input_id, *input_row))
+            for event in events:
+                seq = next_key(conn, "events")
+                pos, head = insert_row(
+                    conn,
+                    "events",
+                    pos,
+                    head,
+                    (seq, input_id, event.type, event.hand_id, event.body),
+                )
+                seqs.append(seq)
+                conn.executemany(
+                    "INSERT INTO outbox (seq, stream, live, created_ns) VALUES (?, ?, ?, ?)",
+                    [(seq, stream, int(live), now_ns) for stream in STREAMS],
+                )
+            for dispatch in dispatches:
+                key = next_key(conn, "dispatches")
+                pos, head = insert_row(
+                    conn, "dispatches", pos, head, (key, input_id, dispatch.device, dispatch.body)
+                )
+                dispatch_ids.append(key)
+            if command is not None:
+                response = dict(command.respond(seqs))
+                key = next_key(conn, "commands")
+                content = (
+                    key,
+                    command.transaction,
+                    command.verb,
+                    command.request,
+                    input_id,
+                    json.dumps(response, separators=(",", ":"), ensure_ascii=False),
+                )
+                pos, head = insert_row(conn, "commands", pos, head, content)
+            if snapshot is not None and input_id is not None:
+                core, blob = snapshot
+                digest = hashlib.sha256(core.encode() + blob).hexdigest()
+                conn.execute(
+                    "INSERT INTO snapshots VALUES (?, ?, ?, ?)", (input_id, core, blob, digest)
+                )
+                conn.execute(  # keep the last few: older ones would never be read
+                    "DELETE FROM snapshots WHERE input_id NOT IN "
+                    "(SELECT input_id FROM snapshots ORDER BY input_id DESC LIMIT 3)"
+                )
+            conn.executemany(
+                "UPDATE meta SET value = ? WHERE key = ?",
+                [(str(pos), "head_pos"), (head, "head_hash")],
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        self._head_pos, self._head_hash = pos, head
+        return Appended(input_id, seqs, dispatch_ids, response)
+
+    def next_bdseq(self) -> int:
+        """The birth/death sequence number of the next MQTT connection (persisted)."""
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        row = conn.execute("SELECT value FROM meta WHERE key = 'bdseq'").fetchone()
+        value = int(row[0]) + 1 if row else 1
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('bdseq', ?)", (str(value),))
+        conn.execute("COMMIT")
+        return value
+
+    def delete_outbox(self, row_ids: Sequence[int]) -> None:
+        """The broker acknowledged these messages: forget them (one transaction)."""
+        if not row_ids:
+            return
+        conn = self._conn
+        # Without its own fsync: losing a delete to a power cut only publishes the message
+        # again (consumers drop it by event_id), and the next journal commit syncs it anyway.
+        conn.execute("PRAGMA synchronous=NORMAL")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.executemany("DELETE FROM outbox WHERE id = ?", [(i,) for i in row_ids])
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        finally:
+            conn.execute("PRAGMA synchronous=FULL")
+
+    # ------------------------------------------------------------------ reading
+
+    def pending(self, limit: int = 100, after: int = 0) -> list[OutboxRow]:
+        """The oldest messages still waiting for the broker, in order."""
+        rows = self._conn.execute(
+            "SELECT o.id, o.seq, o.stream, o.live, o.created_ns, e.body FROM outbox o "
+            "JOIN events e ON e.seq = o.seq WHERE o.id > ? ORDER BY o.id LIMIT ?",
+            (after, limit),
+        ).fetchall()
+        return [OutboxRow(r[0], r[1], r[2], bool(r[3]), r[4], r[5]) for r in rows]
+
+    def pending_count(self) -> int:
+        """How many messages wait for the broker."""
+        return int(self._conn.execute("SELECT COUNT(*) FROM outbox").fetchone()[0])
+
+    def command_response(self, transaction: str) -> dict[str, Any] | None:
+        """The stored response to ``transaction``, if that request was seen before."""
+        row = self._conn.execute(
+            "SELECT response FROM commands WHERE txn = ?", (transaction,)
+        ).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def inputs(self, after: int = 0) -> Iterator[StoredRow]:
+        """Every journaled input (after input ``after``), in order."""
+        for key, body in self._conn.execute(
+            "SELECT id, body FROM inputs WHERE id > ? ORDER BY id", (after,)
+        ):
+            yield StoredRow(key, key, body)
+
+    def latest_snapshot(self, core: str) -> tuple[int, bytes] | None:
+        """``(input id, state)`` of the newest intact snapshot written by core ``core``."""
+        for input_id, blob, digest in self._conn.execute(
+            "SELECT input_id, state, digest FROM snapshots WHERE core = ? ORDER BY input_id DESC",
+            (core,),
+        ):
+            if hashlib.sha256(core.encode() + blob).hexdigest() == digest:
+                return int(input_id), bytes(blob)
+        return None
+
+    def events(self, hand_id: str | None = None, after_input: int = 0) -> Iterator[StoredRow]:
+        """Every journaled event (of one hand; caused by inputs after one), in order."""
+        if hand_id is None:
+            cursor = self._conn.execute(
+                "SELECT seq, input_id, body FROM events "
+                "WHERE input_id IS NULL OR input_id > ? ORDER BY seq",
+                (after_input,),
+            )
+        else:
+            cursor = self._conn.execute(
+                "SELECT seq, input_id, body FROM events WHERE hand_id = ? ORDER BY seq", (hand_id,)
+            )
+        for key, input_id, body in cursor:
+            yield StoredRow(key, input_id, body)
+
+    def dispatches(self) -> Iterator[tuple[int, str, str, int | None]]:
+        """Every journaled device command as ``(id, device, body, input id)``, in order."""
+        yield from self._conn.execute(
+            "SELECT id, device, body, input_id FROM dispatches ORDER BY id"
+        )
+
+    def last_seq(self) -> int:
+        """The highest event sequence number ever given (0 for none)."""
+        row = self._conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
+        return int(row[0]) if row else 0
+
+    def counts(self) -> dict[str, int]:
+        """Rows per table (for status lines and reports)."""
+        return {
+            table: int(self._conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])  # noqa: S608
+            for table in (*CHAINED, "outbox", "snapshots")
+        }
+
+    # ------------------------------------------------------------------ verifying
+
+    def verify(self) -> VerifyReport:
+        """Walk the hash chain over every chained row; report every break."""
+        return verify_chain(self._conn)

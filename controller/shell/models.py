@@ -1,0 +1,120 @@
+"""Models of what goes over MQTT, for the generated JSON Schemas and the AsyncAPI document.
+
+The envelope, the request of each dealer command (its fields plus ``transaction``), the
+response, the birth/death status, the state snapshot and the device status; the ``data`` of each
+event type is in :mod:`controller.shell.event_models`. Tests validate real events against these
+models, so the schemas say what the daemon actually publishes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from controller.shell.event_models import EVENT_DATA
+from controller.table.inputs import COMMANDS
+
+__all__ = [
+    "EVENT_DATA",
+    "DeviceTopic",
+    "Envelope",
+    "Response",
+    "StateSnapshot",
+    "Status",
+    "request_model",
+]
+
+
+class Envelope(BaseModel):
+    """Every event on ``{prefix}/{table}/events`` and ``…/secure/events`` (design.md §3.3)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_: Literal["tablectl.event/1"] = Field(alias="schema")
+    table_id: str
+    epoch: str
+    seq: int = Field(ge=1, description="per table, gap-free, strictly increasing in an epoch")
+    event_id: str = Field(description="{table_id}:{epoch}:{seq}; de-duplicate on it")
+    historical: bool = Field(description="published late, after a broker outage")
+    ts: str = Field(description="RFC 3339 UTC, from the input that caused the event")
+    hand_id: str | None
+    type: str
+    rules: list[str]
+    severity: Literal["info", "warn", "hold", "critical"]
+    needs_confirm: bool
+    data: dict[str, Any]
+    secure: bool | None = Field(default=None, description="secure stream: secret fields merged")
+
+
+class Status(BaseModel):
+    """The retained birth and Last Will on ``{prefix}/{table}/status``."""
+
+    state: Literal["online", "offline"]
+    bdseq: int = Field(description="per connection; the Will carries the same bdseq as its birth")
+    ts: str
+    version: str
+    simulated: bool
+
+
+class Response(BaseModel):
+    """The answer on ``{prefix}/{table}/response/{command}``."""
+
+    transaction: str | None
+    status: Literal["ok", "error"]
+    command: str
+    data: dict[str, Any] = Field(description="events: [{seq, type}], last_seq")
+    error: str | None
+
+
+class DeviceTopic(BaseModel):
+    """The retained health and identity on ``{prefix}/{table}/devices/{device}``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    device: str
+    health: Literal["online", "stale", "reconnecting", "failed", "rejected"] | None
+    approved: bool | None
+    detail: str
+    ts: str
+    identity: dict[str, Any] | None = None
+
+
+class StateSnapshot(BaseModel):
+    """The retained public snapshot on ``{prefix}/{table}/state``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    schema_: Literal["tablectl.state/1"] = Field(alias="schema")
+    table_id: str
+    epoch: str
+    seq: int = Field(description="the last event this snapshot reflects")
+    button: int
+    blinds: list[int]
+    ante: int
+    hands_started: int
+    deck: dict[str, Any]
+    seats: dict[str, dict[str, Any]]
+    hand: dict[str, Any] | None
+    last_hand: str | None
+
+
+def request_model(verb: str) -> type[BaseModel]:
+    """The request of one dealer command: its fields (no ``ts``) and ``transaction``."""
+    cls = COMMANDS[verb]
+    hints = typing.get_type_hints(cls)
+    fields: dict[str, Any] = {
+        "transaction": (str, Field(min_length=1, max_length=128, description="unique per request")),
+    }
+    for field in dataclasses.fields(cls):
+        if field.name == "ts":
+            continue
+        default = field.default if field.default is not dataclasses.MISSING else ...
+        fields[field.name] = (hints[field.name], default)
+    name = "".join(part.capitalize() for part in verb.split("_")) + "Request"
+    model: type[BaseModel] = create_model(
+        name, __config__=ConfigDict(extra="forbid"), __doc__=cls.__doc__, **fields
+    )
+    return model

@@ -1,0 +1,350 @@
+"""The MQTT link: connect, birth and Last Will, retained state, requests, and the drainer.
+
+Every aiomqtt call of the daemon is in this module. One connection at a time, made fresh for
+each attempt (its Last Will carries that attempt's ``bdseq``); on every connect the link
+publishes the birth, republishes every retained message (state, devices), subscribes to the
+request topics and only then drains the outbox. A lost connection or a failed attempt waits a
+full-jitter backoff and tries again, for ever.
+
+One task publishes everything, in order, QoS 1, each publish awaited until its PUBACK: any
+response first (a console is waiting for it), then the outbox, oldest first, then the retained
+snapshots that changed (only their latest version matters). Outbox rows are deleted only after
+their PUBACK; a crash between the two publishes the message again, which consumers drop by
+``event_id``. A message journaled
+while the broker was unreachable, or published more than ``historical_after`` seconds after it
+was journaled, is marked ``historical``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import ssl
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import aiomqtt
+import structlog
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
+from controller import __version__
+from controller.config import BrokerSection
+from controller.envelope import envelope
+from controller.shell.codec import event_from_json, rfc3339
+from controller.shell.journal import OutboxRow
+from controller.shell.topics import Topics
+from controller.shell.writer import JournalWriter
+
+log = structlog.get_logger("tablectl.mqtt")
+
+RequestHandler = Callable[[str, bytes], Awaitable[dict[str, Any]]]
+BATCH = 64
+RETAINED_EVERY = 0.5
+
+
+def publish_properties() -> Properties:
+    """Empty MQTT v5 PUBLISH properties (paho's constructor is untyped)."""
+    properties: Properties = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
+    return properties
+
+
+class Backoff:
+    """Full-jitter exponential backoff: a delay drawn from [0, min(cap, base * 2**attempt)]."""
+
+    def __init__(self, base: float, cap: float, rng: random.Random | None = None) -> None:
+        self.base, self.cap = base, cap
+        self.attempt = 0
+        self._rng = rng or random.Random()
+
+    def next(self) -> float:
+        """The delay before the next attempt."""
+        self.attempt += 1
+        return self._rng.uniform(0.0, min(self.cap, self.base * 2.0 ** min(self.attempt, 30)))
+
+    def reset(self) -> None:
+        """Start again from the base after a connection that held."""
+        self.attempt = 0
+
+
+class MqttLink:
+    """The table's connection to the pit broker."""
+
+    def __init__(
+        self,
+        broker: BrokerSection,
+        topics: Topics,
+        writer: JournalWriter,
+        *,
+        client_id: str,
+        simulated: bool,
+        historical_after: float,
+    ) -> None:
+        self.broker = broker
+        self.topics = topics
+        self.writer = writer
+        self.client_id = client_id
+        self.simulated = simulated
+        self.historical_after_ns = int(historical_after * 1e9)
+        self.on_request: RequestHandler | None = None
+        self.on_change: Callable[[], None] | None = None  # connected or lost
+        self.accept_requests = False
+        self.connected = asyncio.Event()
+        self.wake = asyncio.Event()
+        self.bdseq = 0
+        self.published = 0
+        self.historical = 0
+        self.connects = 0
+        self._retained: dict[str, bytes] = {}
+        self._dirty: dict[str, None] = {}
+        self._retained_at = 0.0
+        self._responses: deque[tuple[str, bytes, Properties | None]] = deque()
+        self._client: aiomqtt.Client | None = None
+        self._stopping = False
+        self._backoff = Backoff(broker.reconnect_min, broker.reconnect_max)
+
+    # ------------------------------------------------------------------ what to publish
+
+    def set_retained(self, topic: str, body: dict[str, Any]) -> None:
+        """Publish ``body`` retained on ``topic`` (now if connected, else on connect)."""
+        payload = json.dumps(body, separators=(",", ":")).encode()
+        if self._retained.get(topic) == payload:
+            return
+        self._retained[topic] = payload
+        self._dirty[topic] = None
+        self.wake.set()
+
+    def respond(self, verb: str, body: dict[str, Any], correlation: bytes | None) -> None:
+        """Queue a response (with the request's MQTT v5 correlation data, if it had any)."""
+        properties = None
+        if correlation is not None:
+            properties = publish_properties()
+            properties.CorrelationData = correlation
+        payload = json.dumps(body, separators=(",", ":")).encode()
+        self._responses.append((self.topics.response(verb), payload, properties))
+        self.wake.set()
+
+    def status_body(self, state: str) -> dict[str, Any]:
+        """The birth (``online``) or death (``offline``) body of this connection."""
+        return {
+            "state": state,
+            "bdseq": self.bdseq,
+            "ts": rfc3339(datetime.now(UTC)),
+            "version": __version__,
+            "simulated": self.simulated,
+        }
+
+    # ------------------------------------------------------------------ the connection
+
+    async def run(self) -> None:
+        """Stay connected until cancelled."""
+        while not self._stopping:
+            self.bdseq = await self.writer.call(self.writer.journal.next_bdseq)
+            client = self._client_for_attempt()
+            started = time.monotonic()
+            try:
+                async with client:
+                    self._client = client
+                    await self._session(client)
+            except (aiomqtt.MqttError, OSError, TimeoutError) as exc:
+                cause = exc.__cause__
+                log.warning(
+                    "mqtt.disconnected", error=str(exc), cause=repr(cause) if cause else None
+                )
+            finally:
+                self._client = None
+                if self.connected.is_set():
+                    self.connected.clear()
+                    if self.on_change is not None:
+                        self.on_change()
+            if time.monotonic() - started > 10.0:
+                self._backoff.reset()
+            delay = self._backoff.next()
+            log.info("mqtt.reconnect_in", seconds=round(delay, 2), attempt=self._backoff.attempt)
+            await asyncio.sleep(delay)
+
+    def _client_for_attempt(self) -> aiomqtt.Client:
+        broker = self.broker
+        offline = json.dumps(self.status_body("offline"), separators=(",", ":")).encode()
+        will = aiomqtt.Will(self.topics.status, offline, qos=1, retain=True)
+        tls_params = None
+        if broker.tls.enabled:
+            tls_params = aiomqtt.TLSParameters(
+                ca_certs=str(broker.tls.ca_file) if broker.tls.ca_file else None,
+                certfile=str(broker.tls.cert_file) if broker.tls.cert_file else None,
+                keyfile=str(broker.tls.key_file) if broker.tls.key_file else None,
+                cert_reqs=ssl.CERT_REQUIRED,
+            )
+        return aiomqtt.Client(
+            broker.host,
+            broker.port,
+            username=broker.username,
+            password=broker.secret(),
+            identifier=self.client_id,
+            protocol=aiomqtt.ProtocolVersion.V5,
+            will=will,
+            clean_start=True,
+            keepalive=broker.keepalive,
+            timeout=broker.timeout,
+            tls_params=tls_params,
+            tls_insecure=broker.tls.insecure if broker.tls.enabled else None,
+        )
+
+    async def _session(self, client: aiomqtt.Client) -> None:
+        self.connects += 1
+        if self._stopping:
+            # The shutdown began while this connection was being made: say offline, not
+            # online, and hold the connection until the daemon closes it.
+            offline = json.dumps(self.status_body("offline"), separators=(",", ":")).encode()
+            await client.publish(self.topics.status, offline, qos=1, retain=True)
+            await asyncio.Event().wait()
+        birth = json.dumps(self.status_body("online"), separators=(",", ":")).encode()
+        await client.publish(self.topics.status, birth, qos=1, retain=True)
+        for topic in self._retained:
+            self._dirty[topic] = None
+        await client.subscribe(self.topics.request(), qos=1)
+        if self._stopping:
+            # goodbye() is publishing the offline status on this connection: keep it open
+            # until the daemon closes it, without taking requests or draining.
+            await asyncio.Event().wait()
+        self.connected.set()
+        if self.on_change is not None:
+            self.on_change()
+        log.info("mqtt.connected", host=self.broker.host, port=self.broker.port, bdseq=self.bdseq)
+        # Not a nested TaskGroup: the first failure (a lost connection) is re-raised as itself,
+        # so the reconnect loop sees an MqttError rather than an exception group.
+        tasks = [
+            asyncio.create_task(self._receive(client), name="mqtt:receive"),
+            asyncio.create_task(self._drain(client), name="mqtt:drain"),
+        ]
+        try:
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        for task in done:
+            if not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+
+    async def _receive(self, client: aiomqtt.Client) -> None:
+        async for message in client.messages:
+            verb = self.topics.command_of(message.topic.value)
+            if verb is None or self.on_request is None:
+                continue
+            payload = message.payload
+            data = payload if isinstance(payload, bytes) else str(payload or "").encode()
+            correlation = getattr(message.properties, "CorrelationData", None)
+            body: dict[str, Any]
+            if not self.accept_requests:
+                # Not journaled: the console retries the same transaction once the table is up.
+                body = {
+                    "transaction": None,
+                    "status": "error",
+                    "command": verb,
+                    "data": {},
+                    "error": "the table is starting or stopping; try again",
+                }
+            else:
+                body = await self.on_request(verb, data)
+            self.respond(verb, body, correlation)
+
+    async def _drain(self, client: aiomqtt.Client) -> None:
+        while True:
+            self.wake.clear()
+            await self._publish_responses(client)
+            rows = await self.writer.call(self.writer.journal.pending, BATCH)
+            # Retained snapshots are "latest wins": sent once the events are out, or at least
+            # every RETAINED_EVERY seconds while a stream of events keeps the outbox busy.
+            stale = time.monotonic() - self._retained_at > RETAINED_EVERY
+            if self._dirty and (not rows or stale):
+                await self._publish_retained(client)
+            if not rows:
+                if not self._responses and not self._dirty:
+                    await self.wake.wait()
+                continue
+            acked: list[int] = []
+            try:
+                for event in _by_event(rows):
+                    if self._responses:  # a console waits for these: they go first
+                        await self._publish_responses(client)
+                    # The two streams of one event go out together: each topic stays in order,
+                    # and the event costs one round trip to the broker instead of two.
+                    await asyncio.gather(*(self._publish_row(client, row) for row in event))
+                    acked.extend(row.id for row in event)
+            finally:
+                if acked:
+                    await self.writer.call(self.writer.journal.delete_outbox, acked)
+
+    async def _publish_responses(self, client: aiomqtt.Client) -> None:
+        while self._responses:
+            topic, payload, properties = self._responses[0]
+            await client.publish(topic, payload, qos=1, properties=properties)
+            self._responses.popleft()
+
+    async def _publish_retained(self, client: aiomqtt.Client) -> None:
+        while self._dirty:
+            topic = next(iter(self._dirty))
+            payload = self._retained[topic]
+            await client.publish(topic, payload, qos=1, retain=True)
+            if self._retained[topic] is payload:  # not replaced while it was on its way
+                self._dirty.pop(topic, None)
+        self._retained_at = time.monotonic()
+
+    async def _publish_row(self, client: aiomqtt.Client, row: OutboxRow) -> None:
+        late = time.time_ns() - row.created_ns > self.historical_after_ns
+        historical = not row.live or late
+        body = envelope(
+            event_from_json(row.body),
+            table_id=self.topics.table,
+            epoch=self.writer.journal.epoch,
+            seq=row.seq,
+            historical=historical,
+            secure=row.stream == "secure",
+        )
+        properties = publish_properties()
+        properties.ContentType = "application/json"
+        properties.UserProperty = [("event_id", body["event_id"])]
+        payload = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+        await client.publish(self.topics.stream(row.stream), payload, qos=1, properties=properties)
+        self.published += 1
+        self.historical += historical
+
+    # ------------------------------------------------------------------ shutdown
+
+    async def drained(self) -> bool:
+        """True when no outbox row, response or retained message waits."""
+        count = await self.writer.call(self.writer.journal.pending_count)
+        return count == 0 and not self._responses and not self._dirty
+
+    async def goodbye(self, timeout: float) -> bool:
+        """Publish the retained ``offline`` status on a clean shutdown (the Will would not fire).
+
+        Returns False when not connected or the broker did not acknowledge in time.
+        """
+        self._stopping = True
+        client = self._client  # set as soon as the connection is up, birth or not
+        if client is None:
+            return False
+        offline = json.dumps(self.status_body("offline"), separators=(",", ":")).encode()
+        with contextlib.suppress(aiomqtt.MqttError, TimeoutError):
+            async with asyncio.timeout(timeout):
+                await client.publish(self.topics.status, offline, qos=1, retain=True)
+                return True
+        return False
+
+
+def _by_event(rows: list[OutboxRow]) -> list[list[OutboxRow]]:
+    """Consecutive outbox rows grouped by event (its public and secure messages)."""
+    groups: list[list[OutboxRow]] = []
+    for row in rows:
+        if groups and groups[-1][0].seq == row.seq:
+            groups[-1].append(row)
+        else:
+            groups.append([row])
+    return groups

@@ -1,0 +1,158 @@
+"""The daemon as systemd runs it, end to end: virtual devices → core → journal → mosquitto."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+from typing import Any
+
+import aiomqtt
+import pytest
+
+from simulators.dealer_console import AutoConsole
+from tests.integration.conftest import Collector, unique_seqs
+
+pytestmark = pytest.mark.broker
+
+
+def journal_seqs(path: Any) -> list[int]:
+    with sqlite3.connect(path) as conn:
+        return [row[0] for row in conn.execute("SELECT seq FROM events ORDER BY seq")]
+
+
+async def test_hands_end_to_end_and_the_will_on_sigkill(
+    daemon_factory: Any, broker: Any, console_client: aiomqtt.Client
+) -> None:
+    daemon = daemon_factory()
+    async with Collector(broker, daemon.topics) as collector:
+        daemon.start()
+        console = AutoConsole(console_client, daemon.topics)
+        await console.start()
+        assert await console.play(hands=2, timeout=60) == 2
+        await console.stop()
+        expected = journal_seqs(daemon.journal)
+        await collector.wait_for(lambda c: len(unique_seqs(c.public)) >= len(expected))
+        await collector.wait_for(lambda c: len(unique_seqs(c.secure)) >= len(expected))
+
+        # every event on both streams, gap-free and in order, with the same ids
+        assert unique_seqs(collector.public) == expected == list(range(1, len(expected) + 1))
+        assert unique_seqs(collector.secure) == expected
+        public_ids = [e["event_id"] for e in collector.public]
+        assert public_ids == [e["event_id"] for e in collector.secure]
+        types = [e["type"] for e in collector.public]
+        assert types.count("hand.completed") == 2
+        assert not any(e["historical"] for e in collector.public)
+        # hole cards only on the secure stream
+        delivered = [e for e in collector.secure if e["type"] == "deal.group.delivered"]
+        assert delivered
+        assert all("cards" in e["data"] for e in delivered)
+        public_delivered = [e for e in collector.public if e["type"] == "deal.group.delivered"]
+        assert not any("cards" in e["data"] for e in public_delivered)
+        # the birth
+        assert collector.status[-1]["state"] == "online"
+        assert collector.status[-1]["simulated"] is True
+        bdseq = collector.status[-1]["bdseq"]
+
+        daemon.kill(signal.SIGKILL)
+        await collector.wait_for(lambda c: c.status[-1]["state"] == "offline", timeout=30)
+        assert collector.status[-1]["bdseq"] == bdseq  # the Will of that connection
+
+    # the offline status is retained for whoever subscribes later
+    async with aiomqtt.Client("127.0.0.1", broker.port) as late:
+        await late.subscribe(daemon.topics.status, qos=1)
+        async for message in late.messages:
+            assert isinstance(message.payload, bytes)
+            assert json.loads(message.payload)["state"] == "offline"
+            assert message.retain
+            break
+
+
+async def test_sigterm_publishes_offline_and_exits_zero(daemon_factory: Any, broker: Any) -> None:
+    daemon = daemon_factory()
+    async with Collector(broker, daemon.topics) as collector:
+        daemon.start()
+        await collector.wait_for(lambda c: c.status and c.status[-1]["state"] == "online")
+        assert daemon.kill(signal.SIGTERM) == 0
+        await collector.wait_for(lambda c: c.status[-1]["state"] == "offline")
+    assert "STOPPING=1" in "\n".join(daemon.messages) or daemon.log().count("daemon.stopped") == 1
+    log = daemon.log()
+    order = [log.index(k) for k in ("daemon.stopping", "mqtt.offline_published", "daemon.stopped")]
+    assert order == sorted(order)
+    # the journal was checkpointed: no WAL left behind with content
+    wal = daemon.journal.with_name(daemon.journal.name + "-wal")
+    assert not wal.exists() or wal.stat().st_size == 0
+
+
+async def test_watchdog_pings_and_status_lines(daemon_factory: Any, broker: Any) -> None:
+    daemon = daemon_factory(environment={"WATCHDOG_USEC": "200000"})  # ping every 0.1 s
+    daemon.start()
+    daemon.wait_notify("WATCHDOG=1", 10)
+    ready = next(m for m in daemon.messages if "READY=1" in m.split("\n"))
+    assert "STATUS=between hands" in ready
+    daemon.wait_notify("STATUS=between hands; broker up; shuffler online", 10)
+    assert daemon.kill(signal.SIGTERM) == 0
+    assert any("STOPPING=1" in m.split("\n") for m in daemon.messages)
+
+
+async def test_tail_and_dealer_commands(daemon_factory: Any, broker: Any) -> None:
+    daemon = daemon_factory()
+    daemon.start()
+    base = [sys.executable, "-m", "controller.cli"]
+    target = ["--broker", broker.url, "--table", daemon.table]
+    tail = subprocess.Popen(
+        [*base, "tail", *target, "--count", "3"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        # the tail is subscribed once the retained status reached it
+        assert tail.stdout is not None
+        assert tail.stdout.readline().startswith("# status online")
+        done = subprocess.run(
+            [*base, "dealer", *target, "start_hand", "--transaction", "cli-1"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        body = json.loads(done.stdout)
+        assert body["status"] == "ok"
+        assert body["transaction"] == "cli-1"
+        again = subprocess.run(
+            [*base, "dealer", *target, "start_hand", "--transaction", "cli-1"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert json.loads(again.stdout) == body  # stored answer, not a second hand
+        bad = subprocess.run(
+            [*base, "dealer", *target, "action", "seat=x", "action=call"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert bad.returncode == 1
+        assert "seat" in json.loads(bad.stdout)["error"]
+        out, _ = tail.communicate(timeout=30)
+    finally:
+        if tail.poll() is None:
+            tail.kill()
+            tail.wait()
+    lines = out.strip().splitlines()
+    assert len(lines) == 3
+    assert "hand.started" in lines[0]
+    assert "betting.action" in lines[1]
+
+
+async def test_sigterm_at_once_after_ready_still_exits_cleanly(
+    daemon_factory: Any, broker: Any
+) -> None:
+    """Stopping while the broker connection is still being made (a race that once hung)."""
+    daemon = daemon_factory()
+    for _ in range(4):
+        daemon.start()
+        assert daemon.kill(signal.SIGTERM) == 0

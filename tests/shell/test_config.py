@@ -1,0 +1,120 @@
+"""The table config: the example is valid, every error names its key, the environment wins."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.cli import main
+from controller.config import ConfigError, load_config, parse_config
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "config" / "table.example.toml"
+
+MINIMAL: dict[str, Any] = {
+    "table": {"id": "T1", "stacks": {"1": 100, "2": 100}, "button": 1, "blinds": [1, 2]}
+}
+
+
+def problems(data: Mapping[str, Any]) -> list[str]:
+    with pytest.raises(ConfigError) as caught:
+        parse_config(data)
+    return caught.value.problems
+
+
+def test_the_example_config_is_valid() -> None:
+    config = load_config(EXAMPLE)
+    assert config.table.id == "T7"
+    assert config.devices["shuffler"].driver == "virtual"
+    assert config.devices["shuffler"].options["seed"] == 7
+    assert config.client_id == "tablectl-T7"
+
+
+def test_defaults_fill_what_is_not_given() -> None:
+    config = parse_config(MINIMAL)
+    assert config.broker.port == 1883
+    assert config.broker.prefix == "tables"
+    assert config.table.profile == "rrop-cash"
+
+
+@pytest.mark.parametrize(
+    ("change", "key", "words"),
+    [
+        ({"broker": {"port": 99999}}, "broker.port", "less than or equal to 65535"),
+        ({"broker": {"port": "x"}}, "broker.port", "valid integer"),
+        ({"broker": {"hostt": "a"}}, "broker.hostt", "Extra inputs are not permitted"),
+        ({"journal": {"path": 5}}, "journal.path", ""),
+        ({"log": {"level": "loud"}}, "log.level", "'debug', 'info', 'warning' or 'error'"),
+        ({"devices": {"s": {"port": "/dev/x"}}}, "devices.s.driver", "Field required"),
+        ({"devices": {"s": {"driver": "nope"}}}, "devices.s.driver", "no driver named 'nope'"),
+        ({"devices": {"s": {"driver": "virtual", "sead": 1}}}, "devices.s.sead", "Extra inputs"),
+        ({"devices": {"s": {"driver": "virtual", "seed": "x"}}}, "devices.s.seed", "integer"),
+        ({"broker": {"tls": {"cert_file": "/c.pem"}}}, "broker.tls", "go together"),
+    ],
+)
+def test_errors_name_the_key_and_say_what_is_wrong(
+    change: dict[str, object], key: str, words: str
+) -> None:
+    found = problems({**MINIMAL, **change})
+    assert any(p.startswith(key) and words in p for p in found), found
+
+
+def test_table_errors_name_the_key() -> None:
+    table = dict(MINIMAL["table"])
+    found = problems({"table": {**table, "button": 5}})
+    assert any("table" in p and "button: seat 5 has no stack" in p for p in found), found
+    found = problems({"table": {**table, "stacks": {"11": 5, "1": 5}}})
+    assert any(p.startswith("table.stacks") and "1 to 10" in p for p in found), found
+    found = problems({"table": {**table, "profile": "nope"}})
+    assert any(
+        p.startswith("table.profile") and "no rules profile named 'nope'" in p for p in found
+    )
+    found = problems({"table": {**table, "house_rules": {"odd_chip.recipient": "me"}}})
+    assert any("odd_chip.recipient" in p for p in found), found
+    found = problems({"table": {**table, "deck": "nope"}})
+    assert any(p.startswith("table.deck") for p in found), found
+    found = problems({})
+    assert found == ["table: Field required"]
+
+
+def test_the_environment_overrides_the_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TABLECTL_BROKER__HOST", "pit.example")
+    monkeypatch.setenv("TABLECTL_BROKER__PORT", "8883")
+    monkeypatch.setenv("TABLECTL_JOURNAL__PATH", "/tmp/elsewhere.sqlite")
+    config = parse_config({**MINIMAL, "broker": {"host": "file-host", "keepalive": 30}})
+    assert config.broker.host == "pit.example"
+    assert config.broker.port == 8883
+    assert config.broker.keepalive == 30  # the file still counts for what the environment leaves
+    assert str(config.journal.path) == "/tmp/elsewhere.sqlite"
+    monkeypatch.setenv("TABLECTL_BROKER__PORT", "many")
+    assert any(p.startswith("broker.port") for p in problems(MINIMAL))
+
+
+def test_config_check_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["config", "check", str(EXAMPLE)]) == 0
+    assert "ok (table T7" in capsys.readouterr().out
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        '[table]\nid = "T1"\nstacks = { 1 = 5 }\nbutton = 1\nblinds = [1, 2]\n[broker]\nport = 0\n'
+    )
+    assert main(["config", "check", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert "table.stacks: List should have at least 2 items" in err or "table.stacks" in err
+    assert "broker.port: Input should be greater than or equal to 1 (got 0)" in err
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[table\n")
+    assert main(["config", "check", str(broken)]) == 1
+    assert "not valid TOML" in capsys.readouterr().err
+    assert main(["config", "check", str(tmp_path / "missing.toml")]) == 1
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_config_schema_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["config", "schema"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    assert schema["title"] == "tablectl table config"
+    assert "table" in schema["required"]
+    assert "broker" in schema["properties"]

@@ -1,0 +1,114 @@
+"""Replaying a journal gives the same state and the same events (property)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sqlite3
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from controller.shell.journal import Journal
+from controller.shell.snapshot import snapshot
+from controller.shell.table import RecoveryReport, TableRunner, initial_state
+from controller.shell.writer import JournalWriter
+from controller.table.inputs import Input
+from controller.table.state import TableState
+from simulators.autoplay import AutoDealer, Style, random_table
+
+
+def played(seed: int, hands: int) -> tuple[AutoDealer, list[Input]]:
+    rng = random.Random(seed)
+    dealer = AutoDealer(random_table(rng), rng, Style(muck_loser=0.2))
+    for _ in range(hands):
+        if not dealer.play_hand():
+            break
+    return dealer, dealer.run.inputs
+
+
+def genesis_of(dealer: AutoDealer) -> dict[str, object]:
+    table = dealer.scenario.table
+    return {
+        "table_id": table.id,
+        "profile": dealer.scenario.scenario.profile,
+        "house_rules": {},
+        "stacks": {str(s): c for s, c in table.stacks.items()},
+        "button": table.button,
+        "blinds": list(table.blinds),
+        "ante": table.ante,
+    }
+
+
+def runner_for(path: Path, dealer: AutoDealer) -> TableRunner:
+    genesis = genesis_of(dealer)
+    journal = Journal.open(path, table_id=str(genesis["table_id"]), genesis=genesis)
+    state: TableState = initial_state(genesis, dealer.run.state.profile, dealer.manifest)
+    return TableRunner(JournalWriter(journal), state, "shuffler")
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 10**6), hands=st.integers(1, 3))
+def test_replay_gives_the_live_state_and_events(
+    tmp_path_factory: pytest.TempPathFactory, seed: int, hands: int
+) -> None:
+    dealer, inputs = played(seed, hands)
+    path = tmp_path_factory.mktemp("replay") / "journal.sqlite"
+
+    async def live() -> TableState:
+        runner = runner_for(path, dealer)
+        for item in inputs:
+            await runner.submit(item)
+        await runner.writer.close()
+        return runner.state
+
+    state = asyncio.run(live())
+    assert snapshot(state, seq=0, epoch="e") == snapshot(dealer.run.state, seq=0, epoch="e")
+
+    async def replay() -> RecoveryReport:
+        runner = runner_for(path, dealer)
+        report = runner.recover()
+        assert report.diverged == 0  # every input gave the events it gave the first time
+        assert snapshot(runner.state, seq=0, epoch="e") == snapshot(state, seq=0, epoch="e")
+        assert runner.state.stacks == state.stacks
+        assert runner.state.last_hand == state.last_hand
+        assert runner.journal.verify().ok
+        await runner.writer.close()
+        return report
+
+    shortcut = asyncio.run(replay())  # from the last snapshot (between the last two hands)
+    completed = dealer.run.state.hands_started - (dealer.run.state.hand is not None)
+    assert (shortcut.snapshot > 0) == (completed > 0)
+    with sqlite3.connect(path) as conn:  # without snapshots: from the genesis
+        conn.execute("DELETE FROM snapshots")
+    full = asyncio.run(replay())
+    assert full.snapshot == 0
+    assert full.inputs == len(inputs)
+    assert full.inputs >= shortcut.inputs
+
+
+def test_a_damaged_or_foreign_snapshot_is_not_used(tmp_path: Path) -> None:
+    dealer, inputs = played(11, 2)
+    path = tmp_path / "journal.sqlite"
+
+    async def live() -> None:
+        runner = runner_for(path, dealer)
+        for item in inputs:
+            await runner.submit(item)
+        await runner.writer.close()
+
+    asyncio.run(live())
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM snapshots").fetchone()[0] >= 1
+        conn.execute("UPDATE snapshots SET state = zeroblob(64)")  # damaged
+    runner = runner_for(path, dealer)
+    assert runner.recover().snapshot == 0
+    assert runner.state.stacks == dealer.run.state.stacks
+    runner.journal.close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE snapshots SET core = 'another core'")
+    runner = runner_for(path, dealer)
+    assert runner.recover().snapshot == 0  # written by another version of the rules
+    runner.journal.close()
