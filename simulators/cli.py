@@ -7,7 +7,9 @@ only when chosen, so one simulator's dependencies never slow down or break anoth
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import importlib
+import signal
 from typing import Any, Protocol, cast
 
 #: simulator kind → module providing add_arguments() and run().
@@ -39,4 +41,10 @@ def add_parser(subparsers: Any) -> None:
     for kind in SIMULATORS:
         parser = kinds.add_parser(kind, help=f"the {kind} simulator")
         _load(kind).add_arguments(parser)
-        parser.set_defaults(handler=lambda args: _load(args.sim_kind).run(args))
+        parser.set_defaults(handler=_run)
+
+
+def _run(args: Any) -> int:
+    # a simulator that stops answering can be asked where it is stuck: kill -USR1 <pid>
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
+    return _load(args.sim_kind).run(args)

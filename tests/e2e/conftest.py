@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -90,7 +91,15 @@ async def start_sim(tmp_path: Path) -> AsyncIterator[SimFactory]:
             await sim.control.close()
         if sim.process.returncode is None:
             sim.process.terminate()
-        await asyncio.wait_for(sim.process.wait(), 10)
+        try:
+            await asyncio.wait_for(sim.process.wait(), 10)
+        except TimeoutError:
+            # say where it hangs (its stacks go to stderr), then make sure it is gone
+            sim.process.send_signal(signal.SIGUSR1)
+            await asyncio.sleep(1)
+            sim.process.kill()
+            await sim.process.wait()
+            pytest.fail("the simulator did not stop on SIGTERM; its stacks are in stderr")
 
 
 RigFactory = Callable[..., Awaitable[Rig]]
