@@ -29,10 +29,27 @@ from controller.table.inputs import DeviceInput, Health
 from controller.table.plan import DispenseRequest
 
 
-class Pn532Source:
-    """PN532 modules (one per zone) as one source of tag movements and health changes."""
+class _Reader:
+    """What every reader source answers to the shuffler's commands: it has no deck."""
 
     capabilities = frozenset({READ})
+    device_id: str
+
+    async def shuffle(self, ref: int) -> None:
+        """A reader does not shuffle."""
+        raise DeviceCommandError(f"{self.device_id} is a reader: it does not shuffle")
+
+    async def dispense(self, shuffle_id: int, group: int, request: DispenseRequest) -> None:
+        """A reader does not dispense."""
+        raise DeviceCommandError(f"{self.device_id} is a reader: it does not dispense")
+
+    async def reveal(self, shuffle_id: int) -> None:
+        """A reader has no deck."""
+        raise DeviceCommandError(f"{self.device_id} is a reader: it has no deck")
+
+
+class Pn532Source(_Reader):
+    """PN532 modules (one per zone) as one source of tag movements and health changes."""
 
     def __init__(self, device_id: str, options: Mapping[str, Any]) -> None:
         from drivers.rfid.pn532.driver import Pn532Reader  # noqa: PLC0415
@@ -52,18 +69,6 @@ class Pn532Source:
         online = any(h is Health.ONLINE for h in health.values())
         detail = ", ".join(f"{d} {h.value if h else 'unknown'}" for d, h in health.items())
         return DeviceStatus(online, detail=detail)
-
-    async def shuffle(self, ref: int) -> None:
-        """A reader does not shuffle."""
-        raise DeviceCommandError(f"{self.device_id} is a reader: it does not shuffle")
-
-    async def dispense(self, shuffle_id: int, group: int, request: DispenseRequest) -> None:
-        """A reader does not dispense."""
-        raise DeviceCommandError(f"{self.device_id} is a reader: it does not dispense")
-
-    async def reveal(self, shuffle_id: int) -> None:
-        """A reader has no deck."""
-        raise DeviceCommandError(f"{self.device_id} is a reader: it has no deck")
 
     def describe(self) -> dict[str, Any]:
         """The modules, their zones and firmware."""
@@ -98,6 +103,82 @@ class _Pn532Factory:
 
 
 PN532_FACTORY = _Pn532Factory()
+
+
+# --------------------------------------------------------------------------- TSP/1 reader
+
+
+class TspReaderSource(_Reader):
+    """The TSP/1 reference reader, on a serial port or USB vendor bulk, as a source.
+
+    The driver hands each event to the sink and acknowledges it to the reader only once the sink
+    returned (once it is journaled), so a crash between the two loses nothing: the reader sends
+    it again, and its snapshots repair anything else.
+    """
+
+    def __init__(self, device_id: str, options: Mapping[str, Any], *, usb: bool) -> None:
+        from drivers.rfid.tsp_reader.driver import TspReader  # noqa: PLC0415
+        from drivers.rfid.tsp_reader.usb import TspUsbReader  # noqa: PLC0415
+
+        self.device_id = device_id
+        self._sink: InputSink | None = None
+        driver = TspUsbReader if usb else TspReader
+        self.reader = driver.from_options(device_id, options, sink=self._forward)
+
+    async def _forward(self, item: DeviceInput) -> None:
+        assert self._sink is not None, "the driver runs only inside run()"
+        await self._sink(item)
+
+    async def run(self, sink: InputSink) -> None:
+        """The driver's own supervisor keeps the reader connected until cancelled."""
+        self._sink = sink
+        await self.reader.run()
+
+    async def query(self) -> DeviceStatus:
+        """Online when the reader is; the detail lists the zones whose health changed."""
+        health = self.reader.health()
+        online = health.get(self.device_id) is Health.ONLINE
+        detail = ", ".join(f"{d} {h.value if h else 'unknown'}" for d, h in health.items())
+        return DeviceStatus(online, detail=detail)
+
+    def describe(self) -> dict[str, Any]:
+        """Identity as the reader reported it, and its antennas' zones."""
+        identity = self.reader.identity
+        zones = {str(antenna): str(zone) for antenna, zone in sorted(self.reader.zones.items())}
+        if identity is None:
+            return {"model": None, "approved": True, "zones": zones}
+        return {
+            "vendor": identity.vendor,
+            "model": identity.model,
+            "serial": identity.serial,
+            "firmware": identity.fw_version,
+            "approved": True,
+            "zones": zones,
+        }
+
+    async def close(self) -> None:
+        """Stop the driver and close its transport."""
+        await self.reader.stop()
+
+
+class _TspReaderFactory:
+    def __init__(self, *, usb: bool) -> None:
+        self.usb = usb
+
+    def build(self, device_id: str, options: Mapping[str, Any], ctx: SourceContext) -> DeviceSource:
+        return TspReaderSource(device_id, options, usb=self.usb)
+
+    def problems(self, options: Mapping[str, Any]) -> list[str]:
+        from drivers.rfid.tsp_reader.options import (  # noqa: PLC0415
+            TspReaderOptions,
+            TspUsbReaderOptions,
+        )
+
+        return pydantic_problems(TspUsbReaderOptions if self.usb else TspReaderOptions, options)
+
+
+TSP_READER_FACTORY = _TspReaderFactory(usb=False)
+TSP_READER_USB_FACTORY = _TspReaderFactory(usb=True)
 
 
 # --------------------------------------------------------------------------- TSP/1 shuffler

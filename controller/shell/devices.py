@@ -121,6 +121,8 @@ SOURCE_FACTORIES: dict[str, str] = {
     "jsonl": "controller.shell.linesource:FACTORY",
     "pn532": "controller.shell.adapters:PN532_FACTORY",
     "tsp-shuffler": "controller.shell.adapters:SHUFFLER_FACTORY",
+    "tsp-reader": "controller.shell.adapters:TSP_READER_FACTORY",
+    "tsp-reader-usb": "controller.shell.adapters:TSP_READER_USB_FACTORY",
 }
 
 
