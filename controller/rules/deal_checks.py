@@ -238,13 +238,15 @@ def check_seat_counts(ctx: Context, hand: HandState) -> None:
             continue
         rule = Rule.SEAT_DEALT_OUT if count == 0 else Rule.SEAT_COUNT
         if after:
-            cutoff_note(ctx, hand, rule, f"seat {seat} holds {count} cards")
+            cutoff_note(
+                ctx, hand, rule, f"seat {seat} holds {count} card{'' if count == 1 else 's'}"
+            )
         raise_hold(
             ctx,
             hand,
             rule,
             "dead_hand" if after else "misdeal",
-            f"seat {seat} holds {count} cards",
+            f"seat {seat} holds {count} card{'' if count == 1 else 's'}",
             seat=seat,
             evidence={"count": count},
         )
