@@ -72,6 +72,7 @@ from drivers.supervisor import (
     utc_now,
 )
 from drivers.tsp.client import LinkClient
+from drivers.tsp.common import boot_id_reader
 from drivers.tsp.frame import Frame
 from drivers.tsp.heartbeat import heartbeat
 from drivers.tsp.link import EventReceived, HostLink, LinkTimers, SessionChanged
@@ -82,16 +83,10 @@ from drivers.tsp.stats import LinkStats
 log = structlog.get_logger("tablectl.shuffler")
 
 
-def boot_id_of(frame: Frame) -> int | None:
-    """The boot id carried by a shuffler response (IDENTIFY, GET_STATUS, PING), if any."""
-    try:
-        if frame.type == MsgType.IDENTIFY:
-            return Identity.decode(frame.payload).boot_id
-        if frame.type in (MsgType.GET_STATUS, MsgType.PING):
-            return Status.decode(frame.payload).boot_id
-    except PayloadError:
-        return None
-    return None
+#: The boot id in the shuffler's IDENTIFY, GET_STATUS and PING responses.
+boot_id_of = boot_id_reader(
+    MsgType.IDENTIFY, (MsgType.GET_STATUS, MsgType.PING), Identity.decode, Status.decode
+)
 
 
 class ShufflerDriver:

@@ -21,52 +21,28 @@ from drivers.shuffler.codes import (
 )
 from drivers.shuffler.events import FaultRaised
 from drivers.tsp import common
+from drivers.tsp.common import IdentityHead, read_identity_head
 from drivers.tsp.payload import PayloadReader, PayloadWriter
 
 # --------------------------------------------------------------------------- responses
 
 
 @dataclass(frozen=True, slots=True)
-class Identity:
+class Identity(IdentityHead):
     """IDENTIFY response: who the device is and what it can do."""
 
-    proto_min: int
-    proto_max: int
-    vendor: str
-    model: str
-    serial: str
-    hw_rev: str
-    fw_version: str
-    fw_sha256: bytes
-    boot_id: int
     caps: Capability
     max_payload: int
 
     def encode(self) -> bytes:
         """The payload bytes."""
-        w = PayloadWriter().u8(self.proto_min).u8(self.proto_max)
-        for text in (self.vendor, self.model, self.serial, self.hw_rev, self.fw_version):
-            w.text(text)
-        w.raw(self.fw_sha256).u32(self.boot_id).u32(int(self.caps)).u16(self.max_payload)
-        return w.build()
+        return self.head().u32(int(self.caps)).u16(self.max_payload).build()
 
     @classmethod
     def decode(cls, payload: bytes) -> Self:
         """Parse the payload bytes."""
         r = PayloadReader(payload, "IDENTIFY response")
-        return cls(
-            r.u8("proto_min"),
-            r.u8("proto_max"),
-            r.text("vendor"),
-            r.text("model"),
-            r.text("serial"),
-            r.text("hw_rev"),
-            r.text("fw_version"),
-            r.raw(32, "fw_sha256"),
-            r.u32("boot_id"),
-            Capability(r.u32("caps")),
-            r.u16("max_payload"),
-        )
+        return cls(*read_identity_head(r), Capability(r.u32("caps")), r.u16("max_payload"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,12 +6,13 @@ codec serves both; each message set keeps its own fault-code names.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import ClassVar, Literal, Self
+from typing import ClassVar, Literal, Protocol, Self
 
-from drivers.tsp.frame import TYPE_ERROR
-from drivers.tsp.payload import PayloadReader, PayloadWriter
+from drivers.tsp.frame import TYPE_ERROR, Frame
+from drivers.tsp.payload import PayloadError, PayloadReader, PayloadWriter
 
 TYPE_FAULT_RAISED = 0x46
 TYPE_FAULT_CLEARED = 0x47
@@ -131,3 +132,66 @@ class FaultCleared:
         """Parse the payload bytes."""
         r = PayloadReader(payload, "FAULT_CLEARED")
         return cls(r.u16("fault_id"), r.u16("code"), r.u8("by"))
+
+
+@dataclass(frozen=True, slots=True)
+class IdentityHead:
+    """The fields every TSP/1 device's IDENTIFY response starts with (its own fields follow)."""
+
+    proto_min: int
+    proto_max: int
+    vendor: str
+    model: str
+    serial: str
+    hw_rev: str
+    fw_version: str
+    fw_sha256: bytes
+    boot_id: int
+
+    def head(self) -> PayloadWriter:
+        """A writer holding the common fields; the device's message appends its own."""
+        w = PayloadWriter().u8(self.proto_min).u8(self.proto_max)
+        for text in (self.vendor, self.model, self.serial, self.hw_rev, self.fw_version):
+            w.text(text)
+        return w.raw(self.fw_sha256).u32(self.boot_id)
+
+
+def read_identity_head(r: PayloadReader) -> tuple[int, int, str, str, str, str, str, bytes, int]:
+    """The common fields of an IDENTIFY response, in order."""
+    return (
+        r.u8("proto_min"),
+        r.u8("proto_max"),
+        r.text("vendor"),
+        r.text("model"),
+        r.text("serial"),
+        r.text("hw_rev"),
+        r.text("fw_version"),
+        r.raw(32, "fw_sha256"),
+        r.u32("boot_id"),
+    )
+
+
+class _HasBootId(Protocol):
+    @property
+    def boot_id(self) -> int: ...
+
+
+Decoder = Callable[[bytes], _HasBootId]
+
+
+def boot_id_reader(
+    identify: int, status_types: tuple[int, ...], identity: Decoder, status: Decoder
+) -> Callable[[Frame], int | None]:
+    """What the link needs to spot a reboot: the boot id in IDENTIFY and status responses."""
+
+    def boot_id_of(frame: Frame) -> int | None:
+        try:
+            if frame.type == identify:
+                return identity(frame.payload).boot_id
+            if frame.type in status_types:
+                return status(frame.payload).boot_id
+        except PayloadError:
+            return None
+        return None
+
+    return boot_id_of

@@ -51,6 +51,7 @@ from drivers.serial_transport import SerialTransport
 from drivers.supervisor import Backoff, Clock, InputSink, Supervisor, utc_now
 from drivers.transport import ByteTransport, DataCallback, LostCallback
 from drivers.tsp.client import LinkClient
+from drivers.tsp.common import boot_id_reader
 from drivers.tsp.frame import Frame
 from drivers.tsp.heartbeat import heartbeat
 from drivers.tsp.link import EventReceived, HostLink, LinkTimers, SessionChanged
@@ -61,16 +62,10 @@ from drivers.tsp.stats import LinkStats
 log = structlog.get_logger("tablectl.rfid")
 
 
-def boot_id_of(frame: Frame) -> int | None:
-    """The boot id carried by a reader response (IDENTIFY, GET_STATUS, PING), if any."""
-    try:
-        if frame.type == MsgType.IDENTIFY:
-            return ReaderIdentity.decode(frame.payload).boot_id
-        if frame.type in (MsgType.GET_STATUS, MsgType.PING):
-            return ReaderStatus.decode(frame.payload).boot_id
-    except PayloadError:
-        return None
-    return None
+#: The boot id in the reader's IDENTIFY, GET_STATUS and PING responses.
+boot_id_of = boot_id_reader(
+    MsgType.IDENTIFY, (MsgType.GET_STATUS, MsgType.PING), ReaderIdentity.decode, ReaderStatus.decode
+)
 
 
 class TspReader:

@@ -19,7 +19,7 @@ from drivers.rfid.tsp_reader.codes import (
     ScanMode,
     StatusFlag,
 )
-from drivers.tsp.common import ErrorResponse
+from drivers.tsp.common import ErrorResponse, IdentityHead, read_identity_head
 from drivers.tsp.payload import PayloadReader, PayloadWriter
 
 __all__ = [
@@ -47,28 +47,16 @@ def _mode(value: int) -> ScanMode | int:
 
 
 @dataclass(frozen=True, slots=True)
-class ReaderIdentity:
+class ReaderIdentity(IdentityHead):
     """IDENTIFY response: who the reader is, what it can do and how many antennas it drives."""
 
-    proto_min: int
-    proto_max: int
-    vendor: str
-    model: str
-    serial: str
-    hw_rev: str
-    fw_version: str
-    fw_sha256: bytes
-    boot_id: int
     caps: Capability
     air: AirInterface
     n_antennas: int
 
     def encode(self) -> bytes:
         """The payload bytes."""
-        w = PayloadWriter().u8(self.proto_min).u8(self.proto_max)
-        for text in (self.vendor, self.model, self.serial, self.hw_rev, self.fw_version):
-            w.text(text)
-        w.raw(self.fw_sha256).u32(self.boot_id).u32(int(self.caps))
+        w = self.head().u32(int(self.caps))
         return w.u8(int(self.air)).u8(self.n_antennas).build()
 
     @classmethod
@@ -76,15 +64,7 @@ class ReaderIdentity:
         """Parse the payload bytes."""
         r = PayloadReader(payload, "IDENTIFY response")
         return cls(
-            r.u8("proto_min"),
-            r.u8("proto_max"),
-            r.text("vendor"),
-            r.text("model"),
-            r.text("serial"),
-            r.text("hw_rev"),
-            r.text("fw_version"),
-            r.raw(32, "fw_sha256"),
-            r.u32("boot_id"),
+            *read_identity_head(r),
             Capability(r.u32("caps")),
             AirInterface(r.u8("air")),
             r.u8("n_antennas"),
