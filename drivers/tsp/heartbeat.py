@@ -7,6 +7,7 @@ boot id, so the link also notices a reboot through it).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 
 from controller.table.inputs import Health
@@ -64,3 +65,43 @@ async def heartbeat(
     finally:
         lost.cancel()
         restarted.cancel()
+
+
+async def serve(
+    client: LinkClient,
+    supervisor: Supervisor,
+    events: asyncio.Task[None],
+    *,
+    name: str,
+    interval: float,
+    max_failures: int,
+    restart: asyncio.Event,
+    on_response: Callable[[Frame], None] = _ignore,
+) -> None:
+    """Keep an established session alive until it ends; always ends by raising.
+
+    Runs the heartbeat beside ``events`` (the task handing device events to the application).
+    Neither ends by itself: the heartbeat raises when the link is lost, stalls or the device
+    rebooted, and the event task only ends when its sink failed, which must end the session
+    loudly rather than leave events unread. Whichever ends first, its error is raised here.
+    """
+    beat = asyncio.create_task(
+        heartbeat(
+            client,
+            supervisor,
+            interval=interval,
+            max_failures=max_failures,
+            restart=restart,
+            on_response=on_response,
+        ),
+        name=f"{name}:heartbeat",
+    )
+    try:
+        done, _ = await asyncio.wait({beat, events}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        beat.cancel()
+        # The heartbeat's own error, if it ended first, is raised from ``done`` below.
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await beat
+    for task in done:
+        task.result()

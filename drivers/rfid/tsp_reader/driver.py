@@ -53,7 +53,7 @@ from drivers.transport import ByteTransport, DataCallback, LostCallback
 from drivers.tsp.client import LinkClient
 from drivers.tsp.common import boot_id_reader
 from drivers.tsp.frame import Frame
-from drivers.tsp.heartbeat import heartbeat
+from drivers.tsp.heartbeat import serve
 from drivers.tsp.link import EventReceived, HostLink, LinkTimers, SessionChanged
 from drivers.tsp.payload import PayloadError
 from drivers.tsp.session import EventPump, call
@@ -271,27 +271,16 @@ class TspReader:
             )
             log.info("reader.online", device=self.device_id, identity=detail)
             await supervisor.set_health(Health.ONLINE, detail=detail)
-            beat = asyncio.create_task(
-                heartbeat(
-                    client,
-                    supervisor,
-                    interval=self.options.heartbeat_interval,
-                    max_failures=self.options.heartbeat_failures,
-                    restart=self._restart,
-                    on_response=self._on_ping,
-                ),
-                name=f"{self.device_id}:heartbeat",
+            await serve(
+                client,
+                supervisor,
+                consumer,
+                name=self.device_id,
+                interval=self.options.heartbeat_interval,
+                max_failures=self.options.heartbeat_failures,
+                restart=self._restart,
+                on_response=self._on_ping,
             )
-            try:
-                # The event pump never ends by itself: if it does, the sink failed, and that
-                # must end the session loudly rather than leave events unread.
-                done, _ = await asyncio.wait({beat, consumer}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                beat.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await beat
-            for task in done:
-                task.result()
         finally:
             self._client = None
             self._configured.clear()
