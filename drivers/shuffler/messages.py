@@ -3,7 +3,9 @@
 Each message is a frozen dataclass with ``encode()`` and a ``decode(payload)`` class method that
 raises :class:`~drivers.tsp.payload.PayloadError` on a short payload and ignores trailing bytes.
 Requests without a payload (IDENTIFY, GET_STATUS, PING, PRESENT, ABORT, GET_COUNTERS, GET_FAULTS)
-have no class: their payload is empty.
+have no class: their payload is empty. SET_CONFIG (``result``, 0 = applied), PRESENT and ABORT
+(``ok``), DISPENSE_GROUP (``accepted``) and CLEAR_FAULT (``cleared``, a count) answer with the
+shared one-byte :class:`~drivers.tsp.common.Result`.
 """
 
 from __future__ import annotations
@@ -95,6 +97,7 @@ class Status:
 
 #: Shared by every TSP/1 message set (:mod:`drivers.tsp.common`).
 ErrorResponse = common.ErrorResponse
+Result = common.Result
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,23 +116,6 @@ class StartShuffleResult:
         """Parse the payload bytes."""
         r = PayloadReader(payload, "START_SHUFFLE response")
         return cls(bool(r.u8("accepted")), r.u32("shuffle_id"))
-
-
-@dataclass(frozen=True, slots=True)
-class Result:
-    """The one-byte responses: SET_CONFIG ``result`` (0 = applied), PRESENT/ABORT ``ok``,
-    DISPENSE_GROUP ``accepted``, CLEAR_FAULT ``cleared`` (a count)."""
-
-    value: int
-
-    def encode(self) -> bytes:
-        """The payload bytes."""
-        return bytes([self.value])
-
-    @classmethod
-    def decode(cls, payload: bytes) -> Self:
-        """Parse the payload bytes."""
-        return cls(PayloadReader(payload, "result").u8("result"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,5 @@
-"""The message pieces every TSP/1 message set shares: ERROR, FAULT_RAISED and FAULT_CLEARED.
+"""The message pieces every TSP/1 message set shares: ERROR, FAULT_RAISED, FAULT_CLEARED and
+the one-byte result responses.
 
 The shuffler and the RFID reader give these the same type numbers and the same layouts, so one
 codec serves both; each message set keeps its own fault-code names.
@@ -51,6 +52,23 @@ class ClearedBy(IntEnum):
 SeverityName = Literal["info", "warn", "error", "critical"]
 #: FAULT_RAISED severities as the core's DeviceFault spells them.
 SEVERITY_NAMES: dict[int, SeverityName] = {1: "info", 2: "warn", 3: "error", 4: "critical"}
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """A one-byte response (``result``, ``ok``, ``accepted`` or a count); each message set says
+    which of its requests answer with one and what the byte means there."""
+
+    value: int
+
+    def encode(self) -> bytes:
+        """The payload bytes."""
+        return bytes([self.value])
+
+    @classmethod
+    def decode(cls, payload: bytes) -> Self:
+        """Parse the payload bytes."""
+        return cls(PayloadReader(payload, "result").u8("result"))
 
 
 @dataclass(frozen=True, slots=True)

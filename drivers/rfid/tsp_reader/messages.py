@@ -4,6 +4,8 @@ Each message is a frozen dataclass with ``encode()`` and a ``decode(payload)`` c
 raises :class:`~drivers.tsp.payload.PayloadError` on a short payload and ignores trailing bytes
 (senders may append fields). IDENTIFY, GET_STATUS, PING and SCAN_NOW requests have no payload;
 SCAN_NOW is answered with an INVENTORY_SNAPSHOT payload (:class:`.events.InventorySnapshot`).
+SET_ANTENNA_MAP and SET_SCAN answer with the shared one-byte :class:`~drivers.tsp.common.Result`
+(``result``, 0 = applied).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from drivers.rfid.tsp_reader.codes import (
     ScanMode,
     StatusFlag,
 )
-from drivers.tsp.common import ErrorResponse, IdentityHead, read_identity_head
+from drivers.tsp.common import ErrorResponse, IdentityHead, Result, read_identity_head
 from drivers.tsp.payload import PayloadReader, PayloadWriter
 
 __all__ = [
@@ -103,22 +105,6 @@ class ReaderStatus:
     def antenna_works(self, antenna: int) -> bool:
         """Whether the ``antenna_ok`` bitmap says the antenna works."""
         return bool(self.antenna_ok >> antenna & 1)
-
-
-@dataclass(frozen=True, slots=True)
-class Result:
-    """SET_ANTENNA_MAP and SET_SCAN response: ``result u8`` (0 = applied)."""
-
-    value: int
-
-    def encode(self) -> bytes:
-        """The payload bytes."""
-        return bytes([self.value])
-
-    @classmethod
-    def decode(cls, payload: bytes) -> Self:
-        """Parse the payload bytes."""
-        return cls(PayloadReader(payload, "result").u8("result"))
 
 
 @dataclass(frozen=True, slots=True)
