@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest bench clean
+.PHONY: demo test lint typecheck pytest package-check bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,11 @@ typecheck: $(STAMP)
 
 pytest: $(STAMP)
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+# Only the packaging checks (part of `pytest` too): build the sdist and wheel, install the wheel
+# and the example driver plugin into a fresh venv outside the checkout, run them from there.
+package-check: $(STAMP)
+	$(BIN)/pytest tests/packaging $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/engine.py

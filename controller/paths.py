@@ -1,17 +1,24 @@
 """Where the shipped data files (profiles, deck manifests, schemas) are.
 
-In a checkout they sit in ``config/`` beside the packages; in an installed wheel they are under
-``<prefix>/share/tablectl/config``. ``TABLECTL_CONFIG_DIR`` overrides both.
+In a checkout they sit in ``config/`` beside the packages. An installed wheel puts them under
+``<prefix>/share/tablectl/config``: ``sys.prefix`` in a virtual environment (the supported way),
+but another prefix when pip installs into one that is not the interpreter's (``--prefix``,
+``--user``, a system pip writing to ``/usr/local``). The installed distribution's own file list
+(its RECORD) says where they went, so that is asked first; ``sys.prefix`` is the fallback.
+``TABLECTL_CONFIG_DIR`` overrides all of these.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from functools import cache
+from importlib import metadata
 from pathlib import Path
 
 _CHECKOUT = Path(__file__).resolve().parent.parent / "config"
 _INSTALLED = Path(sys.prefix) / "share" / "tablectl" / "config"
+_MARKER = ("share", "tablectl", "config", "table.example.toml")
 
 
 def config_dir() -> Path:
@@ -21,4 +28,17 @@ def config_dir() -> Path:
         return Path(override)
     if (_CHECKOUT / "profiles").is_dir():
         return _CHECKOUT
-    return _INSTALLED
+    return _recorded() or _INSTALLED
+
+
+@cache
+def _recorded() -> Path | None:
+    """The config directory as the installed distribution's RECORD lists it, if it does."""
+    try:
+        dist = metadata.distribution("tablectl")
+    except metadata.PackageNotFoundError:
+        return None
+    for file in dist.files or ():
+        if file.parts[-len(_MARKER) :] == _MARKER:
+            return Path(str(dist.locate_file(file))).resolve().parent
+    return None

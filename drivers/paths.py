@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
+
+from controller import paths
 
 
 def config_dir() -> Path:
-    """The project's ``config/`` directory."""
-    source = Path(__file__).resolve().parents[1] / "config"
-    if source.is_dir():
-        return source
-    return Path(sys.prefix) / "share" / "tablectl" / "config"
+    """The project's ``config/`` directory (the same one the controller uses)."""
+    return paths.config_dir()

@@ -16,7 +16,9 @@ daemon sees a :class:`DeviceSource`:
 
 Sources are built by factories looked up by driver name (:data:`SOURCE_FACTORIES`), imported
 lazily like the driver registry's entries. A third-party driver whose class implements this
-protocol and has ``from_options(device_id, options, context)`` works without a factory.
+protocol and has ``from_options(device_id, options, context)`` works without a factory; when the
+class also names a pydantic model as ``options_model``, config check validates the device's
+options with it (``docs/drivers.md``, "Writing a driver").
 """
 
 from __future__ import annotations
@@ -164,7 +166,10 @@ class _RegistryFactory:
         return source
 
     def problems(self, options: Mapping[str, Any]) -> list[str]:
-        return []
+        model = getattr(self.cls, "options_model", None)
+        if model is None:
+            return []  # the driver checks its options only when the daemon builds it
+        return pydantic_problems(model, options)
 
 
 def build_source(device_id: str, section: DeviceSection, ctx: SourceContext) -> DeviceSource:
