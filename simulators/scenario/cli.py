@@ -1,10 +1,12 @@
-"""``tablectl scenario run FILE… [--core] [--json]``."""
+"""``tablectl scenario run FILE… [--core] [--broker URL] [--json] [-q]``."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +21,23 @@ def add_parser(subparsers: Any) -> None:
     """Register the ``scenario`` verb."""
     scenario = subparsers.add_parser("scenario", help="play scenario files")
     verbs = scenario.add_subparsers(dest="scenario_verb", metavar="VERB", required=True)
-    run = verbs.add_parser("run", help="play scenario files and check their expectations")
+    run = verbs.add_parser(
+        "run",
+        help="play scenario files and check their expectations",
+        description="Play scenario files through the simulators, drivers and daemon (device "
+        "mode), or with --core straight into the pure core.",
+    )
     run.add_argument("files", nargs="+", type=Path, metavar="FILE")
     run.add_argument(
         "--core", action="store_true", help="play straight into the pure core (no devices)"
     )
-    run.add_argument("--broker", help="MQTT broker URL (device mode)")
+    run.add_argument(
+        "--broker",
+        default="auto",
+        metavar="URL",
+        help="device mode: mqtt://host:port, or none (default: a mosquitto of its own when "
+        "installed, else none: the events are read from the daemon's journal)",
+    )
     run.add_argument("--json", action="store_true", help="print every event envelope as JSON")
     run.add_argument("--quiet", "-q", action="store_true", help="print only the verdicts")
     run.set_defaults(handler=run_command)
@@ -45,38 +58,86 @@ def _pretty(env: dict[str, Any]) -> str:
     return f"{env['seq']:>4} {env['type']:<24} {rules:<22} {data}{flag}"
 
 
+def report(
+    args: argparse.Namespace, path: Path, scenario: Scenario, envs: list[dict[str, Any]]
+) -> int:
+    """Print a run's events and verdict; 0 when its expectations held, else 1."""
+    if args.json:
+        for env in envs:
+            print(json.dumps(env, separators=(",", ":")), flush=True)
+    elif not args.quiet:
+        print(f"# {path}: {scenario.scenario.name}")
+        for env in envs:
+            print(_pretty(env))
+    verdict = check(envs, scenario.expect, scenario.expect_not)
+    out = sys.stderr if args.json else sys.stdout
+    if verdict.passed:
+        print(f"PASS {path} ({len(envs)} events)", file=out, flush=True)
+        return 0
+    print(f"FAIL {path}", file=out)
+    for failure in verdict.failures:
+        print(f"  {failure}", file=out)
+    out.flush()
+    return 1
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Play each file; exit 1 when any expectation fails, 2 when a file cannot be run."""
-    if not args.core:
-        print(
-            "tablectl scenario run: device mode needs the daemon; use --core for the pure core",
-            file=sys.stderr,
-        )
-        return 2
+    if args.core:
+        return _each(args, lambda s: envelopes(s, run_core(s).events), "core")
+    try:
+        return asyncio.run(_device(args))
+    except KeyboardInterrupt:
+        print("tablectl scenario run: interrupted", file=sys.stderr)
+        return 130
+
+
+def _each(
+    args: argparse.Namespace, play: Callable[[Scenario], list[dict[str, Any]]], mode: str
+) -> int:
     status = 0
     for path in args.files:
         try:
             scenario = load_scenario(path)
-            run = run_core(scenario)
+            if mode not in scenario.scenario.modes:
+                print(f"SKIP {path}: {mode} mode is not among its modes", file=sys.stderr)
+                continue
+            envs = play(scenario)
         except ScenarioError as exc:
             print(f"ERROR {exc}", file=sys.stderr)
             status = max(status, 2)
             continue
-        envs = envelopes(scenario, run.events)
-        if args.json:
-            for env in envs:
-                print(json.dumps(env, separators=(",", ":")))
-        elif not args.quiet:
-            print(f"# {path}: {scenario.scenario.name}")
-            for env in envs:
-                print(_pretty(env))
-        verdict = check(envs, scenario.expect, scenario.expect_not)
-        out = sys.stderr if args.json else sys.stdout
-        if verdict.passed:
-            print(f"PASS {path} ({len(envs)} events)", file=out)
-        else:
-            status = max(status, 1)
-            print(f"FAIL {path}", file=out)
-            for failure in verdict.failures:
-                print(f"  {failure}", file=out)
+        status = max(status, report(args, path, scenario, envs))
+    return status
+
+
+async def _device(args: argparse.Namespace) -> int:
+    from simulators.rig.broker import BrokerError  # noqa: PLC0415 (device mode only)
+    from simulators.rig.rig import Rig, RigError, RigOptions  # noqa: PLC0415
+    from simulators.scenario.device_runner import run_device  # noqa: PLC0415
+
+    try:
+        rig = Rig(RigOptions(broker=args.broker))
+        await rig.start()
+    except (BrokerError, RigError, OSError) as exc:
+        print(f"tablectl scenario run: {exc}", file=sys.stderr)
+        return 2
+    print(f"# device mode: {rig.broker_note}", file=sys.stderr, flush=True)
+    status = 0
+    try:
+        for path in args.files:
+            try:
+                scenario = load_scenario(path)
+                if "device" not in scenario.scenario.modes:
+                    print(f"SKIP {path}: device mode is not among its modes", file=sys.stderr)
+                    continue
+                run = await run_device(scenario, rig)
+            except (ScenarioError, RigError) as exc:
+                where = "" if str(exc).startswith(str(path)) else f"{path}: "
+                print(f"ERROR {where}{exc}", file=sys.stderr, flush=True)
+                status = max(status, 2)
+                continue
+            status = max(status, report(args, path, scenario, run.envelopes))
+    finally:
+        await rig.close()
     return status

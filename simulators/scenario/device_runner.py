@@ -1,0 +1,118 @@
+"""Device mode: a scenario played through the real simulators, drivers and daemon.
+
+``tablectl scenario run FILE`` (without ``--core``) builds the table of the file on the rig
+(:mod:`simulators.rig`): the shuffler and reader simulators as processes, ``tablectl run`` on a
+fresh journal, the broker. Each step happens at the table (:mod:`simulators.scenario.device_play`)
+and the run's events are the daemon's: its surveillance stream from the broker, or its journal
+when there is no broker. They are checked against the file's expectations with the same matcher
+as ``--core``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from simulators.rig.mirror import Mirror, open_reader
+from simulators.rig.rig import OpenTable, Rig
+from simulators.rig.setup import TableSetup
+from simulators.scenario.core_runner import CoreRun, CoreRunner, _verb
+from simulators.scenario.device_play import Bridge, DevicePlay, run_in_thread
+from simulators.scenario.model import Scenario, ScenarioError
+
+
+@dataclass
+class DeviceRun:
+    """A scenario's run on the devices: the daemon's events as published."""
+
+    scenario: Scenario
+    envelopes: list[dict[str, Any]]
+    epoch: str
+    source: str  # "broker" or "journal"
+
+
+class DeviceRunner(DevicePlay, CoreRunner):
+    """Plays the steps of one scenario on a running table."""
+
+    def play(self) -> CoreRun:
+        """Every step, in real time (``at`` waits for its moment; ``wait`` lets time pass)."""
+        started = time.monotonic()
+        for index, step in enumerate(self.scenario.step):
+            if step.at is not None:
+                self.wait_until(step.at - (time.monotonic() - started))
+            try:
+                self.play_step(step)
+            except ScenarioError as exc:
+                raise type(exc)(f"step {index + 1} ({step.kind} = {_verb(step)}): {exc}") from None
+        self._sync()
+        return self.run
+
+
+def device_modes(scenario: Scenario) -> bool:
+    """Whether the file runs in device mode (``[scenario] modes``)."""
+    return "device" in scenario.scenario.modes
+
+
+def table_setup(scenario: Scenario) -> TableSetup:
+    """The rig's table for a scenario."""
+    meta, table = scenario.scenario, scenario.table
+    return TableSetup(
+        id=table.id,
+        stacks=dict(table.stacks),
+        button=table.button,
+        blinds=table.blinds,
+        ante=table.ante,
+        profile=meta.profile,
+        house_rules=dict(meta.house_rules),
+        deck=meta.deck,
+        settle=table.settle,
+        id_policy=scenario.deck.id_policy,
+    )
+
+
+def starts_unapproved(scenario: Scenario) -> bool:
+    """A file whose first shuffler happening is its refusal gets an unapproved shuffler."""
+    first = next((s for s in scenario.step if s.kind in ("shuffler", "device", "auto")), None)
+    return first is not None and first.device == "rejected" and first.name in (None, "shuffler")
+
+
+async def run_device(scenario: Scenario, rig: Rig) -> DeviceRun:
+    """Play ``scenario`` on a fresh table of ``rig``; return the daemon's events."""
+    try:
+        runner = DeviceRunner(scenario)
+    except ScenarioError:
+        raise
+    unapproved = starts_unapproved(scenario)
+    table = await rig.open_table(table_setup(scenario), unapproved=unapproved)
+    bridge = Bridge(asyncio.get_running_loop())
+    holder: list[Mirror] = []
+    try:
+
+        def play() -> Mirror:
+            mirror = Mirror(open_reader(table.journal))
+            holder.append(mirror)
+            runner.attach(table, bridge, mirror)
+            runner.settle_at_start(unapproved)
+            runner.play()
+            return mirror
+
+        mirror = await run_in_thread(play, f"scenario:{scenario.scenario.name[:20]}")
+        return await _collect(scenario, table, mirror)
+    finally:
+        bridge.close()
+        await rig.close_table()
+        for mirror in holder:
+            mirror.close()
+
+
+async def _collect(scenario: Scenario, table: OpenTable, mirror: Mirror) -> DeviceRun:
+    """The run's events up to the end of its last step, as the pit received them."""
+    upto = mirror.last_seq
+    link = table.rig.link
+    if table.broker is None or link is None:
+        return DeviceRun(scenario, mirror.envelopes(upto), mirror.epoch, "journal")
+    await link.wait_events(mirror.epoch, upto)
+    envelopes = [e for e in link.stream(mirror.epoch) if e["seq"] <= upto]
+    return DeviceRun(scenario, envelopes, mirror.epoch, "broker")
