@@ -96,9 +96,11 @@ class LocalBroker:
             conf = self.directory / "mosquitto.conf"
             # As root, mosquitto drops to its own user unless told to stay.
             user = pwd.getpwuid(os.geteuid()).pw_name
+            # TCP_NODELAY: a console waits for each small response; Nagle would hold it back.
             conf.write_text(
                 f"listener {self.address.port} 127.0.0.1\nallow_anonymous true\nuser {user}\n"
-                "persistence false\nlog_dest stderr\nlog_type error\nlog_type warning\n"
+                "persistence false\nset_tcp_nodelay true\n"
+                "log_dest stderr\nlog_type error\nlog_type warning\n"
             )
             self.child = Child("mosquitto", [self.binary, "-c", str(conf)], self.directory)
             await self.child.start()

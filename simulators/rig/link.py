@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import socket
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +33,12 @@ class BrokerLink:
         self.identifier = identifier
         self.client: aiomqtt.Client | None = None
         self.dealer: DealerClient | None = None
+        self.collect = True  # keep the envelopes (a scenario run); a demo only passes them on
         self.events: dict[str, dict[int, dict[str, Any]]] = {}  # epoch → seq → envelope
+        self.seen: dict[str, set[int]] = {}  # epoch → sequence numbers received
         self.devices: dict[str, dict[str, Any]] = {}
         self.changed = asyncio.Event()
-        self.listeners: list[Any] = []
+        self.listeners: list[Callable[[dict[str, Any]], None]] = []
 
     async def start(self) -> None:
         """Connect, subscribe, and start reading."""
@@ -45,6 +48,7 @@ class BrokerLink:
             identifier=self.identifier,
             protocol=aiomqtt.ProtocolVersion.V5,
             keepalive=10,
+            socket_options=((socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),),
         )
         await client.__aenter__()
         self.client = client
@@ -63,7 +67,13 @@ class BrokerLink:
             return
         topic = message.topic.value
         if topic == self.topics.secure_events and "seq" in body:
-            self.events.setdefault(str(body.get("epoch")), {})[int(body["seq"])] = body
+            epoch, seq = str(body.get("epoch")), int(body["seq"])
+            seen = self.seen.setdefault(epoch, set())
+            if seq in seen:
+                return  # delivered again (QoS 1): shown once
+            seen.add(seq)
+            if self.collect:
+                self.events.setdefault(epoch, {})[seq] = body
             for listener in self.listeners:
                 listener(body)
         elif message.topic.matches(self.topics.device("+")):
@@ -80,10 +90,15 @@ class BrokerLink:
         async with asyncio.timeout(timeout):
             while True:
                 self.changed.clear()
-                got = self.events.get(epoch, {})
+                got = self.seen.get(epoch, set())
                 if all(seq in got for seq in range(1, upto + 1)):
                     return
                 await self.changed.wait()
+
+    def forget(self, epoch: str) -> None:
+        """Drop what was kept of a closed table's events."""
+        self.events.pop(epoch, None)
+        self.seen.pop(epoch, None)
 
     async def stop(self) -> None:
         """Disconnect."""

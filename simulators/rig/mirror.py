@@ -29,7 +29,7 @@ from controller.table.events import TableEvent
 from controller.table.inputs import Input
 from controller.table.state import TableState
 
-POLL = 0.005
+POLL = 0.002
 
 
 class MirrorError(RuntimeError):

@@ -196,6 +196,7 @@ class OpenTable:
             "--link", str(self.paths.shuffler_link),
             "--control", str(self.paths.shuffler_control),
             "--shuffle-time", str(self.rig.options.shuffle_time),
+            "--baud", "0",
         ]  # fmt: skip
         if unapproved:
             shuffler_args.append("--unapproved")
@@ -205,23 +206,26 @@ class OpenTable:
             "--link", str(self.paths.reader_link),
             "--control", str(self.paths.reader_control),
             "--antennas", "16",
+            "--baud", "0",
         ]  # fmt: skip
         self.reader_sim = Child("reader", tablectl(*reader_args), directory)
+        address = self.rig.address
+        self.paths.config.write_text(
+            daemon_config(self.setup, self.paths, (address.host, address.port) if address else None)
+        )
+        # All three at once: the daemon's drivers retry until the simulators' links appear,
+        # and each process spends most of its start importing.
         timeout = self.rig.options.start_timeout
         try:
             await asyncio.gather(
                 self.shuffler_sim.start(first_line=True, timeout=timeout),
                 self.reader_sim.start(first_line=True, timeout=timeout),
+                self.start_daemon(),
             )
         except ChildError as exc:
             raise RigError(str(exc)) from None
         await self.shuffler_control.connect()
         await self.reader_control.connect()
-        address = self.rig.address
-        self.paths.config.write_text(
-            daemon_config(self.setup, self.paths, (address.host, address.port) if address else None)
-        )
-        await self.start_daemon()
 
     async def start_daemon(self) -> None:
         """Start ``tablectl run`` (again, on the same journal) and wait for READY=1."""
@@ -259,9 +263,8 @@ class OpenTable:
         for control in (self.shuffler_control, self.reader_control):
             with contextlib.suppress(Exception):
                 await control.close()
-        for child in (self.daemon, self.shuffler_sim, self.reader_sim):
-            if child is not None:
-                await child.stop()
+        children = (self.daemon, self.shuffler_sim, self.reader_sim)
+        await asyncio.gather(*(child.stop() for child in children if child is not None))
         if self.notify is not None:
             self.notify.close()
             self.notify = None

@@ -142,7 +142,7 @@ def daemon_config(
         f"port = {toml_value(str(paths.reader_link))}",
         # One read asserts a tag and one clean miss releases it: the simulated antennas do not
         # flap unless told to, and the rig waits for every edge.
-        "scan_period_ms = 10",
+        "scan_period_ms = 4",
         "arrive_n = 1",
         "depart_n = 1",
         "snapshot_ms = 1000",

@@ -8,13 +8,11 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from controller.envelope import envelope
-from controller.table.events import TableEvent
-from simulators.scenario.core_runner import run_core
-from simulators.scenario.expect import check
-from simulators.scenario.model import Scenario, ScenarioError, load_scenario
+if TYPE_CHECKING:
+    from controller.table.events import TableEvent
+    from simulators.scenario.model import Scenario
 
 
 def add_parser(subparsers: Any) -> None:
@@ -45,6 +43,8 @@ def add_parser(subparsers: Any) -> None:
 
 def envelopes(scenario: Scenario, events: list[TableEvent]) -> list[dict[str, Any]]:
     """The run's events as surveillance-view envelopes numbered from 1."""
+    from controller.envelope import envelope  # noqa: PLC0415 (the verb loads what it runs)
+
     return [
         envelope(e, table_id=scenario.table.id, epoch="core", seq=i, secure=True)
         for i, e in enumerate(events, start=1)
@@ -62,6 +62,8 @@ def report(
     args: argparse.Namespace, path: Path, scenario: Scenario, envs: list[dict[str, Any]]
 ) -> int:
     """Print a run's events and verdict; 0 when its expectations held, else 1."""
+    from simulators.scenario.expect import check  # noqa: PLC0415
+
     if args.json:
         for env in envs:
             print(json.dumps(env, separators=(",", ":")), flush=True)
@@ -84,6 +86,8 @@ def report(
 def run_command(args: argparse.Namespace) -> int:
     """Play each file; exit 1 when any expectation fails, 2 when a file cannot be run."""
     if args.core:
+        from simulators.scenario.core_runner import run_core  # noqa: PLC0415
+
         return _each(args, lambda s: envelopes(s, run_core(s).events), "core")
     try:
         return asyncio.run(_device(args))
@@ -95,6 +99,8 @@ def run_command(args: argparse.Namespace) -> int:
 def _each(
     args: argparse.Namespace, play: Callable[[Scenario], list[dict[str, Any]]], mode: str
 ) -> int:
+    from simulators.scenario.model import ScenarioError, load_scenario  # noqa: PLC0415
+
     status = 0
     for path in args.files:
         try:
@@ -115,6 +121,7 @@ async def _device(args: argparse.Namespace) -> int:
     from simulators.rig.broker import BrokerError  # noqa: PLC0415 (device mode only)
     from simulators.rig.rig import Rig, RigError, RigOptions  # noqa: PLC0415
     from simulators.scenario.device_runner import run_device  # noqa: PLC0415
+    from simulators.scenario.model import ScenarioError, load_scenario  # noqa: PLC0415
 
     try:
         rig = Rig(RigOptions(broker=args.broker))
