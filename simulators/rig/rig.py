@@ -1,13 +1,17 @@
 """The rig: the whole table on one machine, as processes, and the dealer's hands on it.
 
-A :class:`Rig` session holds the broker (one given by URL, a mosquitto of its own, or none) and
-an MQTT client. :meth:`Rig.open_table` starts a table: the TSP/1 shuffler simulator and the TSP/1
-reader simulator (an antenna under each seat, the board, the burn, the muck and the shuffler's
-input) as processes on ptys, and ``tablectl run`` with a generated config pointing at them, a
-fresh journal and a local console socket. The dealer then acts through :attr:`Rig.shuffler` (the
-shuffler's buttons and faults), :attr:`Rig.tags` (cards on the antennas) and :attr:`Rig.console`
-(dealer commands, over MQTT or the console socket); what the table made of it is in the daemon's
-journal (:mod:`simulators.rig.mirror`) and on the broker.
+A :class:`Rig` session holds the broker (one given by URL, a mosquitto of its own, or none), an
+MQTT client and the bench: the TSP/1 shuffler simulator and the TSP/1 reader simulator (an
+antenna under each seat, the board, the burn, the muck and the shuffler's input), each a
+``tablectl sim`` process on a pty. :meth:`Rig.open_table` starts a table on the bench:
+``tablectl run`` with a generated config pointing at the simulators, a fresh journal and a local
+console socket. The bench is reused from one table to the next (its antennas emptied, its faults
+cleared) unless a table left it in a state that cannot be undone; then it is started afresh.
+
+The dealer acts on an :class:`OpenTable` through :attr:`~OpenTable.shuffler` (the shuffler's
+buttons and faults), :attr:`~OpenTable.tags` (cards on the antennas) and
+:attr:`~OpenTable.console` (dealer commands, over MQTT or the console socket); what the table
+made of it is in the daemon's journal (:mod:`simulators.rig.mirror`) and on the broker.
 
 Every child is stopped when the table or the session closes, whatever happened: SIGTERM, then
 SIGKILL if it does not go.
@@ -22,10 +26,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 from controller.shell.topics import Topics
-from simulators.control_client import ControlClient
+from simulators.control_client import ControlClient, ControlError
 from simulators.rig.broker import (
     AUTO,
     NONE,
@@ -50,7 +53,7 @@ class RigOptions:
     """How the rig is built."""
 
     broker: str = AUTO  # "auto", "none" or mqtt://host:port
-    prefix: str = "tables"
+    prefix: str = "tables"  # rigs sharing a broker need prefixes of their own
     directory: Path | None = None  # keep the files here (default: a temporary directory)
     shuffle_time: float = 0.05
     start_timeout: float = 30.0
@@ -70,6 +73,7 @@ class Rig:
         self.directory.mkdir(parents=True, exist_ok=True)
         self._tables = 0
         self.table: OpenTable | None = None
+        self.bench: Bench | None = None
 
     # ------------------------------------------------------------------ session
 
@@ -110,9 +114,13 @@ class Rig:
             self.broker_note = f"the broker at {self.address.url}"
 
     async def close(self) -> None:
-        """Close the table, the MQTT client and the broker; remove a temporary directory."""
+        """Close the table, the bench, the MQTT client and the broker; remove a temporary
+        directory."""
         with contextlib.suppress(Exception):
             await self.close_table()
+        if self.bench is not None:
+            await self.bench.stop()
+            self.bench = None
         if self.link is not None:
             with contextlib.suppress(Exception):
                 await self.link.stop()
@@ -134,8 +142,8 @@ class Rig:
         self._tables += 1
         directory = self.directory / f"table-{self._tables:03d}"
         directory.mkdir(parents=True, exist_ok=True)
-        sockets = Path(tempfile.mkdtemp(prefix="rig"))
-        paths = RigPaths(directory, sockets)
+        bench = await self._bench(unapproved)
+        paths = RigPaths(directory, bench.sockets, Path(tempfile.mkdtemp(prefix="rig")))
         if self.address is not None and (self.link is None or self.link.topics.table != setup.id):
             if self.link is not None:
                 await self.link.stop()
@@ -145,33 +153,144 @@ class Rig:
                 f"tablectl-rig-{directory.parent.name}-{self._tables}",
             )
             await self.link.start()
-        table = OpenTable(self, setup, paths)
+        table = OpenTable(self, setup, paths, bench)
         self.table = table
-        await table.start(unapproved=unapproved)
+        await table.start()
         return table
 
     async def close_table(self) -> None:
-        """Stop the table's daemon and simulators."""
+        """Stop the table's daemon; the bench is tidied for the next table."""
         if self.table is not None:
             table, self.table = self.table, None
             await table.stop()
 
+    async def _bench(self, unapproved: bool) -> Bench:
+        """The bench for the next table: the last one tidied, or a fresh one."""
+        bench = self.bench
+        if bench is not None and bench.unapproved == unapproved and await bench.reusable():
+            return bench
+        if bench is not None:
+            await bench.stop()
+        self.bench = None
+        bench = Bench(self.directory, self.options.shuffle_time, unapproved=unapproved)
+        await bench.start(self.options.start_timeout)
+        self.bench = bench
+        return bench
+
+
+class Bench:
+    """The simulators: a TSP/1 shuffler and a TSP/1 reader, each a process of its own."""
+
+    def __init__(self, directory: Path, shuffle_time: float, *, unapproved: bool = False) -> None:
+        self.directory = directory
+        self.unapproved = unapproved
+        self.sockets = Path(tempfile.mkdtemp(prefix="bench"))
+        self.shuffler_control = ControlClient(self.sockets / "shuffler.ctl")
+        self.reader_control = ControlClient(self.sockets / "reader.ctl")
+        shuffler_args = [
+            "sim", "shuffler",
+            "--link", str(self.sockets / "shuffler.tty"),
+            "--control", str(self.shuffler_control.path),
+            "--shuffle-time", str(shuffle_time),
+            "--baud", "0",
+        ]  # fmt: skip
+        if unapproved:
+            shuffler_args.append("--unapproved")
+        reader_args = [
+            "sim", "rfid",
+            "--link", str(self.sockets / "reader.tty"),
+            "--control", str(self.reader_control.path),
+            "--antennas", "16",
+            "--baud", "0",
+        ]  # fmt: skip
+        self.shuffler_sim = Child("shuffler", tablectl(*shuffler_args), directory)
+        self.reader_sim = Child("reader", tablectl(*reader_args), directory)
+        self.shuffler = ShufflerUnit(self.shuffler_control)
+        self.tags = TableTags(self.reader_control)
+        self.spoiled = False  # a table left it in a state a tidy-up cannot undo
+
+    async def start(self, timeout: float) -> None:
+        """Start both simulators; return once they serve their ptys and control sockets."""
+        try:
+            await asyncio.gather(
+                self.shuffler_sim.start(first_line=True, timeout=timeout),
+                self.reader_sim.start(first_line=True, timeout=timeout),
+            )
+        except ChildError as exc:
+            await self.stop()
+            raise RigError(str(exc)) from None
+        await self.shuffler_control.connect()
+        await self.reader_control.connect()
+
+    async def tidy(self) -> None:
+        """Lift every tag, undo the faults, clear the deck-check order: ready for a table."""
+        try:
+            await self.tags.reset()
+            await self.reader_control.send({"clear": "all"})
+            for command in ({"clear": "all"}, {"fault": "lid_close"}, {"deck_check": "ok"}):
+                await self.shuffler_control.send(command)
+            self.shuffler.raised.clear()
+        except (ControlError, OSError):
+            self.spoiled = True
+
+    async def settled(self, timeout: float = 2.0) -> bool:
+        """Wait until the reader asserts no tag and neither simulator holds an event for the
+        host (the daemon took everything the tidy-up caused); False if that did not happen."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while loop.time() < deadline:
+            try:
+                shuffler = await self.shuffler_control.status()
+                reader = await self.reader_control.status()
+            except (ControlError, OSError):
+                return False
+            asserted = any(a.get("asserted") for a in reader.get("antennas", {}).values())
+            if (
+                not asserted
+                and not reader.get("queued_events")
+                and not shuffler.get("queued_events")
+            ):
+                return True
+            await asyncio.sleep(0.01)  # polling the simulators, with a deadline
+        return False
+
+    async def reusable(self) -> bool:
+        """Whether the next table can use this bench: running, plugged in, nothing queued."""
+        if self.spoiled or not (self.shuffler_sim.running and self.reader_sim.running):
+            return False
+        try:
+            shuffler = await self.shuffler_control.status()
+            reader = await self.reader_control.status()
+        except (ControlError, OSError):
+            return False
+        return bool(
+            shuffler.get("plugged")
+            and reader.get("plugged")
+            and not shuffler.get("queued_events")
+            and not reader.get("queued_events")
+        )
+
+    async def stop(self) -> None:
+        """Stop both simulators."""
+        for control in (self.shuffler_control, self.reader_control):
+            with contextlib.suppress(Exception):
+                await control.close()
+        await asyncio.gather(self.shuffler_sim.stop(), self.reader_sim.stop())
+        shutil.rmtree(self.sockets, ignore_errors=True)
+
 
 class OpenTable:
-    """One running table: its simulators, its daemon, and the dealer's access to them."""
+    """One running table: its daemon on the bench, and the dealer's access to them."""
 
-    def __init__(self, rig: Rig, setup: TableSetup, paths: RigPaths) -> None:
+    def __init__(self, rig: Rig, setup: TableSetup, paths: RigPaths, bench: Bench) -> None:
         self.rig = rig
         self.setup = setup
         self.paths = paths
-        self.shuffler_sim: Child | None = None
-        self.reader_sim: Child | None = None
+        self.bench = bench
         self.daemon: Child | None = None
         self.notify: NotifySocket | None = None
-        self.shuffler_control = ControlClient(paths.shuffler_control)
-        self.reader_control = ControlClient(paths.reader_control)
-        self.shuffler = ShufflerUnit(self.shuffler_control)
-        self.tags = TableTags(self.reader_control)
+        self.shuffler = bench.shuffler
+        self.tags = bench.tags
         self.console: Console = (
             MqttConsole(rig.link.dealer)
             if rig.link is not None and rig.link.dealer is not None
@@ -188,49 +307,23 @@ class OpenTable:
         """The broker the daemon publishes to (None: the journal alone)."""
         return self.rig.address
 
-    async def start(self, *, unapproved: bool = False) -> None:
-        """Start both simulators, then the daemon; wait until it says READY=1."""
-        directory = self.paths.directory
-        shuffler_args = [
-            "sim", "shuffler",
-            "--link", str(self.paths.shuffler_link),
-            "--control", str(self.paths.shuffler_control),
-            "--shuffle-time", str(self.rig.options.shuffle_time),
-            "--baud", "0",
-        ]  # fmt: skip
-        if unapproved:
-            shuffler_args.append("--unapproved")
-        self.shuffler_sim = Child("shuffler", tablectl(*shuffler_args), directory)
-        reader_args = [
-            "sim", "rfid",
-            "--link", str(self.paths.reader_link),
-            "--control", str(self.paths.reader_control),
-            "--antennas", "16",
-            "--baud", "0",
-        ]  # fmt: skip
-        self.reader_sim = Child("reader", tablectl(*reader_args), directory)
+    async def start(self) -> None:
+        """Write the daemon's config and start it on a fresh journal."""
         address = self.rig.address
         self.paths.config.write_text(
-            daemon_config(self.setup, self.paths, (address.host, address.port) if address else None)
-        )
-        # All three at once: the daemon's drivers retry until the simulators' links appear,
-        # and each process spends most of its start importing.
-        timeout = self.rig.options.start_timeout
-        try:
-            await asyncio.gather(
-                self.shuffler_sim.start(first_line=True, timeout=timeout),
-                self.reader_sim.start(first_line=True, timeout=timeout),
-                self.start_daemon(),
+            daemon_config(
+                self.setup,
+                self.paths,
+                (address.host, address.port) if address else None,
+                prefix=self.rig.options.prefix,
             )
-        except ChildError as exc:
-            raise RigError(str(exc)) from None
-        await self.shuffler_control.connect()
-        await self.reader_control.connect()
+        )
+        await self.start_daemon()
 
     async def start_daemon(self) -> None:
         """Start ``tablectl run`` (again, on the same journal) and wait for READY=1."""
         if self.notify is None:
-            self.notify = NotifySocket(self.paths.sockets / "notify")
+            self.notify = NotifySocket(self.paths.notify)
         mark = len(self.notify.lines)
         self.daemon = Child(
             "daemon",
@@ -257,23 +350,21 @@ class OpenTable:
         await self.start_daemon()
 
     async def stop(self) -> None:
-        """Stop the daemon, then the simulators; nothing is left running."""
+        """Tidy the bench while the daemon still runs (what it reports is no longer anyone's
+        concern), then stop the daemon."""
+        await self.bench.tidy()
+        if self.daemon is not None and self.daemon.running and not await self.bench.settled():
+            self.bench.spoiled = True
         with contextlib.suppress(Exception):
             await self.console.close()
-        for control in (self.shuffler_control, self.reader_control):
-            with contextlib.suppress(Exception):
-                await control.close()
-        children = (self.daemon, self.shuffler_sim, self.reader_sim)
-        await asyncio.gather(*(child.stop() for child in children if child is not None))
+        if self.daemon is not None:
+            await self.daemon.stop()
         if self.notify is not None:
             self.notify.close()
             self.notify = None
         shutil.rmtree(self.paths.sockets, ignore_errors=True)
 
-    def logs(self) -> dict[str, Any]:
+    def logs(self) -> dict[str, str]:
         """The end of each child's log (for a failure report)."""
-        return {
-            child.name: child.tail(1500)
-            for child in (self.daemon, self.shuffler_sim, self.reader_sim)
-            if child is not None
-        }
+        children = (self.daemon, self.bench.shuffler_sim, self.bench.reader_sim)
+        return {child.name: child.tail(1500) for child in children if child is not None}

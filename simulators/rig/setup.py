@@ -50,33 +50,39 @@ class TableSetup:
 class RigPaths:
     """Where the rig's pieces meet: device links, control sockets, the journal, the console."""
 
-    directory: Path
-    sockets: Path  # Unix socket paths are short: they live in a directory of their own
+    directory: Path  # the table's files: its config, journal and logs
+    bench: Path  # the simulators' links and control sockets
+    sockets: Path  # the table's own sockets (Unix socket paths must be short)
 
     @property
     def shuffler_link(self) -> Path:
         """The shuffler simulator's pty link."""
-        return self.sockets / "shuffler.tty"
+        return self.bench / "shuffler.tty"
 
     @property
     def shuffler_control(self) -> Path:
         """The shuffler simulator's control socket."""
-        return self.sockets / "shuffler.ctl"
+        return self.bench / "shuffler.ctl"
 
     @property
     def reader_link(self) -> Path:
         """The reader simulator's pty link."""
-        return self.sockets / "reader.tty"
+        return self.bench / "reader.tty"
 
     @property
     def reader_control(self) -> Path:
         """The reader simulator's control socket."""
-        return self.sockets / "reader.ctl"
+        return self.bench / "reader.ctl"
 
     @property
     def console(self) -> Path:
         """The daemon's local console socket."""
         return self.sockets / "console.sock"
+
+    @property
+    def notify(self) -> Path:
+        """The socket the daemon reports READY=1 on."""
+        return self.sockets / "notify"
 
     @property
     def config(self) -> Path:
@@ -110,6 +116,7 @@ def daemon_config(
     paths: RigPaths,
     broker: tuple[str, int] | None,
     *,
+    prefix: str = "tables",
     dispense: Literal["host", "dealer"] = "dealer",
 ) -> str:
     """The daemon's config for ``setup`` on the rig's devices."""
@@ -165,7 +172,8 @@ def daemon_config(
         lines += [
             f"host = {toml_value(host)}",
             f"port = {port}",
-            f"client_id = {toml_value(f'tablectl-{setup.id}-{paths.directory.name}')}",
+            f"prefix = {toml_value(prefix)}",
+            f"client_id = {toml_value(f'tablectl-{prefix}-{setup.id}-{paths.directory.name}')}",
             "keepalive = 5",
             "reconnect_min = 0.05",
             "reconnect_max = 1.0",

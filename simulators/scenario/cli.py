@@ -36,6 +36,14 @@ def add_parser(subparsers: Any) -> None:
         help="device mode: mqtt://host:port, or none (default: a mosquitto of its own when "
         "installed, else none: the events are read from the daemon's journal)",
     )
+    run.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=1,
+        metavar="N",
+        help="device mode: play N files at once, each on a rig of its own (default 1)",
+    )
     run.add_argument("--json", action="store_true", help="print every event envelope as JSON")
     run.add_argument("--quiet", "-q", action="store_true", help="print only the verdicts")
     run.set_defaults(handler=run_command)
@@ -118,33 +126,55 @@ def _each(
 
 
 async def _device(args: argparse.Namespace) -> int:
-    from simulators.rig.broker import BrokerError  # noqa: PLC0415 (device mode only)
-    from simulators.rig.rig import Rig, RigError, RigOptions  # noqa: PLC0415
-    from simulators.scenario.device_runner import run_device  # noqa: PLC0415
+    from simulators.rig.broker import AUTO, BrokerError, parse_broker  # noqa: PLC0415
+    from simulators.rig.rig import RigError, RigOptions  # noqa: PLC0415
+    from simulators.scenario.device_runner import DeviceRun, run_files  # noqa: PLC0415
     from simulators.scenario.model import ScenarioError, load_scenario  # noqa: PLC0415
 
+    status = 0
+    playable: list[tuple[Path, Scenario]] = []
+    for path in args.files:
+        try:
+            scenario = load_scenario(path)
+        except ScenarioError as exc:
+            print(f"ERROR {exc}", file=sys.stderr)
+            status = 2
+            continue
+        if "device" not in scenario.scenario.modes:
+            print(f"SKIP {path}: device mode is not among its modes", file=sys.stderr)
+            continue
+        playable.append((path, scenario))
     try:
-        rig = Rig(RigOptions(broker=args.broker))
-        await rig.start()
-    except (BrokerError, RigError, OSError) as exc:
+        if args.broker not in (AUTO, "none"):
+            parse_broker(args.broker)
+    except BrokerError as exc:
         print(f"tablectl scenario run: {exc}", file=sys.stderr)
         return 2
-    print(f"# device mode: {rig.broker_note}", file=sys.stderr, flush=True)
-    status = 0
+    if not playable:
+        return status
+    done: dict[int, DeviceRun | ScenarioError | RigError] = {}
+    shown = 0
+
+    def note(text: str) -> None:
+        print(f"# device mode: {text}", file=sys.stderr, flush=True)
+
+    scenarios = [scenario for _, scenario in playable]
+    runs = run_files(scenarios, RigOptions(broker=args.broker), args.jobs, note=note)
     try:
-        for path in args.files:
-            try:
-                scenario = load_scenario(path)
-                if "device" not in scenario.scenario.modes:
-                    print(f"SKIP {path}: device mode is not among its modes", file=sys.stderr)
-                    continue
-                run = await run_device(scenario, rig)
-            except (ScenarioError, RigError) as exc:
-                where = "" if str(exc).startswith(str(path)) else f"{path}: "
-                print(f"ERROR {where}{exc}", file=sys.stderr, flush=True)
-                status = max(status, 2)
-                continue
-            status = max(status, report(args, path, scenario, run.envelopes))
+        async for index, outcome in runs:
+            done[index] = outcome
+            while shown in done:  # in the order of the files
+                path, scenario = playable[shown]
+                result = done.pop(shown)
+                if isinstance(result, DeviceRun):
+                    status = max(status, report(args, path, scenario, result.envelopes))
+                else:
+                    print(f"ERROR {path}: {result}", file=sys.stderr, flush=True)
+                    status = max(status, 2)
+                shown += 1
+    except (RigError, OSError) as exc:
+        print(f"tablectl scenario run: {exc}", file=sys.stderr)
+        return 2
     finally:
-        await rig.close()
+        await runs.aclose()
     return status

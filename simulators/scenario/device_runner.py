@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
+import traceback
+from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
+from simulators.rig.broker import NONE
 from simulators.rig.mirror import Mirror, open_reader
-from simulators.rig.rig import OpenTable, Rig
+from simulators.rig.rig import OpenTable, Rig, RigError, RigOptions
 from simulators.rig.setup import TableSetup
 from simulators.scenario.core_runner import CoreRun, CoreRunner, _verb
 from simulators.scenario.device_play import Bridge, DevicePlay, run_in_thread
@@ -116,3 +119,62 @@ async def _collect(scenario: Scenario, table: OpenTable, mirror: Mirror) -> Devi
     await link.wait_events(mirror.epoch, upto)
     envelopes = [e for e in link.stream(mirror.epoch) if e["seq"] <= upto]
     return DeviceRun(scenario, envelopes, mirror.epoch, "broker")
+
+
+async def run_files(
+    scenarios: list[Scenario],
+    options: RigOptions,
+    jobs: int = 1,
+    *,
+    note: Callable[[str], None] | None = None,
+) -> AsyncGenerator[tuple[int, DeviceRun | ScenarioError | RigError]]:
+    """Play ``scenarios`` on ``jobs`` rigs at once; yield ``(index, run or error)`` as each
+    finishes.
+
+    The rigs share one broker (the one ``options`` names, or the first rig's own mosquitto),
+    each under a topic prefix of its own so that their tables never hear each other.
+    """
+    async with Rig(options) as first:
+        if note is not None:
+            note(first.broker_note)
+        rigs = [first]
+        broker = first.address.url if first.address is not None else NONE
+        try:
+            for job in range(1, max(1, jobs)):
+                extra = Rig(replace(options, broker=broker, prefix=f"{options.prefix}-{job}"))
+                rigs.append(extra)
+                await extra.start()
+            queue: asyncio.Queue[int] = asyncio.Queue()
+            for index in range(len(scenarios)):
+                queue.put_nowait(index)
+            results: asyncio.Queue[tuple[int, DeviceRun | ScenarioError | RigError]] = (
+                asyncio.Queue()
+            )
+
+            async def work(rig: Rig) -> None:
+                while not queue.empty():
+                    index = queue.get_nowait()
+                    try:
+                        outcome: DeviceRun | ScenarioError | RigError = await run_device(
+                            scenarios[index], rig
+                        )
+                    except (ScenarioError, RigError) as exc:
+                        outcome = exc
+                    except Exception as exc:  # a bug: reported with the file, not a hang
+                        detail = "".join(traceback.format_exception(exc)[-3:])
+                        outcome = RigError(f"{type(exc).__name__}: {exc}\n{detail}")
+                    await results.put((index, outcome))
+
+            workers = [
+                asyncio.create_task(work(rig), name=f"rig-{n}") for n, rig in enumerate(rigs)
+            ]
+            try:
+                for _ in range(len(scenarios)):
+                    yield await results.get()
+            finally:
+                for worker in workers:
+                    worker.cancel()
+                await asyncio.gather(*workers, return_exceptions=True)
+        finally:
+            for rig in rigs[1:]:
+                await rig.close()
