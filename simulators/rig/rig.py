@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -150,7 +151,7 @@ class Rig:
             self.link = BrokerLink(
                 self.address,
                 Topics(self.options.prefix, setup.id),
-                f"tablectl-rig-{directory.parent.name}-{self._tables}",
+                f"tablectl-rig-{os.getpid()}-{id(self):x}-{self._tables}",
             )
             await self.link.start()
         table = OpenTable(self, setup, paths, bench)

@@ -15,6 +15,7 @@ import time
 import traceback
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from simulators.rig.broker import NONE
@@ -134,14 +135,22 @@ async def run_files(
     The rigs share one broker (the one ``options`` names, or the first rig's own mosquitto),
     each under a topic prefix of its own so that their tables never hear each other.
     """
-    async with Rig(options) as first:
+
+    def own(job: int) -> Path | None:
+        return options.directory / f"rig-{job}" if options.directory is not None else None
+
+    async with Rig(replace(options, directory=own(0))) as first:
         if note is not None:
             note(first.broker_note)
         rigs = [first]
         broker = first.address.url if first.address is not None else NONE
         try:
             for job in range(1, max(1, jobs)):
-                extra = Rig(replace(options, broker=broker, prefix=f"{options.prefix}-{job}"))
+                extra = Rig(
+                    replace(
+                        options, broker=broker, prefix=f"{options.prefix}-{job}", directory=own(job)
+                    )
+                )
                 rigs.append(extra)
                 await extra.start()
             queue: asyncio.Queue[int] = asyncio.Queue()
