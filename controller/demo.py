@@ -16,6 +16,7 @@ processes), as fast as it can.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,14 @@ def add_parser(subparsers: Any) -> None:
     )
     demo.add_argument("--core", action="store_true", help="the pure core only (no devices)")
     demo.add_argument(
+        "--pace",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="seconds between the dealer's moves (default: 0.3 on a terminal without --hands, "
+        "else as fast as the table goes)",
+    )
+    demo.add_argument(
         "--pause", type=float, default=None, help="--core: seconds between events on a terminal"
     )
     demo.set_defaults(handler=run)
@@ -60,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
 
     from simulators.rig.demo import DemoOptions, run_demo  # noqa: PLC0415
 
+    watched = sys.stdout.isatty() and not args.json and not args.hands
+    pace = args.pace if args.pace is not None else (0.3 if watched else 0.0)
     options = DemoOptions(
         hands=args.hands,
         seed=args.seed,
@@ -68,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
         broker=args.broker,
         json=args.json,
         keep=args.keep,
+        pace=max(0.0, pace),
     )
     try:
         return asyncio.run(run_demo(options))

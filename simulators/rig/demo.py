@@ -50,6 +50,7 @@ class DemoOptions:
     broker: str = "auto"
     json: bool = False
     keep: Path | None = None
+    pace: float = 0.0  # seconds between the dealer's acts
 
 
 def line(env: dict[str, Any]) -> str:
@@ -150,16 +151,19 @@ async def run_demo(options: DemoOptions) -> int:
                 file=sys.stderr,
                 flush=True,
             )
+            tables = 0
             while not options.hands or completed < options.hands:
+                if tables:
+                    screen.new_table()  # the players went broke: a fresh table, a new journal
                 table = await _open(rig, scenario)
+                tables += 1
                 completed += await _play_table(table, scenario, rng, options, screen, completed)
-                screen.new_table()
     except asyncio.CancelledError:
         pass  # Ctrl-C: the rig has stopped every process on the way out
     finally:
         screen.close()
     view = screen.view
-    print(f"# {completed} hands, {view.irregularities} irregularities", file=sys.stderr)
+    print(f"# {completed} hands completed, {view.irregularities} irregularities", file=sys.stderr)
     return 0
 
 
@@ -197,6 +201,7 @@ async def _play_table(
     bridge = Bridge(asyncio.get_running_loop())
     dealer = TableDealer(scenario, rng, options.irregularities)
     dealer.style = STYLE
+    dealer.pace = options.pace
     mirrors: list[Mirror] = []
 
     def play() -> int:

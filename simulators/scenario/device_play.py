@@ -141,6 +141,7 @@ class DevicePlay:
     shuffler: VirtualShuffler
     returned_from: int
     now: datetime
+    pace: float = 0.0  # seconds the dealer takes before each act (a demo watched by people)
 
     def attach(self, table: OpenTable, bridge: Bridge, mirror: Mirror) -> None:
         """Play on ``table``; ``mirror`` reads its daemon's journal."""
@@ -168,6 +169,8 @@ class DevicePlay:
         return applied
 
     def _act(self, coro: Coroutine[Any, Any, T]) -> T:
+        if self.pace:
+            self.bridge.call(asyncio.sleep(self.pace))
         try:
             return self.bridge.call(coro)
         except RefusedError as exc:
@@ -297,6 +300,8 @@ class DevicePlay:
             for f in dataclasses.fields(event)
             if f.name != "ts" and getattr(event, f.name) is not None
         }
+        if self.pace:
+            self.bridge.call(asyncio.sleep(self.pace))
         try:
             body = self.bridge.call(self.table.console.send(name, fields))
         except RuntimeError as exc:

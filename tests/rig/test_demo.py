@@ -80,7 +80,7 @@ def test_twenty_hands_through_the_devices_with_a_mistake_handled(broker_url: str
     assert [e["type"] for e in events].count("hand.completed") == 20
     irregular = [e for e in events if e["type"] == "irregularity.detected" and e["rules"]]
     assert resolved_holds(events) or irregular
-    assert "# 20 hands" in proc.stderr
+    assert "# 20 hands completed" in proc.stderr
 
 
 def test_on_the_journal_alone_every_envelope_as_json() -> None:
