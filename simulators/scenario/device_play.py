@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import dataclasses
+import random
 import threading
 from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime, timedelta
@@ -210,11 +211,11 @@ class DevicePlay:
         self, verdict: str, count: int | None, order: list[str] | None, seed: int | None
     ) -> None:
         """Gather the table's cards, load the scenario's deck and press shuffle."""
+        if verdict == "commitment_mismatch":
+            raise DeviceRunError("commitment_mismatch is a verdict of a reveal, not a shuffle")
         self.returned_from = len(self.run.events)
         cards = self.shuffler.shuffle(order, seed)
         self.gather()
-        if verdict == "commitment_mismatch":
-            raise DeviceRunError("commitment_mismatch is a verdict of a reveal, not a shuffle")
         mark = self.mirror.mark()
         sid = self._act(self.table.shuffler.shuffle(cards, verdict, count))
         self.shuffler.shuffle_id = sid
@@ -231,10 +232,13 @@ class DevicePlay:
         ]
         self.returned_from = len(self.run.events)
         self.gather(back)
-        total = self.shuffler.remaining + len(back)
+        virtual = self.shuffler
+        cards = [*virtual.order[virtual.position :], *back]
+        chosen = seed if seed is not None else len(cards)  # as the core mode chooses it
         mark = self.mirror.mark()
-        sid = self._act(self.table.shuffler.reshuffle(back, seed if seed is not None else total))
-        self.shuffler.shuffle_id = sid
+        sid = self._act(self.table.shuffler.reshuffle(back, chosen))
+        random.Random(chosen).shuffle(cards)  # the simulator shuffled the same cards the same way
+        virtual.order, virtual.position, virtual.shuffle_id = tuple(cards), 0, sid
         what = f"the stub shuffle {sid} completing"
         self._wait(_is(ShuffleCompleted, shuffle_id=sid), what, mark)
 
@@ -249,7 +253,11 @@ class DevicePlay:
             mark,
         )
         cards = list(dealt.cards)
-        self.shuffler.position += len(cards)
+        virtual = self.shuffler
+        expected = list(virtual.order[virtual.position : virtual.position + len(cards)])
+        if cards != expected:
+            raise DeviceRunError(f"the shuffler dealt {cards}, its deck says {expected} come next")
+        virtual.position += len(cards)
         self.shuffler.group = dealt.group
         self.shuffler.last_group = list(cards)
         return cards

@@ -40,7 +40,7 @@ def normal(env: Mapping[str, Any]) -> dict[str, Any]:
     drop = VOLATILE | (DEVICE_WORDS if env["type"] == "device.status" else frozenset())
     return {
         "type": env["type"],
-        "rules": list(env.get("rules", [])),
+        "rules": [str(rule) for rule in env.get("rules", [])],
         "severity": env.get("severity"),
         "needs_confirm": env.get("needs_confirm"),
         "hand_id": env.get("hand_id"),
