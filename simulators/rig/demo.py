@@ -27,12 +27,13 @@ from rich.live import Live
 from controller.view.model import TableView
 from controller.view.render import render
 from simulators.autoplay import Style
+from simulators.rig.broker import BrokerError
 from simulators.rig.dealer import TableDealer
 from simulators.rig.mirror import Mirror, open_reader
-from simulators.rig.rig import OpenTable, Rig, RigOptions
+from simulators.rig.rig import OpenTable, Rig, RigError, RigOptions
 from simulators.rig.setup import TableSetup
 from simulators.scenario.device_play import Bridge, run_in_thread
-from simulators.scenario.model import Scenario, ScenarioMeta, TableSpec
+from simulators.scenario.model import Scenario, ScenarioError, ScenarioMeta, TableSpec
 
 SEATS = {1: 200, 2: 200, 3: 200, 4: 200, 5: 200, 6: 200}
 STYLE = Style(fold=0.25, aggressive=0.2, all_in=0.1)
@@ -93,6 +94,7 @@ class Screen:
         if self.live is not None:
             self.live.update(render(self.view), refresh=True)
             self.live.stop()
+            self.live = None
 
 
 class JournalFollower:
@@ -160,6 +162,9 @@ async def run_demo(options: DemoOptions) -> int:
                 completed += await _play_table(table, scenario, rng, options, screen, completed)
     except asyncio.CancelledError:
         pass  # Ctrl-C: the rig has stopped every process on the way out
+    except (BrokerError, RigError, ScenarioError) as exc:
+        print(f"tablectl demo: {exc}", file=sys.stderr)
+        return 2
     finally:
         screen.close()
     view = screen.view

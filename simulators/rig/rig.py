@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+import aiomqtt
+
 from controller.shell.topics import Topics
 from simulators.control_client import ControlClient, ControlError
 from simulators.rig.broker import (
@@ -35,6 +37,7 @@ from simulators.rig.broker import (
     NONE,
     BrokerAddress,
     LocalBroker,
+    can_connect,
     mosquitto_binary,
     parse_broker,
 )
@@ -112,6 +115,8 @@ class Rig:
                 self.broker_note = f"a mosquitto of its own at {self.address.url}"
         else:
             self.address = parse_broker(choice)
+            if not await can_connect(self.address):
+                raise RigError(f"cannot reach the broker at {self.address.url}")
             self.broker_note = f"the broker at {self.address.url}"
 
     async def close(self) -> None:
@@ -153,7 +158,11 @@ class Rig:
                 Topics(self.options.prefix, setup.id),
                 f"tablectl-rig-{os.getpid()}-{id(self):x}-{self._tables}",
             )
-            await self.link.start()
+            try:
+                await self.link.start()
+            except aiomqtt.MqttError as exc:
+                self.link = None
+                raise RigError(f"the broker at {self.address.url}: {exc}") from None
         table = OpenTable(self, setup, paths, bench)
         self.table = table
         await table.start()

@@ -117,7 +117,11 @@ async def _collect(scenario: Scenario, table: OpenTable, mirror: Mirror) -> Devi
     link = table.rig.link
     if table.broker is None or link is None:
         return DeviceRun(scenario, mirror.envelopes(upto), mirror.epoch, "journal")
-    await link.wait_events(mirror.epoch, upto)
+    try:
+        await link.wait_events(mirror.epoch, upto)
+    except TimeoutError:
+        got = len(link.stream(mirror.epoch))
+        raise RigError(f"the broker delivered {got} of the {upto} events the journal has") from None
     envelopes = [e for e in link.stream(mirror.epoch) if e["seq"] <= upto]
     return DeviceRun(scenario, envelopes, mirror.epoch, "broker")
 

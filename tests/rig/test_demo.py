@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests.integration.broker import free_port
 from tests.rig.conftest import alive, stop_leftovers
 
 REPO = Path(__file__).resolve().parents[2]
@@ -106,6 +107,14 @@ def test_mistakes_are_held_and_resolved_end_to_end(broker_url: str) -> None:
     assert [e["type"] for e in events].count("hand.completed") == 12
     cited = {rule for e in events if e["type"] == "irregularity.detected" for rule in e["rules"]}
     assert resolved_holds(events) or cited, "no mistake was caught"
+
+
+def test_an_unreachable_broker_is_named_and_nothing_starts() -> None:
+    url = f"mqtt://127.0.0.1:{free_port()}"
+    proc = demo("--hands", "1", "--broker", url, timeout=30)
+    assert proc.returncode == 2
+    assert f"cannot reach the broker at {url}" in proc.stderr
+    assert proc.stdout == ""
 
 
 def test_ctrl_c_stops_every_process(broker_url: str) -> None:
