@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from simulators.rig.bridge import Bridge, run_in_thread
 from simulators.rig.broker import mosquitto_binary
 from simulators.rig.dealer import TableDealer
 from simulators.rig.demo import STYLE, demo_scenario
@@ -27,7 +28,7 @@ from simulators.rig.mirror import Mirror, open_reader
 from simulators.rig.rig import Rig, RigOptions
 from simulators.rig.setup import TableSetup
 from simulators.scenario import device_play
-from simulators.scenario.device_play import Bridge, DevicePlay, run_in_thread
+from simulators.scenario.device_play import DevicePlay
 from simulators.scenario.device_runner import run_files
 from simulators.scenario.model import load_scenario
 

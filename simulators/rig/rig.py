@@ -19,7 +19,6 @@ SIGKILL if it does not go.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import shutil
@@ -31,7 +30,7 @@ from types import TracebackType
 import aiomqtt
 
 from controller.shell.topics import Topics
-from simulators.control_client import ControlClient, ControlError
+from simulators.rig.bench import Bench
 from simulators.rig.broker import (
     AUTO,
     NONE,
@@ -41,15 +40,11 @@ from simulators.rig.broker import (
     mosquitto_binary,
     parse_broker,
 )
-from simulators.rig.children import Child, ChildError, tablectl
+from simulators.rig.children import Child, tablectl
 from simulators.rig.console import Console, MqttConsole, SocketConsole
+from simulators.rig.errors import RigError
 from simulators.rig.link import BrokerLink, NotifySocket
 from simulators.rig.setup import RigPaths, TableSetup, daemon_config
-from simulators.rig.world import ShufflerUnit, TableTags
-
-
-class RigError(RuntimeError):
-    """The rig could not build or run the table."""
 
 
 @dataclass(frozen=True)
@@ -186,107 +181,6 @@ class Rig:
         await bench.start(self.options.start_timeout)
         self.bench = bench
         return bench
-
-
-class Bench:
-    """The simulators: a TSP/1 shuffler and a TSP/1 reader, each a process of its own."""
-
-    def __init__(self, directory: Path, shuffle_time: float, *, unapproved: bool = False) -> None:
-        self.directory = directory
-        self.unapproved = unapproved
-        self.sockets = Path(tempfile.mkdtemp(prefix="bench"))
-        self.shuffler_control = ControlClient(self.sockets / "shuffler.ctl")
-        self.reader_control = ControlClient(self.sockets / "reader.ctl")
-        shuffler_args = [
-            "sim", "shuffler",
-            "--link", str(self.sockets / "shuffler.tty"),
-            "--control", str(self.shuffler_control.path),
-            "--shuffle-time", str(shuffle_time),
-            "--baud", "0",
-        ]  # fmt: skip
-        if unapproved:
-            shuffler_args.append("--unapproved")
-        reader_args = [
-            "sim", "rfid",
-            "--link", str(self.sockets / "reader.tty"),
-            "--control", str(self.reader_control.path),
-            "--antennas", "16",
-            "--baud", "0",
-        ]  # fmt: skip
-        self.shuffler_sim = Child("shuffler", tablectl(*shuffler_args), directory)
-        self.reader_sim = Child("reader", tablectl(*reader_args), directory)
-        self.shuffler = ShufflerUnit(self.shuffler_control)
-        self.tags = TableTags(self.reader_control)
-        self.spoiled = False  # a table left it in a state a tidy-up cannot undo
-
-    async def start(self, timeout: float) -> None:
-        """Start both simulators; return once they serve their ptys and control sockets."""
-        try:
-            await asyncio.gather(
-                self.shuffler_sim.start(first_line=True, timeout=timeout),
-                self.reader_sim.start(first_line=True, timeout=timeout),
-            )
-        except ChildError as exc:
-            await self.stop()
-            raise RigError(str(exc)) from None
-        await self.shuffler_control.connect()
-        await self.reader_control.connect()
-
-    async def tidy(self) -> None:
-        """Lift every tag, undo the faults, clear the deck-check order: ready for a table."""
-        try:
-            await self.tags.reset()
-            await self.reader_control.send({"clear": "all"})
-            for command in ({"clear": "all"}, {"fault": "lid_close"}, {"deck_check": "ok"}):
-                await self.shuffler_control.send(command)
-            self.shuffler.raised.clear()
-        except (ControlError, OSError):
-            self.spoiled = True
-
-    async def settled(self, timeout: float = 2.0) -> bool:
-        """Wait until the reader asserts no tag and neither simulator holds an event for the
-        host (the daemon took everything the tidy-up caused); False if that did not happen."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while loop.time() < deadline:
-            try:
-                shuffler = await self.shuffler_control.status()
-                reader = await self.reader_control.status()
-            except (ControlError, OSError):
-                return False
-            asserted = any(a.get("asserted") for a in reader.get("antennas", {}).values())
-            if (
-                not asserted
-                and not reader.get("queued_events")
-                and not shuffler.get("queued_events")
-            ):
-                return True
-            await asyncio.sleep(0.01)  # polling the simulators, with a deadline
-        return False
-
-    async def reusable(self) -> bool:
-        """Whether the next table can use this bench: running, plugged in, nothing queued."""
-        if self.spoiled or not (self.shuffler_sim.running and self.reader_sim.running):
-            return False
-        try:
-            shuffler = await self.shuffler_control.status()
-            reader = await self.reader_control.status()
-        except (ControlError, OSError):
-            return False
-        return bool(
-            shuffler.get("plugged")
-            and reader.get("plugged")
-            and not shuffler.get("queued_events")
-            and not reader.get("queued_events")
-        )
-
-    async def stop(self) -> None:
-        """Stop both simulators."""
-        for control in (self.shuffler_control, self.reader_control):
-            with contextlib.suppress(Exception):
-                await control.close()
-        await asyncio.gather(self.shuffler_sim.stop(), self.reader_sim.stop())
-        shutil.rmtree(self.sockets, ignore_errors=True)
 
 
 class OpenTable:

@@ -127,7 +127,8 @@ def _each(
 
 async def _device(args: argparse.Namespace) -> int:
     from simulators.rig.broker import AUTO, BrokerError, parse_broker  # noqa: PLC0415
-    from simulators.rig.rig import RigError, RigOptions  # noqa: PLC0415
+    from simulators.rig.errors import RigError  # noqa: PLC0415
+    from simulators.rig.rig import RigOptions  # noqa: PLC0415
     from simulators.scenario.device_runner import DeviceRun, run_files  # noqa: PLC0415
     from simulators.scenario.model import ScenarioError, load_scenario  # noqa: PLC0415
 

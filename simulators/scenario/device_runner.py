@@ -18,12 +18,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from simulators.rig.bridge import Bridge, run_in_thread
 from simulators.rig.broker import NONE
+from simulators.rig.errors import RigError
 from simulators.rig.mirror import Mirror, open_reader
-from simulators.rig.rig import OpenTable, Rig, RigError, RigOptions
+from simulators.rig.rig import OpenTable, Rig, RigOptions
 from simulators.rig.setup import TableSetup
 from simulators.scenario.core_runner import CoreRun, CoreRunner, _verb
-from simulators.scenario.device_play import Bridge, DevicePlay, run_in_thread
+from simulators.scenario.device_play import DevicePlay
 from simulators.scenario.model import Scenario, ScenarioError
 
 
