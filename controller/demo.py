@@ -26,7 +26,7 @@ def add_parser(subparsers: Any) -> None:
     demo = subparsers.add_parser(
         "demo",
         help="watch an automatic dealer play hands on simulated devices",
-        description=__doc__.split("\n\n")[1] if __doc__ else None,
+        description=__doc__.split("\n\n")[1].replace("``", "") if __doc__ else None,
     )
     demo.add_argument("--hands", type=int, default=0, help="stop after N hands (default: never)")
     demo.add_argument("--seed", type=int, default=None, help="seed for a reproducible session")
