@@ -105,6 +105,9 @@ class DevicePlay:
         try:
             applied = self.mirror.wait_for(wanted, what, since, WAIT)
         except MirrorError as exc:
+            daemon = self.table.daemon
+            if daemon is not None and not daemon.running:
+                raise DeviceRunError(f"{exc}: the daemon exited\n{daemon.tail(1500)}") from None
             raise DeviceRunError(str(exc)) from None
         self.run.state = self.mirror.state
         return applied
