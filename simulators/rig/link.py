@@ -1,7 +1,7 @@
 """The rig's MQTT client and the daemon's readiness signal.
 
 :class:`BrokerLink` is one MQTT 5 client for the whole rig: it takes the table's surveillance
-stream (``secure/events``), the retained device topics, and the dealer console's responses.
+stream (``secure/events``) and the dealer console's responses.
 :class:`NotifySocket` is the ``NOTIFY_SOCKET`` a daemon child reports ``READY=1`` on, as it
 would to systemd.
 """
@@ -36,7 +36,6 @@ class BrokerLink:
         self.collect = True  # keep the envelopes (a scenario run); a demo only passes them on
         self.events: dict[str, dict[int, dict[str, Any]]] = {}  # epoch → seq → envelope
         self.seen: dict[str, set[int]] = {}  # epoch → sequence numbers received
-        self.devices: dict[str, dict[str, Any]] = {}
         self.changed = asyncio.Event()
         self.listeners: list[Callable[[dict[str, Any]], None]] = []
 
@@ -53,7 +52,6 @@ class BrokerLink:
         await client.__aenter__()
         self.client = client
         await client.subscribe(self.topics.secure_events, qos=1)
-        await client.subscribe(self.topics.device("+"), qos=1)
         self.dealer = DealerClient(client, self.topics, other=self._message)
         await self.dealer.start()
 
@@ -76,8 +74,6 @@ class BrokerLink:
                 self.events.setdefault(epoch, {})[seq] = body
             for listener in self.listeners:
                 listener(body)
-        elif message.topic.matches(self.topics.device("+")):
-            self.devices[topic.rsplit("/", 1)[-1]] = body
         self.changed.set()
 
     def stream(self, epoch: str) -> list[dict[str, Any]]:
