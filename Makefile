@@ -39,6 +39,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/link.py
 	$(BIN)/python benchmarks/pn532.py
 	$(BIN)/python benchmarks/tsp_reader.py
+	$(BIN)/python benchmarks/rig.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build dist

@@ -64,6 +64,14 @@ class TableSection(_Section):
     ante: int = Field(default=0, ge=0)
     deck: str = Field(default="house-a", description="deck manifest: a name or a path")
     shuffler: str = Field(default="shuffler", description="device id of the shuffler")
+    dispense: Literal["host", "dealer"] = Field(
+        default="host",
+        description="host: the daemon asks the shuffler for each shuffle, group and reveal; "
+        "dealer: the dealer runs the shuffler from its keypad and the daemon asks for nothing",
+    )
+    settle: float = Field(
+        default=3.0, gt=0, le=60, description="seconds the readers get to see dealt cards"
+    )
 
     @field_validator("stacks")
     @classmethod
@@ -105,6 +113,7 @@ class TableSection(_Section):
             "blinds": list(self.blinds),
             "ante": self.ante,
             "deck": self.deck,
+            "settle": self.settle,
         }
 
 
@@ -141,6 +150,9 @@ class TlsSection(_Section):
 class BrokerSection(_Section):
     """The MQTT broker of the pit."""
 
+    enabled: bool = Field(
+        default=True, description="false: no broker; events stay in the journal (a bench table)"
+    )
     host: str = "localhost"
     port: int = Field(default=1883, ge=1, le=65535)
     prefix: str = Field(default="tables", min_length=1, pattern=r"^[^#+]+$")
@@ -193,6 +205,10 @@ class DaemonSection(_Section):
     device_restart_max: float = Field(default=30.0, gt=0)
     dispatch_retry: float = Field(default=2.0, gt=0, description="seconds between resends")
     shutdown_step: float = Field(default=3.0, gt=0, description="bound of each shutdown step")
+    console: Path | None = Field(
+        default=None,
+        description="Unix socket for a local dealer console (requests as JSON lines)",
+    )
 
 
 class TableConfig(BaseSettings):

@@ -1,97 +1,87 @@
-"""``tablectl demo``: watch the table play hands, irregularities included.
+"""``tablectl demo``: watch an automatic dealer play hands, irregularities included.
 
-An automatic dealer plays random hands at a six-seat table (random but legal actions, all-ins and
-side pots) through the pure core, and now and then makes one of the catalogue's mistakes (an
-exposed card, a premature flop, a card from another deck…) so the rules can be seen at work. On a
-terminal the table is drawn live (seats, stacks, the button, hole cards, the board, the pot, the
-devices and the event stream with its rule IDs); otherwise, or with ``--json``, every event is
-printed as a line. With ``--hands N`` it stops after N hands and exits 0; without, it plays until
-Ctrl-C.
+By default the whole table runs on this machine: the shuffler and reader simulators and the
+daemon as processes, publishing to a broker (``--broker URL``, a mosquitto of its own when the
+binary is installed, or none: the journal alone). An automatic dealer plays random hands at a
+six-seat table through the devices and the dealer console, and now and then makes one of the
+catalogue's mistakes (an exposed card, a premature board card, a card of another deck, the
+shuffler's lid opened…) so the rules can be seen at work. On a terminal the table is drawn live
+from the surveillance stream (seats, stacks, the button, hole cards, the board, the pot, the
+devices' health and the event stream with its rule IDs); otherwise, or with ``--json``, every
+event is printed as a line. With ``--hands N`` it stops after N completed hands and exits 0;
+without, it plays until Ctrl-C. ``--core`` plays straight into the pure core instead (no
+processes), as fast as it can.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import random
 import sys
-import time
+from pathlib import Path
 from typing import Any
-
-from rich.console import Console
-from rich.live import Live
-
-from controller.envelope import envelope
-from controller.view.model import TableView
-from controller.view.render import render
-from simulators.autoplay import Style
-from simulators.irregular import IrregularDealer
-from simulators.scenario.model import Scenario, ScenarioMeta, TableSpec
-
-SEATS = {1: 200, 2: 200, 3: 200, 4: 200, 5: 200, 6: 200}
 
 
 def add_parser(subparsers: Any) -> None:
     """Register the ``demo`` verb."""
-    demo = subparsers.add_parser("demo", help="watch an automatic dealer play hands")
+    demo = subparsers.add_parser(
+        "demo",
+        help="watch an automatic dealer play hands on simulated devices",
+        description=__doc__.split("\n\n")[1].replace("``", "") if __doc__ else None,
+    )
     demo.add_argument("--hands", type=int, default=0, help="stop after N hands (default: never)")
     demo.add_argument("--seed", type=int, default=None, help="seed for a reproducible session")
     demo.add_argument("--profile", default="rrop-cash", help="rules profile (config/profiles)")
     demo.add_argument(
         "--irregularities", type=float, default=0.2, help="share of hands with a mistake"
     )
+    demo.add_argument(
+        "--broker",
+        default="auto",
+        metavar="URL",
+        help="mqtt://host:port, or none (default: a mosquitto of its own when installed)",
+    )
     demo.add_argument("--json", action="store_true", help="print event envelopes as JSON lines")
     demo.add_argument(
-        "--pause", type=float, default=None, help="seconds between events on a terminal"
+        "--keep", type=Path, default=None, metavar="DIR", help="keep the journal and logs in DIR"
+    )
+    demo.add_argument("--core", action="store_true", help="the pure core only (no devices)")
+    demo.add_argument(
+        "--pace",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="seconds between the dealer's moves (default: 0.3 on a terminal without --hands, "
+        "else as fast as the table goes)",
+    )
+    demo.add_argument(
+        "--pause", type=float, default=None, help="--core: seconds between events on a terminal"
     )
     demo.set_defaults(handler=run)
 
 
-def _line(env: dict[str, Any]) -> str:
-    rules = ",".join(env["rules"])
-    data = json.dumps(env["data"], separators=(",", ":"))
-    return f"{env['seq']:>6} {env['hand_id'] or '-':<10} {env['type']:<22} {rules:<16} {data}"
-
-
 def run(args: argparse.Namespace) -> int:
     """Play hands and show their events."""
-    seed = args.seed if args.seed is not None else random.randrange(1 << 30)
-    rng = random.Random(seed)
-    scenario = Scenario(
-        scenario=ScenarioMeta(name="demo", profile=args.profile),
-        table=TableSpec(id="DEMO", stacks=SEATS, button=6, blinds=(1, 2)),
+    if args.core:
+        from controller.core_demo import run_core_demo  # noqa: PLC0415 (the verb loads its own)
+
+        return run_core_demo(args)
+    import asyncio  # noqa: PLC0415
+
+    from simulators.rig.demo import DemoOptions, run_demo  # noqa: PLC0415
+
+    watched = sys.stdout.isatty() and not args.json and not args.hands
+    pace = args.pace if args.pace is not None else (0.3 if watched else 0.0)
+    options = DemoOptions(
+        hands=args.hands,
+        seed=args.seed,
+        profile=args.profile,
+        irregularities=args.irregularities,
+        broker=args.broker,
+        json=args.json,
+        keep=args.keep,
+        pace=max(0.0, pace),
     )
-    style = Style(fold=0.25, aggressive=0.2, all_in=0.1)
-    dealer = IrregularDealer(scenario, rng, style, rate=args.irregularities)
-    live = sys.stdout.isatty() and not args.json
-    pause = args.pause if args.pause is not None else (0.15 if live and not args.hands else 0.0)
-    print(f"# tablectl demo: seed {seed}, profile {args.profile}, Ctrl-C to stop", file=sys.stderr)
-    view = TableView()
-    console = Console()
-    played = printed = 0
-    screen = Live(render(view), console=console, auto_refresh=False) if live else None
     try:
-        if screen is not None:
-            screen.start()
-        while not args.hands or played < args.hands:
-            if not dealer.play_hand():
-                dealer = IrregularDealer(scenario, rng, style, rate=args.irregularities)
-                printed = 0
-                continue
-            played += 1
-            for event in dealer.run.events[printed:]:
-                printed += 1
-                env = envelope(event, table_id="DEMO", epoch="demo", seq=printed, secure=True)
-                view.apply(env)
-                if screen is not None:
-                    screen.update(render(view), refresh=True)
-                    time.sleep(pause)
-                else:
-                    print(json.dumps(env) if args.json else _line(env), flush=True)
+        return asyncio.run(run_demo(options))
     except KeyboardInterrupt:
-        pass
-    finally:
-        if screen is not None:
-            screen.stop()
-    print(f"# {played} hands, {view.irregularities} irregularities", file=sys.stderr)
-    return 0
+        return 0  # Ctrl-C: every process was stopped on the way out

@@ -52,6 +52,9 @@ def add_parsers(subparsers: Any) -> None:
     _broker_args(tail)
     tail.add_argument("--secure", action="store_true", help="the surveillance stream")
     tail.add_argument("--count", type=int, default=0, help="stop after N events")
+    tail.add_argument(
+        "--json", action="store_true", help="every envelope as a JSON line (default: pretty)"
+    )
     tail.set_defaults(handler=tail_command)
 
     dealer = subparsers.add_parser("dealer", help="send a dealer command and print the response")
@@ -165,7 +168,9 @@ def tail_command(args: argparse.Namespace) -> int:
     from controller.shell.client import tail  # noqa: PLC0415
 
     host, port, table, prefix = _broker_target(args)
-    return asyncio.run(tail(host, port, prefix, table, secure=args.secure, count=args.count))
+    return asyncio.run(
+        tail(host, port, prefix, table, secure=args.secure, count=args.count, as_json=args.json)
+    )
 
 
 def dealer_command(args: argparse.Namespace) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import sys
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -103,10 +104,27 @@ async def request(
             await dealer.stop()
 
 
+def pretty(body: Mapping[str, Any]) -> str:
+    """One event as a line: seq, type, rules, data (and ``historical`` when it is)."""
+    late = " historical" if body.get("historical") else ""
+    rules = ",".join(body.get("rules", []))
+    data = json.dumps(body.get("data"), separators=(",", ":"), ensure_ascii=False)
+    hand = body.get("hand_id") or "-"
+    return f"{body['seq']:>6} {hand:<10} {body['type']:<24} {rules:<18} {data}{late}"
+
+
 async def tail(
-    host: str, port: int, prefix: str, table: str, *, secure: bool = False, count: int = 0
+    host: str,
+    port: int,
+    prefix: str,
+    table: str,
+    *,
+    secure: bool = False,
+    count: int = 0,
+    as_json: bool = False,
 ) -> int:
-    """Print events as they arrive (``tablectl tail``)."""
+    """Print events as they arrive (``tablectl tail``): pretty lines, or ``as_json`` each
+    envelope as it came (one JSON line each; the status changes go to standard error)."""
     topics = Topics(prefix, table)
     seen = 0
     async with aiomqtt.Client(host, port, protocol=aiomqtt.ProtocolVersion.V5) as client:
@@ -114,14 +132,19 @@ async def tail(
         await client.subscribe(topics.status, qos=1)
         async for message in client.messages:
             payload = message.payload if isinstance(message.payload, bytes) else b"{}"
-            body = json.loads(payload)
-            if message.topic.value == topics.status:
-                print(f"# status {body.get('state')} bdseq {body.get('bdseq')}", flush=True)
+            try:
+                body = json.loads(payload)
+            except json.JSONDecodeError:
+                print(f"# not JSON on {message.topic.value}", file=sys.stderr, flush=True)
                 continue
-            late = " historical" if body.get("historical") else ""
-            rules = ",".join(body.get("rules", []))
-            data = json.dumps(body.get("data"), separators=(",", ":"))
-            print(f"{body['seq']:>6} {body['type']:<24} {rules:<18} {data}{late}", flush=True)
+            if message.topic.value == topics.status:
+                line = f"# status {body.get('state')} bdseq {body.get('bdseq')}"
+                print(line, file=sys.stderr if as_json else sys.stdout, flush=True)
+                continue
+            if as_json:
+                print(json.dumps(body, separators=(",", ":"), ensure_ascii=False), flush=True)
+            else:
+                print(pretty(body), flush=True)
             seen += 1
             if count and seen >= count:
                 break

@@ -30,6 +30,7 @@ from controller.config import TableConfig
 from controller.profiles import load_profile
 from controller.shell import logging as shell_logging
 from controller.shell.commands import CommandHandler
+from controller.shell.console import serve_console
 from controller.shell.devices import (
     DeviceSource,
     SourceContext,
@@ -72,7 +73,10 @@ class Daemon:
         manifest = table.manifest()
         self.writer = JournalWriter(journal)
         self.runner = TableRunner(
-            self.writer, initial_state(genesis, profile, manifest), table.shuffler
+            self.writer,
+            initial_state(genesis, profile, manifest),
+            table.shuffler,
+            host_paced=table.dispense == "host",
         )
         context = SourceContext(table.id, manifest)
         self.sources: dict[str, DeviceSource] = {
@@ -103,6 +107,7 @@ class Daemon:
         self._device_tasks: list[asyncio.Task[None]] = []
         self._status = ""
         self.started = time.monotonic()
+        self.console: asyncio.Server | None = None
 
     # ------------------------------------------------------------------ main
 
@@ -133,7 +138,14 @@ class Daemon:
             self.devices.set_device(device_id, source, health=None)
         try:
             async with asyncio.TaskGroup() as group:
-                self._spawn(group, self.link.run(), "mqtt")
+                if self.config.broker.enabled:
+                    self._spawn(group, self.link.run(), "mqtt")
+                else:
+                    log.warning("mqtt.disabled", detail="no broker: events stay in the journal")
+                if self.config.daemon.console is not None:
+                    self.console = await serve_console(
+                        self.config.daemon.console, self._request, lambda: self.link.accept_requests
+                    )
                 for device_id, source in self.sources.items():
                     task = self._spawn(group, self.devices.supervise(source), f"device:{device_id}")
                     self._device_tasks.append(task)
@@ -196,6 +208,8 @@ class Daemon:
         notify("STOPPING=1", "STATUS=stopping")
         log.info("daemon.stopping")
         self.link.accept_requests = False
+        if self.console is not None:
+            self.console.close()
         await _cancel_all(
             [*self._device_tasks, *(t for t in self._tasks if t.get_name() == "dispatch")]
         )
@@ -264,7 +278,13 @@ class Daemon:
         """One line for ``systemctl status``."""
         hand = self.runner.state.hand
         where = f"hand {hand.hand_id} {hand.phase.value}" if hand is not None else "between hands"
-        broker = "broker up" if self.link.connected.is_set() else "broker down"
+        broker = (
+            "no broker"
+            if not self.config.broker.enabled
+            else "broker up"
+            if self.link.connected.is_set()
+            else "broker down"
+        )
         devices = ", ".join(f"{d} {h.get('health') or '?'}" for d, h in self.devices.health.items())
         return f"{where}; {broker}; {devices or 'no devices'}"
 

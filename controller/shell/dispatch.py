@@ -97,10 +97,16 @@ def reveals(in_play: int | None, events: list[TableEvent]) -> list[Need]:
 
 
 class Planner:
-    """Tracks outstanding commands and group numbers; decides which needs are new."""
+    """Tracks outstanding commands and group numbers; decides which needs are new.
 
-    def __init__(self, shuffler: str) -> None:
+    On a dealer-paced table (``host_paced`` false, config ``[table] dispense = "dealer"``) the
+    dealer runs the shuffler from its keypad: the table asks it for nothing, and takes the
+    shuffles and groups the device reports as they come.
+    """
+
+    def __init__(self, shuffler: str, *, host_paced: bool = True) -> None:
         self.shuffler = shuffler
+        self.host_paced = host_paced
         self.outstanding: dict[Need, Dispatch] = {}
         self.last_group: dict[int, int] = {}
         self.in_play: int | None = None  # the deck the current (or last) hand dealt from
@@ -109,6 +115,8 @@ class Planner:
     def plan(self, after: TableState, events: list[TableEvent]) -> list[tuple[Need, int | None]]:
         """The needs of ``after`` not yet outstanding, with the group number each will use."""
         new: list[tuple[Need, int | None]] = []
+        if not self.host_paced:
+            return new
         groups = dict(self.last_group)
         for need in [*wanted(after), *reveals(self.in_play, events)]:
             if need in self.outstanding:
@@ -122,7 +130,12 @@ class Planner:
         return new
 
     def adopt(self, dispatches: list[Dispatch], state: TableState) -> None:
-        """Journaled commands become outstanding; needs the state no longer has are dropped."""
+        """Journaled commands become outstanding; needs the state no longer has are dropped.
+
+        A dealer-paced table sends none, not even those a host-paced run journaled before.
+        """
+        if not self.host_paced:
+            dispatches = []
         for dispatch in dispatches:
             self.outstanding[dispatch.need] = dispatch
             if dispatch.group is not None and dispatch.need.shuffle_id is not None:

@@ -23,7 +23,7 @@ from typing import Any
 
 import structlog
 
-from controller.decks import DeckManifest
+from controller.decks import DeckManifest, known_decks
 from controller.profiles import RulesProfile
 from controller.shell.checkpoint import core_fingerprint, dump_state, load_state
 from controller.shell.codec import event_from_json, event_to_json, input_from_json, input_to_json
@@ -60,10 +60,15 @@ class ShutdownError(RuntimeError):
 def initial_state(
     genesis: Mapping[str, Any], profile: RulesProfile, manifest: DeckManifest
 ) -> TableState:
-    """The table a journal starts from."""
+    """The table a journal starts from.
+
+    The readers' settle time comes from the genesis (the core's deadlines depend on it, so a
+    replay must use the one the journal began with); the other shipped decks are known so that
+    a card of another deck is told from a tag never seen (FOUL-DUP, FOUL-FOREIGN).
+    """
     stacks = {int(seat): int(chips) for seat, chips in genesis["stacks"].items()}
     small, big = genesis["blinds"]
-    return new_table(
+    state = new_table(
         genesis["table_id"],
         profile,
         manifest,
@@ -72,16 +77,21 @@ def initial_state(
         (small, big),
         genesis.get("ante", 0),
     )
+    state.settle = float(genesis.get("settle", state.settle))
+    state.other_decks = known_decks(exclude=manifest.deck_id)
+    return state
 
 
 class TableRunner:
     """Applies inputs to the core in order and journals them."""
 
-    def __init__(self, writer: JournalWriter, state: TableState, shuffler: str) -> None:
+    def __init__(
+        self, writer: JournalWriter, state: TableState, shuffler: str, *, host_paced: bool = True
+    ) -> None:
         self.writer = writer
         self.journal = writer.journal
         self.state = state
-        self.planner = Planner(shuffler)
+        self.planner = Planner(shuffler, host_paced=host_paced)
         self.accepting = True
         self.connected: Callable[[], bool] = lambda: False
         self.listeners: list[Listener] = []

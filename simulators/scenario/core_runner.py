@@ -31,7 +31,6 @@ from controller.table.inputs import (
     Award,
     ControllerRestarted,
     DeckChecked,
-    DeckFault,
     DeckRevealed,
     DeviceFault,
     DeviceFaultCleared,
@@ -49,8 +48,11 @@ from controller.table.inputs import (
     Zone,
 )
 from controller.table.state import Phase, TableState, new_table
+from drivers.shuffler.convert import cards_of, deck_faults
 from simulators.deck_order import deck_order
 from simulators.scenario.model import Scenario, ScenarioError, Step
+from simulators.shuffler.deck import deck_check
+from simulators.shuffler.faults import fault_severity
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 DEFAULT_COUNTS = {
@@ -63,6 +65,17 @@ DEFAULT_COUNTS = {
     Purpose.EXTRA: 1,
 }
 _STREET_PURPOSE = {"flop": Purpose.FLOP, "turn": Purpose.TURN, "river": Purpose.RIVER}
+#: Scenario verdicts → the deck-check problems of the shuffler simulator.
+_DECK_CHECKS = {
+    "ok": "ok",
+    "short": "short",
+    "extra": "extra",
+    "duplicate": "duplicate",
+    "foreign_back": "foreign",
+    "unreadable": "unreadable",
+    "wrong_profile": "wrong_profile",
+    "commitment_mismatch": "ok",
+}
 
 
 @dataclass
@@ -236,22 +249,37 @@ class CoreRunner:
     def shuffle(
         self, verdict: str, count: int | None, order: list[str] | None, seed: int | None
     ) -> None:
-        """A shuffle and its deck check, as the driver reports them."""
+        """A shuffle and its deck check, as the driver reports them.
+
+        A verdict other than ``ok`` is what the TSP/1 shuffler simulator's deck check finds for
+        that problem (:func:`simulators.shuffler.deck.deck_check`), so both modes agree.
+        """
         self.returned_from = len(self.run.events)
         cards = self.shuffler.shuffle(order, seed)
-        faults = frozenset() if verdict == "ok" else frozenset({DeckFault(verdict)})
-        counted = count if count is not None else len(cards)
-        if verdict == "short" and count is None:
-            counted = len(cards) - 1
         sid = self.shuffler.shuffle_id
-        duplicates = (cards[0],) if verdict == "duplicate" else ()
-        self.feed(DeckChecked(self.tick(), "shuffler", sid, faults, counted, (), duplicates))
+        check = deck_check(sid, bytes(_codes(cards)), _DECK_CHECKS[verdict], count)
+        faults = deck_faults(check.verdict)
+        self.feed(
+            DeckChecked(
+                self.tick(),
+                "shuffler",
+                sid,
+                faults,
+                check.counted,
+                cards_of(check.missing),
+                cards_of(check.duplicates),
+            )
+        )
         salt = sid.to_bytes(16, "little")
         commitment = hashlib.sha256(
             b"TSP1-deck" + sid.to_bytes(4, "little") + salt + bytes(_codes(cards))
         ).hexdigest()
-        ok = not faults and counted == len(cards)
-        self.feed(ShuffleCompleted(self.tick(), "shuffler", sid, ok, counted, commitment))
+        ok = not faults and check.counted == len(cards)
+        self.feed(
+            ShuffleCompleted(
+                self.tick(), "shuffler", sid, ok, len(cards) if ok else 0, commitment if ok else ""
+            )
+        )
 
     def reshuffle_stub(self, seed: int | None) -> None:
         """The stub and the cards the table sent back (``stub.reshuffle.required``), reshuffled."""
@@ -326,7 +354,8 @@ class CoreRunner:
         ts = self.tick()
         event: Input
         if step.device == "fault":
-            event = DeviceFault(ts, name, code or "UNKNOWN")
+            code = code or "UNKNOWN"
+            event = DeviceFault(ts, name, code, severity=fault_severity(code))
         elif step.device == "clear":
             event = DeviceFaultCleared(ts, name, code)
         elif step.device == "unplug":

@@ -17,6 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 FORMAT: Literal["tablectl.scenario/1"] = "tablectl.scenario/1"
 
+Mode = Literal["core", "device"]
+MODES: tuple[Mode, ...] = ("core", "device")
 StepKind = Literal["dealer", "shuffler", "reader", "device", "auto", "wait"]
 _KINDS: tuple[StepKind, ...] = ("dealer", "shuffler", "reader", "device", "auto", "wait")
 
@@ -38,6 +40,11 @@ class ScenarioMeta(_Strict):
     profile: str = "rrop-cash"
     house_rules: dict[str, Any] = Field(default_factory=dict)
     deck: str = Field("house-a", description="deck manifest (config/decks/<deck>.toml)")
+    modes: list[Mode] = Field(
+        default_factory=lambda: list(MODES),
+        min_length=1,
+        description="where the file runs: the pure core, the devices, or both (the default)",
+    )
 
 
 class TableSpec(_Strict):

@@ -2,7 +2,9 @@
 
 A command is one JSON object (one TOML table in a scenario) whose leading key says what it is:
 ``{"fault": "crc", "rate": 0.01}``, ``{"deck_check": "duplicate"}``, ``{"deck": {"seed": 7}}``,
-``{"press": "shuffle"}``, ``{"clear": "JAM_INPUT"}``, ``{"burst": 100}``, ``{"status": true}``.
+``{"press": "shuffle"}``, ``{"clear": "JAM_INPUT"}``, ``{"burst": 100}``, ``{"status": true}``,
+``{"dispense": {"purpose": "hole", "seat": 3, "count": 2}}``, ``{"reshuffle": {"add": ["As"],
+"seed": 4}}``.
 Every model forbids unknown keys, so a typo is an error that names the key.
 """
 
@@ -13,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from controller.cards import parse_card
+from controller.table.inputs import Purpose
 from drivers.shuffler.codes import fault_code
 
 FaultName = Literal[
@@ -62,7 +65,9 @@ class FaultCommand(_Command):
 class DeckCheckCommand(_Command):
     """Make the next shuffle's deck check find this problem."""
 
-    deck_check: Literal["ok", "short", "extra", "duplicate", "foreign", "unreadable", "missing"]
+    deck_check: Literal[
+        "ok", "short", "extra", "duplicate", "foreign", "unreadable", "missing", "wrong_profile"
+    ]
 
 
 class DeckSpec(_Command):
@@ -108,6 +113,38 @@ class BurstCommand(_Command):
     burst: int = Field(ge=1, le=10000)
 
 
+class DispenseSpec(_Command):
+    """One group the dealer delivers from the keypad."""
+
+    purpose: Purpose
+    seat: int | None = Field(default=None, ge=1, le=10)
+    count: int = Field(default=1, ge=1, le=52)
+
+
+class DispenseCommand(_Command):
+    """The dealer delivers the next group (a dealer-paced table: the host asks for nothing)."""
+
+    dispense: DispenseSpec
+
+
+class ReshuffleSpec(_Command):
+    """Cards put back into the shuffler to be shuffled with the stub."""
+
+    add: list[str] = Field(default_factory=list)
+    seed: int
+
+    @field_validator("add")
+    @classmethod
+    def _cards(cls, value: list[str]) -> list[str]:
+        return [parse_card(text) for text in value]
+
+
+class ReshuffleCommand(_Command):
+    """The dealer reshuffles the stub with the cards put back (a stub reshuffle)."""
+
+    reshuffle: ReshuffleSpec
+
+
 class StatusCommand(_Command):
     """Report the simulator's state."""
 
@@ -121,6 +158,8 @@ Command = (
     | PressCommand
     | ClearCommand
     | BurstCommand
+    | DispenseCommand
+    | ReshuffleCommand
     | StatusCommand
 )
 
@@ -131,6 +170,8 @@ _BY_KEY: dict[str, type[Command]] = {
     "press": PressCommand,
     "clear": ClearCommand,
     "burst": BurstCommand,
+    "dispense": DispenseCommand,
+    "reshuffle": ReshuffleCommand,
     "status": StatusCommand,
 }
 

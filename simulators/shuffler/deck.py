@@ -11,8 +11,9 @@ def deck_check(shuffle_id: int, order: bytes, kind: str, counted: int | None) ->
 
     ``kind`` is ``ok``, ``short``/``missing`` (the last cards are not there), ``extra`` (the top
     cards are there twice), ``duplicate`` (the top card replaces the bottom one), ``foreign``
-    (a card with another back) or ``unreadable``. ``counted`` is a card count to report instead
-    of 52 (a count mismatch).
+    (a card with another back), ``unreadable`` or ``wrong_profile`` (a deck the device is not
+    configured for: every card is there, but it is not the deck it expects). ``counted`` is a
+    card count to report instead of 52 (a count mismatch).
     """
     size = len(order)
     if counted is not None and counted != size:
@@ -29,6 +30,8 @@ def deck_check(shuffle_id: int, order: bytes, kind: str, counted: int | None) ->
         return DeckCheck(shuffle_id, verdict, size + extra, size + extra, 0, 0, b"", order[:extra])
     if kind == "duplicate":
         return DeckCheck(shuffle_id, DeckVerdict.DUPLICATE, size, size, 0, 0, order[-1:], order[:1])
+    if kind == "wrong_profile":
+        return DeckCheck(shuffle_id, DeckVerdict.WRONG_PROFILE, size, size, 0, 0)
     if kind == "foreign":
         return DeckCheck(shuffle_id, DeckVerdict.FOREIGN_BACK, size + 1, size, 0, 1)
     return DeckCheck(shuffle_id, DeckVerdict.UNREADABLE, size, size - 1, 1, 0)

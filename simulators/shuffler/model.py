@@ -81,7 +81,16 @@ DEFAULT_CAPS = (
 )
 
 #: Deck-check faults the control channel can inject into the next shuffle.
-DECK_CHECK_FAULTS = ("ok", "short", "extra", "duplicate", "foreign", "unreadable", "missing")
+DECK_CHECK_FAULTS = (
+    "ok",
+    "short",
+    "extra",
+    "duplicate",
+    "foreign",
+    "unreadable",
+    "missing",
+    "wrong_profile",
+)
 
 
 class RefusedError(Exception):
@@ -264,14 +273,26 @@ class ShufflerModel:
         shuffle_id = self.start_shuffle(now, request.mode, request.host_ref, Trigger.HOST)
         return StartShuffleResult(True, shuffle_id).encode()
 
-    def start_shuffle(self, now: float, mode: int, host_ref: int, trigger: Trigger) -> int:
-        """Start shuffling the deck in the input (host request or the dealer's button)."""
+    def start_shuffle(
+        self,
+        now: float,
+        mode: int,
+        host_ref: int,
+        trigger: Trigger,
+        stub: tuple[bytes, set[int]] | None = None,
+    ) -> int:
+        """Start shuffling the deck in the input (host request or the dealer's button);
+        ``stub`` is the order and the groups of a stub reshuffle instead of a new deck."""
         if self.state is DeviceState.SHUFFLING:
             raise RefusedError(ErrorCode.BUSY, "a shuffle is in progress")
         self._refuse_on_faults(blocking=Severity.WARN)
         self._retire()
         self.shuffle_id = (self.shuffle_id + 1) & 0xFFFFFFFF
-        self.deck = _Deck(self.shuffle_id, self._next_order(), self.rng.randbytes(16))
+        if stub is not None:
+            order, groups = stub
+            self.deck = _Deck(self.shuffle_id, order, self.rng.randbytes(16), groups=groups)
+        else:
+            self.deck = _Deck(self.shuffle_id, self._next_order(), self.rng.randbytes(16))
         self.shuffle_due = now + self.config.shuffle_time
         self.counters["shuffles"] += 1
         self._emit(ShuffleStarted(self.shuffle_id, mode, host_ref, trigger))
@@ -289,11 +310,28 @@ class ShufflerModel:
 
     def _dispense(self, payload: bytes, now: float) -> bytes:
         request = DispenseGroup.decode(payload)
+        deck = self._dispensable(request.shuffle_id)
+        if request.group in deck.groups:
+            raise RefusedError(ErrorCode.BAD_ARG, f"group {request.group} was already dispensed")
+        count = request.count or self._planned_count(request.group)
+        self._deliver(deck, request.group, count, request.purpose, request.seat)
+        return Result(1).encode()
+
+    def dealer_dispense(self, purpose: int, seat: int, count: int) -> tuple[int, int, bytes]:
+        """The dealer delivers the next group from the keypad (a dealer-paced table).
+
+        The device numbers the group itself (one more than the deck's highest group) and reports
+        it as it would a host's DISPENSE_GROUP. Returns ``(shuffle_id, group, card codes)``: the
+        cards the dealer now holds, whatever the identity policy on the wire.
+        """
+        deck = self._dispensable(self.deck.shuffle_id if self.deck is not None else None)
+        group = max(deck.groups, default=0) + 1
+        return deck.shuffle_id, group, self._deliver(deck, group, count, purpose, seat)
+
+    def _dispensable(self, shuffle_id: int | None) -> _Deck:
         deck = self.deck
-        if deck is None or request.shuffle_id != deck.shuffle_id:
-            raise RefusedError(
-                ErrorCode.BAD_ARG, f"shuffle {request.shuffle_id} is not in the tray"
-            )
+        if deck is None or shuffle_id != deck.shuffle_id:
+            raise RefusedError(ErrorCode.BAD_ARG, f"shuffle {shuffle_id} is not in the tray")
         if not deck.ok or self.state not in (
             DeviceState.READY,
             DeviceState.PRESENTED,
@@ -301,28 +339,29 @@ class ShufflerModel:
         ):
             raise RefusedError(ErrorCode.BAD_STATE, f"cannot dispense in state {self.state.name}")
         self._refuse_on_faults(blocking=Severity.WARN)
-        if request.group in deck.groups:
-            raise RefusedError(ErrorCode.BAD_ARG, f"group {request.group} was already dispensed")
-        count = request.count or self._planned_count(request.group)
+        return deck
+
+    def _deliver(self, deck: _Deck, group: int, count: int, purpose: int, seat: int) -> bytes:
+        """Take ``count`` cards off the deck as ``group`` and report them; return their codes."""
         remaining = len(deck.order) - deck.position
         if not 1 <= count <= remaining:
             raise RefusedError(ErrorCode.BAD_ARG, f"{count} cards asked, {remaining} left")
-        if not 1 <= request.purpose <= 7 or request.seat > 10:
+        if not 1 <= purpose <= 7 or seat > 10:
             raise RefusedError(ErrorCode.BAD_ARG, "bad purpose or seat")
         cards = deck.order[deck.position : deck.position + count]
         deck.position += count
-        deck.groups.add(request.group)
+        deck.groups.add(group)
         self.counters["cards"] += count
+        shown = cards
         if self.config_in_force.id_policy != IdPolicy.LIVE:
-            cards = bytes([CODE_WITHHELD]) * count
+            shown = bytes([CODE_WITHHELD]) * count
         self._set_state(DeviceState.DISPENSING)
         self._emit(
             GroupDispensedEvent(
-                deck.shuffle_id, request.group, request.purpose, request.seat, cards,
-                len(deck.order) - deck.position,
+                deck.shuffle_id, group, purpose, seat, shown, len(deck.order) - deck.position
             )
-        )  # fmt: skip
-        return Result(1).encode()
+        )
+        return cards
 
     def _planned_count(self, group: int) -> int:
         plan: tuple[PlanStep, ...] = self.config_in_force.plan
@@ -460,6 +499,21 @@ class ShufflerModel:
                 fault_code("POWER_LOSS_DURING_SHUFFLE"), Severity.ERROR,
                 FaultFlag.RECOVERABLE | FaultFlag.SHUFFLE_ABORTED, "power lost while shuffling",
             )  # fmt: skip
+
+    def reshuffle_stub(self, added: bytes, seed: int, now: float) -> int:
+        """The dealer puts cards back into the shuffler and reshuffles them with the stub.
+
+        The stub is what is left of the last deck (in the tray, or retired by a power cut);
+        ``added`` are the card codes put back. They are shuffled with ``random.Random(seed)``
+        into a deck of that many cards, which keeps the last deck's group numbers: it is the
+        same deck, and a group number is still dispensed once. Returns the new shuffle id.
+        """
+        source = self.deck or (self.retired[next(reversed(self.retired))] if self.retired else None)
+        stub = source.order[source.position :] if source is not None else b""
+        cards = list(stub + added)
+        random.Random(seed).shuffle(cards)
+        groups = set(source.groups) if source is not None else set()
+        return self.start_shuffle(now, 0, 0, Trigger.DEALER, stub=(bytes(cards), groups))
 
     def set_firmware(self, image: bytes, report: bytes | None = None) -> None:
         """Flash another image; ``report`` is the hash a lying device claims instead."""

@@ -14,8 +14,15 @@ import random
 from pathlib import Path
 from typing import Any
 
-from controller.cards import parse_card
-from drivers.shuffler.codes import Button, ClearedBy, FaultFlag, Severity, fault_code
+from controller.cards import card_code, card_from_code, parse_card
+from drivers.shuffler.codes import (
+    PURPOSE_CODES,
+    Button,
+    ClearedBy,
+    FaultFlag,
+    Severity,
+    fault_code,
+)
 from drivers.tsp.device_link import DeviceTimers
 from simulators import control_server
 from simulators.pty import PtyCable
@@ -26,8 +33,10 @@ from simulators.shuffler.commands import (
     CommandError,
     DeckCheckCommand,
     DeckCommand,
+    DispenseCommand,
     FaultCommand,
     PressCommand,
+    ReshuffleCommand,
     StatusCommand,
     parse_command,
 )
@@ -92,6 +101,14 @@ class SimulatorServer(TspPtyServer):
             return {"cleared": model.clear_code(fault_code(command.clear), ClearedBy.OPERATOR)}
         elif isinstance(command, BurstCommand):
             model.burst(command.burst)
+        elif isinstance(command, DispenseCommand):
+            wanted = command.dispense
+            code = PURPOSE_CODES[wanted.purpose]
+            shuffle_id, group, cards = model.dealer_dispense(code, wanted.seat or 0, wanted.count)
+            return {"shuffle_id": shuffle_id, "group": group, "cards": _cards(cards)}
+        elif isinstance(command, ReshuffleCommand):
+            added = bytes(card_code(parse_card(card)) for card in command.reshuffle.add)
+            return {"shuffle_id": model.reshuffle_stub(added, command.reshuffle.seed, now)}
         elif isinstance(command, StatusCommand):
             return self.snapshot(now)
         return {}
@@ -156,6 +173,10 @@ class SimulatorServer(TspPtyServer):
             "corrupted": dict(self.device.corrupted),
             "truncated": self.device.truncated,
         }
+
+
+def _cards(codes: bytes) -> list[str]:
+    return [str(card_from_code(code)) for code in codes]
 
 
 def handle(server: SimulatorServer, data: Any) -> dict[str, Any]:

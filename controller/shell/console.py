@@ -1,0 +1,81 @@
+"""A local dealer console: requests as JSON lines on a Unix socket (``[daemon] console``).
+
+A keypad wired to the table PC, or a bench table that runs without a broker, sends the requests
+the MQTT request topics carry, one JSON object per line: the command's name under ``command``,
+its fields and a ``transaction``::
+
+    {"command": "action", "transaction": "k-17", "seat": 3, "action": "call"}
+
+Each line gets one JSON line back: the body the MQTT response would carry (``transaction``,
+``status``, ``command``, ``data``, ``error``). The requests go through the same handler as the
+broker's, so they are validated, journaled and answered at most once per transaction in the same
+way. A line that is not a JSON object with a ``command`` is answered with an error and changes
+nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+log = structlog.get_logger("tablectl.console")
+
+Handler = Callable[[str, bytes], Awaitable[dict[str, Any]]]
+MAX_LINE = 64 * 1024
+
+
+def _error(command: str | None, message: str) -> dict[str, Any]:
+    return {
+        "transaction": None,
+        "status": "error",
+        "command": command,
+        "data": {},
+        "error": message,
+    }
+
+
+async def answer(line: bytes, handle: Handler, accepting: Callable[[], bool]) -> dict[str, Any]:
+    """The response to one request line."""
+    try:
+        body = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return _error(None, f"not JSON: {exc}")
+    if not isinstance(body, dict) or not isinstance(body.get("command"), str):
+        return _error(None, 'a request is a JSON object with a "command"')
+    command = body.pop("command")
+    if not accepting():
+        return _error(command, "the table is starting or stopping; try again")
+    return await handle(command, json.dumps(body).encode())
+
+
+async def serve_console(
+    path: Path, handle: Handler, accepting: Callable[[], bool]
+) -> asyncio.Server:
+    """Listen on ``path``; answer each line with :func:`answer`."""
+
+    async def session(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while line := await reader.readline():
+                if not line.strip():
+                    continue
+                reply = await answer(line, handle, accepting)
+                writer.write(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
+                await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError, ValueError):
+            pass  # the console went away, or sent an endless line: drop the session
+        finally:
+            writer.close()
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    server = await asyncio.start_unix_server(session, path=str(path), limit=MAX_LINE)
+    log.info("console.listening", path=str(path))
+    return server

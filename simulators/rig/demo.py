@@ -1,0 +1,249 @@
+"""``tablectl demo``: the whole table on this machine, dealt by an automatic dealer.
+
+The rig starts the broker (or uses the one given, or none), the shuffler and reader simulators
+and the daemon; :class:`~simulators.rig.dealer.TableDealer` plays random hands on them and now and
+then makes one of the catalogue's mistakes. The table is shown as the pit's surveillance screen
+would build it from the secure event stream (or from the journal, without a broker): the live
+rich view on a terminal, one line per event otherwise (``--json``: every envelope).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.live import Live
+
+from controller.view.model import TableView
+from controller.view.render import render
+from simulators.autoplay import Style
+from simulators.rig.bridge import Bridge, run_in_thread
+from simulators.rig.broker import BrokerError
+from simulators.rig.dealer import TableDealer
+from simulators.rig.errors import RigError
+from simulators.rig.mirror import Mirror, open_reader
+from simulators.rig.rig import OpenTable, Rig, RigOptions
+from simulators.rig.setup import TableSetup
+from simulators.scenario.model import Scenario, ScenarioError, ScenarioMeta, TableSpec
+
+SEATS = {1: 200, 2: 200, 3: 200, 4: 200, 5: 200, 6: 200}
+STYLE = Style(fold=0.25, aggressive=0.2, all_in=0.1)
+SETTLE = 1.0  # the readers' settle time at the demo table: a missed card is noticed quickly
+
+
+@dataclass(frozen=True)
+class DemoOptions:
+    """What ``tablectl demo`` was asked for."""
+
+    hands: int = 0  # 0: until Ctrl-C
+    seed: int | None = None
+    profile: str = "rrop-cash"
+    irregularities: float = 0.2
+    broker: str = "auto"
+    json: bool = False
+    keep: Path | None = None
+    pace: float = 0.0  # seconds between the dealer's acts
+
+
+def line(env: dict[str, Any]) -> str:
+    """One event as a line: seq, hand, type, rules and the interesting data."""
+    rules = ",".join(env["rules"])
+    data = json.dumps(env["data"], separators=(",", ":"))
+    return f"{env['seq']:>6} {env['hand_id'] or '-':<10} {env['type']:<24} {rules:<18} {data}"
+
+
+class Screen:
+    """Where the events go: the live view on a terminal, lines or JSON otherwise."""
+
+    def __init__(self, live: bool, as_json: bool) -> None:
+        self.view = TableView()
+        self.as_json = as_json
+        self.live: Live | None = None
+        self._drawn = 0.0
+        if live:
+            self.live = Live(render(self.view), console=Console(), auto_refresh=False)
+            self.live.start()
+
+    def show(self, env: dict[str, Any]) -> None:
+        """Fold one event in and show it."""
+        self.view.apply(env)
+        if self.live is None:
+            print(json.dumps(env) if self.as_json else line(env), flush=True)
+            return
+        now = time.monotonic()
+        if now - self._drawn > 0.05:
+            self._drawn = now
+            self.live.update(render(self.view), refresh=True)
+
+    def new_table(self) -> None:
+        """A new table (a fresh journal): start the picture afresh, keep the counters."""
+        hands, irregular = self.view.hands, self.view.irregularities
+        self.view = TableView(hands=hands, irregularities=irregular)
+
+    def close(self) -> None:
+        """Draw the last picture and leave the terminal as it was."""
+        if self.live is not None:
+            self.live.update(render(self.view), refresh=True)
+            self.live.stop()
+            self.live = None
+
+
+class JournalFollower:
+    """Shows a journal's events as the daemon commits them (a table without a broker)."""
+
+    def __init__(self, path: Path, show: Callable[[dict[str, Any]], None]) -> None:
+        self.path = path
+        self.show = show
+        self.mirror: Mirror | None = None
+        self.shown = 0
+        self._lock = threading.Lock()  # the last look and a cancelled one may overlap
+
+    def flush(self) -> None:
+        """Show what was committed since the last look."""
+        with self._lock:
+            if self.mirror is None:
+                self.mirror = Mirror(open_reader(self.path))
+            self.mirror.catch_up()
+            envs = self.mirror.envelopes()
+            for env in envs[self.shown :]:
+                self.show(env)
+            self.shown = len(envs)
+
+    async def follow(self) -> None:
+        """Look again and again until cancelled (SQLite does not notify a reader)."""
+        while True:
+            await asyncio.to_thread(self.flush)
+            await asyncio.sleep(0.05)
+
+    def close(self) -> None:
+        """Close the journal."""
+        if self.mirror is not None:
+            self.mirror.close()
+
+
+def demo_scenario(profile: str) -> Scenario:
+    """The demo table: six seats of 200, blinds 1 and 2."""
+    return Scenario(
+        scenario=ScenarioMeta(name="demo", profile=profile),
+        table=TableSpec(id="DEMO", stacks=SEATS, button=6, blinds=(1, 2), settle=SETTLE),
+    )
+
+
+async def run_demo(options: DemoOptions) -> int:
+    """Play the demo; return the exit status (0 after ``hands`` hands or on Ctrl-C)."""
+    seed = options.seed if options.seed is not None else random.randrange(1 << 30)
+    rng = random.Random(seed)
+    scenario = demo_scenario(options.profile)
+    screen = Screen(sys.stdout.isatty() and not options.json, options.json)
+    completed = 0
+    try:
+        async with Rig(RigOptions(broker=options.broker, directory=options.keep)) as rig:
+            print(
+                f"# tablectl demo: seed {seed}, profile {options.profile}, {rig.broker_note}; "
+                "Ctrl-C to stop",
+                file=sys.stderr,
+                flush=True,
+            )
+            tables = 0
+            while not options.hands or completed < options.hands:
+                if tables:
+                    screen.new_table()  # the players went broke: a fresh table, a new journal
+                table = await _open(rig, scenario)
+                tables += 1
+                completed += await _play_table(table, scenario, rng, options, screen, completed)
+    except asyncio.CancelledError:
+        pass  # Ctrl-C: the rig has stopped every process on the way out
+    except (BrokerError, RigError, ScenarioError) as exc:
+        print(f"tablectl demo: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        screen.close()
+    view = screen.view
+    print(f"# {completed} hands completed, {view.irregularities} irregularities", file=sys.stderr)
+    return 0
+
+
+async def _open(rig: Rig, scenario: Scenario) -> OpenTable:
+    table = scenario.table
+    setup = TableSetup(
+        id=table.id,
+        stacks=table.stacks,
+        button=table.button,
+        blinds=table.blinds,
+        profile=scenario.scenario.profile,
+        settle=table.settle,
+    )
+    return await rig.open_table(setup)
+
+
+async def _play_table(
+    table: OpenTable,
+    scenario: Scenario,
+    rng: random.Random,
+    options: DemoOptions,
+    screen: Screen,
+    completed: int,
+) -> int:
+    """Play at one table until enough hands are complete or two seats have no chips left."""
+    link = table.rig.link
+    follower: JournalFollower | None = None
+    following: asyncio.Task[None] | None = None
+    if link is not None:
+        link.collect = False
+        link.listeners = [screen.show]
+    else:
+        follower = JournalFollower(table.journal, screen.show)
+        following = asyncio.create_task(follower.follow(), name="demo:journal")
+    bridge = Bridge(asyncio.get_running_loop())
+    dealer = TableDealer(scenario, rng, options.irregularities)
+    dealer.style = STYLE
+    dealer.pace = options.pace
+    mirrors: list[Mirror] = []
+
+    def play() -> int:
+        mirror = Mirror(open_reader(table.journal))
+        mirrors.append(mirror)
+        dealer.attach(table, bridge, mirror)
+        dealer.settle_at_start(unapproved=False)
+        while not options.hands or completed + dealer.completed < options.hands:
+            if not dealer.play_hand():
+                break
+        return dealer.completed
+
+    try:
+        return await run_in_thread(play, "demo-dealer")
+    finally:
+        bridge.close()
+        if link is not None:
+            await _drain(link, mirrors)
+            link.listeners = []
+        if following is not None and follower is not None:
+            following.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await following
+            with contextlib.suppress(Exception):
+                follower.flush()  # the last events
+            follower.close()
+        for mirror in mirrors:
+            mirror.close()
+
+
+async def _drain(link: Any, mirrors: list[Mirror]) -> None:
+    """Wait until the broker delivered what the journal holds (best effort)."""
+    if not mirrors:
+        return
+    mirror = mirrors[0]
+    with contextlib.suppress(Exception):
+        await asyncio.to_thread(mirror.catch_up)
+        await link.wait_events(mirror.epoch, mirror.last_seq, timeout=5.0)
+    link.forget(mirror.epoch)

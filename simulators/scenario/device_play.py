@@ -1,0 +1,314 @@
+"""The scenario runner's primitives played on the rig's real devices (device mode).
+
+The scenario runner (:class:`~simulators.scenario.core_runner.CoreRunner`) and the automatic
+dealers built on it (:mod:`simulators.autoplay`, :mod:`simulators.irregular`) do everything
+through a few primitives: feed an input, shuffle, dispense a group, reshuffle the stub, let time
+pass. :class:`DevicePlay` gives each of them its physical meaning on a running table
+(:class:`~simulators.rig.rig.OpenTable`):
+
+* a dealer command is a request to the daemon (MQTT, or its console socket);
+* a tag arriving at or leaving a zone is the card's tag put on or lifted off that antenna;
+* a shuffle is the deck loaded into the shuffler simulator, the deck-check verdict set and the
+  shuffle button pressed (the table's cards are gathered first); a group is the dealer's
+  delivery from the keypad; a stub reshuffle puts the returned cards back and reshuffles;
+* a device fault is the fault caused at the simulator (the lid opened, the input jammed, the
+  power cut), a controller restart is the daemon stopped and started again on its journal;
+* time is real: a ``wait`` lets the seconds pass, and the readers' settle deadline is the
+  daemon's own ``Tick``.
+
+After each act it waits until the daemon journaled what the devices reported, and reads the
+table's state from the journal (:class:`~simulators.rig.mirror.Mirror`), so the macros and the
+random dealers decide on the daemon's own state. The logic runs on a thread of its own; the
+rig's coroutines run on the event loop, reached through a :class:`Bridge`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import random
+from collections.abc import Callable, Coroutine
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar
+
+from controller.cards import Card
+from controller.table.engine import deadline
+from controller.table.events import TableEvent
+from controller.table.inputs import (
+    COMMAND_NAMES,
+    ControllerRestarted,
+    DealerInput,
+    DeviceFault,
+    DeviceFaultCleared,
+    DeviceHealthChanged,
+    DeviceRebooted,
+    GroupDispensed,
+    Health,
+    Input,
+    Purpose,
+    ShuffleCompleted,
+    TagArrived,
+    TagDeparted,
+    Tick,
+)
+from controller.uids import normalize_uid
+from simulators.rig.bridge import Bridge
+from simulators.rig.mirror import Applied, Mirror, MirrorError
+from simulators.rig.rig import OpenTable
+from simulators.rig.setup import READER, SHUFFLER
+from simulators.rig.world import RefusedError
+from simulators.scenario.core_runner import DEFAULT_COUNTS, CoreRun, VirtualShuffler
+from simulators.scenario.model import ScenarioError
+
+T = TypeVar("T")
+WAIT = 15.0  # seconds the daemon gets to journal what a device reported
+
+
+class DeviceRunError(ScenarioError):
+    """The devices refused a step, or the daemon did not show what it should have."""
+
+
+def _is(kind: type, **fields: Any) -> Callable[[Input], bool]:
+    def wanted(item: Input) -> bool:
+        return isinstance(item, kind) and all(getattr(item, k) == v for k, v in fields.items())
+
+    return wanted
+
+
+class DevicePlay:
+    """Mix into a CoreRunner (before it) to play its primitives on a running table."""
+
+    run: CoreRun
+    shuffler: VirtualShuffler
+    returned_from: int
+    now: datetime
+    pace: float = 0.0  # seconds the dealer takes before each act (a demo watched by people)
+
+    def attach(self, table: OpenTable, bridge: Bridge, mirror: Mirror) -> None:
+        """Play on ``table``; ``mirror`` reads its daemon's journal."""
+        self.table = table
+        self.bridge = bridge
+        self.mirror = mirror
+        self.run.inputs = mirror.run.inputs
+        self.run.events = mirror.run.events
+        self.now = datetime.now(UTC)
+        self._sync()
+
+    # ------------------------------------------------------------------ helpers
+
+    def _sync(self) -> list[Applied]:
+        applied = self.mirror.catch_up()
+        self.run.state = self.mirror.state
+        return applied
+
+    def _wait(self, wanted: Callable[[Input], bool], what: str, since: int) -> Applied:
+        try:
+            applied = self.mirror.wait_for(wanted, what, since, WAIT)
+        except MirrorError as exc:
+            daemon = self.table.daemon
+            if daemon is not None and not daemon.running:
+                raise DeviceRunError(f"{exc}: the daemon exited\n{daemon.tail(1500)}") from None
+            raise DeviceRunError(str(exc)) from None
+        self.run.state = self.mirror.state
+        return applied
+
+    def _act(self, coro: Coroutine[Any, Any, T]) -> T:
+        if self.pace:
+            self.bridge.call(asyncio.sleep(self.pace))
+        try:
+            return self.bridge.call(coro)
+        except RefusedError as exc:
+            raise DeviceRunError(str(exc)) from None
+
+    # ------------------------------------------------------------------ the clock
+
+    def tick(self) -> datetime:
+        """Inputs are stamped by the devices and the daemon: this is only "now"."""
+        self.now = datetime.now(UTC)
+        return self.now
+
+    def advance(self, to: datetime) -> None:
+        """Let real time pass until ``to``; a deadline on the way is the daemon's Tick."""
+        delay = (to - datetime.now(UTC)).total_seconds()
+        mark = self.mirror.mark()
+        if delay > 0:
+            self.bridge.call(asyncio.sleep(delay), timeout=delay + 30)
+        self._sync()
+        due = deadline(self.run.state)
+        if due is not None and due <= to:
+            self._wait(_is(Tick), "the clock's Tick at the readers' deadline", mark)
+        self.now = datetime.now(UTC)
+
+    # ------------------------------------------------------------------ the shuffler
+
+    def gather(self, cards: list[Card] | None = None) -> None:
+        """The dealer picks cards up off the table (all of them: None)."""
+        manifest = self.run.state.manifest
+        uids = None if cards is None else [manifest.uid(card) for card in cards]
+        mark = self.mirror.mark()
+        lifted = self._act(self.table.tags.lift_all(uids))
+        for zone, uid in lifted:
+            self._wait(_is(TagDeparted, zone=zone, uid=uid), f"{uid} leaving {zone}", mark)
+
+    def shuffle(
+        self, verdict: str, count: int | None, order: list[str] | None, seed: int | None
+    ) -> None:
+        """Gather the table's cards, load the scenario's deck and press shuffle."""
+        if verdict == "commitment_mismatch":
+            raise DeviceRunError("commitment_mismatch is a verdict of a reveal, not a shuffle")
+        self.returned_from = len(self.run.events)
+        cards = self.shuffler.shuffle(order, seed)
+        self.gather()
+        mark = self.mirror.mark()
+        sid = self._act(self.table.shuffler.shuffle(cards, verdict, count))
+        self.shuffler.shuffle_id = sid
+        self._wait(_is(ShuffleCompleted, shuffle_id=sid), f"the shuffle {sid} completing", mark)
+
+    def reshuffle_stub(self, seed: int | None) -> None:
+        """Put the cards the table sent back into the shuffler and reshuffle the stub."""
+        self.clear_faults()
+        back: list[Card] = [
+            card
+            for e in self.run.events[self.returned_from :]
+            if e.type == "stub.reshuffle.required"
+            for card in e.data["with"]
+        ]
+        self.returned_from = len(self.run.events)
+        self.gather(back)
+        virtual = self.shuffler
+        cards = [*virtual.order[virtual.position :], *back]
+        chosen = seed if seed is not None else len(cards)  # as the core mode chooses it
+        mark = self.mirror.mark()
+        sid = self._act(self.table.shuffler.reshuffle(back, chosen))
+        random.Random(chosen).shuffle(cards)  # the simulator shuffled the same cards the same way
+        virtual.order, virtual.position, virtual.shuffle_id = tuple(cards), 0, sid
+        what = f"the stub shuffle {sid} completing"
+        self._wait(_is(ShuffleCompleted, shuffle_id=sid), what, mark)
+
+    def dispense(self, purpose: Purpose, seat: int | None, count: int | None) -> list[Card]:
+        """The dealer delivers the next group from the keypad; return the cards in hand."""
+        size = count if count is not None else DEFAULT_COUNTS[purpose]
+        mark = self.mirror.mark()
+        dealt = self._act(self.table.shuffler.dispense(purpose, seat, size))
+        self._wait(
+            _is(GroupDispensed, shuffle_id=dealt.shuffle_id, group=dealt.group),
+            f"group {dealt.group} of shuffle {dealt.shuffle_id}",
+            mark,
+        )
+        cards = list(dealt.cards)
+        virtual = self.shuffler
+        expected = list(virtual.order[virtual.position : virtual.position + len(cards)])
+        if cards != expected:
+            raise DeviceRunError(f"the shuffler dealt {cards}, its deck says {expected} come next")
+        virtual.position += len(cards)
+        self.shuffler.group = dealt.group
+        self.shuffler.last_group = list(cards)
+        return cards
+
+    def clear_faults(self) -> None:
+        """Undo the faults the dealer caused (close the lid, clear the jam) before going on."""
+        for code in list(self.table.shuffler.raised):
+            mark = self.mirror.mark()
+            self._act(self.table.shuffler.clear(code))
+            wanted = _is(DeviceFaultCleared, device=SHUFFLER, code=code)
+            self._wait(wanted, f"{code} clearing", mark)
+
+    # ------------------------------------------------------------------ inputs
+
+    def feed(self, event: Input) -> list[TableEvent]:
+        """Make ``event`` happen at the table; return the events the daemon gave it."""
+        if isinstance(event, DealerInput):
+            return self.command(event)
+        mark = self.mirror.mark()
+        if isinstance(event, TagArrived):
+            if not self._act(self.table.tags.place(event.zone, event.uid)):
+                return []  # it lies there already: the reader has nothing new to say
+            uid = normalize_uid(event.uid)
+            what = f"{uid} arriving at {event.zone}"
+            return self._wait(_is(TagArrived, zone=event.zone, uid=uid), what, mark).events
+        if isinstance(event, TagDeparted):
+            uid = normalize_uid(event.uid)
+            if self.table.tags.where.get(uid) != event.zone:
+                return []
+            self._act(self.table.tags.lift(uid))
+            what = f"{uid} leaving {event.zone}"
+            return self._wait(_is(TagDeparted, zone=event.zone, uid=uid), what, mark).events
+        if isinstance(event, ControllerRestarted):
+            self.bridge.call(self.table.restart_daemon())
+            return self._wait(_is(ControllerRestarted), "the controller's restart", mark).events
+        if isinstance(event, Tick):
+            self.advance(event.ts)
+            return []
+        if getattr(event, "device", None) == READER:
+            raise DeviceRunError(f"the rig cannot make the reader report {type(event).__name__}")
+        return self.device(event)
+
+    def command(self, event: DealerInput) -> list[TableEvent]:
+        """A dealer command, sent as the console does; the events of its response."""
+        name = COMMAND_NAMES[type(event)]
+        fields = {
+            f.name: getattr(event, f.name)
+            for f in dataclasses.fields(event)
+            if f.name != "ts" and getattr(event, f.name) is not None
+        }
+        if self.pace:
+            self.bridge.call(asyncio.sleep(self.pace))
+        try:
+            body = self.bridge.call(self.table.console.send(name, fields))
+        except RuntimeError as exc:
+            raise DeviceRunError(f"{name}: {exc}") from None
+        seqs = [int(e["seq"]) for e in (body.get("data") or {}).get("events", [])]
+        if seqs:
+            try:
+                self.mirror.wait_seq(max(seqs), WAIT)
+            except MirrorError as exc:
+                raise DeviceRunError(str(exc)) from None
+        self.run.state = self.mirror.state
+        return self.mirror.events_at(seqs)
+
+    def device(self, event: Input) -> list[TableEvent]:
+        """A shuffler fault, its clearing, a power cut, an unplug or replug, a refusal."""
+        unit = self.table.shuffler
+        mark = self.mirror.mark()
+        name = getattr(event, "device", "")
+        if name != SHUFFLER:
+            raise DeviceRunError(f"the rig has no device {name!r} to act on")
+        if isinstance(event, DeviceFault):
+            self._act(unit.fault(event.code))
+            wanted = _is(DeviceFault, device=SHUFFLER, code=event.code)
+        elif isinstance(event, DeviceFaultCleared):
+            self._act(unit.clear(event.code))
+            wanted = _is(DeviceFaultCleared, device=SHUFFLER, code=event.code)
+        elif isinstance(event, DeviceRebooted):
+            self._act(unit.power_loss())
+            wanted = _is(DeviceRebooted, device=SHUFFLER)
+        elif isinstance(event, DeviceHealthChanged) and event.health is Health.REJECTED:
+            wanted = _is(DeviceHealthChanged, device=SHUFFLER, health=Health.REJECTED)
+            self._sync()
+            earlier = next((a for a in self.mirror.applied if wanted(a.item)), None)
+            if earlier is not None:
+                return earlier.events  # an unapproved shuffler was plugged in: refused at start
+            self._act(unit.unapproved())
+        elif isinstance(event, DeviceHealthChanged) and event.health is Health.RECONNECTING:
+            self._act(unit.unplug())
+            wanted = _is(DeviceHealthChanged, device=SHUFFLER, health=Health.RECONNECTING)
+        elif isinstance(event, DeviceHealthChanged) and event.health is Health.ONLINE:
+            self._act(unit.replug())
+            wanted = _is(DeviceHealthChanged, device=SHUFFLER, health=Health.ONLINE)
+        else:
+            raise DeviceRunError(f"the rig cannot make the shuffler report {type(event).__name__}")
+        return self._wait(wanted, f"the shuffler reporting {type(event).__name__}", mark).events
+
+    # ------------------------------------------------------------------ settling
+
+    def settle_at_start(self, unapproved: bool) -> None:
+        """Wait until the daemon has its devices: the reader online, the shuffler online (or
+        refused, when an unapproved one was plugged in)."""
+        shuffler = Health.REJECTED if unapproved else Health.ONLINE
+        for device, health in ((SHUFFLER, shuffler), (READER, Health.ONLINE)):
+            wanted = _is(DeviceHealthChanged, device=device, health=health)
+            self._wait(wanted, f"{device} {health.value}", 0)
+
+    def wait_until(self, seconds: float) -> None:
+        """Let real time pass (``at`` steps)."""
+        self.advance(datetime.now(UTC) + timedelta(seconds=seconds))

@@ -1,0 +1,149 @@
+"""``tablectl demo`` as a process: hands through the real devices, mistakes handled, clean exit."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.integration.broker import free_port
+from tests.rig.conftest import alive, stop_leftovers
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def demo(*args: str, timeout: float = 100.0) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "controller.cli", "demo", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO,
+        check=False,
+    )
+
+
+def children_of(pid: int) -> list[int]:
+    """Every process whose parent is ``pid``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            found.append(int(entry.name))
+    return found
+
+
+def resolved_holds(events: list[dict[str, Any]]) -> list[str]:
+    """The holds that were later resolved: resumed, or ended by a misdeal or a void."""
+    out = []
+    for index, event in enumerate(events):
+        if event["type"] != "hand.hold":
+            continue
+        hold, hand = event["data"]["hold"], event["hand_id"]
+        later = events[index + 1 :]
+        if any(
+            (e["type"] == "hand.resume" and e["data"].get("hold") == hold)
+            or (e["type"] in ("hand.misdeal", "hand.void") and e["hand_id"] == hand)
+            for e in later
+        ):
+            out.append(f"{event['rules']} {hold}")
+    return out
+
+
+def parse_line(line: str) -> dict[str, Any]:
+    """A pretty event line, "seq hand type rules data", back into its parts."""
+    seq, hand, kind, *_ = line.split()
+    head, brace, data = line.partition("{")
+    rules = head.split()[3:]
+    return {
+        "seq": int(seq),
+        "hand_id": None if hand == "-" else hand,
+        "type": kind,
+        "rules": rules[0].split(",") if rules else [],
+        "data": json.loads(brace + data),
+    }
+
+
+def test_twenty_hands_through_the_devices_with_a_mistake_handled(broker_url: str) -> None:
+    proc = demo("--hands", "20", "--seed", "1", "--broker", broker_url)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    # Not a terminal: one line per event.
+    events = [parse_line(line) for line in proc.stdout.splitlines() if line.strip()]
+    assert [e["type"] for e in events].count("hand.completed") == 20
+    irregular = [e for e in events if e["type"] == "irregularity.detected" and e["rules"]]
+    assert resolved_holds(events) or irregular
+    assert "# 20 hands completed" in proc.stderr
+
+
+def test_on_the_journal_alone_every_envelope_as_json() -> None:
+    proc = demo("--hands", "3", "--seed", "1", "--broker", "none", "--json")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "the events stay in the journal" in proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [e["type"] for e in events].count("hand.completed") == 3
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    # the surveillance view: hole cards are in the delivered groups
+    delivered = [e for e in events if e["type"] == "deal.group.delivered"]
+    assert delivered
+    assert all(len(e["data"]["cards"]) >= 1 for e in delivered)
+
+
+def test_mistakes_are_held_and_resolved_end_to_end(broker_url: str) -> None:
+    proc = demo(
+        "--hands", "12", "--seed", "11", "--irregularities", "0.7", "--json",
+        "--broker", broker_url,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [e["type"] for e in events].count("hand.completed") == 12
+    cited = {rule for e in events if e["type"] == "irregularity.detected" for rule in e["rules"]}
+    assert resolved_holds(events) or cited, "no mistake was caught"
+
+
+def test_an_unreachable_broker_is_named_and_nothing_starts() -> None:
+    url = f"mqtt://127.0.0.1:{free_port()}"
+    proc = demo("--hands", "1", "--broker", url, timeout=30)
+    assert proc.returncode == 2
+    assert f"cannot reach the broker at {url}" in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_ctrl_c_stops_every_process(broker_url: str) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "controller.cli", "demo", "--seed", "3", "--broker", broker_url],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
+    children: list[int] = []
+    try:
+        assert proc.stdout is not None
+        seen = 0
+        deadline = time.monotonic() + 60
+        while seen < 30:  # the table is dealing: the devices and the daemon are up
+            line = proc.stdout.readline()
+            assert line, f"the demo ended early: {proc.stderr.read() if proc.stderr else ''}"
+            seen += 1
+            assert time.monotonic() < deadline
+        children = [pid for pid in children_of(proc.pid) if alive(pid)]
+        assert len(children) >= 3  # the daemon and the two simulators (and a broker)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 0, err[-3000:]
+        assert "hands" in err
+        assert not [pid for pid in children if alive(pid)]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        stop_leftovers(children)

@@ -1,0 +1,108 @@
+"""``tablectl tail`` (pretty and ``--json``) and ``tablectl dealer`` against a real mosquitto,
+with the daemon on the rig's devices."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from simulators.rig.rig import OpenTable, Rig, RigOptions
+from simulators.rig.setup import TableSetup
+
+pytestmark = pytest.mark.broker
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+async def table(broker_url: str, tmp_path: Path) -> AsyncIterator[OpenTable]:
+    if broker_url == "none":
+        pytest.skip("mosquitto is not installed")
+    async with Rig(RigOptions(broker=broker_url, prefix="cli", directory=tmp_path)) as rig:
+        yield await rig.open_table(TableSetup(id="T9", stacks={1: 100, 2: 100, 3: 100}, button=3))
+
+
+def target(table: OpenTable) -> list[str]:
+    assert table.broker is not None
+    return ["--broker", table.broker.url, "--prefix", "cli", "--table", "T9"]
+
+
+async def tablectl(*args: str, timeout: float = 20.0) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "controller.cli", *args,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=REPO,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), timeout)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+async def started_tail(*args: str) -> asyncio.subprocess.Process:
+    """``tablectl tail``, once it is subscribed (the retained status has reached it)."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "controller.cli", "tail", *args,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=REPO,
+    )  # fmt: skip
+    stream = proc.stderr if "--json" in args else proc.stdout
+    assert stream is not None
+    line = await asyncio.wait_for(stream.readline(), 20)
+    assert line.startswith(b"# status online"), line
+    return proc
+
+
+async def test_dealer_commands_and_a_json_tail_of_the_surveillance_stream(
+    table: OpenTable,
+) -> None:
+    tail = await started_tail(*target(table), "--secure", "--json", "--count", "3")
+    code, out, err = await tablectl("dealer", *target(table), "start_hand")
+    assert code == 0, err
+    response = json.loads(out)
+    assert response["status"] == "ok"
+    assert [e["type"] for e in response["data"]["events"]] == [
+        "hand.started",
+        "betting.action",
+        "betting.action",
+    ]
+    printed, _ = await asyncio.wait_for(tail.communicate(), 20)
+    assert tail.returncode == 0
+    events = [json.loads(line) for line in printed.decode().splitlines()]
+    assert [e["type"] for e in events] == ["hand.started", "betting.action", "betting.action"]
+    assert [e["seq"] for e in events] == [e["seq"] for e in response["data"]["events"]]
+    assert {e["hand_id"] for e in events} == {"T9-00001"}
+    assert events[1]["data"] == {
+        "seat": 1, "action": "post", "blind": "small", "amount": 1, "stack": 99, "all_in": False,
+    }  # fmt: skip
+
+
+async def test_refused_commands_exit_1_with_the_reason(table: OpenTable) -> None:
+    code, out, _ = await tablectl("dealer", *target(table), "action", "seat=3", "action=call")
+    assert code == 1
+    refused = json.loads(out)
+    assert refused["status"] == "error"
+    assert "no hand" in refused["error"]
+    code, out, _ = await tablectl("dealer", *target(table), "action", "bogus=1")
+    assert code == 1
+    assert "bogus" in json.loads(out)["error"]
+    code, _, err = await tablectl("dealer", *target(table), "action", "seat")
+    assert code == 2
+    assert "key=value" in err
+
+
+async def test_a_pretty_tail_of_the_public_stream(table: OpenTable) -> None:
+    code, _, err = await tablectl("dealer", *target(table), "start_hand")
+    assert code == 0, err
+    tail = await started_tail(*target(table), "--count", "1")
+    code, _, err = await tablectl("dealer", *target(table), "misdeal", "reason=cards flashed")
+    assert code == 0, err
+    printed, _ = await asyncio.wait_for(tail.communicate(), 20)
+    line = printed.decode().strip()
+    seq, hand, kind, rules, data = line.split(maxsplit=4)
+    assert (hand, kind) == ("T9-00001", "hand.misdeal")
+    assert "MD-REDEAL" in rules.split(",")
+    assert json.loads(data)["reason"] == "cards flashed"
+    assert int(seq) > 3
