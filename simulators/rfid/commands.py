@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from controller.uids import UidError, normalize_uid
 from drivers.rfid.tsp_reader.codes import AntennaCode, fault_code
+from simulators.command_vocabulary import CommandModel, parse_keyed
 
 FaultName = Literal[
     "crc",
@@ -56,11 +57,7 @@ def _uids(values: list[str]) -> list[str]:
         raise ValueError(str(exc)) from None
 
 
-class _Command(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class PlaceCommand(_Command):
+class PlaceCommand(CommandModel):
     """Put tags on an antenna (a tag lying on another antenna moves)."""
 
     place: list[str]
@@ -69,7 +66,7 @@ class PlaceCommand(_Command):
     _check = field_validator("place")(_uids)
 
 
-class RemoveCommand(_Command):
+class RemoveCommand(CommandModel):
     """Lift tags off an antenna, or off whichever antenna they lie on."""
 
     remove: list[str]
@@ -78,7 +75,7 @@ class RemoveCommand(_Command):
     _check = field_validator("remove")(_uids)
 
 
-class TagsCommand(_Command):
+class TagsCommand(CommandModel):
     """Make the antennas hold exactly these tags (antenna number → UIDs; others are emptied)."""
 
     tags: dict[int, list[str]]
@@ -89,7 +86,7 @@ class TagsCommand(_Command):
         return {antenna: _uids(uids) for antenna, uids in value.items()}
 
 
-class FaultCommand(_Command):
+class FaultCommand(CommandModel):
     """Inject a fault."""
 
     fault: FaultName
@@ -118,7 +115,7 @@ class FaultCommand(_Command):
         return self
 
 
-class ClearCommand(_Command):
+class ClearCommand(CommandModel):
     """Remove a fault: a rate fault, a broken antenna, a device fault by name, or ``all``."""
 
     clear: str
@@ -136,7 +133,7 @@ class ClearCommand(_Command):
         return value
 
 
-class StatusCommand(_Command):
+class StatusCommand(CommandModel):
     """Report the simulator's state."""
 
     status: bool = True
@@ -154,23 +151,6 @@ _BY_KEY: dict[str, type[Command]] = {
 }
 
 
-class CommandError(ValueError):
-    """A command that is not valid, with a message naming the offending key."""
-
-
 def parse_command(data: Any) -> Command:
-    """Validate one command object; raise :class:`CommandError` with a readable message."""
-    if not isinstance(data, dict):
-        raise CommandError(f"a command is a JSON object, not {type(data).__name__}")
-    kinds = [key for key in _BY_KEY if key in data]
-    if len(kinds) != 1:
-        known = ", ".join(_BY_KEY)
-        raise CommandError(f"a command has exactly one of the keys {known}; got {sorted(data)}")
-    try:
-        return _BY_KEY[kinds[0]].model_validate(data)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or kinds[0]}: {err['msg']}"
-            for err in exc.errors()
-        )
-        raise CommandError(problems) from None
+    """Validate one command object (a :class:`CommandError` names the offending key)."""
+    return parse_keyed(data, _BY_KEY)

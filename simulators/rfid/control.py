@@ -13,11 +13,11 @@ from typing import Any, Protocol
 from controller.table.inputs import Zone
 from drivers.rfid.tsp_reader.codes import AntennaCode, fault_code, zone_of
 from drivers.tsp.common import Severity
+from simulators.command_vocabulary import CommandError
 from simulators.rfid.commands import (
     ANTENNA_FAULTS,
     ClearCommand,
     Command,
-    CommandError,
     FaultCommand,
     PlaceCommand,
     RemoveCommand,

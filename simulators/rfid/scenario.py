@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from simulators.rfid.commands import Command, CommandError, TagsCommand, parse_command
+from simulators.command_vocabulary import CommandError
+from simulators.rfid.commands import Command, TagsCommand, parse_command
 from simulators.schedule import ScheduleError, parse_steps
 
 

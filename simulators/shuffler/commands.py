@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 
 from controller.cards import parse_card
 from controller.table.inputs import Purpose
 from drivers.shuffler.codes import fault_code
+from simulators.command_vocabulary import CommandModel, parse_keyed
 
 FaultName = Literal[
     "crc",
@@ -38,11 +39,7 @@ FaultName = Literal[
 ]
 
 
-class _Command(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class FaultCommand(_Command):
+class FaultCommand(CommandModel):
     """Inject a fault (link-level ones take ``rate`` or ``seconds``)."""
 
     fault: FaultName
@@ -62,7 +59,7 @@ class FaultCommand(_Command):
         return value
 
 
-class DeckCheckCommand(_Command):
+class DeckCheckCommand(CommandModel):
     """Make the next shuffle's deck check find this problem."""
 
     deck_check: Literal[
@@ -70,7 +67,7 @@ class DeckCheckCommand(_Command):
     ]
 
 
-class DeckSpec(_Command):
+class DeckSpec(CommandModel):
     """The next decks: an explicit order (top first) or a seed."""
 
     seed: int | None = None
@@ -82,19 +79,19 @@ class DeckSpec(_Command):
         return None if value is None else [parse_card(text) for text in value]
 
 
-class DeckCommand(_Command):
+class DeckCommand(CommandModel):
     """Load a deck order for the next shuffles."""
 
     deck: DeckSpec
 
 
-class PressCommand(_Command):
+class PressCommand(CommandModel):
     """The dealer presses a button on the shuffler."""
 
     press: Literal["shuffle", "present", "menu"]
 
 
-class ClearCommand(_Command):
+class ClearCommand(CommandModel):
     """The operator clears a fault by name, or ``all``."""
 
     clear: str
@@ -107,13 +104,13 @@ class ClearCommand(_Command):
         return value
 
 
-class BurstCommand(_Command):
+class BurstCommand(CommandModel):
     """Raise and clear this many tray warnings back to back (ordered events for link tests)."""
 
     burst: int = Field(ge=1, le=10000)
 
 
-class DispenseSpec(_Command):
+class DispenseSpec(CommandModel):
     """One group the dealer delivers from the keypad."""
 
     purpose: Purpose
@@ -121,13 +118,13 @@ class DispenseSpec(_Command):
     count: int = Field(default=1, ge=1, le=52)
 
 
-class DispenseCommand(_Command):
+class DispenseCommand(CommandModel):
     """The dealer delivers the next group (a dealer-paced table: the host asks for nothing)."""
 
     dispense: DispenseSpec
 
 
-class ReshuffleSpec(_Command):
+class ReshuffleSpec(CommandModel):
     """Cards put back into the shuffler to be shuffled with the stub."""
 
     add: list[str] = Field(default_factory=list)
@@ -139,13 +136,13 @@ class ReshuffleSpec(_Command):
         return [parse_card(text) for text in value]
 
 
-class ReshuffleCommand(_Command):
+class ReshuffleCommand(CommandModel):
     """The dealer reshuffles the stub with the cards put back (a stub reshuffle)."""
 
     reshuffle: ReshuffleSpec
 
 
-class StatusCommand(_Command):
+class StatusCommand(CommandModel):
     """Report the simulator's state."""
 
     status: bool = True
@@ -176,23 +173,6 @@ _BY_KEY: dict[str, type[Command]] = {
 }
 
 
-class CommandError(ValueError):
-    """A command that is not valid, with a message naming the offending key."""
-
-
 def parse_command(data: Any) -> Command:
-    """Validate one command object; raise :class:`CommandError` with a readable message."""
-    if not isinstance(data, dict):
-        raise CommandError(f"a command is a JSON object, not {type(data).__name__}")
-    kinds = [key for key in _BY_KEY if key in data]
-    if len(kinds) != 1:
-        known = ", ".join(_BY_KEY)
-        raise CommandError(f"a command has exactly one of the keys {known}; got {sorted(data)}")
-    try:
-        return _BY_KEY[kinds[0]].model_validate(data)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or kinds[0]}: {err['msg']}"
-            for err in exc.errors()
-        )
-        raise CommandError(problems) from None
+    """Validate one command object (a :class:`CommandError` names the offending key)."""
+    return parse_keyed(data, _BY_KEY)

@@ -25,12 +25,12 @@ from drivers.shuffler.codes import (
 )
 from drivers.tsp.device_link import DeviceTimers
 from simulators import control_server
+from simulators.command_vocabulary import CommandError
 from simulators.pty import PtyCable
 from simulators.shuffler.commands import (
     BurstCommand,
     ClearCommand,
     Command,
-    CommandError,
     DeckCheckCommand,
     DeckCommand,
     DispenseCommand,

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from simulators.command_vocabulary import CommandError
 from simulators.pty import PtyCable
 from simulators.shuffler.commands import (
-    CommandError,
     DeckCommand,
     FaultCommand,
     parse_command,

@@ -12,7 +12,8 @@ from controller.cards import STANDARD_DECK, Card, card_code, card_from_code
 from drivers.shuffler.codes import DeckVerdict, DeviceState, MsgType
 from drivers.shuffler.events import DeckCheck, GroupDispensedEvent, ShuffleComplete, decode_event
 from drivers.shuffler.messages import DispenseGroup, StartShuffle
-from simulators.shuffler.commands import CommandError, DispenseCommand, parse_command
+from simulators.command_vocabulary import CommandError
+from simulators.shuffler.commands import DispenseCommand, parse_command
 from simulators.shuffler.deck import deck_check
 from simulators.shuffler.model import DeviceConfig, RefusedError, ShufflerModel
 

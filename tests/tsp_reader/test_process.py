@@ -14,8 +14,9 @@ import pytest
 
 from controller.table.inputs import Health, TagArrived, TagDeparted
 from drivers.rfid.tsp_reader.driver import TspReader
+from simulators.command_vocabulary import CommandError
 from simulators.control_client import ControlClient, ControlError
-from simulators.rfid.commands import CommandError, FaultCommand, PlaceCommand, parse_command
+from simulators.rfid.commands import FaultCommand, PlaceCommand, parse_command
 from simulators.rfid.scenario import ScenarioError, load_scenario
 from tests.tsp_reader.conftest import ANTENNAS, FAST, UIDS, EventLog
 
