@@ -100,7 +100,7 @@ class Daemon:
             self.sources,
             self.runner,
             config.daemon,
-            lambda device, body: self.link.set_retained(self.topics.device(device), body),
+            self._device_changed,
         )
         self._tick_wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -159,7 +159,8 @@ class Daemon:
                     self._spawn(group, feed_watchdog(self.healthy, interval), "watchdog")
                 self.link.accept_requests = True
                 self.ready.set()
-                notify("READY=1", f"STATUS={self.status_line()}")
+                self._status = self.status_line()
+                notify("READY=1", f"STATUS={self._status}")
                 log.info("daemon.ready", seconds=round(time.monotonic() - self.started, 3))
                 await self.stop_requested.wait()
                 await self.shutdown()
@@ -261,6 +262,12 @@ class Daemon:
         self.link.wake.set()
         self.devices.wake.set()
         self._tick_wake.set()
+        self._status_changed()
+
+    def _device_changed(self, device: str, body: dict[str, Any]) -> None:
+        # A device's health is recorded after the input that reported it was committed (and
+        # after _changed ran), so the status line is refreshed here as well.
+        self.link.set_retained(self.topics.device(device), body)
         self._status_changed()
 
     def _status_changed(self) -> None:

@@ -11,6 +11,8 @@ import asyncio
 import contextlib
 import json
 import os
+import socket
+import tempfile
 import termios
 import tty
 from collections.abc import Callable
@@ -18,11 +20,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from controller.config import TableConfig, parse_config
 from controller.shell.codec import input_to_json
 from controller.shell.daemon import Daemon
 from controller.shell.snapshot import snapshot
-from controller.table.inputs import ControllerRestarted, DeviceFault, GroupDispensed, Purpose
+from controller.table.inputs import (
+    ControllerRestarted,
+    DeviceFault,
+    GroupDispensed,
+    Health,
+    Purpose,
+)
 from controller.table.state import Phase
 from tests.integration.broker import free_port
 
@@ -232,3 +242,30 @@ async def test_a_failed_device_is_restarted_and_reported_back_online(tmp_path: P
         assert daemon.health["feed"]["health"] == "online"
     os.close(master)
     os.close(slave)
+
+
+async def test_a_device_health_change_updates_the_systemd_status_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The health is recorded after its input was committed: the STATUS line must follow it."""
+    directory = tempfile.mkdtemp(prefix="tl-")  # a socket path must stay under 108 bytes
+    path = os.path.join(directory, "notify")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as listener:
+        listener.bind(path)
+        listener.setblocking(False)
+        monkeypatch.setenv("NOTIFY_SOCKET", path)
+        heard: list[str] = []
+
+        def statuses() -> list[str]:
+            with contextlib.suppress(BlockingIOError):
+                while True:
+                    heard.append(listener.recv(4096).decode())
+            return [line for m in heard for line in m.split("\n") if line.startswith("STATUS=")]
+
+        async with Running(config_for(tmp_path)) as daemon:
+            await daemon.devices.report("shuffler", Health.STALE, "no answer to a ping")
+            await until(lambda: any(s.endswith("; shuffler stale") for s in statuses()))
+            await daemon.devices.report("shuffler", Health.ONLINE, "answering again")
+            await until(lambda: statuses()[-1].endswith("; shuffler online"))
+    os.unlink(path)
+    os.rmdir(directory)
