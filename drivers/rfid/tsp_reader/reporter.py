@@ -62,6 +62,9 @@ class Reporter:
         self.view = ReaderView()
         self.zone_health: dict[Zone, Health] = {}
         self._lock = asyncio.Lock()
+        # Every snapshot lists every antenna: a configuration problem is logged once per antenna,
+        # not once per sweep.
+        self._warned: set[tuple[str, int]] = set()
 
     async def event(self, event: ReaderEvent | UnknownEvent) -> None:
         """One decoded reader event."""
@@ -95,8 +98,14 @@ class Reporter:
     def _zone(self, antenna: int, kind: int | None = None, index: int = 0) -> Zone | None:
         zone = self.zones.get(antenna)
         if zone is None:
-            log.warning("reader.unmapped_antenna", device=self.device_id, antenna=antenna)
-        elif kind is not None and zone_of(kind, index) != zone:
+            if self._first("unmapped", antenna):
+                log.warning(
+                    "reader.unmapped_antenna",
+                    device=self.device_id,
+                    antenna=antenna,
+                    detail="its reads are ignored; map it under the reader's antennas",
+                )
+        elif kind is not None and zone_of(kind, index) != zone and self._first("mismatch", antenna):
             log.warning(
                 "reader.zone_mismatch",
                 device=self.device_id,
@@ -105,6 +114,14 @@ class Reporter:
                 configured=str(zone),
             )
         return zone
+
+    def _first(self, problem: str, antenna: int) -> bool:
+        """True the first time ``problem`` is seen on ``antenna``."""
+        key = (problem, antenna)
+        if key in self._warned:
+            return False
+        self._warned.add(key)
+        return True
 
     async def _on_edge(self, ts: datetime, event: TagArrivedEvent | TagDepartedEvent) -> None:
         zone = self._zone(event.antenna, event.zone_kind, event.zone_index)
