@@ -103,7 +103,7 @@ class Reporter:
                     "reader.unmapped_antenna",
                     device=self.device_id,
                     antenna=antenna,
-                    detail="its reads are ignored; map it under the reader's antennas",
+                    detail="its reads are ignored: add it to this device's antennas in the config",
                 )
         elif kind is not None and zone_of(kind, index) != zone and self._first("mismatch", antenna):
             log.warning(
