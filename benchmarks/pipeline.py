@@ -250,13 +250,13 @@ async def run_daemon(
     return result, ready, ready_replay
 
 
-async def main(events: int, rate: float) -> None:
+async def main(events: int, rate: float, broker_nodelay: bool) -> None:
     if not mosquitto_available():
         raise SystemExit("mosquitto is not installed")
     with tempfile.TemporaryDirectory(prefix="pipeline") as name:
         tmp = Path(name)
         (tmp / "broker").mkdir()
-        broker = Broker(tmp / "broker")
+        broker = Broker(tmp / "broker", extra="set_tcp_nodelay true\n" if broker_nodelay else "")
         broker.start()
         master, slave_fd = pty.openpty()
         tty.setraw(slave_fd, termios.TCSANOW)
@@ -271,7 +271,7 @@ async def main(events: int, rate: float) -> None:
             os.close(slave_fd)
     print(
         f"pipeline: {events} frames at {rate:g}/s over one pty to one mosquitto "
-        f"({os.cpu_count()} cores)\n"
+        f"(set_tcp_nodelay {'true' if broker_nodelay else 'false'}; {os.cpu_count()} cores)\n"
     )
     print("| pipeline | p50 (ms) | p99 (ms) | max (ms) | CPU µs/event | RSS MiB | lost |")
     print("|---|---:|---:|---:|---:|---:|---:|")
@@ -290,6 +290,9 @@ def cli() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     parser.add_argument("--events", type=int, default=500)
     parser.add_argument("--rate", type=float, default=100.0, help="frames per second")
+    parser.add_argument(
+        "--broker-nodelay", action="store_true", help="mosquitto with set_tcp_nodelay true"
+    )
     parser.add_argument("--relay", choices=["raw", "durable"], help=argparse.SUPPRESS)
     parser.add_argument("--port", help=argparse.SUPPRESS)
     parser.add_argument("--mqtt-port", type=int, help=argparse.SUPPRESS)
@@ -299,7 +302,7 @@ def cli() -> None:
     if args.relay:
         asyncio.run(relay(args.relay, args.port, args.mqtt_port, args.topic, args.db))
     else:
-        asyncio.run(main(args.events, args.rate))
+        asyncio.run(main(args.events, args.rate, args.broker_nodelay))
 
 
 if __name__ == "__main__":

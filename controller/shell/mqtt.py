@@ -277,10 +277,13 @@ class MqttLink:
                 for event in _by_event(rows):
                     if self._responses:  # a console waits for these: they go first
                         await self._publish_responses(client)
-                    # The two streams of one event go out together: each topic stays in order,
-                    # and the event costs one round trip to the broker instead of two.
-                    await asyncio.gather(*(self._publish_row(client, row) for row in event))
-                    acked.extend(row.id for row in event)
+                    # One message at a time, each waiting for its PUBACK. Two in flight would
+                    # be one round trip instead of two, but a broker without set_tcp_nodelay
+                    # holds the second PUBACK back until this host's delayed ACK of the first
+                    # (40 ms or more per event; benchmarks/pipeline.py shows it).
+                    for row in event:
+                        await self._publish_row(client, row)
+                        acked.append(row.id)
             finally:
                 if acked:
                     await self.writer.call(self.writer.journal.delete_outbox, acked)
