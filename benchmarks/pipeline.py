@@ -13,7 +13,7 @@ and the subscriber times each one from just before the write to its arrival. Als
 time of the pipeline's process per event, its peak RSS, and the daemon's start to READY=1 with
 an empty journal and with the run's journal to replay.
 
-    .venv/bin/python benchmarks/pipeline.py [--events 500] [--rate 100]
+    .venv/bin/python benchmarks/pipeline.py [--events 500] [--rate 100] [--broker-nodelay]
 """
 
 from __future__ import annotations
