@@ -39,6 +39,8 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/link.py
 	$(BIN)/python benchmarks/pn532.py
 	$(BIN)/python benchmarks/tsp_reader.py
+	$(BIN)/python benchmarks/pipeline.py
+	$(BIN)/python benchmarks/pipeline.py --broker-nodelay
 	$(BIN)/python benchmarks/rig.py
 
 clean:
