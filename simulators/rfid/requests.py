@@ -45,7 +45,7 @@ def handle(model: ReaderModel, msg_type: int, payload: bytes, now: float) -> tup
     """Execute one request; return the response type and payload."""
     handler = HANDLERS.get(msg_type)
     if handler is None:
-        return MsgType.ERROR, ErrorResponse(ErrorCode.UNKNOWN_TYPE, "unknown type").encode()
+        return MsgType.ERROR, ErrorResponse(ErrorCode.NOT_SUPPORTED, "unknown type").encode()
     try:
         return msg_type, handler(model, payload, now)
     except RefusedError as refusal:

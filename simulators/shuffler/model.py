@@ -199,7 +199,7 @@ class ShufflerModel:
         """Execute one request; return the response type and payload (ERROR on refusal)."""
         handler = self._handlers().get(msg_type)
         if handler is None:
-            return MsgType.ERROR, ErrorResponse(ErrorCode.UNKNOWN_TYPE, "unknown type").encode()
+            return MsgType.ERROR, ErrorResponse(ErrorCode.NOT_SUPPORTED, "unknown type").encode()
         try:
             return msg_type, handler(payload, now)
         except RefusedError as refusal:

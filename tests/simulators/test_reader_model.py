@@ -216,7 +216,7 @@ KIND_9 = AntennaAssignment(0, 9, 0, 10)
         (MsgType.SET_SCAN, SetScan(0, 0, 1, 1, Report.EDGES, 0).encode(), ErrorCode.BAD_ARG),
         (MsgType.SET_SCAN, SetScan(7, 10, 1, 1, Report.EDGES, 0).encode(), ErrorCode.NOT_SUPPORTED),
         (MsgType.READ_TAG_MEMORY, ReadTagMemory(0, C, 0, 1).encode(), ErrorCode.BAD_ARG),
-        (0x55, b"", ErrorCode.UNKNOWN_TYPE),
+        (0x55, b"", ErrorCode.NOT_SUPPORTED),
     ],
 )
 def test_bad_requests_are_refused_with_the_right_error(

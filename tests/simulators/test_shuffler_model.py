@@ -110,7 +110,7 @@ def test_short_payload_and_unknown_type_are_errors() -> None:
     m = model()
     assert error(m, MsgType.DISPENSE_GROUP, b"\x01").code == ErrorCode.BAD_LENGTH
     assert m.handle(0x2F, b"", 0.0)[0] == MsgType.ERROR
-    assert error(m, 0x2F).code == ErrorCode.UNKNOWN_TYPE  # type: ignore[arg-type]
+    assert error(m, 0x2F).code == ErrorCode.NOT_SUPPORTED  # type: ignore[arg-type]
 
 
 def test_power_loss_changes_the_boot_id_and_voids_the_shuffle() -> None:
