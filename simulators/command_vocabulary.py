@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 
 class CommandModel(BaseModel):
-    """Base of every simulator command: frozen, and unknown keys are errors."""
+    """Base of every simulator command and its nested parts: frozen, unknown keys are errors."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
