@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from simulators.pn532.control import ControlError, Request, parse_request
+from simulators.schedule import ScheduleError, parse_steps
 
 
 class ScenarioError(ValueError):
@@ -61,23 +62,11 @@ def parse_scenario(data: dict[str, Any], source: str = "scenario") -> Pn532Scena
         tags = parse_request({"tags": data.get("tags", [])}).uids
     except ControlError as exc:
         raise ScenarioError(f"{source}: tags: {exc}") from None
-    raw_steps = data.get("step", [])
-    if not isinstance(raw_steps, list):
-        raise ScenarioError(f"{source}: step must be an array of tables ([[step]])")
-    steps = []
-    for number, raw in enumerate(raw_steps, start=1):
-        if not isinstance(raw, dict):
-            raise ScenarioError(f"{source}: step {number} is not a table")
-        action = dict(raw)
-        at = action.pop("at", None)
-        if isinstance(at, bool) or not isinstance(at, int | float) or at < 0:
-            raise ScenarioError(f"{source}: step {number}: 'at' must be seconds >= 0")
-        try:
-            steps.append(Step(float(at), parse_request(action)))
-        except ControlError as exc:
-            raise ScenarioError(f"{source}: step {number}: {exc}") from None
-    steps.sort(key=lambda step: step.at)
-    return Pn532Scenario(seed, tags, tuple(steps))
+    try:
+        steps = parse_steps(data.get("step", []), parse_request)
+    except ScheduleError as exc:
+        raise ScenarioError(f"{source}: {exc}") from None
+    return Pn532Scenario(seed, tags, tuple(Step(at, request) for at, request in steps))
 
 
 def load_scenario(path: Path) -> Pn532Scenario:
