@@ -19,7 +19,7 @@ from controller.table.events import Severity
 from controller.table.flow import BOARD_SIZE
 from controller.table.inputs import GroupDispensed, Purpose, StubDisorder
 from controller.table.state import HandState, Hold, Phase
-from controller.table.tray import BOARD_PURPOSES, draw, drop_finished
+from controller.table.tray import BOARD_PURPOSES, draw, drop_finished, unread
 
 _STREET_SIZE = {Street.FLOP: 3, Street.TURN: 1, Street.RIVER: 1}
 _BOARD_HOLDS = frozenset({Rule.BURN_MISS, Rule.BOARD_GROUP})
@@ -45,12 +45,15 @@ def board_group_dispensed(ctx: Context, hand: HandState, ev: GroupDispensed) -> 
     """BOARD-GROUP: a burn or board group must have its size; a broken group is held."""
     size = len(ev.cards)
     with_burn = ctx.table.profile.board_group_includes_burn
+    street = _PURPOSE_STREET.get(ev.purpose)
+    if hand.reshuffle_due is not None and (street is not None or ev.purpose is Purpose.BURN):
+        irregular_group(ctx, hand, ev)
     if ev.purpose is Purpose.BURN:
         expected = 1
-    elif ev.purpose in _PURPOSE_STREET:
-        expected = _STREET_SIZE[_PURPOSE_STREET[ev.purpose]] + (1 if with_burn else 0)
-        if _PURPOSE_STREET[ev.purpose] in hand.no_burn:
-            expected = _STREET_SIZE[_PURPOSE_STREET[ev.purpose]]
+    elif street is not None:
+        expected = _STREET_SIZE[street]
+        if with_burn and street not in hand.no_burn and street not in hand.burn_for:
+            expected += 1
     else:
         return True
     if size == expected:
@@ -62,33 +65,77 @@ def board_group_dispensed(ctx: Context, hand: HandState, ev: GroupDispensed) -> 
         "redeal_board",
         f"a {ev.purpose} group of {size} cards, {expected} expected",
         evidence={"group": ev.group, "count": size, "expected": expected},
+        group=ev.group,
+        street=street or next_street(hand),
     )
     return True  # tracked in the tray until the ruling sends it back
 
 
+def irregular_group(ctx: Context, hand: HandState, ev: GroupDispensed) -> None:
+    """A board group dealt before the stub was reshuffled: its cards will not count."""
+    rule = hand.reshuffle_due
+    assert rule is not None
+    ctx.emit(
+        "irregularity.detected",
+        {
+            "rule": rule.value,
+            "reason": "a board group dealt before the stub was reshuffled",
+            "group": ev.group,
+        },
+        (rule,),
+        severity=Severity.WARN,
+    )
+
+
 @ruling("redeal_board")
 def _redeal_board(ctx: Context, hand: HandState, hold: Hold) -> None:
-    """The broken group goes back into the stub, which is reshuffled; the street is dealt again."""
-    back = sum(
-        g.size - len(g.read) for g in hand.pending if g.purpose in (*BOARD_PURPOSES, Purpose.BURN)
-    )
-    hand.pending = tuple(
-        g for g in hand.pending if g.purpose not in (*BOARD_PURPOSES, Purpose.BURN)
-    )
-    hand.tray -= back
-    hand.stub += back
-    street = next_street(hand) or Street.FLOP
-    ctx.emit("board.redeal.required", {"street": street.label, "returned": back}, (hold.rule,))
-    flow.reshuffle_stub(ctx, hand, hold.rule)
+    """BOARD-GROUP: the broken group does not make the street.
+
+    A flop group (RR Hold'em 2-3), or any group none of whose cards reached the board: every card
+    of it goes back into the stub, the burn already on the table stays there, the stub is
+    reshuffled and the street is dealt again without a burn. A turn or river group whose cards
+    reached the board: the first card turned is the street's card and any other is a premature
+    card of the next street (RR Hold'em 4); its unread cards go back at the next reshuffle.
+    """
+    street = hold.street or next_street(hand) or Street.FLOP
+    group = tuple(g for g in hand.pending if g.group == hold.group)
+    hand.pending = tuple(g for g in hand.pending if g.group != hold.group)
+    held = hand.held_board
+    if street is Street.FLOP or not held:
+        hand.held_board = ()
+        hand.set_aside = (*hand.set_aside, *held)
+        hand.returning = (*hand.returning, *group)
+        back = len(held) + sum(unread(g) for g in group)
+        hand.no_burn = hand.no_burn | {street}
+        rules = (hold.rule, Rule.FLOP_COUNT) if len(held) > _STREET_SIZE[street] else (hold.rule,)
+        ctx.emit(
+            "board.redeal.required",
+            {"street": street.label, "cards": list(held), "returned": back},
+            rules,
+        )
+        flow.reshuffle_stub(ctx, hand, hold.rule)
+        return
+    if group:  # cards nobody turned: they go back with the next reshuffle
+        hand.returning = (*hand.returning, *group)
+        following = next_street(hand)
+        if street is Street.TURN and following is not None and hand.reshuffle_after is None:
+            hand.reshuffle_after = (Street.TURN, hold.rule)
+            hand.no_burn = hand.no_burn | {Street.RIVER}
+    # the cards on the board are judged in the order they were turned (release_held_board)
 
 
-# --------------------------------------------------------------------------- burns
+# --------------------------------------------------------------------------- board cards
 
 
 def board_card_arrived(ctx: Context, hand: HandState, card: Card) -> None:
     """A card never placed before was read on the board."""
     draw(hand, card, BOARD_PURPOSES)
     drop_finished(hand)
+    judge_board_card(ctx, hand, card)
+
+
+def judge_board_card(ctx: Context, hand: HandState, card: Card) -> None:
+    """Decide what a card turned on the board is: the board, premature, held, or out of play."""
     if hand.live_count <= 1 or hand.phase in (Phase.SHOWDOWN, Phase.AWARD):
         hand.set_aside = (*hand.set_aside, card)
         irregular(
@@ -108,6 +155,9 @@ def board_card_arrived(ctx: Context, hand: HandState, card: Card) -> None:
         return
     street = next_street(hand)
     assert street is not None
+    if hand.reshuffle_due is not None:
+        _before_reshuffle(ctx, hand, street, card)
+        return
     if (
         street not in hand.no_burn
         and street not in hand.burn_for
@@ -131,6 +181,20 @@ def _round_is_over(hand: HandState) -> bool:
     return hand.round is None or hand.round.to_act is None
 
 
+def _before_reshuffle(ctx: Context, hand: HandState, street: Street, card: Card) -> None:
+    """A card turned before the stub was reshuffled is not the board: it goes back too."""
+    rule = hand.reshuffle_due
+    assert rule is not None
+    hand.set_aside = (*hand.set_aside, card)
+    ctx.emit(
+        "board.card.set_aside",
+        {"street": street.label, "card": card, "reason": "the stub was not reshuffled yet"},
+        (rule,),
+        severity=Severity.WARN,
+    )
+    flow.reshuffle_stub(ctx, hand, rule)
+
+
 def place_on_board(ctx: Context, hand: HandState, card: Card) -> None:
     street = next_street(hand)
     if street is None:
@@ -151,6 +215,13 @@ def place_on_board(ctx: Context, hand: HandState, card: Card) -> None:
     flow.open_street(ctx, hand)
 
 
+_PREMATURE = {
+    Street.PREFLOP: (Rule.FLOP_PREM, Street.FLOP),
+    Street.FLOP: (Rule.TURN_PREM, Street.TURN),
+    Street.TURN: (Rule.RIVER_PREM, Street.RIVER),
+}
+
+
 def _premature(ctx: Context, hand: HandState, card: Card) -> None:
     """A board card while its round is open (FLOP-PREM, TURN-PREM, RIVER-PREM, FLOP-COUNT)."""
     rnd = hand.round
@@ -160,21 +231,18 @@ def _premature(ctx: Context, hand: HandState, card: Card) -> None:
         and rnd is not None
         and rnd.actions == 0
         and Street.TURN not in hand.burn_for
+        and Street.TURN not in hand.premature
     ):
         _flop_count(ctx, hand, card)
         return
     hand.set_aside = (*hand.set_aside, card)
-    if street is Street.PREFLOP:
-        rule, premature = Rule.FLOP_PREM, Street.FLOP
-    elif street is Street.FLOP:
-        rule, premature = Rule.TURN_PREM, Street.TURN
-    elif street is Street.TURN:
-        rule, premature = Rule.RIVER_PREM, Street.RIVER
-    else:
+    if street not in _PREMATURE:
         irregular(ctx, "a board card after the river", Rule.BOARD_AFTER_END, card, public=True)
         return
-    first = hand.reshuffle_after is None
-    if first:
+    rule, premature = _PREMATURE[street]
+    declared = hand.premature
+    if premature not in declared:
+        hand.premature = declared | {premature}
         ctx.emit(
             "board.premature",
             {"street": premature.label, "card": card},
@@ -182,28 +250,35 @@ def _premature(ctx: Context, hand: HandState, card: Card) -> None:
             severity=Severity.WARN,
         )
     ctx.emit("board.card.set_aside", {"street": premature.label, "card": card}, (rule,))
-    if not first:
+    if premature in declared:
         return
     if rule is Rule.FLOP_PREM:
-        # RR Hold'em 3: the burn stays; after the betting the flop goes back into the stub
+        # RR Hold'em 3: the burn stays; after the betting the flop goes back into the stub and
+        # the new flop comes without a burn
         ctx.emit("board.redeal.required", {"street": "flop"}, (rule,))
-        hand.reshuffle_after = (Street.PREFLOP, rule)
+        after = Street.PREFLOP
         hand.no_burn = hand.no_burn | {Street.FLOP}
-    elif rule is Rule.TURN_PREM:
-        # RR Hold'em 4: the would-be river is burned and turned as the turn; after the turn
-        # round the set-aside card is reshuffled in and the river comes without a burn
-        hand.reshuffle_after = (Street.TURN, rule)
-        hand.no_burn = hand.no_burn | {Street.RIVER}
     else:
-        hand.reshuffle_after = (Street.TURN, rule)
+        # RR Hold'em 4: the premature card is out of play for this round; after the turn round
+        # it is reshuffled into the stub and the river comes without a burn
+        after = Street.TURN
         hand.no_burn = hand.no_burn | {Street.RIVER}
+        if rule is Rule.TURN_PREM and Street.TURN in hand.burn_for:
+            # its burn stays a burn, but the turn dealt after the round has a burn of its own
+            hand.burn_for = {s: c for s, c in hand.burn_for.items() if s is not Street.TURN}
+    if hand.reshuffle_after is None:
+        hand.reshuffle_after = (after, rule)
 
 
 def _flop_count(ctx: Context, hand: HandState, card: Card) -> None:
-    """FLOP-COUNT: a fourth flop card: the flop is dealt again, even if the extra is known."""
+    """FLOP-COUNT: a fourth flop card: the flop is dealt again, even if the extra is known.
+
+    RR Hold'em 2-3: the flop cards go back into the stub, the burn stays on the table, the stub
+    is reshuffled and the new flop is dealt without a burn.
+    """
     flop = (*hand.board, card)
     hand.board = ()
-    hand.stub += len(flop)
+    hand.set_aside = (*hand.set_aside, *flop)
     hand.round = None
     hand.street = Street.PREFLOP
     hand.phase = Phase.BOARD
@@ -245,13 +320,16 @@ def irregular(
 
 
 def release_held_board(ctx: Context, hand: HandState) -> None:
-    """Once no burn or board ruling is pending, the board cards held back take their places."""
-    if not hand.held_board or any(h.rule in _BOARD_HOLDS for h in hand.holds):
-        return
-    held = hand.held_board
-    hand.held_board = ()
-    for card in held:
-        place_on_board(ctx, hand, card)
+    """Once no burn or board ruling is pending, the cards held back are judged, in order.
+
+    Each is judged as if it were turned now: the first ones complete the street, and one turned
+    after the street was complete is premature (or a flop of four), as it was at the table.
+    """
+    while hand.held_board and not any(h.rule in _BOARD_HOLDS for h in hand.holds):
+        card, *rest = hand.held_board
+        hand.held_board = ()
+        judge_board_card(ctx, hand, card)  # held again (first) if it raises a ruling of its own
+        hand.held_board = (*hand.held_board, *rest)
 
 
 AFTER_RULING.append(release_held_board)

@@ -14,7 +14,7 @@ from controller.cards import Card
 from controller.profiles import PreflopExposedBoard
 from controller.rules import board
 from controller.rules.board import next_street
-from controller.rules.holds import raise_hold, ruling
+from controller.rules.holds import ON_REJECT, raise_hold, ruling
 from controller.rules.ids import Rule
 from controller.table import flow
 from controller.table.betting import Street
@@ -137,28 +137,39 @@ def burn_back_on_deck(ctx: Context, hand: HandState, card: Card) -> None:
 # --------------------------------------------------------------------------- board cards
 
 
+def _burn_was_there(ctx: Context, hand: HandState, hold: Hold) -> None:
+    """BURN-MISS rejected: the burn was dealt and not read; the street stands without one."""
+    street = next_street(hand) or Street.FLOP
+    hand.no_burn = hand.no_burn | {street}
+
+
+ON_REJECT["burn_correct"] = _burn_was_there
+
+
 @ruling("burn_correct")
 def _burn_correct(ctx: Context, hand: HandState, hold: Hold) -> None:
     """RRoP 5.6: no burn before the street: the first card dealt is the burn.
 
     Before the flop a board card has been seen: with ``burn_error.preflop_exposed = reshuffle``
     every card of it goes back into the stub, which is reshuffled, and the flop is dealt again
-    without a burn.
+    without a burn. Four or more cards face up for the flop are a flop with too many cards
+    whatever the burn (FLOP-COUNT, RR Hold'em 2): dealt again the same way.
     """
     street = next_street(hand) or Street.FLOP
     held = hand.held_board
     if not held:
         return
     profile = ctx.table.profile
-    if (
-        street is Street.FLOP
-        and profile.burn_error_preflop_exposed is PreflopExposedBoard.RESHUFFLE
+    too_many = len(held) > 3
+    if street is Street.FLOP and (
+        too_many or profile.burn_error_preflop_exposed is PreflopExposedBoard.RESHUFFLE
     ):
         hand.held_board = ()
         hand.set_aside = (*hand.set_aside, *held)
         hand.no_burn = hand.no_burn | {Street.FLOP}
-        ctx.emit("board.redeal.required", {"street": "flop", "cards": list(held)}, (hold.rule,))
-        flow.reshuffle_stub(ctx, hand, hold.rule)
+        rules = (hold.rule, Rule.FLOP_COUNT) if too_many else (hold.rule,)
+        ctx.emit("board.redeal.required", {"street": "flop", "cards": list(held)}, rules)
+        flow.reshuffle_stub(ctx, hand, rules[-1])
         return
     card = held[0]
     hand.held_board = held[1:]

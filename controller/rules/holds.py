@@ -17,6 +17,7 @@ from typing import Any
 
 from controller.cards import Card
 from controller.rules.ids import Rule
+from controller.table.betting import Street
 from controller.table.context import Context, RejectedError
 from controller.table.events import Severity
 from controller.table.inputs import Confirm, FloorOverride, Reject
@@ -26,6 +27,9 @@ Ruling = Callable[[Context, HandState, Hold], None]
 RULINGS: dict[str, Ruling] = {}
 #: Called after every ruling, to let what waited for it go on (cards held back, say).
 AFTER_RULING: list[Callable[[Context, HandState], None]] = []
+#: What rejecting a ruling settles, by the ruling's name (the hand goes on as it is, and this
+#: records why, so the same facts do not raise the same hold again).
+ON_REJECT: dict[str, Ruling] = {}
 
 #: Decisions the floor may give where no hold is pending, by rule.
 _STANDALONE = {"misdeal", "void"}
@@ -57,12 +61,15 @@ def raise_hold(
     card: Card | None = None,
     evidence: Mapping[str, Any] | None = None,
     secret: Mapping[str, Any] | None = None,
+    group: int | None = None,
+    street: Street | None = None,
 ) -> Hold:
     """Hold the hand: ``ruling_name`` applies when the dealer confirms."""
     if ruling_name not in RULINGS:
         raise KeyError(f"no ruling named {ruling_name!r}")
     hand.hold_count += 1
-    hold = Hold(f"{hand.hand_id}-h{hand.hold_count}", rule, ruling_name, reason, seat, card)
+    hold_id = f"{hand.hand_id}-h{hand.hold_count}"
+    hold = Hold(hold_id, rule, ruling_name, reason, seat, card, group, street)
     hand.holds = (*hand.holds, hold)
     data: dict[str, Any] = {
         "hold": hold.id,
@@ -122,6 +129,9 @@ def reject(ctx: Context, cmd: Reject) -> None:
     """The dealer rejects the pending ruling: it does not apply (a reader fault, say)."""
     hand = ctx.hand
     hold = _pending(hand, cmd.hold)
+    settle = ON_REJECT.get(hold.ruling)
+    if settle is not None:
+        settle(ctx, hand, hold)
     resolve(ctx, hand, hold, "continue", "reject")
 
 

@@ -72,13 +72,15 @@ def wanted(state: TableState) -> list[Need]:
     if hand.shuffle_id is None and (deck.shuffle_id is None or deck.used_by is not None):
         return [Need("shuffle", hand.hand_id, deck.shuffle_id)]
     request = next_dispense(state)
-    if request is None or deck.shuffle_id is None:
+    # after a stub reshuffle the hand deals from the reshuffled stub, which has its own id
+    shuffle_id = hand.shuffle_id if hand.shuffle_id is not None else deck.shuffle_id
+    if request is None or shuffle_id is None:
         return []
     return [
         Need(
             "dispense",
             hand.hand_id,
-            deck.shuffle_id,
+            shuffle_id,
             request.purpose.value,
             request.seat,
             request.size,
@@ -124,7 +126,9 @@ class Planner:
             group = None
             if need.kind == "dispense":
                 assert need.shuffle_id is not None
-                group = groups.get(need.shuffle_id, 0) + 1
+                # a reshuffled stub keeps its deck's group numbers: each is dispensed once
+                dealt = after.hand.last_group if after.hand is not None else 0
+                group = max(groups.get(need.shuffle_id, 0), dealt) + 1
                 groups[need.shuffle_id] = group
             new.append((need, group))
         return new

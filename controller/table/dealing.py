@@ -70,6 +70,7 @@ def _stub_checked(ctx: Context, hand: HandState, ev: DeckChecked) -> None:
     if ev.counted == expected and not ev.faults and not ev.duplicates:
         hand.shuffle_id = ev.shuffle_id
         hand.recheck = None
+        hand.reshuffle_due = None
         ctx.emit(
             "deck.verified",
             {"shuffle_id": ev.shuffle_id, "counted": ev.counted, "stub": True},
@@ -217,6 +218,7 @@ def group_dispensed(ctx: Context, ev: GroupDispensed) -> None:
 def _into_tray(hand: HandState, ev: GroupDispensed, seat: int | None) -> None:
     group = PendingGroup(ev.group, ev.purpose, seat, len(ev.cards), ev.cards)
     hand.pending = (*hand.pending, group)
+    hand.last_group = max(hand.last_group, ev.group)
     hand.tray += len(ev.cards)
     hand.stub = ev.remaining
 

@@ -17,6 +17,7 @@ from controller.table.betting import Street
 from controller.table.context import Context, seat_map
 from controller.table.events import Severity
 from controller.table.state import DeckStatus, HandState, Phase
+from controller.table.tray import BOARD_PURPOSES, unread
 
 BOARD_SIZE = {Street.FLOP: 3, Street.TURN: 4, Street.RIVER: 5}
 
@@ -50,7 +51,8 @@ def close_round(ctx: Context, hand: HandState, *, by_dealer: bool = False) -> No
     if hand.reshuffle_after is not None and hand.reshuffle_after[0] is hand.street:
         rule = hand.reshuffle_after[1]
         hand.reshuffle_after = None
-        reshuffle_stub(ctx, hand, rule)
+        if hand.live_count > 1 and hand.street is not Street.RIVER:
+            reshuffle_stub(ctx, hand, rule)  # only a hand with a street to come needs the stub
     if hand.live_count == 1:
         propose_award(ctx, hand)
     elif hand.street is Street.RIVER:
@@ -96,16 +98,30 @@ def after_hand_shrank(ctx: Context, hand: HandState) -> None:
 
 
 def reshuffle_stub(ctx: Context, hand: HandState, rule: Rule) -> None:
-    """The set-aside cards go back into the stub (not burns, not the muck), which is reshuffled."""
+    """Cards out of play go back into the stub, which is reshuffled and counted again.
+
+    What goes back: the board cards set aside (premature, or of a flop dealt again) and the cards
+    of board groups that were dispensed but never read (the dealer gathers them with the board);
+    never the burns, the muck or a hand. ``with`` names the cards the table read; ``unread``
+    names each group whose cards nobody read, with how many of them go back, so the dealer (and
+    the scenario runners) know the whole set. ``stub`` is what the shuffler must count after.
+    Until it has, nothing more is asked of it and a board card turned is not part of the board.
+    """
     back = list(hand.set_aside)
     hand.set_aside = ()
-    hand.stub += len(back)
-    ctx.emit(
-        "stub.reshuffle.required",
-        {"with": back, "stub": hand.stub},
-        (rule,),
-        severity=Severity.WARN,
-    )
+    groups = [g for g in hand.pending if g.purpose in BOARD_PURPOSES and unread(g)]
+    groups += [g for g in hand.returning if unread(g)]  # broken groups, whatever their purpose
+    count = sum(unread(g) for g in groups)
+    hand.pending = tuple(g for g in hand.pending if g not in groups)
+    hand.returning = ()
+    hand.tray -= count
+    hand.stub += len(back) + count
+    if not hand.manual_board:  # a stub shuffled by hand is counted by nobody
+        hand.reshuffle_due = rule
+    data: dict[str, object] = {"with": back, "stub": hand.stub}
+    if groups:
+        data["unread"] = [{"group": g.group, "count": unread(g)} for g in groups]
+    ctx.emit("stub.reshuffle.required", data, (rule,), severity=Severity.WARN)
 
 
 # --------------------------------------------------------------------------- showdown and award

@@ -6,7 +6,8 @@ outstanding, sends it to the shuffler. Keeping this here keeps the pace of the d
 function of the state: one hole group at a time, each after the previous one was read; a
 replacement card when one is owed; then the burn and the street once the betting round is over
 (no burn where the rules say so, or when an exposed or extra card is the burn). Nothing is asked
-while the hand is held, while the deck must be counted again, or once the board is dealt by hand.
+while the hand is held, while the deck must be counted again or the stub reshuffled, or once the
+board is dealt by hand.
 """
 
 from __future__ import annotations
@@ -36,7 +37,14 @@ class DispenseRequest(NamedTuple):
 def next_dispense(state: TableState) -> DispenseRequest | None:
     """The next group the hand needs from the shuffler, or None (nothing, or wait)."""
     hand = state.hand
-    if hand is None or hand.holds or hand.recheck or hand.manual_board or hand.pending:
+    if (
+        hand is None
+        or hand.holds
+        or hand.recheck
+        or hand.reshuffle_due
+        or hand.manual_board
+        or hand.pending
+    ):
         return None
     if hand.shuffle_id is None and not state.deck.ready:
         return None

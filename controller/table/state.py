@@ -96,6 +96,8 @@ class Hold(NamedTuple):
     reason: str
     seat: int | None = None
     card: Card | None = None
+    group: int | None = None  # BOARD-GROUP: the shuffler group the ruling is about
+    street: Street | None = None  # BOARD-GROUP: the street that group was for
 
 
 class Exposure(NamedTuple):
@@ -128,6 +130,7 @@ class HandState:
     last_round: Round | None = None
     shuffle_id: int | None = None
     hole_groups: int = 0
+    last_group: int = 0  # the highest group number dispensed (a stub reshuffle keeps numbering)
     pending: tuple[PendingGroup, ...] = ()
     holes: Mapping[int, tuple[Card, ...]] = field(default_factory=dict)
     delivered: frozenset[int] = frozenset()
@@ -143,6 +146,7 @@ class HandState:
     mucked: frozenset[int] = frozenset()  # live hands given up at showdown
     muck_order: tuple[int, ...] = ()  # the same, in the order they were given up
     showdown_order: tuple[int, ...] = ()
+    declarations: tuple[tuple[int, bool], ...] = ()  # showdown: (seat, shown) as they happened
     proposal: tuple[PotSplit, ...] | None = None
     # irregularities and rulings
     holds: tuple[Hold, ...] = ()
@@ -155,8 +159,11 @@ class HandState:
     burn_for: Mapping[Street, Card] = field(default_factory=dict)
     no_burn: frozenset[Street] = frozenset()  # streets dealt without a burn after a reshuffle
     set_aside: tuple[Card, ...] = ()  # premature board cards out of play
+    premature: frozenset[Street] = frozenset()  # streets turned too soon (FLOP/TURN/RIVER-PREM)
     held_board: tuple[Card, ...] = ()  # board cards read while a burn or board ruling is pending
     reshuffle_after: tuple[Street, Rule] | None = None  # reshuffle the stub when it closes
+    reshuffle_due: Rule | None = None  # a stub reshuffle was asked and not yet counted
+    returning: tuple[PendingGroup, ...] = ()  # unread cards of broken groups, back at the reshuffle
     extras: int = 0  # extra cards after the starting hands
     deal_done: bool = False
     replaced: frozenset[Card] = frozenset()  # replacement cards dealt (EXP-REPL-EXPOSED)

@@ -45,7 +45,8 @@ def draw(
     """Account for a card placed for the first time; return the group it came from, if any.
 
     It came from the oldest unread group of one of ``purposes`` (for ``seat`` when given), or
-    failing that from any unread group, or failing that from the stub by hand.
+    failing that from any unread group, or from a broken group waiting to go back into the stub
+    (the dealer turned one of its cards after all), or failing that from the stub by hand.
     """
     pending = hand.pending
     index = next(
@@ -59,6 +60,12 @@ def draw(
     if index is None and hand.tray:
         index = next((i for i, g in enumerate(pending) if len(g.read) < g.size), None)
     if index is None:
+        back = next((i for i, g in enumerate(hand.returning) if len(g.read) < g.size), None)
+        if back is not None:
+            group = with_read(hand.returning[back], card)
+            hand.returning = (*hand.returning[:back], group, *hand.returning[back + 1 :])
+            hand.tray -= 1
+            return group
         hand.stub -= 1
         return None
     updated = with_read(pending[index], card)
@@ -70,6 +77,12 @@ def draw(
 def drop_finished(hand: HandState) -> None:
     """Forget groups whose cards have all been read."""
     hand.pending = tuple(g for g in hand.pending if len(g.read) < g.size)
+    hand.returning = tuple(g for g in hand.returning if len(g.read) < g.size)
+
+
+def unread(group: PendingGroup) -> int:
+    """How many cards of ``group`` have not been read anywhere."""
+    return group.size - len(group.read)
 
 
 def remove(hand: HandState, card: Card) -> None:

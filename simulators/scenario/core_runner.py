@@ -91,6 +91,7 @@ class VirtualShuffler:
     shuffles: int = 0
     group: int = 0
     last_group: list[Card] = field(default_factory=list)
+    groups: dict[int, list[Card]] = field(default_factory=dict)  # this deck's groups by number
 
     def shuffle(self, order: list[str] | None, seed: int | None) -> tuple[Card, ...]:
         """Load a new shuffled deck: explicit, seeded, or the scenario's deck (then reseeded)."""
@@ -104,6 +105,7 @@ class VirtualShuffler:
         self.shuffle_id += 1
         self.position = 0
         self.group = 0
+        self.groups = {}
         return self.order
 
     def dispense(self, count: int) -> list[Card]:
@@ -114,6 +116,7 @@ class VirtualShuffler:
         self.position += count
         self.group += 1
         self.last_group = list(cards)
+        self.groups[self.group] = list(cards)
         return cards
 
     @property
@@ -154,11 +157,14 @@ class CoreRunner:
         self.now = EPOCH
         self.boot_id = 1
         self.returned_from = 0  # cards sent back to the stub after this event go in a reshuffle
+        self.seen: set[Card] = set()  # cards read anywhere since the deck was shuffled
 
     # ----------------------------------------------------------------------- driving the core
 
     def feed(self, event: Input) -> list[TableEvent]:
         """Apply one input and keep the events."""
+        if isinstance(event, TagArrived) and (card := self.manifest.card(event.uid)) is not None:
+            self.seen.add(card)
         self.run.state, events = apply(self.run.state, event)
         self.run.inputs.append(event)
         self.run.events.extend(events)
@@ -255,6 +261,7 @@ class CoreRunner:
         that problem (:func:`simulators.shuffler.deck.deck_check`), so both modes agree.
         """
         self.returned_from = len(self.run.events)
+        self.seen = set()
         cards = self.shuffler.shuffle(order, seed)
         sid = self.shuffler.shuffle_id
         check = deck_check(sid, bytes(_codes(cards)), _DECK_CHECKS[verdict], count)
@@ -283,13 +290,10 @@ class CoreRunner:
 
     def reshuffle_stub(self, seed: int | None) -> None:
         """The stub and the cards the table sent back (``stub.reshuffle.required``), reshuffled."""
-        back: list[Card] = [
-            card
-            for e in self.run.events[self.returned_from :]
-            if e.type == "stub.reshuffle.required"
-            for card in e.data["with"]
-        ]
+        events = self.run.events[self.returned_from :]
+        back = returned_cards(events, self.shuffler.groups, self.seen)
         self.returned_from = len(self.run.events)
+        self.seen -= set(back)  # back in the deck: they can be dealt (and read) again
         cards = [*self.shuffler.order[self.shuffler.position :], *back]
         random.Random(seed if seed is not None else len(cards)).shuffle(cards)
         self.shuffler.order = tuple(cards)
@@ -478,6 +482,30 @@ class CoreRunner:
 
     def _uid_text(self, uid: str) -> str:
         return uid.replace(":", "").replace(" ", "").lower()
+
+
+def returned_cards(
+    events: list[TableEvent], groups: dict[int, list[Card]], seen: set[Card]
+) -> list[Card]:
+    """Every card the table sent back to the stub in ``events``: named, and of unread groups.
+
+    ``stub.reshuffle.required`` names the cards it read (``with``) and, for a group whose cards
+    nobody read, its number and how many (``unread``): those are the group's cards not ``seen``.
+    """
+    back: list[Card] = []
+    for event in events:
+        if event.type != "stub.reshuffle.required":
+            continue
+        back.extend(event.data["with"])
+        for entry in event.data.get("unread", ()):
+            cards = [c for c in groups.get(entry["group"], []) if c not in seen]
+            if len(cards) != entry["count"]:
+                raise ScenarioError(
+                    f"group {entry['group']} has {len(cards)} unread cards, "
+                    f"the table sends back {entry['count']}"
+                )
+            back.extend(cards)
+    return back
 
 
 def _codes(cards: tuple[Card, ...]) -> list[int]:

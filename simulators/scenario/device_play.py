@@ -57,7 +57,12 @@ from simulators.rig.mirror import Applied, Mirror, MirrorError
 from simulators.rig.rig import OpenTable
 from simulators.rig.setup import READER, SHUFFLER
 from simulators.rig.world import RefusedError
-from simulators.scenario.core_runner import DEFAULT_COUNTS, CoreRun, VirtualShuffler
+from simulators.scenario.core_runner import (
+    DEFAULT_COUNTS,
+    CoreRun,
+    VirtualShuffler,
+    returned_cards,
+)
 from simulators.scenario.model import ScenarioError
 
 T = TypeVar("T")
@@ -81,6 +86,7 @@ class DevicePlay:
     run: CoreRun
     shuffler: VirtualShuffler
     returned_from: int
+    seen: set[Card]
     now: datetime
     pace: float = 0.0  # seconds the dealer takes before each act (a demo watched by people)
 
@@ -157,6 +163,7 @@ class DevicePlay:
         if verdict == "commitment_mismatch":
             raise DeviceRunError("commitment_mismatch is a verdict of a reveal, not a shuffle")
         self.returned_from = len(self.run.events)
+        self.seen = set()
         cards = self.shuffler.shuffle(order, seed)
         self.gather()
         mark = self.mirror.mark()
@@ -167,15 +174,11 @@ class DevicePlay:
     def reshuffle_stub(self, seed: int | None) -> None:
         """Put the cards the table sent back into the shuffler and reshuffle the stub."""
         self.clear_faults()
-        back: list[Card] = [
-            card
-            for e in self.run.events[self.returned_from :]
-            if e.type == "stub.reshuffle.required"
-            for card in e.data["with"]
-        ]
-        self.returned_from = len(self.run.events)
-        self.gather(back)
         virtual = self.shuffler
+        back = returned_cards(self.run.events[self.returned_from :], virtual.groups, self.seen)
+        self.returned_from = len(self.run.events)
+        self.seen -= set(back)
+        self.gather(back)  # those on the table; the unread ones are in the dealer's hand
         cards = [*virtual.order[virtual.position :], *back]
         chosen = seed if seed is not None else len(cards)  # as the core mode chooses it
         mark = self.mirror.mark()
@@ -203,6 +206,7 @@ class DevicePlay:
         virtual.position += len(cards)
         self.shuffler.group = dealt.group
         self.shuffler.last_group = list(cards)
+        self.shuffler.groups[dealt.group] = list(cards)
         return cards
 
     def clear_faults(self) -> None:
@@ -221,6 +225,9 @@ class DevicePlay:
             return self.command(event)
         mark = self.mirror.mark()
         if isinstance(event, TagArrived):
+            card = self.run.state.manifest.card(event.uid)
+            if card is not None:
+                self.seen.add(card)
             if not self._act(self.table.tags.place(event.zone, event.uid)):
                 return []  # it lies there already: the reader has nothing new to say
             uid = normalize_uid(event.uid)
