@@ -9,8 +9,6 @@ underscore and which PHH readers ignore. Antes are ordinary contributions
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from controller.table.betting import Street
 from controller.table.inputs import ActionKind
 from controller.table.state import HandState
@@ -18,18 +16,13 @@ from controller.table.state import HandState
 _BOARD = {Street.FLOP: (0, 3), Street.TURN: (3, 4), Street.RIVER: (4, 5)}
 
 
-def hand_to_phh(
-    hand: HandState,
-    *,
-    table_id: str,
-    blinds: tuple[int, int],
-    ante: int,
-    showdown: Sequence[tuple[int, bool]] = (),
-) -> str:
+def hand_to_phh(hand: HandState, *, table_id: str, blinds: tuple[int, int], ante: int) -> str:
     """The PHH text of a completed ``hand``.
 
-    ``showdown`` lists ``(seat, shown)`` in the order hands were tabled or mucked; by default
-    every tabled hand is shown, in seat order.
+    Every showdown declaration is written in the order it happened: ``pN sm CARDS`` for a hand
+    tabled (or read for a player who declared the board), ``pN sm`` for one mucked, conceded or
+    killed. A PHH reader that finds no declaration for a hand turns it face up, which would
+    let a mucked loser back into the pot.
     """
     order = hand.order
     position = {seat: f"p{i + 1}" for i, seat in enumerate(order)}
@@ -53,8 +46,7 @@ def hand_to_phh(
                 actions.append(f"{who} cc")
             else:
                 actions.append(f"{who} cbr {record.to}")
-    shows = showdown or [(seat, True) for seat in order if seat in hand.tabled]
-    for seat, shown in shows:
+    for seat, shown in hand.declarations:
         cards = "".join(hand.dealt.get(seat, ()))
         actions.append(f"{position[seat]} sm {cards}" if shown else f"{position[seat]} sm")
 

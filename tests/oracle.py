@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
-from pokerkit import Automation, Mode, NoLimitTexasHoldem
+from pokerkit import Automation, Mode, NoLimitTexasHoldem, Pot, State
 
 from controller.table.betting import Street
 from controller.table.inputs import ActionKind
@@ -161,3 +162,48 @@ def _chores(state: object) -> None:
             s.pull_chips()
         else:
             return
+
+
+class SeparatePotsState(State):
+    """pokerkit's state with the pots POT-SEP makes: the betting's pots, each split on its own.
+
+    pokerkit rebuilds the pots from the hands still active when it pushes them, so a hand mucked
+    at showdown no longer marks its level, and neighbouring pots left with the same contenders
+    merge; the odd chips then fall differently. Here the levels are those of every hand that did
+    not fold in the betting (a hand given up at showdown included), chips above the top level are
+    dead money in the top pot, pots with the same claimants merge (as
+    ``controller.rules.pots.build_pots`` does), and only the hands still active contend.
+    """
+
+    @property
+    def pots(self) -> Iterator[Pot]:
+        if self._pots is not None:
+            yield from self._pots
+            return
+        if sum(self.payoffs) == -sum(self.bets):
+            return
+        contributions = [-self.payoffs[i] - self.bets[i] for i in self.player_indices]
+        pending = [-self.payoffs[i] for i in self.player_indices]
+        folded: set[int] = getattr(self, "folded", set())
+        claimants = [i for i in self.player_indices if i not in folded]
+        pots: list[tuple[int, tuple[int, ...]]] = []
+        previous = 0
+        for level in sorted({pending[i] for i in claimants if pending[i] > 0}):
+            amount = sum(min(c, level) - previous for c in contributions if c > previous)
+            eligible = tuple(i for i in claimants if pending[i] >= level)
+            if pots and pots[-1][1] == eligible:
+                pots[-1] = (pots[-1][0] + amount, eligible)
+            elif amount:
+                pots.append((amount, eligible))
+            previous = level
+        leftover = sum(c - previous for c in contributions if c > previous)
+        if leftover and pots:
+            pots[-1] = (pots[-1][0] + leftover, pots[-1][1])
+        for amount, eligible in pots:
+            raked, unraked = self.rake(amount, self)
+            yield Pot(raked, unraked, tuple(i for i in eligible if self.statuses[i]))
+
+    def fold(self, *args: Any, **kwargs: Any) -> Any:
+        operation = super().fold(*args, **kwargs)
+        self.folded = {*getattr(self, "folded", set()), operation.player_index}
+        return operation

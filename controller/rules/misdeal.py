@@ -16,7 +16,7 @@ from controller.rules.ids import Rule
 from controller.table import betting, flow
 from controller.table.context import Context, seat_map
 from controller.table.events import Severity
-from controller.table.state import DeckStatus, HandState, Hold, Redeal
+from controller.table.state import DeckStatus, HandState, Hold, Phase, Redeal
 
 
 def cutoff_passed(hand: HandState, profile: RulesProfile) -> bool:
@@ -134,6 +134,8 @@ def kill_hand(ctx: Context, hand: HandState, seat: int, rule: Rule, reason: str)
         return
     hand.dead = {**hand.dead, seat: reason}
     hand.folded = hand.folded | {seat}
+    if hand.phase is Phase.SHOWDOWN:  # a hand given up at showdown, as a muck
+        hand.declarations = (*hand.declarations, (seat, False))
     ctx.emit("seat.hand.dead", {"seat": seat, "reason": reason}, (rule,), severity=Severity.WARN)
     if hand.round is not None and seat in hand.round.queue:
         hand.round = betting.drop_seat(hand.round, seat)

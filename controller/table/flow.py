@@ -158,6 +158,9 @@ def read_tabled(ctx: Context, hand: HandState, seat: int, hole: Sequence[Card]) 
     """Read a hand face up on the table with the full board (cards speak, DE-1550b2)."""
     value = evaluate(hole, hand.board)
     hand.tabled = {**hand.tabled, seat: value}
+    # a hand mucked and made live again (a claim upheld, RR-SD-5) counts as shown, now
+    earlier = tuple(d for d in hand.declarations if d[0] != seat)
+    hand.declarations = (*earlier, (seat, True))
     ctx.emit(
         "showdown.hand.tabled",
         {
@@ -183,14 +186,17 @@ def maybe_propose(ctx: Context, hand: HandState) -> None:
 def propose_award(ctx: Context, hand: HandState) -> None:
     """Split every pot (POT-SEP, odd chips per profile) and wait for the dealer's push (DE-1552)."""
     profile = ctx.table.profile
-    claimants = [s for s in hand.order if s not in hand.folded]
+    # the pots are the ones the betting made: a hand given up at showdown (mucked, conceded or
+    # killed there) still marks its level, it only cannot win
+    gave_up = [seat for seat, shown in hand.declarations if not shown]
+    claimants = [s for s in hand.order if s not in hand.folded or s in gave_up]
     contested = False
 
     def winners_of(pot: pot_rules.Pot) -> list[int]:
         nonlocal contested
-        live = [s for s in pot.eligible if s not in hand.mucked]
-        if not live:  # everyone in this pot gave up: the last to muck was its last claimant
-            live = [next(s for s in reversed(hand.muck_order) if s in pot.eligible)]
+        live = [s for s in pot.eligible if s not in hand.mucked and s not in hand.folded]
+        if not live:  # everyone in this pot gave up: the last to give up was its last claimant
+            live = [next(s for s in reversed(gave_up) if s in pot.eligible)]
         if len(live) == 1:
             return live
         # RR-SD-1: in a contested pot only a hand shown in full can win

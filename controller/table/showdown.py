@@ -81,6 +81,7 @@ def muck_hand(ctx: Context, cmd: Muck) -> None:
         return
     hand.mucked = hand.mucked | {cmd.seat}
     hand.muck_order = (*hand.muck_order, cmd.seat)
+    hand.declarations = (*hand.declarations, (cmd.seat, False))
     ctx.emit(
         "showdown.hand.mucked",
         {"seat": cmd.seat},

@@ -6,13 +6,17 @@ import random
 import tomllib
 from typing import Any
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from pokerkit import HandHistory
 
 from controller.phh import hand_to_phh
+from controller.rules.pots import build_pots
+from controller.table.inputs import Concede, Muck, PlaysBoard, TableHand
+from controller.table.state import Phase
 from simulators.autoplay import AutoDealer, Style, random_table
 from tests.helpers import run_file
+from tests.oracle import SeparatePotsState
 
 
 class _SeparatePots(HandHistory):
@@ -21,6 +25,7 @@ class _SeparatePots(HandHistory):
     def create_state(self) -> Any:
         state = super().create_state()
         state.can_win_now = lambda player_index: True  # type: ignore[method-assign]
+        state.__class__ = SeparatePotsState  # mucked hands must not merge pots either
         return state
 
 
@@ -71,3 +76,71 @@ def test_random_completed_hands_replay_in_pokerkit_to_the_same_stacks(seed: int)
         ante=dealer.run.state.ante,
     )
     assert replay(text) == [dealer.run.state.stacks[s] for s in hand.order]
+
+
+class _DeclaringDealer(AutoDealer):
+    """Plays showdowns the ways players do: tabled, mucked, conceded by leaving, the board.
+
+    Nobody gives up a pot nobody else still contests: there the player just takes it (PHH has
+    no way to say a mucked hand won, and no player would muck it).
+    """
+
+    def resolve_showdown(self) -> None:
+        hand = self.run.state.hand
+        assert hand is not None
+        for seat in hand.showdown_order:
+            current = self.run.state.hand
+            if current is None or current.phase is not Phase.SHOWDOWN:
+                return
+            if seat not in current.live or seat in current.tabled:
+                continue
+            contested = all(
+                len(pot.eligible) > 1
+                for pot in build_pots(current.committed, current.live)
+                if seat in pot.eligible
+            )
+            roll = self.rng.random()
+            if contested and roll < 0.3:
+                self.feed(Muck(self.tick(), seat))
+            elif contested and roll < 0.45:
+                self.feed(Concede(self.tick(), seat, left_table=True))
+            elif roll < 0.55:
+                self.feed(PlaysBoard(self.tick(), seat))
+                self.feed(Muck(self.tick(), seat))
+            else:
+                self.feed(TableHand(self.tick(), seat))
+
+
+@settings(max_examples=150)
+@given(seed=st.integers(min_value=0, max_value=2**32 - 1))
+def test_hands_with_mucks_concessions_and_tabled_hands_replay_in_pokerkit(seed: int) -> None:
+    rng = random.Random(seed)
+    scenario = random_table(rng)
+    scenario = scenario.model_copy(
+        update={
+            "scenario": scenario.scenario.model_copy(
+                update={"house_rules": {"odd_chip.max_per_player": 0}}
+            )
+        }
+    )
+    dealer = _DeclaringDealer(scenario, rng, Style(fold=0.1, aggressive=0.2, all_in=0.3))
+    assert dealer.play_hand()
+    hand = dealer.run.state.last_hand
+    assert hand is not None
+    text = hand_to_phh(
+        hand, table_id="R", blinds=dealer.run.state.blinds, ante=dealer.run.state.ante
+    )
+    declared = [line for line in tomllib.loads(text)["actions"] if " sm" in line]
+    assert len(declared) == len(hand.declarations)
+    assert replay(text) == [dealer.run.state.stacks[s] for s in hand.order]
+
+
+def test_a_loser_who_mucks_first_is_written_mucked_and_stays_out_of_the_pot() -> None:
+    run = run_file("rule-DE-1551-muck-before-winner.toml")
+    hand = run.state.last_hand
+    assert hand is not None
+    text = hand_to_phh(hand, table_id="T1", blinds=(1, 2), ante=0)
+    actions = tomllib.loads(text)["actions"]
+    shows = [a for a in actions if " sm" in a]
+    assert shows == ["p1 sm", "p2 sm 4c5c", "p3 sm 9h9s"]
+    assert replay(text) == [hand.stacks[s] for s in hand.order]
