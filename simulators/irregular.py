@@ -2,7 +2,8 @@
 
 Now and then (``rate`` of the hands) it makes one of a dealer's or a device's mistakes at the
 moment it can happen: an exposed, boxed or off-table card, a card the reader misses, an extra card,
-a premature board card, a missing burn, a card from another deck, a joker, a live hand's card
+a premature board card or street (after its burn or not), a board group of the wrong size, a
+missing burn, a card from another deck, a joker, a live hand's card
 in the muck, a shuffler that jams, loses power or opens its lid, a misdeal called, a button in the
 wrong place. It answers every hold as a dealer might (mostly confirming, sometimes rejecting) and
 carries the hand through to its end, whatever the ruling. The property tests and the demo use it.
@@ -31,6 +32,7 @@ from controller.table.inputs import (
 )
 from controller.table.state import HandState, Phase
 from simulators.autoplay import AutoDealer, Style
+from simulators.scenario.core_runner import DEFAULT_COUNTS
 from simulators.scenario.model import Scenario
 
 Mistake = Callable[["IrregularDealer", HandState], None]
@@ -38,13 +40,16 @@ PLAIN = Style()
 
 
 class IrregularDealer(AutoDealer):
-    """Random hands with, now and then, one irregularity."""
+    """Random hands with, now and then, one irregularity (of ``mistakes``)."""
+
+    mistakes: list[tuple[str, Mistake]]
 
     def __init__(
         self, scenario: Scenario, rng: random.Random, style: Style = PLAIN, rate: float = 0.5
     ) -> None:
         super().__init__(scenario, rng, style)
         self.rate = rate
+        self.mistakes = MISTAKES
         self.mistake: tuple[str, Mistake] | None = None
         self.made: list[str] = []
         self._reshuffled = 0
@@ -55,7 +60,7 @@ class IrregularDealer(AutoDealer):
         """One hand, with a mistake chosen at random for some of them."""
         self.mistake = None
         if self.rng.random() < self.rate:
-            self.mistake = self.rng.choice(MISTAKES)
+            self.mistake = self.rng.choice(self.mistakes)
         return super().play_hand()
 
     def deal_hole(self) -> None:
@@ -189,8 +194,36 @@ def _to_muck(dealer: IrregularDealer, hand: HandState) -> None:
         dealer.arrive(Zone.parse("muck"), list(hand.holes[seat][:1]))
 
 
+_NEXT = {0: Purpose.FLOP, 1: Purpose.TURN, 2: Purpose.RIVER}
+
+
 def _premature(dealer: IrregularDealer, hand: HandState) -> None:
     dealer.arrive(Zone.parse("board"), dealer.dispense(Purpose.BOARD_OTHER, None, 1))
+
+
+def _premature_street(dealer: IrregularDealer, hand: HandState) -> None:
+    """The next street burned (or not) and turned, all or part of it, while the round is open."""
+    purpose = _NEXT.get(hand.street)
+    if purpose is None:
+        return
+    if dealer.rng.random() < 0.5:
+        dealer.arrive(Zone.parse("burn"), dealer.dispense(Purpose.BURN, None, None))
+    cards = dealer.dispense(purpose, None, None)
+    dealer.arrive(Zone.parse("board"), cards[: dealer.rng.randint(1, len(cards))])
+
+
+def _wrong_size(dealer: IrregularDealer, hand: HandState) -> None:
+    """The next street's group one or two cards too big (a flop also one short), after its burn
+    or not, spread on the board or held back."""
+    purpose = _NEXT.get(hand.street)
+    if purpose is None:
+        return
+    if dealer.rng.random() < 0.5 and not dealer.run.state.profile.board_group_includes_burn:
+        dealer.arrive(Zone.parse("burn"), dealer.dispense(Purpose.BURN, None, None))
+    size = DEFAULT_COUNTS[purpose] + dealer.rng.choice([1, 2, -1 if purpose is Purpose.FLOP else 1])
+    cards = dealer.dispense(purpose, None, size)
+    if dealer.rng.random() < 0.8:
+        dealer.arrive(Zone.parse("board"), cards)
 
 
 def _no_burn(dealer: IrregularDealer, hand: HandState) -> None:
@@ -229,6 +262,9 @@ MISTAKES: list[tuple[str, Mistake]] = [
     ("joker", _joker),
     ("live_card_mucked", _to_muck),
     ("premature_board", _premature),
+    ("premature_street", _premature_street),
+    ("premature_street_preflop", _premature_street),
+    ("wrong_size_board", _wrong_size),
     ("no_burn", _no_burn),
     ("jam", _fault("JAM_INPUT")),
     ("power_loss", _fault("POWER_LOSS")),
@@ -249,6 +285,9 @@ MOMENTS = {
     "joker": "dealt",
     "live_card_mucked": "postflop",
     "premature_board": "preflop",
+    "premature_street": "postflop",
+    "premature_street_preflop": "preflop",
+    "wrong_size_board": "board",
     "no_burn": "board",
     "jam": "dealt",
     "power_loss": "preflop",
@@ -256,3 +295,10 @@ MOMENTS = {
     "misdeal": "dealt",
     "button": "preflop",
 }
+
+#: The board's mistakes: premature cards and streets, wrong-size groups, missing burns.
+BOARD_MISTAKES = [
+    (name, make)
+    for name, make in MISTAKES
+    if name.startswith(("premature", "wrong_size")) or name == "no_burn"
+]

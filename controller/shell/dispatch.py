@@ -88,14 +88,23 @@ def wanted(state: TableState) -> list[Need]:
     ]
 
 
-def reveals(in_play: int | None, events: list[TableEvent]) -> list[Need]:
-    """The deck last used by a hand is retired when another deck is verified: ask its order."""
-    if in_play is None:
-        return []
+def reveals(in_play: list[int], events: list[TableEvent]) -> list[Need]:
+    """The decks a hand dealt from are retired when another deck is verified: ask their orders.
+
+    A stub reshuffle (``deck.verified`` with ``stub``) is the same deck going on in the same
+    hand: nothing of it may be revealed while its cards can still be dealt.
+    """
     for event in events:
-        if event.type == "deck.verified" and event.data.get("shuffle_id") != in_play:
-            return [Need("reveal", None, in_play)]
+        if (
+            event.type == "deck.verified"
+            and not event.data.get("stub")
+            and event.data.get("shuffle_id") not in in_play
+        ):
+            return [Need("reveal", None, sid) for sid in in_play]
     return []
+
+
+_RETIRED_KEPT = 8  # decks a TSP/1 shuffler keeps for REVEAL_DECK after retiring them
 
 
 class Planner:
@@ -111,7 +120,7 @@ class Planner:
         self.host_paced = host_paced
         self.outstanding: dict[Need, Dispatch] = {}
         self.last_group: dict[int, int] = {}
-        self.in_play: int | None = None  # the deck the current (or last) hand dealt from
+        self.in_play: list[int] = []  # the decks the current (or last) hand dealt from
         self.revealed: set[int] = set()  # decks revealed or asked for
 
     def plan(self, after: TableState, events: list[TableEvent]) -> list[tuple[Need, int | None]]:
@@ -156,18 +165,18 @@ class Planner:
     def track(self, state: TableState) -> None:
         """Remember the deck in play, to reveal it once the next one is verified."""
         hand = state.hand if state.hand is not None else state.last_hand
-        if hand is not None and hand.shuffle_id is not None:
-            self.in_play = hand.shuffle_id
-        if self.in_play in self.revealed:
-            self.in_play = None
+        if hand is not None and hand.shuffle_id is not None and hand.shuffle_id not in self.in_play:
+            self.in_play.append(hand.shuffle_id)  # a stub reshuffle adds the hand's second deck
+        # a device keeps a few retired decks: older ones can no longer be asked for
+        self.in_play = [sid for sid in self.in_play if sid not in self.revealed][-_RETIRED_KEPT:]
 
     def done(self, need: Need) -> None:
         """A command that needs no more sending (a reveal came back, or was refused)."""
         self.outstanding.pop(need, None)
         if need.kind == "reveal" and need.shuffle_id is not None:
             self.revealed.add(need.shuffle_id)
-            if self.in_play == need.shuffle_id:
-                self.in_play = None
+            if need.shuffle_id in self.in_play:
+                self.in_play.remove(need.shuffle_id)
 
     def summary(self) -> list[dict[str, Any]]:
         """The outstanding commands, for logs."""

@@ -8,9 +8,9 @@ that has none.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 Seat = int
 SeatMap = dict[str, int]
@@ -222,10 +222,18 @@ class SeatCard(_Data):
 
 
 class BoardCard(_Data):
-    """``board.card.set_aside``, ``board.premature``, ``board.redeal.required``."""
+    """``board.card.set_aside``, ``board.premature``, ``board.redeal.required``.
+
+    ``board.redeal.required`` names the board cards going back (``cards``) and, for a broken
+    group, how many of its cards go back in all (``returned``); a card set aside because the stub
+    had not been reshuffled yet says so (``reason``).
+    """
 
     street: str
     card: str | None = None
+    cards: list[str] | None = None
+    returned: int | None = None
+    reason: str | None = None
 
 
 class SeatDead(_Data):
@@ -236,9 +244,20 @@ class SeatDead(_Data):
 
 
 class StubReshuffle(_Data):
-    """``stub.reshuffle.required``."""
+    """``stub.reshuffle.required``: the cards that go back into the stub before it is reshuffled.
 
-    stub: Any = None
+    ``with`` names the cards the table read (premature board cards, a flop dealt again), never a
+    burn, a mucked card or a hand; ``unread`` counts the board cards dealt and never read that go
+    back with them, ``unread_groups`` the groups they were counted from; ``stub`` is the count
+    the reshuffled stub must have.
+    """
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    with_: list[str] = Field(alias="with")
+    stub: int
+    unread: int | None = None
+    unread_groups: list[int] | None = None
 
 
 class FloorOverrideData(_Data):

@@ -103,8 +103,10 @@ def reshuffle_stub(ctx: Context, hand: HandState, rule: Rule) -> None:
     What goes back: the board cards set aside (premature, or of a flop dealt again) and the cards
     of board groups that were dispensed but never read (the dealer gathers them with the board);
     never the burns, the muck or a hand. ``with`` names the cards the table read; ``unread``
-    names each group whose cards nobody read, with how many of them go back, so the dealer (and
-    the scenario runners) know the whole set. ``stub`` is what the shuffler must count after.
+    says how many board cards nobody read go back with them (the dealer gathers every board card
+    dealt and not on the table), ``unread_groups`` the groups the table counts them from (with
+    identities withheld it cannot tell which card of two groups was read).
+    ``stub`` is what the shuffler must count after.
     Until it has, nothing more is asked of it and a board card turned is not part of the board.
     """
     back = list(hand.set_aside)
@@ -120,7 +122,8 @@ def reshuffle_stub(ctx: Context, hand: HandState, rule: Rule) -> None:
         hand.reshuffle_due = rule
     data: dict[str, object] = {"with": back, "stub": hand.stub}
     if groups:
-        data["unread"] = [{"group": g.group, "count": unread(g)} for g in groups]
+        data["unread"] = count
+        data["unread_groups"] = [g.group for g in groups]
     ctx.emit("stub.reshuffle.required", data, (rule,), severity=Severity.WARN)
 
 

@@ -62,7 +62,9 @@ class TableDealer(DevicePlay, IrregularDealer):
             cards = [c for c in after.dealt.get(seat, ()) if c not in after.muck]
             self.arrive(Zone.parse("muck"), cards)
 
-    def dispense(self, purpose: Purpose, seat: int | None, count: int | None) -> list[Card]:
+    def dispense(
+        self, purpose: Purpose, seat: int | None, count: int | None, *, keypad: bool = False
+    ) -> list[Card]:
         """Close the lid (or clear what the dealer caused) before taking the next group."""
         self.clear_faults()
-        return super().dispense(purpose, seat, count)
+        return super().dispense(purpose, seat, count, keypad=keypad)

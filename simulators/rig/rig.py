@@ -212,7 +212,12 @@ class OpenTable:
         return self.rig.address
 
     async def start(self) -> None:
-        """Write the daemon's config and start it on a fresh journal."""
+        """Write the daemon's config and start it on a fresh journal.
+
+        On a host-paced table the shuffler's tray is gated: a group the daemon asks for waits
+        until the dealer takes it, so the scenario decides when (and how many cards) it comes.
+        """
+        await self.shuffler.tray(self.setup.dispense == "host")
         address = self.rig.address
         self.paths.config.write_text(
             daemon_config(

@@ -44,6 +44,7 @@ class TableSetup:
     deck: str = "house-a"
     settle: float = 3.0
     id_policy: Literal["withhold", "live"] = "withhold"
+    dispense: Literal["host", "dealer"] = "dealer"  # host: the daemon asks for every group
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,6 @@ def daemon_config(
     broker: tuple[str, int] | None,
     *,
     prefix: str = "tables",
-    dispense: Literal["host", "dealer"] = "dealer",
 ) -> str:
     """The daemon's config for ``setup`` on the rig's devices."""
     table = {
@@ -130,7 +130,7 @@ def daemon_config(
         "ante": setup.ante,
         "deck": setup.deck,
         "shuffler": SHUFFLER,
-        "dispense": dispense,
+        "dispense": setup.dispense,
         "settle": setup.settle,
     }
     lines = ["[table]", *(f"{key} = {toml_value(value)}" for key, value in table.items())]

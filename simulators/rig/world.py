@@ -66,10 +66,7 @@ class ShufflerUnit:
         ``verdict`` makes the deck check find that problem; ``count`` makes it count that many
         cards (the device also raises COUNT_MISMATCH).
         """
-        await self._send({"deck": {"order": list(order)}})
-        await self._send({"deck_check": VERDICTS[verdict]})
-        if count is not None:
-            await self._send({"fault": "count_mismatch", "count": count})
+        await self.arm(order, verdict, count)
         await self._send({"press": "shuffle"})
         status = await self.control.status()
         return int(status["shuffle_id"])
@@ -87,6 +84,31 @@ class ShufflerUnit:
         reply = await self._send({"dispense": spec})
         cards = tuple(Card(str(c)) for c in reply["cards"])
         return Dealt(int(reply["shuffle_id"]), int(reply["group"]), cards)
+
+    async def tray(self, gated: bool) -> None:
+        """A host-paced table's tray sensor: host groups wait for the dealer (gated) or not."""
+        await self._send({"tray": "gated" if gated else "open"})
+
+    async def host_groups(self) -> list[dict[str, Any]]:
+        """The groups the host asked for that wait in the gated tray, oldest first."""
+        status = await self.control.status()
+        return list(status.get("host_groups", []))
+
+    async def deliver(self, count: int | None = None) -> Dealt:
+        """Take the oldest group the host asked for (``count`` cards instead: a misfeed)."""
+        reply = await self._send({"deliver": {} if count is None else {"count": count}})
+        cards = tuple(Card(str(c)) for c in reply["cards"])
+        return Dealt(int(reply["shuffle_id"]), int(reply["group"]), cards)
+
+    async def arm(
+        self, order: Sequence[Card], verdict: str = "ok", count: int | None = None
+    ) -> None:
+        """Load ``order`` for the next shuffle, whoever starts it (the host, on a host-paced
+        table), with the deck check's ``verdict`` and ``count``."""
+        await self._send({"deck": {"order": list(order)}})
+        await self._send({"deck_check": VERDICTS[verdict]})
+        if count is not None:
+            await self._send({"fault": "count_mismatch", "count": count})
 
     async def fault(self, code: str) -> None:
         """Cause fault ``code``: open the lid, jam the input, or raise it as the device would."""

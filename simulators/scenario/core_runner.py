@@ -13,7 +13,7 @@ import hashlib
 import random
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -47,7 +47,9 @@ from controller.table.inputs import (
     Tick,
     Zone,
 )
+from controller.table.plan import DispenseRequest, next_dispense
 from controller.table.state import Phase, TableState, new_table
+from controller.table.tray import BOARD_PURPOSES
 from drivers.shuffler.convert import cards_of, deck_faults
 from simulators.deck_order import deck_order
 from simulators.scenario.model import Scenario, ScenarioError, Step
@@ -78,6 +80,13 @@ _DECK_CHECKS = {
 }
 
 
+class DealtGroup(NamedTuple):
+    """A group the shuffler dispensed: what for, and its cards."""
+
+    purpose: Purpose
+    cards: list[Card]
+
+
 @dataclass
 class VirtualShuffler:
     """The shuffler as the core sees it: deck order, position, shuffle and group counters."""
@@ -91,16 +100,19 @@ class VirtualShuffler:
     shuffles: int = 0
     group: int = 0
     last_group: list[Card] = field(default_factory=list)
-    groups: dict[int, list[Card]] = field(default_factory=dict)  # this deck's groups by number
+    groups: dict[int, DealtGroup] = field(default_factory=dict)  # this deck's groups by number
+
+    def next_order(self, order: list[str] | None, seed: int | None) -> tuple[Card, ...]:
+        """The deck the next shuffle gives: explicit, seeded, or the scenario's (then reseeded)."""
+        if order is not None or seed is not None:
+            return deck_order(order, seed)
+        if self.shuffles == 0:
+            return self.base_order
+        return deck_order(seed=(self.seed or 0) + self.shuffles)
 
     def shuffle(self, order: list[str] | None, seed: int | None) -> tuple[Card, ...]:
-        """Load a new shuffled deck: explicit, seeded, or the scenario's deck (then reseeded)."""
-        if order is not None or seed is not None:
-            self.order = deck_order(order, seed)
-        elif self.shuffles == 0:
-            self.order = self.base_order
-        else:
-            self.order = deck_order(seed=(self.seed or 0) + self.shuffles)
+        """Load a new shuffled deck (:meth:`next_order`)."""
+        self.order = self.next_order(order, seed)
         self.shuffles += 1
         self.shuffle_id += 1
         self.position = 0
@@ -108,15 +120,15 @@ class VirtualShuffler:
         self.groups = {}
         return self.order
 
-    def dispense(self, count: int) -> list[Card]:
-        """The next ``count`` cards off the top."""
+    def dispense(self, count: int, purpose: Purpose = Purpose.BOARD_OTHER) -> list[Card]:
+        """The next ``count`` cards off the top, as a group for ``purpose``."""
         if self.position + count > len(self.order):
             raise ScenarioError(f"the shuffler has only {len(self.order) - self.position} cards")
         cards = list(self.order[self.position : self.position + count])
         self.position += count
         self.group += 1
         self.last_group = list(cards)
-        self.groups[self.group] = list(cards)
+        self.groups[self.group] = DealtGroup(purpose, list(cards))
         return cards
 
     @property
@@ -248,9 +260,31 @@ class CoreRunner:
             ok = step.verdict != "commitment_mismatch"
             order = self.shuffler.order
             self.feed(DeckRevealed(self.tick(), "shuffler", self.shuffler.shuffle_id, order, ok))
-        else:
+        elif self.host_paced and step.by != "dealer":
+            wanted = Purpose(step.purpose) if step.purpose else None
+            purpose, seat, _ = self.host_request(wanted, step.seat)
+            self.dispense(purpose, seat, step.count)
+        else:  # the dealer's keypad (on a host-paced table: out of turn)
             purpose = Purpose(step.purpose or "hole")
-            self.dispense(purpose, step.seat, step.count)
+            self.dispense(purpose, step.seat, step.count, keypad=True)
+
+    @property
+    def host_paced(self) -> bool:
+        """Whether the host asks the shuffler for each group (``[table] dispense = "host"``)."""
+        return self.scenario.table.dispense == "host"
+
+    def host_request(self, purpose: Purpose | None, seat: int | None) -> DispenseRequest:
+        """The group the table asks the shuffler for now (purpose, seat, size), which must be
+        the one the step or the macro means."""
+        request = next_dispense(self.run.state)
+        if request is None:
+            raise ScenarioError("the table asks the shuffler for no group now")
+        if (purpose is not None and purpose is not request.purpose) or (
+            seat is not None and seat != request.seat
+        ):
+            wanted = f"{request.purpose}" + (f" for seat {request.seat}" if request.seat else "")
+            raise ScenarioError(f"the table asks for a {wanted} group of {request.size} cards")
+        return request
 
     def shuffle(
         self, verdict: str, count: int | None, order: list[str] | None, seed: int | None
@@ -291,9 +325,11 @@ class CoreRunner:
     def reshuffle_stub(self, seed: int | None) -> None:
         """The stub and the cards the table sent back (``stub.reshuffle.required``), reshuffled."""
         events = self.run.events[self.returned_from :]
-        back = returned_cards(events, self.shuffler.groups, self.seen)
+        back, spent = returned_cards(events, self.shuffler.groups, self.seen)
         self.returned_from = len(self.run.events)
         self.seen -= set(back)  # back in the deck: they can be dealt (and read) again
+        for number in spent:
+            del self.shuffler.groups[number]
         cards = [*self.shuffler.order[self.shuffler.position :], *back]
         random.Random(seed if seed is not None else len(cards)).shuffle(cards)
         self.shuffler.order = tuple(cards)
@@ -303,9 +339,17 @@ class CoreRunner:
         self.feed(DeckChecked(self.tick(), "shuffler", sid, frozenset(), len(cards)))
         self.feed(ShuffleCompleted(self.tick(), "shuffler", sid, True, len(cards)))
 
-    def dispense(self, purpose: Purpose, seat: int | None, count: int | None) -> list[Card]:
-        """The next group off the shuffler."""
-        cards = self.shuffler.dispense(count if count is not None else DEFAULT_COUNTS[purpose])
+    def dispense(
+        self, purpose: Purpose, seat: int | None, count: int | None, *, keypad: bool = False
+    ) -> list[Card]:
+        """The next group off the shuffler: on a host-paced table the group the host asked for
+        (``count`` then makes the shuffler misfeed), otherwise (or with ``keypad``) the one the
+        dealer delivers from the keypad."""
+        if self.host_paced and not keypad:
+            _, _, asked = self.host_request(purpose, seat)
+            count = count if count is not None else asked
+        size = count if count is not None else DEFAULT_COUNTS[purpose]
+        cards = self.shuffler.dispense(size, purpose)
         shown: tuple[Card | None, ...] = (
             tuple(cards) if self.shuffler.live_ids else (None,) * len(cards)
         )
@@ -485,27 +529,33 @@ class CoreRunner:
 
 
 def returned_cards(
-    events: list[TableEvent], groups: dict[int, list[Card]], seen: set[Card]
-) -> list[Card]:
-    """Every card the table sent back to the stub in ``events``: named, and of unread groups.
+    events: list[TableEvent], groups: dict[int, DealtGroup], seen: set[Card]
+) -> tuple[list[Card], set[int]]:
+    """Every card the table sent back to the stub in ``events``, as the dealer gathers them,
+    and the groups whose unread cards went back with them (they are spent).
 
-    ``stub.reshuffle.required`` names the cards it read (``with``) and, for a group whose cards
-    nobody read, its number and how many (``unread``): those are the group's cards not ``seen``.
+    ``stub.reshuffle.required`` names the cards it read (``with``) and counts the board cards
+    nobody read (``unread``): the dealer puts back every card of a board group (and of a group
+    the table names) that was never read anywhere, as they are when the stub is reshuffled (one
+    counted unread and turned since is named by a later event). The shuffler's count of the
+    reshuffled stub is what checks the whole against the table's ``stub``.
     """
     back: list[Card] = []
+    named: set[int] = set()
+    unread = False
     for event in events:
         if event.type != "stub.reshuffle.required":
             continue
-        back.extend(event.data["with"])
-        for entry in event.data.get("unread", ()):
-            cards = [c for c in groups.get(entry["group"], []) if c not in seen]
-            if len(cards) != entry["count"]:
-                raise ScenarioError(
-                    f"group {entry['group']} has {len(cards)} unread cards, "
-                    f"the table sends back {entry['count']}"
-                )
-            back.extend(cards)
-    return back
+        back.extend(c for c in event.data["with"] if c not in back)
+        unread = unread or bool(event.data.get("unread"))
+        named.update(event.data.get("unread_groups", ()))
+    spent: set[int] = set()
+    if unread:
+        for number, group in sorted(groups.items()):
+            if group.purpose in BOARD_PURPOSES or number in named:
+                back.extend(c for c in group.cards if c not in seen and c not in back)
+                spent.add(number)
+    return back, spent
 
 
 def _codes(cards: tuple[Card, ...]) -> list[int]:

@@ -27,9 +27,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import random
+import time
 from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from controller.cards import Card
 from controller.table.engine import deadline
@@ -51,6 +52,7 @@ from controller.table.inputs import (
     TagDeparted,
     Tick,
 )
+from controller.table.plan import DispenseRequest
 from controller.uids import normalize_uid
 from simulators.rig.bridge import Bridge
 from simulators.rig.mirror import Applied, Mirror, MirrorError
@@ -60,6 +62,7 @@ from simulators.rig.world import RefusedError
 from simulators.scenario.core_runner import (
     DEFAULT_COUNTS,
     CoreRun,
+    DealtGroup,
     VirtualShuffler,
     returned_cards,
 )
@@ -87,6 +90,16 @@ class DevicePlay:
     shuffler: VirtualShuffler
     returned_from: int
     seen: set[Card]
+    armed: tuple[Card, ...] = ()  # the deck loaded for the host's next shuffle
+    armed_at: int = 0  # the journal mark when it was loaded
+
+    if TYPE_CHECKING:  # the CoreRunner's, which this mixes into
+
+        @property
+        def host_paced(self) -> bool: ...
+
+        def host_request(self, purpose: Purpose | None, seat: int | None) -> DispenseRequest: ...
+
     now: datetime
     pace: float = 0.0  # seconds the dealer takes before each act (a demo watched by people)
 
@@ -159,25 +172,49 @@ class DevicePlay:
     def shuffle(
         self, verdict: str, count: int | None, order: list[str] | None, seed: int | None
     ) -> None:
-        """Gather the table's cards, load the scenario's deck and press shuffle."""
+        """Gather the table's cards, load the scenario's deck and press shuffle.
+
+        On a host-paced table the daemon starts the shuffle itself when a hand needs a deck; the
+        deck was loaded beforehand (:meth:`arm_next_shuffle`) and this waits for that shuffle.
+        """
         if verdict == "commitment_mismatch":
             raise DeviceRunError("commitment_mismatch is a verdict of a reveal, not a shuffle")
         self.returned_from = len(self.run.events)
         self.seen = set()
         cards = self.shuffler.shuffle(order, seed)
         self.gather()
+        if self.host_paced:
+            if cards != self.armed:
+                raise DeviceRunError("the shuffle is not the one loaded for the host's request")
+            what = "the shuffle the daemon asked for completing"
+            done = self._wait(_is(ShuffleCompleted), what, self.armed_at).item
+            assert isinstance(done, ShuffleCompleted)
+            self.shuffler.shuffle_id = done.shuffle_id
+            self.arm_next_shuffle()
+            return
         mark = self.mirror.mark()
         sid = self._act(self.table.shuffler.shuffle(cards, verdict, count))
         self.shuffler.shuffle_id = sid
         self._wait(_is(ShuffleCompleted, shuffle_id=sid), f"the shuffle {sid} completing", mark)
 
+    def arm_next_shuffle(self) -> None:
+        """Load the deck of the next shuffle before the host asks for it (host-paced tables).
+
+        The player of a scenario knows its next shuffle step; this base loads nothing.
+        """
+        self.armed = ()
+        self.armed_at = self.mirror.mark()
+
     def reshuffle_stub(self, seed: int | None) -> None:
         """Put the cards the table sent back into the shuffler and reshuffle the stub."""
         self.clear_faults()
         virtual = self.shuffler
-        back = returned_cards(self.run.events[self.returned_from :], virtual.groups, self.seen)
+        events = self.run.events[self.returned_from :]
+        back, spent = returned_cards(events, virtual.groups, self.seen)
         self.returned_from = len(self.run.events)
         self.seen -= set(back)
+        for number in spent:
+            del virtual.groups[number]
         self.gather(back)  # those on the table; the unread ones are in the dealer's hand
         cards = [*virtual.order[virtual.position :], *back]
         chosen = seed if seed is not None else len(cards)  # as the core mode chooses it
@@ -188,11 +225,26 @@ class DevicePlay:
         what = f"the stub shuffle {sid} completing"
         self._wait(_is(ShuffleCompleted, shuffle_id=sid), what, mark)
 
-    def dispense(self, purpose: Purpose, seat: int | None, count: int | None) -> list[Card]:
-        """The dealer delivers the next group from the keypad; return the cards in hand."""
-        size = count if count is not None else DEFAULT_COUNTS[purpose]
+    def dispense(
+        self, purpose: Purpose, seat: int | None, count: int | None, *, keypad: bool = False
+    ) -> list[Card]:
+        """The dealer takes the next group: from the keypad, or on a host-paced table the group
+        the daemon asked for from the gated tray (``count`` cards instead: a misfeed)."""
         mark = self.mirror.mark()
-        dealt = self._act(self.table.shuffler.dispense(purpose, seat, size))
+        if self.host_paced and not keypad:
+            _, _, asked = self.host_request(purpose, seat)
+            waiting = self._host_group()
+            if (waiting["purpose"], waiting["seat"], waiting["count"]) != (purpose, seat, asked):
+                raise DeviceRunError(
+                    f"the daemon asked for {waiting}, the table's state for a {purpose} group "
+                    f"of {asked} (seat {seat})"
+                )
+            dealt = self._act(
+                self.table.shuffler.deliver(None if count in (None, asked) else count)
+            )
+        else:
+            size = count if count is not None else DEFAULT_COUNTS[purpose]
+            dealt = self._act(self.table.shuffler.dispense(purpose, seat, size))
         self._wait(
             _is(GroupDispensed, shuffle_id=dealt.shuffle_id, group=dealt.group),
             f"group {dealt.group} of shuffle {dealt.shuffle_id}",
@@ -206,8 +258,18 @@ class DevicePlay:
         virtual.position += len(cards)
         self.shuffler.group = dealt.group
         self.shuffler.last_group = list(cards)
-        self.shuffler.groups[dealt.group] = list(cards)
+        self.shuffler.groups[dealt.group] = DealtGroup(purpose, list(cards))
         return cards
+
+    def _host_group(self) -> dict[str, Any]:
+        """The oldest group the daemon asked for, once it waits in the gated tray."""
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            waiting = self._act(self.table.shuffler.host_groups())
+            if waiting:
+                return waiting[0]
+            self.bridge.call(asyncio.sleep(0.01))
+        raise DeviceRunError(f"the daemon asked the shuffler for no group in {WAIT:.0f} s")
 
     def clear_faults(self) -> None:
         """Undo the faults the dealer caused (close the lid, clear the jam) before going on."""

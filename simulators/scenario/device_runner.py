@@ -25,7 +25,7 @@ from simulators.rig.mirror import Mirror, open_reader
 from simulators.rig.rig import OpenTable, Rig, RigOptions
 from simulators.rig.setup import TableSetup
 from simulators.scenario.core_runner import CoreRun, CoreRunner, _verb
-from simulators.scenario.device_play import DevicePlay
+from simulators.scenario.device_play import DevicePlay, DeviceRunError
 from simulators.scenario.model import Scenario, ScenarioError
 
 
@@ -42,10 +42,16 @@ class DeviceRun:
 class DeviceRunner(DevicePlay, CoreRunner):
     """Plays the steps of one scenario on a running table."""
 
+    step_index = 0
+
     def play(self) -> CoreRun:
         """Every step, in real time (``at`` waits for its moment; ``wait`` lets time pass)."""
         started = time.monotonic()
+        if self.host_paced:
+            self.step_index = -1  # the first shuffle step is the next one
+            self.arm_next_shuffle()
         for index, step in enumerate(self.scenario.step):
+            self.step_index = index
             if step.at is not None:
                 self.wait_until(step.at - (time.monotonic() - started))
             try:
@@ -54,6 +60,22 @@ class DeviceRunner(DevicePlay, CoreRunner):
                 raise type(exc)(f"step {index + 1} ({step.kind} = {_verb(step)}): {exc}") from None
         self._sync()
         return self.run
+
+    def arm_next_shuffle(self) -> None:
+        """Load the deck (and the deck check's verdict) of the file's next shuffle step into the
+        shuffler, so that the shuffle the daemon starts when a hand needs a deck deals it."""
+        super().arm_next_shuffle()
+        step = next(
+            (s for s in self.scenario.step[self.step_index + 1 :] if s.shuffler == "shuffle"),
+            None,
+        )
+        if step is None:
+            return
+        verdict = step.verdict or "ok"
+        if verdict == "commitment_mismatch":
+            raise DeviceRunError("commitment_mismatch is a verdict of a reveal, not a shuffle")
+        self.armed = self.shuffler.next_order(step.order, step.seed)
+        self._act(self.table.shuffler.arm(self.armed, verdict, step.count))
 
 
 def device_modes(scenario: Scenario) -> bool:
@@ -75,6 +97,7 @@ def table_setup(scenario: Scenario) -> TableSetup:
         deck=meta.deck,
         settle=table.settle,
         id_policy=scenario.deck.id_policy,
+        dispense=table.dispense,
     )
 
 

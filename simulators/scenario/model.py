@@ -56,6 +56,11 @@ class TableSpec(_Strict):
     blinds: tuple[int, int] = (1, 2)
     ante: int = 0
     settle: float = Field(3.0, gt=0, description="seconds the readers get to see dealt cards")
+    dispense: Literal["dealer", "host"] = Field(
+        "dealer",
+        description="who paces the shuffler: the dealer's keypad, or the host asking for each "
+        "group (a shuffler step then delivers the group the table asked for)",
+    )
 
     @model_validator(mode="after")
     def _seats_make_sense(self) -> TableSpec:

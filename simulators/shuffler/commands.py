@@ -3,8 +3,8 @@
 A command is one JSON object (one TOML table in a scenario) whose leading key says what it is:
 ``{"fault": "crc", "rate": 0.01}``, ``{"deck_check": "duplicate"}``, ``{"deck": {"seed": 7}}``,
 ``{"press": "shuffle"}``, ``{"clear": "JAM_INPUT"}``, ``{"burst": 100}``, ``{"status": true}``,
-``{"dispense": {"purpose": "hole", "seat": 3, "count": 2}}``, ``{"reshuffle": {"add": ["As"],
-"seed": 4}}``.
+``{"dispense": {"purpose": "hole", "seat": 3, "count": 2}}``, ``{"tray": "gated"}``,
+``{"deliver": {"count": 4}}``, ``{"reshuffle": {"add": ["As"], "seed": 4}}``.
 Every model forbids unknown keys, so a typo is an error that names the key.
 """
 
@@ -124,6 +124,26 @@ class DispenseCommand(CommandModel):
     dispense: DispenseSpec
 
 
+class TrayCommand(CommandModel):
+    """How host groups leave the tray: ``open`` (at once) or ``gated`` (when the dealer takes
+    them, with ``deliver``): the tray sensor of a host-paced table."""
+
+    tray: Literal["open", "gated"]
+
+
+class DeliverSpec(CommandModel):
+    """The dealer takes the oldest group the host asked for; ``count`` cards come instead of
+    the number asked when given (a misfeed)."""
+
+    count: int | None = Field(default=None, ge=1, le=52)
+
+
+class DeliverCommand(CommandModel):
+    """The dealer takes the next host group from a gated tray."""
+
+    deliver: DeliverSpec
+
+
 class ReshuffleSpec(CommandModel):
     """Cards put back into the shuffler to be shuffled with the stub."""
 
@@ -156,6 +176,8 @@ Command = (
     | ClearCommand
     | BurstCommand
     | DispenseCommand
+    | TrayCommand
+    | DeliverCommand
     | ReshuffleCommand
     | StatusCommand
 )
@@ -168,6 +190,8 @@ _BY_KEY: dict[str, type[Command]] = {
     "clear": ClearCommand,
     "burst": BurstCommand,
     "dispense": DispenseCommand,
+    "tray": TrayCommand,
+    "deliver": DeliverCommand,
     "reshuffle": ReshuffleCommand,
     "status": StatusCommand,
 }

@@ -13,6 +13,7 @@ import hmac
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from controller.cards import CODE_WITHHELD, Card, card_code
 from drivers.shuffler.codes import (
@@ -102,6 +103,25 @@ class RefusedError(Exception):
         self.detail = detail
 
 
+class HostGroup(NamedTuple):
+    """A group the host asked for, waiting in a gated tray for the dealer to take it."""
+
+    shuffle_id: int
+    group: int
+    size: int
+    purpose: int
+    seat: int
+
+
+def _check_group(deck: _Deck, count: int, purpose: int, seat: int) -> None:
+    """Refuse a group the deck cannot give (BAD_ARG), as DISPENSE_GROUP does."""
+    remaining = len(deck.order) - deck.position
+    if not 1 <= count <= remaining:
+        raise RefusedError(ErrorCode.BAD_ARG, f"{count} cards asked, {remaining} left")
+    if not 1 <= purpose <= 7 or seat > 10:
+        raise RefusedError(ErrorCode.BAD_ARG, "bad purpose or seat")
+
+
 @dataclass
 class DeviceConfig:
     """What the simulated device is and how it behaves."""
@@ -170,6 +190,10 @@ class ShufflerModel:
         self.shuffle_due: float | None = None
         self.next_check = "ok"
         self.next_count: int | None = None
+        # A tray sensor paces a host-paced table: a host's group is delivered when the dealer
+        # takes it (``deliver``), not when it is asked for.
+        self.tray_gated = False
+        self.queued: list[HostGroup] = []
         self.tamper_reveal = False
         self._events: list[tuple[int, bytes]] = []
         self.link_counters: Callable[[], dict[str, int]] = dict
@@ -314,8 +338,28 @@ class ShufflerModel:
         if request.group in deck.groups:
             raise RefusedError(ErrorCode.BAD_ARG, f"group {request.group} was already dispensed")
         count = request.count or self._planned_count(request.group)
+        if self.tray_gated:
+            _check_group(deck, count, request.purpose, request.seat)
+            deck.groups.add(request.group)  # taken: the same number is refused from now on
+            queued = HostGroup(deck.shuffle_id, request.group, count, request.purpose, request.seat)
+            self.queued.append(queued)
+            return Result(1).encode()
         self._deliver(deck, request.group, count, request.purpose, request.seat)
         return Result(1).encode()
+
+    def deliver(self, count: int | None = None) -> tuple[int, int, bytes]:
+        """The dealer takes the oldest group the host asked for (a gated tray).
+
+        ``count`` delivers that many cards instead of the number asked (a misfeed). Returns
+        ``(shuffle_id, group, card codes)``, as :meth:`dealer_dispense` does.
+        """
+        if not self.queued:
+            raise RefusedError(ErrorCode.BAD_STATE, "the host asked for no group")
+        wanted = self.queued[0]
+        deck = self._dispensable(wanted.shuffle_id)
+        self.queued.pop(0)
+        cards = self._deliver(deck, wanted.group, count or wanted.size, wanted.purpose, wanted.seat)
+        return deck.shuffle_id, wanted.group, cards
 
     def dealer_dispense(self, purpose: int, seat: int, count: int) -> tuple[int, int, bytes]:
         """The dealer delivers the next group from the keypad (a dealer-paced table).
@@ -343,11 +387,7 @@ class ShufflerModel:
 
     def _deliver(self, deck: _Deck, group: int, count: int, purpose: int, seat: int) -> bytes:
         """Take ``count`` cards off the deck as ``group`` and report them; return their codes."""
-        remaining = len(deck.order) - deck.position
-        if not 1 <= count <= remaining:
-            raise RefusedError(ErrorCode.BAD_ARG, f"{count} cards asked, {remaining} left")
-        if not 1 <= purpose <= 7 or seat > 10:
-            raise RefusedError(ErrorCode.BAD_ARG, "bad purpose or seat")
+        _check_group(deck, count, purpose, seat)
         cards = deck.order[deck.position : deck.position + count]
         deck.position += count
         deck.groups.add(group)
@@ -565,6 +605,7 @@ class ShufflerModel:
         return bytes(card_code(card) for card in cards)
 
     def _retire(self) -> None:
+        self.queued.clear()  # a host's groups of a deck that is gone are never delivered
         if self.deck is not None:
             self.retired[self.deck.shuffle_id] = self.deck
             while len(self.retired) > 8:

@@ -17,6 +17,7 @@ from typing import Any
 from controller.cards import card_code, card_from_code, parse_card
 from drivers.shuffler.codes import (
     PURPOSE_CODES,
+    PURPOSES,
     Button,
     ClearedBy,
     FaultFlag,
@@ -33,11 +34,13 @@ from simulators.shuffler.commands import (
     Command,
     DeckCheckCommand,
     DeckCommand,
+    DeliverCommand,
     DispenseCommand,
     FaultCommand,
     PressCommand,
     ReshuffleCommand,
     StatusCommand,
+    TrayCommand,
     parse_command,
 )
 from simulators.shuffler.model import RefusedError, ShufflerModel
@@ -106,6 +109,14 @@ class SimulatorServer(TspPtyServer):
             code = PURPOSE_CODES[wanted.purpose]
             shuffle_id, group, cards = model.dealer_dispense(code, wanted.seat or 0, wanted.count)
             return {"shuffle_id": shuffle_id, "group": group, "cards": _cards(cards)}
+        elif isinstance(command, TrayCommand):
+            model.tray_gated = command.tray == "gated"
+            if not model.tray_gated:
+                while model.queued:  # opened: what waited goes out now
+                    model.deliver()
+        elif isinstance(command, DeliverCommand):
+            shuffle_id, group, cards = model.deliver(command.deliver.count)
+            return {"shuffle_id": shuffle_id, "group": group, "cards": _cards(cards)}
         elif isinstance(command, ReshuffleCommand):
             added = bytes(card_code(parse_card(card)) for card in command.reshuffle.add)
             return {"shuffle_id": model.reshuffle_stub(added, command.reshuffle.seed, now)}
@@ -168,6 +179,17 @@ class SimulatorServer(TspPtyServer):
             "shuffle_id": model.shuffle_id,
             "faults": sorted(f.fault_id for f in model.faults.values()),
             "queued_events": self.link.queued_events,
+            "tray": "gated" if model.tray_gated else "open",
+            "host_groups": [
+                {
+                    "shuffle_id": g.shuffle_id,
+                    "group": g.group,
+                    "count": g.size,
+                    "purpose": PURPOSES[g.purpose].value,
+                    "seat": g.seat or None,
+                }
+                for g in model.queued
+            ],
             "firmware_sha256": hashlib.sha256(model.firmware).hexdigest(),
             "link": self.link.stats.as_dict(),
             "corrupted": dict(self.device.corrupted),

@@ -7,7 +7,7 @@ that it does.
 
 from __future__ import annotations
 
-from tests.helpers import run_file
+from tests.helpers import SCENARIOS, run_file
 
 
 def cited(rule: str, *files: str) -> None:
@@ -171,6 +171,60 @@ def test_river_prem_premature_river() -> None:
 
 def test_board_group_flop_of_four_held() -> None:
     cited("BOARD-GROUP", "rule-BOARD-GROUP.toml")
+
+
+# The board family: every street x premature or wrong size x burn dealt or not x dealer- or
+# host-paced (tests/scenarios/board-*.toml, each played in both modes by tests/rig).
+
+
+def board_files(street: str, kind: str) -> list[str]:
+    """The family's files for one street and one kind of mistake, both paces, burn or not."""
+    names = sorted(p.name for p in SCENARIOS.glob(f"board-*{street}-{kind}*.toml"))
+    assert len(names) >= 4, names
+    return names
+
+
+def test_flop_prem_after_its_burn_or_not_dealer_and_host_paced() -> None:
+    cited("FLOP-PREM", *board_files("flop", "premature"))
+
+
+def test_turn_prem_after_its_burn_the_burn_stays_and_the_new_turn_has_its_own() -> None:
+    for name in board_files("turn", "premature"):
+        run = run_file(name)
+        hand = run.state.last_hand
+        assert hand is not None
+        assert "TURN-PREM" in {r for e in run.events for r in e.rules}
+        turn_burns = [
+            e
+            for e in run.events
+            if e.type == "card.burn.assigned" and e.data.get("street") == "turn"
+        ]
+        # burned before the premature card: that burn and the turn's own; else the turn's only
+        assert len(turn_burns) == (1 if "no-burn" in name else 2), name
+        assert len(hand.burns) == 1 + len(turn_burns)  # and the flop's: none for the river
+
+
+def test_river_prem_after_its_burn_or_not_dealer_and_host_paced() -> None:
+    cited("RIVER-PREM", *board_files("river", "premature"))
+
+
+def test_flop_count_four_flop_cards_reaching_the_board_are_dealt_again() -> None:
+    cited("FLOP-COUNT", *board_files("flop", "four"))
+
+
+def test_board_group_wrong_size_turn_and_river_groups_that_reach_the_board() -> None:
+    cited("BOARD-GROUP", *board_files("turn", "two"), *board_files("river", "two"))
+
+
+def test_board_family_no_betting_round_is_lost_or_invented() -> None:
+    order = ["preflop", "flop", "turn", "river"]
+    for path in sorted(SCENARIOS.glob("board-*.toml")):
+        run = run_file(path.name)
+        closed = [e.data["street"] for e in run.events if e.type == "betting.round.closed"]
+        assert closed == order, f"{path.name}: rounds closed {closed}"
+        assert run.state.hand is None
+        assert run.state.last_hand is not None
+        assert len(run.state.last_hand.board) == 5
 
 
 def test_board_after_end_changes_nothing() -> None:
