@@ -89,7 +89,10 @@ def betting_action(ctx: Context, cmd: Action) -> None:
         rules.append(cutoff_rule(profile))
     ctx.emit("betting.action", data, tuple(rules))
     hand.round = betting.settle_queue(outcome.round, hand.stacks, hand.folded)
-    hand.before_last_action = before
+    # only the last action can be corrected: keep the hand before it, not the whole chain
+    previous = before.copy()
+    previous.before_last_action = None
+    hand.before_last_action = previous
     if hand.live_count == 1 or hand.round.to_act is None:
         flow.close_round(ctx, hand)
 

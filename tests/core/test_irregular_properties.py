@@ -40,7 +40,7 @@ class CheckingIrregular(Checking, IrregularDealer):
         super().reshuffle_stub(seed)
 
 
-@settings(max_examples=50)
+@settings(max_examples=100)
 @given(
     seed=st.integers(min_value=0, max_value=2**32 - 1),
     profile=st.sampled_from(["rrop-cash", "de-charitable", "tda-tournament"]),
@@ -82,7 +82,7 @@ def board_table(seed: int, profile: str, group_with_burn: bool) -> CheckingIrreg
     return dealer
 
 
-@settings(max_examples=30)
+@settings(max_examples=80)
 @given(
     seed=st.integers(min_value=0, max_value=2**32 - 1),
     profile=st.sampled_from(["rrop-cash", "de-charitable", "tda-tournament"]),
