@@ -47,7 +47,7 @@ def board_group_dispensed(ctx: Context, hand: HandState, ev: GroupDispensed) -> 
     with_burn = ctx.table.profile.board_group_includes_burn
     street = _PURPOSE_STREET.get(ev.purpose)
     if hand.reshuffle_due is not None and (street is not None or ev.purpose is Purpose.BURN):
-        irregular_group(ctx, hand, ev)
+        _dealt_before_reshuffle(ctx, hand, ev)
     if ev.purpose is Purpose.BURN:
         expected = 1
     elif street is not None:
@@ -71,8 +71,8 @@ def board_group_dispensed(ctx: Context, hand: HandState, ev: GroupDispensed) -> 
     return True  # tracked in the tray until the ruling sends it back
 
 
-def irregular_group(ctx: Context, hand: HandState, ev: GroupDispensed) -> None:
-    """A board group dealt before the stub was reshuffled: its cards will not count."""
+def _dealt_before_reshuffle(ctx: Context, hand: HandState, ev: GroupDispensed) -> None:
+    """A burn or board group dealt before the stub was reshuffled: its cards will not count."""
     rule = hand.reshuffle_due
     assert rule is not None
     ctx.emit(
@@ -115,10 +115,9 @@ def _redeal_board(ctx: Context, hand: HandState, hold: Hold) -> None:
         )
         flow.reshuffle_stub(ctx, hand, hold.rule)
         return
-    if group:  # cards nobody turned: they go back with the next reshuffle
+    if group:  # cards nobody turned: they go back with the reshuffle after the turn's round
         hand.returning = (*hand.returning, *group)
-        following = next_street(hand)
-        if street is Street.TURN and following is not None and hand.reshuffle_after is None:
+        if street is Street.TURN and hand.reshuffle_after is None:
             hand.reshuffle_after = (Street.TURN, hold.rule)
             hand.no_burn = hand.no_burn | {Street.RIVER}
     # the cards on the board are judged in the order they were turned (release_held_board)
