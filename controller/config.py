@@ -32,7 +32,9 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from controller.authority import Role
 from controller.decks import DeckManifest, ManifestError, load_deck, load_manifest
+from controller.keyring import Keyring, KeyringError, load_keyring
 from controller.profiles import ProfileError, RulesProfile, load_profile
 
 ENV_PREFIX = "TABLECTL_"
@@ -211,6 +213,41 @@ class DaemonSection(_Section):
     )
 
 
+class SecuritySection(_Section):
+    """Who may give the table commands (design.md §3.10, docs/security.md)."""
+
+    require_signed: bool = Field(
+        default=True,
+        description="refuse unsigned requests; false lets them in with unsigned_roles (a bench "
+        "table), which the daemon logs loudly and states in its birth message",
+    )
+    keyring: Path | None = Field(
+        default=None, description="the keyring: public keys, persons and roles (TOML)"
+    )
+    unsigned_roles: list[Role] = Field(
+        default_factory=lambda: [Role.DEALER, Role.FLOOR],
+        description="the roles of an unsigned request when require_signed is false",
+    )
+    clock_skew: float = Field(
+        default=30.0, gt=0, le=600, description="seconds a signed request's ts may be off"
+    )
+    max_request_bytes: int = Field(default=16 * 1024, ge=256, le=1024 * 1024)
+    max_depth: int = Field(default=8, ge=2, le=64)
+    max_int_digits: int = Field(default=18, ge=4, le=64)
+    max_string: int = Field(default=1024, ge=64, le=65536)
+    rate_per_key: float = Field(default=20.0, gt=0, description="requests a second per key")
+    rate_per_key_burst: float = Field(default=40.0, ge=1)
+    rate_anonymous: float = Field(
+        default=20.0, gt=0, description="requests a second, all unsigned or unknown senders"
+    )
+    rate_anonymous_burst: float = Field(default=40.0, ge=1)
+    queue_limit: int = Field(default=10_000, ge=10, le=1_000_000)
+
+    def load_keyring(self) -> Keyring | None:
+        """The keyring (None when none is configured)."""
+        return load_keyring(self.keyring) if self.keyring is not None else None
+
+
 class TableConfig(BaseSettings):
     """The whole config of one table controller."""
 
@@ -224,6 +261,7 @@ class TableConfig(BaseSettings):
     journal: JournalSection = JournalSection()
     log: LogSection = LogSection()
     daemon: DaemonSection = DaemonSection()
+    security: SecuritySection = SecuritySection()
 
     @classmethod
     def settings_customise_sources(
@@ -281,6 +319,16 @@ def parse_config(data: Mapping[str, Any], source: str = "config") -> TableConfig
 
     for device_id, device in config.devices.items():
         problems += device_option_problems(device_id, device)
+    security = config.security
+    if security.require_signed and security.keyring is None:
+        problems.append(
+            "security.keyring: required: the table takes signed requests only "
+            "(require_signed = true, the default); give the keyring of its keys"
+        )
+    try:
+        security.load_keyring()
+    except KeyringError as exc:
+        problems.append(f"security.keyring: {exc}")
     if problems:
         raise ConfigError(source, problems)
     return config
@@ -296,6 +344,12 @@ def load_config(path: Path) -> TableConfig:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(str(path), [f"not valid TOML: {exc}"]) from None
+    security = data.get("security")
+    if isinstance(security, dict) and isinstance(security.get("keyring"), str):
+        # a keyring beside the config: a relative path is the config's directory's
+        keyring = Path(security["keyring"])
+        if not keyring.is_absolute():
+            data["security"] = {**security, "keyring": str(path.parent / keyring)}
     return parse_config(data, str(path))
 
 

@@ -14,9 +14,12 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from controller.paths import config_dir
+from controller.rules.ids import Rule
+
+RULE_IDS = frozenset(rule.value for rule in Rule)
 
 
 class Ruleset(StrEnum):
@@ -142,6 +145,20 @@ class RulesProfile(BaseModel):
         "headsup.first_card", default=HeadsUpFirstCard.NON_BUTTON
     )
     grp_size_error: GroupSizeError = _key("grp.size_error", default=GroupSizeError.RESHUFFLE)
+    dealer_may_confirm: tuple[str, ...] = _key(
+        "dealer_may_confirm",
+        default=(),
+        description="rule IDs whose holds a dealer may confirm or reject (the floor rules on "
+        "the others)",
+    )
+
+    @field_validator("dealer_may_confirm")
+    @classmethod
+    def _catalogue_ids(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [rule for rule in value if rule not in RULE_IDS]
+        if unknown:
+            raise ValueError(f"not rule IDs of the catalogue: {', '.join(unknown)}")
+        return value
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> RulesProfile:
         """A copy with some keys changed; unknown keys and bad values raise ProfileError."""

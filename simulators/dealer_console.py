@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import aiomqtt
@@ -25,10 +26,18 @@ from controller.shell.topics import Topics
 class AutoConsole:
     """Plays hands at one table through its request topics (one MQTT client)."""
 
-    def __init__(self, client: aiomqtt.Client, topics: Topics, *, retry: float = 2.0) -> None:
+    def __init__(
+        self,
+        client: aiomqtt.Client,
+        topics: Topics,
+        *,
+        retry: float = 2.0,
+        sign: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> None:
         self.topics = topics
         self.client = client
         self.dealer = DealerClient(client, topics, other=self._message)
+        self.sign = sign  # signs each request (with the key of the role that gives it)
         self.retry = retry
         self.snapshot: dict[str, Any] | None = None
         self.responses: list[dict[str, Any]] = []
@@ -67,7 +76,7 @@ class AutoConsole:
         while True:
             try:
                 body = await self.dealer.send(
-                    command, fields, transaction=transaction, timeout=self.retry
+                    command, fields, transaction=transaction, timeout=self.retry, sign=self.sign
                 )
             except TimeoutError:
                 continue

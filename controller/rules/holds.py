@@ -15,12 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from controller.authority import Role
 from controller.cards import Card
 from controller.rules.ids import Rule
 from controller.table.betting import Street
 from controller.table.context import Context, RejectedError
 from controller.table.events import Severity
-from controller.table.inputs import Confirm, FloorOverride, Reject
+from controller.table.inputs import Confirm, FloorOverride, RaiseHold, Reject
 from controller.table.state import HandState, Hold
 
 Ruling = Callable[[Context, HandState, Hold], None]
@@ -118,10 +119,25 @@ def resolve(ctx: Context, hand: HandState, hold: Hold, decision: str, how: str) 
         )
 
 
+def _may_rule(ctx: Context, hold: Hold, verb: str) -> None:
+    """A ruling is the floor's; a dealer's only for the rules the house names (§3.10)."""
+    authority = ctx.authority
+    if authority is None or authority.role is Role.FLOOR:
+        return
+    if authority.role is Role.DEALER and hold.rule.value in ctx.table.profile.dealer_may_confirm:
+        return
+    raise RejectedError(
+        f"{hold.rule} is the floor's ruling: a {authority.role} may not {verb} it "
+        "(dealer_may_confirm names the holds a dealer may)",
+        (hold.rule,),
+    )
+
+
 def confirm(ctx: Context, cmd: Confirm) -> None:
     """The dealer confirms the pending ruling."""
     hand = ctx.hand
     hold = _pending(hand, cmd.hold)
+    _may_rule(ctx, hold, "confirm")
     resolve(ctx, hand, hold, hold.ruling, "confirm")
 
 
@@ -129,6 +145,7 @@ def reject(ctx: Context, cmd: Reject) -> None:
     """The dealer rejects the pending ruling: it does not apply (a reader fault, say)."""
     hand = ctx.hand
     hold = _pending(hand, cmd.hold)
+    _may_rule(ctx, hold, "reject")
     settle = ON_REJECT.get(hold.ruling)
     if settle is not None:
         settle(ctx, hand, hold)
@@ -137,6 +154,8 @@ def reject(ctx: Context, cmd: Reject) -> None:
 
 def floor_override(ctx: Context, cmd: FloorOverride) -> None:
     """The floor decides differently; journaled with the rule ID."""
+    if ctx.authority is not None and ctx.authority.role is not Role.FLOOR:
+        raise RejectedError(f"only the floor overrides a ruling, not a {ctx.authority.role}")
     try:
         rule = Rule(cmd.rule)
     except ValueError:
@@ -161,3 +180,19 @@ def floor_override(ctx: Context, cmd: FloorOverride) -> None:
         resolve(ctx, hand, hold, decision, "floor")
     elif hand is not None and decision in _STANDALONE:
         RULINGS[decision](ctx, hand, Hold("", rule, decision, "floor decision"))
+
+
+def raise_hold_request(ctx: Context, cmd: RaiseHold) -> None:
+    """Surveillance (or the floor) holds the hand for the floor's ruling on ``rule`` (§3.10).
+
+    Confirming it changes nothing by itself: the floor rules with ``floor_override``.
+    """
+    hand = ctx.hand
+    try:
+        rule = Rule(cmd.rule)
+    except ValueError:
+        raise RejectedError(f"{cmd.rule!r} is not a rule ID of the catalogue") from None
+    if cmd.seat is not None and cmd.seat not in hand.order:
+        raise RejectedError(f"seat {cmd.seat} is not in hand {hand.hand_id}")
+    who = ctx.authority.role.value if ctx.authority is not None else "surveillance"
+    raise_hold(ctx, hand, rule, "continue", cmd.reason or f"held by {who}", seat=cmd.seat)

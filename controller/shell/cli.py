@@ -1,4 +1,4 @@
-"""The daemon's verbs: ``run``, ``config``, ``journal``, ``tail`` and ``dealer``."""
+"""The daemon's verbs: ``run``, ``config``, ``journal``, ``tail``, ``dealer`` and ``keys``."""
 
 from __future__ import annotations
 
@@ -11,9 +11,12 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from controller.authority import Role
 from controller.config import DEFAULT_CONFIG, ConfigError, config_schema, load_config
+from controller.signing import Signer, SigningError
 
 CONFIG_ENV = "TABLECTL_CONFIG"
+KEY_ENV = "TABLECTL_KEY"
 
 
 def add_parsers(subparsers: Any) -> None:
@@ -63,7 +66,39 @@ def add_parsers(subparsers: Any) -> None:
     dealer.add_argument("fields", nargs="*", help="key=value (values are JSON when they parse)")
     dealer.add_argument("--transaction", default=None, help="default: a new random id")
     dealer.add_argument("--timeout", type=float, default=10.0)
+    dealer.add_argument(
+        "--key",
+        type=Path,
+        default=os.environ.get(KEY_ENV),
+        help=f"sign with this private key (tablectl keys new; or ${KEY_ENV})",
+    )
+    dealer.add_argument("--key-id", default=None, help="the key's id (default: the file's name)")
+    dealer.add_argument(
+        "--on-behalf-of", default=None, help="a console signing for this person (§3.10)"
+    )
     dealer.set_defaults(handler=dealer_command)
+
+    keys = subparsers.add_parser("keys", help="make a key pair for a person or a console")
+    keys_verbs = keys.add_subparsers(dest="keys_verb", metavar="new", required=True)
+    new = keys_verbs.add_parser(
+        "new", help="write NAME.key (private) and print the keyring entry of its public key"
+    )
+    new.add_argument("name", help="the key id (letters, digits, . _ -)")
+    new.add_argument(
+        "--role",
+        action="append",
+        required=True,
+        choices=[r.value for r in Role],
+        help="a role the key's holder has (repeat for several)",
+    )
+    new.add_argument("--person", default=None, help="whose key it is (default: the name)")
+    new.add_argument("--table", action="append", default=None, help="a table it serves (all)")
+    new.add_argument("--valid-until", default=None, help="expiry, RFC 3339 (none)")
+    new.add_argument(
+        "--acts-for", action="append", default=None, help="a person it may sign for (a console)"
+    )
+    new.add_argument("--dir", type=Path, default=Path("."), help="where NAME.key goes")
+    new.set_defaults(handler=keys_new)
 
 
 def _broker_args(parser: argparse.ArgumentParser) -> None:
@@ -71,6 +106,21 @@ def _broker_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--table", default=None, help="table id (default: from --config)")
     parser.add_argument("--prefix", default="tables")
     parser.add_argument("--config", type=Path, default=None)
+    parser.add_argument("--username", default=None, help="the broker user (its ACL decides)")
+    parser.add_argument(
+        "--password-file", type=Path, default=None, help="the broker user's password, in a file"
+    )
+
+
+def _credentials(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """The broker user: given, or the table config's (``--config``)."""
+    if args.username is None and args.config is not None:
+        broker = load_config(args.config).broker
+        return broker.username, broker.secret()
+    password = None
+    if args.password_file is not None:
+        password = args.password_file.read_text(encoding="utf-8").strip()
+    return args.username, password
 
 
 def _config_path(path: Path | None) -> Path:
@@ -168,8 +218,19 @@ def tail_command(args: argparse.Namespace) -> int:
     from controller.shell.client import tail  # noqa: PLC0415
 
     host, port, table, prefix = _broker_target(args)
+    username, password = _credentials(args)
     return asyncio.run(
-        tail(host, port, prefix, table, secure=args.secure, count=args.count, as_json=args.json)
+        tail(
+            host,
+            port,
+            prefix,
+            table,
+            secure=args.secure,
+            count=args.count,
+            as_json=args.json,
+            username=username,
+            password=password,
+        )
     )
 
 
@@ -189,11 +250,83 @@ def dealer_command(args: argparse.Namespace) -> int:
         except json.JSONDecodeError:
             fields[key] = value
     transaction = args.transaction or uuid.uuid4().hex
+    signer = None
+    if args.key is not None:
+        try:
+            signer = Signer.from_file(Path(args.key), table, args.key_id)
+        except SigningError as exc:
+            print(f"tablectl dealer: {exc}", file=sys.stderr)
+            return 2
+        signer.on_behalf_of = args.on_behalf_of
+    username, password = _credentials(args)
     body = asyncio.run(
-        request(host, port, prefix, table, args.command, fields, transaction, args.timeout)
+        request(
+            host,
+            port,
+            prefix,
+            table,
+            args.command,
+            fields,
+            transaction,
+            args.timeout,
+            signer=signer,
+            username=username,
+            password=password,
+        )
     )
     print(json.dumps(body))
     return 0 if body.get("status") == "ok" else 1
+
+
+def keys_new(args: argparse.Namespace) -> int:
+    """``tablectl keys new NAME --role ROLE…``: the private key file and the keyring entry."""
+    from controller.keyring import KeyringError, parse_keyring  # noqa: PLC0415
+    from controller.signing import new_key, save_private_key  # noqa: PLC0415
+
+    entry: dict[str, Any] = {
+        "person": args.person or args.name,
+        "roles": sorted(set(args.role)),
+        "tables": args.table or ["*"],
+        "public_key": "A" * 43 + "=",  # checked with the real key below
+    }
+    if args.valid_until:
+        entry["valid_until"] = args.valid_until
+    if args.acts_for:
+        entry["acts_for"] = args.acts_for
+    try:
+        parse_keyring({"keys": {args.name: entry}}, "the new key")
+    except KeyringError as exc:
+        print(f"tablectl keys new: {exc}", file=sys.stderr)
+        return 2
+    path = args.dir / f"{args.name}.key"
+    private, public = new_key()
+    try:
+        args.dir.mkdir(parents=True, exist_ok=True)
+        save_private_key(private, path)
+    except FileExistsError:
+        print(f"tablectl keys new: {path} exists; not overwritten", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"tablectl keys new: {path}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    entry["public_key"] = public
+    print(f"# private key: {path} (keep it on the console; never in the keyring)")
+    print(keyring_entry(args.name, entry), end="")
+    return 0
+
+
+def keyring_entry(key_id: str, entry: dict[str, Any]) -> str:
+    """A ``[keys.ID]`` block of the keyring file."""
+    lines = [f"[keys.{key_id}]"]
+    for name, value in entry.items():
+        if isinstance(value, list):
+            rendered = "[" + ", ".join(json.dumps(v) for v in value) + "]"
+        elif name == "valid_until":
+            rendered = str(value)
+        else:
+            rendered = json.dumps(value)
+        lines.append(f"{name} = {rendered}")
+    return "\n".join(lines) + "\n"
 
 
 def _broker_target(args: argparse.Namespace) -> tuple[str, int, str, str]:

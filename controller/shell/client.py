@@ -18,6 +18,7 @@ from typing import Any
 import aiomqtt
 
 from controller.shell.topics import Topics
+from controller.signing import Signer
 
 
 class DealerClient:
@@ -28,10 +29,12 @@ class DealerClient:
         client: aiomqtt.Client,
         topics: Topics,
         other: Callable[[aiomqtt.Message], None] | None = None,
+        signer: Signer | None = None,
     ) -> None:
         self.client = client
         self.topics = topics
         self.other = other  # messages on other subscribed topics go here
+        self.signer = signer  # signs every request (a table that requires it refuses others)
         self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._reader: asyncio.Task[None] | None = None
 
@@ -68,13 +71,22 @@ class DealerClient:
         *,
         transaction: str | None = None,
         timeout: float = 10.0,
+        sign: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
-        """Send one request and wait for its response (TimeoutError if none comes)."""
+        """Send one request and wait for its response (TimeoutError if none comes).
+
+        ``sign`` signs this request instead of the client's signer (a console of several keys).
+        """
         transaction = transaction or uuid.uuid4().hex
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[transaction] = future
         try:
-            payload = json.dumps({"transaction": transaction, **(fields or {})})
+            body: dict[str, Any] = {"transaction": transaction, **(fields or {})}
+            if sign is not None:
+                body = sign(command, body)
+            elif self.signer is not None:
+                body = self.signer.sign(command, body)
+            payload = json.dumps(body)
             await self.client.publish(self.topics.request(command), payload, qos=1)
             async with asyncio.timeout(timeout):
                 return await future
@@ -91,10 +103,16 @@ async def request(
     fields: Mapping[str, Any],
     transaction: str,
     timeout: float,
+    *,
+    signer: Signer | None = None,
+    username: str | None = None,
+    password: str | None = None,
 ) -> dict[str, Any]:
     """One request, its response (``tablectl dealer``)."""
-    async with aiomqtt.Client(host, port, protocol=aiomqtt.ProtocolVersion.V5) as client:
-        dealer = DealerClient(client, Topics(prefix, table))
+    async with aiomqtt.Client(
+        host, port, username=username, password=password, protocol=aiomqtt.ProtocolVersion.V5
+    ) as client:
+        dealer = DealerClient(client, Topics(prefix, table), signer=signer)
         await dealer.start()
         try:
             return await dealer.send(command, fields, transaction=transaction, timeout=timeout)
@@ -122,12 +140,16 @@ async def tail(
     secure: bool = False,
     count: int = 0,
     as_json: bool = False,
+    username: str | None = None,
+    password: str | None = None,
 ) -> int:
     """Print events as they arrive (``tablectl tail``): pretty lines, or ``as_json`` each
     envelope as it came (one JSON line each; the status changes go to standard error)."""
     topics = Topics(prefix, table)
     seen = 0
-    async with aiomqtt.Client(host, port, protocol=aiomqtt.ProtocolVersion.V5) as client:
+    async with aiomqtt.Client(
+        host, port, username=username, password=password, protocol=aiomqtt.ProtocolVersion.V5
+    ) as client:
         await client.subscribe(topics.secure_events if secure else topics.events, qos=1)
         await client.subscribe(topics.status, qos=1)
         async for message in client.messages:

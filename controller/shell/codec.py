@@ -153,6 +153,8 @@ def event_to_json(event: TableEvent) -> str:
         "data": dict(event.data),
         "secret": dict(event.secret) if event.secret is not None else None,
     }
+    if event.by is not None:
+        body["by"] = dict(event.by)
     return json.dumps(body, separators=(",", ":"), ensure_ascii=False, default=_jsonable)
 
 
@@ -169,6 +171,7 @@ def event_from_json(text: str) -> TableEvent:
             Severity(body["severity"]),
             bool(body["needs_confirm"]),
             body["secret"],
+            body.get("by"),
         )
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise CodecError(f"journaled event is not valid: {exc}") from None

@@ -1,97 +1,42 @@
-"""Dealer requests: validated, executed at most once per ``transaction``, always answered.
+"""Table requests: authenticated, authorized, executed at most once, always answered.
 
-A request is a JSON object on ``{prefix}/{table}/request/{command}``: the command's fields
-(design.md §3.7) and a ``transaction`` chosen by the sender. The answer goes to
+A request is a JSON object on ``{prefix}/{table}/request/{command}`` (or a line on the console
+socket): the command's fields (design.md §3.7), a ``transaction`` chosen by the sender and, on a
+table that requires it, ``auth`` (the signature, design.md §3.10). The answer goes to
 ``{prefix}/{table}/response/{command}``::
 
     {"transaction": "…", "status": "ok" | "error", "data": {…}, "error": "…" | null}
 
-* A request whose ``transaction`` was seen before gets the stored response; nothing runs again
-  (MQTT delivers a QoS 1 request at least once, and a console retries after a timeout).
-* A request that is not valid (not JSON, unknown command, missing or wrong field) is answered
-  with an error naming the field, and journaled as a ``command.rejected`` event; the table does
-  not change.
-* A valid request goes to the core, stamped with the time it was received; the core may still
-  refuse it (``command.rejected``, status ``error``).
+* Every request passes the gate (:mod:`controller.shell.gate`): size and parsing limits, the
+  signature, freshness, the role. A refusal there is journaled as a ``command.rejected`` event
+  holding a bounded record of the request (size, digest, first characters), never the request;
+  the table does not change.
+* A request whose (key, transaction) was answered before gets the stored response; nothing runs
+  again (MQTT delivers a QoS 1 request at least once, and a console retries after a timeout). A
+  refusal that did not prove who sent the request is not stored: nobody can pre-empt another
+  key's transaction.
+* An admitted request goes to the core with who gave it (``authority``), stamped with the time it
+  was received; the core may still refuse it (``command.rejected``, status ``error``).
+* An exception while handling one request is answered "internal error", logged with its
+  traceback, raised as an ``integrity.alarm``, and the table goes on.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+import structlog
 
+from controller.shell.gate import Gate, RefusedError, Request, bounded_record, bounded_text
+from controller.shell.intake import Queued
 from controller.shell.journal import NewCommand
-from controller.shell.table import TableRunner
+from controller.shell.table import ShutdownError, TableRunner
 from controller.table.events import Severity, TableEvent
-from controller.table.inputs import COMMANDS, DealerInput
 
-MAX_TRANSACTION = 128
-
-
-class RequestError(ValueError):
-    """A request that is not valid; the message says which field and why."""
-
-
-def parse_request(verb: str, payload: bytes, received: datetime) -> tuple[str, DealerInput]:
-    """``(transaction, command input)`` of a request; RequestError when it is not valid.
-
-    The transaction is read first so that even an invalid request is answered with it.
-    """
-    body = _body(payload)
-    transaction = _transaction(body)
-    cls = COMMANDS.get(verb)
-    if cls is None:
-        raise RequestError(f"unknown command {verb!r} (known: {', '.join(sorted(COMMANDS))})")
-    names = {f.name for f in dataclasses.fields(cls)} - {"ts"}
-    fields = {k: v for k, v in body.items() if k != "transaction"}
-    extra = sorted(set(fields) - names)
-    if extra:
-        takes = ", ".join(sorted(names)) or "no fields"
-        raise RequestError(f"{verb} does not take {', '.join(extra)} (it takes {takes})")
-    if "ts" in body:
-        raise RequestError("ts: set by the table when the request arrives")
-    try:
-        command = TypeAdapter(cls).validate_python({**fields, "ts": received})
-    except ValidationError as exc:
-        raise RequestError(
-            "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or verb}: {err['msg']}"
-                for err in exc.errors()
-            )
-        ) from None
-    return transaction, command
-
-
-def transaction_of(payload: bytes) -> str | None:
-    """The request's transaction if it has a usable one (to answer even a broken request)."""
-    try:
-        return _transaction(_body(payload))
-    except RequestError:
-        return None
-
-
-def _body(payload: bytes) -> dict[str, Any]:
-    try:
-        body = json.loads(payload)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise RequestError(f"the request is not JSON: {exc}") from None
-    if not isinstance(body, dict):
-        raise RequestError("the request must be a JSON object")
-    return body
-
-
-def _transaction(body: Mapping[str, Any]) -> str:
-    transaction = body.get("transaction")
-    if transaction is None:
-        raise RequestError("transaction: required (a unique id per request)")
-    if not isinstance(transaction, str) or not 0 < len(transaction) <= MAX_TRANSACTION:
-        raise RequestError(f"transaction: a string of 1 to {MAX_TRANSACTION} characters")
-    return transaction
+log = structlog.get_logger("tablectl.requests")
 
 
 def response(
@@ -108,7 +53,7 @@ def response(
     return {
         "transaction": transaction,
         "status": "error" if error else "ok",
-        "command": verb,
+        "command": bounded_text(verb, 64),
         "data": {
             "events": [{"seq": seq, "type": e.type} for seq, e in zip(seqs, events, strict=False)],
             "last_seq": seqs[-1] if seqs else None,
@@ -117,30 +62,66 @@ def response(
     }
 
 
+def _error(verb: str, transaction: str | None, message: str) -> dict[str, Any]:
+    return {
+        "transaction": transaction,
+        "status": "error",
+        "command": bounded_text(verb, 64),
+        "data": {},
+        "error": message,
+    }
+
+
 class CommandHandler:
     """Turns requests into inputs (or refusals) and responses."""
 
-    def __init__(self, runner: TableRunner) -> None:
+    def __init__(self, runner: TableRunner, gate: Gate) -> None:
         self.runner = runner
+        self.gate = gate
 
     async def handle(self, verb: str, payload: bytes, received: datetime) -> dict[str, Any]:
-        """Handle one request; return the response to publish."""
-        transaction = transaction_of(payload)
-        if transaction is not None:
-            stored = await self.runner.writer.call(
-                self.runner.journal.command_response, transaction
-            )
-            if stored is not None:
-                return stored
+        """Read and handle one request (the gate's first steps included)."""
         try:
-            transaction, command = parse_request(verb, payload, received)
-        except RequestError as exc:
-            return await self._refuse(verb, payload, transaction, str(exc), received)
+            read: Request | RefusedError = self.gate.read(verb, payload, received)
+        except RefusedError as refused:
+            read = refused
+        return await self.handle_read(verb, payload, received, read)
+
+    async def handle_queued(self, item: Queued) -> dict[str, Any]:
+        """Handle a request the intake already read."""
+        return await self.handle_read(item.verb, item.payload, item.received, item.read)
+
+    async def handle_read(
+        self, verb: str, payload: bytes, received: datetime, read: Request | RefusedError
+    ) -> dict[str, Any]:
+        """Handle a request read by the gate; never raises."""
+        try:
+            return await self._handle(verb, payload, received, read)
+        except ShutdownError:
+            return _error(verb, _transaction(read), "the table is stopping; try again")
+        except Exception as exc:  # one request must never stop the table
+            log.exception("request.internal_error", command=bounded_text(verb, 64))
+            await self._alarm(verb, payload, received, exc)
+            return _error(verb, _transaction(read), "internal error: the request was not run")
+
+    async def _handle(
+        self, verb: str, payload: bytes, received: datetime, read: Request | RefusedError
+    ) -> dict[str, Any]:
+        if isinstance(read, RefusedError):
+            return await self._refuse(verb, payload, read, None, received)
+        stored = await self.runner.writer.call(self.runner.journal.command_response, read.inbox_key)
+        if stored is not None:
+            return stored
+        try:
+            command = self.gate.admit(read, received)
+        except RefusedError as refused:
+            return await self._refuse(verb, payload, refused, read, received)
         events: list[TableEvent] = []
+        transaction = read.transaction
         record = NewCommand(
-            transaction,
+            read.inbox_key,
             verb,
-            payload.decode(errors="replace"),
+            payload.decode("utf-8", "replace"),
             # runs inside the journal transaction, once the events have their numbers
             lambda seqs: response(transaction, verb, seqs, events),
         )
@@ -150,24 +131,84 @@ class CommandHandler:
         return dict(appended.response)
 
     async def _refuse(
-        self, verb: str, payload: bytes, transaction: str | None, reason: str, received: datetime
+        self,
+        verb: str,
+        payload: bytes,
+        refused: RefusedError,
+        request: Request | None,
+        received: datetime,
     ) -> dict[str, Any]:
+        """Journal the refusal (a bounded record of the request) and answer it."""
         hand = self.runner.state.hand
+        data: dict[str, Any] = {
+            "command": bounded_text(verb, 64),
+            "reason": refused.reason,
+            "request": bounded_record(payload),
+        }
+        by = None
+        if request is not None:
+            data["key"] = request.principal.key
+            by = {"person": request.principal.person, "role": "none"}
         event = TableEvent(
             "command.rejected",
             received,
             hand.hand_id if hand is not None else None,
-            {"command": verb, "reason": reason},
+            data,
             (),
             Severity.WARN,
+            by=by,
         )
         record = None
-        if transaction is not None:
-            text = payload.decode(errors="replace")
+        transaction = refused.transaction
+        if request is not None:  # it proved who sent it: its answer is kept for a redelivery
+            reason = refused.reason
             record = NewCommand(
-                transaction, verb, text, lambda seqs: response(transaction, verb, seqs, [event])
+                request.inbox_key,
+                verb,
+                _bounded_json(payload),
+                lambda seqs: response(transaction, verb, seqs, [event], reason),
             )
         appended = await self.runner.record_rejection(event, record)
         if appended.response is not None:
             return dict(appended.response)
-        return response(transaction, verb, appended.seqs, [event], reason)
+        return response(transaction, verb, appended.seqs, [event], refused.reason)
+
+    async def _alarm(self, verb: str, payload: bytes, received: datetime, exc: Exception) -> None:
+        hand = self.runner.state.hand
+        event = TableEvent(
+            "integrity.alarm",
+            received,
+            hand.hand_id if hand is not None else None,
+            {
+                "reason": "internal error while handling a request",
+                "command": bounded_text(verb, 64),
+                "error": bounded_text(f"{type(exc).__name__}: {exc}", 200),
+                "request": bounded_record(payload),
+            },
+            (),
+            Severity.CRITICAL,
+        )
+        try:
+            await self.runner.record_rejection(event, None)
+        except Exception:
+            log.exception("request.alarm_not_journaled")
+
+
+def _transaction(read: Request | RefusedError) -> str | None:
+    return read.transaction
+
+
+def _bounded_json(payload: bytes) -> str:
+    return json.dumps(bounded_record(payload), separators=(",", ":"))
+
+
+def shed_event(counts: Mapping[str, int], seconds: float, received: datetime) -> TableEvent:
+    """``requests.shed``: requests answered at once and not run (a flood, or a full queue)."""
+    return TableEvent(
+        "requests.shed",
+        received,
+        None,
+        {"counts": dict(counts), "seconds": round(seconds, 3)},
+        (),
+        Severity.WARN,
+    )

@@ -19,23 +19,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import signal
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import structlog
 
-from controller.config import TableConfig
+from controller.config import SecuritySection, TableConfig
 from controller.profiles import load_profile
 from controller.shell import logging as shell_logging
-from controller.shell.commands import CommandHandler
+from controller.shell.commands import CommandHandler, shed_event
 from controller.shell.console import serve_console
 from controller.shell.devices import (
     DeviceSource,
     SourceContext,
     build_source,
 )
+from controller.shell.gate import Gate, Limits, Policy, bounded_text
+from controller.shell.intake import Intake, Rates
 from controller.shell.journal import Journal
 from controller.shell.mqtt import MqttLink
 from controller.shell.notify import feed_watchdog, notify, watchdog_interval
@@ -85,6 +89,7 @@ class Daemon:
             if section.enabled
         }
         self.simulated = any(s.describe().get("simulated") for s in self.sources.values())
+        security = config.security
         self.link = MqttLink(
             config.broker,
             self.topics,
@@ -92,8 +97,11 @@ class Daemon:
             client_id=config.client_id,
             simulated=self.simulated,
             historical_after=config.daemon.historical_after,
+            require_signed=security.require_signed,
         )
-        self.commands = CommandHandler(self.runner)
+        self.gate = Gate(table.id, policy_of(security), security.load_keyring())
+        self.intake = Intake(self.gate, rates_of(security))
+        self.commands = CommandHandler(self.runner, self.gate)
         self.ready = asyncio.Event()
         self.stop_requested = asyncio.Event()
         self.devices = Devices(
@@ -131,7 +139,15 @@ class Daemon:
         # there is no outage yet, only start-up, and the age of the event decides.
         self.runner.connected = lambda: self.link.connected.is_set() or self.link.connects == 0
         self.runner.listeners.append(self._changed)
-        self.link.on_request = self._request
+        self.link.on_request = self._offer
+        self._preload_nonces()
+        if not self.config.security.require_signed:
+            log.warning(
+                "security.unsigned_requests_accepted",
+                roles=sorted(self.config.security.unsigned_roles),
+                detail="[security] require_signed = false: anyone on the broker may give these "
+                "roles' commands; the birth message says so",
+            )
         self.link.on_change = self._status_changed
         self._changed()
         for device_id, source in self.sources.items():
@@ -142,6 +158,8 @@ class Daemon:
                     self._spawn(group, self.link.run(), "mqtt")
                 else:
                     log.warning("mqtt.disabled", detail="no broker: events stay in the journal")
+                self._spawn(group, self._serve_requests(), "requests")
+                self._spawn(group, self._report_shed(), "shed")
                 if self.config.daemon.console is not None:
                     self.console = await serve_console(
                         self.config.daemon.console, self._request, lambda: self.link.accept_requests
@@ -232,26 +250,65 @@ class Daemon:
 
     # ------------------------------------------------------------------ requests and state
 
+    def _offer(self, verb: str, payload: bytes, reply: Callable[[dict[str, Any]], None]) -> None:
+        """A request from the broker: into the intake, answered when the worker gets to it."""
+        self.intake.offer(verb, payload, datetime.now(UTC), reply)
+
     async def _request(self, verb: str, payload: bytes) -> dict[str, Any]:
-        received = datetime.now(UTC)
-        try:
-            body = await self.commands.handle(verb, payload, received)
-        except ShutdownError:
-            return {
-                "transaction": None,
-                "status": "error",
-                "command": verb,
-                "data": {},
-                "error": "the table is stopping; try again",
-            }
-        log.info(
-            "request.handled",
-            command=verb,
-            transaction=body.get("transaction"),
-            status=body.get("status"),
-            error=body.get("error"),
-        )
-        return body
+        """A request from the console socket: through the same intake, waited for."""
+        answered: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+
+        def reply(body: dict[str, Any]) -> None:
+            if not answered.done():
+                answered.set_result(body)
+
+        self.intake.offer(verb, payload, datetime.now(UTC), reply)
+        return await answered
+
+    async def _serve_requests(self) -> None:
+        """The one worker: the most urgent request first (see controller/shell/intake.py)."""
+        while True:
+            item = await self.intake.next()
+            body = await self.commands.handle_queued(item)
+            item.reply(body)
+            log.info(
+                "request.handled",
+                command=bounded_text(item.verb, 64),
+                transaction=body.get("transaction"),
+                status=body.get("status"),
+                error=body.get("error"),
+                waiting=len(self.intake),
+            )
+
+    async def _report_shed(self) -> None:
+        """Once a second, journal how many requests were answered without running."""
+        last = time.monotonic()
+        while True:
+            await asyncio.sleep(1.0)
+            if not self.intake.shed:
+                last = time.monotonic()
+                continue
+            counts = self.intake.shed_report()
+            now = time.monotonic()
+            log.warning("requests.shed", counts=counts)
+            with contextlib.suppress(ShutdownError):
+                await self.runner.record_rejection(
+                    shed_event(counts, now - last, datetime.now(UTC)), None
+                )
+            last = now
+
+    def _preload_nonces(self) -> None:
+        """The nonces of the requests of the last minutes: a replay across a restart is
+        refused too (an older one fails the clock check anyway)."""
+        horizon = 2 * self.config.security.clock_skew
+        now = datetime.now(UTC)
+        for text in self.writer.journal.recent_requests(2000):
+            auth = _auth_of(text)
+            if auth is None:
+                continue
+            age = (now - auth[2]).total_seconds()
+            if age < horizon:
+                self.gate.remember_nonce(f"{auth[0]}:{auth[1]}", time.monotonic() + horizon - age)
 
     def _changed(self) -> None:
         state = self.runner.state
@@ -324,3 +381,39 @@ async def run_daemon(config: TableConfig) -> int:
     """Run the daemon of ``config`` until it is told to stop."""
     daemon = Daemon(config)
     return await daemon.run()
+
+
+def policy_of(security: SecuritySection) -> Policy:
+    """The gate's policy from ``[security]``."""
+    return Policy(
+        require_signed=security.require_signed,
+        clock_skew=security.clock_skew,
+        unsigned_roles=frozenset(security.unsigned_roles),
+        limits=Limits(
+            security.max_request_bytes,
+            security.max_depth,
+            security.max_int_digits,
+            security.max_string,
+        ),
+    )
+
+
+def rates_of(security: SecuritySection) -> Rates:
+    """The intake's rate limits from ``[security]``."""
+    return Rates(
+        security.rate_per_key,
+        security.rate_per_key_burst,
+        security.rate_anonymous,
+        security.rate_anonymous_burst,
+        security.queue_limit,
+    )
+
+
+def _auth_of(text: str) -> tuple[str, str, datetime] | None:
+    """(key, nonce, ts) of a journaled signed request, None for any other."""
+    try:
+        auth = json.loads(text).get("auth")
+        ts = datetime.fromisoformat(auth["ts"])
+        return str(auth["key"]), str(auth["nonce"]), ts
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None

@@ -286,15 +286,37 @@ class ActionCorrected(_Data):
     seat: Seat
 
 
+class RequestRecord(_Data):
+    """What the journal keeps of a request refused at the gate: never the request itself."""
+
+    size: int
+    sha256: str
+    head: str = Field(description="its first 200 characters")
+
+
 class CommandRejected(_Data):
-    """``command.rejected``: nothing changed."""
+    """``command.rejected``: nothing changed.
+
+    A request the gate refused (docs/security.md) adds a bounded ``request`` record and, when it
+    proved who sent it, the signing ``key``.
+    """
 
     command: str
     reason: str
+    request: RequestRecord | None = None
+    key: str | None = None
+
+
+class RequestsShed(_Data):
+    """``requests.shed``: requests answered at once and not run (a flood, a full queue)."""
+
+    counts: dict[str, int] = Field(description="how many, by reason")
+    seconds: float = Field(description="over how long")
 
 
 #: event type → model of its ``data`` (both views; secure fields are optional).
 EVENT_DATA: dict[str, type[BaseModel]] = {
+    "requests.shed": RequestsShed,
     "hand.started": HandStarted,
     "betting.action": BettingAction,
     "betting.round.closed": RoundClosed,

@@ -329,6 +329,13 @@ class Journal:
         ).fetchone()
         return json.loads(row[0]) if row else None
 
+    def recent_requests(self, limit: int) -> list[str]:
+        """The request texts of the last ``limit`` commands in the inbox, newest first."""
+        rows = self._conn.execute(
+            "SELECT request FROM commands ORDER BY id DESC LIMIT ?", (limit,)
+        ).fetchall()
+        return [r[0] for r in rows]
+
     def inputs(self, after: int = 0) -> Iterator[StoredRow]:
         """Every journaled input (after input ``after``), in order."""
         for key, body in self._conn.execute(

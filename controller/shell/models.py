@@ -47,6 +47,30 @@ class Envelope(BaseModel):
     needs_confirm: bool
     data: dict[str, Any]
     secure: bool | None = Field(default=None, description="secure stream: secret fields merged")
+    by: Attribution | None = Field(
+        default=None, description="who gave the command that caused the event (§3.10)"
+    )
+
+
+class Attribution(BaseModel):
+    """``by``: the person who gave a command, and the role they gave it in."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    person: str
+    role: str
+
+
+class Auth(BaseModel):
+    """``auth`` of a signed request (docs/security.md): Ed25519 over its canonical JSON."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: str = Field(description="the key id in the table's keyring")
+    ts: str = Field(description="RFC 3339; within clock_skew of the table's clock")
+    nonce: str = Field(min_length=1, description="never used twice with the same key")
+    sig: str = Field(description="the signature, base64")
+    on_behalf_of: str | None = Field(default=None, description="the person a console signs for")
 
 
 class Status(BaseModel):
@@ -57,6 +81,7 @@ class Status(BaseModel):
     ts: str
     version: str
     simulated: bool
+    require_signed: bool = Field(description="false: the table takes unsigned requests")
 
 
 class Response(BaseModel):
@@ -102,14 +127,18 @@ class StateSnapshot(BaseModel):
 
 
 def request_model(verb: str) -> type[BaseModel]:
-    """The request of one dealer command: its fields (no ``ts``) and ``transaction``."""
+    """The request of one command: its fields (no ``ts``), ``transaction`` and ``auth``."""
     cls = COMMANDS[verb]
     hints = typing.get_type_hints(cls)
     fields: dict[str, Any] = {
         "transaction": (str, Field(min_length=1, max_length=128, description="unique per request")),
     }
+    fields["auth"] = (
+        Auth | None,
+        Field(default=None, description="the signature (required unless the table says not)"),
+    )
     for field in dataclasses.fields(cls):
-        if field.name == "ts":
+        if field.name in ("ts", "authority"):  # set by the table, never by the sender
             continue
         default = field.default if field.default is not dataclasses.MISSING else ...
         fields[field.name] = (hints[field.name], default)

@@ -25,7 +25,7 @@ import socket
 import ssl
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -44,7 +44,8 @@ from controller.shell.writer import JournalWriter
 
 log = structlog.get_logger("tablectl.mqtt")
 
-RequestHandler = Callable[[str, bytes], Awaitable[dict[str, Any]]]
+#: Takes a request (its verb, its bytes, and where its answer goes) without waiting on it.
+RequestSink = Callable[[str, bytes, Callable[[dict[str, Any]], None]], None]
 BATCH = 64
 RETAINED_EVERY = 0.5
 
@@ -85,14 +86,16 @@ class MqttLink:
         client_id: str,
         simulated: bool,
         historical_after: float,
+        require_signed: bool = True,
     ) -> None:
         self.broker = broker
         self.topics = topics
         self.writer = writer
         self.client_id = client_id
         self.simulated = simulated
+        self.require_signed = require_signed
         self.historical_after_ns = int(historical_after * 1e9)
-        self.on_request: RequestHandler | None = None
+        self.on_request: RequestSink | None = None
         self.on_change: Callable[[], None] | None = None  # connected or lost
         self.accept_requests = False
         self.connected = asyncio.Event()
@@ -121,13 +124,18 @@ class MqttLink:
         self.wake.set()
 
     def respond(self, verb: str, body: dict[str, Any], correlation: bytes | None) -> None:
-        """Queue a response (with the request's MQTT v5 correlation data, if it had any)."""
+        """Queue a response (with the request's MQTT v5 correlation data, if it had any).
+
+        A verb that is not a plain topic level gets no response topic of its own: the answer
+        goes to ``response/invalid``.
+        """
         properties = None
         if correlation is not None:
             properties = publish_properties()
             properties.CorrelationData = correlation
         payload = json.dumps(body, separators=(",", ":")).encode()
-        self._responses.append((self.topics.response(verb), payload, properties))
+        topic_verb = verb if _plain_level(verb) else "invalid"
+        self._responses.append((self.topics.response(topic_verb), payload, properties))
         self.wake.set()
 
     def status_body(self, state: str) -> dict[str, Any]:
@@ -138,6 +146,7 @@ class MqttLink:
             "ts": rfc3339(datetime.now(UTC)),
             "version": __version__,
             "simulated": self.simulated,
+            "require_signed": self.require_signed,
         }
 
     # ------------------------------------------------------------------ the connection
@@ -237,6 +246,8 @@ class MqttLink:
                 raise task.exception()  # type: ignore[misc]
 
     async def _receive(self, client: aiomqtt.Client) -> None:
+        """Hand every request on at once: the broker's queue for this client stays empty, and
+        the intake decides what runs first (a flood must not hold a dealer's request back)."""
         async for message in client.messages:
             verb = self.topics.command_of(message.topic.value)
             if verb is None or self.on_request is None:
@@ -244,19 +255,27 @@ class MqttLink:
             payload = message.payload
             data = payload if isinstance(payload, bytes) else str(payload or "").encode()
             correlation = getattr(message.properties, "CorrelationData", None)
-            body: dict[str, Any]
+            if isinstance(correlation, bytes) and len(correlation) > 256:
+                correlation = None  # echoed in the answer: not an amplifier
+
+            def reply(
+                body: dict[str, Any], verb: str = verb, correlation: Any = correlation
+            ) -> None:
+                self.respond(verb, body, correlation)
+
             if not self.accept_requests:
                 # Not journaled: the console retries the same transaction once the table is up.
-                body = {
-                    "transaction": None,
-                    "status": "error",
-                    "command": verb,
-                    "data": {},
-                    "error": "the table is starting or stopping; try again",
-                }
-            else:
-                body = await self.on_request(verb, data)
-            self.respond(verb, body, correlation)
+                reply(
+                    {
+                        "transaction": None,
+                        "status": "error",
+                        "command": verb[:64],
+                        "data": {},
+                        "error": "the table is starting or stopping; try again",
+                    }
+                )
+                continue
+            self.on_request(verb, data, reply)
 
     async def _drain(self, client: aiomqtt.Client) -> None:
         while True:
@@ -355,3 +374,8 @@ def _by_event(rows: list[OutboxRow]) -> list[list[OutboxRow]]:
         else:
             groups.append([row])
     return groups
+
+
+def _plain_level(verb: str) -> bool:
+    """A short topic level of letters, digits and underscores (every command's is)."""
+    return 0 < len(verb) <= 64 and verb.replace("_", "").isalnum() and verb.isascii()

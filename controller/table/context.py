@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from controller.authority import Authority
 from controller.rules.ids import Rule
 from controller.table.events import Severity, TableEvent
 from controller.table.state import HandState, TableState
@@ -23,14 +24,16 @@ class RejectedError(Exception):
 class Context:
     """A copy of the table to change, plus the events the input caused."""
 
-    __slots__ = ("events", "original", "table", "ts")
+    __slots__ = ("authority", "by", "events", "original", "table", "ts")
 
-    def __init__(self, table: TableState, ts: datetime) -> None:
+    def __init__(self, table: TableState, ts: datetime, authority: Authority | None = None) -> None:
         self.original = table.hand  # the hand as it was: never changed, so it can be kept
         self.table = table.copy()
         if table.hand is not None:
             self.table.hand = table.hand.copy()
         self.ts = ts
+        self.authority = authority  # who gave the command being applied (None: a device)
+        self.by = authority.attribution() if authority is not None else None
         self.events: list[TableEvent] = []
 
     @property
@@ -63,6 +66,7 @@ class Context:
                 severity,
                 needs_confirm,
                 secret,
+                self.by,
             )
         )
 

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from controller.authority import Role
 from controller.rules import board, deal_checks, devices, exposure, holds
 from controller.rules.ids import Rule
 from controller.rules.misdeal import cutoff_passed, declare_misdeal
@@ -50,6 +51,7 @@ from controller.table.inputs import (
     Muck,
     OffTable,
     PlaysBoard,
+    RaiseHold,
     Reject,
     RequestToSee,
     RoundClosed,
@@ -67,13 +69,21 @@ Handler = Callable[[Context, Any], None]
 
 
 def misdeal(ctx: Context, cmd: Misdeal) -> None:
-    """The dealer calls a misdeal: only before the cutoff (MD-CUTOFF), then MD-REDEAL."""
+    """The dealer calls a misdeal: only before the cutoff (MD-CUTOFF), then MD-REDEAL.
+
+    After the cutoff only the floor may (a command signed in the floor role, §3.10).
+    """
     current = ctx.hand
     if cutoff_passed(current, ctx.table.profile):
-        raise RejectedError(
-            "the misdeal cutoff has passed: the hand plays on (the floor may override MD-CUTOFF)",
-            (Rule.MD_CUTOFF,),
-        )
+        floor = cmd.authority is not None and cmd.authority.role is Role.FLOOR
+        if not floor:
+            raise RejectedError(
+                "the misdeal cutoff has passed: the hand plays on "
+                "(the floor may call it, or override MD-CUTOFF)",
+                (Rule.MD_CUTOFF,),
+            )
+        declare_misdeal(ctx, current, Rule.MD_CUTOFF, cmd.reason or "called by the floor")
+        return
     declare_misdeal(ctx, current, Rule.MD_REDEAL, cmd.reason or "called by the dealer")
 
 
@@ -94,6 +104,7 @@ _HANDLERS: dict[type, Handler] = {
     OffTable: exposure.off_table,
     Boxed: exposure.boxed,
     StubDisorder: board.stub_disorder,
+    RaiseHold: holds.raise_hold_request,
     Misdeal: misdeal,
     Confirm: holds.confirm,
     Reject: holds.reject,
@@ -113,12 +124,13 @@ _HANDLERS: dict[type, Handler] = {
 }
 
 #: Commands taken while a hold is pending.
-_DURING_HOLD = (Confirm, Reject, FloorOverride, Misdeal)
+_DURING_HOLD = (Confirm, Reject, FloorOverride, Misdeal, RaiseHold)
 
 
 def apply(state: TableState, event: Input) -> tuple[TableState, list[TableEvent]]:
     """Apply one input; return the new state and the events it caused."""
-    ctx = Context(state, event.ts)
+    authority = event.authority if isinstance(event, DealerInput) else None
+    ctx = Context(state, event.ts, authority)
     handler = _HANDLERS.get(type(event))
     try:
         if handler is None:
@@ -163,4 +175,5 @@ def _rejection(state: TableState, command: DealerInput, exc: RejectedError) -> T
         {"command": COMMAND_NAMES.get(type(command), type(command).__name__), "reason": exc.reason},
         tuple(exc.rules),
         Severity.WARN,
+        by=command.authority.attribution() if command.authority is not None else None,
     )

@@ -36,6 +36,7 @@ class TableEvent(NamedTuple):
     severity: Severity = Severity.INFO
     needs_confirm: bool = False
     secret: Mapping[str, Any] | None = None
+    by: Mapping[str, str] | None = None  # who gave the command that caused it (§3.10)
 
     @property
     def secure(self) -> bool:
@@ -44,7 +45,7 @@ class TableEvent(NamedTuple):
 
     def public_view(self) -> dict[str, Any]:
         """The event as the public stream carries it: no secret fields."""
-        return {
+        view = {
             "ts": _rfc3339(self.ts),
             "hand_id": self.hand_id,
             "type": self.type,
@@ -53,6 +54,9 @@ class TableEvent(NamedTuple):
             "needs_confirm": self.needs_confirm,
             "data": dict(self.data),
         }
+        if self.by is not None:
+            view["by"] = dict(self.by)
+        return view
 
     def secure_view(self) -> dict[str, Any]:
         """The event as the surveillance stream carries it: data and secret fields merged."""

@@ -10,11 +10,12 @@ JSON into them directly (``controller.table.commands_schema``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Literal, NamedTuple
 
+from controller.authority import Authority
 from controller.cards import Card
 
 
@@ -231,9 +232,17 @@ class ActionKind(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class DealerInput:
-    """Base of every dealer command."""
+    """Base of every dealer command.
+
+    ``authority`` is who gave it (design.md §3.10): set by the shell from the request's
+    signature, journaled with the command, and carried as ``by`` by every event it causes. The
+    core refuses what depends on it (a dealer confirming a hold that is the floor's, a misdeal
+    after the cutoff by anyone but the floor); a command without one (scenario files, a table
+    that takes unsigned requests) is not restricted by role.
+    """
 
     ts: datetime
+    authority: Authority | None = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -392,6 +401,15 @@ class StubDisorder(DealerInput):
     reason: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class RaiseHold(DealerInput):
+    """Surveillance (or the floor) holds the hand for the floor to rule on ``rule``."""
+
+    rule: str
+    reason: str = ""
+    seat: int | None = None
+
+
 #: Command verbs as they appear on MQTT request topics and in scenario files.
 COMMANDS: dict[str, type[DealerInput]] = {
     "start_hand": StartHand,
@@ -414,6 +432,7 @@ COMMANDS: dict[str, type[DealerInput]] = {
     "request_to_see": RequestToSee,
     "button": ButtonReport,
     "stub_disorder": StubDisorder,
+    "hold": RaiseHold,
 }
 
 COMMAND_NAMES: dict[type[DealerInput], str] = {cls: name for name, cls in COMMANDS.items()}

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import json
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -50,21 +51,27 @@ async def _until_answered(
     raise ConsoleError(f"no answer to {command} in {timeout} s")
 
 
+Sign = Callable[[str, dict[str, Any]], dict[str, Any]]
+
+
 class MqttConsole:
     """Requests on ``{prefix}/{table}/request/{command}``, over the rig's MQTT client."""
 
-    def __init__(self, dealer: DealerClient, *, retry: float = 2.0, timeout: float = 20.0):
+    def __init__(
+        self, dealer: DealerClient, sign: Sign, *, retry: float = 2.0, timeout: float = 20.0
+    ):
         self.dealer = dealer
+        self.sign = sign
         self.retry = retry
         self.timeout = timeout
 
     async def send(self, command: str, fields: dict[str, Any]) -> dict[str, Any]:
-        """Send until answered, the same transaction every time."""
+        """Send until answered, the same transaction every time (signed anew each time)."""
         transaction = uuid.uuid4().hex
 
         async def attempt() -> dict[str, Any]:
             return await self.dealer.send(
-                command, fields, transaction=transaction, timeout=self.retry
+                command, fields, transaction=transaction, timeout=self.retry, sign=self.sign
             )
 
         return await _until_answered(attempt, command, transaction, self.timeout)
@@ -76,8 +83,9 @@ class MqttConsole:
 class SocketConsole:
     """Requests as JSON lines on the daemon's console socket (``[daemon] console``)."""
 
-    def __init__(self, path: Path, *, timeout: float = 20.0) -> None:
+    def __init__(self, path: Path, sign: Sign, *, timeout: float = 20.0) -> None:
         self.path = path
+        self.sign = sign
         self.timeout = timeout
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
@@ -104,9 +112,10 @@ class SocketConsole:
     async def send(self, command: str, fields: dict[str, Any]) -> dict[str, Any]:
         """Send until answered, the same transaction every time."""
         transaction = uuid.uuid4().hex
-        line = json.dumps({"command": command, "transaction": transaction, **fields}).encode()
 
         async def attempt() -> dict[str, Any]:
+            body = self.sign(command, {"transaction": transaction, **fields})
+            line = json.dumps({"command": command, **body}).encode()
             return await self._exchange(line + b"\n")
 
         return await _until_answered(attempt, command, transaction, self.timeout)

@@ -20,6 +20,7 @@ SIGKILL if it does not go.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import tempfile
@@ -43,6 +44,7 @@ from simulators.rig.broker import (
 from simulators.rig.children import Child, tablectl
 from simulators.rig.console import Console, MqttConsole, SocketConsole
 from simulators.rig.errors import RigError
+from simulators.rig.keys import RigKeys
 from simulators.rig.link import BrokerLink, NotifySocket
 from simulators.rig.setup import RigPaths, TableSetup, daemon_config
 
@@ -73,6 +75,7 @@ class Rig:
         self._tables = 0
         self.table: OpenTable | None = None
         self.bench: Bench | None = None
+        self.keys = RigKeys.create(self.directory / "keys")  # its tables take signed requests
 
     # ------------------------------------------------------------------ session
 
@@ -195,10 +198,11 @@ class OpenTable:
         self.notify: NotifySocket | None = None
         self.shuffler = bench.shuffler
         self.tags = bench.tags
+        sign = functools.partial(rig.keys.sign, setup.id)
         self.console: Console = (
-            MqttConsole(rig.link.dealer)
+            MqttConsole(rig.link.dealer, sign)
             if rig.link is not None and rig.link.dealer is not None
-            else SocketConsole(paths.console)
+            else SocketConsole(paths.console, sign)
         )
 
     @property
@@ -225,6 +229,7 @@ class OpenTable:
                 self.paths,
                 (address.host, address.port) if address else None,
                 prefix=self.rig.options.prefix,
+                keyring=self.rig.keys.keyring,
             )
         )
         await self.start_daemon()

@@ -118,6 +118,7 @@ def daemon_config(
     broker: tuple[str, int] | None,
     *,
     prefix: str = "tables",
+    keyring: Path | None = None,
 ) -> str:
     """The daemon's config for ``setup`` on the rig's devices."""
     table = {
@@ -164,6 +165,12 @@ def daemon_config(
             f"antenna = {antenna}",
             f"zone = {toml_value(zone)}",
         ]
+    # The rig's dealer is a program: it sends requests faster than a person at a table does.
+    lines += ["", "[security]", "rate_per_key = 1000.0", "rate_per_key_burst = 1000.0"]
+    if keyring is not None:
+        lines.append(f"keyring = {toml_value(str(keyring))}")
+    else:
+        lines.append("require_signed = false")
     lines += ["", "[broker]"]
     if broker is None:
         lines.append("enabled = false")

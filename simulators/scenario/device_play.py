@@ -318,7 +318,7 @@ class DevicePlay:
         fields = {
             f.name: getattr(event, f.name)
             for f in dataclasses.fields(event)
-            if f.name != "ts" and getattr(event, f.name) is not None
+            if f.name not in ("ts", "authority") and getattr(event, f.name) is not None
         }
         if self.pace:
             self.bridge.call(asyncio.sleep(self.pace))
@@ -327,6 +327,8 @@ class DevicePlay:
         except RuntimeError as exc:
             raise DeviceRunError(f"{name}: {exc}") from None
         seqs = [int(e["seq"]) for e in (body.get("data") or {}).get("events", [])]
+        if not seqs and body.get("status") != "ok":  # answered without running (rate, load)
+            raise DeviceRunError(f"{name}: the table did not run it: {body.get('error')}")
         if seqs:
             try:
                 self.mirror.wait_seq(max(seqs), WAIT)

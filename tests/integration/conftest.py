@@ -23,7 +23,9 @@ import pytest
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
+from controller.authority import Role
 from controller.shell.topics import Topics
+from simulators.rig.keys import RigKeys
 from tests.integration.broker import Broker, mosquitto_available
 
 REPO = Path(__file__).resolve().parents[2]
@@ -71,8 +73,10 @@ class DaemonProcess:
                 f'[devices.shuffler]\ndriver = "virtual"\nseed = {seed}\n'
                 f'state_file = "{directory / "shuffler.json"}"\nevent_delay = {event_delay}\n'
             )
+        self.keys = RigKeys.create(directory / "keys")
         self.config.write_text(
             f'[table]\nid = "{table}"\nstacks = {stacks}\nbutton = 3\nblinds = [1, 2]\n'
+            f'[security]\nkeyring = "{self.keys.keyring}"\n'
             f"{devices}"
             f'[broker]\nhost = "127.0.0.1"\nport = {broker_port or broker.port}\nkeepalive = 5\n'
             f"reconnect_min = 0.05\nreconnect_max = 0.5\n{broker_extra}"
@@ -92,6 +96,14 @@ class DaemonProcess:
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
         self._mark = 0
+
+    def sign(self, command: str, body: dict[str, Any]) -> dict[str, Any]:
+        """``body`` signed as the role that gives ``command`` would (dealer, floor…)."""
+        return self.keys.sign(self.table, command, body)
+
+    def key_args(self, role: Role = Role.DEALER) -> list[str]:
+        """``tablectl dealer`` arguments that sign with the key of ``role``."""
+        return ["--key", str(self.keys.key_file(role))]
 
     def start(self, timeout: float = 15.0) -> float:
         """Start the daemon; return the seconds until it said READY=1."""

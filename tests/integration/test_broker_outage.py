@@ -39,7 +39,7 @@ async def test_events_during_an_outage_arrive_late_in_order_marked_historical(
     async with Collector(broker, daemon.topics) as collector:
         daemon.start()
         async with aiomqtt.Client("127.0.0.1", broker.port) as client:
-            console = AutoConsole(client, daemon.topics)
+            console = AutoConsole(client, daemon.topics, sign=daemon.sign)
             await console.start()
             await console.wait_snapshot(0, 10)
             await console.send("start_hand")
@@ -54,7 +54,7 @@ async def test_events_during_an_outage_arrive_late_in_order_marked_historical(
         async with aiomqtt.Client(
             "127.0.0.1", broker.port, protocol=aiomqtt.ProtocolVersion.V5
         ) as client:
-            console = AutoConsole(client, daemon.topics)
+            console = AutoConsole(client, daemon.topics, sign=daemon.sign)
             await console.start()
             assert await console.play(hands=1, timeout=60) == 1
             await console.stop()

@@ -28,7 +28,7 @@ HANDS = 2
 
 async def play(daemon: DaemonProcess, port: int) -> dict[str, Any]:
     async with aiomqtt.Client("127.0.0.1", port, protocol=aiomqtt.ProtocolVersion.V5) as client:
-        console = AutoConsole(client, daemon.topics, retry=1.0)
+        console = AutoConsole(client, daemon.topics, retry=1.0, sign=daemon.sign)
         await console.start()
         assert await console.play(hands=HANDS, timeout=90) == HANDS
         await console.stop()

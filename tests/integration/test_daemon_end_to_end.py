@@ -29,7 +29,7 @@ async def test_hands_end_to_end_and_the_will_on_sigkill(
     daemon = daemon_factory()
     async with Collector(broker, daemon.topics) as collector:
         daemon.start()
-        console = AutoConsole(console_client, daemon.topics)
+        console = AutoConsole(console_client, daemon.topics, sign=daemon.sign)
         await console.start()
         assert await console.play(hands=2, timeout=60) == 2
         await console.stop()
@@ -110,7 +110,7 @@ async def test_tail_and_dealer_commands(daemon_factory: Any, broker: Any) -> Non
         assert tail.stdout is not None
         assert tail.stdout.readline().startswith("# status online")
         done = subprocess.run(
-            [*base, "dealer", *target, "start_hand", "--transaction", "cli-1"],
+            [*base, "dealer", *target, *daemon.key_args(), "start_hand", "--transaction", "cli-1"],
             capture_output=True,
             text=True,
             timeout=30,
@@ -121,7 +121,7 @@ async def test_tail_and_dealer_commands(daemon_factory: Any, broker: Any) -> Non
         assert body["status"] == "ok"
         assert body["transaction"] == "cli-1"
         again = subprocess.run(
-            [*base, "dealer", *target, "start_hand", "--transaction", "cli-1"],
+            [*base, "dealer", *target, *daemon.key_args(), "start_hand", "--transaction", "cli-1"],
             capture_output=True,
             text=True,
             timeout=30,
@@ -129,7 +129,7 @@ async def test_tail_and_dealer_commands(daemon_factory: Any, broker: Any) -> Non
         )
         assert json.loads(again.stdout) == body  # stored answer, not a second hand
         bad = subprocess.run(
-            [*base, "dealer", *target, "action", "seat=x", "action=call"],
+            [*base, "dealer", *target, *daemon.key_args(), "action", "seat=x", "action=call"],
             capture_output=True,
             text=True,
             timeout=30,

@@ -134,7 +134,7 @@ def devices(sim: ShufflerSim, readers: Readers) -> str:
 
 async def play(daemon: DaemonProcess, port: int, hands: int) -> dict[str, Any]:
     async with aiomqtt.Client("127.0.0.1", port, protocol=aiomqtt.ProtocolVersion.V5) as client:
-        console = AutoConsole(client, daemon.topics, retry=1.0)
+        console = AutoConsole(client, daemon.topics, retry=1.0, sign=daemon.sign)
         await console.start()
         assert await console.play(hands=hands, timeout=60) == hands
         await console.stop()

@@ -200,6 +200,7 @@ def test_data_files_are_found_under_another_prefix(venv: Venv, dists: Dists) -> 
 
 PLUGIN_TABLE = (
     '[table]\nid = "{table}"\nstacks = {{ 1 = 100, 2 = 100 }}\nbutton = 1\nblinds = [1, 2]\n'
+    "[security]\nrequire_signed = false\n"
     '[devices.reader]\ndriver = "tag-bridge"\nhost = "127.0.0.1"\nport = {port}\n'
     'antennas = {{ A0 = "seat:1", A1 = "board" }}\n'
 )

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.authority import Role
 from simulators.rig.rig import OpenTable, Rig, RigOptions
 from simulators.rig.setup import TableSetup
 
@@ -28,6 +29,13 @@ async def table(broker_url: str, tmp_path: Path) -> AsyncIterator[OpenTable]:
 
 
 def target(table: OpenTable) -> list[str]:
+    """Where ``tablectl dealer`` sends, signed with the rig dealer's key."""
+    assert table.broker is not None
+    key = table.rig.keys.key_file(Role.DEALER)
+    return ["--broker", table.broker.url, "--prefix", "cli", "--table", "T9", "--key", str(key)]
+
+
+def tail_target(table: OpenTable) -> list[str]:
     assert table.broker is not None
     return ["--broker", table.broker.url, "--prefix", "cli", "--table", "T9"]
 
@@ -58,7 +66,7 @@ async def started_tail(*args: str) -> asyncio.subprocess.Process:
 async def test_dealer_commands_and_a_json_tail_of_the_surveillance_stream(
     table: OpenTable,
 ) -> None:
-    tail = await started_tail(*target(table), "--secure", "--json", "--count", "3")
+    tail = await started_tail(*tail_target(table), "--secure", "--json", "--count", "3")
     code, out, err = await tablectl("dealer", *target(table), "start_hand")
     assert code == 0, err
     response = json.loads(out)
@@ -91,12 +99,22 @@ async def test_refused_commands_exit_1_with_the_reason(table: OpenTable) -> None
     code, _, err = await tablectl("dealer", *target(table), "action", "seat")
     assert code == 2
     assert "key=value" in err
+    # the rig's tables take signed requests only
+    code, out, _ = await tablectl("dealer", *tail_target(table), "start_hand")
+    assert code == 1
+    assert "unsigned" in json.loads(out)["error"]
+    floor = table.rig.keys.key_file(Role.FLOOR)
+    code, out, _ = await tablectl(
+        "dealer", *tail_target(table), "--key", str(floor), "--key-id", "rig-dealer", "start_hand"
+    )
+    assert code == 1
+    assert "signature does not hold" in json.loads(out)["error"]
 
 
 async def test_a_pretty_tail_of_the_public_stream(table: OpenTable) -> None:
     code, _, err = await tablectl("dealer", *target(table), "start_hand")
     assert code == 0, err
-    tail = await started_tail(*target(table), "--count", "1")
+    tail = await started_tail(*tail_target(table), "--count", "1")
     code, _, err = await tablectl("dealer", *target(table), "misdeal", "reason=cards flashed")
     assert code == 0, err
     printed, _ = await asyncio.wait_for(tail.communicate(), 20)

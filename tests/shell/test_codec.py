@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from controller.envelope import envelope
@@ -49,6 +49,7 @@ def test_every_input_class_is_known() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(input_types()))
+@settings(suppress_health_check=[HealthCheck.too_slow])  # nested inputs, on a busy machine
 @given(data=st.data())
 def test_journaled_input_round_trips_exactly(name: str, data: st.DataObject) -> None:
     cls = input_types()[name]

@@ -15,7 +15,8 @@ from controller.config import ConfigError, load_config, parse_config
 EXAMPLE = Path(__file__).resolve().parents[2] / "config" / "table.example.toml"
 
 MINIMAL: dict[str, Any] = {
-    "table": {"id": "T1", "stacks": {"1": 100, "2": 100}, "button": 1, "blinds": [1, 2]}
+    "table": {"id": "T1", "stacks": {"1": 100, "2": 100}, "button": 1, "blinds": [1, 2]},
+    "security": {"require_signed": False},
 }
 
 
@@ -53,6 +54,22 @@ def test_defaults_fill_what_is_not_given() -> None:
         ({"devices": {"s": {"driver": "virtual", "sead": 1}}}, "devices.s.sead", "Extra inputs"),
         ({"devices": {"s": {"driver": "virtual", "seed": "x"}}}, "devices.s.seed", "integer"),
         ({"broker": {"tls": {"cert_file": "/c.pem"}}}, "broker.tls", "go together"),
+        ({"security": {}}, "security.keyring", "required: the table takes signed requests"),
+        (
+            {"security": {"keyring": "/nonexistent/keyring.toml"}},
+            "security.keyring",
+            "no such keyring file",
+        ),
+        (
+            {"security": {"require_signed": False, "unsigned_roles": ["owner"]}},
+            "security.unsigned_roles",
+            "'dealer', 'floor'",
+        ),
+        (
+            {"table": {**MINIMAL["table"], "house_rules": {"dealer_may_confirm": ["NOPE"]}}},
+            "table.profile / table.house_rules",
+            "not rule IDs of the catalogue: NOPE",
+        ),
     ],
 )
 def test_errors_name_the_key_and_say_what_is_wrong(
@@ -118,3 +135,23 @@ def test_config_schema_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert schema["title"] == "tablectl table config"
     assert "table" in schema["required"]
     assert "broker" in schema["properties"]
+
+
+def test_a_keyring_is_required_by_default_and_checked(tmp_path: Path) -> None:
+    bare = {"table": MINIMAL["table"]}
+    assert any("security.keyring: required" in p for p in problems(bare))
+    keyring = tmp_path / "keys.toml"
+    keyring.write_text('[keys.ann]\nperson = "Ann"\nroles = ["croupier"]\npublic_key = "eA=="\n')
+    found = problems({**bare, "security": {"keyring": str(keyring)}})
+    assert any("keys.ann.roles" in p and "dealer" in p for p in found)
+    assert any("keys.ann.public_key" in p and "32 bytes" in p for p in found)
+
+
+def test_a_relative_keyring_is_beside_the_config(tmp_path: Path) -> None:
+    (tmp_path / "keyring.toml").write_text("")
+    path = tmp_path / "table.toml"
+    path.write_text(
+        '[table]\nid = "T1"\nstacks = { 1 = 100, 2 = 100 }\nbutton = 1\nblinds = [1, 2]\n'
+        '[security]\nkeyring = "keyring.toml"\n'
+    )
+    assert load_config(path).security.keyring == tmp_path / "keyring.toml"

@@ -54,6 +54,7 @@ def config_for(tmp_path: Path, **virtual: Any) -> TableConfig:
                     **virtual,
                 }
             },
+            "security": {"require_signed": False},
             "broker": {
                 "host": "127.0.0.1",
                 "port": free_port(),
@@ -199,6 +200,7 @@ async def test_a_failed_device_is_restarted_and_reported_back_online(tmp_path: P
         {
             "table": {"id": "T1", "stacks": {"1": 50, "2": 50}, "button": 1, "blinds": [1, 2]},
             "devices": {"feed": {"driver": "jsonl", "port": str(link)}},
+            "security": {"require_signed": False},
             "broker": {"host": "127.0.0.1", "port": free_port()},
             "journal": {"path": str(tmp_path / "journal.sqlite")},
             "daemon": {"device_restart_min": 0.01, "device_restart_max": 0.05},

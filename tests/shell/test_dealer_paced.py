@@ -72,6 +72,7 @@ def test_the_new_keys_are_validated_and_named() -> None:
         {
             "table": {**TABLE, "blinds": [1, 2], "dispense": "dealer", "settle": 10},
             "broker": {"enabled": False},
+            "security": {"require_signed": False},
             "daemon": {"console": "/run/tablectl/console.sock"},
         }
     )
@@ -119,6 +120,7 @@ async def test_a_dealer_paced_table_without_a_broker_takes_requests_on_its_conso
                 }
             },
             "broker": {"enabled": False},
+            "security": {"require_signed": False},
             "journal": {"path": str(tmp_path / "journal.sqlite")},
             "daemon": {"console": str(sockets / "console.sock")},
         }
@@ -126,7 +128,7 @@ async def test_a_dealer_paced_table_without_a_broker_takes_requests_on_its_conso
     async with Running(config) as daemon:
         assert isinstance(daemon, Daemon)
         assert "no broker" in daemon.status_line()
-        console = SocketConsole(sockets / "console.sock")
+        console = SocketConsole(sockets / "console.sock", lambda command, body: body)
         try:
             reply = await console.send("start_hand", {})
             assert reply["status"] == "ok"

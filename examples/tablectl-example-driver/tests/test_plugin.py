@@ -22,7 +22,10 @@ from bridge_helpers import Sink
 from tablectl_example_driver.driver import TagBridge
 
 BIN = Path(sys.executable).parent
-TABLE = '[table]\nid = "T1"\nstacks = { 1 = 100, 2 = 100 }\nbutton = 1\nblinds = [1, 2]\n'
+TABLE = (
+    '[table]\nid = "T1"\nstacks = { 1 = 100, 2 = 100 }\nbutton = 1\nblinds = [1, 2]\n'
+    "[security]\nrequire_signed = false\n"
+)
 READER = (
     '[devices.reader]\ndriver = "tag-bridge"\nhost = "127.0.0.1"\nport = {port}\n'
     'antennas = {{ A0 = "seat:1", A1 = "board" }}\n'
