@@ -100,6 +100,19 @@ def add_parsers(subparsers: Any) -> None:
     new.add_argument("--dir", type=Path, default=Path("."), help="where NAME.key goes")
     new.set_defaults(handler=keys_new)
 
+    broker = subparsers.add_parser("broker", help="the pit broker's users, passwords and ACL")
+    broker_verbs = broker.add_subparsers(dest="broker_verb", metavar="setup", required=True)
+    setup = broker_verbs.add_parser(
+        "setup", help="write mosquitto's passwd, acl and mosquitto.conf from a users file"
+    )
+    setup.add_argument("users", type=Path, help="users file (config/mosquitto/users.example.toml)")
+    setup.add_argument("--out", type=Path, required=True, help="where the files go")
+    setup.add_argument("--listener", default="1883", help="the listener line (port [address])")
+    setup.add_argument(
+        "--run-as", default=None, help="the user mosquitto runs as when started as root"
+    )
+    setup.set_defaults(handler=broker_setup)
+
 
 def _broker_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--broker", default="mqtt://localhost:1883", help="mqtt://host:port")
@@ -344,3 +357,22 @@ def _broker_target(args: argparse.Namespace) -> tuple[str, int, str, str]:
     if not table:
         raise SystemExit("give --table or --config")
     return host, port, table, prefix
+
+
+def broker_setup(args: argparse.Namespace) -> int:
+    """``tablectl broker setup USERS --out DIR``."""
+    from controller.broker_setup import BrokerSetupError, load_users, write_setup  # noqa: PLC0415
+
+    try:
+        users = load_users(args.users)
+        written = write_setup(users, args.out, listener=args.listener, run_as=args.run_as)
+    except BrokerSetupError as exc:
+        print(f"tablectl broker setup: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"tablectl broker setup: {args.out}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    for path in written:
+        print(path)
+    print(f"{args.out / 'passwords'}/USER: each user's password (0600)")
+    return 0

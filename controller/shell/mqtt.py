@@ -160,8 +160,15 @@ class MqttLink:
             try:
                 async with client:
                     self._client = client
-                    await self._session(client)
-            except (aiomqtt.MqttError, OSError, TimeoutError) as exc:
+                    try:
+                        await self._session(client)
+                    except BaseException as exc:
+                        if not self._stopping and not isinstance(exc, _CONNECTION_LOST):
+                            # Not an ordered stop (a bug elsewhere, say): the broker must say
+                            # the table is gone, and it does only if we leave without DISCONNECT.
+                            _drop_connection(client)
+                        raise
+            except _CONNECTION_LOST as exc:
                 cause = exc.__cause__
                 log.warning(
                     "mqtt.disconnected", error=str(exc), cause=repr(cause) if cause else None
@@ -379,3 +386,15 @@ def _by_event(rows: list[OutboxRow]) -> list[list[OutboxRow]]:
 def _plain_level(verb: str) -> bool:
     """A short topic level of letters, digits and underscores (every command's is)."""
     return 0 < len(verb) <= 64 and verb.replace("_", "").isalnum() and verb.isascii()
+
+
+_CONNECTION_LOST = (aiomqtt.MqttError, OSError, TimeoutError)
+
+
+def _drop_connection(client: aiomqtt.Client) -> None:
+    """Cut the TCP connection so that the broker publishes the Last Will (no DISCONNECT)."""
+    sock = client._client.socket()  # paho gives no other way to abort a connection
+    shutdown = getattr(sock, "shutdown", None)  # a plain or a TLS socket
+    if shutdown is not None:
+        with contextlib.suppress(OSError):
+            shutdown(socket.SHUT_RDWR)

@@ -16,6 +16,7 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
+from controller.broker_setup import BrokerUser, BrokerUsers, write_setup
 from simulators.rig.children import Child
 
 AUTO = "auto"
@@ -27,11 +28,26 @@ class BrokerError(ValueError):
 
 
 @dataclass(frozen=True)
+class Login:
+    """A broker user and the file holding its password."""
+
+    username: str
+    password_file: Path
+
+    @property
+    def password(self) -> str:
+        """The password."""
+        return self.password_file.read_text(encoding="utf-8").strip()
+
+
+@dataclass(frozen=True)
 class BrokerAddress:
-    """Where the broker listens."""
+    """Where the broker listens, and the logins the rig has there (an open broker: none)."""
 
     host: str
     port: int
+    console: Login | None = None  # the rig's consoles and its event reader
+    table: Login | None = None  # the rig's tables
 
     @property
     def url(self) -> str:
@@ -91,17 +107,35 @@ class LocalBroker:
         self.child: Child | None = None
 
     async def start(self, timeout: float = 10.0) -> None:
-        """Start it and wait until it accepts connections (another port if one was taken)."""
+        """Start it and wait until it accepts connections (another port if one was taken).
+
+        It runs with the shipped broker setup (``tablectl broker setup``): no anonymous user,
+        a user for the rig's tables and one for its consoles, and the ACL of design.md §3.10.
+        """
+        users = BrokerUsers(
+            prefix="+",  # every rig of a run has a topic prefix of its own
+            users={
+                "rig-table": BrokerUser(roles=["table"]),
+                "rig-console": BrokerUser(roles=["dealer", "floor", "surveillance", "pit"]),
+            },
+        )
         for _ in range(3):
             conf = self.directory / "mosquitto.conf"
             # As root, mosquitto drops to its own user unless told to stay.
             user = pwd.getpwuid(os.geteuid()).pw_name
-            # TCP_NODELAY: a console waits for each small response; Nagle would hold it back.
-            conf.write_text(
-                f"listener {self.address.port} 127.0.0.1\nallow_anonymous true\nuser {user}\n"
-                "persistence false\nset_tcp_nodelay true\n"
-                "log_dest stderr\nlog_type error\nlog_type warning\n"
+            listener = f"{self.address.port} 127.0.0.1"
+            write_setup(users, self.directory, listener=listener, run_as=user)
+            secrets = self.directory / "passwords"
+            self.address = BrokerAddress(
+                self.address.host,
+                self.address.port,
+                console=Login("rig-console", secrets / "rig-console"),
+                table=Login("rig-table", secrets / "rig-table"),
             )
+            with conf.open("a") as handle:
+                handle.write(
+                    "persistence false\nlog_dest stderr\nlog_type error\nlog_type warning\n"
+                )
             self.child = Child("mosquitto", [self.binary, "-c", str(conf)], self.directory)
             await self.child.start()
             loop = asyncio.get_running_loop()

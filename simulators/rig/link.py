@@ -41,9 +41,12 @@ class BrokerLink:
 
     async def start(self) -> None:
         """Connect, subscribe, and start reading."""
+        login = self.address.console
         client = aiomqtt.Client(
             self.address.host,
             self.address.port,
+            username=login.username if login else None,
+            password=login.password if login else None,
             identifier=self.identifier,
             protocol=aiomqtt.ProtocolVersion.V5,
             keepalive=10,

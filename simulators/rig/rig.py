@@ -230,6 +230,7 @@ class OpenTable:
                 (address.host, address.port) if address else None,
                 prefix=self.rig.options.prefix,
                 keyring=self.rig.keys.keyring,
+                login=address.table if address else None,
             )
         )
         await self.start_daemon()

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from controller.table.inputs import Zone
+from simulators.rig.broker import Login
 
 SHUFFLER = "shuffler"
 READER = "reader"
@@ -119,6 +120,7 @@ def daemon_config(
     *,
     prefix: str = "tables",
     keyring: Path | None = None,
+    login: Login | None = None,
 ) -> str:
     """The daemon's config for ``setup`` on the rig's devices."""
     table = {
@@ -185,6 +187,11 @@ def daemon_config(
             "reconnect_min = 0.05",
             "reconnect_max = 1.0",
         ]
+        if login is not None:
+            lines += [
+                f"username = {toml_value(login.username)}",
+                f"password_file = {toml_value(str(login.password_file))}",
+            ]
     lines += [
         "",
         "[journal]",

@@ -1,0 +1,178 @@
+"""The broker's outer wall (design.md §3.10): mosquitto users, passwords and an ACL per role.
+
+``tablectl broker setup USERS.toml --out DIR`` reads who connects to the pit's broker::
+
+    prefix = "tables"
+    [users.T1]                   # a table controller: the user is the table's id
+    roles = ["table"]
+    tables = ["T1"]
+    [users.dealer-console-1]
+    roles = ["dealer"]           # table, dealer, floor, surveillance, pit
+    tables = ["T1", "T2"]        # default: every table ("*")
+
+and writes what mosquitto needs into DIR: ``passwd`` (PBKDF2-SHA512, mosquitto's ``$7$``
+format), ``acl`` (one block per user), ``mosquitto.conf`` (including both, with the queue and
+packet limits a table needs), and ``passwords/USER`` for each user (mode 0600; kept if present,
+so running it again does not change anyone's password). The table's own user alone publishes its
+status, state, events, devices and responses; consoles publish requests and read the public
+topics; only surveillance reads ``secure/#``; the pit reads the events and asks for replays.
+The broker is the outer wall only: every request is also signed (the keyring decides).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import secrets
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+BrokerRole = Literal["table", "dealer", "floor", "surveillance", "pit"]
+ITERATIONS = 101  # what mosquitto_passwd uses for $7$
+
+
+class BrokerSetupError(ValueError):
+    """A users file that cannot be used; the message names the user and the problem."""
+
+
+class BrokerUser(BaseModel):
+    """One broker user and what it may reach."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    roles: list[BrokerRole] = Field(min_length=1)
+    tables: list[str] = Field(default_factory=lambda: ["*"], min_length=1)
+
+
+class BrokerUsers(BaseModel):
+    """Every user of the broker, by name."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    prefix: str = Field(
+        default="tables",
+        min_length=1,
+        pattern=r"^[^#]+$",
+        description="the topic prefix; '+' for users of every prefix (a test bench)",
+    )
+    users: dict[str, BrokerUser] = Field(min_length=1)
+
+
+def load_users(path: Path) -> BrokerUsers:
+    """Read and validate a users file."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        users = BrokerUsers.model_validate(data)
+    except FileNotFoundError:
+        raise BrokerSetupError(f"{path}: no such file") from None
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise BrokerSetupError(f"{path}: {exc}") from None
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        raise BrokerSetupError(f"{path}: {problems}") from None
+    for name in users.users:
+        if not name or any(c in name for c in ":/#+ \n"):
+            raise BrokerSetupError(f"{path}: user {name!r}: no ':', '/', '#', '+' or spaces")
+    return users
+
+
+def password_hash(password: str, salt: bytes | None = None) -> str:
+    """A mosquitto password file hash (``$7$``: PBKDF2-SHA512, 101 iterations, 12-byte salt)."""
+    salt = salt if salt is not None else secrets.token_bytes(12)
+    digest = hashlib.pbkdf2_hmac("sha512", password.encode(), salt, ITERATIONS)
+    return f"$7${ITERATIONS}${base64.b64encode(salt).decode()}${base64.b64encode(digest).decode()}"
+
+
+def acl_lines(name: str, user: BrokerUser, prefix: str) -> list[str]:
+    """The ACL block of one user: what each of its roles may read and write."""
+    levels = ["+"] if "*" in user.tables else user.tables
+    topics: dict[str, None] = {}  # in order, once each
+    for table in levels:
+        base = f"{prefix}/{table}"
+        for role in user.roles:
+            for line in _role_topics(role, base):
+                topics[line] = None
+    return [f"user {name}", *topics, ""]
+
+
+def _role_topics(role: BrokerRole, base: str) -> list[str]:
+    if role == "table":
+        written = ("status", "events", "secure/events", "state", "devices/#", "response/#")
+        return [
+            *(f"topic write {base}/{topic}" for topic in written),
+            f"topic write {base}/replay/#",
+            f"topic read {base}/request/#",
+        ]
+    lines = [f"topic read {base}/{t}" for t in ("status", "events", "state", "devices/#")]
+    if role in ("dealer", "floor", "pit"):
+        lines += [f"topic write {base}/request/#", f"topic read {base}/response/#"]
+    if role == "surveillance":
+        lines += [
+            f"topic read {base}/secure/events",
+            f"topic write {base}/request/hold",
+            f"topic read {base}/response/hold",
+        ]
+    if role == "pit":
+        lines.append(f"topic read {base}/replay/#")
+    return lines
+
+
+def write_setup(
+    users: BrokerUsers, out: Path, *, listener: str = "1883", run_as: str | None = None
+) -> list[Path]:
+    """Write passwd, acl, mosquitto.conf and the users' password files into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    secrets_dir = out / "passwords"
+    secrets_dir.mkdir(mode=0o700, exist_ok=True)
+    passwd, acl = [], ["# written by tablectl broker setup: one block per user", ""]
+    for name, user in users.users.items():
+        secret_file = secrets_dir / name
+        if secret_file.exists():
+            password = secret_file.read_text(encoding="utf-8").strip()
+        else:
+            password = secrets.token_urlsafe(24)
+            fd = os.open(secret_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as handle:
+                handle.write(password + "\n")
+        passwd.append(f"{name}:{password_hash(password)}")
+        acl += acl_lines(name, user, users.prefix)
+    written = [out / "passwd", out / "acl", out / "mosquitto.conf"]
+    _write_private(out / "passwd", "\n".join(passwd) + "\n")
+    _write_private(out / "acl", "\n".join(acl))
+    (out / "mosquitto.conf").write_text(broker_config(out, listener, run_as))
+    return written
+
+
+def broker_config(directory: Path, listener: str = "1883", run_as: str | None = None) -> str:
+    """mosquitto.conf for the tables: no anonymous user, the ACL, and the limits they need.
+
+    Started as root, mosquitto runs as ``run_as`` (default: its own user, which must be able to
+    read ``passwd`` and ``acl``: they are written readable by their owner only).
+    """
+    user = f"user {run_as}\n" if run_as else ""
+    return f"""# written by tablectl broker setup (docs/operations.md, "The broker")
+{user}per_listener_settings false
+listener {listener}
+allow_anonymous false
+password_file {directory / "passwd"}
+acl_file {directory / "acl"}
+# a table's request, envelope or snapshot is a few KiB; the table refuses requests over 16 KiB
+max_packet_size 65536
+# a console or the pit that falls behind: keep this many QoS 1 messages for it, then drop
+max_queued_messages 20000
+max_inflight_messages 100
+# small messages, and consoles waiting for each answer
+set_tcp_nodelay true
+"""
+
+
+def _write_private(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
