@@ -1,0 +1,475 @@
+"""Authority against a real mosquitto (design.md §3.10, docs/security.md).
+
+* The shipped broker setup (``config/mosquitto/users.example.toml`` through ``tablectl broker
+  setup``): every denial of §3.10 tried and refused.
+* A table on an open broker: what its keyring does not allow is ``command.rejected`` and changes
+  nothing (unsigned, a dealer's key giving a floor command, a nonce used twice, an old ``ts``, a
+  revoked key).
+* Hostile input: fuzzed requests of every kind are each answered, change nothing when refused,
+  leave the journal verifiable and the memory bounded; a flood does not hold a signed dealer back.
+* A daemon that ends other than by an ordered stop leaves ``status`` offline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import pwd
+import sqlite3
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from controller.authority import Role
+from controller.broker_setup import load_users, write_setup
+from controller.config import parse_config
+from controller.shell.daemon import Daemon
+from controller.shell.topics import Topics
+from controller.signing import canonical, load_private_key, new_key, save_private_key, sign_request
+from controller.table.inputs import COMMANDS
+from tests.integration.broker import MOSQUITTO, Broker, free_port, mosquitto_available, wait_port
+from tests.integration.conftest import DaemonProcess
+from tests.integration.requester import Requester
+
+REPO = Path(__file__).resolve().parents[2]
+TABLECTL = [sys.executable, "-m", "controller.cli"]
+USERS = REPO / "config" / "mosquitto" / "users.example.toml"
+
+pytestmark = pytest.mark.skipif(not mosquitto_available(), reason="mosquitto is not installed")
+
+
+# --------------------------------------------------------------------------- the broker's wall
+
+
+class SecuredBroker:
+    """mosquitto with the files ``tablectl broker setup`` writes for the shipped users."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.port = free_port()
+        user = pwd.getpwuid(os.geteuid()).pw_name
+        write_setup(load_users(USERS), directory, listener=f"{self.port} 127.0.0.1", run_as=user)
+        with (directory / "mosquitto.conf").open("a") as conf:
+            conf.write("persistence false\nlog_dest stderr\nlog_type error\n")
+        with (directory / "mosquitto.log").open("ab") as log:
+            self.proc = subprocess.Popen(
+                [MOSQUITTO, "-c", str(directory / "mosquitto.conf")],
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
+        wait_port(self.port)
+
+    def password(self, user: str) -> str:
+        return (self.directory / "passwords" / user).read_text().strip()
+
+    def client(self, user: str | None, password: str | None = None) -> aiomqtt.Client:
+        return aiomqtt.Client(
+            "127.0.0.1",
+            self.port,
+            username=user,
+            password=password if password is not None else (self.password(user) if user else None),
+            protocol=aiomqtt.ProtocolVersion.V5,
+        )
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+@pytest.fixture
+def secured(tmp_path: Path) -> Iterator[SecuredBroker]:
+    broker = SecuredBroker(tmp_path / "broker")
+    yield broker
+    broker.stop()
+
+
+async def received(client: aiomqtt.Client, seconds: float) -> list[tuple[str, bytes]]:
+    """What ``client`` receives in the next ``seconds``."""
+    got: list[tuple[str, bytes]] = []
+    try:
+        async with asyncio.timeout(seconds):
+            async for message in client.messages:
+                payload = message.payload if isinstance(message.payload, bytes) else b""
+                got.append((message.topic.value, payload))
+    except TimeoutError:
+        pass
+    return got
+
+
+async def test_the_shipped_acl_refuses_every_denial_of_section_3_10(
+    secured: SecuredBroker,
+) -> None:
+    # no anonymous client, no wrong password
+    for user, password in ((None, None), ("dealer-T7", "wrong")):
+        with pytest.raises(aiomqtt.MqttError):
+            async with secured.client(user, password):
+                pass
+    base = "tables/T7"
+    async with (
+        secured.client("T7") as table,
+        secured.client("dealer-T7") as dealer,
+        secured.client("surveillance") as surveillance,
+        secured.client("pit") as pit,
+    ):
+        for client in (dealer, surveillance, pit):
+            await client.subscribe(f"{base}/#", qos=1)
+        await table.subscribe(f"{base}/request/#", qos=1)
+        # the table's own topics: only the table publishes them
+        for intruder in (dealer, surveillance, pit):
+            for topic in ("status", "events", "secure/events", "state", "devices/shuffler"):
+                await intruder.publish(
+                    f"{base}/{topic}", b"forged", qos=1, retain=topic == "status"
+                )
+        await table.publish(f"{base}/secure/events", b"hole cards", qos=1)
+        await table.publish(f"{base}/events", b"public", qos=1)
+        await dealer.publish(f"{base}/request/start_hand", b"request", qos=1)
+        await surveillance.publish(f"{base}/request/start_hand", b"not surveillance's", qos=1)
+        seen = {
+            name: await received(client, 1.0)
+            for name, client in (("dealer", dealer), ("surveillance", surveillance), ("pit", pit))
+        }
+        table_got = await received(table, 0.2)
+    assert all(payload != b"forged" for got in seen.values() for _, payload in got)
+    # only surveillance reads the secure stream
+    assert (f"{base}/secure/events", b"hole cards") in seen["surveillance"]
+    assert all(topic != f"{base}/secure/events" for topic, _ in seen["dealer"] + seen["pit"])
+    assert (f"{base}/events", b"public") in seen["dealer"]
+    # consoles publish requests; surveillance only holds
+    assert table_got == [(f"{base}/request/start_hand", b"request")]
+    # no forged retained status either
+    async with secured.client("pit") as late:
+        await late.subscribe(f"{base}/status", qos=1)
+        assert await received(late, 0.5) == []
+
+
+# --------------------------------------------------------------------------- an open broker
+
+
+@pytest.fixture
+def open_broker(tmp_path: Path) -> Iterator[Broker]:
+    broker = Broker(tmp_path / "open")
+    (tmp_path / "open").mkdir()
+    broker.start()
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture
+async def table(tmp_path: Path, open_broker: Broker) -> AsyncIterator[DaemonProcess]:
+    daemon = DaemonProcess(tmp_path / "daemon", open_broker)
+    # a key the keyring names but revokes, beside the rig's keys
+    private, public = new_key()
+    save_private_key(private, daemon.keys.directory / "old.key")
+    with daemon.keys.keyring.open("a") as keyring:
+        keyring.write(
+            f'\n[keys.old]\nperson = "Someone Gone"\nroles = ["floor"]\n'
+            f'public_key = "{public}"\nrevoked = true\n'
+        )
+    daemon.start()
+    yield daemon
+    daemon.close()
+
+
+def signed(daemon: DaemonProcess, role: Role, verb: str, body: dict[str, Any], **kw: Any) -> bytes:
+    key_id = f"rig-{role.value}"
+    private = load_private_key(daemon.keys.key_file(role))
+    return json.dumps(sign_request(private, key_id, verb, daemon.table, body, **kw)).encode()
+
+
+def with_nonce(daemon: DaemonProcess, verb: str, body: dict[str, Any], nonce: str) -> bytes:
+    """A request signed by the dealer's key with a nonce of our choosing (a faulty console)."""
+    private = load_private_key(daemon.keys.key_file(Role.DEALER))
+    ts = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    fields = {k: v for k, v in body.items() if k != "transaction"}
+    message = canonical(verb, daemon.table, body["transaction"], fields, ts, nonce)
+    sig = base64.b64encode(private.sign(message)).decode()
+    return json.dumps(
+        {**body, "auth": {"key": "rig-dealer", "ts": ts, "nonce": nonce, "sig": sig}}
+    ).encode()
+
+
+def journal_types(daemon: DaemonProcess) -> list[str]:
+    with sqlite3.connect(daemon.journal) as conn:
+        return [r[0] for r in conn.execute("SELECT type FROM events ORDER BY seq")]
+
+
+async def test_what_the_keyring_does_not_allow_is_rejected_and_changes_nothing(
+    table: DaemonProcess, open_broker: Broker
+) -> None:
+    async with (
+        aiomqtt.Client(
+            "127.0.0.1", open_broker.port, protocol=aiomqtt.ProtocolVersion.V5
+        ) as client,
+        Requester(client, table.topics) as requests,
+    ):
+        override = {"transaction": "o1", "rule": "MD-CUTOFF", "decision": "void"}
+        answers = {
+            "unsigned": await requests.request("floor_override", override),
+            "dealer's key": await requests.request_raw(
+                "floor_override", signed(table, Role.DEALER, "floor_override", override)
+            ),
+            "old ts": await requests.request_raw(
+                "start_hand",
+                signed(
+                    table,
+                    Role.DEALER,
+                    "start_hand",
+                    {"transaction": "s1"},
+                    now=datetime.now(UTC) - timedelta(seconds=90),
+                ),
+            ),
+        }
+        private = load_private_key(table.keys.directory / "old.key")
+        revoked = sign_request(private, "old", "start_hand", table.table, {"transaction": "s2"})
+        answers["revoked key"] = await requests.request_raw(
+            "start_hand", json.dumps(revoked).encode()
+        )
+        # a console that reuses a nonce: the second request is refused
+        first = signed(table, Role.DEALER, "round_closed", {"transaction": "n1"})
+        assert (await requests.request_raw("round_closed", first))["status"] == "error"
+        nonce = json.loads(first)["auth"]["nonce"]
+        answers["nonce used twice"] = await requests.request_raw(
+            "round_closed", with_nonce(table, "round_closed", {"transaction": "n2"}, nonce)
+        )
+    reasons = {name: answer["error"] for name, answer in answers.items()}
+    assert all(answer["status"] == "error" for answer in answers.values()), reasons
+    assert "unsigned" in reasons["unsigned"]
+    assert "may not give floor_override" in reasons["dealer's key"]
+    assert "from the table's clock" in reasons["old ts"]
+    assert "revoked" in reasons["revoked key"]
+    assert "nonce was used before" in reasons["nonce used twice"]
+    types = journal_types(table)
+    assert "hand.started" not in types
+    assert "hand.void" not in types
+    assert types.count("command.rejected") >= len(answers)
+
+
+# --------------------------------------------------------------------------- hostile input
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+VERBS = st.sampled_from([*sorted(COMMANDS), "dance", "x" * 70, "réserve"])
+
+
+def _fields(verb: str) -> st.SearchStrategy[dict[str, Any]]:
+    names = [
+        "seat",
+        "action",
+        "amount",
+        "card",
+        "rule",
+        "decision",
+        "hold",
+        "reason",
+        "button",
+        "seats",
+        "target",
+        "cards",
+        "by",
+        "left_table",
+        "oversized_chip",
+    ]
+    return st.dictionaries(st.sampled_from(names), JSON, max_size=4)
+
+
+PAYLOADS = st.one_of(
+    st.binary(max_size=200),
+    JSON.map(lambda value: json.dumps(value).encode()),
+    st.integers(1, 3000).map(
+        lambda d: b'{"transaction": "d", "seat": ' + b"[" * d + b"]" * d + b"}"
+    ),
+    st.integers(19, 5000).map(lambda n: b'{"transaction": "i", "amount": 1' + b"0" * n + b"}"),
+    st.integers(1025, 300_000).map(
+        lambda n: json.dumps({"transaction": "s", "x": "a" * n}).encode()
+    ),
+    st.sampled_from(
+        [
+            b'{"transaction": "u", "x": "\\udfff"}',
+            b'{"\\ud800": 1, "transaction": "u"}',
+            b'{"transaction": "u", "seat": true, "action": "call"}',
+            b"\xff\xfe{}",
+        ]
+    ),
+)
+
+
+@pytest.fixture(scope="module")
+def fuzz_table(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
+    directory = tmp_path_factory.mktemp("fuzz")
+    broker = Broker(directory / "broker")
+    (directory / "broker").mkdir()
+    broker.start()
+    daemon = DaemonProcess(directory / "daemon", broker)
+    daemon.start()
+    yield daemon
+    daemon.close()
+    broker.stop()
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+@settings(
+    max_examples=6,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    raw=st.lists(st.tuples(VERBS, PAYLOADS), min_size=10, max_size=30),
+    commands=st.lists(st.tuples(VERBS, st.data()), min_size=5, max_size=15),
+)
+def test_fuzzed_requests_are_each_answered_and_refused_ones_change_nothing(
+    fuzz_table: DaemonProcess, raw: list[tuple[str, bytes]], commands: list[tuple[str, Any]]
+) -> None:
+    signed_requests = []
+    for number, (verb, data) in enumerate(commands):
+        fields = data.draw(_fields(verb))
+        body = {**fields, "transaction": f"f{os.getpid()}-{id(data)}-{number}"}
+        role = data.draw(st.sampled_from([Role.DEALER, Role.FLOOR, Role.SURVEILLANCE]))
+        signed_requests.append((verb, signed(fuzz_table, role, verb, body)))
+
+    async def play() -> dict[bytes, dict[str, Any]]:
+        async with (
+            aiomqtt.Client(
+                "127.0.0.1", fuzz_table.broker.port, protocol=aiomqtt.ProtocolVersion.V5
+            ) as client,
+            Requester(client, fuzz_table.topics) as requests,
+        ):
+            sent = [
+                await requests.send(verb, payload) for verb, payload in [*raw, *signed_requests]
+            ]
+            return await requests.wait(sent, 60)
+
+    assert fuzz_table.proc is not None
+    answers = asyncio.run(play())
+    for answer in answers.values():
+        assert answer["status"] in ("ok", "error")
+        if answer["status"] == "error":
+            caused = {e["type"] for e in (answer.get("data") or {}).get("events", [])}
+            assert caused <= {"command.rejected"}, answer  # a refusal changes nothing
+        assert len(json.dumps(answer)) < 4096  # never an echo of the request
+    assert fuzz_table.proc.poll() is None  # still running
+    check = subprocess.run(
+        [*TABLECTL, "journal", "verify", "--journal", str(fuzz_table.journal)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert check.returncode == 0, check.stderr
+    assert rss_kib(fuzz_table.proc.pid) < 200 * 1024
+
+
+async def test_a_flood_of_garbage_does_not_hold_a_signed_dealer_back(
+    table: DaemonProcess, open_broker: Broker
+) -> None:
+    async with (
+        aiomqtt.Client(
+            "127.0.0.1", open_broker.port, protocol=aiomqtt.ProtocolVersion.V5
+        ) as flooder,
+        aiomqtt.Client(
+            "127.0.0.1", open_broker.port, protocol=aiomqtt.ProtocolVersion.V5
+        ) as console,
+        Requester(flooder, table.topics) as flood,
+        Requester(console, table.topics) as dealer,
+    ):
+        garbage = [
+            await flood.send("action", b'{"transaction": "g", "seat": "x"}') for _ in range(1500)
+        ]
+        answers = [
+            await dealer.request_raw(
+                "round_closed", signed(table, Role.DEALER, "round_closed", {"transaction": f"d{n}"})
+            )
+            for n in range(10)
+        ]
+        flooded = await flood.wait(garbage, 120)
+    # the dealer's requests were each answered (no hand: the core refuses round_closed) ...
+    assert all("no hand" in (answer["error"] or "") for answer in answers), answers
+    # ... and every garbage request the broker delivered was answered too, run or shed
+    assert len(flooded) == len(garbage)
+    reasons = {answer["error"].split(":")[0] for answer in flooded.values()}
+    assert reasons <= {"unsigned", "rate limited", "overloaded"}
+
+
+async def test_a_daemon_that_dies_of_a_bug_leaves_its_status_offline(
+    table: DaemonProcess, open_broker: Broker
+) -> None:
+    topics = Topics("tables", table.table)
+    async with aiomqtt.Client(
+        "127.0.0.1", open_broker.port, protocol=aiomqtt.ProtocolVersion.V5
+    ) as watcher:
+        await watcher.subscribe(topics.status, qos=1)
+        states: list[str] = []
+
+        async def watch() -> None:
+            async for message in watcher.messages:
+                payload = message.payload if isinstance(message.payload, bytes) else b"{}"
+                states.append(json.loads(payload)["state"])
+
+        reader = asyncio.create_task(watch())
+        try:
+            async with asyncio.timeout(10):
+                while "online" not in states:
+                    await asyncio.sleep(0.02)
+            table.kill(6)  # SIGABRT: the process dies without any orderly step
+            async with asyncio.timeout(20):  # keepalive 5 s: the broker notices within 1.5 × that
+                while states[-1] != "offline":
+                    await asyncio.sleep(0.05)
+        finally:
+            reader.cancel()
+            await asyncio.gather(reader, return_exceptions=True)
+
+
+async def test_a_daemon_that_ends_on_an_unhandled_error_leaves_its_status_offline(
+    tmp_path: Path, open_broker: Broker
+) -> None:
+    config = parse_config(
+        {
+            "table": {"id": "T5", "stacks": {"1": 50, "2": 50}, "button": 1, "blinds": [1, 2]},
+            "security": {"require_signed": False},
+            "broker": {"host": "127.0.0.1", "port": open_broker.port, "keepalive": 5},
+            "journal": {"path": str(tmp_path / "journal.sqlite")},
+        }
+    )
+    daemon = Daemon(config)
+    topics = Topics("tables", "T5")
+    async with aiomqtt.Client(
+        "127.0.0.1", open_broker.port, protocol=aiomqtt.ProtocolVersion.V5
+    ) as watcher:
+        await watcher.subscribe(topics.status, qos=1)
+        run = asyncio.create_task(daemon.run())
+        async with asyncio.timeout(10):
+            await daemon.ready.wait()
+            await daemon.link.connected.wait()
+
+        async def broken(*args: object) -> None:
+            raise RuntimeError("a bug")
+
+        # a bug in one of the daemon's tasks (here: journaling the shed requests) ends it
+        daemon.runner.record_rejection = broken  # type: ignore[method-assign,assignment]
+        daemon.intake.shed["rate limited"] += 1
+        with pytest.raises(ExceptionGroup) as ended:
+            async with asyncio.timeout(10):
+                await run
+        assert ended.group_contains(RuntimeError, match="a bug")
+        states = [json.loads(p)["state"] for _, p in await received(watcher, 12.0)]
+    assert states[-1] == "offline"  # the Will: the connection was dropped, not closed cleanly
