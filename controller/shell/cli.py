@@ -48,6 +48,9 @@ def add_parsers(subparsers: Any) -> None:
         )
         if name == "export":
             sub.add_argument("--phh", action="store_true", help="completed hands as PHH")
+            sub.add_argument(
+                "--rulings", action="store_true", help="who made each ruling, one line each"
+            )
             sub.add_argument("--hand", default=None, help="only this hand id")
         sub.set_defaults(handler=handler)
 
@@ -203,7 +206,11 @@ def journal_verify(args: argparse.Namespace) -> int:
 
 def journal_export(args: argparse.Namespace) -> int:
     """``tablectl journal export [--phh] [--hand ID]``."""
-    from controller.shell.export import export_events, export_phh  # noqa: PLC0415
+    from controller.shell.export import (  # noqa: PLC0415
+        export_events,
+        export_phh,
+        export_rulings,
+    )
     from controller.shell.journal import Journal, JournalError  # noqa: PLC0415
 
     try:
@@ -219,7 +226,8 @@ def journal_export(args: argparse.Namespace) -> int:
                 return 1
             sys.stdout.write("\n".join(texts))
         else:
-            for line in export_events(journal, args.hand):
+            lines = export_rulings if args.rulings else export_events
+            for line in lines(journal, args.hand):
                 print(line)
     finally:
         journal.close()

@@ -56,3 +56,37 @@ def export_phh(journal: Journal, hand_id: str | None = None) -> list[str]:
             hand_to_phh(done, table_id=journal.table_id, blinds=state.blinds, ante=state.ante)
         )
     return texts
+
+
+#: The events that record a ruling or a decision someone made at the table.
+RULINGS = frozenset(
+    {
+        "hand.resume",
+        "floor.override",
+        "hand.misdeal",
+        "hand.void",
+        "hand.hold",
+        "pot.awarded",
+        "betting.action.corrected",
+    }
+)
+
+
+def export_rulings(journal: Journal, hand_id: str | None = None) -> Iterator[str]:
+    """Who made each ruling: one line per ruling event (of one hand), oldest first."""
+    for row in journal.events(hand_id):
+        event = event_from_json(row.body)
+        if event.type not in RULINGS:
+            continue
+        by = event.by or {}
+        who = f"{by['person']} ({by['role']})" if by else "the table (no command)"
+        what = {
+            k: event.data[k]
+            for k in ("rule", "decision", "by", "hold", "reason", "payouts")
+            if k in event.data
+        }
+        rules = ",".join(event.rules) or "-"
+        detail = json.dumps(what, separators=(",", ":"), ensure_ascii=False)
+        stamp = event.ts.isoformat(timespec="seconds")
+        hand = event.hand_id or "-"
+        yield f"{row.key:>6} {stamp} {hand:<12} {event.type:<18} {rules:<14} {who}: {detail}"

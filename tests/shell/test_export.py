@@ -1,0 +1,88 @@
+"""``tablectl journal export``: PHH with every showdown declaration; who made each ruling."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from controller.authority import Authority, Role
+from controller.profiles import load_profile
+from controller.shell.export import export_events, export_phh, export_rulings
+from controller.shell.journal import Journal
+from controller.shell.table import TableRunner, initial_state
+from controller.shell.writer import JournalWriter
+from controller.table.inputs import Confirm, DealerInput
+from simulators.scenario.core_runner import run_core
+from simulators.scenario.model import load_scenario
+from tests.core.test_phh import replay
+from tests.helpers import SCENARIOS
+
+
+def journal_of(name: str, tmp_path: Path, change: Any = None) -> tuple[Path, Any]:
+    """Play a scenario file into a journal (through the shell's runner), its inputs changed."""
+    scenario = load_scenario(SCENARIOS / name)
+    run = run_core(scenario)
+    inputs = [change(item) if change else item for item in run.inputs]
+    table = scenario.table
+    genesis = {
+        "table_id": table.id,
+        "profile": scenario.scenario.profile,
+        "house_rules": {},
+        "stacks": {str(s): c for s, c in table.stacks.items()},
+        "button": table.button,
+        "blinds": list(table.blinds),
+        "ante": table.ante,
+    }
+    path = tmp_path / "journal.sqlite"
+
+    async def live() -> None:
+        journal = Journal.open(path, table_id=table.id, genesis=genesis)
+        profile = load_profile(scenario.scenario.profile)
+        state = initial_state(genesis, profile, run.state.manifest)
+        runner = TableRunner(JournalWriter(journal), state, "shuffler")
+        for item in inputs:
+            await runner.submit(item)
+        await runner.writer.close()
+
+    asyncio.run(live())
+    return path, run
+
+
+def test_a_hand_mucked_before_the_winner_exports_the_muck_and_replays(tmp_path: Path) -> None:
+    path, run = journal_of("rule-DE-1551-muck-before-winner.toml", tmp_path)
+    journal = Journal.open_existing(path)
+    [text] = export_phh(journal)
+    journal.close()
+    actions = tomllib.loads(text)["actions"]
+    assert [a for a in actions if " sm" in a] == ["p1 sm", "p2 sm 4c5c", "p3 sm 9h9s"]
+    hand = run.state.last_hand
+    assert hand is not None
+    assert [hand.stacks[s] for s in hand.order] == [98, 98, 104, 100]
+    assert replay(text) == [98, 98, 104, 100]  # the aces mucked win nothing in pokerkit too
+
+
+def test_rulings_name_who_made_them(tmp_path: Path) -> None:
+    floor = Authority("Bob Floor", Role.FLOOR, "bob")
+
+    def signed(item: Any) -> Any:
+        if isinstance(item, DealerInput):
+            role = floor if isinstance(item, Confirm) else Authority("Ann", Role.DEALER, "ann")
+            return dataclasses.replace(item, authority=role)
+        return item
+
+    path, _ = journal_of("T03-seat-reads-one-card.toml", tmp_path, signed)
+    journal = Journal.open_existing(path)
+    rulings = list(export_rulings(journal))
+    events = [json.loads(line) for line in export_events(journal)]
+    journal.close()
+    misdeal = next(line for line in rulings if "hand.misdeal" in line)  # the confirmed ruling
+    assert "Bob Floor (floor)" in misdeal
+    assert "SEAT-COUNT" in misdeal
+    hold = next(line for line in rulings if "hand.hold" in line)
+    assert "the table (no command)" in hold  # a reader's count raised it, not a person
+    started = next(e for e in events if e["type"] == "hand.started")
+    assert started["by"] == {"person": "Ann", "role": "dealer"}
