@@ -42,6 +42,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/pipeline.py
 	$(BIN)/python benchmarks/pipeline.py --broker-nodelay
 	$(BIN)/python benchmarks/rig.py
+	$(BIN)/python benchmarks/flood.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build dist

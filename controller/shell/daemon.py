@@ -250,7 +250,9 @@ class Daemon:
 
     # ------------------------------------------------------------------ requests and state
 
-    def _offer(self, verb: str, payload: bytes, reply: Callable[[dict[str, Any]], None]) -> None:
+    def _offer(
+        self, verb: str, payload: bytes, reply: Callable[[dict[str, Any], bool], None]
+    ) -> None:
         """A request from the broker: into the intake, answered when the worker gets to it."""
         self.intake.offer(verb, payload, datetime.now(UTC), reply)
 
@@ -258,7 +260,7 @@ class Daemon:
         """A request from the console socket: through the same intake, waited for."""
         answered: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
 
-        def reply(body: dict[str, Any]) -> None:
+        def reply(body: dict[str, Any], urgent: bool = True) -> None:
             if not answered.done():
                 answered.set_result(body)
 
@@ -270,7 +272,7 @@ class Daemon:
         while True:
             item = await self.intake.next()
             body = await self.commands.handle_queued(item)
-            item.reply(body)
+            item.reply(body, item.priority <= 1)  # answers to signed requests go out first
             log.info(
                 "request.handled",
                 command=bounded_text(item.verb, 64),

@@ -32,7 +32,8 @@ from typing import Any
 from controller.authority import Role
 from controller.shell.gate import Gate, RefusedError, Request
 
-Reply = Callable[[dict[str, Any]], None]
+#: Where an answer goes; ``urgent`` answers (to signed requests) go out before the others.
+Reply = Callable[[dict[str, Any], bool], None]
 
 
 @dataclass(frozen=True)
@@ -106,27 +107,32 @@ class Intake:
         return len(self._heap)
 
     def offer(self, verb: str, payload: bytes, received: datetime, reply: Reply) -> None:
-        """Take one request from a source: queue it, or answer it at once when it is shed."""
+        """Take one request from a source: queue it, or answer it at once when it is shed.
+
+        A request without ``auth`` is anonymous whatever it holds: its rate is checked before
+        it is even parsed, so a flood costs the table as little as it can.
+        """
+        now = time.monotonic()
+        if b'"auth"' not in payload and not self._anonymous.take(now):
+            self._shed(verb, reply, "rate limited: too many requests; try again")
+            return
         try:
             read: Request | RefusedError = self.gate.read(verb, payload, received)
         except RefusedError as refused:
             read = refused
         priority = _priority(read)
         bucket = self._bucket(read)
-        if not bucket.take(time.monotonic()):
-            self.shed["rate limited"] += 1
-            reply(refusal(verb, "rate limited: too many requests; try again", _txn(read)))
+        if b'"auth"' in payload and not bucket.take(now):
+            self._shed(verb, reply, "rate limited: too many requests; try again", _txn(read))
             return
         if len(self._heap) >= self.rates.queue_limit:
             lowest = max(self._heap)
             if lowest.priority <= priority:
-                self.shed["overloaded"] += 1
-                reply(refusal(verb, "overloaded: the table is busy; try again", _txn(read)))
+                self._shed(verb, reply, "overloaded: the table is busy; try again", _txn(read))
                 return
             self._heap.remove(lowest)  # a more urgent request takes the place of the least
             heapq.heapify(self._heap)
-            self.shed["overloaded"] += 1
-            lowest.reply(refusal(lowest.verb, "overloaded: the table is busy; try again"))
+            self._shed(lowest.verb, lowest.reply, "overloaded: the table is busy; try again")
         item = Queued(priority, next(self._order), verb, payload, received, read, reply)
         heapq.heappush(self._heap, item)
         self._ready.set()
@@ -138,6 +144,10 @@ class Intake:
             await self._ready.wait()
         self.handled += 1
         return heapq.heappop(self._heap)
+
+    def _shed(self, verb: str, reply: Reply, reason: str, transaction: str | None = None) -> None:
+        self.shed[reason.split(":", maxsplit=1)[0]] += 1
+        reply(refusal(verb, reason, transaction), False)
 
     def shed_report(self) -> dict[str, int]:
         """The requests shed since the last report, by reason (and forget them)."""

@@ -45,7 +45,7 @@ from controller.shell.writer import JournalWriter
 log = structlog.get_logger("tablectl.mqtt")
 
 #: Takes a request (its verb, its bytes, and where its answer goes) without waiting on it.
-RequestSink = Callable[[str, bytes, Callable[[dict[str, Any]], None]], None]
+RequestSink = Callable[[str, bytes, Callable[[dict[str, Any], bool], None]], None]
 BATCH = 64
 RETAINED_EVERY = 0.5
 
@@ -108,6 +108,7 @@ class MqttLink:
         self._dirty: dict[str, None] = {}
         self._retained_at = 0.0
         self._responses: deque[tuple[str, bytes, Properties | None]] = deque()
+        self._bulk_responses: deque[tuple[str, bytes, Properties | None]] = deque()
         self._client: aiomqtt.Client | None = None
         self._stopping = False
         self._backoff = Backoff(broker.reconnect_min, broker.reconnect_max)
@@ -123,11 +124,14 @@ class MqttLink:
         self._dirty[topic] = None
         self.wake.set()
 
-    def respond(self, verb: str, body: dict[str, Any], correlation: bytes | None) -> None:
+    def respond(
+        self, verb: str, body: dict[str, Any], correlation: bytes | None, urgent: bool = True
+    ) -> None:
         """Queue a response (with the request's MQTT v5 correlation data, if it had any).
 
-        A verb that is not a plain topic level gets no response topic of its own: the answer
-        goes to ``response/invalid``.
+        Urgent responses (to signed requests) go out before the others: a flood's answers must
+        not hold a dealer's back. A verb that is not a plain topic level gets no response topic
+        of its own: the answer goes to ``response/invalid``.
         """
         properties = None
         if correlation is not None:
@@ -135,7 +139,8 @@ class MqttLink:
             properties.CorrelationData = correlation
         payload = json.dumps(body, separators=(",", ":")).encode()
         topic_verb = verb if _plain_level(verb) else "invalid"
-        self._responses.append((self.topics.response(topic_verb), payload, properties))
+        queue = self._responses if urgent else self._bulk_responses
+        queue.append((self.topics.response(topic_verb), payload, properties))
         self.wake.set()
 
     def status_body(self, state: str) -> dict[str, Any]:
@@ -266,9 +271,9 @@ class MqttLink:
                 correlation = None  # echoed in the answer: not an amplifier
 
             def reply(
-                body: dict[str, Any], verb: str = verb, correlation: Any = correlation
+                body: dict[str, Any], urgent: bool = True, verb: str = verb, data: Any = correlation
             ) -> None:
-                self.respond(verb, body, correlation)
+                self.respond(verb, body, data, urgent)
 
             if not self.accept_requests:
                 # Not journaled: the console retries the same transaction once the table is up.
@@ -295,13 +300,13 @@ class MqttLink:
             if self._dirty and (not rows or stale):
                 await self._publish_retained(client)
             if not rows:
-                if not self._responses and not self._dirty:
+                if not self._responses and not self._bulk_responses and not self._dirty:
                     await self.wake.wait()
                 continue
             acked: list[int] = []
             try:
                 for event in _by_event(rows):
-                    if self._responses:  # a console waits for these: they go first
+                    if self._responses or self._bulk_responses:  # consoles wait: first
                         await self._publish_responses(client)
                     # One message at a time, each waiting for its PUBACK. Two in flight would
                     # be one round trip instead of two, but a broker without set_tcp_nodelay
@@ -315,10 +320,12 @@ class MqttLink:
                     await self.writer.call(self.writer.journal.delete_outbox, acked)
 
     async def _publish_responses(self, client: aiomqtt.Client) -> None:
-        while self._responses:
-            topic, payload, properties = self._responses[0]
+        """The urgent answers, then the others (each time one went, urgent ones first again)."""
+        while self._responses or self._bulk_responses:
+            queue = self._responses or self._bulk_responses
+            topic, payload, properties = queue[0]
             await client.publish(topic, payload, qos=1, properties=properties)
-            self._responses.popleft()
+            queue.popleft()
 
     async def _publish_retained(self, client: aiomqtt.Client) -> None:
         while self._dirty:
@@ -353,7 +360,8 @@ class MqttLink:
     async def drained(self) -> bool:
         """True when no outbox row, response or retained message waits."""
         count = await self.writer.call(self.writer.journal.pending_count)
-        return count == 0 and not self._responses and not self._dirty
+        waiting = self._responses or self._bulk_responses or self._dirty
+        return count == 0 and not waiting
 
     async def goodbye(self, timeout: float) -> bool:
         """Publish the retained ``offline`` status on a clean shutdown (the Will would not fire).
