@@ -241,6 +241,10 @@ class SecuritySection(_Section):
         default=20.0, gt=0, description="requests a second, all unsigned or unknown senders"
     )
     rate_anonymous_burst: float = Field(default=40.0, ge=1)
+    rate_total: float = Field(
+        default=200.0, gt=0, description="requests a second, all but signed dealer and floor ones"
+    )
+    rate_total_burst: float = Field(default=400.0, ge=1)
     queue_limit: int = Field(default=10_000, ge=10, le=1_000_000)
 
     def load_keyring(self) -> Keyring | None:

@@ -407,6 +407,8 @@ def rates_of(security: SecuritySection) -> Rates:
         security.rate_per_key_burst,
         security.rate_anonymous,
         security.rate_anonymous_burst,
+        security.rate_total,
+        security.rate_total_burst,
         security.queue_limit,
     )
 

@@ -11,7 +11,8 @@ reads and authenticates it (:class:`~controller.shell.gate.Gate`) and queues it 
 
 One worker handles the queue in that order, oldest first within a priority. Rate limits keep a
 flood from growing the queue and the journal without bound: each key has its own token bucket,
-and everything that is not signed by a known key shares one. A request over its limit, or one
+everything that is not signed by a known key shares one, and everything but the dealer's and the
+floor's signed requests shares a third (the table's own capacity). A request over its limit, or one
 arriving when the queue is full, is answered at once ("rate limited", "overloaded") and counted,
 not journaled one by one; :meth:`Intake.shed_report` gives the counts for the periodic
 ``requests.shed`` event. Nothing the broker delivered goes unanswered.
@@ -44,6 +45,8 @@ class Rates:
     per_key_burst: float = 40.0
     anonymous: float = 20.0
     anonymous_burst: float = 40.0
+    total: float = 200.0  # everything but signed dealer and floor requests, together
+    total_burst: float = 400.0
     queue_limit: int = 10_000
 
 
@@ -100,6 +103,7 @@ class Intake:
         self._ready = asyncio.Event()
         self._buckets: dict[str, TokenBucket] = {}
         self._anonymous = TokenBucket(rates.anonymous, rates.anonymous_burst)
+        self._total = TokenBucket(rates.total, rates.total_burst)
         self.shed: Counter[str] = Counter()
         self.handled = 0
 
@@ -122,7 +126,9 @@ class Intake:
             read = refused
         priority = _priority(read)
         bucket = self._bucket(read)
-        if b'"auth"' in payload and not bucket.take(now):
+        limited = b'"auth"' in payload and not bucket.take(now)
+        # the table's own capacity: every request but a dealer's or the floor's counts
+        if limited or (priority > 0 and not self._total.take(now)):
             self._shed(verb, reply, "rate limited: too many requests; try again", _txn(read))
             return
         if len(self._heap) >= self.rates.queue_limit:

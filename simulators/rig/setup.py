@@ -169,6 +169,7 @@ def daemon_config(
         ]
     # The rig's dealer is a program: it sends requests faster than a person at a table does.
     lines += ["", "[security]", "rate_per_key = 1000.0", "rate_per_key_burst = 1000.0"]
+    lines += ["rate_total = 2000.0", "rate_total_burst = 2000.0"]
     if keyring is not None:
         lines.append(f"keyring = {toml_value(str(keyring))}")
     else:

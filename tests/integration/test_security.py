@@ -473,3 +473,25 @@ async def test_a_daemon_that_ends_on_an_unhandled_error_leaves_its_status_offlin
         assert ended.group_contains(RuntimeError, match="a bug")
         states = [json.loads(p)["state"] for _, p in await received(watcher, 12.0)]
     assert states[-1] == "offline"  # the Will: the connection was dropped, not closed cleanly
+
+
+async def test_nobody_can_pre_empt_a_consoles_transaction(
+    table: DaemonProcess, open_broker: Broker
+) -> None:
+    async with (
+        aiomqtt.Client("127.0.0.1", open_broker.port, protocol=aiomqtt.ProtocolVersion.V5) as c,
+        Requester(c, table.topics) as requests,
+    ):
+        # an attacker takes the transaction id first: unsigned, then with another valid key
+        unsigned = await requests.request("start_hand", {"transaction": "pre-1"})
+        other_key = await requests.request_raw(
+            "start_hand", signed(table, Role.SURVEILLANCE, "start_hand", {"transaction": "pre-1"})
+        )
+        # the console's own request with that id still runs
+        real = await requests.request_raw(
+            "start_hand", signed(table, Role.DEALER, "start_hand", {"transaction": "pre-1"})
+        )
+    assert "unsigned" in unsigned["error"]
+    assert "may not give start_hand" in other_key["error"]
+    assert real["status"] == "ok", real
+    assert real["data"]["events"][0]["type"] == "hand.started"
