@@ -3,34 +3,45 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Callable, Sequence
 
-from controller import __version__, deck_cli, demo
-from controller.shell import cli as shell_cli
-from simulators import cli as sim_cli
-from simulators.scenario import cli as scenario_cli
+from controller import __version__
 
 Handler = Callable[[argparse.Namespace], int]
 
+#: Each verb and the module that registers it (``add_parsers(subparsers)``), in --help order.
+#: Only the module of the verb given is imported: ``tablectl run`` starts without the
+#: simulators, ``tablectl sim`` without the daemon.
+VERB_MODULES = {
+    "demo": "controller.demo",
+    "deck": "controller.deck_cli",
+    "scenario": "simulators.scenario.cli",
+    "sim": "simulators.cli",
+    **dict.fromkeys(
+        ("run", "config", "journal", "tail", "dealer", "keys", "broker"), "controller.shell.cli"
+    ),
+}
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of every verb."""
+
+def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of ``verb`` (every verb when it is not one)."""
     parser = argparse.ArgumentParser(prog="tablectl", description="Texas Hold'em table controller.")
     parser.add_argument("--version", action="version", version=f"tablectl {__version__}")
     verbs = parser.add_subparsers(dest="verb", metavar="VERB")
-    demo.add_parser(verbs)
-    deck_cli.add_parser(verbs)
-    scenario_cli.add_parser(verbs)
-    sim_cli.add_parser(verbs)
-    shell_cli.add_parsers(verbs)
+    wanted = [VERB_MODULES[verb]] if verb in VERB_MODULES else list(VERB_MODULES.values())
+    for name in dict.fromkeys(wanted):
+        importlib.import_module(name).add_parsers(verbs)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    verb = next((a for a in arguments if not a.startswith("-")), None)
+    parser = build_parser(verb)
+    args = parser.parse_args(arguments)
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()

@@ -39,7 +39,7 @@ class EnrollSetupError(ValueError):
     """Bad options or config: the message says which."""
 
 
-def add_parser(subparsers: Any) -> None:
+def add_parsers(subparsers: Any) -> None:
     """Register the ``deck`` verb and its ``enroll`` sub-verb."""
     deck = subparsers.add_parser("deck", help="RFID deck manifests")
     verbs = deck.add_subparsers(dest="deck_verb", metavar="VERB", required=True)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 
-def add_parser(subparsers: Any) -> None:
+def add_parsers(subparsers: Any) -> None:
     """Register the ``demo`` verb."""
     demo = subparsers.add_parser(
         "demo",

@@ -34,7 +34,7 @@ def _load(kind: str) -> SimulatorModule:
     return cast(SimulatorModule, importlib.import_module(SIMULATORS[kind]))
 
 
-def add_parser(subparsers: Any) -> None:
+def add_parsers(subparsers: Any) -> None:
     """Register the ``sim`` verb and one sub-verb per simulator."""
     sim = subparsers.add_parser("sim", help="run a device simulator on a pty")
     kinds = sim.add_subparsers(dest="sim_kind", metavar="KIND", required=True)

@@ -30,6 +30,13 @@ from controller.table.inputs import Input
 from controller.table.state import TableState
 
 POLL = 0.002
+POLL_IDLE = 0.02  # what the polling slows down to while nothing new is journaled
+
+
+def _backoff(idle: int) -> float:
+    """The next pause: POLL while the journal grows, up to POLL_IDLE while it does not (a busy
+    machine running several rigs is not kept busier by their waiting)."""
+    return min(POLL * (1 << min(idle, 8)), POLL_IDLE)
 
 
 class MirrorError(RuntimeError):
@@ -176,26 +183,31 @@ class Mirror:
         until the daemon journals one."""
         deadline = time.monotonic() + timeout
         position = since
+        idle = 0
         while True:
             self.catch_up()
             for applied in self.applied[position:]:
                 if wanted(applied.item):
                     return applied
+            idle = 0 if len(self.applied) > position else idle + 1
             position = len(self.applied)
             if time.monotonic() > deadline:
                 raise MirrorError(f"the daemon did not journal {what} within {timeout} s")
-            time.sleep(POLL)
+            time.sleep(_backoff(idle))
 
     def wait_seq(self, seq: int, timeout: float = 10.0) -> None:
         """Read on until event ``seq`` was read."""
         deadline = time.monotonic() + timeout
+        idle = 0
         while True:
+            before = self.last_seq
             self.catch_up()
             if self.last_seq >= seq:
                 return
+            idle = 0 if self.last_seq > before else idle + 1
             if time.monotonic() > deadline:
                 raise MirrorError(f"the daemon did not journal event {seq} within {timeout} s")
-            time.sleep(POLL)
+            time.sleep(_backoff(idle))
 
     def events_at(self, seqs: list[int]) -> list[TableEvent]:
         """The events with these sequence numbers (those read so far)."""

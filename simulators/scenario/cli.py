@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from simulators.scenario.model import Scenario
 
 
-def add_parser(subparsers: Any) -> None:
+def add_parsers(subparsers: Any) -> None:
     """Register the ``scenario`` verb."""
     scenario = subparsers.add_parser("scenario", help="play scenario files")
     verbs = scenario.add_subparsers(dest="scenario_verb", metavar="VERB", required=True)
