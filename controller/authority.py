@@ -1,6 +1,6 @@
 """Who may do what at the table: the roles and the one table of the commands each may give.
 
-design.md §3.10. A request is signed by a key of the table's keyring (``controller/keyring.py``);
+docs/security.md. A request is signed by a key of the table's keyring (``controller/keyring.py``);
 the key names a person and the roles that person holds. The shell picks, among those roles, the
 first this table lists for the command and refuses the request when there is none. What depends
 on the hand (a dealer confirming only the holds the house lets dealers confirm, a misdeal after

@@ -1,4 +1,4 @@
-"""The broker's outer wall (design.md §3.10): mosquitto users, passwords and an ACL per role.
+"""The broker's outer wall (docs/security.md): mosquitto users, passwords and an ACL per role.
 
 ``tablectl broker setup USERS.toml --out DIR`` reads who connects to the pit's broker::
 

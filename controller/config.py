@@ -214,7 +214,7 @@ class DaemonSection(_Section):
 
 
 class SecuritySection(_Section):
-    """Who may give the table commands (design.md §3.10, docs/security.md)."""
+    """Who may give the table commands (docs/security.md)."""
 
     require_signed: bool = Field(
         default=True,

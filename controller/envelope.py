@@ -1,4 +1,4 @@
-"""The event envelope (design.md §3.3): what consumers receive for every table event."""
+"""The event envelope (docs/events.md): what consumers receive for every table event."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Ed25519 signatures over table requests (design.md §3.10).
+"""Ed25519 signatures over table requests (docs/security.md).
 
 A signed request carries ``auth = {key, ts, nonce, sig}`` (and ``on_behalf_of`` when a console
 signs for a person). The signature covers the canonical JSON of::

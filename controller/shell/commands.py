@@ -1,8 +1,8 @@
 """Table requests: authenticated, authorized, executed at most once, always answered.
 
 A request is a JSON object on ``{prefix}/{table}/request/{command}`` (or a line on the console
-socket): the command's fields (design.md §3.7), a ``transaction`` chosen by the sender and, on a
-table that requires it, ``auth`` (the signature, design.md §3.10). The answer goes to
+socket): the command's fields (docs/mqtt.md), a ``transaction`` chosen by the sender and, on a
+table that requires it, ``auth`` (the signature, docs/security.md). The answer goes to
 ``{prefix}/{table}/response/{command}``::
 
     {"transaction": "…", "status": "ok" | "error", "data": {…}, "error": "…" | null}

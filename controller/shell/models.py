@@ -29,7 +29,7 @@ __all__ = [
 
 
 class Envelope(BaseModel):
-    """Every event on ``{prefix}/{table}/events`` and ``…/secure/events`` (design.md §3.3)."""
+    """Every event on ``{prefix}/{table}/events`` and ``…/secure/events`` (docs/events.md)."""
 
     model_config = ConfigDict(extra="forbid")
 

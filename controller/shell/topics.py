@@ -1,4 +1,4 @@
-"""The MQTT topics of one table (design.md §3.2)."""
+"""The MQTT topics of one table (docs/mqtt.md)."""
 
 from __future__ import annotations
 

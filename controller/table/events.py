@@ -2,7 +2,7 @@
 
 An event is what the core decided, with the rule IDs that decided it. The shell adds the rest of
 the envelope (``schema``, ``table_id``, ``epoch``, ``seq``, ``event_id``, ``historical``) when it
-journals and publishes it (design.md §3.3).
+journals and publishes it (docs/events.md).
 
 Card identities that are not public yet (hole cards, burns, mucked hands, undealt order) never go
 in ``data``: they go in ``secret``, which only the secure surveillance stream carries (SEC-1).

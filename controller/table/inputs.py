@@ -2,7 +2,7 @@
 
 Every input carries the time it happened (``ts``); the core never reads a clock. Device events are
 in transport-independent form: a driver turns the bytes of its device into these, whatever the
-wire protocol. Dealer commands are the verbs of the dealer console (design.md §3.7).
+wire protocol. Dealer commands are the verbs of the dealer console (docs/mqtt.md).
 
 All inputs are frozen, slotted dataclasses: cheap to build on the hot path, and pydantic validates
 JSON into them directly (``controller.table.commands_schema``).
@@ -234,7 +234,7 @@ class ActionKind(StrEnum):
 class DealerInput:
     """Base of every dealer command.
 
-    ``authority`` is who gave it (design.md §3.10): set by the shell from the request's
+    ``authority`` is who gave it (docs/security.md): set by the shell from the request's
     signature, journaled with the command, and carried as ``by`` by every event it causes. The
     core refuses what depends on it (a dealer confirming a hold that is the floor's, a misdeal
     after the cutoff by anyone but the floor); a command without one (scenario files, a table

@@ -110,7 +110,7 @@ class LocalBroker:
         """Start it and wait until it accepts connections (another port if one was taken).
 
         It runs with the shipped broker setup (``tablectl broker setup``): no anonymous user,
-        a user for the rig's tables and one for its consoles, and the ACL of design.md §3.10.
+        a user for the rig's tables and one for its consoles, and the ACL of docs/security.md.
         """
         users = BrokerUsers(
             prefix="+",  # every rig of a run has a topic prefix of its own

@@ -1,7 +1,7 @@
-"""Authority against a real mosquitto (design.md §3.10, docs/security.md).
+"""Authority against a real mosquitto (docs/security.md).
 
 * The shipped broker setup (``config/mosquitto/users.example.toml`` through ``tablectl broker
-  setup``): every denial of §3.10 tried and refused.
+  setup``): every denial of docs/security.md tried and refused.
 * A table on an open broker: what its keyring does not allow is ``command.rejected`` and changes
   nothing (unsigned, a dealer's key giving a floor command, a nonce used twice, an old ``ts``, a
   revoked key).
@@ -119,7 +119,7 @@ async def received(client: aiomqtt.Client, seconds: float) -> list[tuple[str, by
     return got
 
 
-async def test_the_shipped_acl_refuses_every_denial_of_section_3_10(
+async def test_the_shipped_acl_refuses_every_denial_the_security_doc_lists(
     secured: SecuredBroker,
 ) -> None:
     # no anonymous client, no wrong password

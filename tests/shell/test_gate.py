@@ -1,4 +1,4 @@
-"""The request gate: limits, strict fields, signatures, freshness, roles (design.md §3.10)."""
+"""The request gate: limits, strict fields, signatures, freshness, roles (docs/security.md)."""
 
 from __future__ import annotations
 
