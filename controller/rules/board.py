@@ -15,6 +15,14 @@ from controller.rules.ids import Rule
 from controller.table import flow
 from controller.table.betting import Street
 from controller.table.context import Context
+from controller.table.event_types import (
+    BoardCardSetAside,
+    BoardDealt,
+    BoardPremature,
+    BoardRedealRequired,
+    HoldEvidence,
+    IrregularityDetected,
+)
 from controller.table.events import Severity
 from controller.table.flow import BOARD_SIZE
 from controller.table.inputs import GroupDispensed, Purpose, StubDisorder
@@ -64,7 +72,7 @@ def board_group_dispensed(ctx: Context, hand: HandState, ev: GroupDispensed) -> 
         Rule.BOARD_GROUP,
         "redeal_board",
         f"a {ev.purpose} group of {size} cards, {expected} expected",
-        evidence={"group": ev.group, "count": size, "expected": expected},
+        evidence=HoldEvidence(group=ev.group, count=size, expected=expected),
         group=ev.group,
         street=street or next_street(hand),
     )
@@ -75,13 +83,11 @@ def _dealt_before_reshuffle(ctx: Context, hand: HandState, ev: GroupDispensed) -
     """A burn or board group dealt before the stub was reshuffled: its cards will not count."""
     rule = hand.reshuffle_due
     assert rule is not None
+    early = IrregularityDetected(
+        "a board group dealt before the stub was reshuffled", rule=rule.value, group=ev.group
+    )
     ctx.emit(
-        "irregularity.detected",
-        {
-            "rule": rule.value,
-            "reason": "a board group dealt before the stub was reshuffled",
-            "group": ev.group,
-        },
+        early,
         (rule,),
         severity=Severity.WARN,
     )
@@ -108,11 +114,7 @@ def _redeal_board(ctx: Context, hand: HandState, hold: Hold) -> None:
         back = len(held) + sum(unread(g) for g in group)
         hand.no_burn = hand.no_burn | {street}
         rules = (hold.rule, Rule.FLOP_COUNT) if len(held) > _STREET_SIZE[street] else (hold.rule,)
-        ctx.emit(
-            "board.redeal.required",
-            {"street": street.label, "cards": list(held), "returned": back},
-            rules,
-        )
+        ctx.emit(BoardRedealRequired(street.label, held, back), rules)
         flow.reshuffle_stub(ctx, hand, hold.rule)
         return
     if group:  # cards nobody turned: they go back with the reshuffle after the turn's round
@@ -170,7 +172,7 @@ def judge_board_card(ctx: Context, hand: HandState, card: Card) -> None:
             "burn_correct",
             f"the {street.label} was dealt without a burn",
             card=card,
-            evidence={"street": street.label, "card": card},
+            evidence=HoldEvidence(street=street.label, card=card),
         )
         return
     place_on_board(ctx, hand, card)
@@ -186,8 +188,7 @@ def _before_reshuffle(ctx: Context, hand: HandState, street: Street, card: Card)
     assert rule is not None
     hand.set_aside = (*hand.set_aside, card)
     ctx.emit(
-        "board.card.set_aside",
-        {"street": street.label, "card": card, "reason": "the stub was not reshuffled yet"},
+        BoardCardSetAside(street.label, card, "the stub was not reshuffled yet"),
         (rule,),
         severity=Severity.WARN,
     )
@@ -203,14 +204,7 @@ def place_on_board(ctx: Context, hand: HandState, card: Card) -> None:
     hand.board = (*hand.board, card)
     if len(hand.board) < BOARD_SIZE[street]:
         return
-    ctx.emit(
-        "board.dealt",
-        {
-            "street": street.label,
-            "cards": list(street_cards(hand, street)),
-            "board": list(hand.board),
-        },
-    )
+    ctx.emit(BoardDealt(street.label, street_cards(hand, street), hand.board))
     flow.open_street(ctx, hand)
 
 
@@ -243,18 +237,17 @@ def _premature(ctx: Context, hand: HandState, card: Card) -> None:
     if premature not in declared:
         hand.premature = declared | {premature}
         ctx.emit(
-            "board.premature",
-            {"street": premature.label, "card": card},
+            BoardPremature(premature.label, card),
             (rule,),
             severity=Severity.WARN,
         )
-    ctx.emit("board.card.set_aside", {"street": premature.label, "card": card}, (rule,))
+    ctx.emit(BoardCardSetAside(premature.label, card), (rule,))
     if premature in declared:
         return
     if rule is Rule.FLOP_PREM:
         # RR Hold'em 3: the burn stays; after the betting the flop goes back into the stub and
         # the new flop comes without a burn
-        ctx.emit("board.redeal.required", {"street": "flop"}, (rule,))
+        ctx.emit(BoardRedealRequired("flop"), (rule,))
         after = Street.PREFLOP
         hand.no_burn = hand.no_burn | {Street.FLOP}
     else:
@@ -283,8 +276,7 @@ def _flop_count(ctx: Context, hand: HandState, card: Card) -> None:
     hand.phase = Phase.BOARD
     hand.no_burn = hand.no_burn | {Street.FLOP}
     ctx.emit(
-        "board.redeal.required",
-        {"street": "flop", "cards": list(flop)},
+        BoardRedealRequired("flop", flop),
         (Rule.FLOP_COUNT,),
         severity=Severity.WARN,
     )
@@ -306,16 +298,13 @@ def irregular(
     severity: Severity = Severity.WARN,
     public: bool = False,
 ) -> None:
-    data: dict[str, object] = {"rule": rule.value, "reason": reason}
-    if public:
-        data["card"] = card
-    ctx.emit(
-        "irregularity.detected",
-        data,
-        (rule,),
-        severity=severity,
-        secret=None if public else {"card": card},
+    found = IrregularityDetected(
+        reason,
+        rule=rule.value,
+        card=card if public else None,
+        hidden_card=None if public else card,
     )
+    ctx.emit(found, (rule,), severity=severity)
 
 
 def release_held_board(ctx: Context, hand: HandState) -> None:

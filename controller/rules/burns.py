@@ -19,6 +19,12 @@ from controller.rules.ids import Rule
 from controller.table import flow
 from controller.table.betting import Street
 from controller.table.context import Context
+from controller.table.event_types import (
+    BoardRedealRequired,
+    CardBurnAssigned,
+    HoldEvidence,
+    IrregularityDetected,
+)
 from controller.table.events import Severity
 from controller.table.inputs import Purpose
 from controller.table.state import HandState, Hold, Phase
@@ -29,12 +35,7 @@ def assign_next_burn(ctx: Context, hand: HandState, card: Card, rule: Rule) -> N
     """An exposed or extra card becomes the next burn (BURN-ASSIGN with the rule that made it)."""
     street = next_street(hand) or Street.FLOP
     hand.next_burn = card
-    ctx.emit(
-        "card.burn.assigned",
-        {"street": street.label, "source": rule.value},
-        (Rule.BURN_ASSIGN, rule),
-        secret={"card": card},
-    )
+    ctx.emit(CardBurnAssigned(street.label, rule.value, hidden_card=card), (Rule.BURN_ASSIGN, rule))
 
 
 # --------------------------------------------------------------------------- groups
@@ -58,7 +59,7 @@ def burn_card_arrived(ctx: Context, hand: HandState, card: Card) -> None:
             "burn_extra_correct",
             f"a second burn before the {street.label}",
             card=card,
-            secret={"card": card},
+            evidence=HoldEvidence(hidden_card=card),
         )
         return
     _take_burn(ctx, hand, street, card)
@@ -67,9 +68,7 @@ def burn_card_arrived(ctx: Context, hand: HandState, card: Card) -> None:
 def _take_burn(ctx: Context, hand: HandState, street: Street, card: Card) -> None:
     hand.burns = (*hand.burns, card)
     hand.burn_for = {**hand.burn_for, street: card}
-    ctx.emit(
-        "card.burn.assigned", {"street": street.label}, (Rule.BURN_ASSIGN,), secret={"card": card}
-    )
+    ctx.emit(CardBurnAssigned(street.label, hidden_card=card), (Rule.BURN_ASSIGN,))
 
 
 def designated_burn_arrived(ctx: Context, hand: HandState, card: Card) -> None:
@@ -85,12 +84,12 @@ def designated_burn_arrived(ctx: Context, hand: HandState, card: Card) -> None:
 def _burn_extra_correct(ctx: Context, hand: HandState, hold: Hold) -> None:
     """RRoP 5.6: the extra burn should have been the street's card: it goes to the board."""
     street = next_street(hand) or Street.FLOP
-    ctx.emit(
-        "irregularity.detected",
-        {"rule": hold.rule.value, "reason": f"the extra burn is the {street.label}'s next card"},
-        (hold.rule,),
-        secret={"card": hold.card},
+    corrected = IrregularityDetected(
+        f"the extra burn is the {street.label}'s next card",
+        rule=hold.rule.value,
+        hidden_card=hold.card,
     )
+    ctx.emit(corrected, (hold.rule,))
     if hold.card is not None:
         remove(hand, hold.card)
         board.place_on_board(ctx, hand, hold.card)
@@ -122,16 +121,13 @@ def burn_back_on_deck(ctx: Context, hand: HandState, card: Card) -> None:
     hand.stub += 1
     if street is not None:
         hand.burn_for = {s: c for s, c in hand.burn_for.items() if s is not street}
-    ctx.emit(
-        "irregularity.detected",
-        {
-            "rule": Rule.DE_1547_RET.value,
-            "reason": "burn returned to the top of the deck",
-            "severity": "info",
-        },
-        (Rule.DE_1547_RET,),
-        secret={"card": card},
+    returned = IrregularityDetected(
+        "burn returned to the top of the deck",
+        rule=Rule.DE_1547_RET.value,
+        severity="info",
+        hidden_card=card,
     )
+    ctx.emit(returned, (Rule.DE_1547_RET,))
 
 
 # --------------------------------------------------------------------------- board cards
@@ -168,7 +164,7 @@ def _burn_correct(ctx: Context, hand: HandState, hold: Hold) -> None:
         hand.set_aside = (*hand.set_aside, *held)
         hand.no_burn = hand.no_burn | {Street.FLOP}
         rules = (hold.rule, Rule.FLOP_COUNT) if too_many else (hold.rule,)
-        ctx.emit("board.redeal.required", {"street": "flop", "cards": list(held)}, rules)
+        ctx.emit(BoardRedealRequired("flop", held), rules)
         flow.reshuffle_stub(ctx, hand, rules[-1])
         return
     card = held[0]
@@ -176,7 +172,5 @@ def _burn_correct(ctx: Context, hand: HandState, hold: Hold) -> None:
     hand.burns = (*hand.burns, card)
     hand.burn_for = {**hand.burn_for, street: card}
     ctx.emit(
-        "card.burn.assigned",
-        {"street": street.label, "source": hold.rule.value, "card": card},
-        (Rule.BURN_ASSIGN, hold.rule),
+        CardBurnAssigned(street.label, hold.rule.value, card=card), (Rule.BURN_ASSIGN, hold.rule)
     )

@@ -13,6 +13,7 @@ from controller.rules.holds import raise_hold
 from controller.rules.ids import Rule
 from controller.rules.showdown import strength
 from controller.table.context import Context
+from controller.table.event_types import HoldEvidence
 from controller.table.state import HandState
 from controller.table.tray import to_muck
 
@@ -41,5 +42,5 @@ def live_card_mucked(ctx: Context, hand: HandState, card: Card, seat: int) -> No
         "dead_hand",
         reason,
         seat=seat,
-        evidence={"protected_reconstructible": "reject to keep the hand live (§ 1545)"},
+        evidence=HoldEvidence(protected_reconstructible="reject to keep the hand live (§ 1545)"),
     )

@@ -16,16 +16,21 @@ from datetime import timedelta
 from controller.cards import Card
 from controller.profiles import ExtraSingle, GroupSizeError
 from controller.rules import burns, exposure
-from controller.rules.holds import raise_hold
+from controller.rules.holds import raise_hold, resolve
 from controller.rules.ids import Rule
 from controller.rules.misdeal import (
     cutoff_note,
     cutoff_passed,
-    declare_misdeal,
     misdeal_unless_cutoff,
 )
 from controller.table import flow
 from controller.table.context import Context
+from controller.table.event_types import (
+    DealComplete,
+    DealGroupDelivered,
+    HoldEvidence,
+    IrregularityDetected,
+)
 from controller.table.events import Severity
 from controller.table.inputs import GroupDispensed, Purpose
 from controller.table.state import HandState, PendingGroup, Phase
@@ -40,25 +45,21 @@ def hole_group_dispensed(ctx: Context, hand: HandState, ev: GroupDispensed) -> b
         misdeal_unless_cutoff(ctx, hand, Rule.EXTRA_2, "a hole group after every seat had one")
         return False
     if size != 2:
-        # GRP-SIZE: the group is caught before delivery, so no card has been seen
-        evidence = {"group": ev.group, "count": size, "seat": ev.seat}
-        if ctx.table.profile.grp_size_error is GroupSizeError.HOLD:
-            raise_hold(
-                ctx,
-                hand,
-                Rule.GRP_SIZE,
-                "misdeal",
-                f"hole group of {size} cards",
-                evidence=evidence,
-            )
-        else:
-            ctx.emit(
-                "hand.hold",
-                {"rule": Rule.GRP_SIZE.value, "reason": f"hole group of {size} cards", **evidence},
-                (Rule.GRP_SIZE,),
-                severity=Severity.HOLD,
-            )
-            declare_misdeal(ctx, hand, Rule.GRP_SIZE, f"hole group of {size} cards")
+        # GRP-SIZE: the group is caught before delivery, so no card has been seen; the house
+        # rule says whether the dealer confirms the misdeal or the hold is decided at once
+        at_once = ctx.table.profile.grp_size_error is not GroupSizeError.HOLD
+        hold = raise_hold(
+            ctx,
+            hand,
+            Rule.GRP_SIZE,
+            "misdeal",
+            f"hole group of {size} cards",
+            seat=ev.seat,
+            evidence=HoldEvidence(group=ev.group, count=size),
+            needs_confirm=not at_once,
+        )
+        if at_once:
+            resolve(ctx, hand, hold, "misdeal", "rule")
         return False
     if ev.seat is not None and ev.seat != expected:
         rule = Rule.SEAT_EMPTY if ev.seat not in hand.order else Rule.SEAT_SEQ
@@ -133,12 +134,8 @@ def _into_group(ctx: Context, hand: HandState, card: Card, seat: int, group: Pen
     drop_finished(hand)
     hand.dealt = {**hand.dealt, seat: updated.read}
     hand.delivered = hand.delivered | {seat}
-    ctx.emit(
-        "deal.group.delivered",
-        {"seat": seat, "group": updated.group, "count": updated.size},
-        (Rule.DE_1544A_GRP,),
-        secret={"cards": list(updated.read)},
-    )
+    delivered = DealGroupDelivered(seat, updated.group, updated.size, cards=updated.read)
+    ctx.emit(delivered, (Rule.DE_1544A_GRP,))
     if len(hand.delivered) == len(hand.order):
         exposure.after_groups_delivered(ctx, hand)
     maybe_deal_done(ctx, hand)
@@ -161,14 +158,12 @@ def _replacement(ctx: Context, hand: HandState, card: Card, seat: int) -> None:
             "continue",
             "the replacement was not the next card",
             seat=seat,
-            secret={"card": card, "expected": expected},
+            evidence=HoldEvidence(hidden_card=card, expected_cards=tuple(expected)),
         )
-    ctx.emit(
-        "deal.group.delivered",
-        {"seat": seat, "group": group.group if group else None, "count": 1, "replacement": True},
-        (Rule.EXP_REPL_CHECK,),
-        secret={"cards": [card]},
+    replacement = DealGroupDelivered(
+        seat, group.group if group else None, 1, replacement=True, cards=(card,)
     )
+    ctx.emit(replacement, (Rule.EXP_REPL_CHECK,))
     maybe_deal_done(ctx, hand)
 
 
@@ -194,7 +189,7 @@ def _extra_card(ctx: Context, hand: HandState, card: Card, seat: int) -> None:
             ruling_name,
             f"seat {seat} holds an extra card",
             seat=seat,
-            evidence={"count": len(hand.holes[seat])},
+            evidence=HoldEvidence(count=len(hand.holes[seat])),
         )
         return
     if ctx.table.profile.extra_single is ExtraSingle.MISDEAL:
@@ -204,8 +199,9 @@ def _extra_card(ctx: Context, hand: HandState, card: Card, seat: int) -> None:
         return
     # RR Hold'em 5: the card goes back to the deck and is used as the burn card
     ctx.emit(
-        "irregularity.detected",
-        {"rule": Rule.EXTRA_1.value, "reason": "an extra card to the first player", "seat": seat},
+        IrregularityDetected(
+            "an extra card to the first player", rule=Rule.EXTRA_1.value, seat=seat
+        ),
         (Rule.EXTRA_1,),
         severity=Severity.WARN,
     )
@@ -221,7 +217,7 @@ def maybe_deal_done(ctx: Context, hand: HandState) -> None:
         return
     if all(len(live_cards(hand, s)) == 2 for s in live):
         hand.deal_done = True
-        ctx.emit("deal.complete", {"seats": list(hand.order)}, (Rule.DEAL_DONE,))
+        ctx.emit(DealComplete(hand.order), (Rule.DEAL_DONE,))
         if hand.phase is Phase.DEALING:
             hand.phase = Phase.BETTING
 
@@ -248,5 +244,5 @@ def check_seat_counts(ctx: Context, hand: HandState) -> None:
             "dead_hand" if after else "misdeal",
             f"seat {seat} holds {count} card{'' if count == 1 else 's'}",
             seat=seat,
-            evidence={"count": count},
+            evidence=HoldEvidence(count=count),
         )

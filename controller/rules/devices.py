@@ -17,6 +17,13 @@ from controller.rules.holds import raise_hold, ruling
 from controller.rules.ids import Rule
 from controller.rules.misdeal import cutoff_passed
 from controller.table.context import Context
+from controller.table.event_types import (
+    DeviceStatus,
+    HandResume,
+    HoldEvidence,
+    IntegrityAlarm,
+    IrregularityDetected,
+)
 from controller.table.events import Severity
 from controller.table.inputs import (
     ControllerRestarted,
@@ -69,24 +76,22 @@ def health_changed(ctx: Context, ev: DeviceHealthChanged) -> None:
         old.faults,
     )
     _set(ctx, ev.device, state)
-    data: dict[str, object] = {"device": ev.device, "health": ev.health.value}
-    if ev.kind:
-        data["kind"] = ev.kind
-    if ev.approved is not None:
-        data["approved"] = ev.approved
-    if ev.detail:
-        data["detail"] = ev.detail
+    status = DeviceStatus(
+        ev.device,
+        health=ev.health.value,
+        kind=ev.kind or None,
+        approved=ev.approved,
+        detail=ev.detail or None,
+    )
     refused = ev.health is Health.REJECTED or ev.approved is False
     ctx.emit(
-        "device.status",
-        data,
+        status,
         (Rule.DE_1544A_APPR,) if refused else (),
         severity=Severity.CRITICAL if refused else Severity.INFO,
     )
     if refused:
         ctx.emit(
-            "integrity.alarm",
-            {"device": ev.device, "reason": "device not approved: the table cannot deal"},
+            IntegrityAlarm("device not approved: the table cannot deal", device=ev.device),
             (Rule.DE_1544A_APPR, Rule.GLI29_PROG),
             severity=Severity.CRITICAL,
         )
@@ -101,8 +106,7 @@ def fault(ctx: Context, ev: DeviceFault) -> None:
     if ev.code in PROGRAM_FAULTS:
         rules = (Rule.GLI29_PROG, Rule.DE_1544A_APPR)
     ctx.emit(
-        "device.status",
-        {"device": ev.device, "fault": ev.code, "fault_id": ev.fault_id, "detail": ev.detail},
+        DeviceStatus(ev.device, fault=ev.code, fault_id=ev.fault_id, detail=ev.detail),
         rules,
         severity=Severity.WARN if not severe else Severity.CRITICAL if rules else Severity.HOLD,
     )
@@ -132,8 +136,7 @@ def _door(ctx: Context, hand: HandState | None, ev: DeviceFault) -> None:
         ctx.table.deck = DeckStatus()  # re-verify before the next hand
         return
     ctx.emit(
-        "integrity.alarm",
-        {"device": ev.device, "reason": f"{ev.code} during a hand"},
+        IntegrityAlarm(f"{ev.code} during a hand", device=ev.device),
         (Rule.SHF_DOOR,),
         severity=Severity.CRITICAL,
     )
@@ -156,7 +159,7 @@ def _mid_hand(ctx: Context, hand: HandState, code: str) -> None:
         Rule.SHF_MID_HAND,
         "misdeal" if early else "manual_board",
         f"shuffler fault {code} during the hand",
-        evidence={"code": code, "groups": hand.hole_groups},
+        evidence=HoldEvidence(code=code, groups=hand.hole_groups),
     )
 
 
@@ -164,29 +167,21 @@ def _mid_hand(ctx: Context, hand: HandState, code: str) -> None:
 def _manual_board(ctx: Context, hand: HandState, hold: Hold) -> None:
     """Continue with the board dealt by hand from the stub; every card still read by RFID."""
     hand.manual_board = True
-    ctx.emit(
-        "irregularity.detected",
-        {"rule": hold.rule.value, "reason": "the board is dealt by hand"},
-        (hold.rule,),
-    )
+    ctx.emit(IrregularityDetected("the board is dealt by hand", rule=hold.rule.value), (hold.rule,))
 
 
 def fault_cleared(ctx: Context, ev: DeviceFaultCleared) -> None:
     """A device cleared a fault."""
     old = _device(ctx, ev.device)
     _set(ctx, ev.device, DeviceState(old.kind, old.health, old.approved, old.faults - {ev.code}))
-    ctx.emit("device.status", {"device": ev.device, "cleared": ev.code, "fault_id": ev.fault_id})
+    ctx.emit(DeviceStatus(ev.device, cleared=ev.code, fault_id=ev.fault_id))
 
 
 def rebooted(ctx: Context, ev: DeviceRebooted) -> None:
     """SHF-POWER: a device came back with a new boot id."""
     old = _device(ctx, ev.device)
     _set(ctx, ev.device, DeviceState(old.kind, old.health, old.approved, frozenset()))
-    ctx.emit(
-        "device.status",
-        {"device": ev.device, "rebooted": True, "boot_id": ev.boot_id},
-        (Rule.SHF_POWER,),
-    )
+    ctx.emit(DeviceStatus(ev.device, rebooted=True, boot_id=ev.boot_id), (Rule.SHF_POWER,))
     if not is_shuffler(ctx, ev.device):
         return
     hand = ctx.table.hand
@@ -207,8 +202,5 @@ def controller_restarted(ctx: Context, ev: ControllerRestarted) -> None:
     """CTRL-POWER: the controller is back with its state rebuilt from the journal."""
     hand = ctx.table.hand
     if hand is not None:
-        ctx.emit(
-            "hand.resume",
-            {"reason": "controller restarted", "phase": hand.phase.value},
-            (Rule.CTRL_POWER,),
-        )
+        resumed = HandResume(reason="controller restarted", phase=hand.phase.value)
+        ctx.emit(resumed, (Rule.CTRL_POWER,))

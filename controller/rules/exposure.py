@@ -20,6 +20,12 @@ from controller.rules.holds import raise_hold
 from controller.rules.ids import Rule
 from controller.rules.misdeal import misdeal_unless_cutoff
 from controller.table.context import Context, RejectedError
+from controller.table.event_types import (
+    CardDead,
+    CardExposed,
+    CardReplacementRequested,
+    IrregularityDetected,
+)
 from controller.table.events import Severity
 from controller.table.inputs import Boxed, Exposed, OffTable
 from controller.table.state import Exposure, HandState
@@ -64,13 +70,12 @@ def _exposure(
 ) -> None:
     hand = ctx.hand
     card, seat = _identify(hand, card, seat)
-    data: dict[str, object] = {"seat": seat, "card": card, "how": kind}
     if by_player:
-        data["by"] = "player"
-        ctx.emit("card.exposed", data, (Rule.SHOWN_BY_PLAYER,))
+        ctx.emit(CardExposed(seat, card, kind, by="player"), (Rule.SHOWN_BY_PLAYER,))
         return
+    exposed = CardExposed(seat, card, kind)
     if not _during_deal(hand):
-        ctx.emit("card.exposed", data, (Rule.DE_1546A,), severity=Severity.WARN)
+        ctx.emit(exposed, (Rule.DE_1546A,), severity=Severity.WARN)
         raise_hold(
             ctx, hand, Rule.DE_1546A, "continue", "a hole card exposed after the deal", seat=seat
         )
@@ -82,8 +87,8 @@ def _exposure(
     hand.exposures = (*hand.exposures, Exposure(kind, seat, card, remedy_due=other))
     if card is not None:
         hand.dead_cards = hand.dead_cards | {card}
-    ctx.emit("card.exposed", data, (Rule.DE_1546A,), severity=Severity.WARN)
-    ctx.emit("card.dead", {"seat": seat, "card": card}, (Rule.DE_1546A,))
+    ctx.emit(exposed, (Rule.DE_1546A,), severity=Severity.WARN)
+    ctx.emit(CardDead(seat, card), (Rule.DE_1546A,))
     if replacement:
         misdeal_unless_cutoff(
             ctx, hand, Rule.EXP_REPL_EXPOSED, "the replacement card was exposed too", seat=seat
@@ -121,8 +126,7 @@ def after_groups_delivered(ctx: Context, hand: HandState) -> None:
             continue
         hand.owed = {**hand.owed, seat: hand.owed.get(seat, 0) + 1}
         ctx.emit(
-            "card.replacement.requested",
-            {"seat": seat, "card": exposure.card},
+            CardReplacementRequested(seat, exposure.card),
             (Rule.EXP_OTHER,),
             severity=Severity.WARN,
         )
@@ -138,14 +142,11 @@ def boxed(ctx: Context, cmd: Boxed) -> None:
     hand.exposures = (*hand.exposures, Exposure("boxed", seat, card))
     if card is not None:
         hand.dead_cards = hand.dead_cards | {card}
+    boxed_card = IrregularityDetected(
+        "a card face up in the deck", rule=Rule.BOXED.value, seat=seat, card=card
+    )
     ctx.emit(
-        "irregularity.detected",
-        {
-            "rule": Rule.BOXED.value,
-            "reason": "a card face up in the deck",
-            "seat": seat,
-            "card": card,
-        },
+        boxed_card,
         (Rule.BOXED,),
         severity=Severity.WARN,
     )
@@ -153,7 +154,7 @@ def boxed(ctx: Context, cmd: Boxed) -> None:
     if during and count >= ctx.table.profile.boxed_initial_deal_misdeal_at:
         misdeal_unless_cutoff(ctx, hand, Rule.BOXED, f"{count} boxed cards in the deal", seat=seat)
         return
-    ctx.emit("card.dead", {"seat": seat, "card": card}, (Rule.BOXED,))
+    ctx.emit(CardDead(seat, card), (Rule.BOXED,))
     if seat is not None:
         hand.owed = {**hand.owed, seat: hand.owed.get(seat, 0) + 1}
-        ctx.emit("card.replacement.requested", {"seat": seat, "card": card}, (Rule.BOXED,))
+        ctx.emit(CardReplacementRequested(seat, card), (Rule.BOXED,))

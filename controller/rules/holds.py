@@ -12,14 +12,22 @@ A ruling is a named function registered with :func:`ruling`; the rule modules re
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 from controller.authority import Role
 from controller.cards import Card
 from controller.rules.ids import Rule
 from controller.table.betting import Street
 from controller.table.context import Context, RejectedError
+from controller.table.event_types import (
+    NO_EVIDENCE,
+    HandHold,
+    HandResume,
+    HoldEvidence,
+)
+from controller.table.event_types import (
+    FloorOverride as FloorOverridden,
+)
 from controller.table.events import Severity
 from controller.table.inputs import Confirm, FloorOverride, RaiseHold, Reject
 from controller.table.state import HandState, Hold
@@ -60,35 +68,23 @@ def raise_hold(
     *,
     seat: int | None = None,
     card: Card | None = None,
-    evidence: Mapping[str, Any] | None = None,
-    secret: Mapping[str, Any] | None = None,
+    evidence: HoldEvidence = NO_EVIDENCE,
     group: int | None = None,
     street: Street | None = None,
+    needs_confirm: bool = True,
 ) -> Hold:
-    """Hold the hand: ``ruling_name`` applies when the dealer confirms."""
+    """Hold the hand: ``ruling_name`` applies when the dealer confirms.
+
+    ``needs_confirm=False``: a house rule decides it at once, and the caller resolves it.
+    """
     if ruling_name not in RULINGS:
         raise KeyError(f"no ruling named {ruling_name!r}")
     hand.hold_count += 1
     hold_id = f"{hand.hand_id}-h{hand.hold_count}"
     hold = Hold(hold_id, rule, ruling_name, reason, seat, card, group, street)
     hand.holds = (*hand.holds, hold)
-    data: dict[str, Any] = {
-        "hold": hold.id,
-        "rule": rule.value,
-        "reason": reason,
-        "ruling": ruling_name,
-    }
-    if seat is not None:
-        data["seat"] = seat
-    data.update(evidence or {})
-    ctx.emit(
-        "hand.hold",
-        data,
-        (rule,),
-        severity=Severity.HOLD,
-        needs_confirm=True,
-        secret=secret,
-    )
+    held = HandHold(hold.id, rule.value, reason, ruling_name, seat, evidence)
+    ctx.emit(held, (rule,), severity=Severity.HOLD, needs_confirm=needs_confirm)
     return hold
 
 
@@ -112,11 +108,7 @@ def resolve(ctx: Context, hand: HandState, hold: Hold, decision: str, how: str) 
         for after in AFTER_RULING:
             after(ctx, hand)
     if ctx.table.hand is hand and not hand.holds:
-        ctx.emit(
-            "hand.resume",
-            {"hold": hold.id, "rule": hold.rule.value, "decision": decision, "by": how},
-            (hold.rule,),
-        )
+        ctx.emit(HandResume(hold.id, hold.rule.value, decision, how), (hold.rule,))
 
 
 def _may_rule(ctx: Context, hold: Hold, verb: str) -> None:
@@ -168,11 +160,10 @@ def floor_override(ctx: Context, cmd: FloorOverride) -> None:
         if hold is not None:
             raise RejectedError(f"unknown decision {decision!r} (one of {', '.join(known)})")
         # a decision outside the controller's rulings is journaled and changes nothing
-        ctx.emit("floor.override", {"rule": rule.value, "decision": decision}, (rule,))
+        ctx.emit(FloorOverridden(rule.value, decision, None), (rule,))
         return
     ctx.emit(
-        "floor.override",
-        {"rule": rule.value, "decision": decision, "hold": hold.id if hold else None},
+        FloorOverridden(rule.value, decision, hold.id if hold else None),
         (rule,),
     )
     if hold is not None:

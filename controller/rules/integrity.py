@@ -15,6 +15,13 @@ from controller.rules.holds import raise_hold, ruling
 from controller.rules.ids import Rule
 from controller.rules.misdeal import kill_hand
 from controller.table.context import Context
+from controller.table.event_types import (
+    CardDead,
+    CardReplacementRequested,
+    HoldEvidence,
+    IntegrityAlarm,
+    IrregularityDetected,
+)
 from controller.table.events import Severity
 from controller.table.inputs import TagArrived, Zone, ZoneKind
 from controller.table.state import HandState, Hold
@@ -39,35 +46,34 @@ def unknown_tag(ctx: Context, ev: TagArrived) -> None:
         else "a tag that is not in the deck in play"
     )
     in_play = hand is not None and ev.zone.kind not in (ZoneKind.SHUFFLER_IN, ZoneKind.ENROLL)
-    ctx.emit(
-        "integrity.alarm",
-        {"rule": rule.value, "reason": reason, "zone": str(ev.zone), "action_stands": not in_play},
-        (rule,),
-        severity=Severity.CRITICAL,
-        secret={"uid": ev.uid, **({"card": card} if card else {})},
+    alarm = IntegrityAlarm(
+        reason,
+        rule=rule.value,
+        zone=str(ev.zone),
+        action_stands=not in_play,
+        uid=ev.uid,
+        card=card or None,
     )
+    ctx.emit(alarm, (rule,), severity=Severity.CRITICAL)
     if in_play:
         assert hand is not None
-        raise_hold(
-            ctx, hand, rule, "void", reason, evidence={"zone": str(ev.zone)}, secret={"uid": ev.uid}
-        )
+        evidence = HoldEvidence(zone=str(ev.zone), uid=ev.uid)
+        raise_hold(ctx, hand, rule, "void", reason, evidence=evidence)
 
 
 def _joker(ctx: Context, hand: HandState | None, ev: TagArrived) -> None:
     seat = ev.zone.seat
+    joker = IrregularityDetected(
+        "a joker: a scrap of paper, replaced", rule=Rule.JOKER.value, zone=str(ev.zone)
+    )
     ctx.emit(
-        "irregularity.detected",
-        {
-            "rule": Rule.JOKER.value,
-            "reason": "a joker: a scrap of paper, replaced",
-            "zone": str(ev.zone),
-        },
+        joker,
         (Rule.JOKER,),
         severity=Severity.WARN,
     )
     if hand is not None and seat is not None and seat in hand.order:
         hand.owed = {**hand.owed, seat: hand.owed.get(seat, 0) + 1}
-        ctx.emit("card.replacement.requested", {"seat": seat, "card": None}, (Rule.JOKER,))
+        ctx.emit(CardReplacementRequested(seat, None), (Rule.JOKER,))
 
 
 def from_muck(ctx: Context, hand: HandState, card: Card, zone: Zone) -> None:
@@ -77,17 +83,13 @@ def from_muck(ctx: Context, hand: HandState, card: Card, zone: Zone) -> None:
         hand.holes = {**hand.holes, zone.seat: (*hand.holes.get(zone.seat, ()), card)}
     else:
         hand.set_aside = (*hand.set_aside, card)
-    ctx.emit(
-        "integrity.alarm",
-        {
-            "rule": Rule.CARD_FROM_MUCK.value,
-            "reason": "a card came back from the muck",
-            "zone": str(zone),
-        },
-        (Rule.CARD_FROM_MUCK,),
-        severity=Severity.CRITICAL,
-        secret={"card": card},
+    alarm = IntegrityAlarm(
+        "a card came back from the muck",
+        rule=Rule.CARD_FROM_MUCK.value,
+        zone=str(zone),
+        card=card,
     )
+    ctx.emit(alarm, (Rule.CARD_FROM_MUCK,), severity=Severity.CRITICAL)
     raise_hold(
         ctx,
         hand,
@@ -96,7 +98,7 @@ def from_muck(ctx: Context, hand: HandState, card: Card, zone: Zone) -> None:
         f"a mucked card read at {zone}",
         seat=zone.seat,
         card=card,
-        secret={"card": card},
+        evidence=HoldEvidence(hidden_card=card),
     )
 
 
@@ -105,8 +107,6 @@ def _card_dead(ctx: Context, hand: HandState, hold: Hold) -> None:
     """The card is dead; a hand that holds it is dead (retrieval is the floor's to allow)."""
     if hold.card is not None:
         hand.dead_cards = hand.dead_cards | {hold.card}
-        ctx.emit(
-            "card.dead", {"card": None, "seat": hold.seat}, (hold.rule,), secret={"card": hold.card}
-        )
+        ctx.emit(CardDead(hold.seat, None, hidden_card=hold.card), (hold.rule,))
     if hold.seat is not None:
         kill_hand(ctx, hand, hold.seat, hold.rule, "holds a card from the muck")

@@ -14,7 +14,14 @@ from controller.profiles import MisdealCutoff, RulesProfile
 from controller.rules.holds import raise_hold, ruling
 from controller.rules.ids import Rule
 from controller.table import betting, flow
-from controller.table.context import Context, seat_map
+from controller.table.context import Context
+from controller.table.event_types import (
+    HandMisdeal,
+    HandVoid,
+    IrregularityDetected,
+    SeatHandDead,
+    seat_map,
+)
 from controller.table.events import Severity
 from controller.table.state import DeckStatus, HandState, Hold, Phase, Redeal
 
@@ -45,14 +52,7 @@ def declare_misdeal(ctx: Context, hand: HandState, rule: Rule, reason: str) -> N
     table = ctx.table
     returned = _return_chips(ctx, hand)
     ctx.emit(
-        "hand.misdeal",
-        {
-            "reason": reason,
-            "rule": rule.value,
-            "returned": seat_map(returned),
-            "button": hand.button,
-            "seats": list(hand.order),
-        },
+        HandMisdeal(reason, rule.value, seat_map(returned), hand.button, hand.order),
         (rule, Rule.MD_REDEAL),
         severity=Severity.WARN,
     )
@@ -67,13 +67,7 @@ def void_hand(ctx: Context, hand: HandState, rule: Rule, reason: str) -> None:
     table = ctx.table
     returned = _return_chips(ctx, hand)
     ctx.emit(
-        "hand.void",
-        {
-            "reason": reason,
-            "rule": rule.value,
-            "returned": seat_map(returned),
-            "deck_out_of_service": hand.shuffle_id,
-        },
+        HandVoid(reason, rule.value, seat_map(returned), hand.shuffle_id),
         (rule,),
         severity=Severity.CRITICAL,
     )
@@ -96,8 +90,9 @@ def _void(ctx: Context, hand: HandState, hold: Hold) -> None:
 def cutoff_note(ctx: Context, hand: HandState, rule: Rule, reason: str) -> None:
     """A misdeal trigger after the cutoff: no misdeal; say so with the evidence."""
     ctx.emit(
-        "irregularity.detected",
-        {"rule": rule.value, "reason": reason, "cutoff_passed": True, "actions": len(hand.actions)},
+        IrregularityDetected(
+            reason, rule=rule.value, cutoff_passed=True, actions=len(hand.actions)
+        ),
         (rule, Rule.MD_CUTOFF),
         severity=Severity.WARN,
     )
@@ -109,8 +104,7 @@ def misdeal_unless_cutoff(
     """A misdeal before the cutoff; after it, the floor decides (held, nothing changes)."""
     if not cutoff_passed(hand, ctx.table.profile):
         ctx.emit(
-            "irregularity.detected",
-            {"rule": rule.value, "reason": reason, **({"seat": seat} if seat else {})},
+            IrregularityDetected(reason, rule=rule.value, seat=seat),
             (rule,),
             severity=Severity.WARN,
         )
@@ -136,7 +130,7 @@ def kill_hand(ctx: Context, hand: HandState, seat: int, rule: Rule, reason: str)
     hand.folded = hand.folded | {seat}
     if hand.phase is Phase.SHOWDOWN:  # a hand given up at showdown, as a muck
         hand.declarations = (*hand.declarations, (seat, False))
-    ctx.emit("seat.hand.dead", {"seat": seat, "reason": reason}, (rule,), severity=Severity.WARN)
+    ctx.emit(SeatHandDead(seat, reason), (rule,), severity=Severity.WARN)
     if hand.round is not None and seat in hand.round.queue:
         hand.round = betting.drop_seat(hand.round, seat)
     flow.after_hand_shrank(ctx, hand)

@@ -21,7 +21,7 @@ from typing import Any, cast
 from pydantic import TypeAdapter, ValidationError
 
 from controller.table import inputs as inputs_module
-from controller.table.events import Severity, TableEvent
+from controller.table.events import Recorded, Severity, TableEvent
 from controller.table.inputs import DealerInput, DeviceInput, Input
 
 INPUT_FORMAT = 1
@@ -150,8 +150,8 @@ def event_to_json(event: TableEvent) -> str:
         "rules": list(event.rules),
         "severity": event.severity.value,
         "needs_confirm": event.needs_confirm,
-        "data": dict(event.data),
-        "secret": dict(event.secret) if event.secret is not None else None,
+        "data": event.data,
+        "secret": event.secret,
     }
     if event.by is not None:
         body["by"] = dict(event.by)
@@ -162,15 +162,14 @@ def event_from_json(text: str) -> TableEvent:
     """The event of a journal text (data as JSON gives it back: seat keys are strings)."""
     try:
         body = json.loads(text)
+        recorded = Recorded(str(body["type"]), dict(body["data"]), body["secret"])
         return TableEvent(
-            body["type"],
+            recorded,
             datetime.fromisoformat(body["ts"]),
             body["hand_id"],
-            body["data"],
             tuple(body["rules"]),
             Severity(body["severity"]),
             bool(body["needs_confirm"]),
-            body["secret"],
             body.get("by"),
         )
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:

@@ -34,6 +34,7 @@ from controller.shell.gate import Gate, RefusedError, Request, bounded_record, b
 from controller.shell.intake import Queued
 from controller.shell.journal import NewCommand
 from controller.shell.table import ShutdownError, TableRunner
+from controller.table.event_types import CommandRejected, IntegrityAlarm, RequestsShed
 from controller.table.events import Severity, TableEvent
 
 log = structlog.get_logger("tablectl.requests")
@@ -47,9 +48,9 @@ def response(
     error: str | None = None,
 ) -> dict[str, Any]:
     """The response body: ``ok`` unless the request or the core refused it."""
-    rejected = [e for e in events if e.type == "command.rejected"]
+    rejected = [e.payload for e in events if isinstance(e.payload, CommandRejected)]
     if error is None and rejected:
-        error = str(rejected[0].data.get("reason", "rejected"))
+        error = rejected[0].reason
     return {
         "transaction": transaction,
         "status": "error" if error else "ok",
@@ -140,20 +141,19 @@ class CommandHandler:
     ) -> dict[str, Any]:
         """Journal the refusal (a bounded record of the request) and answer it."""
         hand = self.runner.state.hand
-        data: dict[str, Any] = {
-            "command": bounded_text(verb, 64),
-            "reason": refused.reason,
-            "request": bounded_record(payload),
-        }
         by = None
         if request is not None:
-            data["key"] = request.principal.key
             by = {"person": request.principal.person, "role": "none"}
+        rejected = CommandRejected(
+            bounded_text(verb, 64),
+            refused.reason,
+            bounded_record(payload),
+            request.principal.key if request is not None else None,
+        )
         event = TableEvent(
-            "command.rejected",
+            rejected,
             received,
             hand.hand_id if hand is not None else None,
-            data,
             (),
             Severity.WARN,
             by=by,
@@ -175,16 +175,16 @@ class CommandHandler:
 
     async def _alarm(self, verb: str, payload: bytes, received: datetime, exc: Exception) -> None:
         hand = self.runner.state.hand
+        alarm = IntegrityAlarm(
+            "internal error while handling a request",
+            command=bounded_text(verb, 64),
+            error=bounded_text(f"{type(exc).__name__}: {exc}", 200),
+            request=bounded_record(payload),
+        )
         event = TableEvent(
-            "integrity.alarm",
+            alarm,
             received,
             hand.hand_id if hand is not None else None,
-            {
-                "reason": "internal error while handling a request",
-                "command": bounded_text(verb, 64),
-                "error": bounded_text(f"{type(exc).__name__}: {exc}", 200),
-                "request": bounded_record(payload),
-            },
             (),
             Severity.CRITICAL,
         )
@@ -199,16 +199,10 @@ def _transaction(read: Request | RefusedError) -> str | None:
 
 
 def _bounded_json(payload: bytes) -> str:
-    return json.dumps(bounded_record(payload), separators=(",", ":"))
+    return json.dumps(bounded_record(payload).public(), separators=(",", ":"))
 
 
 def shed_event(counts: Mapping[str, int], seconds: float, received: datetime) -> TableEvent:
     """``requests.shed``: requests answered at once and not run (a flood, or a full queue)."""
-    return TableEvent(
-        "requests.shed",
-        received,
-        None,
-        {"counts": dict(counts), "seconds": round(seconds, 3)},
-        (),
-        Severity.WARN,
-    )
+    shed = RequestsShed(dict(counts), round(seconds, 3))
+    return TableEvent(shed, received, None, (), Severity.WARN)

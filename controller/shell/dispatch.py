@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
+from controller.table.event_types import DeckVerified
 from controller.table.events import TableEvent
 from controller.table.inputs import Purpose
 from controller.table.plan import DispenseRequest, next_dispense
@@ -95,10 +96,11 @@ def reveals(in_play: list[int], events: list[TableEvent]) -> list[Need]:
     hand: nothing of it may be revealed while its cards can still be dealt.
     """
     for event in events:
+        verified = event.payload
         if (
-            event.type == "deck.verified"
-            and not event.data.get("stub")
-            and event.data.get("shuffle_id") not in in_play
+            isinstance(verified, DeckVerified)
+            and not verified.stub
+            and verified.shuffle_id not in in_play
         ):
             return [Need("reveal", None, sid) for sid in in_play]
     return []

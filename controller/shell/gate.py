@@ -37,6 +37,7 @@ from pydantic import TypeAdapter, ValidationError
 from controller.authority import Authority, Role, role_for
 from controller.keyring import Keyring
 from controller.signing import canonical, signature_holds
+from controller.table.event_types import RequestRecord
 from controller.table.inputs import COMMANDS, DealerInput
 
 MAX_TRANSACTION = 128
@@ -104,13 +105,13 @@ def bounded_text(text: str, limit: int) -> str:
     return cut.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def bounded_record(payload: bytes) -> dict[str, Any]:
+def bounded_record(payload: bytes) -> RequestRecord:
     """What the journal keeps of a refused request: its size, digest and first characters."""
-    return {
-        "size": len(payload),
-        "sha256": hashlib.sha256(payload).hexdigest(),
-        "head": bounded_text(payload[: HEAD * 4].decode("utf-8", "replace"), HEAD),
-    }
+    return RequestRecord(
+        len(payload),
+        hashlib.sha256(payload).hexdigest(),
+        bounded_text(payload[: HEAD * 4].decode("utf-8", "replace"), HEAD),
+    )
 
 
 def _depth(payload: bytes, limit: int) -> int:

@@ -1,9 +1,10 @@
 """Models of what goes over MQTT, for the generated JSON Schemas and the AsyncAPI document.
 
 The envelope, the request of each dealer command (its fields plus ``transaction``), the
-response, the birth/death status, the state snapshot and the device status; the ``data`` of each
-event type is in :mod:`controller.shell.event_models`. Tests validate real events against these
-models, so the schemas say what the daemon actually publishes.
+response, the birth/death status, the state snapshot and the device status, and the ``data`` of
+each event type, made from the core's own records (``controller/table/event_types.py``), so the
+schemas say what the daemon actually publishes. Extra fields are allowed in ``data``: a newer
+core does not break a consumer that validates with an older schema.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from controller.shell.event_models import EVENT_DATA
+from controller.table.event_types import EVENT_TYPES
+from controller.table.events import EventData, specs
 from controller.table.inputs import COMMANDS
 
 __all__ = [
@@ -147,3 +149,45 @@ def request_model(verb: str) -> type[BaseModel]:
         name, __config__=ConfigDict(extra="forbid"), __doc__=cls.__doc__, **fields
     )
     return model
+
+
+def data_model(cls: type[EventData]) -> type[BaseModel]:
+    """The ``data`` of one event type, both views: secret and optional fields may be absent."""
+    hints = typing.get_type_hints(cls)
+    by_key: dict[str, tuple[str, Any, bool]] = {}  # JSON key -> (name, annotation, required)
+
+    def add(record: type[EventData]) -> None:
+        record_hints = typing.get_type_hints(record)
+        for spec in specs(record):
+            if spec.flatten:
+                add(record_hints[spec.name])
+                continue
+            annotation = record_hints[spec.name]
+            required = not spec.optional and not spec.secret
+            if spec.key in by_key:  # the same key in both views: either may carry it
+                name, other, _ = by_key[spec.key]
+                by_key[spec.key] = (name, annotation | other, False)
+            else:
+                by_key[spec.key] = (spec.name, annotation, required)
+
+    add(cls)
+    del hints
+    fields: dict[str, Any] = {}
+    for json_key, (name, annotation, required) in by_key.items():
+        if required:
+            fields[name] = (annotation, Field(alias=json_key))
+        else:
+            fields[name] = (annotation | None, Field(default=None, alias=json_key))
+    model: type[BaseModel] = create_model(
+        cls.__name__,
+        __config__=ConfigDict(extra="allow", populate_by_name=True),
+        __doc__=cls.__doc__,
+        **fields,
+    )
+    return model
+
+
+#: event type → model of its ``data``.
+EVENT_DATA: dict[str, type[BaseModel]] = {
+    event_type: data_model(cls) for event_type, cls in sorted(EVENT_TYPES.items())
+}

@@ -14,6 +14,12 @@ from controller.rules.misdeal import cutoff_passed, cutoff_rule
 from controller.table import betting, flow
 from controller.table.betting import ActionRejectedError
 from controller.table.context import Context, RejectedError
+from controller.table.event_types import (
+    BettingAction,
+    BettingActionCorrected,
+    CorrectedAction,
+    IrregularityDetected,
+)
 from controller.table.events import Severity
 from controller.table.inputs import Action, ActionKind, Correction, RoundClosed
 from controller.table.state import ActionRecord, HandState, Phase
@@ -44,15 +50,15 @@ def betting_action(ctx: Context, cmd: Action) -> None:
     if kind is ActionKind.CALL and amount is not None and seat == rnd.to_act:
         call_to = min(rnd.current, bet + hand.stacks[seat])
         if amount < call_to:
+            under_call = IrregularityDetected(
+                "under-call: complete the call or withdraw the chips and fold",
+                rule=Rule.DE_1549A.value,
+                seat=seat,
+                put=amount,
+                call_to=call_to,
+            )
             ctx.emit(
-                "irregularity.detected",
-                {
-                    "rule": Rule.DE_1549A.value,
-                    "reason": "under-call: complete the call or withdraw the chips and fold",
-                    "seat": seat,
-                    "put": amount,
-                    "call_to": call_to,
-                },
+                under_call,
                 (Rule.DE_1549A,),
                 severity=Severity.WARN,
             )
@@ -72,22 +78,23 @@ def betting_action(ctx: Context, cmd: Action) -> None:
         *hand.actions,
         ActionRecord(hand.street, seat, outcome.kind, outcome.to, outcome.put_in, outcome.all_in),
     )
-    data: dict[str, object] = {
-        "seat": seat,
-        "action": outcome.kind,
-        "to": outcome.to,
-        "put_in": outcome.put_in,
-        "stack": hand.stacks[seat],
-        "all_in": outcome.all_in,
-        "pot": hand.total_pot,
-    }
-    if outcome.kind in (ActionKind.BET, ActionKind.RAISE) and not outcome.full:
-        data["reopens_betting"] = False
+    short = outcome.kind in (ActionKind.BET, ActionKind.RAISE) and not outcome.full
     profile = ctx.table.profile
-    if not cutoff_passed(before, profile) and cutoff_passed(hand, profile):
-        data["misdeal_cutoff_passed"] = True
+    passed = not cutoff_passed(before, profile) and cutoff_passed(hand, profile)
+    if passed:
         rules.append(cutoff_rule(profile))
-    ctx.emit("betting.action", data, tuple(rules))
+    acted = BettingAction(
+        seat,
+        outcome.kind,
+        hand.stacks[seat],
+        outcome.all_in,
+        to=outcome.to,
+        put_in=outcome.put_in,
+        pot=hand.total_pot,
+        reopens_betting=False if short else None,
+        misdeal_cutoff_passed=True if passed else None,
+    )
+    ctx.emit(acted, tuple(rules))
     hand.round = betting.settle_queue(outcome.round, hand.stacks, hand.folded)
     # only the last action can be corrected: keep the hand before it, not the whole chain
     previous = before.copy()
@@ -110,11 +117,7 @@ def correction(ctx: Context, cmd: Correction) -> None:
     if hand.street is not last.street or hand.phase is not Phase.BETTING or _moved_on(hand, before):
         raise RejectedError("the action is locked: the hand has moved on", (Rule.DE_1548,))
     ctx.table.hand = before.copy()
-    ctx.emit(
-        "betting.action.corrected",
-        {"seat": cmd.seat, "was": {"action": last.kind, "to": last.to}},
-        (Rule.DE_1548,),
-    )
+    ctx.emit(BettingActionCorrected(cmd.seat, CorrectedAction(last.kind, last.to)), (Rule.DE_1548,))
     betting_action(ctx, Action(cmd.ts, cmd.seat, cmd.action, cmd.amount))
 
 

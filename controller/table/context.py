@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
 
 from controller.authority import Authority
 from controller.rules.ids import Rule
-from controller.table.events import Severity, TableEvent
+from controller.table.events import EventData, Severity, TableEvent
 from controller.table.state import HandState, TableState
 
 
@@ -46,31 +44,22 @@ class Context:
 
     def emit(
         self,
-        type_: str,
-        data: Mapping[str, Any],
+        data: EventData,
         rules: tuple[Rule, ...] = (),
         *,
         severity: Severity = Severity.INFO,
         needs_confirm: bool = False,
-        secret: Mapping[str, Any] | None = None,
     ) -> None:
         """Record an event caused by the input."""
         hand = self.table.hand
         self.events.append(
             TableEvent(
-                type_,
+                data,
                 self.ts,
                 hand.hand_id if hand is not None else None,
-                data,
-                tuple(rules),
+                rules,
                 severity,
                 needs_confirm,
-                secret,
                 self.by,
             )
         )
-
-
-def seat_map(values: Mapping[int, int]) -> dict[str, int]:
-    """A seat → chips map as events carry it (JSON object keys are strings)."""
-    return {str(seat): amount for seat, amount in sorted(values.items())}

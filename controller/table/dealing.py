@@ -11,6 +11,15 @@ from controller.rules import board, burns, dead_hands, deal_checks, devices, int
 from controller.rules.holds import raise_hold
 from controller.rules.ids import Rule
 from controller.table.context import Context
+from controller.table.event_types import (
+    DealGroupDispensed,
+    DeckRejected,
+    DeckVerified,
+    HoldEvidence,
+    IntegrityAlarm,
+    IrregularityDetected,
+)
+from controller.table.event_types import DeckRevealed as DeckRevealedData
 from controller.table.events import Severity
 from controller.table.inputs import (
     DeckChecked,
@@ -48,15 +57,15 @@ def deck_checked(ctx: Context, ev: DeckChecked) -> None:
         rules.append(Rule.SHF_RECOG)
     if rules:
         ctx.table.deck = DeckStatus(ev.shuffle_id)
+        rejected = DeckRejected(
+            ev.shuffle_id,
+            ev.counted,
+            tuple(sorted(ev.faults)),
+            tuple(ev.missing),
+            tuple(ev.duplicates),
+        )
         ctx.emit(
-            "deck.rejected",
-            {
-                "shuffle_id": ev.shuffle_id,
-                "counted": ev.counted,
-                "faults": sorted(ev.faults),
-                "missing": list(ev.missing),
-                "duplicates": list(ev.duplicates),
-            },
+            rejected,
             tuple(rules),
             severity=Severity.HOLD,
         )
@@ -71,11 +80,7 @@ def _stub_checked(ctx: Context, hand: HandState, ev: DeckChecked) -> None:
         hand.shuffle_id = ev.shuffle_id
         hand.recheck = None
         hand.reshuffle_due = None
-        ctx.emit(
-            "deck.verified",
-            {"shuffle_id": ev.shuffle_id, "counted": ev.counted, "stub": True},
-            (Rule.SHF_COUNT,),
-        )
+        ctx.emit(DeckVerified(ev.shuffle_id, ev.counted, stub=True), (Rule.SHF_COUNT,))
         return
     raise_hold(
         ctx,
@@ -83,7 +88,7 @@ def _stub_checked(ctx: Context, hand: HandState, ev: DeckChecked) -> None:
         Rule.SHF_COUNT,
         "continue",
         f"the stub counts {ev.counted} cards, {expected} expected",
-        evidence={"counted": ev.counted, "expected": expected},
+        evidence=HoldEvidence(counted=ev.counted, expected=expected),
     )
 
 
@@ -97,8 +102,7 @@ def shuffle_completed(ctx: Context, ev: ShuffleCompleted) -> None:
     if blocked:
         ctx.table.deck = DeckStatus(ev.shuffle_id)
         ctx.emit(
-            "deck.rejected",
-            {"shuffle_id": ev.shuffle_id, "reason": blocked},
+            DeckRejected(ev.shuffle_id, reason=blocked),
             (Rule.DE_1544A_APPR,),
             severity=Severity.CRITICAL,
         )
@@ -108,8 +112,7 @@ def shuffle_completed(ctx: Context, ev: ShuffleCompleted) -> None:
             return  # already rejected by its deck check
         ctx.table.deck = DeckStatus(ev.shuffle_id)
         ctx.emit(
-            "deck.rejected",
-            {"shuffle_id": ev.shuffle_id, "reason": "no deck check for this shuffle"},
+            DeckRejected(ev.shuffle_id, reason="no deck check for this shuffle"),
             (Rule.SHF_COUNT,),
             severity=Severity.HOLD,
         )
@@ -117,17 +120,14 @@ def shuffle_completed(ctx: Context, ev: ShuffleCompleted) -> None:
     if not ev.ok or ev.card_count != DECK_SIZE:
         ctx.table.deck = DeckStatus(ev.shuffle_id)
         ctx.emit(
-            "deck.rejected",
-            {"shuffle_id": ev.shuffle_id, "counted": ev.card_count, "reason": "shuffle failed"},
+            DeckRejected(ev.shuffle_id, ev.card_count, reason="shuffle failed"),
             (Rule.SHF_COUNT,),
             severity=Severity.HOLD,
         )
         return
     ctx.table.deck = DeckStatus(ev.shuffle_id, checked=True, ready=True)
     ctx.emit(
-        "deck.verified",
-        {"shuffle_id": ev.shuffle_id, "counted": ev.card_count, "commitment": ev.commitment},
-        (Rule.SHF_COUNT, Rule.SHF_RECOG),
+        DeckVerified(ev.shuffle_id, ev.card_count, ev.commitment), (Rule.SHF_COUNT, Rule.SHF_RECOG)
     )
     if hand is not None and hand.holds:
         for hold in hand.holds:
@@ -142,17 +142,12 @@ def deck_revealed(ctx: Context, ev: DeckRevealed) -> None:
     """A retired deck's order is revealed; a broken commitment is an integrity alarm (SHF-INFO)."""
     if not ev.verified:
         ctx.emit(
-            "integrity.alarm",
-            {"shuffle_id": ev.shuffle_id, "reason": "deck order does not match its commitment"},
+            IntegrityAlarm("deck order does not match its commitment", shuffle_id=ev.shuffle_id),
             (Rule.SHF_INFO,),
             severity=Severity.CRITICAL,
         )
         return
-    ctx.emit(
-        "deck.revealed",
-        {"shuffle_id": ev.shuffle_id, "cards": len(ev.order)},
-        secret={"order": list(ev.order)},
-    )
+    ctx.emit(DeckRevealedData(ev.shuffle_id, len(ev.order), tuple(ev.order)))
 
 
 # --------------------------------------------------------------------------- groups
@@ -162,11 +157,11 @@ def group_dispensed(ctx: Context, ev: GroupDispensed) -> None:
     """The shuffler put a group in its tray: check it and track it until its cards are read."""
     hand = ctx.table.hand
     if hand is None:
-        _irregular(ctx, None, "a group dispensed with no hand in progress", group=ev.group)
+        _irregular(ctx, "a group dispensed with no hand in progress", group=ev.group)
         return
     blocked = devices.blocked(ctx)
     if blocked:
-        _irregular(ctx, hand, f"a group dispensed while {blocked}", rule=Rule.DE_1544A_APPR)
+        _irregular(ctx, f"a group dispensed while {blocked}", rule=Rule.DE_1544A_APPR)
     deck = ctx.table.deck
     if hand.shuffle_id is None:
         if not deck.ready or deck.shuffle_id != ev.shuffle_id or deck.used_by is not None:
@@ -176,14 +171,14 @@ def group_dispensed(ctx: Context, ev: GroupDispensed) -> None:
                 Rule.SHF_COUNT,
                 "misdeal",
                 "a group dispensed from a deck that was not verified",
-                evidence={"shuffle_id": ev.shuffle_id},
+                evidence=HoldEvidence(shuffle_id=ev.shuffle_id),
             )
             _into_tray(hand, ev, None)
             return
         hand.shuffle_id = ev.shuffle_id
         ctx.table.deck = DeckStatus(deck.shuffle_id, deck.checked, deck.ready, hand.hand_id)
     elif ev.shuffle_id != hand.shuffle_id:
-        _irregular(ctx, hand, "a group dispensed from another deck", shuffle_id=ev.shuffle_id)
+        _irregular(ctx, "a group dispensed from another deck", shuffle_id=ev.shuffle_id)
     if hand.recheck:
         raise_hold(
             ctx,
@@ -206,13 +201,9 @@ def group_dispensed(ctx: Context, ev: GroupDispensed) -> None:
     elif not board.board_group_dispensed(ctx, hand, ev):
         return
     _into_tray(hand, ev, seat)
-    known = [c for c in ev.cards if c is not None]
-    ctx.emit(
-        "deal.group.dispensed",
-        {"group": ev.group, "purpose": ev.purpose, "seat": seat, "count": len(ev.cards)},
-        (Rule.DE_1544A_GRP,),
-        secret={"cards": known} if known else None,
-    )
+    known = tuple(c for c in ev.cards if c is not None)
+    dispensed = DealGroupDispensed(ev.group, ev.purpose, seat, len(ev.cards), known or None)
+    ctx.emit(dispensed, (Rule.DE_1544A_GRP,))
 
 
 def _into_tray(hand: HandState, ev: GroupDispensed, seat: int | None) -> None:
@@ -258,7 +249,7 @@ def tag_arrived(ctx: Context, ev: TagArrived) -> None:
         drop_finished(hand)
         hand.muck = (*hand.muck, card)
         if card not in hand.dead_cards:
-            _irregular(ctx, hand, "a card never dealt reached the muck", card=card)
+            _irregular(ctx, "a card never dealt reached the muck", hidden_card=card)
 
 
 def _moved(ctx: Context, hand: HandState, card: Card, where: Zone, zone: Zone) -> None:
@@ -297,7 +288,7 @@ def _moved(ctx: Context, hand: HandState, card: Card, where: Zone, zone: Zone) -
     else:
         hand.set_aside = (*hand.set_aside, card)
     _irregular(
-        ctx, hand, "a card moved where it should not", card=card, source=str(where), zone=str(zone)
+        ctx, "a card moved where it should not", hidden_card=card, source=str(where), zone=str(zone)
     )
 
 
@@ -310,16 +301,23 @@ def tick(ctx: Context, ev: Tick) -> None:
 
 
 def _irregular(
-    ctx: Context, hand: HandState | None, reason: str, rule: Rule | None = None, **evidence: object
+    ctx: Context,
+    reason: str,
+    rule: Rule | None = None,
+    *,
+    group: int | None = None,
+    shuffle_id: int | None = None,
+    source: str | None = None,
+    zone: str | None = None,
+    hidden_card: Card | None = None,
 ) -> None:
-    card = evidence.pop("card", None)
-    data: dict[str, object] = {"reason": reason, **evidence}
-    if rule is not None:
-        data["rule"] = rule.value
-    ctx.emit(
-        "irregularity.detected",
-        data,
-        (rule,) if rule else (),
-        severity=Severity.WARN,
-        secret={"card": card} if card is not None else None,
+    found = IrregularityDetected(
+        reason,
+        rule=rule.value if rule is not None else None,
+        group=group,
+        shuffle_id=shuffle_id,
+        source=source,
+        zone=zone,
+        hidden_card=hidden_card,
     )
+    ctx.emit(found, (rule,) if rule else (), severity=Severity.WARN)

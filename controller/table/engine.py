@@ -24,6 +24,7 @@ from controller.rules.ids import Rule
 from controller.rules.misdeal import cutoff_passed, declare_misdeal
 from controller.table import actions, dealing, hand, showdown
 from controller.table.context import Context, RejectedError
+from controller.table.event_types import CommandRejected
 from controller.table.events import Severity, TableEvent
 from controller.table.inputs import (
     COMMAND_NAMES,
@@ -169,10 +170,9 @@ def _deadlines(ctx: Context, now: datetime) -> None:
 
 def _rejection(state: TableState, command: DealerInput, exc: RejectedError) -> TableEvent:
     return TableEvent(
-        "command.rejected",
+        CommandRejected(COMMAND_NAMES.get(type(command), type(command).__name__), exc.reason),
         command.ts,
         state.hand.hand_id if state.hand is not None else None,
-        {"command": COMMAND_NAMES.get(type(command), type(command).__name__), "reason": exc.reason},
         tuple(exc.rules),
         Severity.WARN,
         by=command.authority.attribution() if command.authority is not None else None,

@@ -14,7 +14,18 @@ from controller.rules.ids import Rule
 from controller.rules.showdown import evaluate, showdown_order
 from controller.table import betting
 from controller.table.betting import Street
-from controller.table.context import Context, seat_map
+from controller.table.context import Context
+from controller.table.event_types import (
+    BettingRoundClosed,
+    HandCompleted,
+    PotAwarded,
+    PotAwardProposed,
+    PotShare,
+    ShowdownHandTabled,
+    ShowdownOrder,
+    StubReshuffleRequired,
+    seat_map,
+)
 from controller.table.events import Severity
 from controller.table.state import DeckStatus, HandState, Phase
 from controller.table.tray import BOARD_PURPOSES, unread
@@ -34,20 +45,23 @@ def close_round(ctx: Context, hand: HandState, *, by_dealer: bool = False) -> No
     """End the open round: return an uncalled bet, then the next street, showdown or award."""
     rnd = hand.round
     returned = pot_rules.uncalled(hand.committed)
-    data: dict[str, object] = {"street": hand.street.label}
+    given_back = None
     if returned is not None:
         seat, chips = returned
         hand.committed = {**hand.committed, seat: hand.committed[seat] - chips}
         hand.stacks = {**hand.stacks, seat: hand.stacks[seat] + chips}
-        data["returned"] = {str(seat): chips}
-    data["pot"] = hand.total_pot
-    if by_dealer:
-        data["closed_by"] = "dealer"
-    elif rnd is not None and rnd.actions == 0 and hand.street is not Street.PREFLOP:
-        data["no_action"] = True
+        given_back = {str(seat): chips}
+    quiet = rnd is not None and rnd.actions == 0 and hand.street is not Street.PREFLOP
+    closed = BettingRoundClosed(
+        hand.street.label,
+        hand.total_pot,
+        given_back,
+        closed_by="dealer" if by_dealer else None,
+        no_action=True if quiet and not by_dealer else None,
+    )
     hand.last_round = rnd
     hand.round = None
-    ctx.emit("betting.round.closed", data)
+    ctx.emit(closed)
     if hand.reshuffle_after is not None and hand.reshuffle_after[0] is hand.street:
         rule = hand.reshuffle_after[1]
         hand.reshuffle_after = None
@@ -71,7 +85,7 @@ def _faceup_if_all_in(ctx: Context, hand: HandState) -> None:
         return
     hand.faceup = True
     order = showdown_order(hand.live, hand.order, None, None)
-    ctx.emit("showdown.order", {"order": order, "faceup": True}, (Rule.ALLIN_FACEUP,))
+    ctx.emit(ShowdownOrder(tuple(order), faceup=True), (Rule.ALLIN_FACEUP,))
 
 
 def open_street(ctx: Context, hand: HandState) -> None:
@@ -120,11 +134,13 @@ def reshuffle_stub(ctx: Context, hand: HandState, rule: Rule) -> None:
     hand.stub += len(back) + count
     if not hand.manual_board:  # a stub shuffled by hand is counted by nobody
         hand.reshuffle_due = rule
-    data: dict[str, object] = {"with": back, "stub": hand.stub}
-    if groups:
-        data["unread"] = count
-        data["unread_groups"] = [g.group for g in groups]
-    ctx.emit("stub.reshuffle.required", data, (rule,), severity=Severity.WARN)
+    required = StubReshuffleRequired(
+        hand.stub,
+        tuple(back),
+        count if groups else None,
+        tuple(g.group for g in groups) if groups else None,
+    )
+    ctx.emit(required, (rule,), severity=Severity.WARN)
 
 
 # --------------------------------------------------------------------------- showdown and award
@@ -150,7 +166,7 @@ def enter_showdown(ctx: Context, hand: HandState) -> None:
     )
     hand.phase = Phase.SHOWDOWN
     hand.showdown_order = tuple(order)
-    ctx.emit("showdown.order", {"order": order}, tuple(rules))
+    ctx.emit(ShowdownOrder(tuple(order)), tuple(rules))
     for seat in order:  # hands already face up (ALLIN-FACEUP) are read now the board is out
         if seat in hand.shown and seat not in hand.tabled:
             read_tabled(ctx, hand, seat, hand.shown[seat])
@@ -164,17 +180,10 @@ def read_tabled(ctx: Context, hand: HandState, seat: int, hole: Sequence[Card]) 
     # a hand mucked and made live again (a claim upheld, RR-SD-5) counts as shown, now
     earlier = tuple(d for d in hand.declarations if d[0] != seat)
     hand.declarations = (*earlier, (seat, True))
-    ctx.emit(
-        "showdown.hand.tabled",
-        {
-            "seat": seat,
-            "cards": list(hole),
-            "category": value.category,
-            "best": list(value.best),
-            "strength": value.strength,
-        },
-        (Rule.DE_1550B2,),
+    tabled = ShowdownHandTabled(
+        seat, tuple(hole), value.category, tuple(value.best), value.strength
     )
+    ctx.emit(tabled, (Rule.DE_1550B2,))
 
 
 def maybe_propose(ctx: Context, hand: HandState) -> None:
@@ -217,9 +226,9 @@ def propose_award(ctx: Context, hand: HandState) -> None:
         rules.append(Rule.POT_SEP)
     if any(split.odd_chips for split in splits):
         rules.append(pot_rules.odd_chip_rule(profile))
-    data = award_data(splits)
-    data["kill"] = losers(hand)
-    ctx.emit("pot.award.proposed", data, tuple(rules), needs_confirm=True)
+    pots, payouts = award_data(splits)
+    proposed = PotAwardProposed(pots, payouts, tuple(losers(hand)))
+    ctx.emit(proposed, tuple(rules), needs_confirm=True)
 
 
 def losers(hand: HandState) -> list[int]:
@@ -228,36 +237,36 @@ def losers(hand: HandState) -> list[int]:
     return [s for s in hand.order if s in hand.tabled and s not in winners]
 
 
-def award_data(splits: Sequence[pot_rules.PotSplit]) -> dict[str, object]:
+def award_data(
+    splits: Sequence[pot_rules.PotSplit],
+) -> tuple[tuple[PotShare, ...], dict[str, int]]:
     """The pots and payouts as ``pot.award.proposed`` and ``pot.awarded`` carry them."""
     payouts: dict[int, int] = {}
     for split in splits:
         for seat, chips in split.winners.items():
             payouts[seat] = payouts.get(seat, 0) + chips
-    return {
-        "pots": [
-            {
-                "amount": split.pot.amount,
-                "eligible": list(split.pot.eligible),
-                "winners": seat_map(split.winners),
-                "odd_chips": seat_map(split.odd_chips),
-            }
-            for split in splits
-        ],
-        "payouts": seat_map(payouts),
-    }
+    pots = tuple(
+        PotShare(
+            split.pot.amount,
+            tuple(split.pot.eligible),
+            seat_map(split.winners),
+            seat_map(split.odd_chips),
+        )
+        for split in splits
+    )
+    return pots, seat_map(payouts)
 
 
 def push_award(ctx: Context, hand: HandState) -> None:
     """The dealer pushes the pots (DE-1552); the hand completes."""
     assert hand.proposal is not None
-    data = award_data(hand.proposal)
+    pots, payouts = award_data(hand.proposal)
     stacks = dict(hand.stacks)
     for split in hand.proposal:
         for seat, chips in split.winners.items():
             stacks[seat] += chips
     hand.stacks = stacks
-    ctx.emit("pot.awarded", data, (Rule.DE_1552,))
+    ctx.emit(PotAwarded(pots, payouts), (Rule.DE_1552,))
     complete_hand(ctx, hand)
 
 
@@ -271,8 +280,7 @@ def complete_hand(ctx: Context, hand: HandState) -> None:
     next_button = clockwise_seats(movable, button)[0]
     table.button = next_button
     ctx.emit(
-        "hand.completed",
-        {"stacks": seat_map(table.stacks), "next_button": next_button},
+        HandCompleted(seat_map(table.stacks), next_button),
         (Rule.RR_BB_ROT,),
     )
     if table.deck.shuffle_id is not None and table.deck.shuffle_id == hand.shuffle_id:

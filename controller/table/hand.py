@@ -15,9 +15,15 @@ from controller.rules.ids import Rule
 from controller.rules.misdeal import cutoff_note, cutoff_passed, declare_misdeal
 from controller.table import betting
 from controller.table.betting import Street
-from controller.table.context import Context, RejectedError, seat_map
+from controller.table.context import Context, RejectedError
+from controller.table.event_types import (
+    BettingAction,
+    HandStarted,
+    IrregularityDetected,
+    seat_map,
+)
 from controller.table.flow import clockwise_seats
-from controller.table.inputs import ButtonReport, StartHand
+from controller.table.inputs import ActionKind, ButtonReport, StartHand
 from controller.table.state import HandState, TableState
 
 
@@ -101,18 +107,17 @@ def start_hand(ctx: Context, cmd: StartHand) -> None:
     table.last_blinds = (small_seat if small_seat is not None else _previous_big(table), big_seat)
     table.redeal = None
     table.hand = hand
-    data: dict[str, object] = {
-        "button": button,
-        "seats": list(order),
-        "small_blind": small_seat,
-        "big_blind": big_seat,
-        "blinds": list(table.blinds),
-        "ante": table.ante,
-        "stacks": seat_map(stacks),
-    }
-    if redeal is not None:
-        data["redeal_of"] = redeal.of
-    ctx.emit("hand.started", data, tuple(rules))
+    started = HandStarted(
+        button,
+        order,
+        small_seat,
+        big_seat,
+        table.blinds,
+        table.ante,
+        seat_map(stacks),
+        redeal.of if redeal is not None else None,
+    )
+    ctx.emit(started, tuple(rules))
     _post_forced_bets(ctx, hand)
 
 
@@ -156,18 +161,10 @@ def _post_forced_bets(ctx: Context, hand: HandState) -> None:
         stacks[seat] -= paid
         committed[seat] += paid
         posts[seat] = posts.get(seat, 0) + paid
-        ctx.emit(
-            "betting.action",
-            {
-                "seat": seat,
-                "action": "post",
-                "blind": blind,
-                "amount": paid,
-                "stack": stacks[seat],
-                "all_in": stacks[seat] == 0,
-            },
-            (Rule.DE_1537_5_7,),
+        posted = BettingAction(
+            seat, ActionKind.POST, stacks[seat], stacks[seat] == 0, blind=blind, amount=paid
         )
+        ctx.emit(posted, (Rule.DE_1537_5_7,))
         return paid
 
     if ctx.table.ante:
@@ -187,8 +184,7 @@ def button_report(ctx: Context, cmd: ButtonReport) -> None:
     hand = ctx.hand
     if cmd.seat == hand.button:
         ctx.emit(
-            "irregularity.detected",
-            {"rule": Rule.BUTTON_POS.value, "reason": "button in place", "seat": cmd.seat},
+            IrregularityDetected("button in place", rule=Rule.BUTTON_POS.value, seat=cmd.seat),
             (Rule.BUTTON_POS,),
         )
         return

@@ -17,6 +17,14 @@ from controller.rules.ids import Rule
 from controller.rules.misdeal import kill_hand
 from controller.table import flow
 from controller.table.context import Context, RejectedError
+from controller.table.event_types import (
+    HoldEvidence,
+    IrregularityDetected,
+    ShowdownHandMucked,
+    ShowdownHandShown,
+    ShowdownHandTabled,
+    ShowdownPlaysBoard,
+)
 from controller.table.events import Severity
 from controller.table.inputs import Award, Claim, Concede, Muck, PlaysBoard, RequestToSee, TableHand
 from controller.table.state import HandState, Hold, Phase
@@ -53,14 +61,12 @@ def table_hand(ctx: Context, cmd: TableHand) -> None:
             "dead_hand",
             f"seat {cmd.seat} shows {len(cards)} cards",
             seat=cmd.seat,
-            evidence={"count": len(cards)},
+            evidence=HoldEvidence(count=len(cards)),
         )
         return
     if early:
         hand.shown = {**hand.shown, cmd.seat: cards}
-        ctx.emit(
-            "showdown.hand.tabled", {"seat": cmd.seat, "cards": list(cards)}, (Rule.ALLIN_FACEUP,)
-        )
+        ctx.emit(ShowdownHandTabled(cmd.seat, tuple(cards)), (Rule.ALLIN_FACEUP,))
         return
     flow.read_tabled(ctx, hand, cmd.seat, cards)
     flow.maybe_propose(ctx, hand)
@@ -82,12 +88,7 @@ def muck_hand(ctx: Context, cmd: Muck) -> None:
     hand.mucked = hand.mucked | {cmd.seat}
     hand.muck_order = (*hand.muck_order, cmd.seat)
     hand.declarations = (*hand.declarations, (cmd.seat, False))
-    ctx.emit(
-        "showdown.hand.mucked",
-        {"seat": cmd.seat},
-        (Rule.DE_1551,),
-        secret={"cards": list(hand.dealt.get(cmd.seat, ()))},
-    )
+    ctx.emit(ShowdownHandMucked(cmd.seat, hand.dealt.get(cmd.seat, ())), (Rule.DE_1551,))
     flow.maybe_propose(ctx, hand)
 
 
@@ -98,7 +99,7 @@ def plays_board(ctx: Context, cmd: PlaysBoard) -> None:
     if hand.street.label != "river" and hand.phase is not Phase.SHOWDOWN:
         raise RejectedError("the board is not complete")
     hand.plays_board = hand.plays_board | {cmd.seat}
-    ctx.emit("showdown.plays_board", {"seat": cmd.seat}, (Rule.RR_HE_6,))
+    ctx.emit(ShowdownPlaysBoard(cmd.seat), (Rule.RR_HE_6,))
 
 
 def concede(ctx: Context, cmd: Concede) -> None:
@@ -108,15 +109,10 @@ def concede(ctx: Context, cmd: Concede) -> None:
     if cmd.left_table:
         kill_hand(ctx, hand, cmd.seat, Rule.DE_1550B5, "left_table")
         return
-    ctx.emit(
-        "irregularity.detected",
-        {
-            "rule": Rule.DE_1550B2.value,
-            "reason": "a verbal concession is not binding",
-            "seat": cmd.seat,
-        },
-        (Rule.DE_1550B2,),
+    not_binding = IrregularityDetected(
+        "a verbal concession is not binding", rule=Rule.DE_1550B2.value, seat=cmd.seat
     )
+    ctx.emit(not_binding, (Rule.DE_1550B2,))
 
 
 def request_to_see(ctx: Context, cmd: RequestToSee) -> None:
@@ -139,19 +135,11 @@ def request_to_see(ctx: Context, cmd: RequestToSee) -> None:
         hand.muck_order = tuple(s for s in hand.muck_order if s != cmd.target)
         hand.phase = Phase.SHOWDOWN
         hand.proposal = None
-        ctx.emit(
-            "showdown.hand.shown",
-            {"seat": cmd.target, "cards": list(cards), "live": True, "asked_by": cmd.seat},
-            (Rule.RR_SD_5,),
-        )
+        ctx.emit(ShowdownHandShown(cmd.target, tuple(cards), True, cmd.seat), (Rule.RR_SD_5,))
         flow.read_tabled(ctx, hand, cmd.target, cards)
         flow.maybe_propose(ctx, hand)
         return
-    ctx.emit(
-        "showdown.hand.shown",
-        {"seat": cmd.target, "cards": list(cards), "live": False, "asked_by": cmd.seat},
-        (Rule.RR_SD_5,),
-    )
+    ctx.emit(ShowdownHandShown(cmd.target, tuple(cards), False, cmd.seat), (Rule.RR_SD_5,))
 
 
 def claim(ctx: Context, cmd: Claim) -> None:
@@ -206,7 +194,7 @@ def award(ctx: Context, _cmd: Award) -> None:
             Rule.RR_SD_4,
             "award_as_proposed",
             "losing hands are not in the muck",
-            evidence={"kill": unkilled},
+            evidence=HoldEvidence(kill=tuple(unkilled)),
         )
         return
     flow.push_award(ctx, hand)
@@ -216,8 +204,7 @@ def award(ctx: Context, _cmd: Award) -> None:
 def _award_as_proposed(ctx: Context, hand: HandState, hold: Hold) -> None:
     """The dealer confirms the losing hands are dead: push the pots."""
     ctx.emit(
-        "irregularity.detected",
-        {"rule": hold.rule.value, "reason": "losing hands killed by the dealer"},
+        IrregularityDetected("losing hands killed by the dealer", rule=hold.rule.value),
         (hold.rule,),
         severity=Severity.INFO,
     )

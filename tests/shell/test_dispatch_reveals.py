@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from controller.shell.dispatch import Need, Planner, reveals
+from controller.table.event_types import DeckVerified
 from controller.table.events import TableEvent
 from simulators.scenario.core_runner import run_core
 from simulators.scenario.model import load_scenario
@@ -14,10 +15,7 @@ TS = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def verified(shuffle_id: int, *, stub: bool = False) -> TableEvent:
-    data: dict[str, object] = {"shuffle_id": shuffle_id, "counted": 52}
-    if stub:
-        data["stub"] = True
-    return TableEvent("deck.verified", TS, None, data)
+    return TableEvent(DeckVerified(shuffle_id, 52, stub=stub or None), TS, None)
 
 
 def test_a_stub_reshuffle_reveals_nothing_the_next_deck_reveals_every_deck_of_the_hand() -> None:

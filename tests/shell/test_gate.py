@@ -13,6 +13,7 @@ from controller.keyring import parse_keyring
 from controller.shell.commands import response
 from controller.shell.gate import Gate, Limits, Policy, RefusedError, bounded_record, parse_body
 from controller.signing import Signer, new_key, sign_request
+from controller.table.event_types import BettingAction, CommandRejected
 from controller.table.events import Severity, TableEvent
 from controller.table.inputs import Action, ActionKind, StartHand
 
@@ -242,14 +243,14 @@ def test_limits_are_settings() -> None:
 def test_a_refused_request_is_kept_as_a_bounded_record() -> None:
     payload = b'{"transaction": "t", "x": "' + b"\xf0" * 10_000_000 + b'"}'
     record = bounded_record(payload)
-    assert record["size"] == len(payload)
-    assert len(record["head"]) <= 200
-    assert len(json.dumps(record, ensure_ascii=False).encode()) < 900
+    assert record.size == len(payload)
+    assert len(record.head) <= 200
+    assert len(json.dumps(record.public(), ensure_ascii=False).encode()) < 900
     assert len(RefusedError("x" * 100_000).reason) <= 300
 
 
 def test_response_reports_the_cores_refusal() -> None:
-    ok = TableEvent("betting.action", NOW, "T1-00001", {"seat": 1})
+    ok = TableEvent(BettingAction(1, ActionKind.CHECK, 100, False), NOW, "T1-00001")
     body = response("t", "action", [7], [ok])
     assert body == {
         "transaction": "t",
@@ -258,9 +259,7 @@ def test_response_reports_the_cores_refusal() -> None:
         "data": {"events": [{"seq": 7, "type": "betting.action"}], "last_seq": 7},
         "error": None,
     }
-    refused = TableEvent(
-        "command.rejected", NOW, None, {"reason": "not your turn"}, (), Severity.WARN
-    )
+    refused = TableEvent(CommandRejected("action", "not your turn"), NOW, None, (), Severity.WARN)
     body = response("t", "action", [8], [refused])
     assert body["status"] == "error"
     assert body["error"] == "not your turn"
