@@ -9,9 +9,9 @@ underscore and which PHH readers ignore. Antes are ordinary contributions
 
 from __future__ import annotations
 
-from controller.table.betting import Street
 from controller.table.inputs import ActionKind
 from controller.table.state import HandState
+from controller.table.streets import Street
 
 _BOARD = {Street.FLOP: (0, 3), Street.TURN: (3, 4), Street.RIVER: (4, 5)}
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from controller.table.betting import Street, options
+from controller.table.betting import options
 from controller.table.inputs import Action, ActionKind, Muck, StartHand, TableHand
 from controller.table.state import HandState, Phase
+from controller.table.streets import Street
 from simulators.scenario.core_runner import CoreRunner
 from simulators.scenario.model import Scenario, ScenarioMeta, TableSpec
 

@@ -7,9 +7,9 @@ from typing import Any
 
 from pokerkit import Automation, Mode, NoLimitTexasHoldem, Pot, State
 
-from controller.table.betting import Street
 from controller.table.inputs import ActionKind
 from controller.table.state import HandState
+from controller.table.streets import Street
 
 AUTOMATIONS = (
     Automation.ANTE_POSTING,

@@ -13,7 +13,6 @@ from controller.cards import Card
 from controller.rules.holds import AFTER_RULING, raise_hold, ruling
 from controller.rules.ids import Rule
 from controller.table import flow
-from controller.table.betting import Street
 from controller.table.context import Context
 from controller.table.event_types import (
     BoardCardSetAside,
@@ -24,42 +23,36 @@ from controller.table.event_types import (
     IrregularityDetected,
 )
 from controller.table.events import Severity
-from controller.table.flow import BOARD_SIZE
 from controller.table.inputs import GroupDispensed, Purpose, StubDisorder
 from controller.table.state import HandState, Hold, Phase
+from controller.table.streets import STREET_OF, STREETS, Street, following
 from controller.table.tray import BOARD_PURPOSES, draw, drop_finished, unread
 
-_STREET_SIZE = {Street.FLOP: 3, Street.TURN: 1, Street.RIVER: 1}
 _BOARD_HOLDS = frozenset({Rule.BURN_MISS, Rule.BOARD_GROUP})
-_PURPOSE_STREET = {
-    Purpose.FLOP: Street.FLOP,
-    Purpose.TURN: Street.TURN,
-    Purpose.RIVER: Street.RIVER,
-}
 
 
 def next_street(hand: HandState) -> Street | None:
     """The street the board is waiting for, if any."""
-    return Street(hand.street + 1) if hand.street < Street.RIVER else None
+    return following(hand.street)
 
 
 def street_cards(hand: HandState, street: Street) -> tuple[Card, ...]:
     """The board cards of ``street`` dealt so far."""
-    start = {Street.FLOP: 0, Street.TURN: 3, Street.RIVER: 4}[street]
-    return hand.board[start : BOARD_SIZE[street]]
+    deal = STREETS[street]
+    return hand.board[deal.start : deal.board_after]
 
 
 def board_group_dispensed(ctx: Context, hand: HandState, ev: GroupDispensed) -> bool:
     """BOARD-GROUP: a burn or board group must have its size; a broken group is held."""
     size = len(ev.cards)
     with_burn = ctx.table.profile.board_group_includes_burn
-    street = _PURPOSE_STREET.get(ev.purpose)
+    street = STREET_OF.get(ev.purpose)
     if hand.reshuffle_due is not None and (street is not None or ev.purpose is Purpose.BURN):
         _dealt_before_reshuffle(ctx, hand, ev)
     if ev.purpose is Purpose.BURN:
         expected = 1
     elif street is not None:
-        expected = _STREET_SIZE[street]
+        expected = STREETS[street].cards
         if with_burn and street not in hand.no_burn and street not in hand.burn_for:
             expected += 1
     else:
@@ -113,7 +106,8 @@ def _redeal_board(ctx: Context, hand: HandState, hold: Hold) -> None:
         hand.returning = (*hand.returning, *group)
         back = len(held) + sum(unread(g) for g in group)
         hand.no_burn = hand.no_burn | {street}
-        rules = (hold.rule, Rule.FLOP_COUNT) if len(held) > _STREET_SIZE[street] else (hold.rule,)
+        too_many = len(held) > STREETS[street].cards
+        rules = (hold.rule, Rule.FLOP_COUNT) if too_many else (hold.rule,)
         ctx.emit(BoardRedealRequired(street.label, held, back), rules)
         flow.reshuffle_stub(ctx, hand, hold.rule)
         return
@@ -202,17 +196,10 @@ def place_on_board(ctx: Context, hand: HandState, card: Card) -> None:
         irregular(ctx, "a sixth board card", Rule.BOARD_AFTER_END, card, public=True)
         return
     hand.board = (*hand.board, card)
-    if len(hand.board) < BOARD_SIZE[street]:
+    if len(hand.board) < STREETS[street].board_after:
         return
     ctx.emit(BoardDealt(street.label, street_cards(hand, street), hand.board))
     flow.open_street(ctx, hand)
-
-
-_PREMATURE = {
-    Street.PREFLOP: (Rule.FLOP_PREM, Street.FLOP),
-    Street.FLOP: (Rule.TURN_PREM, Street.TURN),
-    Street.TURN: (Rule.RIVER_PREM, Street.RIVER),
-}
 
 
 def _premature(ctx: Context, hand: HandState, card: Card) -> None:
@@ -229,10 +216,11 @@ def _premature(ctx: Context, hand: HandState, card: Card) -> None:
         _flop_count(ctx, hand, card)
         return
     hand.set_aside = (*hand.set_aside, card)
-    if street not in _PREMATURE:
+    premature = following(street)
+    rule = STREETS[premature].premature if premature is not None else None
+    if premature is None or rule is None:
         irregular(ctx, "a board card after the river", Rule.BOARD_AFTER_END, card, public=True)
         return
-    rule, premature = _PREMATURE[street]
     declared = hand.premature
     if premature not in declared:
         hand.premature = declared | {premature}

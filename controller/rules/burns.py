@@ -17,7 +17,6 @@ from controller.rules.board import next_street
 from controller.rules.holds import ON_REJECT, raise_hold, ruling
 from controller.rules.ids import Rule
 from controller.table import flow
-from controller.table.betting import Street
 from controller.table.context import Context
 from controller.table.event_types import (
     BoardRedealRequired,
@@ -28,6 +27,7 @@ from controller.table.event_types import (
 from controller.table.events import Severity
 from controller.table.inputs import Purpose
 from controller.table.state import HandState, Hold, Phase
+from controller.table.streets import FULL_BOARD, STREETS, Street
 from controller.table.tray import BOARD_PURPOSES, draw, drop_finished, remove
 
 
@@ -99,7 +99,7 @@ def burn_to_muck(ctx: Context, hand: HandState, card: Card) -> None:
     """DE-1547-SEP: a burn reached the muck before every card was dealt (a warning)."""
     remove(hand, card)
     hand.muck = (*hand.muck, card)
-    if len(hand.board) < 5 and hand.live_count > 1 and hand.phase is not Phase.AWARD:
+    if len(hand.board) < FULL_BOARD and hand.live_count > 1 and hand.phase is not Phase.AWARD:
         board.irregular(
             ctx,
             "a burn card went into the muck before the board was complete",
@@ -156,7 +156,7 @@ def _burn_correct(ctx: Context, hand: HandState, hold: Hold) -> None:
     if not held:
         return
     profile = ctx.table.profile
-    too_many = len(held) > 3
+    too_many = len(held) > STREETS[Street.FLOP].cards
     if street is Street.FLOP and (
         too_many or profile.burn_error_preflop_exposed is PreflopExposedBoard.RESHUFFLE
     ):

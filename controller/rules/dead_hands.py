@@ -15,6 +15,7 @@ from controller.rules.showdown import strength
 from controller.table.context import Context
 from controller.table.event_types import HoldEvidence
 from controller.table.state import HandState
+from controller.table.streets import FULL_BOARD
 from controller.table.tray import to_muck
 
 
@@ -27,7 +28,7 @@ def live_card_mucked(ctx: Context, hand: HandState, card: Card, seat: int) -> No
     if any(h.seat == seat and h.rule in (Rule.DE_1550B3_6, Rule.RR_HE_6) for h in hand.holds):
         return  # its other card: already held
     plays_the_board = (
-        len(hand.board) == 5
+        len(hand.board) == FULL_BOARD
         and len(hole) == 2
         and strength(hole, hand.board) == strength((), hand.board)
     )

@@ -17,7 +17,6 @@ from collections.abc import Callable
 from controller.authority import Role
 from controller.cards import Card
 from controller.rules.ids import Rule
-from controller.table.betting import Street
 from controller.table.context import Context, RejectedError
 from controller.table.event_types import (
     NO_EVIDENCE,
@@ -31,6 +30,7 @@ from controller.table.event_types import (
 from controller.table.events import Severity
 from controller.table.inputs import Confirm, FloorOverride, RaiseHold, Reject
 from controller.table.state import HandState, Hold
+from controller.table.streets import Street
 
 Ruling = Callable[[Context, HandState, Hold], None]
 RULINGS: dict[str, Ruling] = {}

@@ -17,27 +17,10 @@ Amounts are "to": a seat's total bet in the round after the action, as PHH write
 from __future__ import annotations
 
 from collections.abc import Mapping
-from enum import IntEnum
 from typing import NamedTuple
 
 from controller.table.inputs import ActionKind
-
-
-class Street(IntEnum):
-    """The four betting rounds of Hold'em."""
-
-    PREFLOP = 0
-    FLOP = 1
-    TURN = 2
-    RIVER = 3
-
-    @property
-    def label(self) -> str:
-        """Lower-case name as events write it."""
-        return _STREET_LABELS[self]
-
-
-_STREET_LABELS = ("preflop", "flop", "turn", "river")
+from controller.table.streets import Street
 
 
 class Round(NamedTuple):

@@ -13,7 +13,6 @@ from controller.rules import pots as pot_rules
 from controller.rules.ids import Rule
 from controller.rules.showdown import evaluate, showdown_order
 from controller.table import betting
-from controller.table.betting import Street
 from controller.table.context import Context
 from controller.table.event_types import (
     BettingRoundClosed,
@@ -28,9 +27,8 @@ from controller.table.event_types import (
 )
 from controller.table.events import Severity
 from controller.table.state import DeckStatus, HandState, Phase
+from controller.table.streets import Street
 from controller.table.tray import BOARD_PURPOSES, unread
-
-BOARD_SIZE = {Street.FLOP: 3, Street.TURN: 4, Street.RIVER: 5}
 
 
 def clockwise_seats(seats: set[int] | frozenset[int], after: int) -> tuple[int, ...]:

@@ -14,7 +14,6 @@ from controller.rules import devices
 from controller.rules.ids import Rule
 from controller.rules.misdeal import cutoff_note, cutoff_passed, declare_misdeal
 from controller.table import betting
-from controller.table.betting import Street
 from controller.table.context import Context, RejectedError
 from controller.table.event_types import (
     BettingAction,
@@ -25,6 +24,7 @@ from controller.table.event_types import (
 from controller.table.flow import clockwise_seats
 from controller.table.inputs import ActionKind, ButtonReport, StartHand
 from controller.table.state import HandState, TableState
+from controller.table.streets import Street
 
 
 def start_hand(ctx: Context, cmd: StartHand) -> None:

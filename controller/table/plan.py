@@ -14,16 +14,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from controller.table.betting import Street
 from controller.table.inputs import Purpose
 from controller.table.state import Phase, TableState
-
-_STREET_PURPOSE = {
-    Street.FLOP: Purpose.FLOP,
-    Street.TURN: Purpose.TURN,
-    Street.RIVER: Purpose.RIVER,
-}
-_STREET_SIZE = {Street.FLOP: 3, Street.TURN: 1, Street.RIVER: 1}
+from controller.table.streets import STREETS, Street
 
 
 class DispenseRequest(NamedTuple):
@@ -58,11 +51,13 @@ def next_dispense(state: TableState) -> DispenseRequest | None:
     if hand.phase is not Phase.BOARD or hand.street is Street.RIVER:
         return None
     street = Street(hand.street + 1)
+    deal = STREETS[street]
     needs_burn = (
         street not in hand.no_burn and street not in hand.burn_for and hand.next_burn is None
     )
     if needs_burn and not state.profile.board_group_includes_burn:
         return DispenseRequest(Purpose.BURN, None, 1)
-    dealt = len(hand.board) - {Street.FLOP: 0, Street.TURN: 3, Street.RIVER: 4}[street]
-    size = _STREET_SIZE[street] - max(dealt, 0) + (1 if needs_burn else 0)
-    return DispenseRequest(_STREET_PURPOSE[street], None, size) if size > 0 else None
+    dealt = max(len(hand.board) - deal.start, 0)
+    size = deal.cards - dealt + (1 if needs_burn else 0)
+    assert deal.purpose is not None
+    return DispenseRequest(deal.purpose, None, size) if size > 0 else None

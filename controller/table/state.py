@@ -22,8 +22,9 @@ from controller.profiles import RulesProfile
 from controller.rules.ids import Rule
 from controller.rules.pots import PotSplit
 from controller.rules.showdown import HandValue
-from controller.table.betting import Round, Street
+from controller.table.betting import Round
 from controller.table.inputs import ActionKind, Purpose
+from controller.table.streets import Street
 
 
 class Phase(StrEnum):

@@ -20,7 +20,6 @@ from pydantic import TypeAdapter, ValidationError
 from controller.cards import Card, card_code, parse_card
 from controller.decks import DeckManifest, known_decks, load_deck
 from controller.profiles import load_profile
-from controller.table.betting import Street
 from controller.table.engine import apply, deadline
 from controller.table.events import TableEvent
 from controller.table.flow import losers
@@ -49,6 +48,7 @@ from controller.table.inputs import (
 )
 from controller.table.plan import DispenseRequest, next_dispense
 from controller.table.state import Phase, TableState, new_table
+from controller.table.streets import Street
 from controller.table.tray import BOARD_PURPOSES
 from drivers.shuffler.convert import cards_of, deck_faults
 from simulators.deck_order import deck_order

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from controller.table.betting import ActionRejectedError, Street, act, open_round, options
+from controller.table.betting import ActionRejectedError, act, open_round, options
 from controller.table.inputs import ActionKind
+from controller.table.streets import Street
 from tests.helpers import DEAL, of_type, one, run_text, scenario_text
 from tests.helpers import act as act_step
 
