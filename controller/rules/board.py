@@ -261,7 +261,7 @@ def _flop_count(ctx: Context, hand: HandState, card: Card) -> None:
     hand.set_aside = (*hand.set_aside, *flop)
     hand.round = None
     hand.street = Street.PREFLOP
-    hand.phase = Phase.BOARD
+    flow.move(hand, flow.Move.FLOP_REDEALT)
     hand.no_burn = hand.no_burn | {Street.FLOP}
     ctx.emit(
         BoardRedealRequired("flop", flop),

@@ -69,8 +69,7 @@ def hole_group_dispensed(ctx: Context, hand: HandState, ev: GroupDispensed) -> b
         return False
     hand.hole_groups += 1
     if hand.hole_groups == len(hand.order):
-        # every hole group is out: betting may start while the readers catch up
-        hand.phase = Phase.BETTING
+        flow.move(hand, flow.Move.HOLE_GROUPS_OUT)
         hand.deadline = ev.ts + timedelta(seconds=ctx.table.settle)
         if hand.round is None or hand.round.to_act is None:
             flow.close_round(ctx, hand)  # nobody can bet: the blinds left no decision
@@ -219,7 +218,7 @@ def maybe_deal_done(ctx: Context, hand: HandState) -> None:
         hand.deal_done = True
         ctx.emit(DealComplete(hand.order), (Rule.DEAL_DONE,))
         if hand.phase is Phase.DEALING:
-            hand.phase = Phase.BETTING
+            flow.move(hand, flow.Move.HOLE_GROUPS_OUT)
 
 
 def check_seat_counts(ctx: Context, hand: HandState) -> None:

@@ -59,7 +59,7 @@ def declare_misdeal(ctx: Context, hand: HandState, rule: Rule, reason: str) -> N
     table.redeal = Redeal(hand.hand_id, hand.button, hand.order)
     table.button = hand.button
     table.deck = DeckStatus()
-    table.hand = None
+    flow.end_hand(table, hand, completed=False)
 
 
 def void_hand(ctx: Context, hand: HandState, rule: Rule, reason: str) -> None:
@@ -74,7 +74,7 @@ def void_hand(ctx: Context, hand: HandState, rule: Rule, reason: str) -> None:
     table.redeal = Redeal(hand.hand_id, hand.button, hand.order)
     table.button = hand.button
     table.deck = DeckStatus()
-    table.hand = None
+    flow.end_hand(table, hand, completed=False)
 
 
 @ruling("misdeal")

@@ -2,11 +2,16 @@
 
 These are the transitions every rule module may trigger (a dead hand can end a round, a premature
 card waits for a round to close), so they live below the rules and call none of them.
+
+Every change of a hand's phase is one row of :data:`TRANSITIONS`, made by :func:`move`, and a hand
+begins and ends only through :func:`begin_hand` and :func:`end_hand`: nothing else writes
+``hand.phase`` or ``table.hand``. A move the table does not list is a bug, and says so at once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import StrEnum
 
 from controller.cards import Card
 from controller.rules import pots as pot_rules
@@ -26,9 +31,59 @@ from controller.table.event_types import (
     seat_map,
 )
 from controller.table.events import Severity
-from controller.table.state import DeckStatus, HandState, Phase
+from controller.table.state import DeckStatus, HandState, Phase, TableState
 from controller.table.streets import Street
 from controller.table.tray import BOARD_PURPOSES, unread
+
+
+class Move(StrEnum):
+    """What moves a hand from one phase to the next."""
+
+    HOLE_GROUPS_OUT = "every hole group is out: betting may start while the readers catch up"
+    ROUND_CLOSED = "a betting round closed with a street to come"
+    STREET_DEALT = "the street's board cards are out"
+    FLOP_REDEALT = "a fourth flop card: the flop is dealt again (FLOP-COUNT)"
+    LAST_ROUND_CLOSED = "the river's round closed with two hands or more"
+    POT_DECIDED = "the award is proposed"
+    SHOWDOWN_REOPENED = "a hand made live again at the award (RR-SD-5, a claim upheld)"
+
+
+_LIVE = (Phase.DEALING, Phase.BETTING, Phase.BOARD, Phase.SHOWDOWN)
+
+#: move → {phase before: phase after}
+TRANSITIONS: dict[Move, dict[Phase, Phase]] = {
+    Move.HOLE_GROUPS_OUT: {Phase.DEALING: Phase.BETTING},
+    Move.ROUND_CLOSED: {Phase.BETTING: Phase.BOARD},
+    Move.STREET_DEALT: {Phase.BOARD: Phase.BETTING, Phase.BETTING: Phase.BETTING},
+    Move.FLOP_REDEALT: {Phase.BETTING: Phase.BOARD, Phase.DEALING: Phase.BOARD},
+    Move.LAST_ROUND_CLOSED: {Phase.BETTING: Phase.SHOWDOWN, Phase.BOARD: Phase.SHOWDOWN},
+    Move.POT_DECIDED: dict.fromkeys(_LIVE, Phase.AWARD),
+    Move.SHOWDOWN_REOPENED: {Phase.AWARD: Phase.SHOWDOWN, Phase.SHOWDOWN: Phase.SHOWDOWN},
+}
+
+
+def move(hand: HandState, what: Move) -> None:
+    """Change the hand's phase as ``what`` does (the one place a phase changes)."""
+    after = TRANSITIONS[what].get(hand.phase)
+    if after is None:
+        raise AssertionError(f"no move {what.name} from {hand.phase} in hand {hand.hand_id}")
+    hand.phase = after
+
+
+def begin_hand(table: TableState, hand: HandState) -> None:
+    """The hand is in progress (``start_hand``)."""
+    if table.hand is not None:
+        raise AssertionError(f"hand {hand.hand_id} begins while {table.hand.hand_id} is on")
+    table.hand = hand
+
+
+def end_hand(table: TableState, hand: HandState, *, completed: bool) -> None:
+    """The hand is over: completed (it becomes the last hand) or misdealt or void."""
+    if table.hand is not hand:
+        raise AssertionError(f"hand {hand.hand_id} ends but is not the hand in progress")
+    if completed:
+        table.last_hand = hand
+    table.hand = None
 
 
 def clockwise_seats(seats: set[int] | frozenset[int], after: int) -> tuple[int, ...]:
@@ -70,7 +125,7 @@ def close_round(ctx: Context, hand: HandState, *, by_dealer: bool = False) -> No
     elif hand.street is Street.RIVER:
         enter_showdown(ctx, hand)
     else:
-        hand.phase = Phase.BOARD
+        move(hand, Move.ROUND_CLOSED)
         _faceup_if_all_in(ctx, hand)
 
 
@@ -89,7 +144,7 @@ def _faceup_if_all_in(ctx: Context, hand: HandState) -> None:
 def open_street(ctx: Context, hand: HandState) -> None:
     """The board for the next street is out: open its betting round (or skip it)."""
     hand.street = Street(hand.street + 1)
-    hand.phase = Phase.BETTING
+    move(hand, Move.STREET_DEALT)
     hand.round = betting.open_round(
         hand.street, hand.order, hand.stacks, hand.folded, ctx.table.blinds[1]
     )
@@ -162,7 +217,7 @@ def enter_showdown(ctx: Context, hand: HandState) -> None:
         rnd.first_actor if rnd else None,
         depth,
     )
-    hand.phase = Phase.SHOWDOWN
+    move(hand, Move.LAST_ROUND_CLOSED)
     hand.showdown_order = tuple(order)
     ctx.emit(ShowdownOrder(tuple(order)), tuple(rules))
     for seat in order:  # hands already face up (ALLIN-FACEUP) are read now the board is out
@@ -216,7 +271,7 @@ def propose_award(ctx: Context, hand: HandState) -> None:
 
     splits = pot_rules.resolve(hand.committed, claimants, hand.order, winners_of, profile)
     hand.proposal = tuple(splits)
-    hand.phase = Phase.AWARD
+    move(hand, Move.POT_DECIDED)
     rules = [Rule.DE_1552]
     if contested:
         rules.append(Rule.RR_SD_1)
@@ -283,5 +338,4 @@ def complete_hand(ctx: Context, hand: HandState) -> None:
     )
     if table.deck.shuffle_id is not None and table.deck.shuffle_id == hand.shuffle_id:
         table.deck = DeckStatus()
-    table.last_hand = hand
-    table.hand = None
+    end_hand(table, hand, completed=True)

@@ -13,7 +13,7 @@ from controller.profiles import ButtonMode
 from controller.rules import devices
 from controller.rules.ids import Rule
 from controller.rules.misdeal import cutoff_note, cutoff_passed, declare_misdeal
-from controller.table import betting
+from controller.table import betting, flow
 from controller.table.context import Context, RejectedError
 from controller.table.event_types import (
     BettingAction,
@@ -106,7 +106,7 @@ def start_hand(ctx: Context, cmd: StartHand) -> None:
     # where the small blind sat, even dead: the next dead button goes there (RR-BB-2)
     table.last_blinds = (small_seat if small_seat is not None else _previous_big(table), big_seat)
     table.redeal = None
-    table.hand = hand
+    flow.begin_hand(table, hand)
     started = HandStarted(
         button,
         order,

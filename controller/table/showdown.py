@@ -133,7 +133,7 @@ def request_to_see(ctx: Context, cmd: RequestToSee) -> None:
     if cmd.seat in winners:
         hand.mucked = hand.mucked - {cmd.target}
         hand.muck_order = tuple(s for s in hand.muck_order if s != cmd.target)
-        hand.phase = Phase.SHOWDOWN
+        flow.move(hand, flow.Move.SHOWDOWN_REOPENED)
         hand.proposal = None
         ctx.emit(ShowdownHandShown(cmd.target, tuple(cards), True, cmd.seat), (Rule.RR_SD_5,))
         flow.read_tabled(ctx, hand, cmd.target, cards)
@@ -172,7 +172,7 @@ def _claim_upheld(ctx: Context, hand: HandState, hold: Hold) -> None:
     hand.mucked = hand.mucked - {seat}
     hand.muck_order = tuple(s for s in hand.muck_order if s != seat)
     hand.proposal = None
-    hand.phase = Phase.SHOWDOWN
+    flow.move(hand, flow.Move.SHOWDOWN_REOPENED)
     cards = hand.dealt.get(seat, ())
     if len(cards) == 2 and seat not in hand.tabled:
         flow.read_tabled(ctx, hand, seat, cards)
