@@ -19,7 +19,8 @@ def test_every_move_has_a_row_and_the_award_is_the_only_way_to_the_push() -> Non
 
 def test_a_move_the_table_does_not_list_is_refused_as_a_bug() -> None:
     hand = run_file("normal-hand-4-seats.toml").state.last_hand
-    assert hand is not None and hand.phase is Phase.AWARD
+    assert hand is not None
+    assert hand.phase is Phase.AWARD
     dealing = replace(hand, phase=Phase.DEALING)
     with pytest.raises(AssertionError, match="no move ROUND_CLOSED from dealing"):
         move(dealing, Move.ROUND_CLOSED)
