@@ -10,7 +10,7 @@ BOARD-AFTER-END: a board card after the hand is decided does not count. STUB-DIS
 from __future__ import annotations
 
 from controller.cards import Card
-from controller.rules.holds import AFTER_RULING, raise_hold, ruling
+from controller.rules.holds import raise_hold
 from controller.rules.ids import Rule
 from controller.table import flow
 from controller.table.context import Context
@@ -24,7 +24,7 @@ from controller.table.event_types import (
 )
 from controller.table.events import Severity
 from controller.table.inputs import GroupDispensed, Purpose, StubDisorder
-from controller.table.state import HandState, Hold, Phase
+from controller.table.state import HandState, Hold, Phase, Ruling
 from controller.table.streets import STREET_OF, STREETS, Street, following
 from controller.table.tray import BOARD_PURPOSES, draw, drop_finished, unread
 
@@ -63,7 +63,7 @@ def board_group_dispensed(ctx: Context, hand: HandState, ev: GroupDispensed) -> 
         ctx,
         hand,
         Rule.BOARD_GROUP,
-        "redeal_board",
+        Ruling.REDEAL_BOARD,
         f"a {ev.purpose} group of {size} cards, {expected} expected",
         evidence=HoldEvidence(group=ev.group, count=size, expected=expected),
         group=ev.group,
@@ -86,8 +86,7 @@ def _dealt_before_reshuffle(ctx: Context, hand: HandState, ev: GroupDispensed) -
     )
 
 
-@ruling("redeal_board")
-def _redeal_board(ctx: Context, hand: HandState, hold: Hold) -> None:
+def redeal_board_ruling(ctx: Context, hand: HandState, hold: Hold) -> None:
     """BOARD-GROUP: the broken group does not make the street.
 
     A flop group (RR Hold'em 2-3), or any group none of whose cards reached the board: every card
@@ -163,7 +162,7 @@ def judge_board_card(ctx: Context, hand: HandState, card: Card) -> None:
             ctx,
             hand,
             Rule.BURN_MISS,
-            "burn_correct",
+            Ruling.BURN_CORRECT,
             f"the {street.label} was dealt without a burn",
             card=card,
             evidence=HoldEvidence(street=street.label, card=card),
@@ -306,6 +305,3 @@ def release_held_board(ctx: Context, hand: HandState) -> None:
         hand.held_board = ()
         judge_board_card(ctx, hand, card)  # held again (first) if it raises a ruling of its own
         hand.held_board = (*hand.held_board, *rest)
-
-
-AFTER_RULING.append(release_held_board)

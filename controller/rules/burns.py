@@ -14,7 +14,7 @@ from controller.cards import Card
 from controller.profiles import PreflopExposedBoard
 from controller.rules import board
 from controller.rules.board import next_street
-from controller.rules.holds import ON_REJECT, raise_hold, ruling
+from controller.rules.holds import raise_hold
 from controller.rules.ids import Rule
 from controller.table import flow
 from controller.table.context import Context
@@ -26,7 +26,7 @@ from controller.table.event_types import (
 )
 from controller.table.events import Severity
 from controller.table.inputs import Purpose
-from controller.table.state import HandState, Hold, Phase
+from controller.table.state import HandState, Hold, Phase, Ruling
 from controller.table.streets import FULL_BOARD, STREETS, Street
 from controller.table.tray import BOARD_PURPOSES, draw, drop_finished, remove
 
@@ -56,7 +56,7 @@ def burn_card_arrived(ctx: Context, hand: HandState, card: Card) -> None:
             ctx,
             hand,
             Rule.BURN_EXTRA,
-            "burn_extra_correct",
+            Ruling.BURN_EXTRA_CORRECT,
             f"a second burn before the {street.label}",
             card=card,
             evidence=HoldEvidence(hidden_card=card),
@@ -80,8 +80,7 @@ def designated_burn_arrived(ctx: Context, hand: HandState, card: Card) -> None:
     hand.burn_for = {**hand.burn_for, street: card}
 
 
-@ruling("burn_extra_correct")
-def _burn_extra_correct(ctx: Context, hand: HandState, hold: Hold) -> None:
+def burn_extra_correct_ruling(ctx: Context, hand: HandState, hold: Hold) -> None:
     """RRoP 5.6: the extra burn should have been the street's card: it goes to the board."""
     street = next_street(hand) or Street.FLOP
     corrected = IrregularityDetected(
@@ -133,17 +132,13 @@ def burn_back_on_deck(ctx: Context, hand: HandState, card: Card) -> None:
 # --------------------------------------------------------------------------- board cards
 
 
-def _burn_was_there(ctx: Context, hand: HandState, hold: Hold) -> None:
+def burn_was_there(ctx: Context, hand: HandState, hold: Hold) -> None:
     """BURN-MISS rejected: the burn was dealt and not read; the street stands without one."""
     street = next_street(hand) or Street.FLOP
     hand.no_burn = hand.no_burn | {street}
 
 
-ON_REJECT["burn_correct"] = _burn_was_there
-
-
-@ruling("burn_correct")
-def _burn_correct(ctx: Context, hand: HandState, hold: Hold) -> None:
+def burn_correct_ruling(ctx: Context, hand: HandState, hold: Hold) -> None:
     """RRoP 5.6: no burn before the street: the first card dealt is the burn.
 
     Before the flop a board card has been seen: with ``burn_error.preflop_exposed = reshuffle``

@@ -14,7 +14,7 @@ from controller.rules.ids import Rule
 from controller.rules.showdown import strength
 from controller.table.context import Context
 from controller.table.event_types import HoldEvidence
-from controller.table.state import HandState
+from controller.table.state import HandState, Ruling
 from controller.table.streets import FULL_BOARD
 from controller.table.tray import to_muck
 
@@ -40,7 +40,7 @@ def live_card_mucked(ctx: Context, hand: HandState, card: Card, seat: int) -> No
         ctx,
         hand,
         rule,
-        "dead_hand",
+        Ruling.DEAD_HAND,
         reason,
         seat=seat,
         evidence=HoldEvidence(protected_reconstructible="reject to keep the hand live (§ 1545)"),

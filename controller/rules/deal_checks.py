@@ -33,7 +33,7 @@ from controller.table.event_types import (
 )
 from controller.table.events import Severity
 from controller.table.inputs import GroupDispensed, Purpose
-from controller.table.state import HandState, PendingGroup, Phase
+from controller.table.state import HandState, PendingGroup, Phase, Ruling
 from controller.table.tray import draw, drop_finished, live_cards
 
 
@@ -52,14 +52,14 @@ def hole_group_dispensed(ctx: Context, hand: HandState, ev: GroupDispensed) -> b
             ctx,
             hand,
             Rule.GRP_SIZE,
-            "misdeal",
+            Ruling.MISDEAL,
             f"hole group of {size} cards",
             seat=ev.seat,
             evidence=HoldEvidence(group=ev.group, count=size),
             needs_confirm=not at_once,
         )
         if at_once:
-            resolve(ctx, hand, hold, "misdeal", "rule")
+            resolve(ctx, hand, hold, Ruling.MISDEAL, "rule")
         return False
     if ev.seat is not None and ev.seat != expected:
         rule = Rule.SEAT_EMPTY if ev.seat not in hand.order else Rule.SEAT_SEQ
@@ -110,7 +110,7 @@ def hole_card_arrived(ctx: Context, hand: HandState, card: Card, seat: int) -> N
             ctx,
             hand,
             Rule.SEAT_SEQ,
-            "misdeal",
+            Ruling.MISDEAL,
             f"a card at seat {seat} before its group was dispensed",
             seat=seat,
         )
@@ -154,7 +154,7 @@ def _replacement(ctx: Context, hand: HandState, card: Card, seat: int) -> None:
             ctx,
             hand,
             Rule.EXP_REPL_CHECK,
-            "continue",
+            Ruling.CONTINUE,
             "the replacement was not the next card",
             seat=seat,
             evidence=HoldEvidence(hidden_card=card, expected_cards=tuple(expected)),
@@ -180,12 +180,12 @@ def _extra_card(ctx: Context, hand: HandState, card: Card, seat: int) -> None:
     first = hand.deal_order[0]
     if seat != first:
         hold_rule = Rule.SEAT_COUNT
-        ruling_name = "dead_hand" if cutoff_passed(hand, ctx.table.profile) else "misdeal"
+        decides = Ruling.DEAD_HAND if cutoff_passed(hand, ctx.table.profile) else Ruling.MISDEAL
         raise_hold(
             ctx,
             hand,
             hold_rule,
-            ruling_name,
+            decides,
             f"seat {seat} holds an extra card",
             seat=seat,
             evidence=HoldEvidence(count=len(hand.holes[seat])),
@@ -240,7 +240,7 @@ def check_seat_counts(ctx: Context, hand: HandState) -> None:
             ctx,
             hand,
             rule,
-            "dead_hand" if after else "misdeal",
+            Ruling.DEAD_HAND if after else Ruling.MISDEAL,
             f"seat {seat} holds {count} card{'' if count == 1 else 's'}",
             seat=seat,
             evidence=HoldEvidence(count=count),

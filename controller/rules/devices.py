@@ -13,7 +13,7 @@ the journal; the hand resumes.
 
 from __future__ import annotations
 
-from controller.rules.holds import raise_hold, ruling
+from controller.rules.holds import raise_hold
 from controller.rules.ids import Rule
 from controller.rules.misdeal import cutoff_passed
 from controller.table.context import Context
@@ -33,7 +33,7 @@ from controller.table.inputs import (
     DeviceRebooted,
     Health,
 )
-from controller.table.state import DeckStatus, DeviceState, HandState, Hold
+from controller.table.state import DeckStatus, DeviceState, HandState, Hold, Ruling
 
 DOOR_FAULTS = frozenset({"LID_OPEN", "SERVICE_COVER_OPEN"})
 PROGRAM_FAULTS = frozenset({"FIRMWARE_INTEGRITY_FAIL", "RNG_HEALTH_FAIL"})
@@ -124,7 +124,7 @@ def fault(ctx: Context, ev: DeviceFault) -> None:
                     ctx,
                     hand,
                     Rule.GLI29_ERR_JAM,
-                    "continue",
+                    Ruling.CONTINUE,
                     f"shuffler fault {ev.code} before the deal: reshuffle and count the deck",
                 )
     elif severe or ev.code in JAMS:
@@ -145,7 +145,7 @@ def _door(ctx: Context, hand: HandState | None, ev: DeviceFault) -> None:
         ctx,
         hand,
         Rule.SHF_DOOR,
-        "continue",
+        Ruling.CONTINUE,
         f"{ev.code} during a hand: close it and count the deck",
     )
 
@@ -157,14 +157,13 @@ def _mid_hand(ctx: Context, hand: HandState, code: str) -> None:
         ctx,
         hand,
         Rule.SHF_MID_HAND,
-        "misdeal" if early else "manual_board",
+        Ruling.MISDEAL if early else Ruling.MANUAL_BOARD,
         f"shuffler fault {code} during the hand",
         evidence=HoldEvidence(code=code, groups=hand.hole_groups),
     )
 
 
-@ruling("manual_board")
-def _manual_board(ctx: Context, hand: HandState, hold: Hold) -> None:
+def manual_board_ruling(ctx: Context, hand: HandState, hold: Hold) -> None:
     """Continue with the board dealt by hand from the stub; every card still read by RFID."""
     hand.manual_board = True
     ctx.emit(IrregularityDetected("the board is dealt by hand", rule=hold.rule.value), (hold.rule,))
@@ -193,7 +192,7 @@ def rebooted(ctx: Context, ev: DeviceRebooted) -> None:
         ctx,
         hand,
         Rule.SHF_POWER,
-        "continue",
+        Ruling.CONTINUE,
         "the shuffler lost power: it must count its deck before the hand goes on",
     )
 

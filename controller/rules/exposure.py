@@ -28,7 +28,7 @@ from controller.table.event_types import (
 )
 from controller.table.events import Severity
 from controller.table.inputs import Boxed, Exposed, OffTable
-from controller.table.state import Exposure, HandState
+from controller.table.state import Exposure, HandState, Ruling
 
 
 def _seat_of(hand: HandState, card: Card) -> int | None:
@@ -77,7 +77,12 @@ def _exposure(
     if not _during_deal(hand):
         ctx.emit(exposed, (Rule.DE_1546A,), severity=Severity.WARN)
         raise_hold(
-            ctx, hand, Rule.DE_1546A, "continue", "a hole card exposed after the deal", seat=seat
+            ctx,
+            hand,
+            Rule.DE_1546A,
+            Ruling.CONTINUE,
+            "a hole card exposed after the deal",
+            seat=seat,
         )
         return
     prior = sum(1 for e in hand.exposures if e.kind != "boxed")

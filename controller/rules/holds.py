@@ -7,12 +7,11 @@ drops it; ``floor_override`` replaces it with the floor's decision. Each is jour
 rule ID. While a hold is pending the dealer's other commands are refused; the devices keep
 reporting, so nothing they see is lost.
 
-A ruling is a named function registered with :func:`ruling`; the rule modules register theirs.
+What a ruling does is a function of the rule module that owns it; the engine registers each
+under its :class:`~controller.table.state.Ruling` beside the handler table.
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 from controller.authority import Role
 from controller.cards import Card
@@ -29,41 +28,22 @@ from controller.table.event_types import (
 )
 from controller.table.events import Severity
 from controller.table.inputs import Confirm, FloorOverride, RaiseHold, Reject
-from controller.table.state import HandState, Hold
+from controller.table.state import HandState, Hold, Ruling
 from controller.table.streets import Street
 
-Ruling = Callable[[Context, HandState, Hold], None]
-RULINGS: dict[str, Ruling] = {}
-#: Called after every ruling, to let what waited for it go on (cards held back, say).
-AFTER_RULING: list[Callable[[Context, HandState], None]] = []
-#: What rejecting a ruling settles, by the ruling's name (the hand goes on as it is, and this
-#: records why, so the same facts do not raise the same hold again).
-ON_REJECT: dict[str, Ruling] = {}
-
-#: Decisions the floor may give where no hold is pending, by rule.
-_STANDALONE = {"misdeal", "void"}
+#: Decisions the floor may give where no hold is pending.
+_STANDALONE = {Ruling.MISDEAL, Ruling.VOID}
 
 
-def ruling(name: str) -> Callable[[Ruling], Ruling]:
-    """Register a ruling under ``name``."""
-
-    def register(function: Ruling) -> Ruling:
-        RULINGS[name] = function
-        return function
-
-    return register
-
-
-@ruling("continue")
-def _continue(ctx: Context, hand: HandState, hold: Hold) -> None:
-    """The hand goes on as it is."""
+def go_on(ctx: Context, hand: HandState, hold: Hold) -> None:
+    """CONTINUE: the hand goes on as it is."""
 
 
 def raise_hold(
     ctx: Context,
     hand: HandState,
     rule: Rule,
-    ruling_name: str,
+    ruling: Ruling,
     reason: str,
     *,
     seat: int | None = None,
@@ -77,13 +57,11 @@ def raise_hold(
 
     ``needs_confirm=False``: a house rule decides it at once, and the caller resolves it.
     """
-    if ruling_name not in RULINGS:
-        raise KeyError(f"no ruling named {ruling_name!r}")
     hand.hold_count += 1
     hold_id = f"{hand.hand_id}-h{hand.hold_count}"
-    hold = Hold(hold_id, rule, ruling_name, reason, seat, card, group, street)
+    hold = Hold(hold_id, rule, ruling, reason, seat, card, group, street)
     hand.holds = (*hand.holds, hold)
-    held = HandHold(hold.id, rule.value, reason, ruling_name, seat, evidence)
+    held = HandHold(hold.id, rule.value, reason, ruling.value, seat, evidence)
     ctx.emit(held, (rule,), severity=Severity.HOLD, needs_confirm=needs_confirm)
     return hold
 
@@ -100,12 +78,12 @@ def _pending(hand: HandState, hold_id: str | None) -> Hold:
     raise RejectedError(f"no pending hold {hold_id!r} (pending: {pending})")
 
 
-def resolve(ctx: Context, hand: HandState, hold: Hold, decision: str, how: str) -> None:
+def resolve(ctx: Context, hand: HandState, hold: Hold, decision: Ruling, how: str) -> None:
     """Apply ``decision`` to ``hold`` and resume the hand if nothing else holds it."""
     hand.holds = tuple(h for h in hand.holds if h.id != hold.id)
-    RULINGS[decision](ctx, hand, hold)
+    ctx.rulings.decide[decision](ctx, hand, hold)
     if ctx.table.hand is hand:
-        for after in AFTER_RULING:
+        for after in ctx.rulings.after:
             after(ctx, hand)
     if ctx.table.hand is hand and not hand.holds:
         ctx.emit(HandResume(hold.id, hold.rule.value, decision, how), (hold.rule,))
@@ -138,10 +116,10 @@ def reject(ctx: Context, cmd: Reject) -> None:
     hand = ctx.hand
     hold = _pending(hand, cmd.hold)
     _may_rule(ctx, hold, "reject")
-    settle = ON_REJECT.get(hold.ruling)
+    settle = ctx.rulings.on_reject.get(hold.ruling)
     if settle is not None:
         settle(ctx, hand, hold)
-    resolve(ctx, hand, hold, "continue", "reject")
+    resolve(ctx, hand, hold, Ruling.CONTINUE, "reject")
 
 
 def floor_override(ctx: Context, cmd: FloorOverride) -> None:
@@ -153,24 +131,25 @@ def floor_override(ctx: Context, cmd: FloorOverride) -> None:
     except ValueError:
         raise RejectedError(f"{cmd.rule!r} is not a rule ID of the catalogue") from None
     hand = ctx.table.hand
-    decision = cmd.decision
     hold = next((h for h in hand.holds if h.rule is rule), None) if hand is not None else None
-    known = sorted(RULINGS)
-    if decision not in RULINGS:
+    try:
+        decision = Ruling(cmd.decision)
+    except ValueError:
         if hold is not None:
-            raise RejectedError(f"unknown decision {decision!r} (one of {', '.join(known)})")
+            known = ", ".join(sorted(Ruling))
+            raise RejectedError(f"unknown decision {cmd.decision!r} (one of {known})") from None
         # a decision outside the controller's rulings is journaled and changes nothing
-        ctx.emit(FloorOverridden(rule.value, decision, None), (rule,))
+        ctx.emit(FloorOverridden(rule.value, cmd.decision, None), (rule,))
         return
     ctx.emit(
-        FloorOverridden(rule.value, decision, hold.id if hold else None),
+        FloorOverridden(rule.value, decision.value, hold.id if hold else None),
         (rule,),
     )
     if hold is not None:
         assert hand is not None
         resolve(ctx, hand, hold, decision, "floor")
     elif hand is not None and decision in _STANDALONE:
-        RULINGS[decision](ctx, hand, Hold("", rule, decision, "floor decision"))
+        ctx.rulings.decide[decision](ctx, hand, Hold("", rule, decision, "floor decision"))
 
 
 def raise_hold_request(ctx: Context, cmd: RaiseHold) -> None:
@@ -186,4 +165,4 @@ def raise_hold_request(ctx: Context, cmd: RaiseHold) -> None:
     if cmd.seat is not None and cmd.seat not in hand.order:
         raise RejectedError(f"seat {cmd.seat} is not in hand {hand.hand_id}")
     who = ctx.authority.role.value if ctx.authority is not None else "surveillance"
-    raise_hold(ctx, hand, rule, "continue", cmd.reason or f"held by {who}", seat=cmd.seat)
+    raise_hold(ctx, hand, rule, Ruling.CONTINUE, cmd.reason or f"held by {who}", seat=cmd.seat)

@@ -11,7 +11,7 @@ the board is held for the floor. JOKER (RRoP Irregularities 8): a joker is a scr
 from __future__ import annotations
 
 from controller.cards import Card
-from controller.rules.holds import raise_hold, ruling
+from controller.rules.holds import raise_hold
 from controller.rules.ids import Rule
 from controller.rules.misdeal import kill_hand
 from controller.table.context import Context
@@ -24,7 +24,7 @@ from controller.table.event_types import (
 )
 from controller.table.events import Severity
 from controller.table.inputs import TagArrived, Zone, ZoneKind
-from controller.table.state import HandState, Hold
+from controller.table.state import HandState, Hold, Ruling
 from controller.table.tray import location, remove
 
 
@@ -58,7 +58,7 @@ def unknown_tag(ctx: Context, ev: TagArrived) -> None:
     if in_play:
         assert hand is not None
         evidence = HoldEvidence(zone=str(ev.zone), uid=ev.uid)
-        raise_hold(ctx, hand, rule, "void", reason, evidence=evidence)
+        raise_hold(ctx, hand, rule, Ruling.VOID, reason, evidence=evidence)
 
 
 def _joker(ctx: Context, hand: HandState | None, ev: TagArrived) -> None:
@@ -94,7 +94,7 @@ def from_muck(ctx: Context, hand: HandState, card: Card, zone: Zone) -> None:
         ctx,
         hand,
         Rule.CARD_FROM_MUCK,
-        "card_dead",
+        Ruling.CARD_DEAD,
         f"a mucked card read at {zone}",
         seat=zone.seat,
         card=card,
@@ -102,8 +102,7 @@ def from_muck(ctx: Context, hand: HandState, card: Card, zone: Zone) -> None:
     )
 
 
-@ruling("card_dead")
-def _card_dead(ctx: Context, hand: HandState, hold: Hold) -> None:
+def card_dead_ruling(ctx: Context, hand: HandState, hold: Hold) -> None:
     """The card is dead; a hand that holds it is dead (retrieval is the floor's to allow)."""
     if hold.card is not None:
         hand.dead_cards = hand.dead_cards | {hold.card}

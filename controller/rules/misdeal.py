@@ -10,11 +10,12 @@ all chips returned, and takes the deck out of service.
 
 from __future__ import annotations
 
+from controller.authority import Role
 from controller.profiles import MisdealCutoff, RulesProfile
-from controller.rules.holds import raise_hold, ruling
+from controller.rules.holds import raise_hold
 from controller.rules.ids import Rule
 from controller.table import betting, flow
-from controller.table.context import Context
+from controller.table.context import Context, RejectedError
 from controller.table.event_types import (
     HandMisdeal,
     HandVoid,
@@ -23,7 +24,8 @@ from controller.table.event_types import (
     seat_map,
 )
 from controller.table.events import Severity
-from controller.table.state import DeckStatus, HandState, Hold, Phase, Redeal
+from controller.table.inputs import Misdeal
+from controller.table.state import DeckStatus, HandState, Hold, Phase, Redeal, Ruling
 
 
 def cutoff_passed(hand: HandState, profile: RulesProfile) -> bool:
@@ -77,13 +79,11 @@ def void_hand(ctx: Context, hand: HandState, rule: Rule, reason: str) -> None:
     flow.end_hand(table, hand, completed=False)
 
 
-@ruling("misdeal")
-def _misdeal(ctx: Context, hand: HandState, hold: Hold) -> None:
+def misdeal_ruling(ctx: Context, hand: HandState, hold: Hold) -> None:
     declare_misdeal(ctx, hand, hold.rule, hold.reason)
 
 
-@ruling("void")
-def _void(ctx: Context, hand: HandState, hold: Hold) -> None:
+def void_ruling(ctx: Context, hand: HandState, hold: Hold) -> None:
     void_hand(ctx, hand, hold.rule, hold.reason)
 
 
@@ -112,12 +112,11 @@ def misdeal_unless_cutoff(
         return
     cutoff_note(ctx, hand, rule, reason)
     raise_hold(
-        ctx, hand, rule, "continue", f"{reason}; after the cutoff the floor decides", seat=seat
+        ctx, hand, rule, Ruling.CONTINUE, f"{reason}; after the cutoff the floor decides", seat=seat
     )
 
 
-@ruling("dead_hand")
-def _dead_hand(ctx: Context, hand: HandState, hold: Hold) -> None:
+def dead_hand_ruling(ctx: Context, hand: HandState, hold: Hold) -> None:
     assert hold.seat is not None
     kill_hand(ctx, hand, hold.seat, hold.rule, hold.reason)
 
@@ -134,3 +133,22 @@ def kill_hand(ctx: Context, hand: HandState, seat: int, rule: Rule, reason: str)
     if hand.round is not None and seat in hand.round.queue:
         hand.round = betting.drop_seat(hand.round, seat)
     flow.after_hand_shrank(ctx, hand)
+
+
+def called(ctx: Context, cmd: Misdeal) -> None:
+    """The dealer calls a misdeal: only before the cutoff (MD-CUTOFF), then MD-REDEAL.
+
+    After the cutoff only the floor may (a command signed in the floor role, §3.10).
+    """
+    current = ctx.hand
+    if cutoff_passed(current, ctx.table.profile):
+        floor = cmd.authority is not None and cmd.authority.role is Role.FLOOR
+        if not floor:
+            raise RejectedError(
+                "the misdeal cutoff has passed: the hand plays on "
+                "(the floor may call it, or override MD-CUTOFF)",
+                (Rule.MD_CUTOFF,),
+            )
+        declare_misdeal(ctx, current, Rule.MD_CUTOFF, cmd.reason or "called by the floor")
+        return
+    declare_misdeal(ctx, current, Rule.MD_REDEAL, cmd.reason or "called by the dealer")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from datetime import datetime
+from typing import NamedTuple
 
 from controller.authority import Authority
 from controller.rules.ids import Rule
 from controller.table.events import EventData, Severity, TableEvent
-from controller.table.state import HandState, TableState
+from controller.table.state import HandState, Hold, Ruling, TableState
 
 
 class RejectedError(Exception):
@@ -19,18 +21,41 @@ class RejectedError(Exception):
         self.rules = rules
 
 
+RulingFn = Callable[["Context", HandState, Hold], None]
+
+
+class Rulings(NamedTuple):
+    """The rulings a hold can end in, as the engine registers them (controller/table/engine.py).
+
+    ``decide``: what each ruling does; ``on_reject``: what rejecting a ruling settles (the hand
+    goes on as it is, and this records why, so the same facts do not raise the same hold again);
+    ``after``: called after every ruling, to let what waited for it go on (cards held back, say).
+    """
+
+    decide: Mapping[Ruling, RulingFn]
+    on_reject: Mapping[Ruling, RulingFn]
+    after: tuple[Callable[[Context, HandState], None], ...]
+
+
 class Context:
     """A copy of the table to change, plus the events the input caused."""
 
-    __slots__ = ("authority", "by", "events", "original", "table", "ts")
+    __slots__ = ("authority", "by", "events", "original", "rulings", "table", "ts")
 
-    def __init__(self, table: TableState, ts: datetime, authority: Authority | None = None) -> None:
+    def __init__(
+        self,
+        table: TableState,
+        ts: datetime,
+        authority: Authority | None,
+        rulings: Rulings,
+    ) -> None:
         self.original = table.hand  # the hand as it was: never changed, so it can be kept
         self.table = table.copy()
         if table.hand is not None:
             self.table.hand = table.hand.copy()
         self.ts = ts
         self.authority = authority  # who gave the command being applied (None: a device)
+        self.rulings = rulings
         self.by = authority.attribution() if authority is not None else None
         self.events: list[TableEvent] = []
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from controller.cards import Card
 from controller.rules import board, burns, dead_hands, deal_checks, devices, integrity
-from controller.rules.holds import raise_hold
+from controller.rules.holds import raise_hold, resolve
 from controller.rules.ids import Rule
 from controller.table.context import Context
 from controller.table.event_types import (
@@ -34,7 +34,7 @@ from controller.table.inputs import (
     Zone,
     ZoneKind,
 )
-from controller.table.state import DeckStatus, HandState, PendingGroup, Phase
+from controller.table.state import DeckStatus, HandState, PendingGroup, Phase, Ruling
 from controller.table.tray import draw, drop_finished, location, remove, to_muck
 
 DECK_SIZE = 52
@@ -86,7 +86,7 @@ def _stub_checked(ctx: Context, hand: HandState, ev: DeckChecked) -> None:
         ctx,
         hand,
         Rule.SHF_COUNT,
-        "continue",
+        Ruling.CONTINUE,
         f"the stub counts {ev.counted} cards, {expected} expected",
         evidence=HoldEvidence(counted=ev.counted, expected=expected),
     )
@@ -132,9 +132,7 @@ def shuffle_completed(ctx: Context, ev: ShuffleCompleted) -> None:
     if hand is not None and hand.holds:
         for hold in hand.holds:
             if hold.rule is Rule.GLI29_ERR_JAM:
-                from controller.rules.holds import resolve  # noqa: PLC0415
-
-                resolve(ctx, hand, hold, "continue", "deck")
+                resolve(ctx, hand, hold, Ruling.CONTINUE, "deck")
                 break
 
 
@@ -169,7 +167,7 @@ def group_dispensed(ctx: Context, ev: GroupDispensed) -> None:
                 ctx,
                 hand,
                 Rule.SHF_COUNT,
-                "misdeal",
+                Ruling.MISDEAL,
                 "a group dispensed from a deck that was not verified",
                 evidence=HoldEvidence(shuffle_id=ev.shuffle_id),
             )
@@ -184,7 +182,7 @@ def group_dispensed(ctx: Context, ev: GroupDispensed) -> None:
             ctx,
             hand,
             Rule.SHF_DOOR if "OPEN" in hand.recheck else Rule.SHF_POWER,
-            "continue",
+            Ruling.CONTINUE,
             f"a group dispensed before the deck was counted again ({hand.recheck})",
         )
     seat = ev.seat

@@ -18,12 +18,18 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from controller.authority import Role
-from controller.rules import board, deal_checks, devices, exposure, holds
-from controller.rules.ids import Rule
-from controller.rules.misdeal import cutoff_passed, declare_misdeal
+from controller.rules import (
+    board,
+    burns,
+    deal_checks,
+    devices,
+    exposure,
+    holds,
+    integrity,
+    misdeal,
+)
 from controller.table import actions, dealing, hand, showdown
-from controller.table.context import Context, RejectedError
+from controller.table.context import Context, RejectedError, Rulings
 from controller.table.event_types import CommandRejected
 from controller.table.events import Severity, TableEvent
 from controller.table.inputs import (
@@ -64,28 +70,9 @@ from controller.table.inputs import (
     TagDeparted,
     Tick,
 )
-from controller.table.state import TableState
+from controller.table.state import Ruling, TableState
 
 Handler = Callable[[Context, Any], None]
-
-
-def misdeal(ctx: Context, cmd: Misdeal) -> None:
-    """The dealer calls a misdeal: only before the cutoff (MD-CUTOFF), then MD-REDEAL.
-
-    After the cutoff only the floor may (a command signed in the floor role, §3.10).
-    """
-    current = ctx.hand
-    if cutoff_passed(current, ctx.table.profile):
-        floor = cmd.authority is not None and cmd.authority.role is Role.FLOOR
-        if not floor:
-            raise RejectedError(
-                "the misdeal cutoff has passed: the hand plays on "
-                "(the floor may call it, or override MD-CUTOFF)",
-                (Rule.MD_CUTOFF,),
-            )
-        declare_misdeal(ctx, current, Rule.MD_CUTOFF, cmd.reason or "called by the floor")
-        return
-    declare_misdeal(ctx, current, Rule.MD_REDEAL, cmd.reason or "called by the dealer")
 
 
 _HANDLERS: dict[type, Handler] = {
@@ -106,7 +93,7 @@ _HANDLERS: dict[type, Handler] = {
     Boxed: exposure.boxed,
     StubDisorder: board.stub_disorder,
     RaiseHold: holds.raise_hold_request,
-    Misdeal: misdeal,
+    Misdeal: misdeal.called,
     Confirm: holds.confirm,
     Reject: holds.reject,
     FloorOverride: holds.floor_override,
@@ -124,6 +111,25 @@ _HANDLERS: dict[type, Handler] = {
     ControllerRestarted: devices.controller_restarted,
 }
 
+#: What confirming each ruling does, what rejecting one settles, and what runs after any.
+_RULINGS = Rulings(
+    decide={
+        Ruling.CONTINUE: holds.go_on,
+        Ruling.MISDEAL: misdeal.misdeal_ruling,
+        Ruling.VOID: misdeal.void_ruling,
+        Ruling.DEAD_HAND: misdeal.dead_hand_ruling,
+        Ruling.CARD_DEAD: integrity.card_dead_ruling,
+        Ruling.MANUAL_BOARD: devices.manual_board_ruling,
+        Ruling.REDEAL_BOARD: board.redeal_board_ruling,
+        Ruling.BURN_CORRECT: burns.burn_correct_ruling,
+        Ruling.BURN_EXTRA_CORRECT: burns.burn_extra_correct_ruling,
+        Ruling.CLAIM_UPHELD: showdown.claim_upheld_ruling,
+        Ruling.AWARD_AS_PROPOSED: showdown.award_as_proposed_ruling,
+    },
+    on_reject={Ruling.BURN_CORRECT: burns.burn_was_there},
+    after=(board.release_held_board,),
+)
+
 #: Commands taken while a hold is pending.
 _DURING_HOLD = (Confirm, Reject, FloorOverride, Misdeal, RaiseHold)
 
@@ -131,7 +137,7 @@ _DURING_HOLD = (Confirm, Reject, FloorOverride, Misdeal, RaiseHold)
 def apply(state: TableState, event: Input) -> tuple[TableState, list[TableEvent]]:
     """Apply one input; return the new state and the events it caused."""
     authority = event.authority if isinstance(event, DealerInput) else None
-    ctx = Context(state, event.ts, authority)
+    ctx = Context(state, event.ts, authority, _RULINGS)
     handler = _HANDLERS.get(type(event))
     try:
         if handler is None:

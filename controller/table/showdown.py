@@ -12,7 +12,7 @@ hands are killed before the pot is pushed.
 
 from __future__ import annotations
 
-from controller.rules.holds import raise_hold, ruling
+from controller.rules.holds import raise_hold
 from controller.rules.ids import Rule
 from controller.rules.misdeal import kill_hand
 from controller.table import flow
@@ -27,7 +27,7 @@ from controller.table.event_types import (
 )
 from controller.table.events import Severity
 from controller.table.inputs import Award, Claim, Concede, Muck, PlaysBoard, RequestToSee, TableHand
-from controller.table.state import HandState, Hold, Phase
+from controller.table.state import HandState, Hold, Phase, Ruling
 from controller.table.tray import live_cards
 
 
@@ -58,7 +58,7 @@ def table_hand(ctx: Context, cmd: TableHand) -> None:
             ctx,
             hand,
             Rule.DE_1550B1,
-            "dead_hand",
+            Ruling.DEAD_HAND,
             f"seat {cmd.seat} shows {len(cards)} cards",
             seat=cmd.seat,
             evidence=HoldEvidence(count=len(cards)),
@@ -156,12 +156,16 @@ def claim(ctx: Context, cmd: Claim) -> None:
         )
     hand.claims = hand.claims | {cmd.seat}
     raise_hold(
-        ctx, hand, Rule.DE_1552, "claim_upheld", f"seat {cmd.seat} claims the pot", seat=cmd.seat
+        ctx,
+        hand,
+        Rule.DE_1552,
+        Ruling.CLAIM_UPHELD,
+        f"seat {cmd.seat} claims the pot",
+        seat=cmd.seat,
     )
 
 
-@ruling("claim_upheld")
-def _claim_upheld(ctx: Context, hand: HandState, hold: Hold) -> None:
+def claim_upheld_ruling(ctx: Context, hand: HandState, hold: Hold) -> None:
     """The claim stands: the claimant's hand is live again and the award is proposed anew."""
     seat = hold.seat
     if seat is None:
@@ -192,7 +196,7 @@ def award(ctx: Context, _cmd: Award) -> None:
             ctx,
             hand,
             Rule.RR_SD_4,
-            "award_as_proposed",
+            Ruling.AWARD_AS_PROPOSED,
             "losing hands are not in the muck",
             evidence=HoldEvidence(kill=tuple(unkilled)),
         )
@@ -200,8 +204,7 @@ def award(ctx: Context, _cmd: Award) -> None:
     flow.push_award(ctx, hand)
 
 
-@ruling("award_as_proposed")
-def _award_as_proposed(ctx: Context, hand: HandState, hold: Hold) -> None:
+def award_as_proposed_ruling(ctx: Context, hand: HandState, hold: Hold) -> None:
     """The dealer confirms the losing hands are dead: push the pots."""
     ctx.emit(
         IrregularityDetected("losing hands killed by the dealer", rule=hold.rule.value),

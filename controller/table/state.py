@@ -88,12 +88,28 @@ class PendingGroup(NamedTuple):
     read: tuple[Card, ...] = ()
 
 
+class Ruling(StrEnum):
+    """What confirming a hold does (each is one function, registered in the engine)."""
+
+    CONTINUE = "continue"  # the hand goes on as it is
+    MISDEAL = "misdeal"
+    VOID = "void"
+    DEAD_HAND = "dead_hand"
+    CARD_DEAD = "card_dead"
+    MANUAL_BOARD = "manual_board"
+    REDEAL_BOARD = "redeal_board"
+    BURN_CORRECT = "burn_correct"
+    BURN_EXTRA_CORRECT = "burn_extra_correct"
+    CLAIM_UPHELD = "claim_upheld"
+    AWARD_AS_PROPOSED = "award_as_proposed"
+
+
 class Hold(NamedTuple):
     """A ruling waiting for the dealer or the floor: what the rule would do, and why."""
 
     id: str
     rule: Rule
-    ruling: str  # what ``confirm`` does: a name from controller.rules.holds.RULINGS
+    ruling: Ruling  # what ``confirm`` does
     reason: str
     seat: int | None = None
     card: Card | None = None
