@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from controller.table.betting import options
+from controller.game.betting import options
 from controller.table.inputs import Action, ActionKind, Muck, StartHand, TableHand
 from controller.table.state import HandState, Phase
 from controller.table.streets import Street

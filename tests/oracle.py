@@ -172,7 +172,7 @@ class SeparatePotsState(State):
     merge; the odd chips then fall differently. Here the levels are those of every hand that did
     not fold in the betting (a hand given up at showdown included), chips above the top level are
     dead money in the top pot, pots with the same claimants merge (as
-    ``controller.rules.pots.build_pots`` does), and only the hands still active contend.
+    ``controller.game.pots.build_pots`` does), and only the hands still active contend.
     """
 
     @property

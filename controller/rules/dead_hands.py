@@ -9,9 +9,9 @@ best hand is the board must declare it before discarding, or gives up all claim 
 from __future__ import annotations
 
 from controller.cards import Card
+from controller.game.hands import strength
 from controller.rules.holds import raise_hold
 from controller.rules.ids import Rule
-from controller.rules.showdown import strength
 from controller.table.context import Context
 from controller.table.event_types import HoldEvidence
 from controller.table.state import HandState, Ruling

@@ -11,10 +11,11 @@ all chips returned, and takes the deck out of service.
 from __future__ import annotations
 
 from controller.authority import Role
+from controller.game import betting
 from controller.profiles import MisdealCutoff, RulesProfile
 from controller.rules.holds import raise_hold
 from controller.rules.ids import Rule
-from controller.table import betting, flow
+from controller.table import flow
 from controller.table.context import Context, RejectedError
 from controller.table.event_types import (
     HandMisdeal,

@@ -1,77 +1,214 @@
-"""Showdown: who shows first, and what each tabled hand is worth.
+"""The showdown and the award, as the dealer declares them.
 
-DE-1551 (Del. § 1551, TDA 17A): the last player to bet or raise on the final round shows first; if
-everyone checked, the first player to act on that round (first live hand left of the button when
-nobody acted); then clockwise. RR-SD-7 (RR Showdown 7, profile key ``showdown.sidepot_first``):
-players in a side pot show before a player all in for the main pot only.
-DE-1550b2 / RR-SD-2: cards speak: a tabled hand is read from its cards, not from what is said.
+DE-1550b1 (§ 1550(b)(1)): a hand with too many or too few cards is dead (held: a reader may have
+missed a card). DE-1550b2 (§ 1550(b)(2),(4)): cards speak; a verbal concession is not binding.
+DE-1550b5 (§ 1550(b)(5)): a player who leaves the table concedes and the hand is dead. DE-1551
+(§ 1551(5)): a player may muck without showing. RR-HE-6: declaring that one plays the board.
+RR-SD-5 (vs § 1551(5), profile ``showdown.request_to_see``): asking to see a called hand.
+ALLIN-FACEUP: in the tournament profile hands are tabled before the runout. DE-1552 (§ 1552): the
+dealer awards the pot; a claim must come before the claimant's cards are mucked. RR-SD-4: losing
+hands are killed before the pot is pushed.
 """
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Mapping, Sequence
-from typing import NamedTuple
-
-from controller.cards import Card
-
-with warnings.catch_warnings():
-    # eval7 builds a range-string parser at import time with pyparsing names that newer pyparsing
-    # deprecates; only its evaluator is used here.
-    warnings.simplefilter("ignore", DeprecationWarning)
-    import eval7
-
-_EVAL7 = {rank + suit: eval7.Card(rank + suit) for rank in "23456789TJQKA" for suit in "cdhs"}
-
-
-class HandValue(NamedTuple):
-    """A seven-card hand read by the evaluator: higher ``strength`` wins."""
-
-    strength: int
-    category: str
-    best: tuple[Card, ...]
+from controller.rules.holds import raise_hold
+from controller.rules.ids import Rule
+from controller.rules.misdeal import kill_hand
+from controller.table import flow
+from controller.table.context import Context, RejectedError
+from controller.table.event_types import (
+    HoldEvidence,
+    IrregularityDetected,
+    ShowdownHandMucked,
+    ShowdownHandShown,
+    ShowdownHandTabled,
+    ShowdownPlaysBoard,
+)
+from controller.table.events import Severity
+from controller.table.inputs import Award, Claim, Concede, Muck, PlaysBoard, RequestToSee, TableHand
+from controller.table.state import HandState, Hold, Phase, Ruling
+from controller.table.tray import live_cards
 
 
-def evaluate(hole: Sequence[Card], board: Sequence[Card]) -> HandValue:
-    """The value of the best five-card hand from ``hole`` and ``board``."""
-    cards = [*hole, *board]
-    ranked = [_EVAL7[c] for c in cards]
-    value = eval7.evaluate(ranked)
-    # drop cards one at a time while the value stays the same: what is left is the best five
-    kept = list(range(len(cards)))
-    while len(kept) > 5:
-        for i in kept:
-            if eval7.evaluate([ranked[k] for k in kept if k != i]) == value:
-                kept.remove(i)
-                break
-    return HandValue(value, eval7.handtype(value), tuple(cards[k] for k in kept))
+def _live_seat(hand: HandState, seat: int) -> None:
+    if seat not in hand.order:
+        raise RejectedError(f"seat {seat} is not in hand {hand.hand_id}")
+    if seat in hand.folded or seat in hand.mucked:
+        raise RejectedError(f"seat {seat} has no live hand")
 
 
-def strength(hole: Sequence[Card], board: Sequence[Card]) -> int:
-    """Only the comparable strength (cheaper than :func:`evaluate`)."""
-    return int(eval7.evaluate([_EVAL7[c] for c in (*hole, *board)]))
+def table_hand(ctx: Context, cmd: TableHand) -> None:
+    """A live hand is turned face up."""
+    hand = ctx.hand
+    early = hand.faceup and hand.phase in (Phase.BOARD, Phase.BETTING)
+    if hand.phase is not Phase.SHOWDOWN and not early:
+        raise RejectedError("the hand is not at showdown")
+    _live_seat(hand, cmd.seat)
+    if cmd.seat in hand.tabled or (early and cmd.seat in hand.shown):
+        raise RejectedError(f"seat {cmd.seat}'s hand is already tabled")
+    if cmd.cards is not None:
+        cards = tuple(cmd.cards)
+    elif cmd.seat in hand.plays_board:
+        cards = hand.dealt.get(cmd.seat, ())  # RR-HE-6: declared, so its mucked cards still speak
+    else:
+        cards = live_cards(hand, cmd.seat)
+    if len(cards) != 2:
+        raise_hold(
+            ctx,
+            hand,
+            Rule.DE_1550B1,
+            Ruling.DEAD_HAND,
+            f"seat {cmd.seat} shows {len(cards)} cards",
+            seat=cmd.seat,
+            evidence=HoldEvidence(count=len(cards)),
+        )
+        return
+    if early:
+        hand.shown = {**hand.shown, cmd.seat: cards}
+        ctx.emit(ShowdownHandTabled(cmd.seat, tuple(cards)), (Rule.ALLIN_FACEUP,))
+        return
+    flow.read_tabled(ctx, hand, cmd.seat, cards)
+    flow.maybe_propose(ctx, hand)
 
 
-def showdown_order(
-    live: Sequence[int],
-    clockwise: Sequence[int],
-    final_aggressor: int | None,
-    final_first_actor: int | None,
-    pot_depth: Mapping[int, int] | None = None,
-) -> list[int]:
-    """The order in which the live hands must be shown.
+def muck_hand(ctx: Context, cmd: Muck) -> None:
+    """A live hand is discarded unshown at showdown (§ 1551(5))."""
+    hand = ctx.hand
+    if hand.phase is not Phase.SHOWDOWN:
+        raise RejectedError("the hand is not at showdown")
+    _live_seat(hand, cmd.seat)
+    if cmd.seat in hand.tabled:
+        raise RejectedError(f"seat {cmd.seat}'s hand is already tabled")
+    if cmd.seat in hand.plays_board:
+        # RR-HE-6: declared first, so it keeps its claim: read with its cards (cards speak)
+        flow.read_tabled(ctx, hand, cmd.seat, hand.dealt.get(cmd.seat, ()))
+        flow.maybe_propose(ctx, hand)
+        return
+    hand.mucked = hand.mucked | {cmd.seat}
+    hand.muck_order = (*hand.muck_order, cmd.seat)
+    hand.declarations = (*hand.declarations, (cmd.seat, False))
+    ctx.emit(ShowdownHandMucked(cmd.seat, hand.dealt.get(cmd.seat, ())), (Rule.DE_1551,))
+    flow.maybe_propose(ctx, hand)
 
-    ``clockwise`` lists the dealt-in seats from the first left of the button. ``pot_depth`` (for
-    RR-SD-7) says in how many pots each seat is eligible; deeper seats show first.
-    """
-    live_set = set(live)
-    in_order = [s for s in clockwise if s in live_set]
-    first = final_aggressor if final_aggressor in live_set else None
-    if first is None and final_first_actor in live_set:
-        first = final_first_actor
-    if first is not None:
-        i = in_order.index(first)
-        in_order = in_order[i:] + in_order[:i]
-    if pot_depth:
-        in_order.sort(key=lambda s: -pot_depth.get(s, 0))  # stable: clockwise within a depth
-    return in_order
+
+def plays_board(ctx: Context, cmd: PlaysBoard) -> None:
+    """RR-HE-6: the seat declares it plays the board before discarding."""
+    hand = ctx.hand
+    _live_seat(hand, cmd.seat)
+    if hand.street.label != "river" and hand.phase is not Phase.SHOWDOWN:
+        raise RejectedError("the board is not complete")
+    hand.plays_board = hand.plays_board | {cmd.seat}
+    ctx.emit(ShowdownPlaysBoard(cmd.seat), (Rule.RR_HE_6,))
+
+
+def concede(ctx: Context, cmd: Concede) -> None:
+    """A concession: binding only when the player leaves the table (§ 1550(b)(4),(5))."""
+    hand = ctx.hand
+    _live_seat(hand, cmd.seat)
+    if cmd.left_table:
+        kill_hand(ctx, hand, cmd.seat, Rule.DE_1550B5, "left_table")
+        return
+    not_binding = IrregularityDetected(
+        "a verbal concession is not binding", rule=Rule.DE_1550B2.value, seat=cmd.seat
+    )
+    ctx.emit(not_binding, (Rule.DE_1550B2,))
+
+
+def request_to_see(ctx: Context, cmd: RequestToSee) -> None:
+    """RR-SD-5: see a called hand; the winner asking makes it live, anyone else kills it."""
+    hand = ctx.hand
+    if not ctx.table.profile.showdown_request_to_see:
+        raise RejectedError(
+            "this table plays § 1551(5): a player may muck without showing", (Rule.DE_1551,)
+        )
+    if hand.phase not in (Phase.SHOWDOWN, Phase.AWARD):
+        raise RejectedError("the hand is not at showdown")
+    if cmd.seat not in hand.order:
+        raise RejectedError(f"seat {cmd.seat} was not dealt in")
+    if cmd.target not in hand.mucked:
+        raise RejectedError(f"seat {cmd.target}'s hand was not called and mucked")
+    cards = hand.dealt.get(cmd.target, ())
+    winners = {s for split in hand.proposal or () for s in split.winners}
+    if cmd.seat in winners:
+        hand.mucked = hand.mucked - {cmd.target}
+        hand.muck_order = tuple(s for s in hand.muck_order if s != cmd.target)
+        flow.move(hand, flow.Move.SHOWDOWN_REOPENED)
+        hand.proposal = None
+        ctx.emit(ShowdownHandShown(cmd.target, tuple(cards), True, cmd.seat), (Rule.RR_SD_5,))
+        flow.read_tabled(ctx, hand, cmd.target, cards)
+        flow.maybe_propose(ctx, hand)
+        return
+    ctx.emit(ShowdownHandShown(cmd.target, tuple(cards), False, cmd.seat), (Rule.RR_SD_5,))
+
+
+def claim(ctx: Context, cmd: Claim) -> None:
+    """DE-1552: a claim on the pot, only before the claimant's cards are mucked."""
+    hand = ctx.hand
+    if hand.phase not in (Phase.SHOWDOWN, Phase.AWARD):
+        raise RejectedError("there is no pot to claim yet")
+    if cmd.seat not in hand.order:
+        raise RejectedError(f"seat {cmd.seat} was not dealt in")
+    cards = hand.dealt.get(cmd.seat, ())
+    if cards and all(c in hand.muck for c in cards):
+        raise RejectedError(
+            f"seat {cmd.seat}'s cards are in the muck: the claim came too late", (Rule.DE_1552,)
+        )
+    hand.claims = hand.claims | {cmd.seat}
+    raise_hold(
+        ctx,
+        hand,
+        Rule.DE_1552,
+        Ruling.CLAIM_UPHELD,
+        f"seat {cmd.seat} claims the pot",
+        seat=cmd.seat,
+    )
+
+
+def claim_upheld_ruling(ctx: Context, hand: HandState, hold: Hold) -> None:
+    """The claim stands: the claimant's hand is live again and the award is proposed anew."""
+    seat = hold.seat
+    if seat is None:
+        return
+    if seat in hand.folded:
+        hand.folded = hand.folded - {seat}
+        hand.dead = {s: r for s, r in hand.dead.items() if s != seat}
+    hand.mucked = hand.mucked - {seat}
+    hand.muck_order = tuple(s for s in hand.muck_order if s != seat)
+    hand.proposal = None
+    flow.move(hand, flow.Move.SHOWDOWN_REOPENED)
+    cards = hand.dealt.get(seat, ())
+    if len(cards) == 2 and seat not in hand.tabled:
+        flow.read_tabled(ctx, hand, seat, cards)
+    flow.maybe_propose(ctx, hand)
+
+
+def award(ctx: Context, _cmd: Award) -> None:
+    """The dealer pushes the pots (DE-1552), once the losing hands are killed (RR-SD-4)."""
+    hand = ctx.hand
+    if hand.phase is not Phase.AWARD or hand.proposal is None:
+        raise RejectedError("there is no proposed award to push")
+    unkilled = [
+        s for s in flow.losers(hand) if not all(c in hand.muck for c in hand.dealt.get(s, ()))
+    ]
+    if unkilled:
+        raise_hold(
+            ctx,
+            hand,
+            Rule.RR_SD_4,
+            Ruling.AWARD_AS_PROPOSED,
+            "losing hands are not in the muck",
+            evidence=HoldEvidence(kill=tuple(unkilled)),
+        )
+        return
+    flow.push_award(ctx, hand)
+
+
+def award_as_proposed_ruling(ctx: Context, hand: HandState, hold: Hold) -> None:
+    """The dealer confirms the losing hands are dead: push the pots."""
+    ctx.emit(
+        IrregularityDetected("losing hands killed by the dealer", rule=hold.rule.value),
+        (hold.rule,),
+        severity=Severity.INFO,
+    )
+    flow.push_award(ctx, hand)

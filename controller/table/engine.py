@@ -19,16 +19,19 @@ from datetime import datetime
 from typing import Any
 
 from controller.rules import (
+    actions,
     board,
     burns,
     deal_checks,
+    dealing,
     devices,
     exposure,
     holds,
     integrity,
     misdeal,
+    showdown,
+    start,
 )
-from controller.table import actions, dealing, hand, showdown
 from controller.table.context import Context, RejectedError, Rulings
 from controller.table.event_types import CommandRejected
 from controller.table.events import Severity, TableEvent
@@ -76,8 +79,8 @@ Handler = Callable[[Context, Any], None]
 
 
 _HANDLERS: dict[type, Handler] = {
-    StartHand: hand.start_hand,
-    ButtonReport: hand.button_report,
+    StartHand: start.start_hand,
+    ButtonReport: start.button_report,
     Action: actions.betting_action,
     Correction: actions.correction,
     RoundClosed: actions.round_closed,

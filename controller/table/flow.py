@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from enum import StrEnum
 
 from controller.cards import Card
-from controller.rules import pots as pot_rules
+from controller.game import betting
+from controller.game import pots as pot_rules
+from controller.game.hands import evaluate, showdown_order
 from controller.rules.ids import Rule
-from controller.rules.showdown import evaluate, showdown_order
-from controller.table import betting
 from controller.table.context import Context
 from controller.table.event_types import (
     BettingRoundClosed,

@@ -18,11 +18,11 @@ from typing import NamedTuple
 
 from controller.cards import Card
 from controller.decks import DeckManifest
+from controller.game.betting import Round
+from controller.game.hands import HandValue
+from controller.game.pots import PotSplit
 from controller.profiles import RulesProfile
 from controller.rules.ids import Rule
-from controller.rules.pots import PotSplit
-from controller.rules.showdown import HandValue
-from controller.table.betting import Round
 from controller.table.inputs import ActionKind, Purpose
 from controller.table.streets import Street
 

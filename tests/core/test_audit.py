@@ -7,7 +7,7 @@ import random
 import pytest
 
 from controller.cards import STANDARD_DECK, Card
-from controller.rules.audit import chi_square_critical, position_uniformity
+from controller.game.audit import chi_square_critical, position_uniformity
 
 
 def test_the_critical_value_matches_the_tables() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from controller.table.betting import ActionRejectedError, act, open_round, options
+from controller.game.betting import ActionRejectedError, act, open_round, options
 from controller.table.inputs import ActionKind
 from controller.table.streets import Street
 from tests.helpers import DEAL, of_type, one, run_text, scenario_text

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pokerkit import HandHistory
 
+from controller.game.pots import build_pots
 from controller.phh import hand_to_phh
-from controller.rules.pots import build_pots
 from controller.table.inputs import Concede, Muck, PlaysBoard, TableHand
 from controller.table.state import Phase
 from simulators.autoplay import AutoDealer, Style, random_table

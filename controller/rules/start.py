@@ -9,11 +9,12 @@ BUTTON-POS (RRoP Misdeals 2(g), Irregularities 1): a button found in the wrong p
 
 from __future__ import annotations
 
+from controller.game import betting
 from controller.profiles import ButtonMode
 from controller.rules import devices
 from controller.rules.ids import Rule
 from controller.rules.misdeal import cutoff_note, cutoff_passed, declare_misdeal
-from controller.table import betting, flow
+from controller.table import flow
 from controller.table.context import Context, RejectedError
 from controller.table.event_types import (
     BettingAction,

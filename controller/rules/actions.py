@@ -9,10 +9,11 @@ passes the misdeal cutoff says so.
 
 from __future__ import annotations
 
+from controller.game import betting
+from controller.game.betting import ActionRejectedError
 from controller.rules.ids import Rule
 from controller.rules.misdeal import cutoff_passed, cutoff_rule
-from controller.table import betting, flow
-from controller.table.betting import ActionRejectedError
+from controller.table import flow
 from controller.table.context import Context, RejectedError
 from controller.table.event_types import (
     BettingAction,
