@@ -10,10 +10,8 @@ underscore and which PHH readers ignore. Antes are ordinary contributions
 from __future__ import annotations
 
 from controller.table.inputs import ActionKind
-from controller.table.state import HandState
-from controller.table.streets import Street
-
-_BOARD = {Street.FLOP: (0, 3), Street.TURN: (3, 4), Street.RIVER: (4, 5)}
+from controller.table.state import BURN, HandState
+from controller.table.streets import STREETS, Street
 
 
 def hand_to_phh(hand: HandState, *, table_id: str, blinds: tuple[int, int], ante: int) -> str:
@@ -27,16 +25,16 @@ def hand_to_phh(hand: HandState, *, table_id: str, blinds: tuple[int, int], ante
     order = hand.order
     position = {seat: f"p{i + 1}" for i, seat in enumerate(order)}
     actions: list[str] = [
-        f"d dh {position[seat]} {''.join(hand.dealt.get(seat, ('??', '??')))}"
+        f"d dh {position[seat]} {''.join(hand.deal.dealt.get(seat, ('??', '??')))}"
         for seat in hand.deal_order
     ]
     for street in Street:
         if street is not Street.PREFLOP:
-            start, end = _BOARD[street]
-            if len(hand.board) < end:
+            start, end = STREETS[street].start, STREETS[street].board_after
+            if len(hand.cards.board) < end:
                 break
-            actions.append(f"d db {''.join(hand.board[start:end])}")
-        for record in hand.actions:
+            actions.append(f"d db {''.join(hand.cards.board[start:end])}")
+        for record in hand.chips.actions:
             if record.street is not street:
                 continue
             who = position[record.seat]
@@ -46,8 +44,8 @@ def hand_to_phh(hand: HandState, *, table_id: str, blinds: tuple[int, int], ante
                 actions.append(f"{who} cc")
             else:
                 actions.append(f"{who} cbr {record.to}")
-    for seat, shown in hand.declarations:
-        cards = "".join(hand.dealt.get(seat, ()))
+    for seat, shown in hand.showdown.declarations:
+        cards = "".join(hand.deal.dealt.get(seat, ()))
         actions.append(f"{position[seat]} sm {cards}" if shown else f"{position[seat]} sm")
 
     blind_list = [0] * len(order)
@@ -67,10 +65,10 @@ def hand_to_phh(hand: HandState, *, table_id: str, blinds: tuple[int, int], ante
         ("hand", hand.number),
         ("seat_count", 10),
         ("seats", list(order)),
-        ("finishing_stacks", [hand.stacks[s] for s in order]),
+        ("finishing_stacks", [hand.chips.stacks[s] for s in order]),
         ("_hand_id", hand.hand_id),
         ("_button", hand.button),
-        ("_burn_cards", list(hand.burns)),
+        ("_burn_cards", list(hand.cards.at(BURN))),
     ]
     return "".join(f"{key} = {_value(value)}\n" for key, value in fields)
 

@@ -70,8 +70,8 @@ class AutoDealer(CoreRunner):
 
     def next_move(self, hand: HandState) -> None:
         """Do whatever the hand is waiting for."""
-        if hand.holds:
-            raise RuntimeError(f"the hand is held: {hand.holds[0]}")
+        if hand.irregular.holds:
+            raise RuntimeError(f"the hand is held: {hand.irregular.holds[0]}")
         if hand.phase is Phase.BETTING:
             self.random_action()
         elif hand.phase is Phase.BOARD:
@@ -87,8 +87,8 @@ class AutoDealer(CoreRunner):
         """One legal random action by the seat to act."""
         hand = self.run.state.hand
         assert hand is not None
-        assert hand.round is not None
-        opts = options(hand.round, hand.stacks, hand.folded)
+        assert hand.chips.round is not None
+        opts = options(hand.chips.round, hand.chips.stacks, hand.chips.folded)
         assert opts is not None
         roll = self.rng.random()
         style = self.style
@@ -101,7 +101,7 @@ class AutoDealer(CoreRunner):
                 to = self.rng.randint(
                     opts.min_to, max(opts.min_to, (opts.min_to + opts.max_to) // 3)
                 )
-            kind = ActionKind.BET if hand.round.current == 0 else ActionKind.RAISE
+            kind = ActionKind.BET if hand.chips.round.current == 0 else ActionKind.RAISE
             action = Action(self.tick(), opts.seat, kind, to)
         elif opts.can_check:
             action = Action(self.tick(), opts.seat, ActionKind.CHECK)
@@ -115,7 +115,7 @@ class AutoDealer(CoreRunner):
         """Table or muck each live hand in showdown order."""
         hand = self.run.state.hand
         assert hand is not None
-        for seat in hand.showdown_order:
+        for seat in hand.showdown.order:
             current = self.run.state.hand
             if current is None or current.phase is not Phase.SHOWDOWN:
                 return

@@ -67,10 +67,10 @@ class IrregularDealer(AutoDealer):
         """Deal group by group, so a mistake can strike in the middle of the deal."""
         when = self.rng.randrange(1, 7)
         groups = 0
-        while (hand := self.run.state.hand) is not None and not hand.holds:
-            if hand.hole_groups >= len(hand.order):
+        while (hand := self.run.state.hand) is not None and not hand.irregular.holds:
+            if hand.deal.hole_groups >= len(hand.order):
                 break
-            seat = hand.deal_order[hand.hole_groups]
+            seat = hand.deal_order[hand.deal.hole_groups]
             cards = self.dispense(Purpose.HOLE, seat, None)
             if self._due("miss_read") and groups == when % len(hand.order):
                 cards = cards[:1]  # the reader misses a card
@@ -83,19 +83,19 @@ class IrregularDealer(AutoDealer):
 
     def next_move(self, hand: HandState) -> None:
         """Answer holds, recount and reshuffle when asked, replace cards owed, then play on."""
-        if hand.holds:
+        if hand.irregular.holds:
             self._answer_hold()
             return
-        if self._reshuffle_asked() or hand.recheck:
+        if self._reshuffle_asked() or hand.deal.recheck:
             self.reshuffle_stub(self.rng.randrange(1 << 30))
             return
-        if any(hand.owed.values()):
+        if any(hand.deal.owed.values()):
             self.replace_owed()
             return
         if hand.phase is Phase.DEALING:
             self.deal_hole()
             return
-        if hand.phase is Phase.BETTING and hand.actions and hand.street == 0:
+        if hand.phase is Phase.BETTING and hand.chips.actions and hand.street == 0:
             self._strike("preflop")
         elif hand.phase is Phase.BETTING and hand.street > 0:
             self._strike("postflop")
@@ -124,7 +124,7 @@ class IrregularDealer(AutoDealer):
         if MOMENTS.get(name) != moment:
             return
         hand = self.run.state.hand
-        if hand is None or hand.holds:
+        if hand is None or hand.irregular.holds:
             return
         self._made(name)
         make(self, hand)
@@ -132,8 +132,8 @@ class IrregularDealer(AutoDealer):
     def _answer_hold(self) -> None:
         roll = self.rng.random()
         self.feed(Confirm(self.tick()) if roll < 0.7 else Reject(self.tick()))
-        if self.run.state.hand is not None and self.run.state.hand.deadline is not None:
-            self.advance(self.run.state.hand.deadline)
+        if self.run.state.hand is not None and self.run.state.hand.deal.deadline is not None:
+            self.advance(self.run.state.hand.deal.deadline)
 
     def _reshuffle_asked(self) -> bool:
         asked = sum(1 for e in self.run.events if e.type == "stub.reshuffle.required")
@@ -144,7 +144,7 @@ class IrregularDealer(AutoDealer):
 
     def some_hole_card(self, hand: HandState) -> tuple[int, Card] | None:
         """A card at a seat, and the seat."""
-        seats = [(s, c) for s, cards in sorted(hand.holes.items()) for c in cards]
+        seats = [(s, c) for s, cards in sorted(hand.cards.holes.items()) for c in cards]
         return self.rng.choice(seats) if seats else None
 
 
@@ -188,10 +188,10 @@ def _joker(dealer: IrregularDealer, hand: HandState) -> None:
 
 
 def _to_muck(dealer: IrregularDealer, hand: HandState) -> None:
-    live = [s for s in hand.live if hand.holes.get(s)]
+    live = [s for s in hand.live if hand.cards.seat(s)]
     if live:
         seat = dealer.rng.choice(live)
-        dealer.arrive(Zone.parse("muck"), list(hand.holes[seat][:1]))
+        dealer.arrive(Zone.parse("muck"), list(hand.cards.seat(seat)[:1]))
 
 
 _NEXT = {0: Purpose.FLOP, 1: Purpose.TURN, 2: Purpose.RIVER}
@@ -228,7 +228,7 @@ def _wrong_size(dealer: IrregularDealer, hand: HandState) -> None:
 
 def _no_burn(dealer: IrregularDealer, hand: HandState) -> None:
     street = {0: Purpose.FLOP, 1: Purpose.TURN, 2: Purpose.RIVER}.get(hand.street)
-    if street is not None and not hand.burn_for.get(hand.street + 1):  # type: ignore[call-overload]
+    if street is not None and not hand.board_rulings.burn_for.get(hand.street + 1):  # type: ignore[call-overload]
         dealer.arrive(Zone.parse("board"), dealer.dispense(street, None, None))
 
 

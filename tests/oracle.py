@@ -8,7 +8,7 @@ from typing import Any
 from pokerkit import Automation, Mode, NoLimitTexasHoldem, Pot, State
 
 from controller.table.inputs import ActionKind
-from controller.table.state import HandState
+from controller.table.state import BURN, HandState
 from controller.table.streets import Street
 
 AUTOMATIONS = (
@@ -53,14 +53,14 @@ def pokerkit_stacks(hand: HandState, blinds: tuple[int, int], ante: int) -> dict
     )
     state.can_win_now = lambda player_index: True  # type: ignore[method-assign]
     for seat in hand.deal_order:
-        state.deal_hole("".join(hand.dealt[seat]), order.index(seat))
+        state.deal_hole("".join(hand.deal.dealt[seat]), order.index(seat))
     for street in Street:
         _formal_checks(state)
-        if street is not Street.PREFLOP and len(hand.board) >= _BOARD_SLICES[street][1]:
+        if street is not Street.PREFLOP and len(hand.cards.board) >= _BOARD_SLICES[street][1]:
             start, end = _BOARD_SLICES[street]
-            state.burn_card(hand.burns[street - 1])
-            state.deal_board("".join(hand.board[start:end]))
-        for record in (a for a in hand.actions if a.street is street):
+            state.burn_card(hand.cards.at(BURN)[street - 1])
+            state.deal_board("".join(hand.cards.board[start:end]))
+        for record in (a for a in hand.chips.actions if a.street is street):
             if record.kind is ActionKind.FOLD:
                 state.fold()
             elif record.kind in (ActionKind.CHECK, ActionKind.CALL):
@@ -112,21 +112,21 @@ def pokerkit_manual_stacks(hand: HandState, blinds: tuple[int, int], ante: int) 
     state.can_win_now = lambda player_index: True  # type: ignore[method-assign]
     _chores(state)
     for seat in hand.deal_order:
-        for card in hand.dealt[seat]:
+        for card in hand.deal.dealt[seat]:
             state.deal_hole(card, order.index(seat))
     _chores(state)
     for street in Street:
-        if street is not Street.PREFLOP and len(hand.board) >= _BOARD_SLICES[street][1]:
+        if street is not Street.PREFLOP and len(hand.cards.board) >= _BOARD_SLICES[street][1]:
             _formal_checks(state)
             _chores(state)
             while not state.can_burn_card() and state.can_show_or_muck_hole_cards(True):
                 state.show_or_muck_hole_cards(True)  # all in: hands are shown before the runout
                 _chores(state)
             start, end = _BOARD_SLICES[street]
-            state.burn_card(hand.burns[street - 1])
-            for card in hand.board[start:end]:
+            state.burn_card(hand.cards.at(BURN)[street - 1])
+            for card in hand.cards.board[start:end]:
                 state.deal_board(card)
-        for record in (a for a in hand.actions if a.street is street):
+        for record in (a for a in hand.chips.actions if a.street is street):
             if record.kind is ActionKind.FOLD:
                 state.fold()
             elif record.kind in (ActionKind.CHECK, ActionKind.CALL):

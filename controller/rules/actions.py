@@ -36,10 +36,10 @@ def betting_action(ctx: Context, cmd: Action) -> None:
         raise RejectedError("blinds and antes are posted automatically when the hand starts")
     if hand.phase is Phase.DEALING:
         raise RejectedError("the hole groups are not all dealt yet")
-    rnd = hand.round
+    rnd = hand.chips.round
     if hand.phase is not Phase.BETTING or rnd is None:
         raise RejectedError("no betting round is open")
-    if seat in hand.folded:
+    if seat in hand.chips.folded:
         raise RejectedError(f"seat {seat}'s hand is folded or dead")
     kind, amount = cmd.action, cmd.amount
     rules = [Rule.DE_1548]
@@ -49,7 +49,7 @@ def betting_action(ctx: Context, cmd: Action) -> None:
         if rnd.current > bet:
             kind, amount = ActionKind.CALL, None  # § 1549(b): a call unless a raise was announced
     if kind is ActionKind.CALL and amount is not None and seat == rnd.to_act:
-        call_to = min(rnd.current, bet + hand.stacks[seat])
+        call_to = min(rnd.current, bet + hand.chips.stacks[seat])
         if amount < call_to:
             under_call = IrregularityDetected(
                 "under-call: complete the call or withdraw the chips and fold",
@@ -66,17 +66,18 @@ def betting_action(ctx: Context, cmd: Action) -> None:
             return
     before = ctx.original  # the hand before this action, for a correction (DE-1548)
     assert before is not None
+    chips = hand.edit_chips()
     try:
-        outcome = betting.act(rnd, hand.order, hand.stacks, hand.folded, seat, kind, amount)
+        outcome = betting.act(rnd, hand.order, chips.stacks, chips.folded, seat, kind, amount)
     except ActionRejectedError as exc:
         raise RejectedError(str(exc)) from None
     if outcome.put_in:
-        hand.stacks = {**hand.stacks, seat: hand.stacks[seat] - outcome.put_in}
-        hand.committed = {**hand.committed, seat: hand.committed[seat] + outcome.put_in}
+        chips.stacks = {**chips.stacks, seat: chips.stacks[seat] - outcome.put_in}
+        chips.committed = {**chips.committed, seat: chips.committed[seat] + outcome.put_in}
     if outcome.kind is ActionKind.FOLD:
-        hand.folded = hand.folded | {seat}
-    hand.actions = (
-        *hand.actions,
+        chips.folded = chips.folded | {seat}
+    chips.actions = (
+        *chips.actions,
         ActionRecord(hand.street, seat, outcome.kind, outcome.to, outcome.put_in, outcome.all_in),
     )
     short = outcome.kind in (ActionKind.BET, ActionKind.RAISE) and not outcome.full
@@ -87,7 +88,7 @@ def betting_action(ctx: Context, cmd: Action) -> None:
     acted = BettingAction(
         seat,
         outcome.kind,
-        hand.stacks[seat],
+        chips.stacks[seat],
         outcome.all_in,
         to=outcome.to,
         put_in=outcome.put_in,
@@ -96,20 +97,20 @@ def betting_action(ctx: Context, cmd: Action) -> None:
         misdeal_cutoff_passed=True if passed else None,
     )
     ctx.emit(acted, tuple(rules))
-    hand.round = betting.settle_queue(outcome.round, hand.stacks, hand.folded)
+    chips.round = rnd = betting.settle_queue(outcome.round, chips.stacks, chips.folded)
     # only the last action can be corrected: keep the hand before it, not the whole chain
     previous = before.copy()
-    previous.before_last_action = None
-    hand.before_last_action = previous
-    if hand.live_count == 1 or hand.round.to_act is None:
+    previous.edit_chips().before_last_action = None
+    chips.before_last_action = previous
+    if hand.live_count == 1 or rnd.to_act is None:
         flow.close_round(ctx, hand)
 
 
 def correction(ctx: Context, cmd: Correction) -> None:
     """DE-1548: the player corrects the announced action before anyone else acts."""
     hand = ctx.hand
-    before = hand.before_last_action
-    last = hand.actions[-1] if hand.actions else None
+    before = hand.chips.before_last_action
+    last = hand.chips.actions[-1] if hand.chips.actions else None
     if before is None or last is None or last.seat != cmd.seat:
         raise RejectedError(
             f"only seat {last.seat if last else '-'}'s last action can still be corrected",
@@ -124,12 +125,15 @@ def correction(ctx: Context, cmd: Correction) -> None:
 
 def _moved_on(hand: HandState, before: HandState) -> bool:
     """Anything but the last action itself changed the hand since (a card was dealt, say)."""
-    return hand.board != before.board or len(hand.actions) != len(before.actions) + 1
+    return (
+        hand.cards.board != before.cards.board
+        or len(hand.chips.actions) != len(before.chips.actions) + 1
+    )
 
 
 def round_closed(ctx: Context, cmd: RoundClosed) -> None:
     """The dealer closes the round (tables that do not enter every action)."""
     hand = ctx.hand
-    if hand.phase is not Phase.BETTING or hand.round is None:
+    if hand.phase is not Phase.BETTING or hand.chips.round is None:
         raise RejectedError("no betting round is open")
     flow.close_round(ctx, hand, by_dealer=True)

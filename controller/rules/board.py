@@ -24,9 +24,20 @@ from controller.table.event_types import (
 )
 from controller.table.events import Severity
 from controller.table.inputs import GroupDispensed, Purpose, StubDisorder
-from controller.table.state import HandState, Hold, Phase, Ruling
+from controller.table.state import BOARD, HELD, SET_ASIDE, HandState, Hold, Phase, Ruling
 from controller.table.streets import STREET_OF, STREETS, Street, following
-from controller.table.tray import BOARD_PURPOSES, draw, drop_finished, unread
+from controller.table.tray import (
+    BOARD_PURPOSES,
+    draw,
+    drop_finished,
+    hold_back,
+    move_pile,
+    place,
+    place_all,
+    set_aside,
+    take,
+    unread,
+)
 
 _BOARD_HOLDS = frozenset({Rule.BURN_MISS, Rule.BOARD_GROUP})
 
@@ -39,7 +50,7 @@ def next_street(hand: HandState) -> Street | None:
 def street_cards(hand: HandState, street: Street) -> tuple[Card, ...]:
     """The board cards of ``street`` dealt so far."""
     deal = STREETS[street]
-    return hand.board[deal.start : deal.board_after]
+    return hand.cards.board[deal.start : deal.board_after]
 
 
 def board_group_dispensed(ctx: Context, hand: HandState, ev: GroupDispensed) -> bool:
@@ -47,13 +58,17 @@ def board_group_dispensed(ctx: Context, hand: HandState, ev: GroupDispensed) -> 
     size = len(ev.cards)
     with_burn = ctx.table.profile.board_group_includes_burn
     street = STREET_OF.get(ev.purpose)
-    if hand.reshuffle_due is not None and (street is not None or ev.purpose is Purpose.BURN):
+    if hand.deal.reshuffle_due is not None and (street is not None or ev.purpose is Purpose.BURN):
         _dealt_before_reshuffle(ctx, hand, ev)
     if ev.purpose is Purpose.BURN:
         expected = 1
     elif street is not None:
         expected = STREETS[street].cards
-        if with_burn and street not in hand.no_burn and street not in hand.burn_for:
+        if (
+            with_burn
+            and street not in hand.board_rulings.no_burn
+            and street not in hand.board_rulings.burn_for
+        ):
             expected += 1
     else:
         return True
@@ -74,7 +89,7 @@ def board_group_dispensed(ctx: Context, hand: HandState, ev: GroupDispensed) -> 
 
 def _dealt_before_reshuffle(ctx: Context, hand: HandState, ev: GroupDispensed) -> None:
     """A burn or board group dealt before the stub was reshuffled: its cards will not count."""
-    rule = hand.reshuffle_due
+    rule = hand.deal.reshuffle_due
     assert rule is not None
     early = IrregularityDetected(
         "a board group dealt before the stub was reshuffled", rule=rule.value, group=ev.group
@@ -96,25 +111,24 @@ def redeal_board_ruling(ctx: Context, hand: HandState, hold: Hold) -> None:
     card of the next street (RR Hold'em 4); its unread cards go back at the next reshuffle.
     """
     street = hold.street or next_street(hand) or Street.FLOP
-    group = tuple(g for g in hand.pending if g.group == hold.group)
-    hand.pending = tuple(g for g in hand.pending if g.group != hold.group)
-    held = hand.held_board
+    group = tuple(g for g in hand.deal.pending if g.group == hold.group)
+    hand.edit_deal().pending = tuple(g for g in hand.deal.pending if g.group != hold.group)
+    held = hand.cards.at(HELD)
     if street is Street.FLOP or not held:
-        hand.held_board = ()
-        hand.set_aside = (*hand.set_aside, *held)
-        hand.returning = (*hand.returning, *group)
+        move_pile(hand, HELD, SET_ASIDE)
+        hand.edit_deal().returning = (*hand.deal.returning, *group)
         back = len(held) + sum(unread(g) for g in group)
-        hand.no_burn = hand.no_burn | {street}
+        hand.edit_board_rulings().no_burn = hand.board_rulings.no_burn | {street}
         too_many = len(held) > STREETS[street].cards
         rules = (hold.rule, Rule.FLOP_COUNT) if too_many else (hold.rule,)
         ctx.emit(BoardRedealRequired(street.label, held, back), rules)
         flow.reshuffle_stub(ctx, hand, hold.rule)
         return
     if group:  # cards nobody turned: they go back with the reshuffle after the turn's round
-        hand.returning = (*hand.returning, *group)
-        if street is Street.TURN and hand.reshuffle_after is None:
-            hand.reshuffle_after = (Street.TURN, hold.rule)
-            hand.no_burn = hand.no_burn | {Street.RIVER}
+        hand.edit_deal().returning = (*hand.deal.returning, *group)
+        if street is Street.TURN and hand.board_rulings.reshuffle_after is None:
+            hand.edit_board_rulings().reshuffle_after = (Street.TURN, hold.rule)
+            hand.edit_board_rulings().no_burn = hand.board_rulings.no_burn | {Street.RIVER}
     # the cards on the board are judged in the order they were turned (release_held_board)
 
 
@@ -131,7 +145,7 @@ def board_card_arrived(ctx: Context, hand: HandState, card: Card) -> None:
 def judge_board_card(ctx: Context, hand: HandState, card: Card) -> None:
     """Decide what a card turned on the board is: the board, premature, held, or out of play."""
     if hand.live_count <= 1 or hand.phase in (Phase.SHOWDOWN, Phase.AWARD):
-        hand.set_aside = (*hand.set_aside, card)
+        set_aside(hand, card)
         irregular(
             ctx,
             "a board card after the hand was decided",
@@ -144,20 +158,20 @@ def judge_board_card(ctx: Context, hand: HandState, card: Card) -> None:
     if hand.phase in (Phase.BETTING, Phase.DEALING) and not _round_is_over(hand):
         _premature(ctx, hand, card)
         return
-    if any(h.rule in _BOARD_HOLDS for h in hand.holds):
-        hand.held_board = (*hand.held_board, card)  # waits for the ruling on this street
+    if any(h.rule in _BOARD_HOLDS for h in hand.irregular.holds):
+        hold_back(hand, card)  # waits for the ruling on this street
         return
     street = next_street(hand)
     assert street is not None
-    if hand.reshuffle_due is not None:
+    if hand.deal.reshuffle_due is not None:
         _before_reshuffle(ctx, hand, street, card)
         return
     if (
-        street not in hand.no_burn
-        and street not in hand.burn_for
+        street not in hand.board_rulings.no_burn
+        and street not in hand.board_rulings.burn_for
         and not street_cards(hand, street)
     ):
-        hand.held_board = (*hand.held_board, card)
+        hold_back(hand, card)
         raise_hold(
             ctx,
             hand,
@@ -172,14 +186,14 @@ def judge_board_card(ctx: Context, hand: HandState, card: Card) -> None:
 
 
 def _round_is_over(hand: HandState) -> bool:
-    return hand.round is None or hand.round.to_act is None
+    return hand.chips.round is None or hand.chips.round.to_act is None
 
 
 def _before_reshuffle(ctx: Context, hand: HandState, street: Street, card: Card) -> None:
     """A card turned before the stub was reshuffled is not the board: it goes back too."""
-    rule = hand.reshuffle_due
+    rule = hand.deal.reshuffle_due
     assert rule is not None
-    hand.set_aside = (*hand.set_aside, card)
+    set_aside(hand, card)
     ctx.emit(
         BoardCardSetAside(street.label, card, "the stub was not reshuffled yet"),
         (rule,),
@@ -191,38 +205,39 @@ def _before_reshuffle(ctx: Context, hand: HandState, street: Street, card: Card)
 def place_on_board(ctx: Context, hand: HandState, card: Card) -> None:
     street = next_street(hand)
     if street is None:
-        hand.set_aside = (*hand.set_aside, card)
+        set_aside(hand, card)
         irregular(ctx, "a sixth board card", Rule.BOARD_AFTER_END, card, public=True)
         return
-    hand.board = (*hand.board, card)
-    if len(hand.board) < STREETS[street].board_after:
+    place(hand, card, BOARD)
+    board = hand.cards.board
+    if len(board) < STREETS[street].board_after:
         return
-    ctx.emit(BoardDealt(street.label, street_cards(hand, street), hand.board))
+    ctx.emit(BoardDealt(street.label, street_cards(hand, street), board))
     flow.open_street(ctx, hand)
 
 
 def _premature(ctx: Context, hand: HandState, card: Card) -> None:
     """A board card while its round is open (FLOP-PREM, TURN-PREM, RIVER-PREM, FLOP-COUNT)."""
-    rnd = hand.round
+    rnd = hand.chips.round
     street = hand.street
     if (
         street is Street.FLOP
         and rnd is not None
         and rnd.actions == 0
-        and Street.TURN not in hand.burn_for
-        and Street.TURN not in hand.premature
+        and Street.TURN not in hand.board_rulings.burn_for
+        and Street.TURN not in hand.board_rulings.premature
     ):
         _flop_count(ctx, hand, card)
         return
-    hand.set_aside = (*hand.set_aside, card)
+    set_aside(hand, card)
     premature = following(street)
     rule = STREETS[premature].premature if premature is not None else None
     if premature is None or rule is None:
         irregular(ctx, "a board card after the river", Rule.BOARD_AFTER_END, card, public=True)
         return
-    declared = hand.premature
+    declared = hand.board_rulings.premature
     if premature not in declared:
-        hand.premature = declared | {premature}
+        hand.edit_board_rulings().premature = declared | {premature}
         ctx.emit(
             BoardPremature(premature.label, card),
             (rule,),
@@ -236,17 +251,19 @@ def _premature(ctx: Context, hand: HandState, card: Card) -> None:
         # the new flop comes without a burn
         ctx.emit(BoardRedealRequired("flop"), (rule,))
         after = Street.PREFLOP
-        hand.no_burn = hand.no_burn | {Street.FLOP}
+        hand.edit_board_rulings().no_burn = hand.board_rulings.no_burn | {Street.FLOP}
     else:
         # RR Hold'em 4: the premature card is out of play for this round; after the turn round
         # it is reshuffled into the stub and the river comes without a burn
         after = Street.TURN
-        hand.no_burn = hand.no_burn | {Street.RIVER}
-        if rule is Rule.TURN_PREM and Street.TURN in hand.burn_for:
+        hand.edit_board_rulings().no_burn = hand.board_rulings.no_burn | {Street.RIVER}
+        if rule is Rule.TURN_PREM and Street.TURN in hand.board_rulings.burn_for:
             # its burn stays a burn, but the turn dealt after the round has a burn of its own
-            hand.burn_for = {s: c for s, c in hand.burn_for.items() if s is not Street.TURN}
-    if hand.reshuffle_after is None:
-        hand.reshuffle_after = (after, rule)
+            hand.edit_board_rulings().burn_for = {
+                s: c for s, c in hand.board_rulings.burn_for.items() if s is not Street.TURN
+            }
+    if hand.board_rulings.reshuffle_after is None:
+        hand.edit_board_rulings().reshuffle_after = (after, rule)
 
 
 def _flop_count(ctx: Context, hand: HandState, card: Card) -> None:
@@ -255,13 +272,12 @@ def _flop_count(ctx: Context, hand: HandState, card: Card) -> None:
     RR Hold'em 2-3: the flop cards go back into the stub, the burn stays on the table, the stub
     is reshuffled and the new flop is dealt without a burn.
     """
-    flop = (*hand.board, card)
-    hand.board = ()
-    hand.set_aside = (*hand.set_aside, *flop)
-    hand.round = None
+    flop = (*move_pile(hand, BOARD, SET_ASIDE), card)
+    set_aside(hand, card)
+    hand.edit_chips().round = None
     hand.street = Street.PREFLOP
     flow.move(hand, flow.Move.FLOP_REDEALT)
-    hand.no_burn = hand.no_burn | {Street.FLOP}
+    hand.edit_board_rulings().no_burn = hand.board_rulings.no_burn | {Street.FLOP}
     ctx.emit(
         BoardRedealRequired("flop", flop),
         (Rule.FLOP_COUNT,),
@@ -300,8 +316,9 @@ def release_held_board(ctx: Context, hand: HandState) -> None:
     Each is judged as if it were turned now: the first ones complete the street, and one turned
     after the street was complete is premature (or a flop of four), as it was at the table.
     """
-    while hand.held_board and not any(h.rule in _BOARD_HOLDS for h in hand.holds):
-        card, *rest = hand.held_board
-        hand.held_board = ()
+    while hand.cards.at(HELD) and not any(h.rule in _BOARD_HOLDS for h in hand.irregular.holds):
+        card, *rest = hand.cards.at(HELD)
+        for later in rest:  # off the table while the first is judged, then back after it
+            take(hand, later)
         judge_board_card(ctx, hand, card)  # held again (first) if it raises a ruling of its own
-        hand.held_board = (*hand.held_board, *rest)
+        place_all(hand, rest, HELD)

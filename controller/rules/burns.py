@@ -26,15 +26,23 @@ from controller.table.event_types import (
 )
 from controller.table.events import Severity
 from controller.table.inputs import Purpose
-from controller.table.state import HandState, Hold, Phase, Ruling
+from controller.table.state import HELD, SET_ASIDE, HandState, Hold, Phase, Ruling
 from controller.table.streets import FULL_BOARD, STREETS, Street
-from controller.table.tray import BOARD_PURPOSES, draw, drop_finished, remove
+from controller.table.tray import (
+    BOARD_PURPOSES,
+    draw,
+    drop_finished,
+    move_pile,
+    take,
+    to_burns,
+    to_muck,
+)
 
 
 def assign_next_burn(ctx: Context, hand: HandState, card: Card, rule: Rule) -> None:
     """An exposed or extra card becomes the next burn (BURN-ASSIGN with the rule that made it)."""
     street = next_street(hand) or Street.FLOP
-    hand.next_burn = card
+    hand.edit_board_rulings().next_burn = card
     ctx.emit(CardBurnAssigned(street.label, rule.value, hidden_card=card), (Rule.BURN_ASSIGN, rule))
 
 
@@ -47,11 +55,12 @@ def burn_card_arrived(ctx: Context, hand: HandState, card: Card) -> None:
     drop_finished(hand)
     street = next_street(hand)
     if street is None or hand.phase not in (Phase.BOARD, Phase.BETTING):
-        hand.burns = (*hand.burns, card)
+        to_burns(hand, card)
         board.irregular(ctx, "a burn card with no street left to deal", Rule.BURN_EXTRA, card)
         return
-    if street in hand.no_burn or street in hand.burn_for or hand.next_burn is not None:
-        hand.burns = (*hand.burns, card)
+    rulings = hand.board_rulings
+    if street in rulings.no_burn or street in rulings.burn_for or rulings.next_burn is not None:
+        to_burns(hand, card)
         raise_hold(
             ctx,
             hand,
@@ -66,18 +75,18 @@ def burn_card_arrived(ctx: Context, hand: HandState, card: Card) -> None:
 
 
 def _take_burn(ctx: Context, hand: HandState, street: Street, card: Card) -> None:
-    hand.burns = (*hand.burns, card)
-    hand.burn_for = {**hand.burn_for, street: card}
+    to_burns(hand, card)
+    hand.edit_board_rulings().burn_for = {**hand.board_rulings.burn_for, street: card}
     ctx.emit(CardBurnAssigned(street.label, hidden_card=card), (Rule.BURN_ASSIGN,))
 
 
 def designated_burn_arrived(ctx: Context, hand: HandState, card: Card) -> None:
     """The exposed or extra card reached the burn zone: it is the next street's burn."""
     street = next_street(hand) or Street.FLOP
-    remove(hand, card)
-    hand.next_burn = None
-    hand.burns = (*hand.burns, card)
-    hand.burn_for = {**hand.burn_for, street: card}
+    to_burns(hand, card)
+    rulings = hand.edit_board_rulings()
+    rulings.next_burn = None
+    rulings.burn_for = {**rulings.burn_for, street: card}
 
 
 def burn_extra_correct_ruling(ctx: Context, hand: HandState, hold: Hold) -> None:
@@ -90,15 +99,13 @@ def burn_extra_correct_ruling(ctx: Context, hand: HandState, hold: Hold) -> None
     )
     ctx.emit(corrected, (hold.rule,))
     if hold.card is not None:
-        remove(hand, hold.card)
-        board.place_on_board(ctx, hand, hold.card)
+        board.place_on_board(ctx, hand, hold.card)  # from the burns to the board
 
 
 def burn_to_muck(ctx: Context, hand: HandState, card: Card) -> None:
     """DE-1547-SEP: a burn reached the muck before every card was dealt (a warning)."""
-    remove(hand, card)
-    hand.muck = (*hand.muck, card)
-    if len(hand.board) < FULL_BOARD and hand.live_count > 1 and hand.phase is not Phase.AWARD:
+    to_muck(hand, card)
+    if len(hand.cards.board) < FULL_BOARD and hand.live_count > 1 and hand.phase is not Phase.AWARD:
         board.irregular(
             ctx,
             "a burn card went into the muck before the board was complete",
@@ -110,16 +117,17 @@ def burn_to_muck(ctx: Context, hand: HandState, card: Card) -> None:
 
 def burn_back_on_deck(ctx: Context, hand: HandState, card: Card) -> None:
     """DE-1547-RET: a burn went back on top of the deck while the deal was paused."""
-    street = next((s for s, c in hand.burn_for.items() if c == card), None)
+    street = next((s for s, c in hand.board_rulings.burn_for.items() if c == card), None)
     if not ctx.table.profile.burn_allow_return_to_top:
         board.irregular(
             ctx, "a burn card went back on the deck", Rule.DE_1547_RET, card, severity=Severity.WARN
         )
         return
-    remove(hand, card)
-    hand.stub += 1
+    take(hand, card)
+    hand.edit_deal().stub += 1
     if street is not None:
-        hand.burn_for = {s: c for s, c in hand.burn_for.items() if s is not street}
+        rulings = hand.edit_board_rulings()
+        rulings.burn_for = {s: c for s, c in rulings.burn_for.items() if s is not street}
     returned = IrregularityDetected(
         "burn returned to the top of the deck",
         rule=Rule.DE_1547_RET.value,
@@ -135,7 +143,7 @@ def burn_back_on_deck(ctx: Context, hand: HandState, card: Card) -> None:
 def burn_was_there(ctx: Context, hand: HandState, hold: Hold) -> None:
     """BURN-MISS rejected: the burn was dealt and not read; the street stands without one."""
     street = next_street(hand) or Street.FLOP
-    hand.no_burn = hand.no_burn | {street}
+    hand.edit_board_rulings().no_burn = hand.board_rulings.no_burn | {street}
 
 
 def burn_correct_ruling(ctx: Context, hand: HandState, hold: Hold) -> None:
@@ -147,7 +155,7 @@ def burn_correct_ruling(ctx: Context, hand: HandState, hold: Hold) -> None:
     whatever the burn (FLOP-COUNT, RR Hold'em 2): dealt again the same way.
     """
     street = next_street(hand) or Street.FLOP
-    held = hand.held_board
+    held = hand.cards.at(HELD)
     if not held:
         return
     profile = ctx.table.profile
@@ -155,17 +163,16 @@ def burn_correct_ruling(ctx: Context, hand: HandState, hold: Hold) -> None:
     if street is Street.FLOP and (
         too_many or profile.burn_error_preflop_exposed is PreflopExposedBoard.RESHUFFLE
     ):
-        hand.held_board = ()
-        hand.set_aside = (*hand.set_aside, *held)
-        hand.no_burn = hand.no_burn | {Street.FLOP}
+        move_pile(hand, HELD, SET_ASIDE)
+        hand.edit_board_rulings().no_burn = hand.board_rulings.no_burn | {Street.FLOP}
         rules = (hold.rule, Rule.FLOP_COUNT) if too_many else (hold.rule,)
         ctx.emit(BoardRedealRequired("flop", held), rules)
         flow.reshuffle_stub(ctx, hand, rules[-1])
         return
     card = held[0]
-    hand.held_board = held[1:]
-    hand.burns = (*hand.burns, card)
-    hand.burn_for = {**hand.burn_for, street: card}
+    to_burns(hand, card)
+    rulings = hand.edit_board_rulings()
+    rulings.burn_for = {**rulings.burn_for, street: card}
     ctx.emit(
         CardBurnAssigned(street.label, hold.rule.value, card=card), (Rule.BURN_ASSIGN, hold.rule)
     )

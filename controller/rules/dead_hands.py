@@ -21,16 +21,17 @@ from controller.table.tray import to_muck
 
 def live_card_mucked(ctx: Context, hand: HandState, card: Card, seat: int) -> None:
     """A card of a live hand was read in the muck."""
-    hole = hand.dealt.get(seat, ())
+    hole = hand.deal.dealt.get(seat, ())
     to_muck(hand, card)
-    if seat in hand.plays_board:
+    if seat in hand.showdown.plays_board:
         return  # declared first: the hand keeps its claim (RR-HE-6)
-    if any(h.seat == seat and h.rule in (Rule.DE_1550B3_6, Rule.RR_HE_6) for h in hand.holds):
+    if any(
+        h.seat == seat and h.rule in (Rule.DE_1550B3_6, Rule.RR_HE_6) for h in hand.irregular.holds
+    ):
         return  # its other card: already held
+    board = hand.cards.board
     plays_the_board = (
-        len(hand.board) == FULL_BOARD
-        and len(hole) == 2
-        and strength(hole, hand.board) == strength((), hand.board)
+        len(board) == FULL_BOARD and len(hole) == 2 and strength(hole, board) == strength((), board)
     )
     if plays_the_board:
         rule, reason = Rule.RR_HE_6, "discarded_without_board_claim"

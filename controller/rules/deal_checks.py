@@ -34,13 +34,15 @@ from controller.table.event_types import (
 from controller.table.events import Severity
 from controller.table.inputs import GroupDispensed, Purpose
 from controller.table.state import HandState, PendingGroup, Phase, Ruling
-from controller.table.tray import draw, drop_finished, live_cards
+from controller.table.tray import draw, drop_finished, live_cards, place, seat_place
 
 
 def hole_group_dispensed(ctx: Context, hand: HandState, ev: GroupDispensed) -> bool:
     """Check a dispensed hole group; False when it must not be dealt (misdealt or held)."""
     size = len(ev.cards)
-    expected = hand.deal_order[hand.hole_groups] if hand.hole_groups < len(hand.order) else None
+    expected = (
+        hand.deal_order[hand.deal.hole_groups] if hand.deal.hole_groups < len(hand.order) else None
+    )
     if expected is None:
         misdeal_unless_cutoff(ctx, hand, Rule.EXTRA_2, "a hole group after every seat had one")
         return False
@@ -67,11 +69,11 @@ def hole_group_dispensed(ctx: Context, hand: HandState, ev: GroupDispensed) -> b
             ctx, hand, rule, f"group for seat {ev.seat} when seat {expected} was next", seat=ev.seat
         )
         return False
-    hand.hole_groups += 1
-    if hand.hole_groups == len(hand.order):
+    hand.edit_deal().hole_groups += 1
+    if hand.deal.hole_groups == len(hand.order):
         flow.move(hand, flow.Move.HOLE_GROUPS_OUT)
-        hand.deadline = ev.ts + timedelta(seconds=ctx.table.settle)
-        if hand.round is None or hand.round.to_act is None:
+        hand.edit_deal().deadline = ev.ts + timedelta(seconds=ctx.table.settle)
+        if hand.chips.round is None or hand.chips.round.to_act is None:
             flow.close_round(ctx, hand)  # nobody can bet: the blinds left no decision
     return True
 
@@ -80,32 +82,34 @@ def hole_card_arrived(ctx: Context, hand: HandState, card: Card, seat: int) -> N
     """A card never placed before was read at a seat."""
     if seat not in hand.order:
         draw(hand, card)
-        hand.holes = {**hand.holes, seat: (*hand.holes.get(seat, ()), card)}
+        place(hand, card, seat_place(seat))
         misdeal_unless_cutoff(
             ctx, hand, Rule.SEAT_EMPTY, f"a card at seat {seat}, not dealt in", seat=seat
         )
         return
-    mine = next((g for g in hand.pending if g.purpose is Purpose.HOLE and g.seat == seat), None)
+    mine = next(
+        (g for g in hand.deal.pending if g.purpose is Purpose.HOLE and g.seat == seat), None
+    )
     if mine is not None:
         _into_group(ctx, hand, card, seat, mine)
         return
     other = next(
-        (g for g in hand.pending if g.purpose is Purpose.HOLE and len(g.read) < g.size), None
+        (g for g in hand.deal.pending if g.purpose is Purpose.HOLE and len(g.read) < g.size), None
     )
     if other is not None:
         draw(hand, card, (Purpose.HOLE,), other.seat)
-        hand.holes = {**hand.holes, seat: (*hand.holes.get(seat, ()), card)}
-        first = other.seat == hand.deal_order[0] and not hand.delivered
+        place(hand, card, seat_place(seat))
+        first = other.seat == hand.deal_order[0] and not hand.deal.delivered
         rule = Rule.SEAT_WRONG_FIRST if first else Rule.SEAT_SEQ
         what = "the first group" if first else f"seat {other.seat}'s group"
         misdeal_unless_cutoff(ctx, hand, rule, f"a card of {what} reached seat {seat}", seat=seat)
         return
-    if hand.owed.get(seat):
+    if hand.deal.owed.get(seat):
         _replacement(ctx, hand, card, seat)
         return
-    if hand.hole_groups < len(hand.order):
+    if hand.deal.hole_groups < len(hand.order):
         draw(hand, card)
-        hand.holes = {**hand.holes, seat: (*hand.holes.get(seat, ()), card)}
+        place(hand, card, seat_place(seat))
         raise_hold(
             ctx,
             hand,
@@ -121,21 +125,21 @@ def hole_card_arrived(ctx: Context, hand: HandState, card: Card, seat: int) -> N
 def _into_group(ctx: Context, hand: HandState, card: Card, seat: int, group: PendingGroup) -> None:
     known = [c for c in group.cards if c is not None]
     draw(hand, card, (Purpose.HOLE,), seat)
-    hand.holes = {**hand.holes, seat: (*hand.holes.get(seat, ()), card)}
+    place(hand, card, seat_place(seat))
     if known and card not in known:
         misdeal_unless_cutoff(
             ctx, hand, Rule.SEAT_SEQ, f"seat {seat} got a card of another group", seat=seat
         )
         return
-    updated = next(g for g in hand.pending if g.group == group.group)
+    updated = next(g for g in hand.deal.pending if g.group == group.group)
     if len(updated.read) < updated.size:
         return
     drop_finished(hand)
-    hand.dealt = {**hand.dealt, seat: updated.read}
-    hand.delivered = hand.delivered | {seat}
+    hand.edit_deal().dealt = {**hand.deal.dealt, seat: updated.read}
+    hand.edit_deal().delivered = hand.deal.delivered | {seat}
     delivered = DealGroupDelivered(seat, updated.group, updated.size, cards=updated.read)
     ctx.emit(delivered, (Rule.DE_1544A_GRP,))
-    if len(hand.delivered) == len(hand.order):
+    if len(hand.deal.delivered) == len(hand.order):
         exposure.after_groups_delivered(ctx, hand)
     maybe_deal_done(ctx, hand)
 
@@ -144,10 +148,10 @@ def _replacement(ctx: Context, hand: HandState, card: Card, seat: int) -> None:
     """A replacement for an exposed or boxed card reached its seat (EXP-REPL-CHECK)."""
     group = draw(hand, card, (Purpose.EXTRA, Purpose.HOLE), seat)
     drop_finished(hand)
-    hand.holes = {**hand.holes, seat: (*hand.holes.get(seat, ()), card)}
-    hand.owed = {**hand.owed, seat: hand.owed[seat] - 1}
-    hand.replaced = hand.replaced | {card}
-    hand.dealt = {**hand.dealt, seat: live_cards(hand, seat)}
+    place(hand, card, seat_place(seat))
+    hand.edit_deal().owed = {**hand.deal.owed, seat: hand.deal.owed[seat] - 1}
+    hand.edit_deal().replaced = hand.deal.replaced | {card}
+    hand.edit_deal().dealt = {**hand.deal.dealt, seat: live_cards(hand, seat)}
     expected = [c for c in group.cards if c is not None] if group else []
     if expected and card not in expected:
         raise_hold(
@@ -170,11 +174,11 @@ def _extra_card(ctx: Context, hand: HandState, card: Card, seat: int) -> None:
     """A card after every seat had its starting hand (EXTRA-1, EXTRA-2+)."""
     draw(hand, card, (Purpose.EXTRA,), seat)
     drop_finished(hand)
-    hand.holes = {**hand.holes, seat: (*hand.holes.get(seat, ()), card)}
-    hand.extras += 1
-    if hand.extras >= 2:
+    place(hand, card, seat_place(seat))
+    hand.edit_deal().extras += 1
+    if hand.deal.extras >= 2:
         misdeal_unless_cutoff(
-            ctx, hand, Rule.EXTRA_2, f"{hand.extras} extra cards dealt", seat=seat
+            ctx, hand, Rule.EXTRA_2, f"{hand.deal.extras} extra cards dealt", seat=seat
         )
         return
     first = hand.deal_order[0]
@@ -188,7 +192,7 @@ def _extra_card(ctx: Context, hand: HandState, card: Card, seat: int) -> None:
             decides,
             f"seat {seat} holds an extra card",
             seat=seat,
-            evidence=HoldEvidence(count=len(hand.holes[seat])),
+            evidence=HoldEvidence(count=len(hand.cards.seat(seat))),
         )
         return
     if ctx.table.profile.extra_single is ExtraSingle.MISDEAL:
@@ -209,13 +213,17 @@ def _extra_card(ctx: Context, hand: HandState, card: Card, seat: int) -> None:
 
 def maybe_deal_done(ctx: Context, hand: HandState) -> None:
     """DEAL-DONE: every seat holds exactly its two cards and nothing is owed."""
-    if hand.deal_done or hand.hole_groups < len(hand.order) or any(hand.owed.values()):
+    if (
+        hand.deal.deal_done
+        or hand.deal.hole_groups < len(hand.order)
+        or any(hand.deal.owed.values())
+    ):
         return
-    live = [s for s in hand.order if s not in hand.dead]
-    if len(hand.delivered) < len(hand.order):
+    live = [s for s in hand.order if s not in hand.irregular.dead]
+    if len(hand.deal.delivered) < len(hand.order):
         return
     if all(len(live_cards(hand, s)) == 2 for s in live):
-        hand.deal_done = True
+        hand.edit_deal().deal_done = True
         ctx.emit(DealComplete(hand.order), (Rule.DEAL_DONE,))
         if hand.phase is Phase.DEALING:
             flow.move(hand, flow.Move.HOLE_GROUPS_OUT)
@@ -223,10 +231,10 @@ def maybe_deal_done(ctx: Context, hand: HandState) -> None:
 
 def check_seat_counts(ctx: Context, hand: HandState) -> None:
     """The readers have settled: every seat must hold two cards (SEAT-COUNT, SEAT-DEALT-OUT)."""
-    hand.deadline = None
+    hand.edit_deal().deadline = None
     after = cutoff_passed(hand, ctx.table.profile)
     for seat in hand.order:
-        if seat in hand.dead or seat in hand.folded or hand.owed.get(seat):
+        if seat in hand.irregular.dead or seat in hand.chips.folded or hand.deal.owed.get(seat):
             continue
         count = len(live_cards(hand, seat))
         if count == 2:

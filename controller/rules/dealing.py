@@ -35,7 +35,16 @@ from controller.table.inputs import (
     ZoneKind,
 )
 from controller.table.state import DeckStatus, HandState, PendingGroup, Phase, Ruling
-from controller.table.tray import draw, drop_finished, location, remove, to_muck
+from controller.table.tray import (
+    draw,
+    drop_finished,
+    location,
+    place,
+    seat_place,
+    set_aside,
+    to_burns,
+    to_muck,
+)
 
 DECK_SIZE = 52
 _COUNT_FAULTS = frozenset({DeckFault.SHORT, DeckFault.EXTRA})
@@ -47,7 +56,11 @@ _COUNT_FAULTS = frozenset({DeckFault.SHORT, DeckFault.EXTRA})
 def deck_checked(ctx: Context, ev: DeckChecked) -> None:
     """The shuffler's count and recognition of a deck (SHF-COUNT, SHF-RECOG)."""
     hand = ctx.table.hand
-    if hand is not None and hand.shuffle_id is not None and ev.shuffle_id != hand.shuffle_id:
+    if (
+        hand is not None
+        and hand.deal.shuffle_id is not None
+        and ev.shuffle_id != hand.deal.shuffle_id
+    ):
         _stub_checked(ctx, hand, ev)
         return
     rules: list[Rule] = []
@@ -75,11 +88,11 @@ def deck_checked(ctx: Context, ev: DeckChecked) -> None:
 
 def _stub_checked(ctx: Context, hand: HandState, ev: DeckChecked) -> None:
     """A count of the stub in the middle of a hand: after a reshuffle or a recount."""
-    expected = hand.stub
+    expected = hand.deal.stub
     if ev.counted == expected and not ev.faults and not ev.duplicates:
-        hand.shuffle_id = ev.shuffle_id
-        hand.recheck = None
-        hand.reshuffle_due = None
+        hand.edit_deal().shuffle_id = ev.shuffle_id
+        hand.edit_deal().recheck = None
+        hand.edit_deal().reshuffle_due = None
         ctx.emit(DeckVerified(ev.shuffle_id, ev.counted, stub=True), (Rule.SHF_COUNT,))
         return
     raise_hold(
@@ -95,7 +108,7 @@ def _stub_checked(ctx: Context, hand: HandState, ev: DeckChecked) -> None:
 def shuffle_completed(ctx: Context, ev: ShuffleCompleted) -> None:
     """A shuffle finished: the deck is ready if its check passed and the shuffler is approved."""
     hand = ctx.table.hand
-    if hand is not None and hand.shuffle_id == ev.shuffle_id:
+    if hand is not None and hand.deal.shuffle_id == ev.shuffle_id:
         return  # the mid-hand stub shuffle, judged by its count
     deck = ctx.table.deck
     blocked = devices.blocked(ctx)
@@ -129,8 +142,8 @@ def shuffle_completed(ctx: Context, ev: ShuffleCompleted) -> None:
     ctx.emit(
         DeckVerified(ev.shuffle_id, ev.card_count, ev.commitment), (Rule.SHF_COUNT, Rule.SHF_RECOG)
     )
-    if hand is not None and hand.holds:
-        for hold in hand.holds:
+    if hand is not None and hand.irregular.holds:
+        for hold in hand.irregular.holds:
             if hold.rule is Rule.GLI29_ERR_JAM:
                 resolve(ctx, hand, hold, Ruling.CONTINUE, "deck")
                 break
@@ -161,7 +174,7 @@ def group_dispensed(ctx: Context, ev: GroupDispensed) -> None:
     if blocked:
         _irregular(ctx, f"a group dispensed while {blocked}", rule=Rule.DE_1544A_APPR)
     deck = ctx.table.deck
-    if hand.shuffle_id is None:
+    if hand.deal.shuffle_id is None:
         if not deck.ready or deck.shuffle_id != ev.shuffle_id or deck.used_by is not None:
             raise_hold(
                 ctx,
@@ -173,24 +186,28 @@ def group_dispensed(ctx: Context, ev: GroupDispensed) -> None:
             )
             _into_tray(hand, ev, None)
             return
-        hand.shuffle_id = ev.shuffle_id
+        hand.edit_deal().shuffle_id = ev.shuffle_id
         ctx.table.deck = DeckStatus(deck.shuffle_id, deck.checked, deck.ready, hand.hand_id)
-    elif ev.shuffle_id != hand.shuffle_id:
+    elif ev.shuffle_id != hand.deal.shuffle_id:
         _irregular(ctx, "a group dispensed from another deck", shuffle_id=ev.shuffle_id)
-    if hand.recheck:
+    if hand.deal.recheck:
         raise_hold(
             ctx,
             hand,
-            Rule.SHF_DOOR if "OPEN" in hand.recheck else Rule.SHF_POWER,
+            Rule.SHF_DOOR if "OPEN" in hand.deal.recheck else Rule.SHF_POWER,
             Ruling.CONTINUE,
-            f"a group dispensed before the deck was counted again ({hand.recheck})",
+            f"a group dispensed before the deck was counted again ({hand.deal.recheck})",
         )
     seat = ev.seat
     if ev.purpose is Purpose.HOLE:
         seat = (
             seat
             if seat is not None
-            else (hand.deal_order[hand.hole_groups] if hand.hole_groups < len(hand.order) else None)
+            else (
+                hand.deal_order[hand.deal.hole_groups]
+                if hand.deal.hole_groups < len(hand.order)
+                else None
+            )
         )
         if not deal_checks.hole_group_dispensed(ctx, hand, ev):
             if ctx.table.hand is hand:
@@ -206,10 +223,10 @@ def group_dispensed(ctx: Context, ev: GroupDispensed) -> None:
 
 def _into_tray(hand: HandState, ev: GroupDispensed, seat: int | None) -> None:
     group = PendingGroup(ev.group, ev.purpose, seat, len(ev.cards), ev.cards)
-    hand.pending = (*hand.pending, group)
-    hand.last_group = max(hand.last_group, ev.group)
-    hand.tray += len(ev.cards)
-    hand.stub = ev.remaining
+    hand.edit_deal().pending = (*hand.deal.pending, group)
+    hand.edit_deal().last_group = max(hand.deal.last_group, ev.group)
+    hand.edit_deal().tray += len(ev.cards)
+    hand.edit_deal().stub = ev.remaining
 
 
 # --------------------------------------------------------------------------- tag movements
@@ -245,8 +262,8 @@ def tag_arrived(ctx: Context, ev: TagArrived) -> None:
     else:
         draw(hand, card)
         drop_finished(hand)
-        hand.muck = (*hand.muck, card)
-        if card not in hand.dead_cards:
+        to_muck(hand, card)
+        if card not in hand.irregular.dead_cards:
             _irregular(ctx, "a card never dealt reached the muck", hidden_card=card)
 
 
@@ -263,10 +280,10 @@ def _moved(ctx: Context, hand: HandState, card: Card, where: Zone, zone: Zone) -
         seat = where.seat
         live = (
             seat is not None
-            and seat not in hand.folded
-            and seat not in hand.mucked
-            and card not in hand.dead_cards
-            and card != hand.next_burn
+            and seat not in hand.chips.folded
+            and seat not in hand.showdown.mucked
+            and card not in hand.irregular.dead_cards
+            and card != hand.board_rulings.next_burn
         )
         if live and not over:
             assert seat is not None
@@ -274,17 +291,16 @@ def _moved(ctx: Context, hand: HandState, card: Card, where: Zone, zone: Zone) -
         else:
             to_muck(hand, card)
         return
-    if zone.kind is ZoneKind.BURN and card == hand.next_burn:
+    if zone.kind is ZoneKind.BURN and card == hand.board_rulings.next_burn:
         burns.designated_burn_arrived(ctx, hand, card)
         return
     # anything else: the card is where the reader says, and the move is reported
-    remove(hand, card)
     if zone.kind is ZoneKind.SEAT and zone.seat is not None:
-        hand.holes = {**hand.holes, zone.seat: (*hand.holes.get(zone.seat, ()), card)}
+        place(hand, card, seat_place(zone.seat))
     elif zone.kind is ZoneKind.BURN:
-        hand.burns = (*hand.burns, card)
+        to_burns(hand, card)
     else:
-        hand.set_aside = (*hand.set_aside, card)
+        set_aside(hand, card)
     _irregular(
         ctx, "a card moved where it should not", hidden_card=card, source=str(where), zone=str(zone)
     )

@@ -115,7 +115,7 @@ def fault(ctx: Context, ev: DeviceFault) -> None:
     hand = ctx.table.hand
     if ev.code in DOOR_FAULTS:
         _door(ctx, hand, ev)
-    elif hand is None or hand.shuffle_id is None:
+    elif hand is None or hand.deal.shuffle_id is None:
         if ev.code in JAMS or severe:
             # GLI29-ERR-JAM: nothing is out yet: the deck must be shuffled and counted again
             ctx.table.deck = DeckStatus()
@@ -140,7 +140,7 @@ def _door(ctx: Context, hand: HandState | None, ev: DeviceFault) -> None:
         (Rule.SHF_DOOR,),
         severity=Severity.CRITICAL,
     )
-    hand.recheck = f"{ev.code} during the hand"
+    hand.edit_deal().recheck = f"{ev.code} during the hand"
     raise_hold(
         ctx,
         hand,
@@ -152,20 +152,20 @@ def _door(ctx: Context, hand: HandState | None, ev: DeviceFault) -> None:
 
 def _mid_hand(ctx: Context, hand: HandState, code: str) -> None:
     """SHF-MID-HAND: a misdeal if still early enough, else the board by hand from the stub."""
-    early = not hand.deal_done and not cutoff_passed(hand, ctx.table.profile)
+    early = not hand.deal.deal_done and not cutoff_passed(hand, ctx.table.profile)
     raise_hold(
         ctx,
         hand,
         Rule.SHF_MID_HAND,
         Ruling.MISDEAL if early else Ruling.MANUAL_BOARD,
         f"shuffler fault {code} during the hand",
-        evidence=HoldEvidence(code=code, groups=hand.hole_groups),
+        evidence=HoldEvidence(code=code, groups=hand.deal.hole_groups),
     )
 
 
 def manual_board_ruling(ctx: Context, hand: HandState, hold: Hold) -> None:
     """Continue with the board dealt by hand from the stub; every card still read by RFID."""
-    hand.manual_board = True
+    hand.edit_deal().manual_board = True
     ctx.emit(IrregularityDetected("the board is dealt by hand", rule=hold.rule.value), (hold.rule,))
 
 
@@ -184,10 +184,10 @@ def rebooted(ctx: Context, ev: DeviceRebooted) -> None:
     if not is_shuffler(ctx, ev.device):
         return
     hand = ctx.table.hand
-    if hand is None or hand.shuffle_id is None:
+    if hand is None or hand.deal.shuffle_id is None:
         ctx.table.deck = DeckStatus()
         return
-    hand.recheck = "the shuffler lost power"
+    hand.edit_deal().recheck = "the shuffler lost power"
     raise_hold(
         ctx,
         hand,

@@ -28,11 +28,12 @@ from controller.table.event_types import (
 )
 from controller.table.events import Severity
 from controller.table.inputs import Boxed, Exposed, OffTable
-from controller.table.state import Exposure, HandState, Ruling
+from controller.table.state import Exposure, HandState, Pile, Ruling
 
 
 def _seat_of(hand: HandState, card: Card) -> int | None:
-    return next((s for s, cards in hand.holes.items() if card in cards), None)
+    place = hand.cards.where.get(card)
+    return place.seat if place is not None and place.pile is Pile.SEAT else None
 
 
 def _identify(
@@ -52,7 +53,7 @@ def _identify(
 
 def _during_deal(hand: HandState) -> bool:
     """The deal lasts until the first action: replacements included."""
-    return not hand.actions
+    return not hand.chips.actions
 
 
 def exposed(ctx: Context, cmd: Exposed) -> None:
@@ -85,13 +86,16 @@ def _exposure(
             seat=seat,
         )
         return
-    prior = sum(1 for e in hand.exposures if e.kind != "boxed")
-    replacement = card is not None and card in hand.replaced
+    prior = sum(1 for e in hand.irregular.exposures if e.kind != "boxed")
+    replacement = card is not None and card in hand.deal.replaced
     first = _is_first(ctx, hand, card, seat)
     other = not replacement and prior == 0 and not first
-    hand.exposures = (*hand.exposures, Exposure(kind, seat, card, remedy_due=other))
+    hand.edit_irregular().exposures = (
+        *hand.irregular.exposures,
+        Exposure(kind, seat, card, remedy_due=other),
+    )
     if card is not None:
-        hand.dead_cards = hand.dead_cards | {card}
+        hand.edit_irregular().dead_cards = hand.irregular.dead_cards | {card}
     ctx.emit(exposed, (Rule.DE_1546A,), severity=Severity.WARN)
     ctx.emit(CardDead(seat, card), (Rule.DE_1546A,))
     if replacement:
@@ -104,7 +108,7 @@ def _exposure(
         misdeal_unless_cutoff(
             ctx, hand, Rule.EXP_FIRST, "one of the first cards exposed", seat=seat
         )
-    elif len(hand.delivered) == len(hand.order):
+    elif len(hand.deal.delivered) == len(hand.order):
         after_groups_delivered(ctx, hand)
 
 
@@ -115,21 +119,23 @@ def _is_first(ctx: Context, hand: HandState, card: Card | None, seat: int | None
     if ctx.table.profile.exp_initial_scope is InitialScope.FIRST_GROUP:
         return True
     # the first card: as the shuffler reported it, else as the readers saw it
-    group = hand.dealt.get(seat) or hand.holes.get(seat, ())
+    group = hand.deal.dealt.get(seat) or hand.cards.seat(seat)
     return card is not None and bool(group) and group[0] == card
 
 
 def after_groups_delivered(ctx: Context, hand: HandState) -> None:
     """EXP-OTHER: once every group is delivered, replace the exposed card; it becomes the burn."""
-    due = [e for e in hand.exposures if e.remedy_due]
+    due = [e for e in hand.irregular.exposures if e.remedy_due]
     if not due:
         return
-    hand.exposures = tuple(e._replace(remedy_due=False) for e in hand.exposures)
+    hand.edit_irregular().exposures = tuple(
+        e._replace(remedy_due=False) for e in hand.irregular.exposures
+    )
     for exposure in due:
         seat = exposure.seat
         if seat is None:
             continue
-        hand.owed = {**hand.owed, seat: hand.owed.get(seat, 0) + 1}
+        hand.edit_deal().owed = {**hand.deal.owed, seat: hand.deal.owed.get(seat, 0) + 1}
         ctx.emit(
             CardReplacementRequested(seat, exposure.card),
             (Rule.EXP_OTHER,),
@@ -144,9 +150,9 @@ def boxed(ctx: Context, cmd: Boxed) -> None:
     hand = ctx.hand
     card, seat = _identify(hand, cmd.card, cmd.seat)
     during = _during_deal(hand)
-    hand.exposures = (*hand.exposures, Exposure("boxed", seat, card))
+    hand.edit_irregular().exposures = (*hand.irregular.exposures, Exposure("boxed", seat, card))
     if card is not None:
-        hand.dead_cards = hand.dead_cards | {card}
+        hand.edit_irregular().dead_cards = hand.irregular.dead_cards | {card}
     boxed_card = IrregularityDetected(
         "a card face up in the deck", rule=Rule.BOXED.value, seat=seat, card=card
     )
@@ -155,11 +161,11 @@ def boxed(ctx: Context, cmd: Boxed) -> None:
         (Rule.BOXED,),
         severity=Severity.WARN,
     )
-    count = sum(1 for e in hand.exposures if e.kind == "boxed")
+    count = sum(1 for e in hand.irregular.exposures if e.kind == "boxed")
     if during and count >= ctx.table.profile.boxed_initial_deal_misdeal_at:
         misdeal_unless_cutoff(ctx, hand, Rule.BOXED, f"{count} boxed cards in the deal", seat=seat)
         return
     ctx.emit(CardDead(seat, card), (Rule.BOXED,))
     if seat is not None:
-        hand.owed = {**hand.owed, seat: hand.owed.get(seat, 0) + 1}
+        hand.edit_deal().owed = {**hand.deal.owed, seat: hand.deal.owed.get(seat, 0) + 1}
         ctx.emit(CardReplacementRequested(seat, card), (Rule.BOXED,))

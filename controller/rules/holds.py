@@ -57,35 +57,35 @@ def raise_hold(
 
     ``needs_confirm=False``: a house rule decides it at once, and the caller resolves it.
     """
-    hand.hold_count += 1
-    hold_id = f"{hand.hand_id}-h{hand.hold_count}"
+    hand.edit_irregular().hold_count += 1
+    hold_id = f"{hand.hand_id}-h{hand.irregular.hold_count}"
     hold = Hold(hold_id, rule, ruling, reason, seat, card, group, street)
-    hand.holds = (*hand.holds, hold)
+    hand.edit_irregular().holds = (*hand.irregular.holds, hold)
     held = HandHold(hold.id, rule.value, reason, ruling.value, seat, evidence)
     ctx.emit(held, (rule,), severity=Severity.HOLD, needs_confirm=needs_confirm)
     return hold
 
 
 def _pending(hand: HandState, hold_id: str | None) -> Hold:
-    if not hand.holds:
+    if not hand.irregular.holds:
         raise RejectedError("no hold is pending")
     if hold_id is None:
-        return hand.holds[0]
-    for hold in hand.holds:
+        return hand.irregular.holds[0]
+    for hold in hand.irregular.holds:
         if hold.id == hold_id:
             return hold
-    pending = ", ".join(h.id for h in hand.holds)
+    pending = ", ".join(h.id for h in hand.irregular.holds)
     raise RejectedError(f"no pending hold {hold_id!r} (pending: {pending})")
 
 
 def resolve(ctx: Context, hand: HandState, hold: Hold, decision: Ruling, how: str) -> None:
     """Apply ``decision`` to ``hold`` and resume the hand if nothing else holds it."""
-    hand.holds = tuple(h for h in hand.holds if h.id != hold.id)
+    hand.edit_irregular().holds = tuple(h for h in hand.irregular.holds if h.id != hold.id)
     ctx.rulings.decide[decision](ctx, hand, hold)
     if ctx.table.hand is hand:
         for after in ctx.rulings.after:
             after(ctx, hand)
-    if ctx.table.hand is hand and not hand.holds:
+    if ctx.table.hand is hand and not hand.irregular.holds:
         ctx.emit(HandResume(hold.id, hold.rule.value, decision, how), (hold.rule,))
 
 
@@ -131,7 +131,11 @@ def floor_override(ctx: Context, cmd: FloorOverride) -> None:
     except ValueError:
         raise RejectedError(f"{cmd.rule!r} is not a rule ID of the catalogue") from None
     hand = ctx.table.hand
-    hold = next((h for h in hand.holds if h.rule is rule), None) if hand is not None else None
+    hold = (
+        next((h for h in hand.irregular.holds if h.rule is rule), None)
+        if hand is not None
+        else None
+    )
     try:
         decision = Ruling(cmd.decision)
     except ValueError:

@@ -25,7 +25,7 @@ from controller.table.event_types import (
 from controller.table.events import Severity
 from controller.table.inputs import TagArrived, Zone, ZoneKind
 from controller.table.state import HandState, Hold, Ruling
-from controller.table.tray import location, remove
+from controller.table.tray import location, place, seat_place, set_aside
 
 
 def unknown_tag(ctx: Context, ev: TagArrived) -> None:
@@ -72,17 +72,16 @@ def _joker(ctx: Context, hand: HandState | None, ev: TagArrived) -> None:
         severity=Severity.WARN,
     )
     if hand is not None and seat is not None and seat in hand.order:
-        hand.owed = {**hand.owed, seat: hand.owed.get(seat, 0) + 1}
+        hand.edit_deal().owed = {**hand.deal.owed, seat: hand.deal.owed.get(seat, 0) + 1}
         ctx.emit(CardReplacementRequested(seat, None), (Rule.JOKER,))
 
 
 def from_muck(ctx: Context, hand: HandState, card: Card, zone: Zone) -> None:
     """CARD-FROM-MUCK: a mucked card came back into play: held for the floor."""
-    remove(hand, card)
     if zone.kind is ZoneKind.SEAT and zone.seat is not None:
-        hand.holes = {**hand.holes, zone.seat: (*hand.holes.get(zone.seat, ()), card)}
+        place(hand, card, seat_place(zone.seat))
     else:
-        hand.set_aside = (*hand.set_aside, card)
+        set_aside(hand, card)
     alarm = IntegrityAlarm(
         "a card came back from the muck",
         rule=Rule.CARD_FROM_MUCK.value,
@@ -105,7 +104,7 @@ def from_muck(ctx: Context, hand: HandState, card: Card, zone: Zone) -> None:
 def card_dead_ruling(ctx: Context, hand: HandState, hold: Hold) -> None:
     """The card is dead; a hand that holds it is dead (retrieval is the floor's to allow)."""
     if hold.card is not None:
-        hand.dead_cards = hand.dead_cards | {hold.card}
+        hand.edit_irregular().dead_cards = hand.irregular.dead_cards | {hold.card}
         ctx.emit(CardDead(hold.seat, None, hidden_card=hold.card), (hold.rule,))
     if hold.seat is not None:
         kill_hand(ctx, hand, hold.seat, hold.rule, "holds a card from the muck")

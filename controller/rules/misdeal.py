@@ -31,7 +31,7 @@ from controller.table.state import DeckStatus, HandState, Hold, Phase, Redeal, R
 
 def cutoff_passed(hand: HandState, profile: RulesProfile) -> bool:
     """Whether enough action has happened that a misdeal can no longer be called."""
-    actions = hand.actions
+    actions = hand.chips.actions
     if profile.misdeal_cutoff is MisdealCutoff.RROP_TWO_ACTIONS:
         return len(actions) >= 2
     return len(actions) >= 3 or (len(actions) >= 2 and any(a.put_in for a in actions))
@@ -45,7 +45,7 @@ def cutoff_rule(profile: RulesProfile) -> Rule:
 
 
 def _return_chips(ctx: Context, hand: HandState) -> dict[int, int]:
-    returned = {s: c for s, c in hand.committed.items() if c}
+    returned = {s: c for s, c in hand.chips.committed.items() if c}
     ctx.table.stacks = {**ctx.table.stacks, **hand.start_stacks}
     return returned
 
@@ -70,7 +70,7 @@ def void_hand(ctx: Context, hand: HandState, rule: Rule, reason: str) -> None:
     table = ctx.table
     returned = _return_chips(ctx, hand)
     ctx.emit(
-        HandVoid(reason, rule.value, seat_map(returned), hand.shuffle_id),
+        HandVoid(reason, rule.value, seat_map(returned), hand.deal.shuffle_id),
         (rule,),
         severity=Severity.CRITICAL,
     )
@@ -92,7 +92,7 @@ def cutoff_note(ctx: Context, hand: HandState, rule: Rule, reason: str) -> None:
     """A misdeal trigger after the cutoff: no misdeal; say so with the evidence."""
     ctx.emit(
         IrregularityDetected(
-            reason, rule=rule.value, cutoff_passed=True, actions=len(hand.actions)
+            reason, rule=rule.value, cutoff_passed=True, actions=len(hand.chips.actions)
         ),
         (rule, Rule.MD_CUTOFF),
         severity=Severity.WARN,
@@ -124,15 +124,15 @@ def dead_hand_ruling(ctx: Context, hand: HandState, hold: Hold) -> None:
 
 def kill_hand(ctx: Context, hand: HandState, seat: int, rule: Rule, reason: str) -> None:
     """The seat's hand is dead: it can win nothing (its chips stay in the pot)."""
-    if seat in hand.folded:
+    if seat in hand.chips.folded:
         return
-    hand.dead = {**hand.dead, seat: reason}
-    hand.folded = hand.folded | {seat}
+    hand.edit_irregular().dead = {**hand.irregular.dead, seat: reason}
+    hand.edit_chips().folded = hand.chips.folded | {seat}
     if hand.phase is Phase.SHOWDOWN:  # a hand given up at showdown, as a muck
-        hand.declarations = (*hand.declarations, (seat, False))
+        hand.edit_showdown().declarations = (*hand.showdown.declarations, (seat, False))
     ctx.emit(SeatHandDead(seat, reason), (rule,), severity=Severity.WARN)
-    if hand.round is not None and seat in hand.round.queue:
-        hand.round = betting.drop_seat(hand.round, seat)
+    if hand.chips.round is not None and seat in hand.chips.round.queue:
+        hand.edit_chips().round = betting.drop_seat(hand.chips.round, seat)
     flow.after_hand_shrank(ctx, hand)
 
 

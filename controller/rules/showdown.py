@@ -27,30 +27,32 @@ from controller.table.event_types import (
 )
 from controller.table.events import Severity
 from controller.table.inputs import Award, Claim, Concede, Muck, PlaysBoard, RequestToSee, TableHand
-from controller.table.state import HandState, Hold, Phase, Ruling
+from controller.table.state import MUCK, HandState, Hold, Phase, Ruling
 from controller.table.tray import live_cards
 
 
 def _live_seat(hand: HandState, seat: int) -> None:
     if seat not in hand.order:
         raise RejectedError(f"seat {seat} is not in hand {hand.hand_id}")
-    if seat in hand.folded or seat in hand.mucked:
+    if seat in hand.chips.folded or seat in hand.showdown.mucked:
         raise RejectedError(f"seat {seat} has no live hand")
 
 
 def table_hand(ctx: Context, cmd: TableHand) -> None:
     """A live hand is turned face up."""
     hand = ctx.hand
-    early = hand.faceup and hand.phase in (Phase.BOARD, Phase.BETTING)
+    early = hand.showdown.faceup and hand.phase in (Phase.BOARD, Phase.BETTING)
     if hand.phase is not Phase.SHOWDOWN and not early:
         raise RejectedError("the hand is not at showdown")
     _live_seat(hand, cmd.seat)
-    if cmd.seat in hand.tabled or (early and cmd.seat in hand.shown):
+    if cmd.seat in hand.showdown.tabled or (early and cmd.seat in hand.showdown.shown):
         raise RejectedError(f"seat {cmd.seat}'s hand is already tabled")
     if cmd.cards is not None:
         cards = tuple(cmd.cards)
-    elif cmd.seat in hand.plays_board:
-        cards = hand.dealt.get(cmd.seat, ())  # RR-HE-6: declared, so its mucked cards still speak
+    elif cmd.seat in hand.showdown.plays_board:
+        cards = hand.deal.dealt.get(
+            cmd.seat, ()
+        )  # RR-HE-6: declared, so its mucked cards still speak
     else:
         cards = live_cards(hand, cmd.seat)
     if len(cards) != 2:
@@ -65,7 +67,7 @@ def table_hand(ctx: Context, cmd: TableHand) -> None:
         )
         return
     if early:
-        hand.shown = {**hand.shown, cmd.seat: cards}
+        hand.edit_showdown().shown = {**hand.showdown.shown, cmd.seat: cards}
         ctx.emit(ShowdownHandTabled(cmd.seat, tuple(cards)), (Rule.ALLIN_FACEUP,))
         return
     flow.read_tabled(ctx, hand, cmd.seat, cards)
@@ -78,17 +80,17 @@ def muck_hand(ctx: Context, cmd: Muck) -> None:
     if hand.phase is not Phase.SHOWDOWN:
         raise RejectedError("the hand is not at showdown")
     _live_seat(hand, cmd.seat)
-    if cmd.seat in hand.tabled:
+    if cmd.seat in hand.showdown.tabled:
         raise RejectedError(f"seat {cmd.seat}'s hand is already tabled")
-    if cmd.seat in hand.plays_board:
+    if cmd.seat in hand.showdown.plays_board:
         # RR-HE-6: declared first, so it keeps its claim: read with its cards (cards speak)
-        flow.read_tabled(ctx, hand, cmd.seat, hand.dealt.get(cmd.seat, ()))
+        flow.read_tabled(ctx, hand, cmd.seat, hand.deal.dealt.get(cmd.seat, ()))
         flow.maybe_propose(ctx, hand)
         return
-    hand.mucked = hand.mucked | {cmd.seat}
-    hand.muck_order = (*hand.muck_order, cmd.seat)
-    hand.declarations = (*hand.declarations, (cmd.seat, False))
-    ctx.emit(ShowdownHandMucked(cmd.seat, hand.dealt.get(cmd.seat, ())), (Rule.DE_1551,))
+    hand.edit_showdown().mucked = hand.showdown.mucked | {cmd.seat}
+    hand.edit_showdown().muck_order = (*hand.showdown.muck_order, cmd.seat)
+    hand.edit_showdown().declarations = (*hand.showdown.declarations, (cmd.seat, False))
+    ctx.emit(ShowdownHandMucked(cmd.seat, hand.deal.dealt.get(cmd.seat, ())), (Rule.DE_1551,))
     flow.maybe_propose(ctx, hand)
 
 
@@ -98,7 +100,7 @@ def plays_board(ctx: Context, cmd: PlaysBoard) -> None:
     _live_seat(hand, cmd.seat)
     if hand.street.label != "river" and hand.phase is not Phase.SHOWDOWN:
         raise RejectedError("the board is not complete")
-    hand.plays_board = hand.plays_board | {cmd.seat}
+    hand.edit_showdown().plays_board = hand.showdown.plays_board | {cmd.seat}
     ctx.emit(ShowdownPlaysBoard(cmd.seat), (Rule.RR_HE_6,))
 
 
@@ -126,15 +128,17 @@ def request_to_see(ctx: Context, cmd: RequestToSee) -> None:
         raise RejectedError("the hand is not at showdown")
     if cmd.seat not in hand.order:
         raise RejectedError(f"seat {cmd.seat} was not dealt in")
-    if cmd.target not in hand.mucked:
+    if cmd.target not in hand.showdown.mucked:
         raise RejectedError(f"seat {cmd.target}'s hand was not called and mucked")
-    cards = hand.dealt.get(cmd.target, ())
-    winners = {s for split in hand.proposal or () for s in split.winners}
+    cards = hand.deal.dealt.get(cmd.target, ())
+    winners = {s for split in hand.showdown.proposal or () for s in split.winners}
     if cmd.seat in winners:
-        hand.mucked = hand.mucked - {cmd.target}
-        hand.muck_order = tuple(s for s in hand.muck_order if s != cmd.target)
+        hand.edit_showdown().mucked = hand.showdown.mucked - {cmd.target}
+        hand.edit_showdown().muck_order = tuple(
+            s for s in hand.showdown.muck_order if s != cmd.target
+        )
         flow.move(hand, flow.Move.SHOWDOWN_REOPENED)
-        hand.proposal = None
+        hand.edit_showdown().proposal = None
         ctx.emit(ShowdownHandShown(cmd.target, tuple(cards), True, cmd.seat), (Rule.RR_SD_5,))
         flow.read_tabled(ctx, hand, cmd.target, cards)
         flow.maybe_propose(ctx, hand)
@@ -149,12 +153,12 @@ def claim(ctx: Context, cmd: Claim) -> None:
         raise RejectedError("there is no pot to claim yet")
     if cmd.seat not in hand.order:
         raise RejectedError(f"seat {cmd.seat} was not dealt in")
-    cards = hand.dealt.get(cmd.seat, ())
-    if cards and all(c in hand.muck for c in cards):
+    cards = hand.deal.dealt.get(cmd.seat, ())
+    if cards and all(hand.cards.where.get(c) == MUCK for c in cards):
         raise RejectedError(
             f"seat {cmd.seat}'s cards are in the muck: the claim came too late", (Rule.DE_1552,)
         )
-    hand.claims = hand.claims | {cmd.seat}
+    hand.edit_showdown().claims = hand.showdown.claims | {cmd.seat}
     raise_hold(
         ctx,
         hand,
@@ -170,15 +174,15 @@ def claim_upheld_ruling(ctx: Context, hand: HandState, hold: Hold) -> None:
     seat = hold.seat
     if seat is None:
         return
-    if seat in hand.folded:
-        hand.folded = hand.folded - {seat}
-        hand.dead = {s: r for s, r in hand.dead.items() if s != seat}
-    hand.mucked = hand.mucked - {seat}
-    hand.muck_order = tuple(s for s in hand.muck_order if s != seat)
-    hand.proposal = None
+    if seat in hand.chips.folded:
+        hand.edit_chips().folded = hand.chips.folded - {seat}
+        hand.edit_irregular().dead = {s: r for s, r in hand.irregular.dead.items() if s != seat}
+    hand.edit_showdown().mucked = hand.showdown.mucked - {seat}
+    hand.edit_showdown().muck_order = tuple(s for s in hand.showdown.muck_order if s != seat)
+    hand.edit_showdown().proposal = None
     flow.move(hand, flow.Move.SHOWDOWN_REOPENED)
-    cards = hand.dealt.get(seat, ())
-    if len(cards) == 2 and seat not in hand.tabled:
+    cards = hand.deal.dealt.get(seat, ())
+    if len(cards) == 2 and seat not in hand.showdown.tabled:
         flow.read_tabled(ctx, hand, seat, cards)
     flow.maybe_propose(ctx, hand)
 
@@ -186,10 +190,12 @@ def claim_upheld_ruling(ctx: Context, hand: HandState, hold: Hold) -> None:
 def award(ctx: Context, _cmd: Award) -> None:
     """The dealer pushes the pots (DE-1552), once the losing hands are killed (RR-SD-4)."""
     hand = ctx.hand
-    if hand.phase is not Phase.AWARD or hand.proposal is None:
+    if hand.phase is not Phase.AWARD or hand.showdown.proposal is None:
         raise RejectedError("there is no proposed award to push")
     unkilled = [
-        s for s in flow.losers(hand) if not all(c in hand.muck for c in hand.dealt.get(s, ()))
+        s
+        for s in flow.losers(hand)
+        if not all(hand.cards.where.get(c) == MUCK for c in hand.deal.dealt.get(s, ()))
     ]
     if unkilled:
         raise_hold(

@@ -24,7 +24,7 @@ from controller.table.event_types import (
 )
 from controller.table.flow import clockwise_seats
 from controller.table.inputs import ActionKind, ButtonReport, StartHand
-from controller.table.state import HandState, TableState
+from controller.table.state import Chips, HandState, TableState
 from controller.table.streets import Street
 
 
@@ -98,9 +98,7 @@ def start_hand(ctx: Context, cmd: StartHand) -> None:
         deal_order=deal_order,
         small_blind_seat=small_seat,
         big_blind_seat=big_seat,
-        start_stacks=dict(stacks),
-        stacks=stacks,
-        committed=dict.fromkeys(order, 0),
+        chips=Chips(stacks, dict.fromkeys(order, 0)),
     )
     table.hands_started = number
     table.button = button
@@ -152,8 +150,8 @@ def _previous_big(table: TableState) -> int:
 
 def _post_forced_bets(ctx: Context, hand: HandState) -> None:
     small, big = ctx.table.blinds
-    stacks = dict(hand.stacks)
-    committed = dict(hand.committed)
+    stacks = dict(hand.chips.stacks)
+    committed = dict(hand.chips.committed)
     posts: dict[int, int] = {}
     bets: dict[int, int] = {}
 
@@ -175,9 +173,11 @@ def _post_forced_bets(ctx: Context, hand: HandState) -> None:
         bets[hand.small_blind_seat] = post(hand.small_blind_seat, small, "small")
     if hand.big_blind_seat is not None:
         bets[hand.big_blind_seat] = post(hand.big_blind_seat, big, "big")
-    hand.stacks, hand.committed, hand.posts = stacks, committed, posts
+    hand.chips.stacks, hand.chips.committed, hand.edit_chips().posts = stacks, committed, posts
     first = betting.clockwise_from(hand.order, hand.big_blind_seat or hand.button)
-    hand.round = betting.open_round(Street.PREFLOP, first, stacks, hand.folded, big, bets)
+    hand.edit_chips().round = betting.open_round(
+        Street.PREFLOP, first, stacks, hand.chips.folded, big, bets
+    )
 
 
 def button_report(ctx: Context, cmd: ButtonReport) -> None:
@@ -194,5 +194,5 @@ def button_report(ctx: Context, cmd: ButtonReport) -> None:
         declare_misdeal(ctx, hand, Rule.BUTTON_POS, reason)
         return
     # RRoP Irregularities 1: the hand stands; the next hand is corrected from where it really was
-    hand.button_seen = cmd.seat
+    hand.edit_showdown().button_seen = cmd.seat
     cutoff_note(ctx, hand, Rule.BUTTON_POS, reason)

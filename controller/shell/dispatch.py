@@ -70,11 +70,11 @@ def wanted(state: TableState) -> list[Need]:
     if hand is None:
         return []
     deck = state.deck
-    if hand.shuffle_id is None and (deck.shuffle_id is None or deck.used_by is not None):
+    if hand.deal.shuffle_id is None and (deck.shuffle_id is None or deck.used_by is not None):
         return [Need("shuffle", hand.hand_id, deck.shuffle_id)]
     request = next_dispense(state)
     # after a stub reshuffle the hand deals from the reshuffled stub, which has its own id
-    shuffle_id = hand.shuffle_id if hand.shuffle_id is not None else deck.shuffle_id
+    shuffle_id = hand.deal.shuffle_id if hand.deal.shuffle_id is not None else deck.shuffle_id
     if request is None or shuffle_id is None:
         return []
     return [
@@ -138,7 +138,7 @@ class Planner:
             if need.kind == "dispense":
                 assert need.shuffle_id is not None
                 # a reshuffled stub keeps its deck's group numbers: each is dispensed once
-                dealt = after.hand.last_group if after.hand is not None else 0
+                dealt = after.hand.deal.last_group if after.hand is not None else 0
                 group = max(groups.get(need.shuffle_id, 0), dealt) + 1
                 groups[need.shuffle_id] = group
             new.append((need, group))
@@ -167,8 +167,14 @@ class Planner:
     def track(self, state: TableState) -> None:
         """Remember the deck in play, to reveal it once the next one is verified."""
         hand = state.hand if state.hand is not None else state.last_hand
-        if hand is not None and hand.shuffle_id is not None and hand.shuffle_id not in self.in_play:
-            self.in_play.append(hand.shuffle_id)  # a stub reshuffle adds the hand's second deck
+        if (
+            hand is not None
+            and hand.deal.shuffle_id is not None
+            and hand.deal.shuffle_id not in self.in_play
+        ):
+            self.in_play.append(
+                hand.deal.shuffle_id
+            )  # a stub reshuffle adds the hand's second deck
         # a device keeps a few retired decks: older ones can no longer be asked for
         self.in_play = [sid for sid in self.in_play if sid not in self.revealed][-_RETIRED_KEPT:]
 

@@ -17,17 +17,17 @@ def snapshot(state: TableState, *, seq: int, epoch: str) -> dict[str, Any]:
     """The public snapshot of ``state``; ``seq`` is the last event it reflects."""
     hand = state.hand
     seats: dict[str, dict[str, Any]] = {}
-    stacks = hand.stacks if hand is not None else state.stacks
+    stacks = hand.chips.stacks if hand is not None else state.stacks
     for seat in sorted(stacks):
         entry: dict[str, Any] = {"stack": stacks[seat]}
         if hand is not None:
             dealt_in = seat in hand.order
             entry["in_hand"] = dealt_in
             if dealt_in:
-                folded = seat in hand.folded or seat in hand.mucked
+                folded = seat in hand.chips.folded or seat in hand.showdown.mucked
                 entry["status"] = "folded" if folded else "live"
-                entry["committed"] = hand.committed.get(seat, 0)
-                entry["cards"] = len(hand.dealt.get(seat, ()))
+                entry["committed"] = hand.chips.committed.get(seat, 0)
+                entry["cards"] = len(hand.deal.dealt.get(seat, ()))
         seats[str(seat)] = entry
     body: dict[str, Any] = {
         "schema": SNAPSHOT_SCHEMA,
@@ -43,18 +43,18 @@ def snapshot(state: TableState, *, seq: int, epoch: str) -> dict[str, Any]:
         "hand": None,
     }
     if hand is not None:
-        round_ = hand.round
+        round_ = hand.chips.round
         body["hand"] = {
             "hand_id": hand.hand_id,
             "phase": hand.phase.value,
             "street": hand.street.name.lower(),
-            "board": list(hand.board),
+            "board": list(hand.cards.board),
             "pot": hand.total_pot,
             "to_act": round_.to_act if round_ is not None else None,
             "current_bet": round_.current if round_ is not None else None,
             "to_call": _to_call(state),
-            "showdown_order": list(hand.showdown_order),
-            "tabled": sorted(hand.tabled),
+            "showdown_order": list(hand.showdown.order),
+            "tabled": sorted(hand.showdown.tabled),
             # pending rulings the dealer must confirm or reject (no card identity: not public)
             "holds": [
                 {
@@ -64,7 +64,7 @@ def snapshot(state: TableState, *, seq: int, epoch: str) -> dict[str, Any]:
                     "reason": hold.reason,
                     "seat": hold.seat,
                 }
-                for hold in hand.holds
+                for hold in hand.irregular.holds
             ],
         }
     last = state.last_hand
@@ -74,7 +74,7 @@ def snapshot(state: TableState, *, seq: int, epoch: str) -> dict[str, Any]:
 
 def _to_call(state: TableState) -> int | None:
     hand = state.hand
-    round_ = hand.round if hand is not None else None
+    round_ = hand.chips.round if hand is not None else None
     if round_ is None or round_.to_act is None:
         return None
     return round_.current - round_.bets.get(round_.to_act, 0)

@@ -148,11 +148,11 @@ def apply(state: TableState, event: Input) -> tuple[TableState, list[TableEvent]
         current = ctx.table.hand
         if (
             current is not None
-            and current.holds
+            and current.irregular.holds
             and isinstance(event, DealerInput)
             and not isinstance(event, _DURING_HOLD)
         ):
-            pending = current.holds[0]
+            pending = current.irregular.holds[0]
             raise RejectedError(
                 f"the hand is held ({pending.id}, {pending.rule}: {pending.reason}): "
                 "confirm, reject or override it first"
@@ -168,12 +168,12 @@ def apply(state: TableState, event: Input) -> tuple[TableState, list[TableEvent]
 
 def deadline(state: TableState) -> datetime | None:
     """When the shell must send a ``Tick`` if nothing else happens before (None: no deadline)."""
-    return state.hand.deadline if state.hand is not None else None
+    return state.hand.deal.deadline if state.hand is not None else None
 
 
 def _deadlines(ctx: Context, now: datetime) -> None:
     current = ctx.table.hand
-    if current is not None and current.deadline is not None and now >= current.deadline:
+    if current is not None and current.deal.deadline is not None and now >= current.deal.deadline:
         deal_checks.check_seat_counts(ctx, current)
 
 

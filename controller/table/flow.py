@@ -31,9 +31,9 @@ from controller.table.event_types import (
     seat_map,
 )
 from controller.table.events import Severity
-from controller.table.state import DeckStatus, HandState, Phase, TableState
+from controller.table.state import SET_ASIDE, DeckStatus, HandState, Phase, TableState
 from controller.table.streets import Street
-from controller.table.tray import BOARD_PURPOSES, unread
+from controller.table.tray import BOARD_PURPOSES, take_all, unread
 
 
 class Move(StrEnum):
@@ -96,13 +96,16 @@ def clockwise_seats(seats: set[int] | frozenset[int], after: int) -> tuple[int, 
 
 def close_round(ctx: Context, hand: HandState, *, by_dealer: bool = False) -> None:
     """End the open round: return an uncalled bet, then the next street, showdown or award."""
-    rnd = hand.round
-    returned = pot_rules.uncalled(hand.committed)
+    rnd = hand.chips.round
+    returned = pot_rules.uncalled(hand.chips.committed)
     given_back = None
     if returned is not None:
         seat, chips = returned
-        hand.committed = {**hand.committed, seat: hand.committed[seat] - chips}
-        hand.stacks = {**hand.stacks, seat: hand.stacks[seat] + chips}
+        hand.edit_chips().committed = {
+            **hand.chips.committed,
+            seat: hand.chips.committed[seat] - chips,
+        }
+        hand.edit_chips().stacks = {**hand.chips.stacks, seat: hand.chips.stacks[seat] + chips}
         given_back = {str(seat): chips}
     quiet = rnd is not None and rnd.actions == 0 and hand.street is not Street.PREFLOP
     closed = BettingRoundClosed(
@@ -112,12 +115,15 @@ def close_round(ctx: Context, hand: HandState, *, by_dealer: bool = False) -> No
         closed_by="dealer" if by_dealer else None,
         no_action=True if quiet and not by_dealer else None,
     )
-    hand.last_round = rnd
-    hand.round = None
+    hand.edit_chips().last_round = rnd
+    hand.edit_chips().round = None
     ctx.emit(closed)
-    if hand.reshuffle_after is not None and hand.reshuffle_after[0] is hand.street:
-        rule = hand.reshuffle_after[1]
-        hand.reshuffle_after = None
+    if (
+        hand.board_rulings.reshuffle_after is not None
+        and hand.board_rulings.reshuffle_after[0] is hand.street
+    ):
+        rule = hand.board_rulings.reshuffle_after[1]
+        hand.edit_board_rulings().reshuffle_after = None
         if hand.live_count > 1 and hand.street is not Street.RIVER:
             reshuffle_stub(ctx, hand, rule)  # only a hand with a street to come needs the stub
     if hand.live_count == 1:
@@ -131,12 +137,12 @@ def close_round(ctx: Context, hand: HandState, *, by_dealer: bool = False) -> No
 
 def _faceup_if_all_in(ctx: Context, hand: HandState) -> None:
     """ALLIN-FACEUP (tournament): no more betting with someone all in: every hand is shown now."""
-    if hand.faceup or not ctx.table.profile.showdown_allin_faceup:
+    if hand.showdown.faceup or not ctx.table.profile.showdown_allin_faceup:
         return
-    can_bet = [s for s in hand.live if hand.stacks[s] > 0]
-    if len(can_bet) > 1 or all(hand.stacks[s] > 0 for s in hand.live):
+    can_bet = [s for s in hand.live if hand.chips.stacks[s] > 0]
+    if len(can_bet) > 1 or all(hand.chips.stacks[s] > 0 for s in hand.live):
         return
-    hand.faceup = True
+    hand.edit_showdown().faceup = True
     order = showdown_order(hand.live, hand.order, None, None)
     ctx.emit(ShowdownOrder(tuple(order), faceup=True), (Rule.ALLIN_FACEUP,))
 
@@ -145,10 +151,11 @@ def open_street(ctx: Context, hand: HandState) -> None:
     """The board for the next street is out: open its betting round (or skip it)."""
     hand.street = Street(hand.street + 1)
     move(hand, Move.STREET_DEALT)
-    hand.round = betting.open_round(
-        hand.street, hand.order, hand.stacks, hand.folded, ctx.table.blinds[1]
+    chips = hand.edit_chips()
+    chips.round = rnd = betting.open_round(
+        hand.street, hand.order, chips.stacks, chips.folded, ctx.table.blinds[1]
     )
-    if hand.round.to_act is None:
+    if rnd.to_act is None:
         close_round(ctx, hand)
 
 
@@ -156,9 +163,9 @@ def after_hand_shrank(ctx: Context, hand: HandState) -> None:
     """A hand died outside the betting: the round, the showdown or the pot may now be settled."""
     if hand.phase is Phase.AWARD:
         return
-    if hand.round is not None and (hand.live_count == 1 or hand.round.to_act is None):
+    if hand.chips.round is not None and (hand.live_count == 1 or hand.chips.round.to_act is None):
         close_round(ctx, hand)
-    elif hand.live_count == 1 and hand.round is None:
+    elif hand.live_count == 1 and hand.chips.round is None:
         propose_award(ctx, hand)
     elif hand.phase is Phase.SHOWDOWN:
         maybe_propose(ctx, hand)
@@ -176,19 +183,18 @@ def reshuffle_stub(ctx: Context, hand: HandState, rule: Rule) -> None:
     ``stub`` is what the shuffler must count after.
     Until it has, nothing more is asked of it and a board card turned is not part of the board.
     """
-    back = list(hand.set_aside)
-    hand.set_aside = ()
-    groups = [g for g in hand.pending if g.purpose in BOARD_PURPOSES and unread(g)]
-    groups += [g for g in hand.returning if unread(g)]  # broken groups, whatever their purpose
+    back = list(take_all(hand, SET_ASIDE))
+    groups = [g for g in hand.deal.pending if g.purpose in BOARD_PURPOSES and unread(g)]
+    groups += [g for g in hand.deal.returning if unread(g)]  # broken groups, whatever their purpose
     count = sum(unread(g) for g in groups)
-    hand.pending = tuple(g for g in hand.pending if g not in groups)
-    hand.returning = ()
-    hand.tray -= count
-    hand.stub += len(back) + count
-    if not hand.manual_board:  # a stub shuffled by hand is counted by nobody
-        hand.reshuffle_due = rule
+    hand.edit_deal().pending = tuple(g for g in hand.deal.pending if g not in groups)
+    hand.edit_deal().returning = ()
+    hand.edit_deal().tray -= count
+    hand.edit_deal().stub += len(back) + count
+    if not hand.deal.manual_board:  # a stub shuffled by hand is counted by nobody
+        hand.edit_deal().reshuffle_due = rule
     required = StubReshuffleRequired(
-        hand.stub,
+        hand.deal.stub,
         tuple(back),
         count if groups else None,
         tuple(g.group for g in groups) if groups else None,
@@ -202,11 +208,15 @@ def reshuffle_stub(ctx: Context, hand: HandState, rule: Rule) -> None:
 def enter_showdown(ctx: Context, hand: HandState) -> None:
     """Two or more live hands after the last round: who shows first (DE-1550a, DE-1551, RR-SD-7)."""
     live = hand.live
-    rnd = hand.last_round if hand.last_round and hand.last_round.street is Street.RIVER else None
+    rnd = (
+        hand.chips.last_round
+        if hand.chips.last_round and hand.chips.last_round.street is Street.RIVER
+        else None
+    )
     rules = [Rule.DE_1550A, Rule.DE_1551]
     depth: dict[int, int] | None = None
     if ctx.table.profile.showdown_sidepot_first:
-        pots = pot_rules.build_pots(hand.committed, live)
+        pots = pot_rules.build_pots(hand.chips.committed, live)
         if len(pots) > 1:
             depth = {s: sum(s in p.eligible for p in pots) for s in live}
             rules.append(Rule.RR_SD_7)
@@ -218,21 +228,21 @@ def enter_showdown(ctx: Context, hand: HandState) -> None:
         depth,
     )
     move(hand, Move.LAST_ROUND_CLOSED)
-    hand.showdown_order = tuple(order)
+    hand.edit_showdown().order = tuple(order)
     ctx.emit(ShowdownOrder(tuple(order)), tuple(rules))
     for seat in order:  # hands already face up (ALLIN-FACEUP) are read now the board is out
-        if seat in hand.shown and seat not in hand.tabled:
-            read_tabled(ctx, hand, seat, hand.shown[seat])
+        if seat in hand.showdown.shown and seat not in hand.showdown.tabled:
+            read_tabled(ctx, hand, seat, hand.showdown.shown[seat])
     maybe_propose(ctx, hand)
 
 
 def read_tabled(ctx: Context, hand: HandState, seat: int, hole: Sequence[Card]) -> None:
     """Read a hand face up on the table with the full board (cards speak, DE-1550b2)."""
-    value = evaluate(hole, hand.board)
-    hand.tabled = {**hand.tabled, seat: value}
+    value = evaluate(hole, hand.cards.board)
+    hand.edit_showdown().tabled = {**hand.showdown.tabled, seat: value}
     # a hand mucked and made live again (a claim upheld, RR-SD-5) counts as shown, now
-    earlier = tuple(d for d in hand.declarations if d[0] != seat)
-    hand.declarations = (*earlier, (seat, True))
+    earlier = tuple(d for d in hand.showdown.declarations if d[0] != seat)
+    hand.edit_showdown().declarations = (*earlier, (seat, True))
     tabled = ShowdownHandTabled(
         seat, tuple(hole), value.category, tuple(value.best), value.strength
     )
@@ -243,7 +253,7 @@ def maybe_propose(ctx: Context, hand: HandState) -> None:
     """Propose the award once every live hand is tabled or only one is left."""
     if hand.phase is not Phase.SHOWDOWN:
         return
-    unresolved = [s for s in hand.live if s not in hand.tabled]
+    unresolved = [s for s in hand.live if s not in hand.showdown.tabled]
     if not unresolved or hand.live_count == 1:
         propose_award(ctx, hand)
 
@@ -253,24 +263,26 @@ def propose_award(ctx: Context, hand: HandState) -> None:
     profile = ctx.table.profile
     # the pots are the ones the betting made: a hand given up at showdown (mucked, conceded or
     # killed there) still marks its level, it only cannot win
-    gave_up = [seat for seat, shown in hand.declarations if not shown]
-    claimants = [s for s in hand.order if s not in hand.folded or s in gave_up]
+    gave_up = [seat for seat, shown in hand.showdown.declarations if not shown]
+    claimants = [s for s in hand.order if s not in hand.chips.folded or s in gave_up]
     contested = False
 
     def winners_of(pot: pot_rules.Pot) -> list[int]:
         nonlocal contested
-        live = [s for s in pot.eligible if s not in hand.mucked and s not in hand.folded]
+        live = [
+            s for s in pot.eligible if s not in hand.showdown.mucked and s not in hand.chips.folded
+        ]
         if not live:  # everyone in this pot gave up: the last to give up was its last claimant
             live = [next(s for s in reversed(gave_up) if s in pot.eligible)]
         if len(live) == 1:
             return live
         # RR-SD-1: in a contested pot only a hand shown in full can win
         contested = True
-        best = max(hand.tabled[s].strength for s in live)
-        return [s for s in live if hand.tabled[s].strength == best]
+        best = max(hand.showdown.tabled[s].strength for s in live)
+        return [s for s in live if hand.showdown.tabled[s].strength == best]
 
-    splits = pot_rules.resolve(hand.committed, claimants, hand.order, winners_of, profile)
-    hand.proposal = tuple(splits)
+    splits = pot_rules.resolve(hand.chips.committed, claimants, hand.order, winners_of, profile)
+    hand.edit_showdown().proposal = tuple(splits)
     move(hand, Move.POT_DECIDED)
     rules = [Rule.DE_1552]
     if contested:
@@ -286,8 +298,8 @@ def propose_award(ctx: Context, hand: HandState) -> None:
 
 def losers(hand: HandState) -> list[int]:
     """Tabled hands that win nothing: RR-SD-4 has them killed before the pot is pushed."""
-    winners = {s for split in hand.proposal or () for s in split.winners}
-    return [s for s in hand.order if s in hand.tabled and s not in winners]
+    winners = {s for split in hand.showdown.proposal or () for s in split.winners}
+    return [s for s in hand.order if s in hand.showdown.tabled and s not in winners]
 
 
 def award_data(
@@ -312,13 +324,13 @@ def award_data(
 
 def push_award(ctx: Context, hand: HandState) -> None:
     """The dealer pushes the pots (DE-1552); the hand completes."""
-    assert hand.proposal is not None
-    pots, payouts = award_data(hand.proposal)
-    stacks = dict(hand.stacks)
-    for split in hand.proposal:
+    assert hand.showdown.proposal is not None
+    pots, payouts = award_data(hand.showdown.proposal)
+    stacks = dict(hand.chips.stacks)
+    for split in hand.showdown.proposal:
         for seat, chips in split.winners.items():
             stacks[seat] += chips
-    hand.stacks = stacks
+    hand.edit_chips().stacks = stacks
     ctx.emit(PotAwarded(pots, payouts), (Rule.DE_1552,))
     complete_hand(ctx, hand)
 
@@ -326,9 +338,9 @@ def push_award(ctx: Context, hand: HandState) -> None:
 def complete_hand(ctx: Context, hand: HandState) -> None:
     """Book the stacks, move the button (RR-BB-ROT), and make the table ready for the next hand."""
     table = ctx.table
-    table.stacks = {**table.stacks, **hand.stacks}
+    table.stacks = {**table.stacks, **hand.chips.stacks}
     with_chips = {s for s, c in table.stacks.items() if c > 0}
-    button = hand.button_seen if hand.button_seen is not None else hand.button
+    button = hand.showdown.button_seen if hand.showdown.button_seen is not None else hand.button
     movable = with_chips | {button}
     next_button = clockwise_seats(movable, button)[0]
     table.button = next_button
@@ -336,6 +348,6 @@ def complete_hand(ctx: Context, hand: HandState) -> None:
         HandCompleted(seat_map(table.stacks), next_button),
         (Rule.RR_BB_ROT,),
     )
-    if table.deck.shuffle_id is not None and table.deck.shuffle_id == hand.shuffle_id:
+    if table.deck.shuffle_id is not None and table.deck.shuffle_id == hand.deal.shuffle_id:
         table.deck = DeckStatus()
     end_hand(table, hand, completed=True)

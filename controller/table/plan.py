@@ -32,32 +32,34 @@ def next_dispense(state: TableState) -> DispenseRequest | None:
     hand = state.hand
     if (
         hand is None
-        or hand.holds
-        or hand.recheck
-        or hand.reshuffle_due
-        or hand.manual_board
-        or hand.pending
+        or hand.irregular.holds
+        or hand.deal.recheck
+        or hand.deal.reshuffle_due
+        or hand.deal.manual_board
+        or hand.deal.pending
     ):
         return None
-    if hand.shuffle_id is None and not state.deck.ready:
+    if hand.deal.shuffle_id is None and not state.deck.ready:
         return None
-    owed = next((seat for seat, n in sorted(hand.owed.items()) if n), None)
+    owed = next((seat for seat, n in sorted(hand.deal.owed.items()) if n), None)
     if owed is not None:
         return DispenseRequest(Purpose.EXTRA, owed, 1)
     if hand.phase is Phase.DEALING:
-        if hand.hole_groups < len(hand.order):
-            return DispenseRequest(Purpose.HOLE, hand.deal_order[hand.hole_groups], 2)
+        if hand.deal.hole_groups < len(hand.order):
+            return DispenseRequest(Purpose.HOLE, hand.deal_order[hand.deal.hole_groups], 2)
         return None
     if hand.phase is not Phase.BOARD or hand.street is Street.RIVER:
         return None
     street = Street(hand.street + 1)
     deal = STREETS[street]
     needs_burn = (
-        street not in hand.no_burn and street not in hand.burn_for and hand.next_burn is None
+        street not in hand.board_rulings.no_burn
+        and street not in hand.board_rulings.burn_for
+        and hand.board_rulings.next_burn is None
     )
     if needs_burn and not state.profile.board_group_includes_burn:
         return DispenseRequest(Purpose.BURN, None, 1)
-    dealt = max(len(hand.board) - deal.start, 0)
+    dealt = max(len(hand.cards.board) - deal.start, 0)
     size = deal.cards - dealt + (1 if needs_burn else 0)
     assert deal.purpose is not None
     return DispenseRequest(deal.purpose, None, size) if size > 0 else None

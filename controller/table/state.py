@@ -1,11 +1,13 @@
 """The table and hand state the core threads through ``apply``.
 
-States are plain dataclasses that ``apply`` never mutates: it works on a shallow copy
-(:meth:`HandState.copy`) and replaces whole fields. Containers inside are immutable (tuples,
-frozensets) or treated as such (``Mapping``, replaced with a new dict on every change), so an old
-state stays valid after the new one is made. The copy duplicates the instance ``__dict__``, which
-is why these two classes are not slotted: ``dataclasses.replace`` would do the same but re-runs
-``__init__`` and costs twenty times more on this hot path (every input copies both states).
+``apply`` never changes the state it is given: it works on a shallow copy (:meth:`TableState.copy`,
+:meth:`HandState.copy`) and replaces whole fields. A hand is a few records (chips, deal, cards,
+board rulings, irregularities, showdown) that the copy shares with the state before it; a rule
+that changes one asks for it with ``hand.edit_…()``, which copies it once per input. Containers
+inside are immutable (tuples, frozensets) or treated as such (``Mapping``, replaced with a new
+dict on every change), so an old state stays valid after the new one is made. The copies
+duplicate the instance ``__dict__`` rather than call ``dataclasses.replace``, which re-runs
+``__init__`` and costs twenty times more on this hot path.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from controller.cards import Card
 from controller.decks import DeckManifest
@@ -126,9 +128,163 @@ class Exposure(NamedTuple):
     remedy_due: bool = False  # EXP-OTHER: replace it once the groups are delivered
 
 
+class Pile(StrEnum):
+    """Where a placed card lies on the table."""
+
+    SEAT = "seat"
+    BOARD = "board"
+    SET_ASIDE = "set_aside"  # a board card out of play (premature, a flop dealt again)
+    HELD = "held"  # a board card read while a burn or board ruling is pending
+    BURN = "burn"
+    MUCK = "muck"
+
+
+class Place(NamedTuple):
+    """A pile, and the seat for a seat's cards."""
+
+    pile: Pile
+    seat: int | None = None
+
+
+class _Record:
+    """A part of the hand that inputs share until one changes it (see :meth:`HandState.edit`)."""
+
+    def copy(self: _R) -> _R:
+        """A shallow copy to change (containers inside are replaced, never mutated)."""
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        return new
+
+
+_R = TypeVar("_R", bound=_Record)
+
+
 @dataclass
+class Chips(_Record):
+    """The betting: stacks, what each seat put in, the open round and the action so far."""
+
+    stacks: Mapping[int, int]
+    committed: Mapping[int, int]
+    posts: Mapping[int, int] = field(default_factory=dict)  # blinds and antes actually posted
+    folded: frozenset[int] = frozenset()
+    round: Round | None = None
+    last_round: Round | None = None
+    actions: tuple[ActionRecord, ...] = ()
+    before_last_action: HandState | None = None  # for a correction of that action (DE-1548)
+
+
+@dataclass
+class Deal(_Record):
+    """The shuffler's side: the deck, the groups dispensed and what became of them."""
+
+    shuffle_id: int | None = None
+    hole_groups: int = 0
+    last_group: int = 0  # the highest group number dispensed (a stub reshuffle keeps numbering)
+    pending: tuple[PendingGroup, ...] = ()
+    returning: tuple[PendingGroup, ...] = ()  # unread cards of broken groups, back at the reshuffle
+    tray: int = 0  # dispensed cards not yet read anywhere
+    stub: int = 52  # cards still in the shuffler, as it last reported
+    delivered: frozenset[int] = frozenset()
+    dealt: Mapping[int, tuple[Card, ...]] = field(default_factory=dict)  # hole cards as delivered
+    deal_done: bool = False
+    deadline: datetime | None = None  # when the seats must hold their cards (SEAT-COUNT)
+    owed: Mapping[int, int] = field(default_factory=dict)  # replacement cards owed to seats
+    replaced: frozenset[Card] = frozenset()  # replacement cards dealt (EXP-REPL-EXPOSED)
+    extras: int = 0  # extra cards after the starting hands
+    recheck: str | None = None  # the deck must be counted again before dispensing (why)
+    manual_board: bool = False  # the shuffler failed: the board comes from the stub by hand
+    reshuffle_due: Rule | None = None  # a stub reshuffle was asked and not yet counted
+
+
+@dataclass
+class Cards(_Record):
+    """Where every card read in this hand is: the one location map, and each pile in order."""
+
+    where: Mapping[Card, Place] = field(default_factory=dict)
+    piles: Mapping[Place, tuple[Card, ...]] = field(default_factory=dict)
+
+    def at(self, place: Place) -> tuple[Card, ...]:
+        """The cards of one pile, in the order they arrived."""
+        return self.piles.get(place, ())
+
+    @property
+    def board(self) -> tuple[Card, ...]:
+        """The board, in the order it was dealt."""
+        return self.piles.get(BOARD, ())
+
+    def seat(self, seat: int) -> tuple[Card, ...]:
+        """The cards at ``seat``."""
+        return self.piles.get(Place(Pile.SEAT, seat), ())
+
+    @property
+    def holes(self) -> dict[int, tuple[Card, ...]]:
+        """Every seat's cards (seats that hold any)."""
+        return {
+            place.seat: cards
+            for place, cards in self.piles.items()
+            if place.pile is Pile.SEAT and place.seat is not None and cards
+        }
+
+
+BOARD = Place(Pile.BOARD)
+SET_ASIDE = Place(Pile.SET_ASIDE)
+HELD = Place(Pile.HELD)
+BURN = Place(Pile.BURN)
+MUCK = Place(Pile.MUCK)
+
+
+@dataclass
+class BoardRulings(_Record):
+    """What the burn and board rulings decided about the streets still to come."""
+
+    next_burn: Card | None = None  # an exposed or extra card that becomes the next burn
+    burn_for: Mapping[Street, Card] = field(default_factory=dict)
+    no_burn: frozenset[Street] = frozenset()  # streets dealt without a burn after a reshuffle
+    premature: frozenset[Street] = frozenset()  # streets turned too soon (FLOP/TURN/RIVER-PREM)
+    reshuffle_after: tuple[Street, Rule] | None = None  # reshuffle the stub when it closes
+
+
+@dataclass
+class Irregularities(_Record):
+    """Holds, dead hands and the cards exposed or dead."""
+
+    holds: tuple[Hold, ...] = ()
+    hold_count: int = 0
+    dead: Mapping[int, str] = field(default_factory=dict)  # dead hands: seat → reason
+    exposures: tuple[Exposure, ...] = ()
+    dead_cards: frozenset[Card] = frozenset()
+
+
+@dataclass
+class Showdown(_Record):
+    """The showdown: who showed, mucked, claimed, and the award proposed."""
+
+    tabled: Mapping[int, HandValue] = field(default_factory=dict)
+    mucked: frozenset[int] = frozenset()  # live hands given up at showdown
+    muck_order: tuple[int, ...] = ()  # the same, in the order they were given up
+    order: tuple[int, ...] = ()
+    declarations: tuple[tuple[int, bool], ...] = ()  # (seat, shown) as they happened
+    proposal: tuple[PotSplit, ...] | None = None
+    plays_board: frozenset[int] = frozenset()
+    claims: frozenset[int] = frozenset()
+    faceup: bool = False  # hands are shown before the runout (ALLIN-FACEUP)
+    shown: Mapping[int, tuple[Card, ...]] = field(default_factory=dict)
+    button_seen: int | None = None  # where the button really was (BUTTON-POS after the cutoff)
+
+
+_CHIPS, _DEAL, _CARDS, _BOARD, _IRREGULAR, _SHOWDOWN = (1 << i for i in range(6))
+
+
 class HandState:
-    """One hand from ``start_hand`` to ``hand.completed``."""
+    """One hand from ``start_hand`` to ``hand.completed``: who is in it and where, its phase and
+    street, and the records each part of the rules keeps.
+
+    Every input works on a copy of the hand (:meth:`copy`). The records are shared with the hand
+    before until a rule changes one: ``hand.deal`` reads it, and ``hand.edit_deal()`` gives the
+    copy this input may change (the first call copies it). A record is never changed through a
+    plain read; ``tests/core/test_properties.py`` checks that the state given to ``apply`` comes
+    back unchanged after every input of thousands of hands.
+    """
 
     hand_id: str
     number: int
@@ -138,82 +294,125 @@ class HandState:
     small_blind_seat: int | None
     big_blind_seat: int | None
     start_stacks: Mapping[int, int]
-    stacks: Mapping[int, int]
-    committed: Mapping[int, int]
-    phase: Phase = Phase.DEALING
-    street: Street = Street.PREFLOP
-    folded: frozenset[int] = frozenset()
-    round: Round | None = None
-    last_round: Round | None = None
-    shuffle_id: int | None = None
-    hole_groups: int = 0
-    last_group: int = 0  # the highest group number dispensed (a stub reshuffle keeps numbering)
-    pending: tuple[PendingGroup, ...] = ()
-    holes: Mapping[int, tuple[Card, ...]] = field(default_factory=dict)
-    delivered: frozenset[int] = frozenset()
-    board: tuple[Card, ...] = ()
-    burns: tuple[Card, ...] = ()
-    muck: tuple[Card, ...] = ()
-    tray: int = 0  # dispensed cards not yet read anywhere
-    stub: int = 52  # cards still in the shuffler, as it last reported
-    dealt: Mapping[int, tuple[Card, ...]] = field(default_factory=dict)  # hole cards as delivered
-    actions: tuple[ActionRecord, ...] = ()
-    posts: Mapping[int, int] = field(default_factory=dict)  # blinds and antes actually posted
-    tabled: Mapping[int, HandValue] = field(default_factory=dict)
-    mucked: frozenset[int] = frozenset()  # live hands given up at showdown
-    muck_order: tuple[int, ...] = ()  # the same, in the order they were given up
-    showdown_order: tuple[int, ...] = ()
-    declarations: tuple[tuple[int, bool], ...] = ()  # showdown: (seat, shown) as they happened
-    proposal: tuple[PotSplit, ...] | None = None
-    # irregularities and rulings
-    holds: tuple[Hold, ...] = ()
-    hold_count: int = 0
-    dead: Mapping[int, str] = field(default_factory=dict)  # dead hands: seat → reason
-    exposures: tuple[Exposure, ...] = ()
-    dead_cards: frozenset[Card] = frozenset()
-    owed: Mapping[int, int] = field(default_factory=dict)  # replacement cards owed to seats
-    next_burn: Card | None = None  # an exposed or extra card that becomes the next burn
-    burn_for: Mapping[Street, Card] = field(default_factory=dict)
-    no_burn: frozenset[Street] = frozenset()  # streets dealt without a burn after a reshuffle
-    set_aside: tuple[Card, ...] = ()  # premature board cards out of play
-    premature: frozenset[Street] = frozenset()  # streets turned too soon (FLOP/TURN/RIVER-PREM)
-    held_board: tuple[Card, ...] = ()  # board cards read while a burn or board ruling is pending
-    reshuffle_after: tuple[Street, Rule] | None = None  # reshuffle the stub when it closes
-    reshuffle_due: Rule | None = None  # a stub reshuffle was asked and not yet counted
-    returning: tuple[PendingGroup, ...] = ()  # unread cards of broken groups, back at the reshuffle
-    extras: int = 0  # extra cards after the starting hands
-    deal_done: bool = False
-    replaced: frozenset[Card] = frozenset()  # replacement cards dealt (EXP-REPL-EXPOSED)
-    plays_board: frozenset[int] = frozenset()
-    claims: frozenset[int] = frozenset()
-    deadline: datetime | None = None  # when the seats must hold their cards (SEAT-COUNT)
-    recheck: str | None = None  # the deck must be counted again before dispensing (why)
-    manual_board: bool = False  # the shuffler failed: the board comes from the stub by hand
-    faceup: bool = False  # hands are shown before the runout (ALLIN-FACEUP)
-    shown: Mapping[int, tuple[Card, ...]] = field(default_factory=dict)
-    before_last_action: HandState | None = None  # for a correction of that action (DE-1548)
-    button_seen: int | None = None  # where the button really was (BUTTON-POS after the cutoff)
+    phase: Phase
+    street: Street
+    chips: Chips
+    deal: Deal
+    cards: Cards
+    board_rulings: BoardRulings
+    irregular: Irregularities
+    showdown: Showdown
+    _owned: int
+
+    def __init__(
+        self,
+        *,
+        hand_id: str,
+        number: int,
+        button: int,
+        order: tuple[int, ...],
+        deal_order: tuple[int, ...],
+        small_blind_seat: int | None,
+        big_blind_seat: int | None,
+        chips: Chips,
+    ) -> None:
+        self.hand_id = hand_id
+        self.number = number
+        self.button = button
+        self.order = order
+        self.deal_order = deal_order
+        self.small_blind_seat = small_blind_seat
+        self.big_blind_seat = big_blind_seat
+        self.start_stacks = dict(chips.stacks)
+        self.phase = Phase.DEALING
+        self.street = Street.PREFLOP
+        self.chips = chips
+        self.deal = Deal()
+        self.cards = Cards()
+        self.board_rulings = BoardRulings()
+        self.irregular = Irregularities()
+        self.showdown = Showdown()
+        self._owned = -1  # a new hand owns every record
 
     def copy(self) -> HandState:
-        """A shallow copy to change (containers are replaced, never mutated)."""
+        """A copy whose records are shared until changed."""
         new = object.__new__(HandState)
         new.__dict__.update(self.__dict__)
+        new._owned = 0
         return new
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, HandState):
+            return NotImplemented
+        mine = {k: v for k, v in self.__dict__.items() if k != "_owned"}
+        return mine == {k: v for k, v in other.__dict__.items() if k != "_owned"}
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"HandState({self.hand_id}, {self.phase}, {self.street})"
+
+    # ------------------------------------------------------------------ records to change
+
+    def edit_chips(self) -> Chips:
+        """The chips record this input may change."""
+        if not self._owned & _CHIPS:
+            self.chips = self.chips.copy()
+            self._owned |= _CHIPS
+        return self.chips
+
+    def edit_deal(self) -> Deal:
+        """The deal record this input may change."""
+        if not self._owned & _DEAL:
+            self.deal = self.deal.copy()
+            self._owned |= _DEAL
+        return self.deal
+
+    def edit_cards(self) -> Cards:
+        """The card map this input may change (through ``controller/table/tray.py``)."""
+        if not self._owned & _CARDS:
+            self.cards = self.cards.copy()
+            self._owned |= _CARDS
+        return self.cards
+
+    def edit_board_rulings(self) -> BoardRulings:
+        """The board rulings this input may change."""
+        if not self._owned & _BOARD:
+            self.board_rulings = self.board_rulings.copy()
+            self._owned |= _BOARD
+        return self.board_rulings
+
+    def edit_irregular(self) -> Irregularities:
+        """The irregularities this input may change."""
+        if not self._owned & _IRREGULAR:
+            self.irregular = self.irregular.copy()
+            self._owned |= _IRREGULAR
+        return self.irregular
+
+    def edit_showdown(self) -> Showdown:
+        """The showdown record this input may change."""
+        if not self._owned & _SHOWDOWN:
+            self.showdown = self.showdown.copy()
+            self._owned |= _SHOWDOWN
+        return self.showdown
+
+    # ------------------------------------------------------------------ derived
 
     @property
     def live(self) -> tuple[int, ...]:
         """Seats still holding a live hand, first left of the button first."""
-        return tuple(s for s in self.order if s not in self.folded and s not in self.mucked)
+        folded, mucked = self.chips.folded, self.showdown.mucked
+        return tuple(s for s in self.order if s not in folded and s not in mucked)
 
     @property
     def live_count(self) -> int:
         """How many live hands are left (folded and mucked seats are disjoint)."""
-        return len(self.order) - len(self.folded) - len(self.mucked)
+        return len(self.order) - len(self.chips.folded) - len(self.showdown.mucked)
 
     @property
     def total_pot(self) -> int:
         """Every chip committed to the hand so far."""
-        return sum(self.committed.values())
+        return sum(self.chips.committed.values())
 
 
 @dataclass

@@ -1,35 +1,120 @@
-"""Where cards are: the tray of dispensed groups, the stub, and the zones of the table.
+"""Where cards are: the tray of dispensed groups, the stub, and the card map of the table.
 
 Every card of the deck is in exactly one place: in the shuffler (the stub), in the delivery tray
 (dispensed, not yet read anywhere), or placed by a read (a seat, the board, the burns, the muck,
 or set aside). The core keeps these counts so that ``placed + tray + stub = 52`` at every step; a
 card that turns up with no dispensed group to account for it was drawn from the stub by hand.
+
+A placed card's place is in one map, ``hand.cards.where``, and each pile keeps its cards in the
+order they came (``hand.cards.piles``); the functions here are the only ones that change them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from controller.cards import Card
 from controller.table.inputs import Purpose, Zone, ZoneKind
-from controller.table.state import HandState, PendingGroup
+from controller.table.state import (
+    BURN,
+    HELD,
+    MUCK,
+    SET_ASIDE,
+    HandState,
+    PendingGroup,
+    Pile,
+    Place,
+)
 
-MUCK = Zone(ZoneKind.MUCK)
-BOARD = Zone(ZoneKind.BOARD)
-BURN = Zone(ZoneKind.BURN)
 BOARD_PURPOSES = (Purpose.FLOP, Purpose.TURN, Purpose.RIVER, Purpose.BOARD_OTHER)
+_ZONE_OF = {
+    Pile.BOARD: Zone(ZoneKind.BOARD),
+    Pile.SET_ASIDE: Zone(ZoneKind.BOARD),  # out of play, but on the board where it was read
+    Pile.HELD: Zone(ZoneKind.BOARD),
+    Pile.BURN: Zone(ZoneKind.BURN),
+    Pile.MUCK: Zone(ZoneKind.MUCK),
+}
+_SEATS = {seat: Place(Pile.SEAT, seat) for seat in range(1, 11)}
+
+
+def seat_place(seat: int) -> Place:
+    """The place of a seat's cards."""
+    return _SEATS.get(seat) or Place(Pile.SEAT, seat)
 
 
 def location(hand: HandState, card: Card) -> Zone | None:
-    """Where the core last placed ``card`` in this hand, if anywhere."""
-    if card in hand.muck:
-        return MUCK
-    if card in hand.board or card in hand.set_aside or card in hand.held_board:
-        return BOARD
-    if card in hand.burns:
-        return BURN
-    for seat, cards in hand.holes.items():
-        if card in cards:
-            return Zone(ZoneKind.SEAT, seat)
-    return None
+    """The reader zone where the core last placed ``card`` in this hand, if anywhere."""
+    place = hand.cards.where.get(card)
+    if place is None:
+        return None
+    if place.pile is Pile.SEAT:
+        return Zone(ZoneKind.SEAT, place.seat)
+    return _ZONE_OF[place.pile]
+
+
+def place(hand: HandState, card: Card, to: Place) -> None:
+    """``card`` is now at ``to`` (last of that pile), wherever it was before."""
+    cards = hand.edit_cards()
+    was = cards.where.get(card)
+    piles = dict(cards.piles)
+    if was is not None:
+        piles[was] = tuple(c for c in piles[was] if c != card)
+    piles[to] = (*piles.get(to, ()), card)
+    cards.piles = piles
+    cards.where = {**cards.where, card: to}
+
+
+def place_all(hand: HandState, moved: Iterable[Card], to: Place) -> None:
+    """Several cards now at ``to``, in the order given."""
+    for card in moved:
+        place(hand, card, to)
+
+
+def take(hand: HandState, card: Card) -> None:
+    """``card`` leaves the table (it went back into the stub)."""
+    cards = hand.edit_cards()
+    was = cards.where.get(card)
+    if was is None:
+        return
+    cards.piles = {**cards.piles, was: tuple(c for c in cards.piles[was] if c != card)}
+    cards.where = {c: p for c, p in cards.where.items() if c != card}
+
+
+def take_all(hand: HandState, pile: Place) -> tuple[Card, ...]:
+    """Every card of ``pile`` leaves the table; they are returned in the order they came."""
+    gone = hand.cards.at(pile)
+    if gone:
+        cards = hand.edit_cards()
+        cards.piles = {**cards.piles, pile: ()}
+        cards.where = {c: p for c, p in cards.where.items() if p != pile}
+    return gone
+
+
+def move_pile(hand: HandState, pile: Place, to: Place) -> tuple[Card, ...]:
+    """Every card of ``pile`` goes to ``to``, in order; they are returned."""
+    moved = hand.cards.at(pile)
+    place_all(hand, moved, to)
+    return moved
+
+
+def to_muck(hand: HandState, card: Card) -> None:
+    """Move a card to the muck."""
+    place(hand, card, MUCK)
+
+
+def to_burns(hand: HandState, card: Card) -> None:
+    """Move a card to the burns."""
+    place(hand, card, BURN)
+
+
+def set_aside(hand: HandState, card: Card) -> None:
+    """A board card out of play."""
+    place(hand, card, SET_ASIDE)
+
+
+def hold_back(hand: HandState, card: Card) -> None:
+    """A board card read while a ruling is pending: judged once it is decided."""
+    place(hand, card, HELD)
 
 
 def with_read(group: PendingGroup, card: Card) -> PendingGroup:
@@ -48,7 +133,8 @@ def draw(
     failing that from any unread group, or from a broken group waiting to go back into the stub
     (the dealer turned one of its cards after all), or failing that from the stub by hand.
     """
-    pending = hand.pending
+    deal = hand.edit_deal()
+    pending = deal.pending
     index = next(
         (
             i
@@ -57,27 +143,30 @@ def draw(
         ),
         None,
     )
-    if index is None and hand.tray:
+    if index is None and deal.tray:
         index = next((i for i, g in enumerate(pending) if len(g.read) < g.size), None)
     if index is None:
-        back = next((i for i, g in enumerate(hand.returning) if len(g.read) < g.size), None)
+        back = next((i for i, g in enumerate(deal.returning) if len(g.read) < g.size), None)
         if back is not None:
-            group = with_read(hand.returning[back], card)
-            hand.returning = (*hand.returning[:back], group, *hand.returning[back + 1 :])
-            hand.tray -= 1
+            group = with_read(deal.returning[back], card)
+            deal.returning = (*deal.returning[:back], group, *deal.returning[back + 1 :])
+            deal.tray -= 1
             return group
-        hand.stub -= 1
+        deal.stub -= 1
         return None
     updated = with_read(pending[index], card)
-    hand.pending = (*pending[:index], updated, *pending[index + 1 :])
-    hand.tray -= 1
+    deal.pending = (*pending[:index], updated, *pending[index + 1 :])
+    deal.tray -= 1
     return updated
 
 
 def drop_finished(hand: HandState) -> None:
     """Forget groups whose cards have all been read."""
-    hand.pending = tuple(g for g in hand.pending if len(g.read) < g.size)
-    hand.returning = tuple(g for g in hand.returning if len(g.read) < g.size)
+    deal = hand.deal
+    if any(len(g.read) >= g.size for g in (*deal.pending, *deal.returning)):
+        deal = hand.edit_deal()
+        deal.pending = tuple(g for g in deal.pending if len(g.read) < g.size)
+        deal.returning = tuple(g for g in deal.returning if len(g.read) < g.size)
 
 
 def unread(group: PendingGroup) -> int:
@@ -85,33 +174,7 @@ def unread(group: PendingGroup) -> int:
     return group.size - len(group.read)
 
 
-def remove(hand: HandState, card: Card) -> None:
-    """Take ``card`` out of whatever zone holds it (it is about to be placed elsewhere)."""
-    if card in hand.muck:
-        hand.muck = tuple(c for c in hand.muck if c != card)
-    elif card in hand.board:
-        hand.board = tuple(c for c in hand.board if c != card)
-    elif card in hand.set_aside:
-        hand.set_aside = tuple(c for c in hand.set_aside if c != card)
-    elif card in hand.held_board:
-        hand.held_board = tuple(c for c in hand.held_board if c != card)
-    elif card in hand.burns:
-        hand.burns = tuple(c for c in hand.burns if c != card)
-    else:
-        for seat, cards in hand.holes.items():
-            if card in cards:
-                hand.holes = {**hand.holes, seat: tuple(c for c in cards if c != card)}
-                return
-
-
-def to_muck(hand: HandState, card: Card) -> None:
-    """Move a placed card to the muck."""
-    remove(hand, card)
-    hand.muck = (*hand.muck, card)
-
-
 def live_cards(hand: HandState, seat: int) -> tuple[Card, ...]:
     """The cards at ``seat`` that are part of its hand (not dead, not a designated burn)."""
-    return tuple(
-        c for c in hand.holes.get(seat, ()) if c not in hand.dead_cards and c != hand.next_burn
-    )
+    dead, burn = hand.irregular.dead_cards, hand.board_rulings.next_burn
+    return tuple(c for c in hand.cards.seat(seat) if c not in dead and c != burn)

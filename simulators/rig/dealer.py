@@ -17,7 +17,7 @@ import random
 
 from controller.cards import Card
 from controller.table.inputs import DeviceRebooted, Purpose, Zone
-from controller.table.state import HandState
+from controller.table.state import MUCK, HandState
 from simulators.irregular import MISTAKES, IrregularDealer, Mistake
 from simulators.scenario.device_play import DevicePlay
 from simulators.scenario.model import Scenario
@@ -58,8 +58,9 @@ class TableDealer(DevicePlay, IrregularDealer):
         after = self.run.state.hand
         if before is None or after is None or after.hand_id != before.hand_id:
             return
-        for seat in sorted(after.folded - before.folded):
-            cards = [c for c in after.dealt.get(seat, ()) if c not in after.muck]
+        for seat in sorted(after.chips.folded - before.chips.folded):
+            mucked = after.cards.at(MUCK)
+            cards = [c for c in after.deal.dealt.get(seat, ()) if c not in mucked]
             self.arrive(Zone.parse("muck"), cards)
 
     def dispense(

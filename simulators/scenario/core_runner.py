@@ -47,7 +47,7 @@ from controller.table.inputs import (
     Zone,
 )
 from controller.table.plan import DispenseRequest, next_dispense
-from controller.table.state import Phase, TableState, new_table
+from controller.table.state import MUCK, Phase, TableState, new_table
 from controller.table.streets import Street
 from controller.table.tray import BOARD_PURPOSES
 from drivers.shuffler.convert import cards_of, deck_faults
@@ -439,21 +439,21 @@ class CoreRunner:
         hand = self.run.state.hand
         if hand is None:
             raise ScenarioError("no hand in progress to deal")
-        for seat in hand.deal_order[hand.hole_groups :]:
+        for seat in hand.deal_order[hand.deal.hole_groups :]:
             cards = self.dispense(Purpose.HOLE, seat, None)
             self.arrive(Zone.parse(f"seat:{seat}"), cards)
             if self.run.state.hand is not hand and self.run.state.hand is None:
                 return
             hand = self.run.state.hand
-            if hand is None or hand.holds:
+            if hand is None or hand.irregular.holds:
                 return
         self.replace_owed()
 
     def replace_owed(self) -> None:
         """Deal the replacement cards the table asked for (one off the top for each)."""
         hand = self.run.state.hand
-        while hand is not None and not hand.holds and any(hand.owed.values()):
-            seat = next(s for s, n in hand.owed.items() if n)
+        while hand is not None and not hand.irregular.holds and any(hand.deal.owed.values()):
+            seat = next(s for s, n in hand.deal.owed.items() if n)
             self.arrive(Zone.parse(f"seat:{seat}"), self.dispense(Purpose.EXTRA, seat, 1))
             hand = self.run.state.hand
 
@@ -471,10 +471,10 @@ class CoreRunner:
         purpose = _STREET_PURPOSE[street]
         target = Street[street.upper()]
         burn = Zone.parse("burn")
-        if target in hand.no_burn or target in hand.burn_for:
+        if target in hand.board_rulings.no_burn or target in hand.board_rulings.burn_for:
             pass
-        elif hand.next_burn is not None:
-            self.arrive(burn, [hand.next_burn])
+        elif hand.board_rulings.next_burn is not None:
+            self.arrive(burn, [hand.board_rulings.next_burn])
         elif profile.board_group_includes_burn:
             cards = self.dispense(purpose, None, DEFAULT_COUNTS[purpose] + 1)
             self.arrive(burn, cards[:1])
@@ -488,12 +488,12 @@ class CoreRunner:
         """Every seat still to act checks, or calls when facing a bet."""
         for _ in range(20):
             hand = self.run.state.hand
-            if hand is None or hand.phase is not Phase.BETTING or hand.round is None:
+            if hand is None or hand.phase is not Phase.BETTING or hand.chips.round is None:
                 return
-            seat = hand.round.to_act
+            seat = hand.chips.round.to_act
             if seat is None:
                 return
-            to_call = hand.round.current - hand.round.bets.get(seat, 0)
+            to_call = hand.chips.round.current - hand.chips.round.bets.get(seat, 0)
             kind = ActionKind.CALL if to_call > 0 else ActionKind.CHECK
             events = self.feed(Action(self.tick(), seat, kind))
             if events and events[0].type == "command.rejected":
@@ -506,11 +506,11 @@ class CoreRunner:
         if hand is None:
             raise ScenarioError("no hand in progress")
         if hand.phase is Phase.SHOWDOWN:
-            for seat in hand.showdown_order:
+            for seat in hand.showdown.order:
                 current = self.run.state.hand
                 if current is None or current.phase is not Phase.SHOWDOWN:
                     break
-                if seat in current.live and seat not in current.tabled:
+                if seat in current.live and seat not in current.showdown.tabled:
                     self.feed(TableHand(self.tick(), seat))
         self.push_award()
 
@@ -521,7 +521,8 @@ class CoreRunner:
             return
         muck = Zone.parse("muck")
         for seat in losers(hand):
-            self.arrive(muck, [c for c in hand.dealt.get(seat, ()) if c not in hand.muck])
+            mucked = hand.cards.at(MUCK)
+            self.arrive(muck, [c for c in hand.deal.dealt.get(seat, ()) if c not in mucked])
         self.feed(Award(self.tick()))
 
     def _uid_text(self, uid: str) -> str:

@@ -40,7 +40,7 @@ def held_at_seat_count(house_rules: dict[str, object] | None = None) -> TableSta
     run = run_core(scenario.model_copy(update={"step": steps, "scenario": meta}))
     hand = run.state.hand
     assert hand is not None
-    assert [h.rule.value for h in hand.holds] == ["SEAT-COUNT"]
+    assert [h.rule.value for h in hand.irregular.holds] == ["SEAT-COUNT"]
     return run.state
 
 

@@ -84,9 +84,9 @@ def test_acting_out_of_turn_is_rejected_and_changes_nothing() -> None:
     rejected = one(run.events, "command.rejected")
     assert rejected.data == {"command": "action", "reason": "it is seat 3's turn, not seat 1's"}
     assert run.state.hand is not None
-    assert run.state.hand.actions == ()
-    assert run.state.hand.round is not None
-    assert run.state.hand.round.to_act == 3
+    assert run.state.hand.chips.actions == ()
+    assert run.state.hand.chips.round is not None
+    assert run.state.hand.chips.round.to_act == 3
 
 
 @pytest.mark.parametrize(

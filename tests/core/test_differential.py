@@ -42,7 +42,7 @@ def _play(seed: int, profile: str, counters: Counter[str]) -> None:
     counters["side pots"] += len(pots) > 1
     counters["split pots"] += any(len(p["winners"]) > 1 for p in pots)
     counters["odd chips"] += any(p["odd_chips"] for p in pots)
-    counters["all-ins"] += any(a.all_in for a in hand.actions)
+    counters["all-ins"] += any(a.all_in for a in hand.chips.actions)
     counters["showdowns"] += any(e.type == "showdown.order" for e in dealer.run.events)
     counters["uncontested"] += len(hand.live) == 1
 

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.cards import STANDARD_DECK
+from controller.table.state import SET_ASIDE
 from controller.table.tray import BOARD_PURPOSES
 from simulators.autoplay import Style, random_table
 from simulators.irregular import BOARD_MISTAKES, MISTAKES, IrregularDealer
@@ -28,14 +29,16 @@ class CheckingIrregular(Checking, IrregularDealer):
         events = self.run.events[self.returned_from :]
         back, _ = returned_cards(events, self.shuffler.groups, self.seen)
         deck = [*self.shuffler.order[self.shuffler.position :], *back]
-        in_play = {c for cards in hand.holes.values() for c in cards}
-        in_play |= {*hand.board, *hand.burns, *hand.muck, *hand.held_board}
+        piles = hand.cards.piles
+        in_play = {c for pile, cards in piles.items() if pile != SET_ASIDE for c in cards}
         for dealt in self.shuffler.groups.values():  # dealt to a seat or burned, never read
             if dealt.purpose not in BOARD_PURPOSES:
                 in_play |= {c for c in dealt.cards if c not in self.seen}
         assert len(deck) == len(set(deck))
         assert set(deck) == set(STANDARD_DECK) - in_play
-        assert hand.stub == len(deck), f"the table expects {hand.stub}, the deck has {len(deck)}"
+        assert hand.deal.stub == len(deck), (
+            f"the table expects {hand.deal.stub}, the deck has {len(deck)}"
+        )
         self.reshuffles += 1
         super().reshuffle_stub(seed)
 

@@ -88,15 +88,15 @@ class _DeclaringDealer(AutoDealer):
     def resolve_showdown(self) -> None:
         hand = self.run.state.hand
         assert hand is not None
-        for seat in hand.showdown_order:
+        for seat in hand.showdown.order:
             current = self.run.state.hand
             if current is None or current.phase is not Phase.SHOWDOWN:
                 return
-            if seat not in current.live or seat in current.tabled:
+            if seat not in current.live or seat in current.showdown.tabled:
                 continue
             contested = all(
                 len(pot.eligible) > 1
-                for pot in build_pots(current.committed, current.live)
+                for pot in build_pots(current.chips.committed, current.live)
                 if seat in pot.eligible
             )
             roll = self.rng.random()
@@ -131,7 +131,7 @@ def test_hands_with_mucks_concessions_and_tabled_hands_replay_in_pokerkit(seed: 
         hand, table_id="R", blinds=dealer.run.state.blinds, ante=dealer.run.state.ante
     )
     declared = [line for line in tomllib.loads(text)["actions"] if " sm" in line]
-    assert len(declared) == len(hand.declarations)
+    assert len(declared) == len(hand.showdown.declarations)
     assert replay(text) == [dealer.run.state.stacks[s] for s in hand.order]
 
 
@@ -143,4 +143,4 @@ def test_a_loser_who_mucks_first_is_written_mucked_and_stays_out_of_the_pot() ->
     actions = tomllib.loads(text)["actions"]
     shows = [a for a in actions if " sm" in a]
     assert shows == ["p1 sm", "p2 sm 4c5c", "p3 sm 9h9s"]
-    assert replay(text) == [hand.stacks[s] for s in hand.order]
+    assert replay(text) == [hand.chips.stacks[s] for s in hand.order]

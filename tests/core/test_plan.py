@@ -35,7 +35,7 @@ def test_nothing_before_the_deck_is_verified_or_while_held() -> None:
     )
     hand = held.run.state.hand
     assert hand is not None
-    assert hand.holds
+    assert hand.irregular.holds
     assert next_dispense(held.run.state) is None
 
 

@@ -13,7 +13,7 @@ from controller.cards import STANDARD_DECK, Card
 from controller.table.engine import apply
 from controller.table.events import TableEvent
 from controller.table.inputs import Input
-from controller.table.state import TableState, new_table
+from controller.table.state import BURN, TableState, new_table
 from simulators.autoplay import AutoDealer, Style, random_table
 
 seeds = st.integers(min_value=0, max_value=2**32 - 1)
@@ -31,13 +31,10 @@ def placed_cards(state: TableState) -> list[Card]:
     hand = state.hand
     if hand is None:
         return []
-    return [c for cards in hand.holes.values() for c in cards] + [
-        *hand.board,
-        *hand.burns,
-        *hand.muck,
-        *hand.set_aside,
-        *hand.held_board,
-    ]
+    piles = hand.cards.piles
+    # the one location map and the piles say the same
+    assert {c: place for place, cards in piles.items() for c in cards} == dict(hand.cards.where)
+    return [c for cards in piles.values() for c in cards]
 
 
 def chips(state: TableState) -> int:
@@ -46,7 +43,7 @@ def chips(state: TableState) -> int:
     outside = sum(c for s, c in state.stacks.items() if hand is None or s not in hand.order)
     if hand is None:
         return outside
-    return outside + sum(hand.stacks.values()) + sum(hand.committed.values())
+    return outside + sum(hand.chips.stacks.values()) + sum(hand.chips.committed.values())
 
 
 class Checking(AutoDealer):
@@ -72,8 +69,8 @@ class Checking(AutoDealer):
         assert len(placed) == len(set(placed)), f"a card is in two places: {placed}"
         assert set(placed) <= set(STANDARD_DECK)
         if after.hand is not None:
-            assert len(placed) + after.hand.tray + after.hand.stub == 52
-            assert after.hand.tray >= 0
+            assert len(placed) + after.hand.deal.tray + after.hand.deal.stub == 52
+            assert after.hand.deal.tray >= 0
         # chip conservation: nothing created or lost, at any step
         assert chips(after) == self.total_chips
         for e in events:
@@ -82,7 +79,7 @@ class Checking(AutoDealer):
                 assert hand is not None
                 pots = e.data["pots"]
                 assert sum(e.data["payouts"].values()) == sum(p["amount"] for p in pots)
-                assert sum(p["amount"] for p in pots) == sum(hand.committed.values())
+                assert sum(p["amount"] for p in pots) == sum(hand.chips.committed.values())
                 for pot in pots:
                     assert sum(pot["winners"].values()) == pot["amount"]
                     shares = sorted(pot["winners"].values())
@@ -93,7 +90,7 @@ class Checking(AutoDealer):
                 ended = before.hand
                 assert ended is not None
                 assert e.data["returned"] == {
-                    str(s): c for s, c in sorted(ended.committed.items()) if c
+                    str(s): c for s, c in sorted(ended.chips.committed.items()) if c
                 }
                 for seat, start in ended.start_stacks.items():
                     assert after.stacks[seat] == start
@@ -154,7 +151,7 @@ def test_public_events_never_carry_hole_cards_before_they_are_tabled(
     dealer = play(seed, style, hands=1, checking=False)
     hand = dealer.run.state.last_hand
     assert hand is not None
-    secret = {c for cards in hand.dealt.values() for c in cards} | set(hand.burns)
+    secret = {c for cards in hand.deal.dealt.values() for c in cards} | set(hand.cards.at(BURN))
     for event in dealer.run.events:
         if event.type == "showdown.hand.tabled":
             secret -= set(event.data["cards"])

@@ -7,6 +7,7 @@ that it does.
 
 from __future__ import annotations
 
+from controller.table.state import BURN
 from tests.helpers import SCENARIOS, run_file
 
 
@@ -201,7 +202,7 @@ def test_turn_prem_after_its_burn_the_burn_stays_and_the_new_turn_has_its_own() 
         ]
         # burned before the premature card: that burn and the turn's own; else the turn's only
         assert len(turn_burns) == (1 if "no-burn" in name else 2), name
-        assert len(hand.burns) == 1 + len(turn_burns)  # and the flop's: none for the river
+        assert len(hand.cards.at(BURN)) == 1 + len(turn_burns)  # and the flop's: none for the river
 
 
 def test_river_prem_after_its_burn_or_not_dealer_and_host_paced() -> None:
@@ -224,7 +225,7 @@ def test_board_family_no_betting_round_is_lost_or_invented() -> None:
         assert closed == order, f"{path.name}: rounds closed {closed}"
         assert run.state.hand is None
         assert run.state.last_hand is not None
-        assert len(run.state.last_hand.board) == 5
+        assert len(run.state.last_hand.cards.board) == 5
 
 
 def test_board_after_end_changes_nothing() -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from controller.table.flow import TRANSITIONS, Move, move
@@ -21,9 +19,11 @@ def test_a_move_the_table_does_not_list_is_refused_as_a_bug() -> None:
     hand = run_file("normal-hand-4-seats.toml").state.last_hand
     assert hand is not None
     assert hand.phase is Phase.AWARD
-    dealing = replace(hand, phase=Phase.DEALING)
+    dealing = hand.copy()
+    dealing.phase = Phase.DEALING
     with pytest.raises(AssertionError, match="no move ROUND_CLOSED from dealing"):
         move(dealing, Move.ROUND_CLOSED)
-    betting = replace(hand, phase=Phase.BETTING)
+    betting = hand.copy()
+    betting.phase = Phase.BETTING
     move(betting, Move.ROUND_CLOSED)
     assert betting.phase is Phase.BOARD

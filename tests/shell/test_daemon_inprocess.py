@@ -110,21 +110,21 @@ async def test_restart_replays_to_the_exact_state_and_keeps_the_inbox(tmp_path: 
         await until(lambda: phase(daemon) is Phase.BETTING)
         hand = daemon.runner.state.hand
         assert hand is not None
-        assert hand.round is not None
-        seat = hand.round.to_act
+        assert hand.chips.round is not None
+        seat = hand.chips.round.to_act
         call = await daemon.commands.handle(
             "action", request(transaction="b", seat=seat, action="call"), now()
         )
         assert call["status"] == "ok"
         before = snapshot(daemon.runner.state, seq=daemon.runner.last_seq, epoch="e")
-        dealt = daemon.runner.state.hand.dealt if daemon.runner.state.hand else None
+        dealt = daemon.runner.state.hand.deal.dealt if daemon.runner.state.hand else None
         inputs = daemon.writer.journal.counts()["inputs"]
 
     async with Running(config) as again:
         after = snapshot(again.runner.state, seq=before["seq"], epoch="e")
         assert after == before  # the replayed state; only the restart's own events follow
         assert again.runner.state.hand is not None
-        assert again.runner.state.hand.dealt == dealt
+        assert again.runner.state.hand.deal.dealt == dealt
         # the same transaction again: the stored answer, nothing runs twice
         repeat = await again.commands.handle(
             "action", request(transaction="b", seat=seat, action="call"), now()
@@ -161,7 +161,8 @@ async def test_a_redelivered_device_event_is_dropped(tmp_path: Path) -> None:
         await daemon.commands.handle("start_hand", request(transaction="a"), now())
         await until(
             lambda: (
-                daemon.runner.state.hand is not None and daemon.runner.state.hand.hole_groups == 1
+                daemon.runner.state.hand is not None
+                and daemon.runner.state.hand.deal.hole_groups == 1
             )
         )
         group = next(

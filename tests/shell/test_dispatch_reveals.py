@@ -37,7 +37,7 @@ def test_the_planner_keeps_both_decks_of_a_hand_with_a_stub_reshuffle() -> None:
         {e.data["shuffle_id"] for e in run.events if e.type == "deck.verified"}
     )  # the hand's deck, then its reshuffled stub
     assert len(decks) == 2
-    assert hand.shuffle_id == decks[1]
+    assert hand.deal.shuffle_id == decks[1]
     planner.in_play = [decks[0]]
     planner.track(state)
     assert planner.in_play == decks

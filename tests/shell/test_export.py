@@ -61,7 +61,7 @@ def test_a_hand_mucked_before_the_winner_exports_the_muck_and_replays(tmp_path: 
     assert [a for a in actions if " sm" in a] == ["p1 sm", "p2 sm 4c5c", "p3 sm 9h9s"]
     hand = run.state.last_hand
     assert hand is not None
-    assert [hand.stacks[s] for s in hand.order] == [98, 98, 104, 100]
+    assert [hand.chips.stacks[s] for s in hand.order] == [98, 98, 104, 100]
     assert replay(text) == [98, 98, 104, 100]  # the aces mucked win nothing in pokerkit too
 
 
