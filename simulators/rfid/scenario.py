@@ -27,12 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from simulators.command_vocabulary import CommandError
+from simulators.errors import ScenarioError
 from simulators.rfid.commands import Command, TagsCommand, parse_command
 from simulators.schedule import ScheduleError, parse_steps
-
-
-class ScenarioError(ValueError):
-    """A scenario file that cannot be used; the message names the file and the step."""
 
 
 @dataclass(frozen=True, slots=True)

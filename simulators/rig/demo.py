@@ -27,6 +27,7 @@ from rich.live import Live
 from controller.view.model import TableView
 from controller.view.render import render
 from simulators.autoplay import Style
+from simulators.errors import ScenarioError
 from simulators.rig.bridge import Bridge, run_in_thread
 from simulators.rig.broker import BrokerError
 from simulators.rig.dealer import TableDealer
@@ -34,7 +35,7 @@ from simulators.rig.errors import RigError
 from simulators.rig.mirror import Mirror, open_reader
 from simulators.rig.rig import OpenTable, Rig, RigOptions
 from simulators.rig.setup import TableSetup
-from simulators.scenario.model import Scenario, ScenarioError, ScenarioMeta, TableSpec
+from simulators.scenario.model import Scenario, ScenarioMeta, TableSpec
 
 SEATS = {1: 200, 2: 200, 3: 200, 4: 200, 5: 200, 6: 200}
 STYLE = Style(fold=0.25, aggressive=0.2, all_in=0.1)

@@ -52,7 +52,8 @@ from controller.table.state import Phase, TableState, new_table
 from controller.table.tray import BOARD_PURPOSES
 from drivers.shuffler.convert import cards_of, deck_faults
 from simulators.deck_order import deck_order
-from simulators.scenario.model import Scenario, ScenarioError, Step
+from simulators.errors import ScenarioError
+from simulators.scenario.model import Scenario, Step
 from simulators.shuffler.deck import deck_check
 from simulators.shuffler.faults import fault_severity
 

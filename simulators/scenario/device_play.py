@@ -54,11 +54,11 @@ from controller.table.inputs import (
 )
 from controller.table.plan import DispenseRequest
 from controller.uids import normalize_uid
+from simulators.errors import RefusedError, ScenarioError
 from simulators.rig.bridge import Bridge
 from simulators.rig.mirror import Applied, Mirror, MirrorError
 from simulators.rig.rig import OpenTable
 from simulators.rig.setup import READER, SHUFFLER
-from simulators.rig.world import RefusedError
 from simulators.scenario.core_runner import (
     DEFAULT_COUNTS,
     CoreRun,
@@ -66,7 +66,6 @@ from simulators.scenario.core_runner import (
     VirtualShuffler,
     returned_cards,
 )
-from simulators.scenario.model import ScenarioError
 
 T = TypeVar("T")
 WAIT = 15.0  # seconds the daemon gets to journal what a device reported

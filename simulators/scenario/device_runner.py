@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from simulators.errors import ScenarioError
 from simulators.rig.bridge import Bridge, run_in_thread
 from simulators.rig.broker import NONE
 from simulators.rig.errors import RigError
@@ -26,7 +27,7 @@ from simulators.rig.rig import OpenTable, Rig, RigOptions
 from simulators.rig.setup import TableSetup
 from simulators.scenario.core_runner import CoreRun, CoreRunner, _verb
 from simulators.scenario.device_play import DevicePlay, DeviceRunError
-from simulators.scenario.model import Scenario, ScenarioError
+from simulators.scenario.model import Scenario
 
 
 @dataclass

@@ -23,12 +23,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from simulators.errors import ScenarioError
 from simulators.schedule import ScheduleError, parse_steps
 from simulators.shuffler.commands import Command, parse_command
-
-
-class ScenarioError(ValueError):
-    """A scenario file that cannot be used, with the step and key at fault."""
 
 
 class _File(BaseModel):
