@@ -74,7 +74,8 @@ def _is(kind: type, **fields: Any) -> Callable[[Input], bool]:
 
 
 class DevicePlay(StepPlayer):
-    """Mix into a step player (before it) to play its primitives on a running table."""
+    """The primitives on a running table: put it before the logic that uses them (the steps of
+    a file, or a dealer's decisions) so that its primitives are the ones played."""
 
     armed: tuple[Card, ...] = ()  # the deck loaded for the host's next shuffle
     armed_at: int = 0  # the journal mark when it was loaded
