@@ -16,11 +16,10 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from simulators.rig.bridge import Bridge, run_in_thread
 from simulators.rig.broker import mosquitto_binary
 from simulators.rig.dealer import TableDealer
 from simulators.rig.demo import STYLE, demo_scenario
@@ -30,7 +29,7 @@ from simulators.rig.setup import TableSetup
 from simulators.scenario import device_play
 from simulators.scenario.device_play import DevicePlay
 from simulators.scenario.device_runner import run_files
-from simulators.scenario.model import load_scenario
+from simulators.scenario.model import Step, load_scenario
 
 Row = tuple[str, str, str]
 SCENARIOS = Path(__file__).resolve().parents[1] / "tests" / "scenarios"
@@ -51,17 +50,17 @@ class Stopwatch:
         self._saved: dict[str, Callable[..., Any]] = {}
 
     def __enter__(self) -> Stopwatch:
-        for name in ("command", "dispense", "feed"):
+        for name in ("command", "deal_group", "feed"):
             original = getattr(DevicePlay, name)
             self._saved[name] = original
             setattr(DevicePlay, name, self._timed(name, original))
         return self
 
-    def _timed(self, name: str, original: Callable[..., Any]) -> Callable[..., Any]:
-        def timed(play: DevicePlay, *args: Any) -> Any:
+    def _timed(self, name: str, original: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
+        async def timed(play: DevicePlay, *args: Any) -> Any:
             started = time.perf_counter()
             try:
-                return original(play, *args)
+                return await original(play, *args)
             finally:
                 label = f"feed {type(args[0]).__name__}" if name == "feed" else name
                 self.samples.setdefault(label, []).append(time.perf_counter() - started)
@@ -86,21 +85,16 @@ async def hands(broker: str) -> tuple[list[Row], Stopwatch]:
             started = time.perf_counter()
             opened = await rig.open_table(setup)
             ready = time.perf_counter() - started
-            bridge = Bridge(asyncio.get_running_loop())
             dealer = TableDealer(scenario, random.Random(5), rate=0.0)
             dealer.style = STYLE
-
-            def play() -> tuple[int, float]:
-                mirror = Mirror(open_reader(opened.journal))
-                dealer.attach(opened, bridge, mirror)
-                dealer.settle_at_start(unapproved=False)
-                began = time.perf_counter()
-                while dealer.completed < HANDS and dealer.play_hand():
-                    pass
-                return dealer.completed, time.perf_counter() - began
-
-            done, seconds = await run_in_thread(play, "bench-dealer")
-            bridge.close()
+            mirror = Mirror(await open_reader(opened.journal))
+            dealer.attach(opened, mirror)
+            await dealer.settle_at_start(unapproved=False)
+            began = time.perf_counter()
+            while dealer.completed < HANDS and await dealer.deal_hand():
+                pass
+            done, seconds = dealer.completed, time.perf_counter() - began
+            mirror.close()
             where = "MQTT" if opened.broker is not None else "journal"
             rows.append(
                 ("first table open -> READY", "simulators and daemon started", f"{ready:.2f} s")
@@ -116,25 +110,14 @@ async def console_rows() -> list[Row]:
     with Stopwatch() as watch:
         async with Rig(RigOptions(broker="none")) as rig:
             opened = await rig.open_table(TableSetup(id="B", stacks={1: 10, 2: 10}, button=1))
-            bridge = Bridge(asyncio.get_running_loop())
             scenario = demo_scenario("rrop-cash")
             dealer = TableDealer(scenario, random.Random(1), rate=0.0)
-
-            def play() -> None:
-                mirror = Mirror(open_reader(opened.journal))
-                dealer.attach(opened, bridge, mirror)
-                for _ in range(30):
-                    dealer.feed(dealer.dealer_command(_misdeal_step()))
-
-            await run_in_thread(play, "bench-console")
-            bridge.close()
+            mirror = Mirror(await open_reader(opened.journal))
+            dealer.attach(opened, mirror)
+            for _ in range(30):
+                await dealer.feed(dealer.dealer_command(Step(dealer="misdeal", reason="bench")))
+            mirror.close()
     return [("misdeal refused", "console socket round trip", _summary(watch.samples["command"]))]
-
-
-def _misdeal_step() -> Any:
-    from simulators.scenario.model import Step  # noqa: PLC0415
-
-    return Step(dealer="misdeal", reason="bench")
 
 
 async def scenario_rows(broker: str) -> list[Row]:
@@ -165,7 +148,7 @@ async def main() -> None:
     rows, watch = await hands(broker)
     labels = {
         "command": "dealer command (MQTT)",
-        "dispense": "keypad group -> journaled",
+        "deal_group": "keypad group -> journaled",
         "feed TagArrived": "tag down -> journaled",
     }
     for key, label in labels.items():

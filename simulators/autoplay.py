@@ -1,8 +1,10 @@
-"""An automatic dealer: plays whole random hands into the core.
+"""An automatic dealer: plays whole random hands.
 
-It drives the same virtual devices as the scenario runner (shuffle, dispense, reads) and picks
-random but legal betting actions, including all-ins that make side pots. It is seeded, so a run is
-reproducible; the differential tests, the engine benchmark and the demo all use it.
+It uses the scenario runner's primitives and macros (shuffle, dispense, reads) and picks random
+but legal betting actions, including all-ins that make side pots. It is seeded, so a run is
+reproducible. :class:`AutoDealing` is the dealer's logic, for any table; :class:`AutoDealer`
+plays it into the pure core, synchronously (the differential tests and the engine benchmark use
+it); the rig's dealer plays it on the devices.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from controller.game.betting import options
 from controller.table.inputs import Action, ActionKind, Muck, StartHand, TableHand
 from controller.table.state import HandState, Phase
 from controller.table.streets import Street
-from simulators.scenario.core_runner import CoreRunner
+from simulators.scenario.core_runner import CoreRunner, run_at_once
 from simulators.scenario.model import Scenario, ScenarioMeta, TableSpec
+from simulators.scenario.steps import StepPlayer
 
 
 @dataclass(frozen=True)
@@ -46,44 +49,44 @@ def random_table(rng: random.Random, profile: str = "rrop-cash") -> Scenario:
     )
 
 
-class AutoDealer(CoreRunner):
-    """A scenario runner that makes up its steps: whole random hands."""
+class AutoDealing(StepPlayer):
+    """A scenario player that makes up its steps: whole random hands."""
 
     def __init__(self, scenario: Scenario, rng: random.Random, style: Style = Style()) -> None:
         super().__init__(scenario)
         self.rng = rng
         self.style = style
 
-    def play_hand(self) -> bool:
+    async def deal_hand(self) -> bool:
         """Play one complete hand; False when fewer than two seats have chips."""
         if sum(1 for c in self.run.state.stacks.values() if c > 0) < 2:
             return False
-        self.feed(StartHand(self.tick()))
-        self.shuffle("ok", None, None, self.rng.randrange(1 << 30))
-        self.deal_hole()
+        await self.feed(StartHand(self.tick()))
+        await self.shuffle("ok", None, None, self.rng.randrange(1 << 30))
+        await self.deal_hole()
         for _ in range(1000):
             hand = self.run.state.hand
             if hand is None:
                 return True
-            self.next_move(hand)
+            await self.next_move(hand)
         raise RuntimeError("the automatic dealer could not finish the hand")
 
-    def next_move(self, hand: HandState) -> None:
+    async def next_move(self, hand: HandState) -> None:
         """Do whatever the hand is waiting for."""
         if hand.irregular.holds:
             raise RuntimeError(f"the hand is held: {hand.irregular.holds[0]}")
         if hand.phase is Phase.BETTING:
-            self.random_action()
+            await self.random_action()
         elif hand.phase is Phase.BOARD:
-            self.deal_street(Street(hand.street + 1).label)
+            await self.deal_street(Street(hand.street + 1).label)
         elif hand.phase is Phase.SHOWDOWN:
-            self.resolve_showdown()
+            await self.resolve_showdown()
         elif hand.phase is Phase.AWARD:
-            self.push_award()
+            await self.push_award()
         else:
             raise RuntimeError(f"the automatic dealer is stuck in {hand.phase}")
 
-    def random_action(self) -> None:
+    async def random_action(self) -> None:
         """One legal random action by the seat to act."""
         hand = self.run.state.hand
         assert hand is not None
@@ -107,11 +110,11 @@ class AutoDealer(CoreRunner):
             action = Action(self.tick(), opts.seat, ActionKind.CHECK)
         else:
             action = Action(self.tick(), opts.seat, ActionKind.CALL)
-        events = self.feed(action)
+        events = await self.feed(action)
         if events[0].type == "command.rejected":
             raise RuntimeError(f"legal action rejected: {action}: {events[0].data}")
 
-    def resolve_showdown(self) -> None:
+    async def resolve_showdown(self) -> None:
         """Table or muck each live hand in showdown order."""
         hand = self.run.state.hand
         assert hand is not None
@@ -120,6 +123,14 @@ class AutoDealer(CoreRunner):
             if current is None or current.phase is not Phase.SHOWDOWN:
                 return
             if len(current.live) > 1 and self.rng.random() < self.style.muck_loser:
-                self.feed(Muck(self.tick(), seat))
+                await self.feed(Muck(self.tick(), seat))
             else:
-                self.feed(TableHand(self.tick(), seat))
+                await self.feed(TableHand(self.tick(), seat))
+
+
+class AutoDealer(CoreRunner, AutoDealing):
+    """The automatic dealer at the pure core."""
+
+    def play_hand(self) -> bool:
+        """Play one complete hand; False when fewer than two seats have chips."""
+        return run_at_once(self.deal_hand())

@@ -6,13 +6,15 @@ a premature board card or street (after its burn or not), a board group of the w
 missing burn, a card from another deck, a joker, a live hand's card
 in the muck, a shuffler that jams, loses power or opens its lid, a misdeal called, a button in the
 wrong place. It answers every hold as a dealer might (mostly confirming, sometimes rejecting) and
-carries the hand through to its end, whatever the ruling. The property tests and the demo use it.
+carries the hand through to its end, whatever the ruling. :class:`IrregularDealing` is its logic,
+for any table; :class:`IrregularDealer` plays it into the pure core (the property tests), the
+rig's dealer on the devices (the demo).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
 from controller.cards import Card
@@ -31,15 +33,15 @@ from controller.table.inputs import (
     Zone,
 )
 from controller.table.state import HandState, Phase
-from simulators.autoplay import AutoDealer, Style
-from simulators.scenario.core_runner import DEFAULT_COUNTS
+from simulators.autoplay import AutoDealer, AutoDealing, Style
 from simulators.scenario.model import Scenario
+from simulators.scenario.virtual_shuffler import DEFAULT_COUNTS
 
-Mistake = Callable[["IrregularDealer", HandState], None]
+Mistake = Callable[["IrregularDealing", HandState], Awaitable[None]]
 PLAIN = Style()
 
 
-class IrregularDealer(AutoDealer):
+class IrregularDealing(AutoDealing):
     """Random hands with, now and then, one irregularity (of ``mistakes``)."""
 
     mistakes: list[tuple[str, Mistake]]
@@ -56,14 +58,14 @@ class IrregularDealer(AutoDealer):
 
     # ----------------------------------------------------------------------- the hand
 
-    def play_hand(self) -> bool:
+    async def deal_hand(self) -> bool:
         """One hand, with a mistake chosen at random for some of them."""
         self.mistake = None
         if self.rng.random() < self.rate:
             self.mistake = self.rng.choice(self.mistakes)
-        return super().play_hand()
+        return await super().deal_hand()
 
-    def deal_hole(self) -> None:
+    async def deal_hole(self) -> None:
         """Deal group by group, so a mistake can strike in the middle of the deal."""
         when = self.rng.randrange(1, 7)
         groups = 0
@@ -71,42 +73,42 @@ class IrregularDealer(AutoDealer):
             if hand.deal.hole_groups >= len(hand.order):
                 break
             seat = hand.deal_order[hand.deal.hole_groups]
-            cards = self.dispense(Purpose.HOLE, seat, None)
+            cards = await self.dispense(Purpose.HOLE, seat, None)
             if self._due("miss_read") and groups == when % len(hand.order):
                 cards = cards[:1]  # the reader misses a card
                 self._made("miss_read")
-            self.arrive(Zone.parse(f"seat:{seat}"), cards)
+            await self.arrive(Zone.parse(f"seat:{seat}"), cards)
             groups += 1
             if groups == when:
-                self._strike("deal")
-        self._strike("dealt")
+                await self._strike("deal")
+        await self._strike("dealt")
 
-    def next_move(self, hand: HandState) -> None:
+    async def next_move(self, hand: HandState) -> None:
         """Answer holds, recount and reshuffle when asked, replace cards owed, then play on."""
         if hand.irregular.holds:
-            self._answer_hold()
+            await self._answer_hold()
             return
         if self._reshuffle_asked() or hand.deal.recheck:
-            self.reshuffle_stub(self.rng.randrange(1 << 30))
+            await self.reshuffle_stub(self.rng.randrange(1 << 30))
             return
         if any(hand.deal.owed.values()):
-            self.replace_owed()
+            await self.replace_owed()
             return
         if hand.phase is Phase.DEALING:
-            self.deal_hole()
+            await self.deal_hole()
             return
         if hand.phase is Phase.BETTING and hand.chips.actions and hand.street == 0:
-            self._strike("preflop")
+            await self._strike("preflop")
         elif hand.phase is Phase.BETTING and hand.street > 0:
-            self._strike("postflop")
+            await self._strike("postflop")
         elif hand.phase is Phase.BOARD:
-            self._strike("board")
+            await self._strike("board")
         current = self.run.state.hand
         if current is not None and current is not hand:
             return  # the mistake changed the hand: look again
         if current is None:
             return
-        super().next_move(current)
+        await super().next_move(current)
 
     # ----------------------------------------------------------------------- helpers
 
@@ -117,7 +119,7 @@ class IrregularDealer(AutoDealer):
         self.made.append(name)
         self.mistake = None
 
-    def _strike(self, moment: str) -> None:
+    async def _strike(self, moment: str) -> None:
         if self.mistake is None:
             return
         name, make = self.mistake
@@ -127,13 +129,13 @@ class IrregularDealer(AutoDealer):
         if hand is None or hand.irregular.holds:
             return
         self._made(name)
-        make(self, hand)
+        await make(self, hand)
 
-    def _answer_hold(self) -> None:
+    async def _answer_hold(self) -> None:
         roll = self.rng.random()
-        self.feed(Confirm(self.tick()) if roll < 0.7 else Reject(self.tick()))
+        await self.feed(Confirm(self.tick()) if roll < 0.7 else Reject(self.tick()))
         if self.run.state.hand is not None and self.run.state.hand.deal.deadline is not None:
-            self.advance(self.run.state.hand.deal.deadline)
+            await self.advance(self.run.state.hand.deal.deadline)
 
     def _reshuffle_asked(self) -> bool:
         asked = sum(1 for e in self.run.events if e.type == "stub.reshuffle.required")
@@ -148,107 +150,113 @@ class IrregularDealer(AutoDealer):
         return self.rng.choice(seats) if seats else None
 
 
-def _exposed(dealer: IrregularDealer, hand: HandState) -> None:
+class IrregularDealer(AutoDealer, IrregularDealing):
+    """The irregular dealer at the pure core."""
+
+
+async def _exposed(dealer: IrregularDealing, hand: HandState) -> None:
     found = dealer.some_hole_card(hand)
     if found:
-        dealer.feed(Exposed(dealer.tick(), found[1], found[0]))
+        await dealer.feed(Exposed(dealer.tick(), found[1], found[0]))
 
 
-def _boxed(dealer: IrregularDealer, hand: HandState) -> None:
+async def _boxed(dealer: IrregularDealing, hand: HandState) -> None:
     found = dealer.some_hole_card(hand)
     if found:
-        dealer.feed(Boxed(dealer.tick(), found[1], found[0]))
+        await dealer.feed(Boxed(dealer.tick(), found[1], found[0]))
 
 
-def _off_table(dealer: IrregularDealer, hand: HandState) -> None:
+async def _off_table(dealer: IrregularDealing, hand: HandState) -> None:
     found = dealer.some_hole_card(hand)
     if found:
-        dealer.feed(OffTable(dealer.tick(), found[1], found[0]))
+        await dealer.feed(OffTable(dealer.tick(), found[1], found[0]))
 
 
 def _extra_cards(count: int) -> Mistake:
-    def make(dealer: IrregularDealer, hand: HandState) -> None:
-        cards = dealer.dispense(Purpose.EXTRA, None, count)
-        dealer.arrive(Zone.parse(f"seat:{hand.deal_order[0]}"), cards)
+    async def make(dealer: IrregularDealing, hand: HandState) -> None:
+        cards = await dealer.dispense(Purpose.EXTRA, None, count)
+        await dealer.arrive(Zone.parse(f"seat:{hand.deal_order[0]}"), cards)
 
     return make
 
 
-def _foreign(dealer: IrregularDealer, hand: HandState) -> None:
+async def _foreign(dealer: IrregularDealing, hand: HandState) -> None:
     other = load_deck("house-b")
     card = dealer.rng.choice(list(other.card_to_uid))
     seat = dealer.rng.choice(hand.order)
-    dealer.feed(TagArrived(dealer.tick(), "reader", Zone.parse(f"seat:{seat}"), other.uid(card)))
+    await dealer.feed(
+        TagArrived(dealer.tick(), "reader", Zone.parse(f"seat:{seat}"), other.uid(card))
+    )
 
 
-def _joker(dealer: IrregularDealer, hand: HandState) -> None:
+async def _joker(dealer: IrregularDealing, hand: HandState) -> None:
     joker = sorted(dealer.manifest.jokers)[0]
     seat = dealer.rng.choice(hand.order)
-    dealer.feed(TagArrived(dealer.tick(), "reader", Zone.parse(f"seat:{seat}"), joker))
+    await dealer.feed(TagArrived(dealer.tick(), "reader", Zone.parse(f"seat:{seat}"), joker))
 
 
-def _to_muck(dealer: IrregularDealer, hand: HandState) -> None:
+async def _to_muck(dealer: IrregularDealing, hand: HandState) -> None:
     live = [s for s in hand.live if hand.cards.seat(s)]
     if live:
         seat = dealer.rng.choice(live)
-        dealer.arrive(Zone.parse("muck"), list(hand.cards.seat(seat)[:1]))
+        await dealer.arrive(Zone.parse("muck"), list(hand.cards.seat(seat)[:1]))
 
 
 _NEXT = {0: Purpose.FLOP, 1: Purpose.TURN, 2: Purpose.RIVER}
 
 
-def _premature(dealer: IrregularDealer, hand: HandState) -> None:
-    dealer.arrive(Zone.parse("board"), dealer.dispense(Purpose.BOARD_OTHER, None, 1))
+async def _premature(dealer: IrregularDealing, hand: HandState) -> None:
+    await dealer.arrive(Zone.parse("board"), await dealer.dispense(Purpose.BOARD_OTHER, None, 1))
 
 
-def _premature_street(dealer: IrregularDealer, hand: HandState) -> None:
+async def _premature_street(dealer: IrregularDealing, hand: HandState) -> None:
     """The next street burned (or not) and turned, all or part of it, while the round is open."""
     purpose = _NEXT.get(hand.street)
     if purpose is None:
         return
     if dealer.rng.random() < 0.5:
-        dealer.arrive(Zone.parse("burn"), dealer.dispense(Purpose.BURN, None, None))
-    cards = dealer.dispense(purpose, None, None)
-    dealer.arrive(Zone.parse("board"), cards[: dealer.rng.randint(1, len(cards))])
+        await dealer.arrive(Zone.parse("burn"), await dealer.dispense(Purpose.BURN, None, None))
+    cards = await dealer.dispense(purpose, None, None)
+    await dealer.arrive(Zone.parse("board"), cards[: dealer.rng.randint(1, len(cards))])
 
 
-def _wrong_size(dealer: IrregularDealer, hand: HandState) -> None:
+async def _wrong_size(dealer: IrregularDealing, hand: HandState) -> None:
     """The next street's group one or two cards too big (a flop also one short), after its burn
     or not, spread on the board or held back."""
     purpose = _NEXT.get(hand.street)
     if purpose is None:
         return
     if dealer.rng.random() < 0.5 and not dealer.run.state.profile.board_group_includes_burn:
-        dealer.arrive(Zone.parse("burn"), dealer.dispense(Purpose.BURN, None, None))
+        await dealer.arrive(Zone.parse("burn"), await dealer.dispense(Purpose.BURN, None, None))
     size = DEFAULT_COUNTS[purpose] + dealer.rng.choice([1, 2, -1 if purpose is Purpose.FLOP else 1])
-    cards = dealer.dispense(purpose, None, size)
+    cards = await dealer.dispense(purpose, None, size)
     if dealer.rng.random() < 0.8:
-        dealer.arrive(Zone.parse("board"), cards)
+        await dealer.arrive(Zone.parse("board"), cards)
 
 
-def _no_burn(dealer: IrregularDealer, hand: HandState) -> None:
+async def _no_burn(dealer: IrregularDealing, hand: HandState) -> None:
     street = {0: Purpose.FLOP, 1: Purpose.TURN, 2: Purpose.RIVER}.get(hand.street)
     if street is not None and not hand.board_rulings.burn_for.get(hand.street + 1):  # type: ignore[call-overload]
-        dealer.arrive(Zone.parse("board"), dealer.dispense(street, None, None))
+        await dealer.arrive(Zone.parse("board"), await dealer.dispense(street, None, None))
 
 
 def _fault(code: str) -> Mistake:
-    def make(dealer: IrregularDealer, hand: HandState) -> None:
-        dealer.feed(DeviceFault(dealer.tick(), "shuffler", code))
+    async def make(dealer: IrregularDealing, hand: HandState) -> None:
+        await dealer.feed(DeviceFault(dealer.tick(), "shuffler", code))
 
     return make
 
 
-def _misdeal(dealer: IrregularDealer, hand: HandState) -> None:
-    dealer.feed(Misdeal(dealer.tick(), "dealer error"))
+async def _misdeal(dealer: IrregularDealing, hand: HandState) -> None:
+    await dealer.feed(Misdeal(dealer.tick(), "dealer error"))
 
 
-def _button(dealer: IrregularDealer, hand: HandState) -> None:
-    dealer.feed(ButtonReport(dealer.tick(), dealer.rng.choice(hand.order)))
+async def _button(dealer: IrregularDealing, hand: HandState) -> None:
+    await dealer.feed(ButtonReport(dealer.tick(), dealer.rng.choice(hand.order)))
 
 
-def _wait(dealer: IrregularDealer, hand: HandState) -> None:
-    dealer.advance(dealer.now + timedelta(seconds=dealer.run.state.settle + 1))
+async def _wait(dealer: IrregularDealing, hand: HandState) -> None:
+    await dealer.advance(dealer.now + timedelta(seconds=dealer.run.state.settle + 1))
 
 
 MISTAKES: list[tuple[str, Mistake]] = [

@@ -1,36 +1,60 @@
-"""Timed steps of a simulator scenario file: ``[[step]]`` tables, each ``at`` plus one command.
+"""What every simulator's scenario file shares: the document, its ``seed`` and its timed steps.
 
-Every simulator's scenario file lists its steps the same way; only the command vocabulary
-differs, so the simulator passes its own ``parse`` (which raises ValueError with a readable
-message for a bad command).
+A file is TOML; its ``[[step]]`` tables are each ``at`` plus one command. Only the command
+vocabulary differs, so the simulator passes its own ``parse`` (which raises ValueError with a
+readable message for a bad command). Every problem is a :class:`~simulators.errors.ScenarioError`
+naming the file (and the step).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import tomllib
+from collections.abc import Callable, Collection
+from pathlib import Path
 from typing import Any, TypeVar
+
+from simulators.errors import ScenarioError
 
 T = TypeVar("T")
 
 
-class ScheduleError(ValueError):
-    """A step that cannot be used; the message names the step."""
+def read_document(path: Path) -> dict[str, Any]:
+    """The decoded TOML of a scenario file."""
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot read: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"{path}: not valid TOML: {exc}") from None
 
 
-def parse_steps(steps: object, parse: Callable[[dict[str, Any]], T]) -> list[tuple[float, T]]:
+def parse_seed(data: dict[str, Any], source: str, keys: Collection[str]) -> int | None:
+    """The document's ``seed`` (optional), once it is known to hold only ``keys``."""
+    unknown = set(data) - set(keys)
+    if unknown:
+        raise ScenarioError(f"{source}: unknown key(s) {', '.join(sorted(unknown))}")
+    seed = data.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise ScenarioError(f"{source}: seed must be an integer")
+    return seed
+
+
+def parse_steps(
+    steps: object, parse: Callable[[dict[str, Any]], T], source: str
+) -> list[tuple[float, T]]:
     """The steps (``[[step]]`` tables) as ``(at, command)`` pairs, sorted by time."""
     if not isinstance(steps, list):
-        raise ScheduleError("step must be an array of tables ([[step]])")
+        raise ScenarioError(f"{source}: step must be an array of tables ([[step]])")
     out: list[tuple[float, T]] = []
     for index, step in enumerate(steps, start=1):
         if not isinstance(step, dict):
-            raise ScheduleError(f"step {index} is not a table")
+            raise ScenarioError(f"{source}: step {index} is not a table")
         fields = dict(step)
         at = fields.pop("at", None)
         if not isinstance(at, int | float) or isinstance(at, bool) or at < 0:
-            raise ScheduleError(f"step {index}: 'at' must be seconds >= 0, got {at!r}")
+            raise ScenarioError(f"{source}: step {index}: 'at' must be seconds >= 0, got {at!r}")
         try:
             out.append((float(at), parse(fields)))
         except ValueError as exc:
-            raise ScheduleError(f"step {index}: {exc}") from None
+            raise ScenarioError(f"{source}: step {index}: {exc}") from None
     return sorted(out, key=lambda item: item[0])

@@ -7,9 +7,10 @@ from typing import Any
 
 from controller.table.events import TableEvent
 from simulators.scenario.cli import envelopes
-from simulators.scenario.core_runner import CoreRun, run_core
+from simulators.scenario.core_runner import run_core
 from simulators.scenario.expect import check
 from simulators.scenario.model import load_scenario, parse_scenario
+from simulators.scenario.primitives import CoreRun
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 

@@ -15,8 +15,9 @@ import sys
 from pathlib import Path
 
 from controller.uids import UidError, uid_to_bytes
+from simulators.errors import ScenarioError
 from simulators.pn532 import control
-from simulators.pn532.scenario import Pn532Scenario, ScenarioError, load_scenario
+from simulators.pn532.scenario import Pn532Scenario, load_scenario
 from simulators.pn532.server import Pn532Simulator
 
 
@@ -35,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     """Serve until interrupted; exit status 2 for bad options or a bad scenario, 1 if the
     pty, the link or the control socket cannot be made."""
     try:
-        scenario = load_scenario(args.scenario) if args.scenario else Pn532Scenario(None, (), ())
+        scenario = load_scenario(args.scenario) if args.scenario else Pn532Scenario()
         tags = [*scenario.tags, *(uid_to_bytes(text) for text in args.tag)]
     except (ScenarioError, UidError) as exc:
         print(f"tablectl sim pn532: {exc}", file=sys.stderr)
@@ -77,8 +78,6 @@ async def _serve(
 
 async def _play(sim: Pn532Simulator, scenario: Pn532Scenario, start: float) -> None:
     loop = asyncio.get_running_loop()
-    for step in scenario.steps:
-        delay = start + step.at - loop.time()
-        if delay > 0:
-            await asyncio.sleep(delay)
-        control.perform(sim, step.request)
+    for at, command in scenario.steps:
+        await asyncio.sleep(max(0.0, start + at - loop.time()))
+        control.apply(sim, command)

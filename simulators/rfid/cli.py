@@ -18,10 +18,11 @@ from pathlib import Path
 
 from controller.uids import UidError, uid_to_bytes
 from simulators.control_server import serve_control
+from simulators.errors import ScenarioError
 from simulators.pty import PtyCable
 from simulators.rfid import control
 from simulators.rfid.model import ReaderConfig, ReaderModel
-from simulators.rfid.scenario import ReaderScenario, ScenarioError, load_scenario
+from simulators.rfid.scenario import ReaderScenario, load_scenario
 from simulators.rfid.server import ReaderPtyServer
 
 

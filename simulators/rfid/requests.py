@@ -21,6 +21,7 @@ from drivers.rfid.tsp_reader.messages import (
 )
 from drivers.tsp.common import ErrorCode, ErrorResponse
 from drivers.tsp.payload import PayloadError
+from simulators.errors import RefusedError
 from simulators.rfid.antenna import Assignment
 
 if TYPE_CHECKING:
@@ -32,15 +33,6 @@ TAG_BLOCK = 4
 Handler = Callable[["ReaderModel", bytes, float], bytes]
 
 
-class RefusedError(Exception):
-    """A request the reader answers with ERROR."""
-
-    def __init__(self, code: ErrorCode, detail: str) -> None:
-        super().__init__(detail)
-        self.code = code
-        self.detail = detail
-
-
 def handle(model: ReaderModel, msg_type: int, payload: bytes, now: float) -> tuple[int, bytes]:
     """Execute one request; return the response type and payload."""
     handler = HANDLERS.get(msg_type)
@@ -49,7 +41,8 @@ def handle(model: ReaderModel, msg_type: int, payload: bytes, now: float) -> tup
     try:
         return msg_type, handler(model, payload, now)
     except RefusedError as refusal:
-        return MsgType.ERROR, ErrorResponse(refusal.code, refusal.detail).encode()
+        answer = ErrorResponse(refusal.code or ErrorCode.BAD_STATE, refusal.detail)
+        return MsgType.ERROR, answer.encode()
     except PayloadError as exc:
         return MsgType.ERROR, ErrorResponse(ErrorCode.BAD_LENGTH, str(exc)[:200]).encode()
 

@@ -21,18 +21,14 @@ anything starts, with the step number in the message.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from simulators.command_vocabulary import CommandError
+from simulators.errors import ScenarioError
 from simulators.rfid.commands import Command, TagsCommand, parse_command
-from simulators.schedule import ScheduleError, parse_steps
-
-
-class ScenarioError(ValueError):
-    """A scenario file that cannot be used; the message names the file and the step."""
+from simulators.schedule import parse_seed, parse_steps, read_document
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,12 +42,7 @@ class ReaderScenario:
 
 def parse_scenario(data: dict[str, Any], source: str = "scenario") -> ReaderScenario:
     """Validate a decoded scenario document."""
-    unknown = set(data) - {"seed", "tags", "step"}
-    if unknown:
-        raise ScenarioError(f"{source}: unknown key(s) {', '.join(sorted(unknown))}")
-    seed = data.get("seed")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-        raise ScenarioError(f"{source}: seed must be an integer")
+    seed = parse_seed(data, source, ("seed", "tags", "step"))
     tags = None
     if "tags" in data:
         try:
@@ -60,19 +51,10 @@ def parse_scenario(data: dict[str, Any], source: str = "scenario") -> ReaderScen
             raise ScenarioError(f"{source}: {exc}") from None
         assert isinstance(command, TagsCommand)
         tags = command
-    try:
-        steps = parse_steps(data.get("step", []), parse_command)
-    except ScheduleError as exc:
-        raise ScenarioError(f"{source}: {exc}") from None
+    steps = parse_steps(data.get("step", []), parse_command, source)
     return ReaderScenario(seed, tags, tuple(steps))
 
 
 def load_scenario(path: Path) -> ReaderScenario:
     """Read and validate a scenario file."""
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ScenarioError(f"{path}: cannot read: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"{path}: not valid TOML: {exc}") from None
-    return parse_scenario(data, str(path))
+    return parse_scenario(read_document(path), str(path))

@@ -17,7 +17,8 @@ from typing import Any
 
 from drivers.errors import DeviceUnavailableError
 from simulators.control_server import handle_line
-from simulators.rfid.scenario import ReaderScenario, ScenarioError, load_scenario
+from simulators.errors import ScenarioError
+from simulators.rfid.scenario import ReaderScenario, load_scenario
 from simulators.rfid.usb_backend import SimulatedUsbBus
 from simulators.rfid.usb_device import SimulatedUsbReader
 

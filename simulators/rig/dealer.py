@@ -18,13 +18,13 @@ import random
 from controller.cards import Card
 from controller.table.inputs import DeviceRebooted, Purpose, Zone
 from controller.table.state import MUCK, HandState
-from simulators.irregular import MISTAKES, IrregularDealer, Mistake
+from simulators.irregular import MISTAKES, IrregularDealing, Mistake
 from simulators.scenario.device_play import DevicePlay
 from simulators.scenario.model import Scenario
 
 
-def _power_cut(dealer: IrregularDealer, hand: HandState) -> None:
-    dealer.feed(DeviceRebooted(dealer.tick(), "shuffler", 0))
+async def _power_cut(dealer: IrregularDealing, hand: HandState) -> None:
+    await dealer.feed(DeviceRebooted(dealer.tick(), "shuffler", 0))
 
 
 #: The catalogue's mistakes as they happen at a real table (no virtual-only fault codes; a
@@ -34,38 +34,36 @@ TABLE_MISTAKES: list[tuple[str, Mistake]] = [
 ]
 
 
-class TableDealer(DevicePlay, IrregularDealer):
+class TableDealer(DevicePlay, IrregularDealing):
     """Random hands on the rig's devices, with a mistake in ``rate`` of them."""
 
     def __init__(self, scenario: Scenario, rng: random.Random, rate: float) -> None:
         super().__init__(scenario, rng, rate=rate)
+        self.mistakes = TABLE_MISTAKES
         self.completed = 0
 
-    def play_hand(self) -> bool:
+    async def deal_hand(self) -> bool:
         """One hand (possibly with a mistake); False when fewer than two seats have chips."""
-        self.mistake = None
-        if self.rng.random() < self.rate:
-            self.mistake = self.rng.choice(TABLE_MISTAKES)
         seen = len(self.run.events)
-        played = super(IrregularDealer, self).play_hand()
+        played = await super().deal_hand()
         self.completed += sum(1 for e in self.run.events[seen:] if e.type == "hand.completed")
         return played
 
-    def random_action(self) -> None:
+    async def random_action(self) -> None:
         """One random action; a hand that folds goes to the muck, as the dealer pushes it."""
         before = self.run.state.hand
-        super().random_action()
+        await super().random_action()
         after = self.run.state.hand
         if before is None or after is None or after.hand_id != before.hand_id:
             return
         for seat in sorted(after.chips.folded - before.chips.folded):
             mucked = after.cards.at(MUCK)
             cards = [c for c in after.deal.dealt.get(seat, ()) if c not in mucked]
-            self.arrive(Zone.parse("muck"), cards)
+            await self.arrive(Zone.parse("muck"), cards)
 
-    def dispense(
+    async def dispense(
         self, purpose: Purpose, seat: int | None, count: int | None, *, keypad: bool = False
     ) -> list[Card]:
         """Close the lid (or clear what the dealer caused) before taking the next group."""
-        self.clear_faults()
-        return super().dispense(purpose, seat, count, keypad=keypad)
+        await self.clear_faults()
+        return await super().dispense(purpose, seat, count, keypad=keypad)

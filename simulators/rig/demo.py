@@ -14,7 +14,6 @@ import contextlib
 import json
 import random
 import sys
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,14 +26,14 @@ from rich.live import Live
 from controller.view.model import TableView
 from controller.view.render import render
 from simulators.autoplay import Style
-from simulators.rig.bridge import Bridge, run_in_thread
+from simulators.errors import ScenarioError
 from simulators.rig.broker import BrokerError
 from simulators.rig.dealer import TableDealer
 from simulators.rig.errors import RigError
 from simulators.rig.mirror import Mirror, open_reader
 from simulators.rig.rig import OpenTable, Rig, RigOptions
 from simulators.rig.setup import TableSetup
-from simulators.scenario.model import Scenario, ScenarioError, ScenarioMeta, TableSpec
+from simulators.scenario.model import Scenario, ScenarioMeta, TableSpec
 
 SEATS = {1: 200, 2: 200, 3: 200, 4: 200, 5: 200, 6: 200}
 STYLE = Style(fold=0.25, aggressive=0.2, all_in=0.1)
@@ -106,23 +105,22 @@ class JournalFollower:
         self.show = show
         self.mirror: Mirror | None = None
         self.shown = 0
-        self._lock = threading.Lock()  # the last look and a cancelled one may overlap
 
     def flush(self) -> None:
         """Show what was committed since the last look."""
-        with self._lock:
-            if self.mirror is None:
-                self.mirror = Mirror(open_reader(self.path))
-            self.mirror.catch_up()
-            envs = self.mirror.envelopes()
-            for env in envs[self.shown :]:
-                self.show(env)
-            self.shown = len(envs)
+        if self.mirror is None:
+            return
+        self.mirror.catch_up()
+        envs = self.mirror.envelopes()
+        for env in envs[self.shown :]:
+            self.show(env)
+        self.shown = len(envs)
 
     async def follow(self) -> None:
         """Look again and again until cancelled (SQLite does not notify a reader)."""
+        self.mirror = Mirror(await open_reader(self.path))
         while True:
-            await asyncio.to_thread(self.flush)
+            self.flush()
             await asyncio.sleep(0.05)
 
     def close(self) -> None:
@@ -204,28 +202,21 @@ async def _play_table(
     else:
         follower = JournalFollower(table.journal, screen.show)
         following = asyncio.create_task(follower.follow(), name="demo:journal")
-    bridge = Bridge(asyncio.get_running_loop())
     dealer = TableDealer(scenario, rng, options.irregularities)
     dealer.style = STYLE
     dealer.pace = options.pace
-    mirrors: list[Mirror] = []
-
-    def play() -> int:
-        mirror = Mirror(open_reader(table.journal))
-        mirrors.append(mirror)
-        dealer.attach(table, bridge, mirror)
-        dealer.settle_at_start(unapproved=False)
+    mirror: Mirror | None = None
+    try:
+        mirror = Mirror(await open_reader(table.journal))
+        dealer.attach(table, mirror)
+        await dealer.settle_at_start(unapproved=False)
         while not options.hands or completed + dealer.completed < options.hands:
-            if not dealer.play_hand():
+            if not await dealer.deal_hand():
                 break
         return dealer.completed
-
-    try:
-        return await run_in_thread(play, "demo-dealer")
     finally:
-        bridge.close()
         if link is not None:
-            await _drain(link, mirrors)
+            await _drain(link, mirror)
             link.listeners = []
         if following is not None and follower is not None:
             following.cancel()
@@ -234,16 +225,15 @@ async def _play_table(
             with contextlib.suppress(Exception):
                 follower.flush()  # the last events
             follower.close()
-        for mirror in mirrors:
+        if mirror is not None:
             mirror.close()
 
 
-async def _drain(link: Any, mirrors: list[Mirror]) -> None:
+async def _drain(link: Any, mirror: Mirror | None) -> None:
     """Wait until the broker delivered what the journal holds (best effort)."""
-    if not mirrors:
+    if mirror is None:
         return
-    mirror = mirrors[0]
     with contextlib.suppress(Exception):
-        await asyncio.to_thread(mirror.catch_up)
+        mirror.catch_up()
         await link.wait_events(mirror.epoch, mirror.last_seq, timeout=5.0)
     link.forget(mirror.epoch)

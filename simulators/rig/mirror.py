@@ -6,11 +6,13 @@ whose turn it is and which hole group comes next without asking the daemon anyth
 knows the daemon has taken what the devices reported: it waits until the input shows up.
 
 The journal is SQLite in WAL mode; a read-only connection sees each committed transaction whole
-(an input and its events are committed together). Waiting is polling with a deadline.
+(an input and its events are committed together). Waiting is polling with a deadline, on the
+event loop (each look is a quick local read).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 import time
@@ -78,7 +80,7 @@ class JournalReader:
         self.conn.close()
 
 
-def open_reader(path: Path, timeout: float = 20.0) -> JournalReader:
+async def open_reader(path: Path, timeout: float = 20.0) -> JournalReader:
     """Open the journal once the daemon created it (polling with a deadline)."""
     deadline = time.monotonic() + timeout
     while True:
@@ -92,7 +94,7 @@ def open_reader(path: Path, timeout: float = 20.0) -> JournalReader:
                 pass
         if time.monotonic() > deadline:
             raise MirrorError(f"no journal at {path} after {timeout} s")
-        time.sleep(POLL)
+        await asyncio.sleep(POLL)
 
 
 @dataclass
@@ -176,7 +178,7 @@ class Mirror:
         self.catch_up()
         return len(self.applied)
 
-    def wait_for(
+    async def wait_for(
         self, wanted: Callable[[Input], bool], what: str, since: int, timeout: float = 10.0
     ) -> Applied:
         """The first input after ``since`` (a :meth:`mark`) that ``wanted`` accepts, reading on
@@ -193,9 +195,9 @@ class Mirror:
             position = len(self.applied)
             if time.monotonic() > deadline:
                 raise MirrorError(f"the daemon did not journal {what} within {timeout} s")
-            time.sleep(_backoff(idle))
+            await asyncio.sleep(_backoff(idle))
 
-    def wait_seq(self, seq: int, timeout: float = 10.0) -> None:
+    async def wait_seq(self, seq: int, timeout: float = 10.0) -> None:
         """Read on until event ``seq`` was read."""
         deadline = time.monotonic() + timeout
         idle = 0
@@ -207,7 +209,7 @@ class Mirror:
             idle = 0 if self.last_seq > before else idle + 1
             if time.monotonic() > deadline:
                 raise MirrorError(f"the daemon did not journal event {seq} within {timeout} s")
-            time.sleep(_backoff(idle))
+            await asyncio.sleep(_backoff(idle))
 
     def events_at(self, seqs: list[int]) -> list[TableEvent]:
         """The events with these sequence numbers (those read so far)."""

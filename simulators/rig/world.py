@@ -16,6 +16,7 @@ from controller.cards import Card
 from controller.table.inputs import Purpose, Zone
 from controller.uids import normalize_uid
 from simulators.control_client import ControlClient, ControlError
+from simulators.errors import RefusedError
 from simulators.rig.setup import ZONE_ANTENNA
 from simulators.shuffler.faults import fault_severity
 
@@ -30,10 +31,6 @@ VERDICTS = {
     "wrong_profile": "wrong_profile",
 }
 JAMS = frozenset({"JAM_INPUT", "JAM_PATH", "JAM_OUTPUT", "MISFEED"})
-
-
-class RefusedError(RuntimeError):
-    """The device refused what the dealer tried (its message says why)."""
 
 
 @dataclass(frozen=True)
@@ -56,7 +53,7 @@ class ShufflerUnit:
         try:
             return await self.control.send(command)
         except ControlError as exc:
-            raise RefusedError(f"the shuffler refused {next(iter(command))}: {exc}") from None
+            raise RefusedError(None, f"the shuffler refused {next(iter(command))}: {exc}") from None
 
     async def shuffle(
         self, order: Sequence[Card], verdict: str = "ok", count: int | None = None
@@ -120,7 +117,7 @@ class ShufflerUnit:
             try:
                 await self._send({"fault": "raise", "code": code, "severity": fault_severity(code)})
             except RefusedError as exc:
-                raise RefusedError(f"{code} is not a TSP/1 shuffler fault ({exc})") from None
+                raise RefusedError(None, f"{code} is not a TSP/1 shuffler fault ({exc})") from None
         self.raised.append(code)
 
     async def clear(self, code: str) -> None:

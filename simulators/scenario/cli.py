@@ -107,7 +107,8 @@ def run_command(args: argparse.Namespace) -> int:
 def _each(
     args: argparse.Namespace, play: Callable[[Scenario], list[dict[str, Any]]], mode: str
 ) -> int:
-    from simulators.scenario.model import ScenarioError, load_scenario  # noqa: PLC0415
+    from simulators.errors import ScenarioError  # noqa: PLC0415
+    from simulators.scenario.model import load_scenario  # noqa: PLC0415
 
     status = 0
     for path in args.files:
@@ -126,11 +127,12 @@ def _each(
 
 
 async def _device(args: argparse.Namespace) -> int:
+    from simulators.errors import ScenarioError  # noqa: PLC0415
     from simulators.rig.broker import AUTO, BrokerError, parse_broker  # noqa: PLC0415
     from simulators.rig.errors import RigError  # noqa: PLC0415
     from simulators.rig.rig import RigOptions  # noqa: PLC0415
     from simulators.scenario.device_runner import DeviceRun, run_files  # noqa: PLC0415
-    from simulators.scenario.model import ScenarioError, load_scenario  # noqa: PLC0415
+    from simulators.scenario.model import load_scenario  # noqa: PLC0415
 
     status = 0
     playable: list[tuple[Path, Scenario]] = []

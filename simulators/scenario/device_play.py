@@ -1,16 +1,17 @@
-"""The scenario runner's primitives played on the rig's real devices (device mode).
+"""The table's primitives played on the rig's real devices (device mode), on the event loop.
 
-The scenario runner (:class:`~simulators.scenario.core_runner.CoreRunner`) and the automatic
-dealers built on it (:mod:`simulators.autoplay`, :mod:`simulators.irregular`) do everything
-through a few primitives: feed an input, shuffle, dispense a group, reshuffle the stub, let time
-pass. :class:`DevicePlay` gives each of them its physical meaning on a running table
-(:class:`~simulators.rig.rig.OpenTable`):
+The scenario steps (:mod:`simulators.scenario.steps`) and the automatic dealers built on them
+(:mod:`simulators.autoplay`, :mod:`simulators.irregular`) do everything through a few
+primitives (:class:`~simulators.scenario.primitives.TablePrimitives`): feed an input, shuffle,
+dispense a group, reshuffle the stub, let time pass. :class:`DevicePlay` gives each of them its
+physical meaning on a running table (:class:`~simulators.rig.rig.OpenTable`):
 
 * a dealer command is a request to the daemon (MQTT, or its console socket);
 * a tag arriving at or leaving a zone is the card's tag put on or lifted off that antenna;
 * a shuffle is the deck loaded into the shuffler simulator, the deck-check verdict set and the
   shuffle button pressed (the table's cards are gathered first); a group is the dealer's
-  delivery from the keypad; a stub reshuffle puts the returned cards back and reshuffles;
+  delivery from the keypad, or on a host-paced table the group the daemon asked for taken from
+  the gated tray; a stub reshuffle puts the returned cards back and reshuffles;
 * a device fault is the fault caused at the simulator (the lid opened, the input jammed, the
   power cut), a controller restart is the daemon stopped and started again on its journal;
 * time is real: a ``wait`` lets the seconds pass, and the readers' settle deadline is the
@@ -18,19 +19,17 @@ pass. :class:`DevicePlay` gives each of them its physical meaning on a running t
 
 After each act it waits until the daemon journaled what the devices reported, and reads the
 table's state from the journal (:class:`~simulators.rig.mirror.Mirror`), so the macros and the
-random dealers decide on the daemon's own state. The logic runs on a thread of its own; the
-rig's coroutines run on the event loop, reached through a :class:`Bridge`.
+random dealers decide on the daemon's own state.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import random
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from controller.cards import Card
 from controller.table.engine import deadline
@@ -52,21 +51,12 @@ from controller.table.inputs import (
     TagDeparted,
     Tick,
 )
-from controller.table.plan import DispenseRequest
 from controller.uids import normalize_uid
-from simulators.rig.bridge import Bridge
+from simulators.errors import RefusedError, ScenarioError
 from simulators.rig.mirror import Applied, Mirror, MirrorError
 from simulators.rig.rig import OpenTable
 from simulators.rig.setup import READER, SHUFFLER
-from simulators.rig.world import RefusedError
-from simulators.scenario.core_runner import (
-    DEFAULT_COUNTS,
-    CoreRun,
-    DealtGroup,
-    VirtualShuffler,
-    returned_cards,
-)
-from simulators.scenario.model import ScenarioError
+from simulators.scenario.steps import StepPlayer
 
 T = TypeVar("T")
 WAIT = 15.0  # seconds the daemon gets to journal what a device reported
@@ -83,30 +73,17 @@ def _is(kind: type, **fields: Any) -> Callable[[Input], bool]:
     return wanted
 
 
-class DevicePlay:
-    """Mix into a CoreRunner (before it) to play its primitives on a running table."""
+class DevicePlay(StepPlayer):
+    """The primitives on a running table: put it before the logic that uses them (the steps of
+    a file, or a dealer's decisions) so that its primitives are the ones played."""
 
-    run: CoreRun
-    shuffler: VirtualShuffler
-    returned_from: int
-    seen: set[Card]
     armed: tuple[Card, ...] = ()  # the deck loaded for the host's next shuffle
     armed_at: int = 0  # the journal mark when it was loaded
-
-    if TYPE_CHECKING:  # the CoreRunner's, which this mixes into
-
-        @property
-        def host_paced(self) -> bool: ...
-
-        def host_request(self, purpose: Purpose | None, seat: int | None) -> DispenseRequest: ...
-
-    now: datetime
     pace: float = 0.0  # seconds the dealer takes before each act (a demo watched by people)
 
-    def attach(self, table: OpenTable, bridge: Bridge, mirror: Mirror) -> None:
+    def attach(self, table: OpenTable, mirror: Mirror) -> None:
         """Play on ``table``; ``mirror`` reads its daemon's journal."""
         self.table = table
-        self.bridge = bridge
         self.mirror = mirror
         self.run.inputs = mirror.run.inputs
         self.run.events = mirror.run.events
@@ -120,9 +97,9 @@ class DevicePlay:
         self.run.state = self.mirror.state
         return applied
 
-    def _wait(self, wanted: Callable[[Input], bool], what: str, since: int) -> Applied:
+    async def _wait(self, wanted: Callable[[Input], bool], what: str, since: int) -> Applied:
         try:
-            applied = self.mirror.wait_for(wanted, what, since, WAIT)
+            applied = await self.mirror.wait_for(wanted, what, since, WAIT)
         except MirrorError as exc:
             daemon = self.table.daemon
             if daemon is not None and not daemon.running:
@@ -131,11 +108,11 @@ class DevicePlay:
         self.run.state = self.mirror.state
         return applied
 
-    def _act(self, coro: Coroutine[Any, Any, T]) -> T:
+    async def _act(self, act: Awaitable[T]) -> T:
         if self.pace:
-            self.bridge.call(asyncio.sleep(self.pace))
+            await asyncio.sleep(self.pace)
         try:
-            return self.bridge.call(coro)
+            return await act
         except RefusedError as exc:
             raise DeviceRunError(str(exc)) from None
 
@@ -146,58 +123,59 @@ class DevicePlay:
         self.now = datetime.now(UTC)
         return self.now
 
-    def advance(self, to: datetime) -> None:
+    async def advance(self, to: datetime) -> None:
         """Let real time pass until ``to``; a deadline on the way is the daemon's Tick."""
         delay = (to - datetime.now(UTC)).total_seconds()
         mark = self.mirror.mark()
         if delay > 0:
-            self.bridge.call(asyncio.sleep(delay), timeout=delay + 30)
+            await asyncio.sleep(delay)
         self._sync()
         due = deadline(self.run.state)
         if due is not None and due <= to:
-            self._wait(_is(Tick), "the clock's Tick at the readers' deadline", mark)
+            await self._wait(_is(Tick), "the clock's Tick at the readers' deadline", mark)
         self.now = datetime.now(UTC)
+
+    async def wait_until(self, seconds: float) -> None:
+        """Let real time pass (``at`` steps)."""
+        await self.advance(datetime.now(UTC) + timedelta(seconds=seconds))
 
     # ------------------------------------------------------------------ the shuffler
 
-    def gather(self, cards: list[Card] | None = None) -> None:
+    async def gather(self, cards: list[Card] | None = None) -> None:
         """The dealer picks cards up off the table (all of them: None)."""
         manifest = self.run.state.manifest
         uids = None if cards is None else [manifest.uid(card) for card in cards]
         mark = self.mirror.mark()
-        lifted = self._act(self.table.tags.lift_all(uids))
+        lifted = await self._act(self.table.tags.lift_all(uids))
         for zone, uid in lifted:
-            self._wait(_is(TagDeparted, zone=zone, uid=uid), f"{uid} leaving {zone}", mark)
+            await self._wait(_is(TagDeparted, zone=zone, uid=uid), f"{uid} leaving {zone}", mark)
 
-    def shuffle(
-        self, verdict: str, count: int | None, order: list[str] | None, seed: int | None
-    ) -> None:
-        """Gather the table's cards, load the scenario's deck and press shuffle.
+    async def shuffle_deck(self, cards: tuple[Card, ...], verdict: str, count: int | None) -> None:
+        """Gather the table's cards, load the deck and press shuffle.
 
         On a host-paced table the daemon starts the shuffle itself when a hand needs a deck; the
         deck was loaded beforehand (:meth:`arm_next_shuffle`) and this waits for that shuffle.
         """
         if verdict == "commitment_mismatch":
             raise DeviceRunError("commitment_mismatch is a verdict of a reveal, not a shuffle")
-        self.returned_from = len(self.run.events)
-        self.seen = set()
-        cards = self.shuffler.shuffle(order, seed)
-        self.gather()
+        await self.gather()
         if self.host_paced:
             if cards != self.armed:
                 raise DeviceRunError("the shuffle is not the one loaded for the host's request")
             what = "the shuffle the daemon asked for completing"
-            done = self._wait(_is(ShuffleCompleted), what, self.armed_at).item
+            done = (await self._wait(_is(ShuffleCompleted), what, self.armed_at)).item
             assert isinstance(done, ShuffleCompleted)
             self.shuffler.shuffle_id = done.shuffle_id
-            self.arm_next_shuffle()
+            await self.arm_next_shuffle()
             return
         mark = self.mirror.mark()
-        sid = self._act(self.table.shuffler.shuffle(cards, verdict, count))
+        sid = await self._act(self.table.shuffler.shuffle(cards, verdict, count))
         self.shuffler.shuffle_id = sid
-        self._wait(_is(ShuffleCompleted, shuffle_id=sid), f"the shuffle {sid} completing", mark)
+        await self._wait(
+            _is(ShuffleCompleted, shuffle_id=sid), f"the shuffle {sid} completing", mark
+        )
 
-    def arm_next_shuffle(self) -> None:
+    async def arm_next_shuffle(self) -> None:
         """Load the deck of the next shuffle before the host asks for it (host-paced tables).
 
         The player of a scenario knows its next shuffle step; this base loads nothing.
@@ -205,47 +183,39 @@ class DevicePlay:
         self.armed = ()
         self.armed_at = self.mirror.mark()
 
-    def reshuffle_stub(self, seed: int | None) -> None:
-        """Put the cards the table sent back into the shuffler and reshuffle the stub."""
-        self.clear_faults()
-        virtual = self.shuffler
-        events = self.run.events[self.returned_from :]
-        back, spent = returned_cards(events, virtual.groups, self.seen)
-        self.returned_from = len(self.run.events)
-        self.seen -= set(back)
-        for number in spent:
-            del virtual.groups[number]
-        self.gather(back)  # those on the table; the unread ones are in the dealer's hand
-        cards = [*virtual.order[virtual.position :], *back]
-        chosen = seed if seed is not None else len(cards)  # as the core mode chooses it
-        mark = self.mirror.mark()
-        sid = self._act(self.table.shuffler.reshuffle(back, chosen))
-        random.Random(chosen).shuffle(cards)  # the simulator shuffled the same cards the same way
-        virtual.order, virtual.position, virtual.shuffle_id = tuple(cards), 0, sid
-        what = f"the stub shuffle {sid} completing"
-        self._wait(_is(ShuffleCompleted, shuffle_id=sid), what, mark)
+    async def reshuffle_stub(self, seed: int | None) -> None:
+        """Undo the faults the dealer caused, then reshuffle the stub."""
+        await self.clear_faults()
+        await super().reshuffle_stub(seed)
 
-    def dispense(
-        self, purpose: Purpose, seat: int | None, count: int | None, *, keypad: bool = False
+    async def reshuffle_deck(self, added: list[Card], seed: int, cards: tuple[Card, ...]) -> None:
+        """Put the cards the table sent back into the shuffler and reshuffle the stub."""
+        await self.gather(added)  # those on the table; the unread ones are in the dealer's hand
+        mark = self.mirror.mark()
+        sid = await self._act(self.table.shuffler.reshuffle(added, seed))
+        virtual = self.shuffler
+        # the simulator shuffled the same cards the same way
+        virtual.order, virtual.position, virtual.shuffle_id = cards, 0, sid
+        what = f"the stub shuffle {sid} completing"
+        await self._wait(_is(ShuffleCompleted, shuffle_id=sid), what, mark)
+
+    async def deal_group(
+        self, purpose: Purpose, seat: int | None, size: int, asked: int | None
     ) -> list[Card]:
         """The dealer takes the next group: from the keypad, or on a host-paced table the group
-        the daemon asked for from the gated tray (``count`` cards instead: a misfeed)."""
+        the daemon asked for from the gated tray (``size`` cards instead: a misfeed)."""
         mark = self.mirror.mark()
-        if self.host_paced and not keypad:
-            _, _, asked = self.host_request(purpose, seat)
-            waiting = self._host_group()
+        if asked is not None:
+            waiting = await self._host_group()
             if (waiting["purpose"], waiting["seat"], waiting["count"]) != (purpose, seat, asked):
                 raise DeviceRunError(
                     f"the daemon asked for {waiting}, the table's state for a {purpose} group "
                     f"of {asked} (seat {seat})"
                 )
-            dealt = self._act(
-                self.table.shuffler.deliver(None if count in (None, asked) else count)
-            )
+            dealt = await self._act(self.table.shuffler.deliver(None if size == asked else size))
         else:
-            size = count if count is not None else DEFAULT_COUNTS[purpose]
-            dealt = self._act(self.table.shuffler.dispense(purpose, seat, size))
-        self._wait(
+            dealt = await self._act(self.table.shuffler.dispense(purpose, seat, size))
+        await self._wait(
             _is(GroupDispensed, shuffle_id=dealt.shuffle_id, group=dealt.group),
             f"group {dealt.group} of shuffle {dealt.shuffle_id}",
             mark,
@@ -255,64 +225,61 @@ class DevicePlay:
         expected = list(virtual.order[virtual.position : virtual.position + len(cards)])
         if cards != expected:
             raise DeviceRunError(f"the shuffler dealt {cards}, its deck says {expected} come next")
-        virtual.position += len(cards)
-        self.shuffler.group = dealt.group
-        self.shuffler.last_group = list(cards)
-        self.shuffler.groups[dealt.group] = DealtGroup(purpose, list(cards))
-        return cards
+        return virtual.dealt(dealt.group, purpose, cards)
 
-    def _host_group(self) -> dict[str, Any]:
+    async def _host_group(self) -> dict[str, Any]:
         """The oldest group the daemon asked for, once it waits in the gated tray."""
         deadline = time.monotonic() + WAIT
         while time.monotonic() < deadline:
-            waiting = self._act(self.table.shuffler.host_groups())
+            waiting = await self._act(self.table.shuffler.host_groups())
             if waiting:
                 return waiting[0]
-            self.bridge.call(asyncio.sleep(0.01))
+            await asyncio.sleep(0.01)
         raise DeviceRunError(f"the daemon asked the shuffler for no group in {WAIT:.0f} s")
 
-    def clear_faults(self) -> None:
+    async def clear_faults(self) -> None:
         """Undo the faults the dealer caused (close the lid, clear the jam) before going on."""
         for code in list(self.table.shuffler.raised):
             mark = self.mirror.mark()
-            self._act(self.table.shuffler.clear(code))
+            await self._act(self.table.shuffler.clear(code))
             wanted = _is(DeviceFaultCleared, device=SHUFFLER, code=code)
-            self._wait(wanted, f"{code} clearing", mark)
+            await self._wait(wanted, f"{code} clearing", mark)
 
     # ------------------------------------------------------------------ inputs
 
-    def feed(self, event: Input) -> list[TableEvent]:
+    async def feed(self, event: Input) -> list[TableEvent]:
         """Make ``event`` happen at the table; return the events the daemon gave it."""
         if isinstance(event, DealerInput):
-            return self.command(event)
+            return await self.command(event)
         mark = self.mirror.mark()
         if isinstance(event, TagArrived):
             card = self.run.state.manifest.card(event.uid)
             if card is not None:
                 self.seen.add(card)
-            if not self._act(self.table.tags.place(event.zone, event.uid)):
+            if not await self._act(self.table.tags.place(event.zone, event.uid)):
                 return []  # it lies there already: the reader has nothing new to say
             uid = normalize_uid(event.uid)
             what = f"{uid} arriving at {event.zone}"
-            return self._wait(_is(TagArrived, zone=event.zone, uid=uid), what, mark).events
+            return (await self._wait(_is(TagArrived, zone=event.zone, uid=uid), what, mark)).events
         if isinstance(event, TagDeparted):
             uid = normalize_uid(event.uid)
             if self.table.tags.where.get(uid) != event.zone:
                 return []
-            self._act(self.table.tags.lift(uid))
+            await self._act(self.table.tags.lift(uid))
             what = f"{uid} leaving {event.zone}"
-            return self._wait(_is(TagDeparted, zone=event.zone, uid=uid), what, mark).events
+            return (await self._wait(_is(TagDeparted, zone=event.zone, uid=uid), what, mark)).events
         if isinstance(event, ControllerRestarted):
-            self.bridge.call(self.table.restart_daemon())
-            return self._wait(_is(ControllerRestarted), "the controller's restart", mark).events
+            await self.table.restart_daemon()
+            what = "the controller's restart"
+            return (await self._wait(_is(ControllerRestarted), what, mark)).events
         if isinstance(event, Tick):
-            self.advance(event.ts)
+            await self.advance(event.ts)
             return []
         if getattr(event, "device", None) == READER:
             raise DeviceRunError(f"the rig cannot make the reader report {type(event).__name__}")
-        return self.device(event)
+        return await self.device(event)
 
-    def command(self, event: DealerInput) -> list[TableEvent]:
+    async def command(self, event: DealerInput) -> list[TableEvent]:
         """A dealer command, sent as the console does; the events of its response."""
         name = COMMAND_NAMES[type(event)]
         fields = {
@@ -321,9 +288,9 @@ class DevicePlay:
             if f.name not in ("ts", "authority") and getattr(event, f.name) is not None
         }
         if self.pace:
-            self.bridge.call(asyncio.sleep(self.pace))
+            await asyncio.sleep(self.pace)
         try:
-            body = self.bridge.call(self.table.console.send(name, fields))
+            body = await self.table.console.send(name, fields)
         except RuntimeError as exc:
             raise DeviceRunError(f"{name}: {exc}") from None
         seqs = [int(e["seq"]) for e in (body.get("data") or {}).get("events", [])]
@@ -331,13 +298,13 @@ class DevicePlay:
             raise DeviceRunError(f"{name}: the table did not run it: {body.get('error')}")
         if seqs:
             try:
-                self.mirror.wait_seq(max(seqs), WAIT)
+                await self.mirror.wait_seq(max(seqs), WAIT)
             except MirrorError as exc:
                 raise DeviceRunError(str(exc)) from None
         self.run.state = self.mirror.state
         return self.mirror.events_at(seqs)
 
-    def device(self, event: Input) -> list[TableEvent]:
+    async def device(self, event: Input) -> list[TableEvent]:
         """A shuffler fault, its clearing, a power cut, an unplug or replug, a refusal."""
         unit = self.table.shuffler
         mark = self.mirror.mark()
@@ -345,13 +312,13 @@ class DevicePlay:
         if name != SHUFFLER:
             raise DeviceRunError(f"the rig has no device {name!r} to act on")
         if isinstance(event, DeviceFault):
-            self._act(unit.fault(event.code))
+            await self._act(unit.fault(event.code))
             wanted = _is(DeviceFault, device=SHUFFLER, code=event.code)
         elif isinstance(event, DeviceFaultCleared):
-            self._act(unit.clear(event.code))
+            await self._act(unit.clear(event.code))
             wanted = _is(DeviceFaultCleared, device=SHUFFLER, code=event.code)
         elif isinstance(event, DeviceRebooted):
-            self._act(unit.power_loss())
+            await self._act(unit.power_loss())
             wanted = _is(DeviceRebooted, device=SHUFFLER)
         elif isinstance(event, DeviceHealthChanged) and event.health is Health.REJECTED:
             wanted = _is(DeviceHealthChanged, device=SHUFFLER, health=Health.REJECTED)
@@ -359,27 +326,24 @@ class DevicePlay:
             earlier = next((a for a in self.mirror.applied if wanted(a.item)), None)
             if earlier is not None:
                 return earlier.events  # an unapproved shuffler was plugged in: refused at start
-            self._act(unit.unapproved())
+            await self._act(unit.unapproved())
         elif isinstance(event, DeviceHealthChanged) and event.health is Health.RECONNECTING:
-            self._act(unit.unplug())
+            await self._act(unit.unplug())
             wanted = _is(DeviceHealthChanged, device=SHUFFLER, health=Health.RECONNECTING)
         elif isinstance(event, DeviceHealthChanged) and event.health is Health.ONLINE:
-            self._act(unit.replug())
+            await self._act(unit.replug())
             wanted = _is(DeviceHealthChanged, device=SHUFFLER, health=Health.ONLINE)
         else:
             raise DeviceRunError(f"the rig cannot make the shuffler report {type(event).__name__}")
-        return self._wait(wanted, f"the shuffler reporting {type(event).__name__}", mark).events
+        what = f"the shuffler reporting {type(event).__name__}"
+        return (await self._wait(wanted, what, mark)).events
 
     # ------------------------------------------------------------------ settling
 
-    def settle_at_start(self, unapproved: bool) -> None:
+    async def settle_at_start(self, unapproved: bool) -> None:
         """Wait until the daemon has its devices: the reader online, the shuffler online (or
         refused, when an unapproved one was plugged in)."""
         shuffler = Health.REJECTED if unapproved else Health.ONLINE
         for device, health in ((SHUFFLER, shuffler), (READER, Health.ONLINE)):
             wanted = _is(DeviceHealthChanged, device=device, health=health)
-            self._wait(wanted, f"{device} {health.value}", 0)
-
-    def wait_until(self, seconds: float) -> None:
-        """Let real time pass (``at`` steps)."""
-        self.advance(datetime.now(UTC) + timedelta(seconds=seconds))
+            await self._wait(wanted, f"{device} {health.value}", 0)

@@ -18,15 +18,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from simulators.rig.bridge import Bridge, run_in_thread
+from simulators.errors import ScenarioError
 from simulators.rig.broker import NONE
 from simulators.rig.errors import RigError
 from simulators.rig.mirror import Mirror, open_reader
 from simulators.rig.rig import OpenTable, Rig, RigOptions
 from simulators.rig.setup import TableSetup
-from simulators.scenario.core_runner import CoreRun, CoreRunner, _verb
 from simulators.scenario.device_play import DevicePlay, DeviceRunError
-from simulators.scenario.model import Scenario, ScenarioError
+from simulators.scenario.model import Scenario
 
 
 @dataclass
@@ -39,32 +38,28 @@ class DeviceRun:
     source: str  # "broker" or "journal"
 
 
-class DeviceRunner(DevicePlay, CoreRunner):
+class DeviceRunner(DevicePlay):
     """Plays the steps of one scenario on a running table."""
 
     step_index = 0
 
-    def play(self) -> CoreRun:
+    async def play(self) -> None:
         """Every step, in real time (``at`` waits for its moment; ``wait`` lets time pass)."""
         started = time.monotonic()
         if self.host_paced:
             self.step_index = -1  # the first shuffle step is the next one
-            self.arm_next_shuffle()
+            await self.arm_next_shuffle()
         for index, step in enumerate(self.scenario.step):
             self.step_index = index
             if step.at is not None:
-                self.wait_until(step.at - (time.monotonic() - started))
-            try:
-                self.play_step(step)
-            except ScenarioError as exc:
-                raise type(exc)(f"step {index + 1} ({step.kind} = {_verb(step)}): {exc}") from None
+                await self.wait_until(step.at - (time.monotonic() - started))
+            await self.play_numbered(index, step)
         self._sync()
-        return self.run
 
-    def arm_next_shuffle(self) -> None:
+    async def arm_next_shuffle(self) -> None:
         """Load the deck (and the deck check's verdict) of the file's next shuffle step into the
         shuffler, so that the shuffle the daemon starts when a hand needs a deck deals it."""
-        super().arm_next_shuffle()
+        await super().arm_next_shuffle()
         step = next(
             (s for s in self.scenario.step[self.step_index + 1 :] if s.shuffler == "shuffle"),
             None,
@@ -75,7 +70,7 @@ class DeviceRunner(DevicePlay, CoreRunner):
         if verdict == "commitment_mismatch":
             raise DeviceRunError("commitment_mismatch is a verdict of a reveal, not a shuffle")
         self.armed = self.shuffler.next_order(step.order, step.seed)
-        self._act(self.table.shuffler.arm(self.armed, verdict, step.count))
+        await self._act(self.table.shuffler.arm(self.armed, verdict, step.count))
 
 
 def device_modes(scenario: Scenario) -> bool:
@@ -109,30 +104,19 @@ def starts_unapproved(scenario: Scenario) -> bool:
 
 async def run_device(scenario: Scenario, rig: Rig) -> DeviceRun:
     """Play ``scenario`` on a fresh table of ``rig``; return the daemon's events."""
-    try:
-        runner = DeviceRunner(scenario)
-    except ScenarioError:
-        raise
+    runner = DeviceRunner(scenario)
     unapproved = starts_unapproved(scenario)
     table = await rig.open_table(table_setup(scenario), unapproved=unapproved)
-    bridge = Bridge(asyncio.get_running_loop())
-    holder: list[Mirror] = []
+    mirror: Mirror | None = None
     try:
-
-        def play() -> Mirror:
-            mirror = Mirror(open_reader(table.journal))
-            holder.append(mirror)
-            runner.attach(table, bridge, mirror)
-            runner.settle_at_start(unapproved)
-            runner.play()
-            return mirror
-
-        mirror = await run_in_thread(play, f"scenario:{scenario.scenario.name[:20]}")
+        mirror = Mirror(await open_reader(table.journal))
+        runner.attach(table, mirror)
+        await runner.settle_at_start(unapproved)
+        await runner.play()
         return await _collect(scenario, table, mirror)
     finally:
-        bridge.close()
         await rig.close_table()
-        for mirror in holder:
+        if mirror is not None:
             mirror.close()
 
 

@@ -15,16 +15,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from simulators.errors import ScenarioError
+
 FORMAT: Literal["tablectl.scenario/1"] = "tablectl.scenario/1"
 
 Mode = Literal["core", "device"]
 MODES: tuple[Mode, ...] = ("core", "device")
 StepKind = Literal["dealer", "shuffler", "reader", "device", "auto", "wait"]
 _KINDS: tuple[StepKind, ...] = ("dealer", "shuffler", "reader", "device", "auto", "wait")
-
-
-class ScenarioError(ValueError):
-    """A scenario file that cannot be run; the message names the line and key."""
 
 
 class _Strict(BaseModel):

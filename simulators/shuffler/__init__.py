@@ -17,10 +17,11 @@ from pathlib import Path
 
 from controller.cards import parse_card
 from drivers.shuffler.codes import Capability
+from simulators.errors import ScenarioError
 from simulators.pty import PtyCable
 from simulators.shuffler.firmware import default_firmware
 from simulators.shuffler.model import DEFAULT_CAPS, DeviceConfig, ShufflerModel
-from simulators.shuffler.scenario import ScenarioError, load_scenario
+from simulators.shuffler.scenario import load_scenario
 from simulators.shuffler.server import SimulatorServer, serve_control
 
 

@@ -66,6 +66,7 @@ from drivers.shuffler.messages import (
 )
 from drivers.tsp.payload import PayloadError
 from simulators.deck_order import deck_order
+from simulators.errors import RefusedError
 from simulators.shuffler.deck import deck_check
 
 DEFAULT_CAPS = (
@@ -92,15 +93,6 @@ DECK_CHECK_FAULTS = (
     "missing",
     "wrong_profile",
 )
-
-
-class RefusedError(Exception):
-    """A request the device answers with ERROR."""
-
-    def __init__(self, code: ErrorCode, detail: str) -> None:
-        super().__init__(detail)
-        self.code = code
-        self.detail = detail
 
 
 class HostGroup(NamedTuple):
@@ -227,7 +219,8 @@ class ShufflerModel:
         try:
             return msg_type, handler(payload, now)
         except RefusedError as refusal:
-            return MsgType.ERROR, ErrorResponse(refusal.code, refusal.detail).encode()
+            answer = ErrorResponse(refusal.code or ErrorCode.BAD_STATE, refusal.detail)
+            return MsgType.ERROR, answer.encode()
         except PayloadError as exc:
             return MsgType.ERROR, ErrorResponse(ErrorCode.BAD_LENGTH, str(exc)[:200]).encode()
 

@@ -23,12 +23,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from simulators.schedule import ScheduleError, parse_steps
+from simulators.errors import ScenarioError
+from simulators.schedule import parse_steps
 from simulators.shuffler.commands import Command, parse_command
-
-
-class ScenarioError(ValueError):
-    """A scenario file that cannot be used, with the step and key at fault."""
 
 
 class _File(BaseModel):
@@ -48,7 +45,4 @@ def load_scenario(path: Path) -> list[tuple[float, Command]]:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise ScenarioError(f"{path}: {where}: {first['msg']}") from None
-    try:
-        return parse_steps(document.step, parse_command)
-    except ScheduleError as exc:
-        raise ScenarioError(f"{path}: {exc}") from None
+    return parse_steps(document.step, parse_command, str(path))

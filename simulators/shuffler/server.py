@@ -27,6 +27,7 @@ from drivers.shuffler.codes import (
 from drivers.tsp.device_link import DeviceTimers
 from simulators import control_server
 from simulators.command_vocabulary import CommandError
+from simulators.errors import RefusedError
 from simulators.pty import PtyCable
 from simulators.shuffler.commands import (
     BurstCommand,
@@ -43,7 +44,7 @@ from simulators.shuffler.commands import (
     TrayCommand,
     parse_command,
 )
-from simulators.shuffler.model import RefusedError, ShufflerModel
+from simulators.shuffler.model import ShufflerModel
 from simulators.tsp_device import WireDevice
 from simulators.tsp_pty import TspPtyServer
 

@@ -21,8 +21,9 @@ from controller.table.inputs import (
     Reject,
 )
 from controller.table.state import TableState
-from simulators.scenario.core_runner import EPOCH, run_core
+from simulators.scenario.core_runner import run_core
 from simulators.scenario.model import load_scenario
+from simulators.scenario.primitives import EPOCH
 from tests.helpers import SCENARIOS
 
 TS = EPOCH + timedelta(hours=1)  # after every scenario step

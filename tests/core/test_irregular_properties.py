@@ -12,7 +12,7 @@ from controller.table.state import SET_ASIDE
 from controller.table.tray import BOARD_PURPOSES
 from simulators.autoplay import Style, random_table
 from simulators.irregular import BOARD_MISTAKES, MISTAKES, IrregularDealer
-from simulators.scenario.core_runner import returned_cards
+from simulators.scenario.virtual_shuffler import returned_cards
 from tests.core.test_properties import Checking, chips
 
 
@@ -21,7 +21,7 @@ class CheckingIrregular(Checking, IrregularDealer):
 
     reshuffles = 0
 
-    def reshuffle_stub(self, seed: int | None) -> None:
+    async def reshuffle_stub(self, seed: int | None) -> None:
         """The deck reshuffled is exactly the cards out of play: not on the board, in a hand,
         burned or mucked (nor dealt unread to a seat or the burn), and the table counts it so."""
         hand = self.run.state.hand
@@ -40,7 +40,7 @@ class CheckingIrregular(Checking, IrregularDealer):
             f"the table expects {hand.deal.stub}, the deck has {len(deck)}"
         )
         self.reshuffles += 1
-        super().reshuffle_stub(seed)
+        await super().reshuffle_stub(seed)
 
 
 @settings(max_examples=100)

@@ -85,7 +85,7 @@ class _DeclaringDealer(AutoDealer):
     no way to say a mucked hand won, and no player would muck it).
     """
 
-    def resolve_showdown(self) -> None:
+    async def resolve_showdown(self) -> None:
         hand = self.run.state.hand
         assert hand is not None
         for seat in hand.showdown.order:
@@ -101,14 +101,14 @@ class _DeclaringDealer(AutoDealer):
             )
             roll = self.rng.random()
             if contested and roll < 0.3:
-                self.feed(Muck(self.tick(), seat))
+                await self.feed(Muck(self.tick(), seat))
             elif contested and roll < 0.45:
-                self.feed(Concede(self.tick(), seat, left_table=True))
+                await self.feed(Concede(self.tick(), seat, left_table=True))
             elif roll < 0.55:
-                self.feed(PlaysBoard(self.tick(), seat))
-                self.feed(Muck(self.tick(), seat))
+                await self.feed(PlaysBoard(self.tick(), seat))
+                await self.feed(Muck(self.tick(), seat))
             else:
-                self.feed(TableHand(self.tick(), seat))
+                await self.feed(TableHand(self.tick(), seat))
 
 
 @settings(max_examples=150)

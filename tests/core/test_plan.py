@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from controller.table.inputs import Purpose, Zone
 from controller.table.plan import DispenseRequest, next_dispense
-from simulators.scenario.core_runner import CoreRunner
+from simulators.scenario.core_runner import CoreRunner, run_at_once
 from simulators.scenario.model import parse_scenario
 from tests.helpers import DEAL, START, scenario_text, step
 
@@ -21,9 +21,9 @@ def played(steps: str, house_rules: str = "{}") -> CoreRunner:
 def test_hole_groups_one_at_a_time_in_deal_order() -> None:
     runner = played(START)
     assert next_dispense(runner.run.state) == DispenseRequest(Purpose.HOLE, 1, 2)
-    runner.dispense(Purpose.HOLE, 1, None)
+    run_at_once(runner.dispense(Purpose.HOLE, 1, None))
     assert next_dispense(runner.run.state) is None  # wait until the group is read
-    runner.arrive(Zone.parse("seat:1"), runner.shuffler.last_group)
+    run_at_once(runner.arrive(Zone.parse("seat:1"), runner.shuffler.last_group))
     assert next_dispense(runner.run.state) == DispenseRequest(Purpose.HOLE, 2, 2)
 
 
@@ -42,7 +42,8 @@ def test_nothing_before_the_deck_is_verified_or_while_held() -> None:
 def test_burn_then_street_after_the_round() -> None:
     runner = played(DEAL + step(auto="check_round"))
     assert next_dispense(runner.run.state) == DispenseRequest(Purpose.BURN, None, 1)
-    runner.arrive(Zone.parse("burn"), runner.dispense(Purpose.BURN, None, None))
+    burn = run_at_once(runner.dispense(Purpose.BURN, None, None))
+    run_at_once(runner.arrive(Zone.parse("burn"), burn))
     assert next_dispense(runner.run.state) == DispenseRequest(Purpose.FLOP, None, 3)
 
 
@@ -59,7 +60,7 @@ def test_a_replacement_is_asked_for_and_the_exposed_card_is_the_burn() -> None:
     )
     runner = played(steps)
     assert next_dispense(runner.run.state) == DispenseRequest(Purpose.EXTRA, 2, 1)
-    runner.replace_owed()
-    runner.check_round()
+    run_at_once(runner.replace_owed())
+    run_at_once(runner.check_round())
     # the exposed card is the flop's burn: no burn is asked for, only the flop
     assert next_dispense(runner.run.state) == DispenseRequest(Purpose.FLOP, None, 3)

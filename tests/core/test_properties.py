@@ -51,7 +51,7 @@ class Checking(AutoDealer):
 
     total_chips: int
 
-    def feed(self, event: Input) -> list[TableEvent]:
+    async def feed(self, event: Input) -> list[TableEvent]:
         before = self.run.state
         # the manifest, the profile and the other decks are configuration: shared, not copied
         memo = {
@@ -60,7 +60,7 @@ class Checking(AutoDealer):
             id(before.other_decks): before.other_decks,  # the other decks' UIDs: config too
         }
         snapshot = copy.deepcopy(before, memo)
-        events = super().feed(event)
+        events = await super().feed(event)
         after = self.run.state
         # purity: the state handed to apply is never changed
         assert before == snapshot

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main
-from simulators.scenario.model import ScenarioError, parse_scenario
+from simulators.errors import ScenarioError
+from simulators.scenario.model import parse_scenario
 from tests.helpers import SCENARIOS
 
 GOOD = SCENARIOS / "T18-odd-chip-two-way.toml"

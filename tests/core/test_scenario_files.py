@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from simulators.errors import ScenarioError
 from simulators.scenario.core_runner import run_core
-from simulators.scenario.model import Scenario, ScenarioError, parse_scenario
+from simulators.scenario.model import Scenario, parse_scenario
 from tests.helpers import SCENARIOS, run_file
 
 FILES = sorted(p.name for p in SCENARIOS.glob("*.toml"))

@@ -22,7 +22,7 @@ from controller.table.inputs import (
     TagDeparted,
 )
 from drivers.rfid.pn532.driver import Pn532Reader
-from simulators.pn532.control import ControlClient
+from simulators.control_client import ControlClient
 from simulators.pn532.server import Pn532Simulator
 
 #: Fast but forgiving timings for ptys on a loaded 2-core CI machine.
@@ -161,8 +161,13 @@ class SimProcess:
         return ControlClient(self.control)
 
     def request(self, **request: Any) -> dict[str, Any]:
-        with self.client() as client:
-            return client.request(**request)
+        """One command, from a test's own thread (``asyncio.to_thread`` in an async test)."""
+
+        async def send() -> dict[str, Any]:
+            async with self.client() as client:
+                return await client.send(request)
+
+        return asyncio.run(send())
 
     def stderr(self) -> str:
         if self.proc.poll() is None or self.proc.stderr is None:

@@ -15,7 +15,7 @@ import pytest
 
 from controller.table.inputs import Health
 from drivers.rfid.pn532.driver import Pn532Reader
-from simulators.pn532.control import ControlError
+from simulators.control_client import ControlError
 
 StartReader = Callable[..., Awaitable[tuple[Pn532Reader, Any]]]
 Until = Callable[..., Awaitable[None]]
@@ -79,7 +79,7 @@ async def test_scenario_file_places_and_lifts_tags(
 @pytest.mark.parametrize(
     ("args", "status", "message"),
     [
-        (["--scenario", "{tmp}/bad.toml"], 2, "step 1: fault must be"),
+        (["--scenario", "{tmp}/bad.toml"], 2, "step 1: fault: Input should be"),
         (["--tag", "zz"], 2, "not a tag UID"),
         (["--link", "{tmp}/no/such/dir/pn532"], 1, "No such file or directory"),
     ],
@@ -96,7 +96,9 @@ def test_bad_start_up_is_refused_with_a_reason(
     assert "Traceback" not in result.stderr
 
 
-def test_control_channel_answers_every_line_even_bad_ones(sim_process: Callable[..., Any]) -> None:
+async def test_control_channel_answers_every_line_even_bad_ones(
+    sim_process: Callable[..., Any],
+) -> None:
     sim = sim_process()
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
         conn.settimeout(10)
@@ -113,10 +115,11 @@ def test_control_channel_answers_every_line_even_bad_ones(sim_process: Callable[
     assert [r["ok"] for r in replies] == [False, False, False, True]
     assert "not JSON" in replies[0]["error"]
     assert "UID" in replies[1]["error"]
-    assert "unknown key" in replies[2]["error"]
+    assert replies[2]["error"] == "x: Extra inputs are not permitted"  # names the key
     assert replies[3]["device"] == str(sim.link)
-    with sim.client() as client, pytest.raises(ControlError, match="antenna mode"):
-        client.fault("antenna", mode="on fire")
+    async with sim.client() as client:
+        with pytest.raises(ControlError, match="mode: Input should be 'timeout'"):
+            await client.fault("antenna", mode="on fire")
 
 
 def test_sigterm_stops_cleanly(sim_process: Callable[..., Any]) -> None:

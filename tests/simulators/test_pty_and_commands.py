@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 
 from simulators.command_vocabulary import CommandError
+from simulators.errors import ScenarioError
 from simulators.pty import PtyCable
 from simulators.shuffler.commands import (
     DeckCommand,
     FaultCommand,
     parse_command,
 )
-from simulators.shuffler.scenario import ScenarioError, load_scenario
+from simulators.shuffler.scenario import load_scenario
 
 
 def test_pty_is_raw_both_ways_and_symlinked(tmp_path: Path) -> None:

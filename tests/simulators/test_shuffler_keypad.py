@@ -13,9 +13,10 @@ from drivers.shuffler.codes import DeckVerdict, DeviceState, MsgType
 from drivers.shuffler.events import DeckCheck, GroupDispensedEvent, ShuffleComplete, decode_event
 from drivers.shuffler.messages import DispenseGroup, StartShuffle
 from simulators.command_vocabulary import CommandError
+from simulators.errors import RefusedError
 from simulators.shuffler.commands import DispenseCommand, parse_command
 from simulators.shuffler.deck import deck_check
-from simulators.shuffler.model import DeviceConfig, RefusedError, ShufflerModel
+from simulators.shuffler.model import DeviceConfig, ShufflerModel
 
 
 def model(**config: object) -> ShufflerModel:

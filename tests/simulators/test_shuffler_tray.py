@@ -11,8 +11,9 @@ from drivers.shuffler.codes import MsgType
 from drivers.shuffler.events import GroupDispensedEvent, decode_event
 from drivers.shuffler.messages import DispenseGroup
 from simulators.command_vocabulary import CommandError
+from simulators.errors import RefusedError
 from simulators.shuffler.commands import DeliverCommand, TrayCommand, parse_command
-from simulators.shuffler.model import DeviceConfig, RefusedError, ShufflerModel
+from simulators.shuffler.model import DeviceConfig, ShufflerModel
 
 
 def gated(order: tuple[str, ...] = ("As", "Kd", "Qh", "7c", "2d")) -> tuple[ShufflerModel, int]:

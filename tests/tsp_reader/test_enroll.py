@@ -20,7 +20,6 @@ from controller.enroll import Accepted, Enrollment, EnrollmentError, Refused, en
 from controller.table.inputs import TagArrived
 from drivers.rfid.tsp_reader.driver import TspReader
 from simulators.control_client import ControlClient
-from simulators.pn532.control import ControlClient as Pn532Control
 from tests.tsp_reader.conftest import FAST, RigFactory
 
 TABLECTL = [sys.executable, "-m", "controller.cli"]
@@ -252,11 +251,11 @@ async def test_a_short_deck_writes_nothing_whatever_the_reader(
     assert cli.stdout is not None
     assert cli.stderr is not None
     progress, problems = Lines(cli.stdout), Lines(cli.stderr)
-    with Pn532Control(control) as pn532:
+    async with ControlClient(control) as pn532:
         for position, (uid, card) in enumerate(zip(DECK, ("As", "Ks", "Qs"), strict=False), 1):
-            pn532.request(tags=[uid])
+            await pn532.send({"tags": [uid]})
             await progress.expect(rf"^\s*{position}/52  {card}\s+{uid}$")
-        pn532.request(tags=[])
+        await pn532.send({"tags": []})
     await problems.expect(r"short deck: 3 of 52 cards enrolled \(the next card was 2c\)")
     assert await asyncio.wait_for(cli.wait(), 10) == 1
     assert not out.exists()

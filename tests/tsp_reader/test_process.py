@@ -16,8 +16,9 @@ from controller.table.inputs import Health, TagArrived, TagDeparted
 from drivers.rfid.tsp_reader.driver import TspReader
 from simulators.command_vocabulary import CommandError
 from simulators.control_client import ControlClient, ControlError
+from simulators.errors import ScenarioError
 from simulators.rfid.commands import FaultCommand, PlaceCommand, parse_command
-from simulators.rfid.scenario import ScenarioError, load_scenario
+from simulators.rfid.scenario import load_scenario
 from tests.tsp_reader.conftest import ANTENNAS, FAST, UIDS, EventLog
 
 A, B, C = UIDS[:3]
