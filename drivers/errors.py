@@ -26,6 +26,10 @@ class DeviceCommandError(DeviceError):
         self.detail = detail
 
 
+class AlreadyDoneError(DeviceCommandError):
+    """The device already carried out this command (TSP/1 ERROR ``ALREADY_DONE``): a resend."""
+
+
 class DeviceRejectedError(DeviceError):
     """The device is not approved (unknown identity, wrong firmware hash, failed challenge)."""
 

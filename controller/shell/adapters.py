@@ -183,16 +183,14 @@ TSP_READER_USB_FACTORY = _TspReaderFactory(usb=True)
 
 # --------------------------------------------------------------------------- TSP/1 shuffler
 
-_BAD_ARG = 4  # TSP/1 ERROR code: the shuffler refuses a group number it already dispensed
-
 
 class ShufflerSource:
     """The TSP/1 shuffler driver (``drivers.shuffler``) as a source.
 
     The driver keeps its device connected (its own supervisor, approval, heartbeat) and hands
     every event to the sink; the daemon's commands map onto START_SHUFFLE, DISPENSE_GROUP and
-    REVEAL_DECK. A refused group number the device says it already dispensed is
-    :class:`AlreadyDoneError`: the resend after a crash that must not dispense again.
+    REVEAL_DECK. A group number the device answers ``ALREADY_DONE`` is :class:`AlreadyDoneError`:
+    the resend after a crash that must not dispense again.
     """
 
     capabilities = frozenset({SHUFFLE, DISPENSE, REVEAL})
@@ -247,9 +245,9 @@ class ShufflerSource:
 
         try:
             await command
+        except errors.AlreadyDoneError as exc:
+            raise AlreadyDoneError(str(exc)) from None
         except errors.DeviceCommandError as exc:
-            if exc.code == _BAD_ARG and "already" in exc.detail:
-                raise AlreadyDoneError(str(exc)) from None
             raise DeviceCommandError(str(exc)) from None
         except errors.DeviceError as exc:
             raise DeviceCommandError(str(exc)) from None

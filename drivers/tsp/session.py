@@ -2,7 +2,8 @@
 handing device events to the application one at a time.
 
 :func:`call` sends a request and raises :class:`~drivers.errors.DeviceCommandError` when the
-device answers ERROR. :class:`EventPump` takes the link's events and session changes in arrival
+device answers ERROR (:class:`~drivers.errors.AlreadyDoneError` when the code is
+``ALREADY_DONE``). :class:`EventPump` takes the link's events and session changes in arrival
 order and hands each event to the driver's handler; the event is acknowledged to the device only
 after the handler returned, and left unacknowledged (so the device sends it again) when the
 handler failed or the session ended under it.
@@ -14,9 +15,9 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 
-from drivers.errors import DeviceCommandError
+from drivers.errors import AlreadyDoneError, DeviceCommandError
 from drivers.tsp.client import LinkClient
-from drivers.tsp.common import ErrorResponse
+from drivers.tsp.common import ErrorCode, ErrorResponse
 from drivers.tsp.frame import TYPE_ERROR
 from drivers.tsp.link import EventReceived, SessionChanged
 from drivers.tsp.payload import PayloadError
@@ -30,9 +31,9 @@ async def call(client: LinkClient, msg_type: int, payload: bytes = b"", name: st
             error = ErrorResponse.decode(frame.payload)
         except PayloadError:
             error = ErrorResponse(0, "(malformed ERROR payload)")
-        raise DeviceCommandError(
-            name or f"request {msg_type:#04x}", int(error.code), error.name, error.detail
-        )
+        # The code alone says whether the device already did it: never the detail's words.
+        refused = AlreadyDoneError if error.code == ErrorCode.ALREADY_DONE else DeviceCommandError
+        raise refused(name or f"request {msg_type:#04x}", int(error.code), error.name, error.detail)
     return frame.payload
 
 

@@ -16,7 +16,7 @@ from controller.table.inputs import (
     Purpose,
     ShuffleCompleted,
 )
-from drivers.errors import DeviceCommandError
+from drivers.errors import AlreadyDoneError, DeviceCommandError
 from drivers.shuffler.codes import Capability, DeckMove, DeviceState, Trigger
 from drivers.shuffler.commitment import deck_commitment
 from drivers.shuffler.events import DeckMoved, OperatorInput, ShuffleStarted, StateChanged
@@ -70,8 +70,8 @@ async def test_shuffle_dispense_withheld_and_reveal(rig: RigFactory) -> None:
     ]
     assert all(card is None for g in groups for card in g.cards)  # WITHHOLD by default
     assert groups[-1].remaining == 52 - 10
-    # The same group twice would re-dispense: the device refuses.
-    with pytest.raises(DeviceCommandError, match="BAD_ARG"):
+    # The same group twice would re-dispense: the device refuses, saying it already did.
+    with pytest.raises(AlreadyDoneError, match="ALREADY_DONE"):
         await r.driver.dispense_group(shuffle_id, 5, 3, Purpose.FLOP)
     # The deck in play cannot be revealed; once the next shuffle retires it, it can.
     with pytest.raises(DeviceCommandError, match="BAD_STATE"):
