@@ -12,7 +12,6 @@ handler failed or the session ended under it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable
 
 from drivers.errors import AlreadyDoneError, DeviceCommandError
@@ -92,7 +91,9 @@ class EventPump:
         Acknowledging it later marks it done, so its retransmission after a reconnect is
         recognised instead of delivered twice.
         """
-        if self._handling is not None:
-            with contextlib.suppress(Exception):
-                await self._handling
-            self._handling = None
+        handling, self._handling = self._handling, None
+        if handling is not None:
+            # Waited for, not awaited: a handler that failed ended the session already.
+            await asyncio.wait({handling})
+            if not handling.cancelled():
+                handling.exception()  # seen: asyncio would report it as never retrieved

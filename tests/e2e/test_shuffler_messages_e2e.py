@@ -206,7 +206,16 @@ async def test_events_the_core_does_not_consume_reach_observers(rig: RigFactory)
     await r.sim.send({"press": "shuffle"})  # the dealer's button starts a shuffle
     await wait_until(lambda: r.of(ShuffleCompleted), what="dealer shuffle")
     await r.driver.present()
-    await wait_until(lambda: any(isinstance(e, DeckMoved) for e in r.device_events))
+    # DeckMoved and the state change it causes are two events, acknowledged one at a time.
+    await wait_until(
+        lambda: (
+            any(isinstance(e, DeckMoved) for e in r.device_events)
+            and any(
+                isinstance(e, StateChanged) and e.state == DeviceState.PRESENTED
+                for e in r.device_events
+            )
+        )
+    )
     kinds = [type(e) for e in r.device_events]
     assert kinds.index(OperatorInput) < kinds.index(ShuffleStarted) < kinds.index(DeckMoved)
     started = next(e for e in r.device_events if isinstance(e, ShuffleStarted))
