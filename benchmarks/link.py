@@ -55,10 +55,8 @@ async def measure(paced: bool, requests: int, events: int) -> dict[str, float]:
                 if received == events:
                     done.set()
 
-        driver = ShufflerDriver(
-            "bench", ShufflerOptions(port=str(link), heartbeat_interval=60), sink
-        )
-        task = asyncio.create_task(driver.run())
+        driver = ShufflerDriver("bench", ShufflerOptions(port=str(link), heartbeat_interval=60))
+        task = asyncio.create_task(driver.supervise(sink).run())
         try:
             await driver.wait_online(timeout=20)
             rtts = []

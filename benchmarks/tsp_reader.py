@@ -115,7 +115,8 @@ async def pty_rows(period: int, directory: Path) -> list[Row]:
     serving = asyncio.create_task(server.serve())
     waiter = Waiter()
     options = {"port": str(server.port.device), "antennas": ANTENNAS, "scan_period_ms": period}
-    reader = TspReader.from_options("bench", options, sink=waiter.sink)
+    reader = TspReader.from_options("bench", options)
+    await reader.start(waiter.sink)
     async with reader:
         await reader.wait_online(10)
         arrive, depart = await _latencies(server.handle, waiter)
@@ -133,7 +134,8 @@ async def usb_rows(period: int) -> list[Row]:
     device = bus.add_reader("BENCH", seed=1)
     waiter = Waiter()
     options = {"serial_number": "BENCH", "antennas": ANTENNAS, "scan_period_ms": period}
-    reader = TspUsbReader.from_options("bench", options, sink=waiter.sink, usb_backend=bus)
+    reader = TspUsbReader.from_options("bench", options, usb_backend=bus)
+    await reader.start(waiter.sink)
     async with reader:
         await reader.wait_online(10)
         arrive, depart = await _latencies(device.handle, waiter)
@@ -154,6 +156,7 @@ async def replug_rows() -> list[Row]:
     samples = []
     async with reader:
         await reader.wait_online(10)
+        assert reader.supervisor is not None
         for _ in range(10):
             device.unplug()
             await reader.supervisor.wait_for(Health.RECONNECTING, Health.FAILED, timeout=10)

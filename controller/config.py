@@ -36,6 +36,7 @@ from controller.authority import Role
 from controller.decks import DeckManifest, ManifestError, load_deck, load_manifest
 from controller.keyring import Keyring, KeyringError, load_keyring
 from controller.profiles import ProfileError, RulesProfile, load_profile
+from drivers.registry import option_problems
 
 ENV_PREFIX = "TABLECTL_"
 DEFAULT_CONFIG = Path("/etc/tablectl/table.toml")
@@ -319,10 +320,8 @@ def parse_config(data: Mapping[str, Any], source: str = "config") -> TableConfig
         config.table.manifest()
     except ManifestError as exc:
         problems.append(f"table.deck: {exc}")
-    from controller.shell.devices import device_option_problems  # noqa: PLC0415 (cycle)
-
     for device_id, device in config.devices.items():
-        problems += device_option_problems(device_id, device)
+        problems += option_problems(device_id, device.driver, device.options)
     security = config.security
     if security.require_signed and security.keyring is None:
         problems.append(

@@ -30,7 +30,7 @@ from drivers.errors import DeviceUnavailableError
 from drivers.transport import DataCallback, LostCallback
 
 #: The vendor control request that returns a device's identity without claiming it
-#: (``bmRequestType`` 0xC0, ``bRequest`` 0x01; hardware.md §5.3.2).
+#: (``bmRequestType`` 0xC0, ``bRequest`` 0x01; docs/protocols/tsp1.md §5.5).
 IDENTITY_REQUEST = (0xC0, 0x01)
 
 

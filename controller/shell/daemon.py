@@ -33,11 +33,6 @@ from controller.profiles import load_profile
 from controller.shell import logging as shell_logging
 from controller.shell.commands import CommandHandler, shed_event
 from controller.shell.console import serve_console
-from controller.shell.devices import (
-    DeviceSource,
-    SourceContext,
-    build_source,
-)
 from controller.shell.gate import Gate, Limits, Policy, bounded_text
 from controller.shell.intake import Intake, Rates
 from controller.shell.journal import Journal
@@ -53,6 +48,9 @@ from controller.table.inputs import (
     ControllerRestarted,
     Tick,
 )
+from drivers.contract import Device, DeviceContext
+from drivers.errors import DeviceError
+from drivers.registry import build_device
 
 log = structlog.get_logger("tablectl.daemon")
 
@@ -82,13 +80,13 @@ class Daemon:
             table.shuffler,
             host_paced=table.dispense == "host",
         )
-        context = SourceContext(table.id, manifest)
-        self.sources: dict[str, DeviceSource] = {
-            device_id: build_source(device_id, section, context)
+        context = DeviceContext(table.id, manifest)
+        devices: dict[str, Device] = {
+            device_id: build_device(device_id, section.driver, section.options, context)
             for device_id, section in config.devices.items()
             if section.enabled
         }
-        self.simulated = any(s.describe().get("simulated") for s in self.sources.values())
+        self.simulated = any(d.describe().get("simulated") for d in devices.values())
         security = config.security
         self.link = MqttLink(
             config.broker,
@@ -105,7 +103,7 @@ class Daemon:
         self.ready = asyncio.Event()
         self.stop_requested = asyncio.Event()
         self.devices = Devices(
-            self.sources,
+            devices,
             self.runner,
             config.daemon,
             self._device_changed,
@@ -150,8 +148,8 @@ class Daemon:
             )
         self.link.on_change = self._status_changed
         self._changed()
-        for device_id, source in self.sources.items():
-            self.devices.set_device(device_id, source, health=None)
+        for device_id, device in self.devices.devices.items():
+            self.devices.set_device(device_id, device, health=None)
         try:
             async with asyncio.TaskGroup() as group:
                 if self.config.broker.enabled:
@@ -164,9 +162,9 @@ class Daemon:
                     self.console = await serve_console(
                         self.config.daemon.console, self._request, lambda: self.link.accept_requests
                     )
-                for device_id, source in self.sources.items():
-                    task = self._spawn(group, self.devices.supervise(source), f"device:{device_id}")
-                    self._device_tasks.append(task)
+                for device_id in self.devices.devices:
+                    supervised = self.devices.supervise(device_id)
+                    self._device_tasks.append(self._spawn(group, supervised, f"device:{device_id}"))
                 await self.devices.query_all()
                 if report.inputs:
                     await self._restarted()
@@ -241,10 +239,11 @@ class Daemon:
                     await asyncio.sleep(0.02)
         sent = await self.link.goodbye(step)
         log.info("mqtt.offline_published" if sent else "mqtt.offline_not_published")
-        for source in self.sources.values():
-            with contextlib.suppress(Exception):
+        for device in self.devices.devices.values():
+            # close() raises only the device error tree (docs/drivers.md, "Errors to raise").
+            with contextlib.suppress(DeviceError, TimeoutError):
                 async with asyncio.timeout(step):
-                    await source.close()
+                    await device.close()
 
     # ------------------------------------------------------------------ devices
 

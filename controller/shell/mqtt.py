@@ -4,7 +4,9 @@ Every aiomqtt call of the daemon is in this module. One connection at a time, ma
 each attempt (its Last Will carries that attempt's ``bdseq``); on every connect the link
 publishes the birth, republishes every retained message (state, devices), subscribes to the
 request topics and only then drains the outbox. A lost connection or a failed attempt waits a
-full-jitter backoff and tries again, for ever.
+full-jitter backoff and tries again, for ever: the one reconnect loop of tablectl
+(:func:`drivers.supervisor.retry_forever`), to which any other error is a bug that stops the
+daemon.
 
 One task publishes everything, in order, QoS 1, each publish awaited until its PUBACK: any
 response first (a console is waiting for it), then the outbox, oldest first, then the retained
@@ -20,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import random
 import socket
 import ssl
 import time
@@ -41,6 +42,7 @@ from controller.shell.codec import event_from_json, rfc3339
 from controller.shell.journal import OutboxRow
 from controller.shell.topics import Topics
 from controller.shell.writer import JournalWriter
+from drivers.supervisor import Backoff, retry_forever
 
 log = structlog.get_logger("tablectl.mqtt")
 
@@ -54,24 +56,6 @@ def publish_properties() -> Properties:
     """Empty MQTT v5 PUBLISH properties (paho's constructor is untyped)."""
     properties: Properties = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
     return properties
-
-
-class Backoff:
-    """Full-jitter exponential backoff: a delay drawn from [0, min(cap, base * 2**attempt)]."""
-
-    def __init__(self, base: float, cap: float, rng: random.Random | None = None) -> None:
-        self.base, self.cap = base, cap
-        self.attempt = 0
-        self._rng = rng or random.Random()
-
-    def next(self) -> float:
-        """The delay before the next attempt."""
-        self.attempt += 1
-        return self._rng.uniform(0.0, min(self.cap, self.base * 2.0 ** min(self.attempt, 30)))
-
-    def reset(self) -> None:
-        """Start again from the base after a connection that held."""
-        self.attempt = 0
 
 
 class MqttLink:
@@ -158,37 +142,40 @@ class MqttLink:
 
     async def run(self) -> None:
         """Stay connected until cancelled."""
-        while not self._stopping:
-            self.bdseq = await self.writer.call(self.writer.journal.next_bdseq)
-            client = self._client_for_attempt()
-            started = time.monotonic()
-            try:
-                async with client:
-                    self._client = client
-                    try:
-                        await self._session(client)
-                    except BaseException as exc:
-                        if not self._stopping and not isinstance(exc, _CONNECTION_LOST):
-                            # Not an ordered stop (a bug elsewhere, say): the broker must say
-                            # the table is gone, and it does only if we leave without DISCONNECT.
-                            _drop_connection(client)
-                        raise
-            except _CONNECTION_LOST as exc:
-                cause = exc.__cause__
-                log.warning(
-                    "mqtt.disconnected", error=str(exc), cause=repr(cause) if cause else None
-                )
-            finally:
-                self._client = None
-                if self.connected.is_set():
-                    self.connected.clear()
-                    if self.on_change is not None:
-                        self.on_change()
-            if time.monotonic() - started > 10.0:
-                self._backoff.reset()
-            delay = self._backoff.next()
-            log.info("mqtt.reconnect_in", seconds=round(delay, 2), attempt=self._backoff.attempt)
-            await asyncio.sleep(delay)
+        await retry_forever(
+            self._connection, self._lost, expected=_CONNECTION_LOST, fatal=_not_lost, name="mqtt"
+        )
+
+    async def _connection(self) -> None:
+        """One connection to the broker, from CONNECT until it is lost."""
+        if self._stopping:
+            await asyncio.Event().wait()  # shutting down: no new connection; the daemon cancels
+        self.bdseq = await self.writer.call(self.writer.journal.next_bdseq)
+        client = self._client_for_attempt()
+        try:
+            async with client:
+                self._client = client
+                try:
+                    await self._session(client)
+                except BaseException as exc:
+                    if not self._stopping and not isinstance(exc, _CONNECTION_LOST):
+                        # Not an ordered stop (a bug elsewhere, say): the broker must say the
+                        # table is gone, and it does only if we leave without DISCONNECT.
+                        _drop_connection(client)
+                    raise
+        finally:
+            self._client = None
+            if self.connected.is_set():
+                self.connected.clear()
+                if self.on_change is not None:
+                    self.on_change()
+
+    async def _lost(self, error: Exception | None, lasted: float) -> float:
+        cause = error.__cause__ if error else None
+        log.warning("mqtt.disconnected", error=str(error), cause=repr(cause) if cause else None)
+        delay = self._backoff.next(lasted)
+        log.info("mqtt.reconnect_in", seconds=round(delay, 2), attempt=self._backoff.attempt)
+        return delay
 
     def _client_for_attempt(self) -> aiomqtt.Client:
         broker = self.broker
@@ -397,6 +384,11 @@ def _plain_level(verb: str) -> bool:
 
 
 _CONNECTION_LOST = (aiomqtt.MqttError, OSError, TimeoutError)
+
+
+def _not_lost(error: Exception) -> bool:
+    """Anything but a lost connection is a bug: it stops the daemon (systemd restarts it)."""
+    return not isinstance(error, _CONNECTION_LOST)
 
 
 def _drop_connection(client: aiomqtt.Client) -> None:

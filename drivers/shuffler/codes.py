@@ -94,7 +94,10 @@ class Profile(IntEnum):
 
 
 class IdPolicy(IntEnum):
-    """Whether card identities leave the device (WITHHOLD is the default, hardware.md §5.2.6)."""
+    """Whether card identities leave the device (docs/protocols/tsp1.md §3.6).
+
+    WITHHOLD is the default.
+    """
 
     WITHHOLD = 0
     LIVE = 1
@@ -169,7 +172,7 @@ class DeckVerdict(IntFlag):
     WRONG_PROFILE = 0x20
 
 
-#: Fault codes (high byte = class) and their names, hardware.md §5.2.5.
+#: Fault codes (high byte = class) and their names, docs/protocols/tsp1.md §3.5.
 FAULT_NAMES: dict[int, str] = {
     0x0101: "JAM_INPUT",
     0x0102: "JAM_PATH",

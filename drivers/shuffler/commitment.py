@@ -2,7 +2,7 @@
 
 The device publishes it when the shuffle completes and reveals salt and order only after the deck
 is retired, so the order never leaves the device while it can be in play, yet the host can prove
-afterwards that the order it is shown is the one that was dealt (hardware.md §5.2.6).
+afterwards that the order it is shown is the one that was dealt (docs/protocols/tsp1.md §3.6).
 """
 
 from __future__ import annotations

@@ -1,14 +1,16 @@
-"""The TSP/1 shuffler driver: asyncio-native, over pyserial, supervised.
+"""The TSP/1 shuffler driver (``tsp-shuffler``): asyncio-native, over pyserial.
 
-One :class:`ShufflerDriver` per configured shuffler. :meth:`ShufflerDriver.run` keeps it
-connected (see :mod:`drivers.supervisor`); each connection identifies the device, refuses it
-unless it is approved (``config/approved-devices.toml``), configures it, syncs its clock and then
-heartbeats it. Device events become the core's inputs and go to the sink in order; an event is
-acknowledged to the device only after the sink has taken it, so nothing is lost on the way.
+One :class:`ShufflerDriver` per configured shuffler, a :class:`~drivers.contract.Device`. Each
+connection (:meth:`ShufflerDriver.run`) identifies the device, refuses it unless it is approved
+(``config/approved-devices.toml``), configures it, syncs its clock and then heartbeats it; the
+supervision loop (:mod:`drivers.supervisor`) reconnects. Device events become the core's inputs
+and go to the sink in order; an event is acknowledged to the device only after the sink has taken
+it, so nothing is lost on the way.
 
 The commands (:meth:`start_shuffle`, :meth:`dispense_group`, …) raise
 :class:`~drivers.errors.DeviceNotReadyError` unless the device is online and approved: a rejected
-shuffler is never asked to shuffle or dispense.
+shuffler is never asked to shuffle or dispense. A DISPENSE_GROUP the device answers
+``ALREADY_DONE`` raises :class:`~drivers.errors.AlreadyDoneError`.
 """
 
 from __future__ import annotations
@@ -18,15 +20,29 @@ import contextlib
 import os
 import time
 from collections.abc import Callable
+from typing import Any, ClassVar
 
 import structlog
 
-from controller.table.inputs import DeckRevealed, DeviceRebooted, Health, Purpose
-from drivers.errors import (
-    DeviceCommandError,
-    DeviceError,
-    DeviceNotReadyError,
+from controller.table.inputs import (
+    DeckRevealed,
+    DeviceHealthChanged,
+    DeviceInput,
+    DeviceRebooted,
+    Health,
+    Purpose,
 )
+from controller.table.plan import DispenseRequest
+from drivers.contract import (
+    DISPENSE,
+    REVEAL,
+    SHUFFLE,
+    Device,
+    DeviceContext,
+    DeviceStatus,
+    InputSink,
+)
+from drivers.errors import DeviceCommandError, DeviceNotReadyError
 from drivers.serial_transport import SerialTransport
 from drivers.shuffler.approval import ApprovalList, check_challenge
 from drivers.shuffler.codes import (
@@ -64,13 +80,7 @@ from drivers.shuffler.messages import (
     TimeSyncResult,
 )
 from drivers.shuffler.options import ShufflerOptions
-from drivers.supervisor import (
-    Backoff,
-    Clock,
-    InputSink,
-    Supervisor,
-    utc_now,
-)
+from drivers.supervisor import RestartPolicy, utc_now
 from drivers.tsp.client import LinkClient
 from drivers.tsp.common import boot_id_reader
 from drivers.tsp.frame import Frame
@@ -89,37 +99,30 @@ boot_id_of = boot_id_reader(
 )
 
 
-class ShufflerDriver:
+class ShufflerDriver(Device):
     """Drives one TSP/1 shuffler and feeds its events to the core."""
+
+    options_model: ClassVar[type[ShufflerOptions]] = ShufflerOptions
+    kind = "shuffler"
+    capabilities = frozenset({SHUFFLE, DISPENSE, REVEAL})
+    reports_health = True
+    options: ShufflerOptions
 
     def __init__(
         self,
         device_id: str,
         options: ShufflerOptions,
-        sink: InputSink,
+        context: DeviceContext | None = None,
         *,
         approvals: ApprovalList | None = None,
-        clock: Clock = utc_now,
         on_device_event: Callable[[DeviceEvent | UnknownEvent], None] | None = None,
     ) -> None:
-        self.device_id = device_id
-        self.options = options
-        self._sink = sink
-        self._clock = clock
+        super().__init__(device_id, options, context)
         self._on_device_event = on_device_event
         self.approvals = approvals or ApprovalList.load(options.approved_devices)
         timers = LinkTimers(options.response_timeout, options.max_retransmits)
         self._link = HostLink(timers, boot_id_of)
-        self.supervisor = Supervisor(
-            device_id,
-            self._session,
-            sink,
-            backoff=Backoff(options.backoff_base, options.backoff_cap),
-            fail_after=options.fail_after,
-            rejected_retry=options.rejected_retry,
-            clock=clock,
-            kind="shuffler",
-        )
+        self._sink: InputSink | None = None
         self.identity: Identity | None = None
         self.last_status: Status | None = None
         self.clock_offset_ms: int | None = None
@@ -131,12 +134,23 @@ class ShufflerDriver:
         self._session_boot: int | None = None
         self.ledger = DeckLedger()
 
+    def restart_policy(self, default: RestartPolicy) -> RestartPolicy:
+        """The backoff, failure count and reject retry of the options."""
+        o = self.options
+        return RestartPolicy(
+            o.backoff_base,
+            o.backoff_cap,
+            o.fail_after,
+            stable_after=10.0,
+            rejected_retry=o.rejected_retry,
+        )
+
     # ------------------------------------------------------------------ public state
 
     @property
     def health(self) -> Health | None:
         """The supervisor's verdict (None before the first attempt ended)."""
-        return self.supervisor.health
+        return self.supervisor.health if self.supervisor else None
 
     @property
     def stats(self) -> LinkStats:
@@ -148,14 +162,39 @@ class ShufflerDriver:
         """The device's current boot id."""
         return self._link.boot_id
 
-    async def run(self) -> None:
-        """Keep the device connected until cancelled."""
-        await self.supervisor.run()
+    # ------------------------------------------------------------------ the device contract
 
-    async def wait_online(self, timeout: float | None = None) -> None:
-        """Wait until the device is online and approved."""
-        await self.supervisor.wait_for(Health.ONLINE, timeout=timeout)
-        await asyncio.wait_for(self._approved.wait(), timeout)
+    async def query(self) -> DeviceStatus:
+        """GET_STATUS: the current deck (the groups it dispensed are not reported)."""
+        status = await self.get_status()
+        detail = f"state {status.state}, {status.cards_out} cards out, {status.cards_in} in"
+        return DeviceStatus(True, status.shuffle_id or None, None, detail)
+
+    async def shuffle(self, ref: int) -> None:
+        """START_SHUFFLE with the dispatch id as the host reference."""
+        await self.start_shuffle(host_ref=ref & 0xFFFFFFFF)
+
+    async def dispense(self, shuffle_id: int, group: int, request: DispenseRequest) -> None:
+        """DISPENSE_GROUP with the host's group number (AlreadyDoneError: it went out before)."""
+        await self.dispense_group(shuffle_id, group, request.size, request.purpose, request.seat)
+
+    async def reveal(self, shuffle_id: int) -> None:
+        """REVEAL_DECK (checked against the commitment; DeckRevealed goes to the sink)."""
+        await self.reveal_deck(shuffle_id)
+
+    def describe(self) -> dict[str, Any]:
+        """Identity as the shuffler reported it, and the approval verdict."""
+        identity = self.identity
+        if identity is None:
+            return {"model": None, "approved": None}
+        return {
+            "vendor": identity.vendor,
+            "model": identity.model,
+            "serial": identity.serial,
+            "firmware": identity.fw_version,
+            "firmware_sha256": identity.fw_sha256.hex(),
+            "approved": self.health is not Health.REJECTED if self.health is not None else None,
+        }
 
     # ------------------------------------------------------------------ commands
 
@@ -231,14 +270,16 @@ class ShufflerDriver:
                 "integrity.alarm", device=self.device_id, shuffle_id=shuffle_id, problem=problem
             )
         revealed = DeckRevealed(
-            self._clock(), self.device_id, shuffle_id, cards_of(reveal.order), verified
+            utc_now(), self.device_id, shuffle_id, cards_of(reveal.order), verified
         )
-        await self._sink(revealed)
+        await self._emit(revealed)
         return revealed
 
-    # ------------------------------------------------------------------ session
+    # ------------------------------------------------------------------ one connection
 
-    async def _session(self, supervisor: Supervisor) -> None:
+    async def run(self, sink: InputSink) -> None:
+        """Connect, identify, approve, configure, then heartbeat until the connection ends."""
+        self._sink = sink
         # One client for the driver's lifetime: events and session changes it queued survive a
         # reconnect, and so does the link's de-duplication state.
         if self._link_client is None:
@@ -261,10 +302,10 @@ class ShufflerDriver:
             self._client = client
             self._approved.set()
             await self.time_sync()
-            await supervisor.set_health(Health.ONLINE, approved=True)
+            await self._report(Health.ONLINE)
             await serve(
                 client,
-                supervisor,
+                self._report,
                 consumer,
                 name=self.device_id,
                 interval=self.options.heartbeat_interval,
@@ -333,7 +374,7 @@ class ShufflerDriver:
         if change.previous is None:
             return
         log.warning("shuffler.rebooted", device=self.device_id, boot_id=change.boot_id)
-        await self._sink(DeviceRebooted(self._clock(), self.device_id, change.boot_id))
+        await self._emit(DeviceRebooted(utc_now(), self.device_id, change.boot_id))
         if self._session_boot is not None and change.boot_id != self._session_boot:
             # Re-identify and re-approve: a reboot is also how new firmware takes effect.
             self._restart.set()
@@ -352,11 +393,21 @@ class ShufflerDriver:
             log.warning("shuffler.unknown_event", device=self.device_id, type=event.type)
             return
         self.ledger.observe(event)
-        core_input = to_input(event, self.device_id, self._clock())
+        core_input = to_input(event, self.device_id, utc_now())
         if core_input is not None:
-            await self._sink(core_input)
+            await self._emit(core_input)
 
     # ------------------------------------------------------------------ plumbing
+
+    async def _emit(self, item: DeviceInput) -> None:
+        assert self._sink is not None, "inputs are made only while run() is connected"
+        await self._sink(item)
+
+    async def _report(self, health: Health, detail: str = "") -> None:
+        # Only an approved shuffler is online or stale.
+        await self._emit(
+            DeviceHealthChanged(utc_now(), self.device_id, health, True, detail, self.kind)
+        )
 
     async def _call(
         self, msg_type: MsgType, payload: bytes = b"", *, approved: bool = True
@@ -369,6 +420,3 @@ class ShufflerDriver:
 
     async def _request(self, client: LinkClient, msg_type: MsgType, payload: bytes = b"") -> bytes:
         return await call(client, msg_type, payload, msg_type.name)
-
-
-__all__ = ["DeviceError", "ShufflerDriver", "ShufflerOptions"]

@@ -1,4 +1,4 @@
-"""Payloads of the shuffler's events (hardware.md §5.2.4), both directions.
+"""Payloads of the shuffler's events (docs/protocols/tsp1.md §3.4), both directions.
 
 :func:`decode_event` turns an event frame into its dataclass; unknown types come back as
 :class:`UnknownEvent` so a newer device never breaks an older host.
@@ -96,7 +96,7 @@ class DeckCheck:
 
 @dataclass(frozen=True, slots=True)
 class ShuffleComplete:
-    """SHUFFLE_COMPLETE: the result and the deck commitment (hardware.md §5.2.6)."""
+    """SHUFFLE_COMPLETE: the result and the deck commitment (docs/protocols/tsp1.md §3.6)."""
 
     TYPE: ClassVar[MsgType] = MsgType.SHUFFLE_COMPLETE
     shuffle_id: int

@@ -1,4 +1,4 @@
-"""The host's record of each deck, for checking a reveal (hardware.md §5.2.6).
+"""The host's record of each deck, for checking a reveal (docs/protocols/tsp1.md §3.6).
 
 The driver shows every SHUFFLE_COMPLETE and GROUP_DISPENSED to a :class:`DeckLedger`. When a
 retired deck is revealed, the ledger checks the order against the commitment published when the

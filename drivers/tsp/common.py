@@ -30,6 +30,9 @@ class ErrorCode(IntEnum):
     NOT_SUPPORTED = 6
     FAULT_ACTIVE = 7
     DENIED_BY_POLICY = 8
+    #: The request asks for what the device already did (a DISPENSE_GROUP of a group it has
+    #: dispensed): nothing was done again. A host that resends after a crash reads this as done.
+    ALREADY_DONE = 9
 
 
 class Severity(IntEnum):

@@ -7,14 +7,15 @@ boot id, so the link also notices a reboot through it).
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from controller.table.inputs import Health
-from drivers.errors import DeviceUnavailableError, LinkTimeoutError
-from drivers.supervisor import SessionRestartError, Supervisor
+from drivers.errors import DeviceUnavailableError, LinkTimeoutError, SessionRestartError
 from drivers.tsp.client import LinkClient
 from drivers.tsp.frame import TYPE_PING, Frame
+
+#: How a driver reports its device's health (with a detail) while the connection lasts.
+HealthReport = Callable[[Health, str], Awaitable[None]]
 
 
 def _ignore(frame: Frame) -> None:
@@ -23,7 +24,7 @@ def _ignore(frame: Frame) -> None:
 
 async def heartbeat(
     client: LinkClient,
-    supervisor: Supervisor,
+    report: HealthReport,
     *,
     interval: float = 1.0,
     max_failures: int = 3,
@@ -53,15 +54,13 @@ async def heartbeat(
                 on_response(await client.request(TYPE_PING))
             except LinkTimeoutError as exc:
                 failures += 1
-                await supervisor.set_health(
-                    Health.STALE, approved=supervisor.approved, detail=str(exc)
-                )
+                await report(Health.STALE, str(exc))
                 if failures >= max_failures:
                     raise
                 continue
             if failures:
                 failures = 0
-                await supervisor.set_health(Health.ONLINE, approved=supervisor.approved)
+                await report(Health.ONLINE, "")
     finally:
         lost.cancel()
         restarted.cancel()
@@ -69,7 +68,7 @@ async def heartbeat(
 
 async def serve(
     client: LinkClient,
-    supervisor: Supervisor,
+    report: HealthReport,
     events: asyncio.Task[None],
     *,
     name: str,
@@ -88,7 +87,7 @@ async def serve(
     beat = asyncio.create_task(
         heartbeat(
             client,
-            supervisor,
+            report,
             interval=interval,
             max_failures=max_failures,
             restart=restart,
@@ -100,8 +99,8 @@ async def serve(
         done, _ = await asyncio.wait({beat, events}, return_when=asyncio.FIRST_COMPLETED)
     finally:
         beat.cancel()
-        # The heartbeat's own error, if it ended first, is raised from ``done`` below.
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await beat
+        # Wait for it without raising: the heartbeat's own error, if it ended first, is raised
+        # from ``done`` below.
+        await asyncio.wait({beat})
     for task in done:
         task.result()

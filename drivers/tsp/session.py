@@ -2,7 +2,8 @@
 handing device events to the application one at a time.
 
 :func:`call` sends a request and raises :class:`~drivers.errors.DeviceCommandError` when the
-device answers ERROR. :class:`EventPump` takes the link's events and session changes in arrival
+device answers ERROR (:class:`~drivers.errors.AlreadyDoneError` when the code is
+``ALREADY_DONE``). :class:`EventPump` takes the link's events and session changes in arrival
 order and hands each event to the driver's handler; the event is acknowledged to the device only
 after the handler returned, and left unacknowledged (so the device sends it again) when the
 handler failed or the session ended under it.
@@ -11,12 +12,11 @@ handler failed or the session ended under it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable
 
-from drivers.errors import DeviceCommandError
+from drivers.errors import AlreadyDoneError, DeviceCommandError
 from drivers.tsp.client import LinkClient
-from drivers.tsp.common import ErrorResponse
+from drivers.tsp.common import ErrorCode, ErrorResponse
 from drivers.tsp.frame import TYPE_ERROR
 from drivers.tsp.link import EventReceived, SessionChanged
 from drivers.tsp.payload import PayloadError
@@ -30,9 +30,9 @@ async def call(client: LinkClient, msg_type: int, payload: bytes = b"", name: st
             error = ErrorResponse.decode(frame.payload)
         except PayloadError:
             error = ErrorResponse(0, "(malformed ERROR payload)")
-        raise DeviceCommandError(
-            name or f"request {msg_type:#04x}", int(error.code), error.name, error.detail
-        )
+        # The code alone says whether the device already did it: never the detail's words.
+        refused = AlreadyDoneError if error.code == ErrorCode.ALREADY_DONE else DeviceCommandError
+        raise refused(name or f"request {msg_type:#04x}", int(error.code), error.name, error.detail)
     return frame.payload
 
 
@@ -91,7 +91,9 @@ class EventPump:
         Acknowledging it later marks it done, so its retransmission after a reconnect is
         recognised instead of delivered twice.
         """
-        if self._handling is not None:
-            with contextlib.suppress(Exception):
-                await self._handling
-            self._handling = None
+        handling, self._handling = self._handling, None
+        if handling is not None:
+            # Waited for, not awaited: a handler that failed ended the session already.
+            await asyncio.wait({handling})
+            if not handling.cancelled():
+                handling.exception()  # seen: asyncio would report it as never retrieved

@@ -329,7 +329,9 @@ class ShufflerModel:
         request = DispenseGroup.decode(payload)
         deck = self._dispensable(request.shuffle_id)
         if request.group in deck.groups:
-            raise RefusedError(ErrorCode.BAD_ARG, f"group {request.group} was already dispensed")
+            raise RefusedError(
+                ErrorCode.ALREADY_DONE, f"group {request.group} was already dispensed"
+            )
         count = request.count or self._planned_count(request.group)
         if self.tray_gated:
             _check_group(deck, count, request.purpose, request.seat)

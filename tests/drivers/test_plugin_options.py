@@ -9,28 +9,27 @@ from pathlib import Path
 import pytest
 
 from controller.config import DeviceSection
-from controller.shell.devices import device_option_problems
+from drivers.registry import option_problems
 
 PLUGIN = """
 from pydantic import BaseModel, ConfigDict, Field
+
+from drivers.contract import Device
 
 class GadgetOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
     port: int = Field(ge=1, le=65535)
 
-class Gadget:
+class Gadget(Device):
     options_model = GadgetOptions
-    @classmethod
-    def from_options(cls, device_id, options, context): ...
-    async def query(self): ...
 
-class Unchecked:
-    @classmethod
-    def from_options(cls, device_id, options, context): ...
-    async def query(self): ...
+class Unchecked(Device):
+    pass
 
 class NotASource:
-    pass
+    @classmethod
+    def from_options(cls, device_id, options, context): ...
+    async def query(self): ...
 """
 
 
@@ -51,7 +50,8 @@ def plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def _problems(driver: str, **options: object) -> list[str]:
-    return device_option_problems("aux", DeviceSection(driver=driver, **options))
+    section = DeviceSection(driver=driver, **options)
+    return option_problems("aux", section.driver, section.options)
 
 
 @pytest.mark.usefixtures("plugins")

@@ -26,7 +26,9 @@ def test_third_party_driver_by_entry_point(tmp_path: Path, monkeypatch: pytest.M
     (dist / "entry_points.txt").write_text(
         "[tablectl.drivers]\nacme-shuffler = acme_shuffler_plugin:AcmeShuffler\n"
     )
-    (tmp_path / "acme_shuffler_plugin.py").write_text("class AcmeShuffler:\n    pass\n")
+    (tmp_path / "acme_shuffler_plugin.py").write_text(
+        "from drivers.contract import Device\n\nclass AcmeShuffler(Device):\n    pass\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     driver = load_driver("acme-shuffler")
     assert driver.__name__ == "AcmeShuffler"

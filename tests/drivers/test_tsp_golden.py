@@ -12,6 +12,7 @@ from drivers.shuffler.commitment import deck_commitment
 from drivers.shuffler.events import FaultRaised, GroupDispensedEvent
 from drivers.shuffler.messages import DispenseGroup, ErrorResponse, Status
 from drivers.tsp.cobs import cobs_encode
+from drivers.tsp.common import ErrorCode
 from drivers.tsp.deframer import Deframer
 from drivers.tsp.frame import Flags, Frame, parse_frame
 
@@ -85,6 +86,16 @@ def test_ping_response_vector_decodes() -> None:
 def test_request_and_error_vectors_decode() -> None:
     assert DispenseGroup.decode(_frame("DISPENSE_GROUP").payload) == DispenseGroup(1042, 3, 2, 1, 4)
     assert ErrorResponse.decode(_frame("ERROR").payload) == ErrorResponse(3, "deck in play")
+
+
+def test_already_done_vector_is_what_the_device_sends_for_a_group_twice() -> None:
+    frame = _frame("ERROR response, RSP seq 37")
+    assert (frame.type, frame.flags, frame.seq, frame.corr) == (0x7F, Flags.RSP, 37, 9)
+    error = ErrorResponse.decode(frame.payload)
+    assert error == ErrorResponse(ErrorCode.ALREADY_DONE, "group 3 was already dispensed")
+    assert (error.code, error.name) == (9, "ALREADY_DONE")
+    rebuilt = Frame(0x7F, Flags.RSP, 37, 9, error.encode())
+    assert rebuilt.encode() == frame.encode()
 
 
 def test_commitment_vector() -> None:

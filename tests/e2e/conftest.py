@@ -126,8 +126,8 @@ async def rig(start_sim: SimFactory) -> AsyncIterator[RigFactory]:
             **overrides,
         )
         device_events: list[object] = []
-        driver = ShufflerDriver("shuffler", options, sink, on_device_event=device_events.append)
-        tasks.append(asyncio.create_task(driver.run(), name="driver"))
+        driver = ShufflerDriver("shuffler", options, on_device_event=device_events.append)
+        tasks.append(asyncio.create_task(driver.supervise(sink).run(), name="driver"))
         if online:
             await driver.wait_online(timeout=15)
         return Rig(sim, driver, inputs, device_events)

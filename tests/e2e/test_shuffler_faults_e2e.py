@@ -138,7 +138,9 @@ async def test_unapproved_firmware_is_refused(rig: RigFactory) -> None:
         await r.driver.dispense_group(1, 1, 2, Purpose.HOLE, 1)
     # Events of an unapproved device are never taken in.
     await r.sim.send({"burst": 2})
-    await wait_until(lambda: r.driver.supervisor.sessions >= 3, 10, "two retries")
+    supervisor = r.driver.supervisor
+    assert supervisor is not None
+    await wait_until(lambda: supervisor.sessions >= 3, 10, "two retries")
     assert not r.of(DeviceFault)
     assert r.driver.health is Health.REJECTED
 

@@ -16,7 +16,7 @@ from controller.table.inputs import (
     Purpose,
     ShuffleCompleted,
 )
-from drivers.errors import DeviceCommandError
+from drivers.errors import AlreadyDoneError, DeviceCommandError
 from drivers.shuffler.codes import Capability, DeckMove, DeviceState, Trigger
 from drivers.shuffler.commitment import deck_commitment
 from drivers.shuffler.events import DeckMoved, OperatorInput, ShuffleStarted, StateChanged
@@ -70,8 +70,8 @@ async def test_shuffle_dispense_withheld_and_reveal(rig: RigFactory) -> None:
     ]
     assert all(card is None for g in groups for card in g.cards)  # WITHHOLD by default
     assert groups[-1].remaining == 52 - 10
-    # The same group twice would re-dispense: the device refuses.
-    with pytest.raises(DeviceCommandError, match="BAD_ARG"):
+    # The same group twice would re-dispense: the device refuses, saying it already did.
+    with pytest.raises(AlreadyDoneError, match="ALREADY_DONE"):
         await r.driver.dispense_group(shuffle_id, 5, 3, Purpose.FLOP)
     # The deck in play cannot be revealed; once the next shuffle retires it, it can.
     with pytest.raises(DeviceCommandError, match="BAD_STATE"):
@@ -206,7 +206,16 @@ async def test_events_the_core_does_not_consume_reach_observers(rig: RigFactory)
     await r.sim.send({"press": "shuffle"})  # the dealer's button starts a shuffle
     await wait_until(lambda: r.of(ShuffleCompleted), what="dealer shuffle")
     await r.driver.present()
-    await wait_until(lambda: any(isinstance(e, DeckMoved) for e in r.device_events))
+    # DeckMoved and the state change it causes are two events, acknowledged one at a time.
+    await wait_until(
+        lambda: (
+            any(isinstance(e, DeckMoved) for e in r.device_events)
+            and any(
+                isinstance(e, StateChanged) and e.state == DeviceState.PRESENTED
+                for e in r.device_events
+            )
+        )
+    )
     kinds = [type(e) for e in r.device_events]
     assert kinds.index(OperatorInput) < kinds.index(ShuffleStarted) < kinds.index(DeckMoved)
     started = next(e for e in r.device_events if isinstance(e, ShuffleStarted))

@@ -61,8 +61,8 @@ async def test_missing_port_goes_from_reconnecting_to_failed(tmp_path: Path) -> 
     options = ShufflerOptions(
         port=str(tmp_path / "nothing-here"), backoff_base=0.01, backoff_cap=0.02, fail_after=3
     )
-    driver = ShufflerDriver("shuffler", options, sink)
-    task = asyncio.create_task(driver.run())
+    driver = ShufflerDriver("shuffler", options)
+    task = asyncio.create_task(driver.supervise(sink).run())
     try:
         await wait_until(lambda: driver.health is Health.FAILED, 10, "failed")
     finally:
@@ -83,8 +83,8 @@ async def test_a_failing_sink_ends_the_driver_loudly_and_loses_nothing(
         if isinstance(item, DeviceFault):
             raise RuntimeError("journal is broken")
 
-    driver = ShufflerDriver("shuffler", ShufflerOptions(port=str(sim.link)), sink)
-    task = asyncio.create_task(driver.run())
+    driver = ShufflerDriver("shuffler", ShufflerOptions(port=str(sim.link)))
+    task = asyncio.create_task(driver.supervise(sink).run())
     await driver.wait_online(timeout=15)
     await sim.fault("jam")
     with pytest.raises(RuntimeError, match="journal is broken"):

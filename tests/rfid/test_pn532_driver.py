@@ -227,5 +227,5 @@ def test_module_device_ids() -> None:
         "rfid",
         {"modules": [{"port": "/dev/a", "zone": "seat:10"}, {"port": "/dev/b", "zone": "board"}]},
     )
-    assert [m.device for m in reader.modules] == ["rfid-seat10", "rfid-board"]
+    assert [m.device_id for m in reader.modules] == ["rfid-seat10", "rfid-board"]
     assert not any(isinstance(e, TagDeparted) for e in reader.pending_events())

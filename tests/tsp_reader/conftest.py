@@ -160,11 +160,9 @@ async def pty_rig(tmp_path: Path) -> AsyncIterator[RigFactory]:
         serving = asyncio.create_task(server.serve(), name="reader-sim")
         log = EventLog()
         settings = {**FAST, "antennas": ANTENNAS, **options}
-        reader = TspReader.from_options(
-            "rfid", {"port": str(server.port.device), **settings}, sink=log.sink
-        )
+        reader = TspReader.from_options("rfid", {"port": str(server.port.device), **settings})
         started.append((server, serving, reader))
-        await reader.start()
+        await reader.start(log.sink)
         await reader.wait_online(10)
         return PtyRig(server, reader, log)
 
@@ -211,9 +209,9 @@ async def usb_rig() -> AsyncIterator[UsbRigFactory]:
         devices = {s: bus.add_reader(s, seed=n) for n, s in enumerate(serials)}
         log = EventLog()
         settings = {**FAST, "antennas": ANTENNAS, "serial_number": use, **options}
-        reader = TspUsbReader.from_options("rfid", settings, sink=log.sink, usb_backend=bus)
+        reader = TspUsbReader.from_options("rfid", settings, usb_backend=bus)
         made.append((bus, reader))
-        await reader.start()
+        await reader.start(log.sink)
         await reader.wait_online(10)
         return UsbRig(bus, devices[use], reader, log)
 

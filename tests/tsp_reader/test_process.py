@@ -71,9 +71,8 @@ async def test_the_driver_against_the_simulator_process(sim_rfid: Start, tmp_pat
     )
     sim = await sim_rfid("--scenario", str(scenario), "--seed", "3")
     log = EventLog()
-    reader = TspReader.from_options(
-        "rfid", {"port": str(sim.link), **FAST, "antennas": ANTENNAS}, sink=log.sink
-    )
+    reader = TspReader.from_options("rfid", {"port": str(sim.link), **FAST, "antennas": ANTENNAS})
+    await reader.start(log.sink)
     async with reader:
         await log.first(TagArrived, uid=A)
         await log.first(TagArrived, uid=B)

@@ -137,7 +137,9 @@ async def test_unplugged_for_good_the_reader_keeps_being_looked_for(
     mark = len(rig.log.events)
     rig.sim(fault="unplug")
     await rig.log.health("rfid", Health.FAILED, after=mark)
-    await until(lambda: rig.reader.supervisor.sessions >= 4)  # it keeps looking
+    supervisor = rig.reader.supervisor
+    assert supervisor is not None
+    await until(lambda: supervisor.sessions >= 4)  # it keeps looking
     rig.sim(fault="replug")
     await rig.log.health("rfid", Health.ONLINE, after=mark)
 
@@ -169,9 +171,10 @@ async def test_a_simulated_backend_from_the_options_alone(tmp_path: Path) -> Non
     }
     assert load_driver("tsp-reader-usb") is TspUsbReader
     log = EventLog()
-    reader = TspUsbReader.from_options("rfid", options, sink=log.sink)
+    reader = TspUsbReader.from_options("rfid", options)
     bus = process_bus()
     try:
+        await reader.start(log.sink)
         async with reader:
             await reader.wait_online(10)
             await log.first(TagArrived, uid=C)  # from the scenario's initial tags
@@ -210,7 +213,8 @@ async def test_no_such_reader_is_reported_not_raised() -> None:
     bus = SimulatedUsbBus()
     log = EventLog()
     settings = {**FAST, "antennas": ANTENNAS, "serial_number": "NOBODY", "fail_after": 1}
-    reader = TspUsbReader.from_options("rfid", settings, sink=log.sink, usb_backend=bus)
+    reader = TspUsbReader.from_options("rfid", settings, usb_backend=bus)
+    await reader.start(log.sink)
     async with reader:
         failed = await log.health("rfid", Health.FAILED)
     assert "no USB 1209:0001 serial NOBODY is plugged in" in failed.detail

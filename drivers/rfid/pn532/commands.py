@@ -12,6 +12,7 @@ from enum import IntEnum
 from typing import Final
 
 from controller.uids import uid_from_bytes
+from drivers.errors import DeviceError
 
 WAKE_UP: Final = b"\x55\x55" + bytes(14)
 """HSU wake-up: ``0x55`` wakes the chip, the long preamble gives it time to start its clock."""
@@ -63,8 +64,8 @@ RF_HARDWARE_ERRORS: Final = {
 }
 
 
-class ResponseError(ValueError):
-    """A response whose parameters do not decode."""
+class ResponseError(DeviceError, ValueError):
+    """A response whose parameters do not decode (a failed exchange, like a timeout)."""
 
 
 def command_name(code: int) -> str:

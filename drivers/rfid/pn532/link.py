@@ -4,6 +4,10 @@ One command at a time: send the command frame, wait for the ACK frame, then for 
 (code + 1). A response with a bad checksum is asked for again with a NACK; a response that never
 comes is aborted with an ACK so that it cannot be mistaken later for the answer to another
 command; a response to an earlier, abandoned command is recognised by its code and dropped.
+
+Failures are of the one error tree (:mod:`drivers.errors`): no answer in time is
+:class:`~drivers.errors.LinkTimeoutError`, the error frame :class:`CommandRejectedError`, and a
+port that went away :class:`LinkLostError`, a :class:`~drivers.errors.DeviceUnavailableError`.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
+from drivers.errors import DeviceCommandError, DeviceUnavailableError, LinkTimeoutError
 from drivers.rfid.pn532.commands import WAKE_UP, command_name, response_params
 from drivers.rfid.pn532.frames import (
     ACK_BYTES,
@@ -31,20 +36,12 @@ from drivers.rfid.pn532.frames import (
 MAX_NACKS: Final = 2
 
 
-class LinkError(Exception):
-    """An exchange with the module failed."""
-
-
-class LinkTimeoutError(LinkError):
-    """No ACK or no response in time."""
-
-
-class CommandRejectedError(LinkError):
+class CommandRejectedError(DeviceCommandError):
     """The module answered with the error frame (it found the command malformed)."""
 
 
-class LinkLostError(LinkError):
-    """The serial port failed or went away."""
+class LinkLostError(DeviceUnavailableError):
+    """The serial port failed or went away: the connection is over."""
 
 
 @dataclass(slots=True)
@@ -89,10 +86,10 @@ class Pn532Link:
         for item in self._decoder.feed(data):
             self._items.put_nowait(item)
 
-    def connection_lost(self, exc: Exception) -> None:
+    def connection_lost(self, exc: Exception | None) -> None:
         """The port is gone: the exchange in progress, and every later one, fails."""
-        self._lost = exc
-        self._items.put_nowait(_Lost(exc))
+        self._lost = exc or OSError("the port was closed")
+        self._items.put_nowait(_Lost(self._lost))
 
     # ----------------------------------------------------------------- commands
 
@@ -154,10 +151,7 @@ class Pn532Link:
             raise LinkLostError(str(self._lost))
         if self.write is None:
             raise LinkLostError("not connected")
-        try:
-            self.write(data)
-        except ConnectionError as exc:
-            raise LinkLostError(str(exc)) from exc
+        self.write(data)  # a transport never raises: a lost port is reported to connection_lost
 
     def _discard_unsolicited(self) -> None:
         """Like a host flushing its input before a command: leftovers are not answers."""

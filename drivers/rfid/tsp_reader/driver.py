@@ -1,9 +1,10 @@
 """The TSP/1 reference reader driver: ``tsp-reader`` (serial; ``tsp-reader-usb`` in :mod:`.usb`).
 
-One :class:`TspReader` per configured reader. :meth:`TspReader.run` keeps it connected (see
-:mod:`drivers.supervisor`); each connection identifies the reader, maps its antennas to the
-configured zones (SET_ANTENNA_MAP), sets the scan and debounce (SET_SCAN), reconciles the host's
-view with a SCAN_NOW snapshot and then heartbeats it. Reader events become the core's inputs:
+One :class:`TspReader` per configured reader, a :class:`~drivers.contract.Device`. Each
+connection (:meth:`TspReader.run`) identifies the reader, maps its antennas to the configured
+zones (SET_ANTENNA_MAP), sets the scan and debounce (SET_SCAN), reconciles the host's view with a
+SCAN_NOW snapshot and then heartbeats it; the supervision loop (:mod:`drivers.supervisor`)
+reconnects. Reader events become the core's inputs:
 
 - TAG_ARRIVED / TAG_DEPARTED → :class:`TagArrived` / :class:`TagDeparted` (a repeat of what the
   host already holds produces nothing);
@@ -16,22 +17,20 @@ view with a SCAN_NOW snapshot and then heartbeats it. Reader events become the c
 - FAULT_RAISED / FAULT_CLEARED → :class:`DeviceFault` / :class:`DeviceFaultCleared` by name.
 
 A reader that stops answering is ``stale`` and its silence changes nothing in the view. Events go
-to the ``sink`` (acknowledged to the reader once the sink has taken them); without a sink they
-queue for :meth:`TspReader.events`, the same shape as the PN532 driver. What the events mean is
-:mod:`.reporter`'s business; this module runs the session.
+to the sink, and are acknowledged to the reader once the sink has taken them. What the events
+mean is :mod:`.reporter`'s business; this module runs the connection.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Mapping
-from types import TracebackType
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar
 
 import structlog
 
-from controller.table.inputs import DeviceInput, DeviceRebooted, Health, Zone
+from controller.table.inputs import DeviceHealthChanged, DeviceInput, DeviceRebooted, Health, Zone
+from drivers.contract import READ, Device, DeviceContext, DeviceStatus, InputSink
 from drivers.errors import DeviceNotReadyError, DeviceUnavailableError
 from drivers.rfid.tsp_reader.codes import MsgType, Report, ScanMode, zone_code
 from drivers.rfid.tsp_reader.events import InventorySnapshot, decode_event
@@ -48,7 +47,7 @@ from drivers.rfid.tsp_reader.messages import (
 from drivers.rfid.tsp_reader.options import ReaderOptions, TspReaderOptions
 from drivers.rfid.tsp_reader.reporter import Reporter, zone_device_id
 from drivers.serial_transport import SerialTransport
-from drivers.supervisor import Backoff, Clock, InputSink, Supervisor, utc_now
+from drivers.supervisor import RestartPolicy, utc_now
 from drivers.transport import ByteTransport, DataCallback, LostCallback
 from drivers.tsp.client import LinkClient
 from drivers.tsp.common import boot_id_reader
@@ -68,39 +67,25 @@ boot_id_of = boot_id_reader(
 )
 
 
-class TspReader:
+class TspReader(Device):
     """Drives one TSP/1 reader on a serial port and feeds its events to the core."""
 
-    OPTIONS: ClassVar[type[ReaderOptions]] = TspReaderOptions
+    options_model: ClassVar[type[ReaderOptions]] = TspReaderOptions
+    kind = "reader"
+    capabilities = frozenset({READ})
+    reports_health = True
+    options: ReaderOptions
 
     def __init__(
-        self,
-        device_id: str,
-        options: ReaderOptions,
-        sink: InputSink | None = None,
-        *,
-        clock: Clock = utc_now,
+        self, device_id: str, options: ReaderOptions, context: DeviceContext | None = None
     ) -> None:
-        self.device_id = device_id
-        self.options = options
-        self._clock = clock
-        self._queue: asyncio.Queue[DeviceInput] = asyncio.Queue()
-        self._own_queue = sink is None
-        self._sink: InputSink = sink or self._enqueue
+        super().__init__(device_id, options, context)
         self.zones = options.zone_map()
         self._antennas = {zone: antenna for antenna, zone in self.zones.items()}
         timers = LinkTimers(options.response_timeout, options.max_retransmits)
         self._link = HostLink(timers, boot_id_of)
-        self.supervisor = Supervisor(
-            device_id,
-            self._session,
-            self._sink,
-            backoff=Backoff(options.backoff_base, options.backoff_cap),
-            fail_after=options.fail_after,
-            clock=clock,
-            kind="reader",
-        )
-        self.reporter = Reporter(device_id, self.zones, self._sink, clock)
+        self._sink: InputSink | None = None
+        self.reporter = Reporter(device_id, self.zones, self._emit, utc_now)
         self.view = self.reporter.view
         self.identity: ReaderIdentity | None = None
         self.last_status: ReaderStatus | None = None
@@ -110,12 +95,11 @@ class TspReader:
         self._configured = asyncio.Event()
         self._restart = asyncio.Event()
         self._session_boot: int | None = None
-        self._task: asyncio.Task[None] | None = None
 
-    @classmethod
-    def from_options(cls, device_id: str, options: Mapping[str, Any], **kwargs: Any) -> Self:
-        """Build from a table config's options (raises pydantic's ValidationError if wrong)."""
-        return cls(device_id, cls.OPTIONS.model_validate(dict(options)), **kwargs)
+    def restart_policy(self, default: RestartPolicy) -> RestartPolicy:
+        """The backoff and failure count of the options."""
+        o = self.options
+        return RestartPolicy(o.backoff_base, o.backoff_cap, o.fail_after, stable_after=10.0)
 
     # ------------------------------------------------------------------ public state
 
@@ -133,76 +117,35 @@ class TspReader:
         """The reader's health, and that of every zone whose health ever changed."""
         health = self.reporter.zone_health
         zones = {zone_device_id(self.device_id, z): h for z, h in health.items()}
-        return {self.device_id: self.supervisor.health, **zones}
+        return {self.device_id: self.supervisor.health if self.supervisor else None, **zones}
 
     def present(self, zone: Zone | str) -> frozenset[str]:
         """The tags the host believes are in a zone now."""
         return self.view.present(Zone.parse(zone) if isinstance(zone, str) else zone)
 
-    # ------------------------------------------------------------------ lifecycle
+    # ------------------------------------------------------------------ the device contract
 
-    async def run(self) -> None:
-        """Keep the reader connected until cancelled."""
-        await self.supervisor.run()
+    async def query(self) -> DeviceStatus:
+        """Online when the reader is; the detail lists the zones whose health changed."""
+        health = self.health()
+        online = health.get(self.device_id) is Health.ONLINE
+        detail = ", ".join(f"{d} {h.value if h else 'unknown'}" for d, h in health.items())
+        return DeviceStatus(online, detail=detail)
 
-    async def start(self) -> None:
-        """Run in a background task."""
-        if self._task is None:
-            self._task = asyncio.create_task(self.run(), name=f"reader {self.device_id}")
-
-    async def stop(self) -> None:
-        """Stop the background task and close the transport."""
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
-
-    async def wait_online(self, timeout: float | None = None) -> None:
-        """Wait until the reader is online and configured."""
-        async with asyncio.timeout(timeout):
-            await self.supervisor.wait_for(Health.ONLINE)
-            await self._configured.wait()
-
-    # ------------------------------------------------------------------ output (no sink)
-
-    async def _enqueue(self, item: DeviceInput) -> None:
-        self._queue.put_nowait(item)
-
-    def _require_queue(self) -> None:
-        if not self._own_queue:
-            raise RuntimeError("this reader hands its events to a sink")
-
-    async def events(self) -> AsyncIterator[DeviceInput]:
-        """Every device input, in order (when built without a sink)."""
-        self._require_queue()
-        while True:
-            yield await self._queue.get()
-
-    async def next_event(self) -> DeviceInput:
-        """The next device input (when built without a sink)."""
-        self._require_queue()
-        return await self._queue.get()
-
-    def pending_events(self) -> list[DeviceInput]:
-        """The inputs produced and not yet taken, without waiting."""
-        self._require_queue()
-        out = []
-        while not self._queue.empty():
-            out.append(self._queue.get_nowait())
-        return out
+    def describe(self) -> dict[str, Any]:
+        """Identity as the reader reported it, and its antennas' zones."""
+        identity = self.identity
+        zones = {str(antenna): str(zone) for antenna, zone in sorted(self.zones.items())}
+        if identity is None:
+            return {"model": None, "approved": True, "zones": zones}
+        return {
+            "vendor": identity.vendor,
+            "model": identity.model,
+            "serial": identity.serial,
+            "firmware": identity.fw_version,
+            "approved": True,
+            "zones": zones,
+        }
 
     # ------------------------------------------------------------------ commands
 
@@ -230,12 +173,12 @@ class TspReader:
     async def _call(self, msg_type: MsgType, payload: bytes = b"") -> bytes:
         client = self._client
         if client is None or not self._configured.is_set():
-            health = self.supervisor.health
+            health = self.supervisor.health if self.supervisor else None
             state = health.value if health else "not connected"
             raise DeviceNotReadyError(f"{self.device_id} is not available ({state})")
         return await call(client, msg_type, payload, msg_type.name)
 
-    # ------------------------------------------------------------------ session
+    # ------------------------------------------------------------------ one connection
 
     async def _open(self, on_data: DataCallback, on_lost: LostCallback) -> ByteTransport:
         """Open the transport (the serial port; the USB subclass claims its device)."""
@@ -244,7 +187,9 @@ class TspReader:
             self.options.port, on_data, on_lost, self.options.baudrate
         )
 
-    async def _session(self, supervisor: Supervisor) -> None:
+    async def run(self, sink: InputSink) -> None:
+        """Connect, identify, configure, reconcile, then heartbeat until the connection ends."""
+        self._sink = sink
         # One client for the driver's lifetime: the link's de-duplication state survives a
         # reconnect, so an event retransmitted after a replug is recognised.
         if self._link_client is None:
@@ -270,10 +215,10 @@ class TspReader:
                 f"firmware {identity.fw_version}, {len(self.zones)} antennas"
             )
             log.info("reader.online", device=self.device_id, identity=detail)
-            await supervisor.set_health(Health.ONLINE, detail=detail)
+            await self._report(Health.ONLINE, detail)
             await serve(
                 client,
-                supervisor,
+                self._report,
                 consumer,
                 name=self.device_id,
                 interval=self.options.heartbeat_interval,
@@ -291,6 +236,15 @@ class TspReader:
             transport.close()
             await transport.wait_closed()
             client.detach()
+
+    async def _emit(self, item: DeviceInput) -> None:
+        assert self._sink is not None, "inputs are made only while run() is connected"
+        await self._sink(item)
+
+    async def _report(self, health: Health, detail: str = "") -> None:
+        await self._emit(
+            DeviceHealthChanged(utc_now(), self.device_id, health, None, detail, self.kind)
+        )
 
     async def _configure(self, client: LinkClient) -> None:
         options = self.options
@@ -328,7 +282,7 @@ class TspReader:
         if change.previous is None:
             return
         log.warning("reader.rebooted", device=self.device_id, boot_id=change.boot_id)
-        await self._sink(DeviceRebooted(self._clock(), self.device_id, change.boot_id))
+        await self._emit(DeviceRebooted(utc_now(), self.device_id, change.boot_id))
         if self._session_boot is not None and change.boot_id != self._session_boot:
             # The reader forgot its antenna map and scan settings: configure it again.
             self._restart.set()

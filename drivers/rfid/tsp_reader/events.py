@@ -1,4 +1,4 @@
-"""Payloads of the reader's events (hardware.md §5.3.1), both directions.
+"""Payloads of the reader's events (docs/protocols/tsp1.md §5.3), both directions.
 
 :func:`decode_event` turns an event frame into its dataclass; unknown types come back as
 :class:`UnknownEvent` so a newer reader never breaks an older host. UIDs are bytes here, most

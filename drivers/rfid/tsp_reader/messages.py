@@ -1,4 +1,4 @@
-"""Payloads of the reader's requests and responses (hardware.md §5.3.1), both directions.
+"""Payloads of the reader's requests and responses (docs/protocols/tsp1.md §5.2), both directions.
 
 Each message is a frozen dataclass with ``encode()`` and a ``decode(payload)`` class method that
 raises :class:`~drivers.tsp.payload.PayloadError` on a short payload and ignores trailing bytes

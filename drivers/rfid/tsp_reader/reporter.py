@@ -9,6 +9,7 @@ edges from a snapshot and edges from events never interleave).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from datetime import datetime
 
 import structlog
@@ -23,6 +24,7 @@ from controller.table.inputs import (
     Zone,
 )
 from controller.uids import UidError, uid_from_bytes
+from drivers.contract import InputSink
 from drivers.rfid.presence import Arrived, Departed, PresenceEdge, ZoneFresh, ZoneStale
 from drivers.rfid.tsp_reader.codes import ZONE_CAPACITY, AntennaCode, fault_name, zone_code, zone_of
 from drivers.rfid.tsp_reader.events import (
@@ -35,10 +37,11 @@ from drivers.rfid.tsp_reader.events import (
     ZoneOverflow,
 )
 from drivers.rfid.tsp_reader.view import ReaderView
-from drivers.supervisor import Clock, InputSink
 from drivers.tsp.common import SEVERITY_NAMES, FaultCleared, FaultRaised
 
 log = structlog.get_logger("tablectl.rfid")
+
+Clock = Callable[[], datetime]
 
 
 def zone_device_id(reader: str, zone: Zone) -> str:

@@ -3,7 +3,7 @@
 The driver is :class:`~drivers.rfid.tsp_reader.driver.TspReader`; only the transport differs. The
 reader is found by VID, PID and serial number (``usb.core.find``), its interface claimed, and the
 same TSP/1 byte stream carried by bulk transfers on threads (:mod:`drivers.usb_transport`). An
-unplugged reader ends the session; the supervisor looks for it again with backoff.
+unplugged reader ends the connection; the supervision loop looks for it again with backoff.
 
 ``backend = "simulated"`` loads the fake pyusb backend of :mod:`simulators.rfid.usb_backend`
 instead of libusb, so a daemon can be pointed at a simulated USB reader; the real pyusb calls run
@@ -15,10 +15,10 @@ from __future__ import annotations
 import importlib
 from typing import Any, ClassVar
 
+from drivers.contract import DeviceContext
 from drivers.errors import DeviceUnavailableError
 from drivers.rfid.tsp_reader.driver import TspReader
 from drivers.rfid.tsp_reader.options import ReaderOptions, TspUsbReaderOptions
-from drivers.supervisor import Clock, InputSink, utc_now
 from drivers.transport import ByteTransport, DataCallback, LostCallback
 from drivers.usb_transport import UsbBulkTransport, UsbMatch
 
@@ -29,18 +29,17 @@ class TspUsbReader(TspReader):
     ``usb_backend`` overrides the backend the options name (tests pass a simulated bus).
     """
 
-    OPTIONS: ClassVar[type[ReaderOptions]] = TspUsbReaderOptions
+    options_model: ClassVar[type[ReaderOptions]] = TspUsbReaderOptions
 
     def __init__(
         self,
         device_id: str,
         options: ReaderOptions,
-        sink: InputSink | None = None,
+        context: DeviceContext | None = None,
         *,
-        clock: Clock = utc_now,
         usb_backend: Any = None,
     ) -> None:
-        super().__init__(device_id, options, sink, clock=clock)
+        super().__init__(device_id, options, context)
         self.usb_backend = usb_backend
         #: The identity blob the reader gave on its vendor request when last claimed.
         self.usb_identity: bytes | None = None

@@ -1,8 +1,9 @@
 """The ``tag-bridge`` driver: an RFID reader whose vendor bridge reports tags as lines over TCP.
 
-:class:`TagBridge` is what the daemon drives (``controller.shell.devices.DeviceSource``): the
-daemon builds it with :meth:`TagBridge.from_options`, calls :meth:`~TagBridge.run` in a loop of
-its own, and restarts it after a backoff whenever it raises ``DeviceError`` (reporting the device
+:class:`TagBridge` is a tablectl device (``drivers.contract.Device``, the contract every driver
+implements): the daemon builds it with :meth:`~drivers.contract.Device.from_options` (the options
+validated by :class:`~.options.BridgeOptions`), runs :meth:`~TagBridge.run` under its supervision
+loop, and calls it again after a backoff whenever it raises ``DeviceError`` (reporting the device
 ``reconnecting`` meanwhile). So the driver does not reconnect by itself: one call of ``run`` is
 one connection.
 
@@ -17,21 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 import structlog
-from controller.shell.devices import (
-    READ,
-    DeviceCommandError,
-    DeviceError,
-    DeviceStatus,
-    InputSink,
-    SourceContext,
-)
 from controller.table.inputs import DeviceHealthChanged, Health
-from controller.table.plan import DispenseRequest
+from drivers.contract import READ, Device, DeviceContext, DeviceStatus, InputSink
+from drivers.errors import DeviceError
 
 from tablectl_example_driver.options import BridgeOptions
 from tablectl_example_driver.protocol import Hello, LineBuffer, Rejected, parse_line
@@ -46,16 +40,26 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class TagBridge:
+class TagBridge(Device):
     """A reader behind a vendor bridge, as a source of tag movements and reader faults."""
 
-    #: ``tablectl config check`` validates the device's options with this model.
+    #: ``tablectl config check`` and ``from_options`` validate the device's options with this.
     options_model: ClassVar[type[BridgeOptions]] = BridgeOptions
+    kind = "reader"
     capabilities = frozenset({READ})
+    options: BridgeOptions
 
-    def __init__(self, device_id: str, options: BridgeOptions, *, clock: Clock = _utc_now) -> None:
-        self.device_id = device_id
-        self.options = options
+    def __init__(
+        self,
+        device_id: str,
+        options: BridgeOptions,
+        context: DeviceContext | None = None,
+        *,
+        clock: Clock = _utc_now,
+    ) -> None:
+        # ``context`` (the table id, the deck manifest) is what the daemon offers every driver;
+        # this one needs none of it.
+        super().__init__(device_id, options, context)
         self.clock = clock
         self.view = ZoneView(device_id, options.zones())
         self.identity: Hello | None = None
@@ -64,23 +68,12 @@ class TagBridge:
         self.rejected = 0
         self._writer: asyncio.StreamWriter | None = None
 
-    @classmethod
-    def from_options(
-        cls, device_id: str, options: Mapping[str, Any], context: SourceContext | None = None
-    ) -> TagBridge:
-        """Build from a config's device section (raises pydantic's ValidationError if wrong).
-
-        ``context`` (the table id, the deck manifest) is what the daemon offers every driver;
-        this one needs none of it.
-        """
-        return cls(device_id, BridgeOptions.model_validate(dict(options)))
-
     @property
     def address(self) -> str:
         """``host:port`` of the bridge."""
         return f"{self.options.host}:{self.options.port}"
 
-    # ------------------------------------------------------------------ DeviceSource
+    # ------------------------------------------------------------------ the device contract
 
     async def run(self, sink: InputSink) -> None:
         """One connection to the bridge: inputs to ``sink`` until it fails (DeviceError)."""
@@ -96,7 +89,7 @@ class TagBridge:
             async with contextlib.aclosing(self._lines(reader)) as lines:
                 await self._greeting(lines)
                 online = DeviceHealthChanged(
-                    self.clock(), self.device_id, Health.ONLINE, detail=self._who(), kind="reader"
+                    self.clock(), self.device_id, Health.ONLINE, detail=self._who(), kind=self.kind
                 )
                 await sink(online)
                 async for line in lines:
@@ -111,17 +104,7 @@ class TagBridge:
         detail = f"{self.lines} lines, {self.rejected} rejected"
         return DeviceStatus(self.online, detail=detail)
 
-    async def shuffle(self, ref: int) -> None:
-        """A reader does not shuffle."""
-        raise DeviceCommandError(f"{self.device_id} is a reader: it does not shuffle")
-
-    async def dispense(self, shuffle_id: int, group: int, request: DispenseRequest) -> None:
-        """A reader does not dispense."""
-        raise DeviceCommandError(f"{self.device_id} is a reader: it does not dispense")
-
-    async def reveal(self, shuffle_id: int) -> None:
-        """A reader has no deck."""
-        raise DeviceCommandError(f"{self.device_id} is a reader: it has no deck")
+    # shuffle, dispense and reveal: a reader takes none, as Device refuses them.
 
     def describe(self) -> dict[str, Any]:
         """Identity for the device topic: what the bridge said it is, and where it is."""

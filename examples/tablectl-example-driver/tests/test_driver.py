@@ -6,7 +6,6 @@ import asyncio
 import socket
 
 import pytest
-from controller.shell.devices import DeviceCommandError, DeviceError, DeviceSource
 from controller.table.inputs import (
     DeviceFault,
     DeviceFaultCleared,
@@ -18,6 +17,8 @@ from controller.table.inputs import (
     Zone,
 )
 from controller.table.plan import DispenseRequest
+from drivers.contract import Device
+from drivers.errors import DeviceCommandError, DeviceError
 from pydantic import ValidationError
 
 from bridge_helpers import Sink, make_driver
@@ -35,7 +36,7 @@ async def _stop(task: asyncio.Task[None]) -> None:
 
 async def test_online_then_every_movement_in_order(sim: BridgeSimulator) -> None:
     driver = make_driver(sim)
-    assert isinstance(driver, DeviceSource)
+    assert isinstance(driver, Device)
     sink = Sink()
     task = asyncio.create_task(driver.run(sink))
     try:

@@ -14,9 +14,9 @@ import tomllib
 from pathlib import Path
 
 from controller.config import parse_config
-from controller.shell.devices import SourceContext, build_source
 from controller.table.inputs import TagArrived, Zone
-from drivers.registry import available_drivers, load_driver
+from drivers.contract import DeviceContext
+from drivers.registry import available_drivers, build_device, load_driver
 
 from bridge_helpers import Sink
 from tablectl_example_driver.driver import TagBridge
@@ -53,13 +53,14 @@ def test_config_check_accepts_it_and_names_each_bad_option(tmp_path: Path) -> No
     assert "devices.reader.antennas: Value error, bad seat zone 'seat:11'" in problems[1]
 
 
-def test_the_daemon_builds_it_as_a_device_source() -> None:
+def test_the_daemon_builds_it_as_a_device() -> None:
     config = parse_config(tomllib.loads(TABLE + READER.format(port=7070)))
-    context = SourceContext(config.table.id, config.table.manifest())
-    source = build_source("reader", config.devices["reader"], context)
-    assert isinstance(source, TagBridge)
-    assert source.device_id == "reader"
-    assert source.view.zones == {"A0": Zone.parse("seat:1"), "A1": Zone.parse("board")}
+    context = DeviceContext(config.table.id, config.table.manifest())
+    section = config.devices["reader"]
+    device = build_device("reader", section.driver, section.options, context)
+    assert isinstance(device, TagBridge)
+    assert device.device_id == "reader"
+    assert device.view.zones == {"A0": Zone.parse("seat:1"), "A1": Zone.parse("board")}
 
 
 async def test_the_simulator_process_feeds_the_driver() -> None:

@@ -19,7 +19,6 @@ import asyncio
 import hashlib
 import json
 import os
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -29,19 +28,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from controller.cards import Card, card_code
 from controller.decks import DeckManifest
 from controller.shell.codec import input_from_dict, input_to_dict
-from controller.shell.devices import (
-    DISPENSE,
-    READ,
-    REVEAL,
-    SHUFFLE,
-    AlreadyDoneError,
-    DeviceCommandError,
-    DeviceSource,
-    DeviceStatus,
-    InputSink,
-    SourceContext,
-    pydantic_problems,
-)
 from controller.table.inputs import (
     DeckChecked,
     DeckRevealed,
@@ -56,6 +42,17 @@ from controller.table.inputs import (
     ZoneKind,
 )
 from controller.table.plan import DispenseRequest
+from drivers.contract import (
+    DISPENSE,
+    READ,
+    REVEAL,
+    SHUFFLE,
+    Device,
+    DeviceContext,
+    DeviceStatus,
+    InputSink,
+)
+from drivers.errors import AlreadyDoneError, DeviceCommandError
 from simulators.deck_order import deck_order
 
 _BOARD_PURPOSES = {Purpose.FLOP, Purpose.TURN, Purpose.RIVER, Purpose.BOARD_OTHER}
@@ -74,15 +71,20 @@ class VirtualOptions(BaseModel):
     event_delay: float = Field(default=0.0, ge=0, description="seconds before each event")
 
 
-class VirtualTable:
+class VirtualTable(Device):
     """The virtual shuffler (and readers) of one table."""
 
+    options_model = VirtualOptions
     capabilities = frozenset({SHUFFLE, DISPENSE, REVEAL, READ})
+    options: VirtualOptions
 
-    def __init__(self, device_id: str, options: VirtualOptions, manifest: DeckManifest) -> None:
-        self.device_id = device_id
-        self.options = options
-        self.manifest = manifest
+    def __init__(
+        self, device_id: str, options: VirtualOptions, context: DeviceContext | None = None
+    ) -> None:
+        super().__init__(device_id, options, context)
+        if self.context.manifest is None:
+            raise ValueError("the virtual table reads tags: it needs the table's deck manifest")
+        self.manifest: DeckManifest = self.context.manifest
         self._wake = asyncio.Event()
         self._memory: dict[str, Any] = {
             "shuffle_id": 0,
@@ -98,7 +100,7 @@ class VirtualTable:
         if path is not None and path.is_file():
             self._memory.update(json.loads(path.read_text(encoding="utf-8")))
 
-    # ------------------------------------------------------------------ DeviceSource
+    # ------------------------------------------------------------------ the device contract
 
     async def run(self, sink: InputSink) -> None:
         """Deliver queued events to the sink, oldest first, until cancelled."""
@@ -192,9 +194,6 @@ class VirtualTable:
             "reader": self.options.reader,
         }
 
-    async def close(self) -> None:
-        """Nothing to close; the memory is already on disk."""
-
     # ------------------------------------------------------------------ memory
 
     @property
@@ -234,14 +233,3 @@ def _destinations(request: DispenseRequest, cards: list[Card]) -> list[tuple[Zon
             (Zone(ZoneKind.BOARD), c) for c in board
         ]
     return []
-
-
-class _Factory:
-    def build(self, device_id: str, options: Mapping[str, Any], ctx: SourceContext) -> DeviceSource:
-        return VirtualTable(device_id, VirtualOptions.model_validate(dict(options)), ctx.manifest)
-
-    def problems(self, options: Mapping[str, Any]) -> list[str]:
-        return pydantic_problems(VirtualOptions, options)
-
-
-FACTORY = _Factory()

@@ -1,38 +1,38 @@
-"""One PN532 module's life: open the port, wake and configure the chip, poll, reconnect.
+"""One PN532 module's connection: open the port, wake and configure the chip, poll.
 
-Health follows what the module shows:
+A :class:`ModulePoller` is one module of a ``pn532`` reader, a device of its own (its id is the
+reader's and the zone, e.g. ``rfid-seat3``); the reader runs each under the one supervision loop
+(:mod:`drivers.supervisor`), which reopens the port with backoff and reports the module
+``reconnecting`` while its port cannot be opened or has gone away. The module itself reports
 
-- ``reconnecting`` while its port cannot be opened or has gone away (with backoff);
 - ``online`` once polls succeed;
 - ``stale`` when ``stale_after`` polls in a row fail (no ACK, no answer, error frame, RF fault).
 
 Failed polls are never misses, so neither a silent module nor a vanished port makes a card
 depart; after reconnection the first good polls reconcile the view. After ``reinit_after``
 failures in a row the module is woken up and configured again (it may have reset).
+
+By type: a :class:`~drivers.errors.DeviceUnavailableError` (the port cannot be opened, or
+:class:`~drivers.rfid.pn532.link.LinkLostError`) ends the connection; any other
+:class:`~drivers.errors.DeviceError` of an exchange is a failed poll, and polling goes on.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from datetime import datetime
 
-import serial
 import structlog
 
-from controller.table.inputs import (
-    DeviceHealthChanged,
-    DeviceInput,
-    Health,
-    TagArrived,
-    TagDeparted,
-    Zone,
-)
+from controller.table.inputs import DeviceHealthChanged, Health, TagArrived, TagDeparted, Zone
+from drivers.contract import InputSink
+from drivers.errors import DeviceError, DeviceUnavailableError
 from drivers.rfid.pn532 import commands as cmd
 from drivers.rfid.pn532.config import Pn532Config
-from drivers.rfid.pn532.link import LinkError, LinkLostError, Pn532Link
-from drivers.rfid.pn532.transport import SerialStream
+from drivers.rfid.pn532.link import LinkLostError, Pn532Link
 from drivers.rfid.presence import Arrived, Departed, PresenceEdge, PresenceTracker, ZoneHealth
+from drivers.serial_transport import SerialTransport
+from drivers.supervisor import utc_now
 
 log = structlog.get_logger(__name__)
 
@@ -40,81 +40,75 @@ MAX_TARGETS = 2
 """InListPassiveTarget's MaxTg: the PN532 activates at most two targets at a time."""
 
 
-class RfFaultError(LinkError):
+class RfFaultError(DeviceError):
     """The module answers, but says its RF front end has failed."""
 
 
-class ModuleSupervisor:
-    """Runs one module until cancelled, reporting device inputs through ``emit``."""
+class ModulePoller:
+    """One module on its serial port, reporting device inputs to the sink it runs with."""
+
+    kind = ""
+    reports_health = True
 
     def __init__(
         self,
         *,
-        device: str,
+        device_id: str,
         port: str,
         zone: Zone,
         config: Pn532Config,
         max_tags: int | None = None,
         tracker: PresenceTracker[Zone],
-        emit: Callable[[DeviceInput], None],
-        clock: Callable[[], datetime],
     ) -> None:
-        self.device = device
+        self.device_id = device_id
         self.port = port
         self.zone = zone
         self.config = config
         self.max_tags = max_tags or config.max_tags
         self.firmware: cmd.FirmwareVersion | None = None
-        self.health: Health | None = None
         self.polls = 0
         self.failed_polls = 0
         self.missed_reads = 0
         """Good polls that missed a tag believed present (flapping, stacking), counted per tag."""
         self.link: Pn532Link | None = None
         self._tracker = tracker
-        self._emit = emit
-        self._clock = clock
+        self._sink: InputSink | None = None
+        self._reported: Health | None = None
 
-    async def run(self) -> None:
-        """Connect, poll, and reconnect for ever (until cancelled)."""
-        delay = self.config.reconnect_min
-        while True:
-            link = Pn532Link(
-                ack_timeout=self.config.ack_timeout, response_timeout=self.config.response_timeout
+    async def run(self, sink: InputSink) -> None:
+        """One connection: open the port, then configure and poll until it goes away."""
+        self._sink, self._reported = sink, None
+        link = Pn532Link(
+            ack_timeout=self.config.ack_timeout, response_timeout=self.config.response_timeout
+        )
+        try:
+            transport = await SerialTransport.open(
+                self.port, link.data_received, link.connection_lost, self.config.baudrate
             )
+            link.write = transport.write
+            self.link = link
             try:
-                stream = await SerialStream.open(self.port, link, self.config.baudrate)
-            except (OSError, serial.SerialException) as exc:
-                self._link_down(f"cannot open {self.port}: {exc}")
-            else:
-                link.write = stream.write
-                self.link = link
-                try:
-                    await self._session(link)
-                except LinkLostError as exc:
-                    self._link_down(f"lost {self.port}: {exc}")
-                    delay = self.config.reconnect_min  # it was working: come back quickly
-                except Exception as exc:
-                    # A bug must not silently end the module's supervision: report, start over.
-                    log.exception("pn532 module failed", device=self.device, port=self.port)
-                    self._link_down(f"internal error on {self.port}: {exc!r}")
-                finally:
-                    stream.close()
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, self.config.reconnect_max)
+                await self._poll(link)
+            except LinkLostError as exc:
+                raise LinkLostError(f"lost {self.port}: {exc}") from exc
+            finally:
+                transport.close()
+        finally:
+            # However the connection ended, the tags stay where they were, unseen: stale.
+            self._tracker.lost(utc_now(), self.zone, f"{self.port} closed")
 
-    # ----------------------------------------------------------------- session
+    # ----------------------------------------------------------------- polling
 
-    async def _session(self, link: Pn532Link) -> None:
+    async def _poll(self, link: Pn532Link) -> None:
         """Configure and poll over one open port; returns only by raising LinkLostError."""
         loop = asyncio.get_running_loop()
         while True:
             try:
                 self.firmware = await self._configure(link)
-            except LinkLostError:
+            except DeviceUnavailableError:
                 raise
-            except (LinkError, cmd.ResponseError) as exc:
-                self._poll_failed(f"no answer to the wake-up: {exc}")
+            except DeviceError as exc:
+                await self._poll_failed(f"no answer to the wake-up: {exc}")
                 await asyncio.sleep(self.config.poll_interval)
                 continue
             failures = 0
@@ -122,14 +116,14 @@ class ModuleSupervisor:
                 started = loop.time()
                 try:
                     uids = await self._inventory(link)
-                except LinkLostError:
+                except DeviceUnavailableError:
                     raise
-                except (LinkError, cmd.ResponseError) as exc:
+                except DeviceError as exc:
                     failures += 1
-                    self._poll_failed(str(exc))
+                    await self._poll_failed(str(exc))
                 else:
                     failures = 0
-                    self._poll_ok(uids)
+                    await self._poll_ok(uids)
                 await asyncio.sleep(max(0.0, self.config.poll_interval - (loop.time() - started)))
 
     async def _configure(self, link: Pn532Link) -> cmd.FirmwareVersion:
@@ -175,38 +169,36 @@ class ModuleSupervisor:
 
     # ----------------------------------------------------------------- reporting
 
-    def _poll_ok(self, uids: set[str]) -> None:
+    async def _poll_ok(self, uids: set[str]) -> None:
         self.polls += 1
         self.missed_reads += len(self._tracker.present(self.zone) - uids)
-        ts = self._clock()
-        self._report(ts, self._tracker.seen(ts, self.zone, uids), "")
+        ts = utc_now()
+        await self._report(ts, self._tracker.seen(ts, self.zone, uids), "")
 
-    def _poll_failed(self, reason: str) -> None:
+    async def _poll_failed(self, reason: str) -> None:
         self.polls += 1
         self.failed_polls += 1
-        ts = self._clock()
-        self._report(ts, self._tracker.failed(ts, self.zone, reason), reason)
+        ts = utc_now()
+        await self._report(ts, self._tracker.failed(ts, self.zone, reason), reason)
 
-    def _link_down(self, reason: str) -> None:
-        ts = self._clock()
-        self._tracker.lost(ts, self.zone, reason)
-        self._set_health(ts, Health.RECONNECTING, reason)
-
-    def _report(self, ts: datetime, edges: list[PresenceEdge[Zone]], reason: str) -> None:
+    async def _report(self, ts: datetime, edges: list[PresenceEdge[Zone]], reason: str) -> None:
+        assert self._sink is not None, "polls run only inside run()"
         view = self._tracker.health(self.zone)
         if view is ZoneHealth.FRESH:
             firmware = f"{self.firmware} " if self.firmware else ""
-            self._set_health(ts, Health.ONLINE, f"{firmware}on {self.port}, zone {self.zone}")
+            await self._set_health(ts, Health.ONLINE, f"{firmware}on {self.port}, zone {self.zone}")
         elif view is ZoneHealth.STALE:
             failures = self._tracker.failures(self.zone)
-            self._set_health(ts, Health.STALE, f"{failures} polls failed in a row: {reason}")
+            await self._set_health(ts, Health.STALE, f"{failures} polls failed in a row: {reason}")
         for edge in edges:
             if isinstance(edge, Arrived):
-                self._emit(TagArrived(edge.ts, self.device, self.zone, edge.uid))
+                await self._sink(TagArrived(edge.ts, self.device_id, self.zone, edge.uid))
             elif isinstance(edge, Departed):
-                self._emit(TagDeparted(edge.ts, self.device, self.zone, edge.uid))
+                await self._sink(TagDeparted(edge.ts, self.device_id, self.zone, edge.uid))
 
-    def _set_health(self, ts: datetime, health: Health, detail: str) -> None:
-        if health is not self.health:
-            self.health = health
-            self._emit(DeviceHealthChanged(ts, self.device, health, detail=detail))
+    async def _set_health(self, ts: datetime, health: Health, detail: str) -> None:
+        # Every poll says how the module is; only a change is worth an input.
+        if health is not self._reported:
+            self._reported = health
+            assert self._sink is not None
+            await self._sink(DeviceHealthChanged(ts, self.device_id, health, detail=detail))

@@ -1,4 +1,4 @@
-"""Device sources: the jsonl reader over a real pty, the virtual table's device memory."""
+"""The jsonl driver over a real pty, the virtual table's device memory."""
 
 from __future__ import annotations
 
@@ -14,9 +14,6 @@ import pytest
 
 from controller.decks import synthetic_manifest
 from controller.shell.codec import input_to_json
-from controller.shell.devices import AlreadyDoneError, DeviceCommandError, DeviceError
-from controller.shell.linesource import LineOptions, LineSource
-from controller.shell.virtual import VirtualOptions, VirtualTable
 from controller.table.inputs import (
     DeviceFault,
     DeviceInput,
@@ -27,6 +24,10 @@ from controller.table.inputs import (
     Zone,
 )
 from controller.table.plan import DispenseRequest
+from drivers.contract import DeviceContext
+from drivers.errors import AlreadyDoneError, DeviceCommandError, DeviceError
+from drivers.jsonl import LineOptions, LineSource
+from drivers.virtual import VirtualOptions, VirtualTable
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -87,7 +88,7 @@ async def test_jsonl_port_that_does_not_exist_is_a_device_error(tmp_path: Path) 
 
 def virtual(tmp_path: Path) -> VirtualTable:
     options = VirtualOptions(seed=1, state_file=tmp_path / "memory.json", deliver=True)
-    return VirtualTable("shuffler", options, synthetic_manifest("house-a"))
+    return VirtualTable("shuffler", options, DeviceContext(manifest=synthetic_manifest("house-a")))
 
 
 async def test_virtual_table_refuses_a_group_twice_and_remembers_across_hosts(

@@ -16,7 +16,6 @@ import asyncio
 import os
 import termios
 import tty
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,18 +23,9 @@ import structlog
 from pydantic import BaseModel, ConfigDict, Field
 
 from controller.shell.codec import CodecError, input_from_json
-from controller.shell.devices import (
-    READ,
-    DeviceCommandError,
-    DeviceError,
-    DeviceSource,
-    DeviceStatus,
-    InputSink,
-    SourceContext,
-    pydantic_problems,
-)
 from controller.table.inputs import DeviceInput
-from controller.table.plan import DispenseRequest
+from drivers.contract import READ, Device, DeviceContext, DeviceStatus, InputSink
+from drivers.errors import DeviceError
 
 log = structlog.get_logger("tablectl.jsonl")
 
@@ -50,14 +40,17 @@ class LineOptions(BaseModel):
     port: Path = Field(description="serial device, pty or FIFO to read lines from")
 
 
-class LineSource:
+class LineSource(Device):
     """Reads device inputs, one JSON line each, from a port."""
 
+    options_model = LineOptions
     capabilities = frozenset({READ})
+    options: LineOptions
 
-    def __init__(self, device_id: str, options: LineOptions) -> None:
-        self.device_id = device_id
-        self.options = options
+    def __init__(
+        self, device_id: str, options: LineOptions, context: DeviceContext | None = None
+    ) -> None:
+        super().__init__(device_id, options, context)
         self.lines = 0
         self.rejected = 0
 
@@ -120,32 +113,6 @@ class LineSource:
         """A line source is online when its port exists."""
         return DeviceStatus(self.options.port.exists(), detail=f"{self.lines} lines read")
 
-    async def shuffle(self, ref: int) -> None:
-        """Lines only flow in."""
-        raise DeviceCommandError(f"{self.device_id} takes no commands")
-
-    async def dispense(self, shuffle_id: int, group: int, request: DispenseRequest) -> None:
-        """Lines only flow in."""
-        raise DeviceCommandError(f"{self.device_id} takes no commands")
-
-    async def reveal(self, shuffle_id: int) -> None:
-        """Lines only flow in."""
-        raise DeviceCommandError(f"{self.device_id} takes no commands")
-
     def describe(self) -> dict[str, Any]:
         """Where the lines come from."""
         return {"model": "JSON lines", "port": str(self.options.port), "approved": True}
-
-    async def close(self) -> None:
-        """The descriptor is closed when ``run`` ends."""
-
-
-class _Factory:
-    def build(self, device_id: str, options: Mapping[str, Any], ctx: SourceContext) -> DeviceSource:
-        return LineSource(device_id, LineOptions.model_validate(dict(options)))
-
-    def problems(self, options: Mapping[str, Any]) -> list[str]:
-        return pydantic_problems(LineOptions, options)
-
-
-FACTORY = _Factory()
