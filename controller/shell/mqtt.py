@@ -32,7 +32,6 @@ from typing import Any
 
 import aiomqtt
 import structlog
-from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from controller import __version__
@@ -40,6 +39,7 @@ from controller.config import BrokerSection
 from controller.envelope import envelope
 from controller.shell.codec import event_from_json, rfc3339
 from controller.shell.journal import OutboxRow
+from controller.shell.properties import packed
 from controller.shell.topics import Topics
 from controller.shell.writer import JournalWriter
 from drivers.supervisor import Backoff, retry_forever
@@ -50,12 +50,6 @@ log = structlog.get_logger("tablectl.mqtt")
 RequestSink = Callable[[str, bytes, Callable[[dict[str, Any], bool], None]], None]
 BATCH = 64
 RETAINED_EVERY = 0.5
-
-
-def publish_properties() -> Properties:
-    """Empty MQTT v5 PUBLISH properties (paho's constructor is untyped)."""
-    properties: Properties = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
-    return properties
 
 
 class MqttLink:
@@ -117,10 +111,7 @@ class MqttLink:
         not hold a dealer's back. A verb that is not a plain topic level gets no response topic
         of its own: the answer goes to ``response/invalid``.
         """
-        properties = None
-        if correlation is not None:
-            properties = publish_properties()
-            properties.CorrelationData = correlation
+        properties = packed(correlation=correlation) if correlation is not None else None
         payload = json.dumps(body, separators=(",", ":")).encode()
         topic_verb = verb if _plain_level(verb) else "invalid"
         queue = self._responses if urgent else self._bulk_responses
@@ -334,9 +325,7 @@ class MqttLink:
             historical=historical,
             secure=row.stream == "secure",
         )
-        properties = publish_properties()
-        properties.ContentType = "application/json"
-        properties.UserProperty = [("event_id", body["event_id"])]
+        properties = packed(content_type="application/json", user=("event_id", body["event_id"]))
         payload = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
         await client.publish(self.topics.stream(row.stream), payload, qos=1, properties=properties)
         self.published += 1
