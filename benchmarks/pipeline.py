@@ -39,7 +39,7 @@ from pathlib import Path
 
 import aiomqtt
 
-from controller.shell.codec import input_to_json
+from controller.table.codec import input_to_json
 from controller.table.inputs import DeviceFault
 from tests.integration.broker import Broker, mosquitto_available
 

@@ -8,7 +8,7 @@ the cutoff) is decided by the core, which gets the :class:`Authority` with the c
 
 The same table covers the commands that are not table requests (deck enrollment and device
 approval are the maintenance role's, on the table PC's command line) so that ``docs/security.md``
-and this module cannot disagree: ``tests/shell/test_authority.py`` checks the doc against it.
+and this module cannot disagree: ``tests/core/test_authority.py`` checks the doc against it.
 """
 
 from __future__ import annotations

@@ -26,8 +26,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from controller.cards import Card, card_code
+from controller.deck_order import deck_order
 from controller.decks import DeckManifest
-from controller.shell.codec import input_from_dict, input_to_dict
+from controller.table.codec import input_from_dict, input_to_dict
 from controller.table.inputs import (
     DeckChecked,
     DeckRevealed,
@@ -53,7 +54,6 @@ from drivers.contract import (
     InputSink,
 )
 from drivers.errors import AlreadyDoneError, DeviceCommandError
-from simulators.deck_order import deck_order
 
 _BOARD_PURPOSES = {Purpose.FLOP, Purpose.TURN, Purpose.RIVER, Purpose.BOARD_OTHER}
 

@@ -77,7 +77,7 @@ def add_parsers(subparsers: Any) -> None:
     )
     dealer.add_argument("--key-id", default=None, help="the key's id (default: the file's name)")
     dealer.add_argument(
-        "--on-behalf-of", default=None, help="a console signing for this person (§3.10)"
+        "--on-behalf-of", default=None, help="a console signing for this person (docs/security.md)"
     )
     dealer.set_defaults(handler=dealer_command)
 

@@ -13,9 +13,9 @@ from controller.config import TableSection
 from controller.envelope import envelope
 from controller.phh import hand_to_phh
 from controller.profiles import load_profile
-from controller.shell.codec import event_from_json, input_from_json
 from controller.shell.journal import Journal
 from controller.shell.table import initial_state
+from controller.table.codec import event_from_json, input_from_json
 from controller.table.engine import apply
 
 

@@ -57,7 +57,7 @@ class JournalError(RuntimeError):
 
 
 class NewEvent(NamedTuple):
-    """An event to journal: its type, hand and journal text (see :mod:`controller.shell.codec`)."""
+    """An event to journal: its type, hand and journal text (see :mod:`controller.table.codec`)."""
 
     type: str
     hand_id: str | None

@@ -50,7 +50,7 @@ class Envelope(BaseModel):
     data: dict[str, Any]
     secure: bool | None = Field(default=None, description="secure stream: secret fields merged")
     by: Attribution | None = Field(
-        default=None, description="who gave the command that caused the event (§3.10)"
+        default=None, description="who gave the command that caused the event (docs/security.md)"
     )
 
 

@@ -37,11 +37,11 @@ from paho.mqtt.properties import Properties
 from controller import __version__
 from controller.config import BrokerSection
 from controller.envelope import envelope
-from controller.shell.codec import event_from_json, rfc3339
 from controller.shell.journal import OutboxRow
 from controller.shell.properties import packed
 from controller.shell.topics import Topics
 from controller.shell.writer import JournalWriter
+from controller.table.codec import event_from_json, rfc3339
 from drivers.supervisor import Backoff, retry_forever
 
 log = structlog.get_logger("tablectl.mqtt")

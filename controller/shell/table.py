@@ -26,10 +26,10 @@ import structlog
 from controller.decks import DeckManifest, known_decks
 from controller.profiles import RulesProfile
 from controller.shell.checkpoint import core_fingerprint, dump_state, load_state
-from controller.shell.codec import event_from_json, event_to_json, input_from_json, input_to_json
 from controller.shell.dispatch import Dispatch, Need, Planner
 from controller.shell.journal import Appended, NewCommand, NewDispatch, NewEvent
 from controller.shell.writer import JournalWriter
+from controller.table.codec import event_from_json, event_to_json, input_from_json, input_to_json
 from controller.table.context import RejectedError
 from controller.table.engine import apply
 from controller.table.events import TableEvent

@@ -178,7 +178,7 @@ class TableEvent(NamedTuple):
     rules: tuple[str, ...] = ()
     severity: Severity = Severity.INFO
     needs_confirm: bool = False
-    by: Mapping[str, str] | None = None  # who gave the command that caused it (§3.10)
+    by: Mapping[str, str] | None = None  # who gave the command that caused it (docs/security.md)
 
     @property
     def type(self) -> str:

@@ -5,7 +5,8 @@ in transport-independent form: a driver turns the bytes of its device into these
 wire protocol. Dealer commands are the verbs of the dealer console (docs/mqtt.md).
 
 All inputs are frozen, slotted dataclasses: cheap to build on the hot path, and pydantic validates
-JSON into them directly (``controller.table.commands_schema``).
+JSON into them directly (the request gate, ``controller/shell/gate.py``, and the journal form,
+``controller/table/codec.py``).
 """
 
 from __future__ import annotations

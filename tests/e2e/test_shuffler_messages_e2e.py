@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from controller.cards import card_code
+from controller.deck_order import deck_order
 from controller.table.inputs import (
     DeckChecked,
     DeckRevealed,
@@ -20,7 +21,6 @@ from drivers.errors import AlreadyDoneError, DeviceCommandError
 from drivers.shuffler.codes import Capability, DeckMove, DeviceState, Trigger
 from drivers.shuffler.commitment import deck_commitment
 from drivers.shuffler.events import DeckMoved, OperatorInput, ShuffleStarted, StateChanged
-from simulators.deck_order import deck_order
 from tests.e2e.conftest import RigFactory, wait_until
 
 

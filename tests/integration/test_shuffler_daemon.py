@@ -29,7 +29,7 @@ import pytest
 
 from controller.cards import Card
 from controller.decks import load_deck
-from controller.shell.codec import input_to_json
+from controller.table.codec import input_to_json
 from controller.table.inputs import TagArrived, Zone
 from simulators.dealer_console import AutoConsole
 from tests.integration.conftest import Collector, DaemonProcess, unique_seqs

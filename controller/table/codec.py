@@ -8,6 +8,9 @@ its value; timestamps come back as aware UTC datetimes, so a decoded input equal
 
 Events are stored with their public and secret parts apart, which is all the publisher needs to
 build either stream's envelope later (:func:`event_from_json`).
+
+The shell's journal, the ``jsonl`` driver and the ``virtual`` driver all read and write this
+form, so it is pure and lives with the inputs and events it encodes (docs/architecture.md).
 """
 
 from __future__ import annotations
