@@ -44,6 +44,8 @@ from controller.shell.chain import (
     SCHEMA,
     SCHEMA_VERSION,
     STREAMS,
+    JournalDamagedError,
+    JournalError,
     VerifyReport,
     connect,
     insert_row,
@@ -51,9 +53,7 @@ from controller.shell.chain import (
     verify_chain,
 )
 
-
-class JournalError(RuntimeError):
-    """The journal cannot be used (wrong table, newer schema, not a journal)."""
+__all__ = ["JournalDamagedError", "JournalError"]
 
 
 class NewEvent(NamedTuple):
