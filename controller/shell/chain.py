@@ -7,6 +7,7 @@ names every row that was edited, inserted or deleted.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import heapq
 import json
@@ -67,6 +68,13 @@ CREATE TABLE IF NOT EXISTS snapshots (
     state BLOB NOT NULL,
     digest TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS epochs (
+    epoch TEXT PRIMARY KEY,
+    first_seq INTEGER NOT NULL UNIQUE,
+    started TEXT NOT NULL,
+    reason TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_type ON events (type);
 CREATE TABLE IF NOT EXISTS outbox (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     seq INTEGER NOT NULL,
@@ -101,6 +109,11 @@ class JournalError(RuntimeError):
 
 class JournalDamagedError(JournalError):
     """The journal file is damaged: SQLite cannot read it, or a row is not what it wrote."""
+
+
+def damaged(path: Path, exc: BaseException) -> JournalDamagedError:
+    """The one-line error of a damaged journal: what SQLite said and what to do."""
+    return JournalDamagedError(f"{path} is damaged ({exc}): {damage_advice(path)}")
 
 
 def damage_advice(path: Path) -> str:
@@ -147,6 +160,8 @@ class VerifyReport:
     breaks: list[Break] = field(default_factory=list)
     head: Head = GENESIS
     since: Head = GENESIS
+    accepted: list[Break] = field(default_factory=list)  # breaks maintenance accepted
+    damaged: str | None = None  # SQLite found the file damaged: where and how
 
     @property
     def problems(self) -> list[str]:
@@ -166,6 +181,9 @@ class VerifyReport:
 def connect(path: Path) -> sqlite3.Connection:
     """A connection with the journal's settings (WAL, synchronous=FULL, explicit transactions)."""
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=5.0)
+    # Damaged text reads back as what it is (U+FFFD where it is not UTF-8) rather than ending
+    # the read: the row then fails its hash, and the rest of the journal stays readable.
+    conn.text_factory = _lenient
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=FULL")
     conn.execute("PRAGMA busy_timeout=5000")
@@ -261,12 +279,12 @@ def verify_chain(conn: sqlite3.Connection, since: Head = GENESIS) -> VerifyRepor
     except sqlite3.DatabaseError as exc:
         if not is_damage(exc):
             raise
-        report.add(
-            report.head.pos + 1, f"after position {report.head.pos}: the file is damaged ({exc})"
-        )
+        report.damaged = f"the file is damaged after position {report.head.pos} ({exc})"
+        report.add(report.head.pos + 1, report.damaged)
     finally:
         if began and conn.in_transaction:
-            conn.execute("COMMIT")
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")  # it only read
         conn.text_factory = factory
     return report
 

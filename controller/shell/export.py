@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterator
 
 from controller.config import TableSection
-from controller.envelope import envelope
+from controller.envelope import CHAIN_STAMPED, chain_stamp, envelope
 from controller.phh import hand_to_phh
 from controller.profiles import load_profile
 from controller.shell.codec import event_from_json, input_from_json
@@ -23,8 +23,15 @@ def export_events(journal: Journal, hand_id: str | None = None) -> Iterator[str]
     """Every journaled event (of one hand) as a surveillance-view envelope, one JSON line each."""
     for row in journal.events(hand_id):
         event = event_from_json(row.body)
+        epoch, seq = journal.event_id(row.key)
+        chain = journal.chain_of(row.key) if event.type in CHAIN_STAMPED else None
         body = envelope(
-            event, table_id=journal.table_id, epoch=journal.epoch, seq=row.key, secure=True
+            event,
+            table_id=journal.table_id,
+            epoch=epoch,
+            seq=seq,
+            secure=True,
+            chain=None if chain is None else chain_stamp(event.type, chain.pos, chain.hash),
         )
         yield json.dumps(body, separators=(",", ":"), ensure_ascii=False)
 
