@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import time
 from collections.abc import Callable
@@ -30,6 +31,7 @@ from controller.table.inputs import (
     DeviceInput,
     DeviceRebooted,
     Health,
+    Origin,
     Purpose,
 )
 from controller.table.plan import DispenseRequest
@@ -395,7 +397,9 @@ class ShufflerDriver(Device):
         self.ledger.observe(event)
         core_input = to_input(event, self.device_id, utc_now())
         if core_input is not None:
-            await self._emit(core_input)
+            # the event's own identity: a copy resent after a host restart is recognised by it
+            origin = Origin(item.boot_id, item.frame.seq)
+            await self._emit(dataclasses.replace(core_input, origin=origin))
 
     # ------------------------------------------------------------------ plumbing
 

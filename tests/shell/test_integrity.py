@@ -70,11 +70,16 @@ def test_a_new_epoch_numbers_its_events_from_one_and_the_old_ids_stay(tmp_path: 
     first = journal.epoch
     assert events(journal, 3) == [1, 2, 3]
     answered: list[Any] = []
+
+    def respond(seqs: list[int]) -> dict[str, Any]:
+        answered.append(seqs)
+        return {}
+
     journal.append(
         input_row=None,
         events=[NewEvent("a", None, "{}"), NewEvent("b", None, "{}")],
         epoch=NewEpoch("e2", 4, "accepted"),
-        command=NewCommand("t", "x", "{}", lambda seqs: answered.append(seqs) or {}),
+        command=NewCommand("t", "x", "{}", respond),
     )
     assert journal.epoch == "e2"
     assert answered == [[1, 2]]  # a response names the events as the wire does

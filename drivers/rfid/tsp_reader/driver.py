@@ -29,7 +29,14 @@ from typing import Any, ClassVar
 
 import structlog
 
-from controller.table.inputs import DeviceHealthChanged, DeviceInput, DeviceRebooted, Health, Zone
+from controller.table.inputs import (
+    DeviceHealthChanged,
+    DeviceInput,
+    DeviceRebooted,
+    Health,
+    Origin,
+    Zone,
+)
 from drivers.contract import READ, Device, DeviceContext, DeviceStatus, InputSink
 from drivers.errors import DeviceNotReadyError, DeviceUnavailableError
 from drivers.rfid.tsp_reader.codes import MsgType, Report, ScanMode, zone_code
@@ -298,4 +305,4 @@ class TspReader(Device):
             kind = item.frame.type
             log.error("reader.bad_event", device=self.device_id, type=kind, error=str(exc))
             return
-        await self.reporter.event(event)
+        await self.reporter.event(event, Origin(item.boot_id, item.frame.seq))
