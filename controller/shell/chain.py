@@ -125,12 +125,28 @@ def damage_advice(path: Path) -> str:
     )
 
 
+#: What reading a damaged journal can raise: SQLite's errors, and an error message of SQLite's
+#: that quotes damaged bytes and so is not UTF-8 itself.
+UNREADABLE = (sqlite3.DatabaseError, UnicodeDecodeError)
+
+#: What SQLite says of a journal whose schema (its own record of the tables) is damaged.
+_SCHEMA_DAMAGE = ("no such table", "no such column", "malformed database schema")
+
+
+def unreadable(exc: BaseException) -> bool:
+    """True for what reading a damaged journal raised (ask it only of such a read)."""
+    return isinstance(exc, UnicodeDecodeError) or is_damage(exc)
+
+
 def is_damage(exc: BaseException) -> bool:
-    """True for SQLite's own verdict that a file is damaged or not a database at all."""
-    return isinstance(exc, sqlite3.DatabaseError) and getattr(exc, "sqlite_errorcode", None) in (
-        sqlite3.SQLITE_CORRUPT,
-        sqlite3.SQLITE_NOTADB,
-    )
+    """True for SQLite's own verdict that a file is damaged or not a database at all, or that
+    the journal's tables are not there as the journal made them."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+        return True
+    return code == sqlite3.SQLITE_ERROR and str(exc).startswith(_SCHEMA_DAMAGE)
 
 
 @dataclass(frozen=True)
@@ -276,8 +292,8 @@ def verify_chain(conn: sqlite3.Connection, since: Head = GENESIS) -> VerifyRepor
         conn.execute("BEGIN")
     try:
         _walk(conn, since, report)
-    except sqlite3.DatabaseError as exc:
-        if not is_damage(exc):
+    except UNREADABLE as exc:
+        if not unreadable(exc):
             raise
         report.damaged = f"the file is damaged after position {report.head.pos} ({exc})"
         report.add(report.head.pos + 1, report.damaged)

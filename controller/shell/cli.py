@@ -34,13 +34,14 @@ def add_parsers(subparsers: Any) -> None:
     schema = config_verbs.add_parser("schema", help="print the config's JSON Schema")
     schema.set_defaults(handler=config_schema_command)
 
-    journal = subparsers.add_parser("journal", help="verify or export the journal")
+    journal = subparsers.add_parser("journal", help="verify, export or salvage the journal")
     journal_verbs = journal.add_subparsers(
-        dest="journal_verb", metavar="verify|export", required=True
+        dest="journal_verb", metavar="verify|export|salvage", required=True
     )
     for name, handler, text in (
         ("verify", journal_verify, "check the journal's hash chain"),
         ("export", journal_export, "export events, or hands as PHH"),
+        ("salvage", journal_salvage, "copy every intact row of a damaged journal to a new file"),
     ):
         sub = journal_verbs.add_parser(name, help=text)
         sub.add_argument("--journal", type=Path, default=None, help="journal file")
@@ -53,6 +54,8 @@ def add_parsers(subparsers: Any) -> None:
                 "--rulings", action="store_true", help="who made each ruling, one line each"
             )
             sub.add_argument("--hand", default=None, help="only this hand id")
+        if name == "salvage":
+            sub.add_argument("--out", type=Path, required=True, help="the new journal (a new file)")
         sub.set_defaults(handler=handler)
 
     tail = subparsers.add_parser("tail", help="print table events as they arrive")
@@ -270,7 +273,7 @@ def journal_export(args: argparse.Namespace) -> int:
             lines = export_rulings if args.rulings else export_events
             for line in lines(journal, args.hand):
                 print(line)
-    except (sqlite3.DatabaseError, CodecError) as exc:
+    except (sqlite3.DatabaseError, UnicodeDecodeError, CodecError, JournalError) as exc:
         failure = journal_failure(exc, journal.path)
         if failure is None:  # a row SQLite reads but that is not what the table wrote
             failure = (
@@ -282,6 +285,36 @@ def journal_export(args: argparse.Namespace) -> int:
     finally:
         journal.close()
     return 0
+
+
+def journal_salvage(args: argparse.Namespace) -> int:
+    """``tablectl journal salvage --out NEW``: 0 when every row was kept, 1 when some were not
+    (the new journal holds the rest), 2 when nothing could be written."""
+    from controller.shell.salvage import SalvageError, salvage  # noqa: PLC0415
+
+    table = None
+    try:
+        source = _journal_path(args)
+        if args.config is not None:
+            section = load_config(_config_path(args.config)).table
+            table = {"table_id": section.id, "genesis": section.genesis()}
+        report = salvage(source, args.out, table)
+    except (SalvageError, ConfigError) as exc:
+        print(f"tablectl journal salvage: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"tablectl journal salvage: {exc.strerror or exc}: {exc.filename}", file=sys.stderr)
+        return 2
+    for line in report.lines():
+        print(line)
+    if report.complete:
+        print(f"the journal is whole: point [journal] path at {args.out}")
+        return 0
+    print(
+        f"point [journal] path at {args.out}: the daemon will hold the table with an integrity "
+        "alarm until maintenance accepts the journal (journal_accept, docs/operations.md)"
+    )
+    return 1
 
 
 def tail_command(args: argparse.Namespace) -> int:

@@ -29,8 +29,12 @@ from typing import Any
 import structlog
 
 from controller.config import SecuritySection, TableConfig
-from controller.profiles import load_profile
 from controller.shell import logging as shell_logging
+from controller.shell.chain import (
+    UNREADABLE,
+    damaged,
+    unreadable,
+)
 from controller.shell.commands import CommandHandler, shed_event
 from controller.shell.console import serve_console
 from controller.shell.gate import Gate, Limits, Policy, bounded_text
@@ -41,7 +45,7 @@ from controller.shell.mqtt import MqttLink
 from controller.shell.notify import feed_watchdog, notify, watchdog_interval
 from controller.shell.snapshot import snapshot
 from controller.shell.supervisor import Devices
-from controller.shell.table import ShutdownError, TableRunner, initial_state
+from controller.shell.table import RecoveryReport, ShutdownError, TableRunner, journal_table
 from controller.shell.topics import Topics
 from controller.shell.writer import JournalWriter
 from controller.table.engine import deadline
@@ -73,13 +77,11 @@ class Daemon:
                 "journal.genesis_differs",
                 detail="the table section changed since the journal began; the journal decides",
             )
-        genesis = journal.genesis
-        profile = load_profile(genesis["profile"]).with_overrides(genesis.get("house_rules", {}))
         manifest = table.manifest()
         self.writer = JournalWriter(journal)
         self.runner = TableRunner(
             self.writer,
-            initial_state(genesis, profile, manifest),
+            journal_table(journal, manifest),
             table.shuffler,
             host_paced=table.dispense == "host",
         )
@@ -127,7 +129,7 @@ class Daemon:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.stop_requested.set)
         shell_logging.CONTEXT.table = self.config.table.id
-        report = self.runner.recover()
+        report = self.prepare()
         log.info(
             "journal.recovered",
             inputs=report.inputs,
@@ -138,7 +140,6 @@ class Daemon:
             outstanding=self.runner.planner.summary(),
             epoch=self.writer.journal.epoch,
         )
-        self.integrity.at_start(report)
         self.link.set_alarm(self.integrity.alarm_line)
         self.link.on_head = self.integrity.check_head
         # An event journaled during a broker outage is historical; before the first connect
@@ -181,6 +182,18 @@ class Daemon:
         await self.writer.close(checkpoint=True)
         log.info("daemon.stopped")
         return 0
+
+    def prepare(self) -> RecoveryReport:
+        """Replay the journal and check its integrity (before the loop serves anything);
+        :class:`JournalDamagedError` when SQLite finds the file damaged meanwhile."""
+        try:
+            report = self.runner.recover()
+            self.integrity.at_start(report)
+        except UNREADABLE as exc:
+            if not unreadable(exc):
+                raise
+            raise damaged(self.writer.journal.path, exc) from None
+        return report
 
     async def _start_table(self, group: asyncio.TaskGroup, *, restarted: bool) -> None:
         """Devices, dispatches, the clock and the watchdog, then READY=1 (the journal holds)."""

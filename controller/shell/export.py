@@ -9,13 +9,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from controller.config import TableSection
 from controller.envelope import CHAIN_STAMPED, chain_stamp, envelope
 from controller.phh import hand_to_phh
-from controller.profiles import load_profile
 from controller.shell.codec import event_from_json, input_from_json
 from controller.shell.journal import Journal
-from controller.shell.table import initial_state
+from controller.shell.table import journal_table
 from controller.table.engine import apply
 
 
@@ -38,18 +36,7 @@ def export_events(journal: Journal, hand_id: str | None = None) -> Iterator[str]
 
 def export_phh(journal: Journal, hand_id: str | None = None) -> list[str]:
     """The PHH text of every completed hand (or of one), in order."""
-    genesis = journal.genesis
-    profile = load_profile(genesis["profile"]).with_overrides(genesis.get("house_rules", {}))
-    manifest = TableSection.model_validate(
-        {
-            "id": genesis["table_id"],
-            "stacks": genesis["stacks"],
-            "button": genesis["button"],
-            "blinds": genesis["blinds"],
-            "deck": genesis.get("deck", "house-a"),
-        }
-    ).manifest()
-    state = initial_state(genesis, profile, manifest)
+    state = journal_table(journal)
     texts = []
     for row in journal.inputs():
         before = state.last_hand

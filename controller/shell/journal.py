@@ -50,6 +50,7 @@ from controller.shell.chain import (
     SCHEMA,
     SCHEMA_VERSION,
     STREAMS,
+    UNREADABLE,
     Head,
     JournalDamagedError,
     JournalError,
@@ -58,8 +59,8 @@ from controller.shell.chain import (
     damage_advice,
     damaged,
     insert_row,
-    is_damage,
     next_key,
+    unreadable,
     verify_chain,
 )
 
@@ -206,8 +207,8 @@ class Journal:
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
             return cls._create(path, table_id, genesis)
-        except sqlite3.DatabaseError as exc:
-            if is_damage(exc):
+        except UNREADABLE as exc:
+            if unreadable(exc):
                 raise damaged(path, exc) from None
             raise
 
@@ -255,9 +256,9 @@ class Journal:
     def _opened(cls, conn: sqlite3.Connection, path: Path) -> Journal:
         try:
             return cls(conn, path)
-        except (KeyError, ValueError, TypeError, sqlite3.DatabaseError) as exc:
+        except (KeyError, ValueError, TypeError, *UNREADABLE) as exc:
             conn.close()
-            if isinstance(exc, sqlite3.DatabaseError) and not is_damage(exc):
+            if isinstance(exc, sqlite3.DatabaseError) and not unreadable(exc):
                 raise
             raise JournalDamagedError(
                 f"{path}: its meta table is damaged ({exc!r}): {damage_advice(path)}"
@@ -270,13 +271,13 @@ class Journal:
             raise JournalError(f"no journal at {path}")
         try:
             conn = connect(path)
-        except sqlite3.DatabaseError as exc:
+        except UNREADABLE as exc:
             raise JournalDamagedError(
                 f"{path} is not a journal, or is damaged ({exc}): {damage_advice(path)}"
             ) from None
         try:
             rows = conn.execute("SELECT value FROM meta WHERE key = 'table_id'").fetchall()
-        except sqlite3.DatabaseError as exc:
+        except UNREADABLE as exc:
             conn.close()
             raise JournalDamagedError(
                 f"{path} is not a journal, or is damaged ({exc}): {damage_advice(path)}"
@@ -568,7 +569,15 @@ class Journal:
         Breaks maintenance accepted (``journal.accepted``) are moved to ``report.accepted``.
         """
         report = verify_chain(self._conn, since)
-        through = self.accepted_through()
+        try:
+            through = self.accepted_through()
+        except UNREADABLE as exc:
+            if not unreadable(exc):
+                raise
+            through = 0
+            if report.damaged is None:
+                report.damaged = f"the file is damaged ({exc})"
+                report.add(report.head.pos + 1, report.damaged)
         if through:
             report.accepted = [b for b in report.breaks if b.pos <= through]
             report.breaks = [b for b in report.breaks if b.pos > through]

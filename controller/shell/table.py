@@ -22,8 +22,10 @@ from typing import Any
 
 import structlog
 
+from controller.config import TableSection
 from controller.decks import DeckManifest, known_decks
-from controller.profiles import RulesProfile
+from controller.profiles import RulesProfile, load_profile
+from controller.shell.chain import JournalDamagedError, damage_advice
 from controller.shell.checkpoint import core_fingerprint, dump_state, load_state
 from controller.shell.codec import (
     CodecError,
@@ -33,7 +35,14 @@ from controller.shell.codec import (
     input_to_json,
 )
 from controller.shell.dispatch import Dispatch, Need, Planner
-from controller.shell.journal import Appended, NewCommand, NewDispatch, NewEpoch, NewEvent
+from controller.shell.journal import (
+    Appended,
+    Journal,
+    NewCommand,
+    NewDispatch,
+    NewEpoch,
+    NewEvent,
+)
 from controller.shell.writer import JournalWriter
 from controller.table.context import RejectedError
 from controller.table.engine import apply
@@ -91,6 +100,33 @@ def initial_state(
     state.settle = float(genesis.get("settle", state.settle))
     state.other_decks = known_decks(exclude=manifest.deck_id)
     return state
+
+
+def journal_table(journal: Journal, manifest: DeckManifest | None = None) -> TableState:
+    """The table the journal began with (its genesis; the deck it names unless ``manifest``).
+
+    A genesis that cannot give a table means the journal's meta table is damaged:
+    :class:`JournalDamagedError`, naming the file and what to do.
+    """
+    genesis = journal.genesis
+    try:
+        profile = load_profile(genesis["profile"]).with_overrides(genesis.get("house_rules", {}))
+        if manifest is None:
+            manifest = TableSection.model_validate(
+                {
+                    "id": genesis["table_id"],
+                    "stacks": genesis["stacks"],
+                    "button": genesis["button"],
+                    "blinds": genesis["blinds"],
+                    "deck": genesis.get("deck", "house-a"),
+                }
+            ).manifest()
+        return initial_state(genesis, profile, manifest)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise JournalDamagedError(
+            f"{journal.path}: the table it began with cannot be read ({exc!r}): "
+            f"{damage_advice(journal.path)}"
+        ) from None
 
 
 class TableRunner:
