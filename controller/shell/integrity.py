@@ -181,29 +181,31 @@ class Integrity:
 
     async def watch(self, every: float = VERIFY_EVERY) -> None:
         """Verify the rows written since the last verification, every ``every`` seconds."""
-        path = self.journal.path
         while True:
             await asyncio.sleep(every)
-            if self.alarms:
-                continue  # the chain is in doubt until maintenance decides
-            since = self._verified or self.journal.verified_head()
-            report = await asyncio.to_thread(_verify_file, path, since)
-            if report.ok:
-                if report.head != since:
-                    self._verified = report.head
-                    await self.runner.writer.call(
-                        self.journal.set_meta, _verified_meta(report.head)
-                    )
-                continue
-            alarm = Alarm(
-                "chain",
-                f"the journal's hash chain broke while the table ran, after position "
-                f"{since.pos}: {report.breaks[0].text}",
-                problems=tuple(report.problems[:SHOWN]),
-            )
-            log.critical("journal.integrity_alarm", kind=alarm.kind, reason=alarm.reason)
-            self.alarms.append(alarm)
-            await self.announce()
+            await self.verify_new()
+
+    async def verify_new(self) -> None:
+        """Verify the rows written since the last verification (on a connection of their own,
+        in a thread), then move the verified head on, or raise the alarm."""
+        if self.alarms:
+            return  # the chain is in doubt until maintenance decides
+        since = self._verified or self.journal.verified_head()
+        report = await asyncio.to_thread(_verify_file, self.journal.path, since)
+        if report.ok:
+            if report.head != since:
+                self._verified = report.head
+                await self.runner.writer.call(self.journal.set_meta, _verified_meta(report.head))
+            return
+        alarm = Alarm(
+            "chain",
+            f"the journal's hash chain broke while the table ran, after position {since.pos}: "
+            f"{report.breaks[0].text}",
+            problems=tuple(report.problems[:SHOWN]),
+        )
+        log.critical("journal.integrity_alarm", kind=alarm.kind, reason=alarm.reason)
+        self.alarms.append(alarm)
+        await self.announce()
 
     # ------------------------------------------------------------------ the broker's head
 

@@ -15,6 +15,7 @@ from typing import Any
 import aiomqtt
 import pytest
 
+from controller.shell.chain import Head
 from controller.shell.journal import Journal
 from simulators.dealer_console import AutoConsole
 from tests.integration.conftest import Collector, DaemonProcess
@@ -98,9 +99,18 @@ async def test_a_lost_wal_begins_a_new_epoch_and_no_event_id_gets_two_bodies(
     assert new_epoch == list(range(1, len(new_epoch) + 1))  # from 1, without a gap
     # the status topic carried the alarm while it was raised
     assert any("rollback" in (s.get("alarm") or "") for s in collector.status)
+    # each hand.completed carries the chain head at it, and it is the journal's
+    completed = [e for e in collector.public if e["type"] == "hand.completed"]
+    assert all("chain" not in e for e in collector.public if e["type"] != "hand.completed")
     journal = Journal.open_existing(daemon.journal)
     try:
         assert journal.verify().ok
         assert [e.name for e in journal.epochs] == [epoch, after["epoch"]]
+        first = {e.name: e.first_seq for e in journal.epochs}
+        stamped = [e for e in completed if e["epoch"] == after["epoch"]]
+        assert stamped
+        for event in stamped:
+            row = journal.chain_of(first[event["epoch"]] + event["seq"] - 1)
+            assert row == Head(event["chain"]["pos"], event["chain"]["hash"])
     finally:
         journal.close()

@@ -325,3 +325,41 @@ def test_a_journal_verified_at_the_genesis_has_head_zero(tmp_path: Path) -> None
     journal.set_meta({"verified_pos": "2", "verified_hash": "h"})
     assert journal.verified_head() == Head(2, "h")
     journal.close()
+
+
+def tampered(journal: Journal) -> None:
+    """A row written, then edited."""
+    events(journal, 1)
+    conn = journal._conn
+    conn.execute("UPDATE inputs SET body = '{}' WHERE id = (SELECT MAX(id) FROM inputs)")
+
+
+def test_while_running_new_rows_are_verified_and_an_edit_raises_the_alarm(
+    tmp_path: Path,
+) -> None:
+    integrity = integrity_at(tmp_path)
+    journal = integrity.journal
+    integrity.at_start(RecoveryReport())
+    changes: list[str | None] = []
+    integrity.on_change = lambda: changes.append(integrity.alarm_line)
+
+    async def scenario() -> None:
+        try:
+            await integrity.runner.writer.call(events, journal, 3)
+            await integrity.verify_new()
+            assert journal.verified_head() == journal.head  # the verified head moved on
+            assert changes == []
+            await integrity.runner.writer.call(tampered, journal)
+            await integrity.verify_new()
+        finally:
+            await integrity.runner.writer.close()
+
+    asyncio.run(scenario())
+    assert [a.kind for a in integrity.alarms] == ["chain"]
+    assert not integrity.held  # the table goes on; the alarm waits for maintenance
+    assert "broke while the table ran" in (changes[0] or "")
+    again = journal_at(tmp_path)
+    alarm = json.loads(list(again.events())[-1].body)
+    assert alarm["type"] == "integrity.alarm"
+    assert alarm["data"]["journal"] == "chain"
+    again.close()
