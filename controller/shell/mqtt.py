@@ -289,7 +289,12 @@ class MqttLink:
 
     async def _publish_head(self, client: aiomqtt.Client, row: OutboxRow) -> None:
         """The head, retained, before the events up to it go out: whatever event the broker
-        took, its head already names it or a later one."""
+        took, its head already names it or a later one.
+
+        QoS 0, not waited for: the broker reads one connection's packets in order, so an event
+        it took came after the head that names it; a connection lost between the two loses the
+        events as well, and they go again (after a new head) on the next connection.
+        """
         epoch, seq = row.event
         body = {
             "journal": self.writer.journal.origin,
@@ -301,7 +306,7 @@ class MqttLink:
             "ts": rfc3339(datetime.now(UTC)),
         }
         payload = json.dumps(body, separators=(",", ":")).encode()
-        await client.publish(self.topics.head, payload, qos=1, retain=True)
+        await client.publish(self.topics.head, payload, qos=0, retain=True)
         self._head_sent = row.seq
 
     async def _receive(self, client: aiomqtt.Client) -> None:
