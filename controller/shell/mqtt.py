@@ -2,9 +2,11 @@
 
 Every aiomqtt call of the daemon is in this module. One connection at a time, made fresh for
 each attempt (its Last Will carries that attempt's ``bdseq``); on every connect the link
-publishes the birth, republishes every retained message (state, devices), subscribes to the
-request topics and only then drains the outbox. A lost connection or a failed attempt waits a
-full-jitter backoff and tries again, for ever: the one reconnect loop of tablectl
+publishes the birth, reads back the head it left retained (``on_head`` compares it with the
+journal before anything is published: controller/shell/integrity.py), subscribes to the request
+topics and only then drains the outbox, each batch after the head that names its last event. A
+lost connection or a failed attempt waits a full-jitter backoff and tries again, for ever: the
+one reconnect loop of tablectl
 (:func:`drivers.supervisor.retry_forever`), to which any other error is a bug that stops the
 daemon.
 
