@@ -188,7 +188,7 @@ class Integrity:
     async def verify_new(self) -> None:
         """Verify the rows written since the last verification (on a connection of their own,
         in a thread), then move the verified head on, or raise the alarm."""
-        if self.alarms:
+        if any(alarm.kind == "chain" for alarm in self.alarms):
             return  # the chain is in doubt until maintenance decides
         since = self._verified or self.journal.verified_head()
         report = await asyncio.to_thread(_verify_file, self.journal.path, since)
@@ -325,9 +325,11 @@ class Integrity:
 
         appended = await self.runner.record_planned(plan, record)
         through = accepted_at[0]
-        # the rows up to the decision are taken as they are: the next verification starts there
-        await self.runner.writer.call(journal.set_meta, _verified_meta(through))
-        self._verified = through
+        if new_epoch:
+            # the rows up to the decision are taken as they are: the next verification
+            # starts there (a rollback alone leaves the chain's verification where it was)
+            await self.runner.writer.call(journal.set_meta, _verified_meta(through))
+            self._verified = through
         log.warning(
             "journal.accepted", by=by, reason=command.reason, through=through.pos, epoch=name
         )
