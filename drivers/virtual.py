@@ -10,15 +10,18 @@ Like a real device it outlives the host process when given a ``state_file``: its
 it dispensed and the events the host has not yet taken are written there before a command is
 answered, and events stay queued until the sink returned (the host journaled them), so a host
 killed at any moment finds the device where it left it and gets every event exactly once more at
-most. Events carry the time they were made, so a redelivered event is identical to the first.
+most. Like a TSP/1 device it numbers its events under a boot id drawn when its memory began
+(``origin``), so the host recognises a redelivered event.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import os
+import secrets
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -36,6 +39,7 @@ from controller.table.inputs import (
     DeviceInput,
     GroupDispensed,
     Health,
+    Origin,
     Purpose,
     ShuffleCompleted,
     TagArrived,
@@ -95,6 +99,8 @@ class VirtualTable(Device):
             "pending": [],
             "online_reported": False,
             "dispensed_cards": 0,
+            "boot_id": secrets.randbits(32),
+            "event_seq": 0,
         }
         path = options.state_file
         if path is not None and path.is_file():
@@ -202,7 +208,10 @@ class VirtualTable(Device):
         return int(self._memory["dispensed_cards"])
 
     def _emit(self, event: DeviceInput, save: bool = True) -> None:
-        self._memory["pending"].append(input_to_dict(event))
+        memory = self._memory
+        memory["event_seq"] += 1
+        numbered = dataclasses.replace(event, origin=Origin(memory["boot_id"], memory["event_seq"]))
+        memory["pending"].append(input_to_dict(numbered))
         if save:
             self._save()
         self._wake.set()

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import os
+import sqlite3
 import sys
 import uuid
 from pathlib import Path
@@ -33,13 +34,14 @@ def add_parsers(subparsers: Any) -> None:
     schema = config_verbs.add_parser("schema", help="print the config's JSON Schema")
     schema.set_defaults(handler=config_schema_command)
 
-    journal = subparsers.add_parser("journal", help="verify or export the journal")
+    journal = subparsers.add_parser("journal", help="verify, export or salvage the journal")
     journal_verbs = journal.add_subparsers(
-        dest="journal_verb", metavar="verify|export", required=True
+        dest="journal_verb", metavar="verify|export|salvage", required=True
     )
     for name, handler, text in (
         ("verify", journal_verify, "check the journal's hash chain"),
         ("export", journal_export, "export events, or hands as PHH"),
+        ("salvage", journal_salvage, "copy every intact row of a damaged journal to a new file"),
     ):
         sub = journal_verbs.add_parser(name, help=text)
         sub.add_argument("--journal", type=Path, default=None, help="journal file")
@@ -52,6 +54,8 @@ def add_parsers(subparsers: Any) -> None:
                 "--rulings", action="store_true", help="who made each ruling, one line each"
             )
             sub.add_argument("--hand", default=None, help="only this hand id")
+        if name == "salvage":
+            sub.add_argument("--out", type=Path, required=True, help="the new journal (a new file)")
         sub.set_defaults(handler=handler)
 
     tail = subparsers.add_parser("tail", help="print table events as they arrive")
@@ -156,7 +160,33 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"tablectl run: {exc}", file=sys.stderr)
         return 2
     shell_logging.configure(config.log.level, config.log.format)
-    return asyncio.run(run_daemon(config))
+    try:
+        return asyncio.run(run_daemon(config))
+    except Exception as exc:
+        line = journal_failure(exc, config.journal.path)
+        if line is None:
+            raise
+        print(f"tablectl run: {line}", file=sys.stderr)
+        return JOURNAL_UNUSABLE
+
+
+#: ``tablectl run``'s exit status when the journal cannot be used; the unit does not restart
+#: it (``RestartPreventExitStatus=``): someone has to look.
+JOURNAL_UNUSABLE = 3
+
+
+def journal_failure(exc: BaseException, path: Path) -> str | None:
+    """One line for an error that says the journal cannot be used (None: another error)."""
+    from controller.shell.chain import JournalError, damaged, is_damage  # noqa: PLC0415
+
+    if isinstance(exc, BaseExceptionGroup):
+        found = (journal_failure(inner, path) for inner in exc.exceptions)
+        return next((line for line in found if line is not None), None)
+    if isinstance(exc, JournalError):
+        return str(exc)
+    if is_damage(exc):
+        return str(damaged(path, exc))
+    return None
 
 
 def config_check(args: argparse.Namespace) -> int:
@@ -184,7 +214,9 @@ def _journal_path(args: argparse.Namespace) -> Path:
 
 
 def journal_verify(args: argparse.Namespace) -> int:
-    """``tablectl journal verify``: 0 when the chain is intact, 1 with every break otherwise."""
+    """``tablectl journal verify``: 0 when the chain is intact (breaks maintenance accepted are
+    listed), 1 with every other break, or the one line that says the file is damaged."""
+    from controller.shell.chain import damage_advice  # noqa: PLC0415
     from controller.shell.journal import Journal, JournalError  # noqa: PLC0415
 
     try:
@@ -192,15 +224,26 @@ def journal_verify(args: argparse.Namespace) -> int:
     except (JournalError, ConfigError) as exc:
         print(f"tablectl journal verify: {exc}", file=sys.stderr)
         return 2
-    report = journal.verify()
-    journal.close()
+    try:
+        report = journal.verify()
+    finally:
+        journal.close()
+    epochs = ", ".join(e.name for e in journal.epochs)
+    where = f"table {journal.table_id}, epoch{'s' if len(journal.epochs) > 1 else ''} {epochs}"
     if report.ok:
-        where = f"table {journal.table_id}, epoch {journal.epoch}"
         print(f"{journal.path}: ok ({report.rows} rows, {where})")
+        if report.accepted:
+            print(f"  {len(report.accepted)} break(s) accepted by maintenance (journal.accepted):")
+            for accepted in report.accepted:
+                print(f"  accepted: {accepted.text}")
         return 0
-    print(f"{journal.path}: {len(report.problems)} problem(s)", file=sys.stderr)
-    for problem in report.problems:
-        print(f"  {problem}", file=sys.stderr)
+    others = [b.text for b in report.breaks if b.text != report.damaged]
+    if others:
+        print(f"{journal.path}: {len(others)} problem(s)", file=sys.stderr)
+        for problem in others:
+            print(f"  {problem}", file=sys.stderr)
+    if report.damaged is not None:
+        print(f"{journal.path}: {report.damaged}: {damage_advice(journal.path)}", file=sys.stderr)
     return 1
 
 
@@ -212,6 +255,7 @@ def journal_export(args: argparse.Namespace) -> int:
         export_rulings,
     )
     from controller.shell.journal import Journal, JournalError  # noqa: PLC0415
+    from controller.table.codec import CodecError  # noqa: PLC0415
 
     try:
         journal = Journal.open_existing(_journal_path(args))
@@ -229,9 +273,48 @@ def journal_export(args: argparse.Namespace) -> int:
             lines = export_rulings if args.rulings else export_events
             for line in lines(journal, args.hand):
                 print(line)
+    except (sqlite3.DatabaseError, UnicodeDecodeError, CodecError, JournalError) as exc:
+        failure = journal_failure(exc, journal.path)
+        if failure is None:  # a row SQLite reads but that is not what the table wrote
+            failure = (
+                f"{journal.path} holds a row that cannot be read back ({exc}); `tablectl "
+                "journal verify` names the rows, `tablectl journal salvage` keeps the others"
+            )
+        print(f"tablectl journal export: {failure}", file=sys.stderr)
+        return 1
     finally:
         journal.close()
     return 0
+
+
+def journal_salvage(args: argparse.Namespace) -> int:
+    """``tablectl journal salvage --out NEW``: 0 when every row was kept, 1 when some were not
+    (the new journal holds the rest), 2 when nothing could be written."""
+    from controller.shell.salvage import SalvageError, salvage  # noqa: PLC0415
+
+    table = None
+    try:
+        source = _journal_path(args)
+        if args.config is not None:
+            section = load_config(_config_path(args.config)).table
+            table = {"table_id": section.id, "genesis": section.genesis()}
+        report = salvage(source, args.out, table)
+    except (SalvageError, ConfigError) as exc:
+        print(f"tablectl journal salvage: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"tablectl journal salvage: {exc.strerror or exc}: {exc.filename}", file=sys.stderr)
+        return 2
+    for line in report.lines():
+        print(line)
+    if report.complete:
+        print(f"the journal is whole: point [journal] path at {args.out}")
+        return 0
+    print(
+        f"point [journal] path at {args.out}: the daemon will hold the table with an integrity "
+        "alarm until maintenance accepts the journal (journal_accept, docs/operations.md)"
+    )
+    return 1
 
 
 def tail_command(args: argparse.Namespace) -> int:

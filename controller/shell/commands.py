@@ -32,7 +32,9 @@ import structlog
 
 from controller.shell.gate import Gate, RefusedError, Request, bounded_record, bounded_text
 from controller.shell.intake import Queued
+from controller.shell.integrity import Integrity
 from controller.shell.journal import NewCommand
+from controller.shell.maintenance import JournalAccept
 from controller.shell.table import ShutdownError, TableRunner
 from controller.table.event_types import CommandRejected, IntegrityAlarm, RequestsShed
 from controller.table.events import Severity, TableEvent
@@ -76,9 +78,10 @@ def _error(verb: str, transaction: str | None, message: str) -> dict[str, Any]:
 class CommandHandler:
     """Turns requests into inputs (or refusals) and responses."""
 
-    def __init__(self, runner: TableRunner, gate: Gate) -> None:
+    def __init__(self, runner: TableRunner, gate: Gate, integrity: Integrity | None = None) -> None:
         self.runner = runner
         self.gate = gate
+        self.integrity = integrity
 
     async def handle(self, verb: str, payload: bytes, received: datetime) -> dict[str, Any]:
         """Read and handle one request (the gate's first steps included)."""
@@ -113,6 +116,9 @@ class CommandHandler:
         stored = await self.runner.writer.call(self.runner.journal.command_response, read.inbox_key)
         if stored is not None:
             return stored
+        held = self.integrity.refusal(read.verb) if self.integrity is not None else None
+        if held is not None:  # not journaled: the journal is in doubt; ask again once decided
+            return _error(verb, read.transaction, held)
         try:
             command = self.gate.admit(read, received)
         except RefusedError as refused:
@@ -126,6 +132,14 @@ class CommandHandler:
             # runs inside the journal transaction, once the events have their numbers
             lambda seqs: response(transaction, verb, seqs, events),
         )
+        if isinstance(command, JournalAccept):
+            try:
+                if self.integrity is None:
+                    raise RefusedError("this table keeps no integrity alarm")
+                return await self.integrity.accept(command, record, events)
+            except RefusedError as refused:
+                refused.transaction = transaction
+                return await self._refuse(verb, payload, refused, read, received)
         appended = await self.runner.submit(command, record, capture=events)
         assert appended is not None
         assert appended.response is not None

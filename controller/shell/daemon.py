@@ -29,18 +29,23 @@ from typing import Any
 import structlog
 
 from controller.config import SecuritySection, TableConfig
-from controller.profiles import load_profile
 from controller.shell import logging as shell_logging
+from controller.shell.chain import (
+    UNREADABLE,
+    damaged,
+    unreadable,
+)
 from controller.shell.commands import CommandHandler, shed_event
 from controller.shell.console import serve_console
 from controller.shell.gate import Gate, Limits, Policy, bounded_text
 from controller.shell.intake import Intake, Rates
+from controller.shell.integrity import Integrity
 from controller.shell.journal import Journal
 from controller.shell.mqtt import MqttLink
 from controller.shell.notify import feed_watchdog, notify, watchdog_interval
 from controller.shell.snapshot import snapshot
 from controller.shell.supervisor import Devices
-from controller.shell.table import ShutdownError, TableRunner, initial_state
+from controller.shell.table import RecoveryReport, ShutdownError, TableRunner, journal_table
 from controller.shell.topics import Topics
 from controller.shell.writer import JournalWriter
 from controller.table.engine import deadline
@@ -55,6 +60,8 @@ from drivers.registry import build_device
 log = structlog.get_logger("tablectl.daemon")
 
 STUCK_COMMIT = 10.0
+HOLD_PING = 10.0  # seconds between two start-timeout extensions while held
+HOLD_EXTEND = 30.0  # how far each one pushes systemd's start timeout
 
 
 class Daemon:
@@ -70,13 +77,11 @@ class Daemon:
                 "journal.genesis_differs",
                 detail="the table section changed since the journal began; the journal decides",
             )
-        genesis = journal.genesis
-        profile = load_profile(genesis["profile"]).with_overrides(genesis.get("house_rules", {}))
         manifest = table.manifest()
         self.writer = JournalWriter(journal)
         self.runner = TableRunner(
             self.writer,
-            initial_state(genesis, profile, manifest),
+            journal_table(journal, manifest),
             table.shuffler,
             host_paced=table.dispense == "host",
         )
@@ -99,7 +104,8 @@ class Daemon:
         )
         self.gate = Gate(table.id, policy_of(security), security.load_keyring())
         self.intake = Intake(self.gate, rates_of(security))
-        self.commands = CommandHandler(self.runner, self.gate)
+        self.integrity = Integrity(self.runner, table.id, self._integrity_changed)
+        self.commands = CommandHandler(self.runner, self.gate, self.integrity)
         self.ready = asyncio.Event()
         self.stop_requested = asyncio.Event()
         self.devices = Devices(
@@ -123,16 +129,19 @@ class Daemon:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.stop_requested.set)
         shell_logging.CONTEXT.table = self.config.table.id
-        report = self.runner.recover()
+        report = self.prepare()
         log.info(
             "journal.recovered",
             inputs=report.inputs,
             events=report.events,
-            diverged=report.diverged,
+            diverged=len(report.diverged),
+            accepted=report.accepted,
             from_snapshot_after=report.snapshot,
             outstanding=self.runner.planner.summary(),
             epoch=self.writer.journal.epoch,
         )
+        self.link.set_alarm(self.integrity.alarm_line)
+        self.link.on_head = self.integrity.check_head
         # An event journaled during a broker outage is historical; before the first connect
         # there is no outage yet, only start-up, and the age of the event decides.
         self.runner.connected = lambda: self.link.connected.is_set() or self.link.connects == 0
@@ -162,23 +171,9 @@ class Daemon:
                     self.console = await serve_console(
                         self.config.daemon.console, self._request, lambda: self.link.accept_requests
                     )
-                for device_id in self.devices.devices:
-                    supervised = self.devices.supervise(device_id)
-                    self._device_tasks.append(self._spawn(group, supervised, f"device:{device_id}"))
-                await self.devices.query_all()
-                if report.inputs:
-                    await self._restarted()
-                self._spawn(group, self.devices.dispatch_loop(), "dispatch")
-                self._spawn(group, self._ticker(), "ticker")
-                interval = watchdog_interval()
-                if interval is not None:
-                    self._spawn(group, feed_watchdog(self.healthy, interval), "watchdog")
-                self.link.accept_requests = True
-                self.ready.set()
-                self._status = self.status_line()
-                notify("READY=1", f"STATUS={self._status}")
-                log.info("daemon.ready", seconds=round(time.monotonic() - self.started, 3))
-                await self.stop_requested.wait()
+                if not self.integrity.held or await self._held():
+                    await self._start_table(group, restarted=report.inputs > 0)
+                    await self.stop_requested.wait()
                 await self.shutdown()
                 await _cancel_all(self._tasks)
         finally:
@@ -187,6 +182,64 @@ class Daemon:
         await self.writer.close(checkpoint=True)
         log.info("daemon.stopped")
         return 0
+
+    def prepare(self) -> RecoveryReport:
+        """Replay the journal and check its integrity (before the loop serves anything);
+        :class:`JournalDamagedError` when SQLite finds the file damaged meanwhile."""
+        try:
+            report = self.runner.recover()
+            self.integrity.at_start(report)
+        except UNREADABLE as exc:
+            if not unreadable(exc):
+                raise
+            raise damaged(self.writer.journal.path, exc) from None
+        return report
+
+    async def _start_table(self, group: asyncio.TaskGroup, *, restarted: bool) -> None:
+        """Devices, dispatches, the clock and the watchdog, then READY=1 (the journal holds)."""
+        for device_id in self.devices.devices:
+            supervised = self.devices.supervise(device_id)
+            self._device_tasks.append(self._spawn(group, supervised, f"device:{device_id}"))
+        await self.devices.query_all()
+        if restarted:
+            await self._restarted()
+        self._spawn(group, self.devices.dispatch_loop(), "dispatch")
+        self._spawn(group, self._ticker(), "ticker")
+        self._spawn(group, self.integrity.watch(), "integrity")
+        interval = watchdog_interval()
+        if interval is not None:
+            self._spawn(group, feed_watchdog(self.healthy, interval), "watchdog")
+        self.link.accept_requests = True
+        self.ready.set()
+        self._status = self.status_line()
+        notify("READY=1", f"STATUS={self._status}")
+        log.info("daemon.ready", seconds=round(time.monotonic() - self.started, 3))
+
+    async def _held(self) -> bool:
+        """The integrity alarm holds the table: announce it, take maintenance's request only,
+        and keep systemd's start timeout from running out meanwhile (no READY=1: the table is
+        not ready). True once maintenance decided; False when told to stop first."""
+        await self.integrity.announce()
+        self.link.accept_requests = True  # the handler refuses all but journal_accept
+        log.critical("daemon.held", alarm=self.integrity.alarm_line)
+        decided = asyncio.ensure_future(self.integrity.decided.wait())
+        stop = asyncio.ensure_future(self.stop_requested.wait())
+        try:
+            while not decided.done() and not stop.done():
+                notify(
+                    f"EXTEND_TIMEOUT_USEC={int(HOLD_EXTEND * 1e6)}", f"STATUS={self.status_line()}"
+                )
+                await asyncio.wait(
+                    {decided, stop}, timeout=HOLD_PING, return_when=asyncio.FIRST_COMPLETED
+                )
+        finally:
+            for waiter in (decided, stop):
+                waiter.cancel()
+        if not self.integrity.decided.is_set():
+            return False
+        log.warning("daemon.held_released")
+        self.link.accept_requests = False  # until READY, as at every start
+        return True
 
     async def _restarted(self) -> None:
         """Tell the core the controller came back (CTRL-POWER), once the devices were asked."""
@@ -315,7 +368,16 @@ class Daemon:
         state = self.runner.state
         hand = state.hand
         shell_logging.CONTEXT.hand = hand.hand_id if hand is not None else None
-        body = snapshot(state, seq=self.runner.last_seq, epoch=self.writer.journal.epoch)
+        journal = self.writer.journal
+        epoch, seq = (
+            journal.event_id(self.runner.last_seq)
+            if self.runner.last_seq
+            else (
+                journal.epoch,
+                0,
+            )
+        )
+        body = snapshot(state, seq=seq, epoch=epoch)
         self.link.set_retained(self.topics.state, body)
         self.link.wake.set()
         self.devices.wake.set()
@@ -330,9 +392,13 @@ class Daemon:
 
     def _status_changed(self) -> None:
         line = self.status_line()
-        if line != self._status and self.ready.is_set():
+        if line != self._status and (self.ready.is_set() or self.integrity.held):
             self._status = line
             notify(f"STATUS={line}")
+
+    def _integrity_changed(self) -> None:
+        self.link.set_alarm(self.integrity.alarm_line)
+        self._status_changed()
 
     @property
     def health(self) -> dict[str, dict[str, Any]]:
@@ -351,7 +417,12 @@ class Daemon:
             else "broker down"
         )
         devices = ", ".join(f"{d} {h.get('health') or '?'}" for d, h in self.devices.health.items())
-        return f"{where}; {broker}; {devices or 'no devices'}"
+        line = f"{where}; {broker}; {devices or 'no devices'}"
+        alarm = self.integrity.alarm_line
+        if alarm is not None:
+            waiting = ", waiting for maintenance (journal_accept)" if self.integrity.held else ""
+            line = f"{alarm}{waiting}; {line}"
+        return line
 
     def healthy(self) -> bool:
         """Healthy enough to feed the watchdog: tasks alive, no commit stuck."""

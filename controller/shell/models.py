@@ -15,14 +15,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from controller.shell.maintenance import REQUESTS
 from controller.table.event_types import EVENT_TYPES
 from controller.table.events import EventData, specs
-from controller.table.inputs import COMMANDS
 
 __all__ = [
     "EVENT_DATA",
     "DeviceTopic",
     "Envelope",
+    "Head",
     "Response",
     "StateSnapshot",
     "Status",
@@ -52,6 +53,18 @@ class Envelope(BaseModel):
     by: Attribution | None = Field(
         default=None, description="who gave the command that caused the event (docs/security.md)"
     )
+    chain: ChainStamp | None = Field(
+        default=None, description="hand.completed: the journal's hash chain at this event"
+    )
+
+
+class ChainStamp(BaseModel):
+    """``chain``: the position and hash of the event's row in the table's journal chain."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    pos: int
+    hash: str
 
 
 class Attribution(BaseModel):
@@ -84,6 +97,23 @@ class Status(BaseModel):
     version: str
     simulated: bool
     require_signed: bool = Field(description="false: the table takes unsigned requests")
+    alarm: str | None = Field(
+        default=None,
+        description="an integrity alarm is raised (the journal is in doubt): what it found",
+    )
+
+
+class Head(BaseModel):
+    """The retained head on ``{prefix}/{table}/head``: the last event published and its place
+    in the journal's hash chain, published before the events up to it (docs/mqtt.md)."""
+
+    journal: str = Field(description="the journal's own name (its first epoch)")
+    epoch: str
+    seq: int
+    event_id: str
+    pos: int = Field(description="the event's position in the journal's hash chain")
+    hash: str = Field(description="the chain hash of the event's row")
+    ts: str
 
 
 class Response(BaseModel):
@@ -130,7 +160,7 @@ class StateSnapshot(BaseModel):
 
 def request_model(verb: str) -> type[BaseModel]:
     """The request of one command: its fields (no ``ts``), ``transaction`` and ``auth``."""
-    cls = COMMANDS[verb]
+    cls = REQUESTS[verb]
     hints = typing.get_type_hints(cls)
     fields: dict[str, Any] = {
         "transaction": (str, Field(min_length=1, max_length=128, description="unique per request")),

@@ -2,9 +2,11 @@
 
 Every aiomqtt call of the daemon is in this module. One connection at a time, made fresh for
 each attempt (its Last Will carries that attempt's ``bdseq``); on every connect the link
-publishes the birth, republishes every retained message (state, devices), subscribes to the
-request topics and only then drains the outbox. A lost connection or a failed attempt waits a
-full-jitter backoff and tries again, for ever: the one reconnect loop of tablectl
+publishes the birth, reads back the head it left retained (``on_head`` compares it with the
+journal before anything is published: controller/shell/integrity.py), subscribes to the request
+topics and only then drains the outbox, each batch after the head that names its last event. A
+lost connection or a failed attempt waits a full-jitter backoff and tries again, for ever: the
+one reconnect loop of tablectl
 (:func:`drivers.supervisor.retry_forever`), to which any other error is a bug that stops the
 daemon.
 
@@ -26,7 +28,7 @@ import socket
 import ssl
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,7 +38,7 @@ from paho.mqtt.properties import Properties
 
 from controller import __version__
 from controller.config import BrokerSection
-from controller.envelope import envelope
+from controller.envelope import chain_stamp, envelope
 from controller.shell.journal import OutboxRow
 from controller.shell.properties import packed
 from controller.shell.topics import Topics
@@ -48,6 +50,8 @@ log = structlog.get_logger("tablectl.mqtt")
 
 #: Takes a request (its verb, its bytes, and where its answer goes) without waiting on it.
 RequestSink = Callable[[str, bytes, Callable[[dict[str, Any], bool], None]], None]
+#: Told, on every connect before anything is published, the head the broker holds (or None).
+HeadCheck = Callable[[dict[str, Any] | None], Awaitable[None]]
 BATCH = 64
 RETAINED_EVERY = 0.5
 
@@ -75,6 +79,10 @@ class MqttLink:
         self.historical_after_ns = int(historical_after * 1e9)
         self.on_request: RequestSink | None = None
         self.on_change: Callable[[], None] | None = None  # connected or lost
+        self.on_head: HeadCheck | None = None
+        self.alarm: str | None = None  # an integrity alarm, on the status topic while raised
+        self._status_dirty = False
+        self._head_sent = 0
         self.accept_requests = False
         self.connected = asyncio.Event()
         self.wake = asyncio.Event()
@@ -118,9 +126,16 @@ class MqttLink:
         queue.append((self.topics.response(topic_verb), payload, properties))
         self.wake.set()
 
+    def set_alarm(self, alarm: str | None) -> None:
+        """Raise (or clear, None) the integrity alarm the birth message carries."""
+        if alarm != self.alarm:
+            self.alarm = alarm
+            self._status_dirty = True
+            self.wake.set()
+
     def status_body(self, state: str) -> dict[str, Any]:
         """The birth (``online``) or death (``offline``) body of this connection."""
-        return {
+        body: dict[str, Any] = {
             "state": state,
             "bdseq": self.bdseq,
             "ts": rfc3339(datetime.now(UTC)),
@@ -128,6 +143,9 @@ class MqttLink:
             "simulated": self.simulated,
             "require_signed": self.require_signed,
         }
+        if self.alarm is not None and state == "online":
+            body["alarm"] = self.alarm
+        return body
 
     # ------------------------------------------------------------------ the connection
 
@@ -206,10 +224,16 @@ class MqttLink:
             offline = json.dumps(self.status_body("offline"), separators=(",", ":")).encode()
             await client.publish(self.topics.status, offline, qos=1, retain=True)
             await asyncio.Event().wait()
+        self._status_dirty = False
         birth = json.dumps(self.status_body("online"), separators=(",", ":")).encode()
         await client.publish(self.topics.status, birth, qos=1, retain=True)
         for topic in self._retained:
             self._dirty[topic] = None
+        self._head_sent = 0
+        if self.on_head is not None:
+            # Before any event goes out: a broker that holds events this journal does not
+            # (a lost WAL, a restored backup) must not get new ones under the same ids.
+            await self.on_head(await self._broker_head(client))
         await client.subscribe(self.topics.request(), qos=1)
         if self._stopping:
             # goodbye() is publishing the offline status on this connection: keep it open
@@ -234,6 +258,49 @@ class MqttLink:
         for task in done:
             if not task.cancelled() and task.exception() is not None:
                 raise task.exception()  # type: ignore[misc]
+
+    async def _broker_head(self, client: aiomqtt.Client) -> dict[str, Any] | None:
+        """The head the broker holds retained for this table (None: none it can read).
+
+        A broker sends a subscription's retained messages right after its SUBACK, in order.
+        The status topic is subscribed after the head, and holds the birth this connection just
+        published: once that arrives, any retained head has arrived before it.
+        """
+        head: dict[str, Any] | None = None
+        await client.subscribe(self.topics.head, qos=1)
+        await client.subscribe(self.topics.status, qos=1)
+        async with asyncio.timeout(self.broker.timeout):
+            async for message in client.messages:
+                topic = message.topic.value
+                if topic == self.topics.status:
+                    break
+                if topic == self.topics.head and message.retain:
+                    head = _json_object(message.payload)
+        await client.unsubscribe(self.topics.head)
+        await client.unsubscribe(self.topics.status)
+        return head
+
+    async def _publish_head(self, client: aiomqtt.Client, row: OutboxRow) -> None:
+        """The head, retained, before the events up to it go out: whatever event the broker
+        took, its head already names it or a later one.
+
+        QoS 0, not waited for: the broker reads one connection's packets in order, so an event
+        it took came after the head that names it; a connection lost between the two loses the
+        events as well, and they go again (after a new head) on the next connection.
+        """
+        epoch, seq = row.event
+        body = {
+            "journal": self.writer.journal.origin,
+            "epoch": epoch,
+            "seq": seq,
+            "event_id": f"{self.topics.table}:{epoch}:{seq}",
+            "pos": row.chain.pos,
+            "hash": row.chain.hash,
+            "ts": rfc3339(datetime.now(UTC)),
+        }
+        payload = json.dumps(body, separators=(",", ":")).encode()
+        await client.publish(self.topics.head, payload, qos=0, retain=True)
+        self._head_sent = row.seq
 
     async def _receive(self, client: aiomqtt.Client) -> None:
         """Hand every request on at once: the broker's queue for this client stays empty, and
@@ -271,6 +338,10 @@ class MqttLink:
         while True:
             self.wake.clear()
             await self._publish_responses(client)
+            if self._status_dirty:
+                self._status_dirty = False
+                birth = json.dumps(self.status_body("online"), separators=(",", ":")).encode()
+                await client.publish(self.topics.status, birth, qos=1, retain=True)
             rows = await self.writer.call(self.writer.journal.pending, BATCH)
             # Retained snapshots are "latest wins": sent once the events are out, or at least
             # every RETAINED_EVERY seconds while a stream of events keeps the outbox busy.
@@ -278,9 +349,12 @@ class MqttLink:
             if self._dirty and (not rows or stale):
                 await self._publish_retained(client)
             if not rows:
-                if not self._responses and not self._bulk_responses and not self._dirty:
+                waiting = self._responses or self._bulk_responses or self._dirty
+                if not waiting and not self._status_dirty:
                     await self.wake.wait()
                 continue
+            if rows[-1].seq > self._head_sent:
+                await self._publish_head(client, rows[-1])
             acked: list[int] = []
             try:
                 for event in _by_event(rows):
@@ -317,13 +391,15 @@ class MqttLink:
     async def _publish_row(self, client: aiomqtt.Client, row: OutboxRow) -> None:
         late = time.time_ns() - row.created_ns > self.historical_after_ns
         historical = not row.live or late
+        event = event_from_json(row.body)
         body = envelope(
-            event_from_json(row.body),
+            event,
             table_id=self.topics.table,
-            epoch=self.writer.journal.epoch,
-            seq=row.seq,
+            epoch=row.event.epoch,
+            seq=row.event.seq,
             historical=historical,
             secure=row.stream == "secure",
+            chain=chain_stamp(event.type, row.chain.pos, row.chain.hash),
         )
         properties = packed(content_type="application/json", user=("event_id", body["event_id"]))
         payload = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
@@ -354,6 +430,14 @@ class MqttLink:
                 await client.publish(self.topics.status, offline, qos=1, retain=True)
                 return True
         return False
+
+
+def _json_object(payload: Any) -> dict[str, Any] | None:
+    try:
+        body = json.loads(payload if isinstance(payload, bytes | str) else b"")
+    except ValueError:
+        return None
+    return body if isinstance(body, dict) else None
 
 
 def _by_event(rows: list[OutboxRow]) -> list[list[OutboxRow]]:

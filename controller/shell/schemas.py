@@ -6,7 +6,7 @@ when the files in the repository are stale.
 * ``config/schemas/config.schema.json`` — the table config;
 * ``config/schemas/event.schema.json`` — the envelope, with the ``data`` of each event type;
 * ``config/schemas/commands/<command>.schema.json`` — each dealer request;
-* ``config/schemas/{response,status,state,device}.schema.json``;
+* ``config/schemas/{response,status,head,state,device}.schema.json``;
 * ``config/asyncapi.json`` — the topics (AsyncAPI 3.0), referring to those schemas.
 """
 
@@ -21,16 +21,17 @@ from pydantic import BaseModel
 
 from controller import __version__
 from controller.config import config_schema
+from controller.shell.maintenance import REQUESTS
 from controller.shell.models import (
     EVENT_DATA,
     DeviceTopic,
     Envelope,
+    Head,
     Response,
     StateSnapshot,
     Status,
     request_model,
 )
-from controller.table.inputs import COMMANDS
 
 ROOT = Path(__file__).resolve().parents[2] / "config"
 SCHEMA_ID = "urn:tablectl:schema:"
@@ -69,10 +70,11 @@ def documents() -> dict[str, str]:
         "schemas/event.schema.json": event_schema(),
         "schemas/response.schema.json": _schema(Response, "response", "response to a request"),
         "schemas/status.schema.json": _schema(Status, "status", "birth and Last Will"),
+        "schemas/head.schema.json": _schema(Head, "head", "the last event published"),
         "schemas/state.schema.json": _schema(StateSnapshot, "state", "public table snapshot"),
         "schemas/device.schema.json": _schema(DeviceTopic, "device", "device health"),
     }
-    for verb in sorted(COMMANDS):
+    for verb in sorted(REQUESTS):
         files[f"schemas/commands/{verb}.schema.json"] = _schema(
             request_model(verb), f"command:{verb}", f"request {verb}"
         )
@@ -117,7 +119,7 @@ def asyncapi() -> dict[str, Any]:
             **message(verb, f"commands/{verb}.schema.json", (cls.__doc__ or "").split("\n")[0]),
             "correlationId": {"location": "$message.payload#/transaction"},
         }
-        for verb, cls in sorted(COMMANDS.items())
+        for verb, cls in sorted(REQUESTS.items())
     }
 
     def qos(retain: bool) -> dict[str, Any]:
@@ -173,6 +175,12 @@ def asyncapi() -> dict[str, Any]:
                 {"status": message("status", "status.schema.json", "birth or Last Will")},
                 "Retained online/offline; the offline one is also the Last Will.",
             ),
+            "head": channel(
+                "head",
+                {"head": message("head", "head.schema.json", "the last event published")},
+                "Retained: the last event published and its place in the journal's hash "
+                "chain, published before the events up to it; read back on every connect.",
+            ),
             "events": channel(
                 "events",
                 {"event": message("event", "event.schema.json", "a table event, public view")},
@@ -209,6 +217,7 @@ def asyncapi() -> dict[str, Any]:
         },
         "operations": {
             "publishStatus": op("send", "status", True, "birth on connect; Will on loss"),
+            "publishHead": op("send", "head", True, "before each batch of events"),
             "publishEvents": op("send", "events", False, "every event, QoS 1, in seq order"),
             "publishSecureEvents": op("send", "secureEvents", False, "the surveillance stream"),
             "publishState": op("send", "state", True, "on change and on every connect"),

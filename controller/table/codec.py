@@ -75,6 +75,8 @@ def input_to_dict(item: Input) -> dict[str, Any]:
     fields = {
         f.name: _sorted_sets(getattr(item, f.name), dumped[f.name])
         for f in dataclasses.fields(item)
+        # a keyword-only field (who gave a command, a device event's origin) only when set
+        if not (f.kw_only and getattr(item, f.name) == f.default)
     }
     return {"v": INPUT_FORMAT, "type": cls.__name__, "fields": fields}
 

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 import structlog
 
-from controller.table.inputs import DeckRevealed, Health, Purpose
+from controller.table.inputs import DeckRevealed, Health, Origin, Purpose
 from controller.table.plan import DispenseRequest
 from drivers.contract import DISPENSE, REVEAL, SHUFFLE, DeviceContext, DeviceStatus
 from drivers.errors import DeviceCommandError
@@ -291,4 +291,6 @@ class ShufflerDriver(TspDriver[Identity, Status]):
         self.ledger.observe(event)
         core_input = to_input(event, self.device_id, utc_now())
         if core_input is not None:
-            await self._emit(core_input)
+            # the event's own identity: a copy resent after a host restart is recognised by it
+            origin = Origin(item.boot_id, item.frame.seq)
+            await self._emit(dataclasses.replace(core_input, origin=origin))

@@ -105,8 +105,8 @@ class DaemonProcess:
         """``tablectl dealer`` arguments that sign with the key of ``role``."""
         return ["--key", str(self.keys.key_file(role))]
 
-    def start(self, timeout: float = 15.0) -> float:
-        """Start the daemon; return the seconds until it said READY=1."""
+    def start(self, timeout: float = 15.0, until: str = "READY=1") -> float:
+        """Start the daemon; return the seconds until it said ``until`` (READY=1)."""
         env = {
             **os.environ,
             "NOTIFY_SOCKET": str(self.notify_path),
@@ -126,7 +126,7 @@ class DaemonProcess:
         )
         log.close()
         self.starts += 1
-        self.wait_notify("READY=1", timeout)
+        self.wait_notify(until, timeout)
         return time.monotonic() - started
 
     def _listen(self) -> None:
@@ -158,6 +158,11 @@ class DaemonProcess:
                 if remaining <= 0:
                     raise AssertionError(f"no {line} from the daemon in {timeout} s:\n{self.log()}")
                 self._heard.wait(min(remaining, 0.1))
+
+    def notified(self) -> list[str]:
+        """Every notify line the daemon sent since the last start."""
+        with self._heard:
+            return [line for m in self.messages[self._mark :] for line in m.split("\n")]
 
     def kill(self, sig: int = signal.SIGKILL) -> int:
         """Send ``sig`` and wait for the process to end; return its exit status."""

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 import structlog
 
-from controller.table.inputs import Health, Zone
+from controller.table.inputs import Health, Origin, Zone
 from drivers.contract import READ, DeviceContext, DeviceStatus
 from drivers.errors import DeviceUnavailableError
 from drivers.rfid.tsp_reader.codes import MsgType, Report, ScanMode, zone_code
@@ -184,4 +184,4 @@ class TspReader(TspDriver[ReaderIdentity, ReaderStatus]):
             kind = item.frame.type
             log.error("reader.bad_event", device=self.device_id, type=kind, error=str(exc))
             return
-        await self.reporter.event(event)
+        await self.reporter.event(event, Origin(item.boot_id, item.frame.seq))

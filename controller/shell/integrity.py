@@ -1,0 +1,363 @@
+"""The journal's integrity: verified at start and while running, checked against the broker,
+and maintenance's decision when it is in doubt (docs/operations.md, "The journal's integrity").
+
+* **At start**, before the table takes any input: the hash chain is verified from the last
+  verified head (only the rows written since), and the replay is compared with the events the
+  journal holds (:meth:`TableRunner.recover`). A break, or an input whose replay differs, raises
+  the integrity alarm and *holds* the table: systemd gets no ``READY=1`` (the daemon extends its
+  start timeout while it waits), no device is started, and every request is answered with the
+  alarm, except maintenance's ``journal_accept``.
+* **While running**, every :data:`VERIFY_EVERY` seconds the rows written since are verified on
+  a connection of their own, and the verified head moves on; a start then only verifies what
+  the last minute wrote. A break found raises the alarm (the table goes on).
+* **On every connect**, before any event goes out, the head the daemon left retained on the
+  broker (the last event it published, with its place in the chain) is compared with the
+  journal. A broker that holds an event this journal does not have, or holds it with another
+  hash, means the journal was rolled back (a lost WAL, a restored backup): the events not yet
+  confirmed against the broker go on under a new epoch, so no event id is ever published with
+  two bodies, and the alarm says which ids were lost.
+* **Maintenance decides.** ``journal_accept`` (signed, role ``maintenance``, with a reason)
+  accepts the journal as it is: the breaks up to the chain's head and the replay differences up
+  to the last input stay on record as accepted (``tablectl journal verify`` lists them), the
+  alarm is cleared, the next events are a new epoch, and a held table starts.
+
+An alarm is a critical ``integrity.alarm`` event (journaled at once, published when the broker
+is reachable), the ``alarm`` field of the retained birth message, and the systemd status line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import structlog
+
+from controller.shell.chain import Head, JournalDamagedError, damage_advice
+from controller.shell.gate import RefusedError
+from controller.shell.journal import Journal, NewCommand, NewEpoch
+from controller.shell.maintenance import JournalAccept
+from controller.shell.table import RecoveryReport, TableRunner
+from controller.table.event_types import (
+    EventRange,
+    IntegrityAlarm,
+    JournalAccepted,
+    JournalEpochStarted,
+)
+from controller.table.events import EventData, Severity, TableEvent
+
+log = structlog.get_logger("tablectl.integrity")
+
+VERIFY_EVERY = 60.0  # seconds between two verifications of the rows written meanwhile
+SHOWN = 10  # breaks and inputs an alarm names (the rest are counted)
+ACCEPT = "journal_accept"
+
+
+@dataclass(frozen=True)
+class Alarm:
+    """One integrity alarm: what the journal check found (``chain``, ``replay``, ``rollback``)."""
+
+    kind: str
+    reason: str
+    problems: tuple[str, ...] = ()
+    inputs: tuple[int, ...] = ()
+    lost: EventRange | None = None
+
+    def line(self) -> str:
+        """The alarm in one line (the status topic, systemd, request refusals)."""
+        return f"integrity alarm ({self.kind}): {self.reason}"
+
+    def event(self, ts: datetime) -> TableEvent:
+        """The critical ``integrity.alarm`` event."""
+        alarm = IntegrityAlarm(
+            self.reason,
+            journal=self.kind,
+            problems=self.problems or None,
+            inputs=self.inputs or None,
+            lost=self.lost,
+        )
+        return TableEvent(alarm, ts, None, (), Severity.CRITICAL)
+
+
+@dataclass
+class Rollback:
+    """The broker holds events this journal does not: where the new epoch begins, what is lost."""
+
+    reason: str
+    first_seq: int  # the journal key of the first event of the new epoch
+    lost: EventRange
+
+
+@dataclass
+class Integrity:
+    """The integrity checks of one daemon, and the alarm they raise."""
+
+    runner: TableRunner
+    table_id: str
+    on_change: Callable[[], None] = lambda: None
+    alarms: list[Alarm] = field(default_factory=list)
+    held: bool = False  # raised at start: the table waits for maintenance
+    decided: asyncio.Event = field(default_factory=asyncio.Event)
+    _verified: Head | None = None
+
+    @property
+    def journal(self) -> Journal:
+        """The journal (used on the journal's thread, or before the loop runs)."""
+        return self.runner.journal
+
+    @property
+    def alarm_line(self) -> str | None:
+        """The raised alarm(s) in one line, or None."""
+        if not self.alarms:
+            return None
+        return "; ".join(alarm.line() for alarm in self.alarms)
+
+    # ------------------------------------------------------------------ at start
+
+    def at_start(self, replay: RecoveryReport) -> list[Alarm]:
+        """Verify the chain from the verified head and look at the replay (synchronous, before
+        the loop serves anything); raise :class:`JournalDamagedError` for a damaged file.
+
+        Returns the alarms found; with any, the table is held.
+        """
+        journal = self.journal
+        since = journal.verified_head()
+        report = journal.verify(since)
+        damaged = [b.text for b in report.breaks if "the file is damaged" in b.text]
+        if damaged:
+            raise JournalDamagedError(
+                f"{journal.path}: {damaged[0]}; {damage_advice(journal.path)}"
+            )
+        alarms = []
+        if not report.ok:
+            count = len(report.breaks)
+            alarms.append(
+                Alarm(
+                    "chain",
+                    f"the journal's hash chain is broken after position {since.pos}: "
+                    f"{count} problem(s), the first: {report.breaks[0].text}",
+                    problems=tuple(report.problems[:SHOWN]),
+                )
+            )
+        if replay.diverged:
+            count = len(replay.diverged)
+            alarms.append(
+                Alarm(
+                    "replay",
+                    f"replaying the journal gives other events than it holds at {count} "
+                    f"input(s), the first: input {replay.diverged[0]}",
+                    inputs=tuple(replay.diverged[:SHOWN]),
+                )
+            )
+        if journal.meta_value("unchecked_from") is None:
+            # the events from here on are confirmed against the broker's head at the next
+            # connect (a start after a lost WAL journals before it can know)
+            journal.set_meta({"unchecked_from": str(journal.last_seq() + 1)})
+        if not alarms:
+            self._verified = report.head
+            journal.set_meta(_verified_meta(report.head))
+        self.alarms = alarms
+        self.held = bool(alarms)
+        for alarm in alarms:
+            log.critical("journal.integrity_alarm", kind=alarm.kind, reason=alarm.reason)
+        return alarms
+
+    async def announce(self) -> None:
+        """Journal every raised alarm as a critical event and show it (status topic, systemd)."""
+        now = datetime.now(UTC)
+        await self.runner.record([alarm.event(now) for alarm in self.alarms])
+        self.on_change()
+
+    def refusal(self, verb: str) -> str | None:
+        """Why a request is not run while the table is held (None: it may run)."""
+        if not self.held or verb == ACCEPT:
+            return None
+        return f"{self.alarm_line}; the table waits for maintenance ({ACCEPT})"
+
+    # ------------------------------------------------------------------ while running
+
+    async def watch(self, every: float = VERIFY_EVERY) -> None:
+        """Verify the rows written since the last verification, every ``every`` seconds."""
+        while True:
+            await asyncio.sleep(every)
+            await self.verify_new()
+
+    async def verify_new(self) -> None:
+        """Verify the rows written since the last verification (on a connection of their own,
+        in a thread), then move the verified head on, or raise the alarm."""
+        if any(alarm.kind == "chain" for alarm in self.alarms):
+            return  # the chain is in doubt until maintenance decides
+        since = self._verified or self.journal.verified_head()
+        report = await asyncio.to_thread(_verify_file, self.journal.path, since)
+        if report.ok:
+            if report.head != since:
+                self._verified = report.head
+                await self.runner.writer.call(self.journal.set_meta, _verified_meta(report.head))
+            return
+        alarm = Alarm(
+            "chain",
+            f"the journal's hash chain broke while the table ran, after position {since.pos}: "
+            f"{report.breaks[0].text}",
+            problems=tuple(report.problems[:SHOWN]),
+        )
+        log.critical("journal.integrity_alarm", kind=alarm.kind, reason=alarm.reason)
+        self.alarms.append(alarm)
+        await self.announce()
+
+    # ------------------------------------------------------------------ the broker's head
+
+    async def check_head(self, head: Mapping[str, Any] | None) -> None:
+        """Compare the broker's retained head with the journal (on every connect, before any
+        event goes out); a rollback begins a new epoch and raises the alarm."""
+        rollback = await self.runner.writer.call(self._rollback_of, head)
+        if rollback is None:
+            await self.runner.writer.call(self.journal.set_meta, {"unchecked_from": None})
+            return
+        name = new_epoch_name()
+        alarm = Alarm("rollback", rollback.reason, lost=rollback.lost)
+        log.critical(
+            "journal.rolled_back", reason=rollback.reason, lost=rollback.lost.public(), epoch=name
+        )
+        now = datetime.now(UTC)
+        journal = self.journal
+
+        def plan(next_seq: int) -> tuple[list[TableEvent], NewEpoch]:
+            # the events journaled since the journal was last confirmed against the broker
+            # (and any journaled while this ran) go out under the new epoch, from seq 1
+            first = min(rollback.first_seq, next_seq)
+            moved = EventRange(name, 1, next_seq - first) if next_seq > first else None
+            started = JournalEpochStarted(name, journal.epoch, "rollback", moved)
+            events = [_event(started, now, Severity.CRITICAL), alarm.event(now)]
+            return events, NewEpoch(name, first, "rollback")
+
+        await self.runner.record_planned(plan, meta={"unchecked_from": None})
+        self.alarms.append(alarm)
+        self.on_change()
+
+    def _rollback_of(self, head: Mapping[str, Any] | None) -> Rollback | None:
+        """What the broker's head says about the journal (on the journal's thread)."""
+        journal = self.journal
+        if head is None:
+            return None
+        epoch, seq, digest = head.get("epoch"), head.get("seq"), head.get("hash")
+        if not (isinstance(epoch, str) and isinstance(seq, int) and isinstance(digest, str)):
+            log.warning("journal.head_unreadable", head=str(head)[:200])
+            return None
+        if head.get("journal") != journal.origin:
+            log.info("journal.head_of_another_journal", journal=head.get("journal"))
+            return None
+        unchecked = journal.meta_value("unchecked_from")
+        next_seq = journal.last_seq() + 1
+        first = int(unchecked) if unchecked and unchecked.isdigit() else next_seq
+        names = {e.name: e.first_seq for e in journal.epochs}
+        eid = f"{self.table_id}:{epoch}:{seq}"
+        if epoch not in names:
+            # The journal went on in an epoch this copy never had: it may have gone on in
+            # this copy's epoch first, so every event not yet out goes in a new one.
+            return Rollback(
+                f"the broker's last event {eid} is in an epoch this journal does not have "
+                "(it is an older copy of the journal)",
+                min(first, journal.first_pending() or next_seq),
+                EventRange(epoch, None, seq),
+            )
+        if epoch != journal.epoch:
+            return None  # this journal has gone on in a newer epoch since
+        key = names[epoch] + seq - 1
+        kept = first - names[epoch]  # the events of this epoch the journal still has
+        if key >= next_seq:
+            last = journal.event_id(next_seq - 1) if next_seq > 1 else None
+            ends = f"{self.table_id}:{last.epoch}:{last.seq}" if last else "before any event"
+            return Rollback(
+                f"the broker holds events up to {eid} but this journal ends at {ends} "
+                "(a lost WAL, or a restored backup)",
+                first,
+                EventRange(epoch, kept + 1, seq),
+            )
+        chain = journal.chain_of(key)
+        if chain is None or chain.hash != digest:
+            return Rollback(
+                f"the broker's last event {eid} is not this journal's (another history since)",
+                min(first, journal.first_pending() or next_seq),
+                EventRange(epoch, None, seq),
+            )
+        return None
+
+    # ------------------------------------------------------------------ maintenance
+
+    async def accept(
+        self, command: JournalAccept, record: NewCommand, capture: list[TableEvent]
+    ) -> dict[str, Any]:
+        """``journal_accept``: keep the journal as it is, clear the alarm, go on (new epoch).
+
+        ``capture`` receives the events (the response ``record`` builds names them).
+        """
+        if not self.alarms:
+            raise RefusedError("no integrity alarm is raised: nothing to accept")
+        authority = command.authority
+        by = authority.attribution() if authority is not None else None
+        alarm = self.alarm_line or ""
+        journal = self.journal
+        name = new_epoch_name()
+        new_epoch = any(a.kind != "rollback" for a in self.alarms)
+        accepted_at: list[Head] = []
+
+        def plan(next_seq: int) -> tuple[list[TableEvent], NewEpoch | None]:
+            previous, through = journal.epoch, journal.head
+            accepted_at.append(through)
+            accepted = JournalAccepted(
+                alarm,
+                command.reason,
+                through.pos,
+                journal.last_input(),
+                name if new_epoch else previous,
+            )
+            events = [TableEvent(accepted, command.ts, None, (), Severity.WARN, by=by)]
+            epoch = None
+            if new_epoch:  # the decision is the old epoch's last event; the new one follows
+                started = JournalEpochStarted(name, previous, "accepted")
+                events.append(TableEvent(started, command.ts, None, (), Severity.WARN, by=by))
+                epoch = NewEpoch(name, next_seq + 1, "accepted")
+            capture.extend(events)
+            return events, epoch
+
+        appended = await self.runner.record_planned(plan, record)
+        through = accepted_at[0]
+        if new_epoch:
+            # the rows up to the decision are taken as they are: the next verification
+            # starts there (a rollback alone leaves the chain's verification where it was)
+            await self.runner.writer.call(journal.set_meta, _verified_meta(through))
+            self._verified = through
+        log.warning(
+            "journal.accepted", by=by, reason=command.reason, through=through.pos, epoch=name
+        )
+        self.alarms = []
+        self.held = False
+        self.decided.set()
+        self.on_change()
+        assert appended.response is not None
+        return dict(appended.response)
+
+
+def new_epoch_name() -> str:
+    """A random epoch name (as a new journal's)."""
+    return secrets.token_hex(6)
+
+
+def _event(data: EventData, ts: datetime, severity: Severity) -> TableEvent:
+    return TableEvent(data, ts, None, (), severity)
+
+
+def _verified_meta(head: Head) -> dict[str, str | None]:
+    return {"verified_pos": str(head.pos), "verified_hash": head.hash}
+
+
+def _verify_file(path: Any, since: Head) -> Any:
+    """Verify the journal at ``path`` after ``since`` on a connection of its own."""
+    journal = Journal.open_existing(path)
+    try:
+        return journal.verify(since)
+    finally:
+        journal.close()
