@@ -185,9 +185,28 @@ class BrokerSection(_Section):
 
 
 class JournalSection(_Section):
-    """Where the journal lives."""
+    """Where the journal lives, and how its disk is watched (docs/operations.md)."""
 
     path: Path = Path("/var/lib/tablectl/journal.sqlite")
+    low_disk_bytes: int = Field(
+        default=256 * 1024 * 1024,
+        ge=0,
+        description="raise the low-disk alarm when the journal's file system has less free "
+        "(0: no alarm)",
+    )
+    disk_poll: float = Field(
+        default=5.0,
+        gt=0,
+        le=300,
+        description="seconds between looks at the free space, and between tries to write "
+        "again while the disk is full",
+    )
+    max_pages: int | None = Field(
+        default=None,
+        ge=1,
+        description="the most pages (4 KiB) the database may grow to: past it the journal is "
+        "full as on a full disk (a journal sharing its disk; fault tests)",
+    )
 
 
 class LogSection(_Section):

@@ -17,6 +17,8 @@ table that requires it, ``auth`` (the signature, docs/security.md). The answer g
   key's transaction.
 * An admitted request goes to the core with who gave it (``authority``), stamped with the time it
   was received; the core may still refuse it (``command.rejected``, status ``error``).
+* While the journal's disk is full no request runs: each is answered at once with the reason
+  (``journal full: …``) and nothing is journaled (:mod:`controller.shell.space`).
 * An exception while handling one request is answered "internal error", logged with its
   traceback, raised as an ``integrity.alarm``, and the table goes on.
 """
@@ -33,6 +35,7 @@ import structlog
 from controller.shell.gate import Gate, RefusedError, Request, bounded_record, bounded_text
 from controller.shell.intake import Queued
 from controller.shell.journal import NewCommand
+from controller.shell.space import JournalFullError
 from controller.shell.table import ShutdownError, TableRunner
 from controller.table.event_types import CommandRejected, IntegrityAlarm, RequestsShed
 from controller.table.events import Severity, TableEvent
@@ -96,8 +99,13 @@ class CommandHandler:
         self, verb: str, payload: bytes, received: datetime, read: Request | RefusedError
     ) -> dict[str, Any]:
         """Handle a request read by the gate; never raises."""
+        space = self.runner.writer.space
+        if space.full:  # nothing can be journaled: not run, and answered with the reason
+            return _error(verb, _transaction(read), space.refusal())
         try:
             return await self._handle(verb, payload, received, read)
+        except JournalFullError:
+            return _error(verb, _transaction(read), space.refusal())
         except ShutdownError:
             return _error(verb, _transaction(read), "the table is stopping; try again")
         except Exception as exc:  # one request must never stop the table

@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import json
 import signal
+import sqlite3
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -39,11 +40,19 @@ from controller.shell.journal import Journal
 from controller.shell.mqtt import MqttLink
 from controller.shell.notify import feed_watchdog, notify, watchdog_interval
 from controller.shell.snapshot import snapshot
+from controller.shell.space import (
+    JournalFullError,
+    JournalSpace,
+    SpaceConfig,
+    free_bytes,
+    is_full,
+)
 from controller.shell.supervisor import Devices
 from controller.shell.table import ShutdownError, TableRunner, initial_state
 from controller.shell.topics import Topics
 from controller.shell.writer import JournalWriter
 from controller.table.engine import deadline
+from controller.table.events import TableEvent
 from controller.table.inputs import (
     ControllerRestarted,
     Tick,
@@ -60,11 +69,12 @@ STUCK_COMMIT = 10.0
 class Daemon:
     """One table controller process."""
 
-    def __init__(self, config: TableConfig) -> None:
+    def __init__(self, config: TableConfig, journal: Journal | None = None) -> None:
         self.config = config
         table = config.table
         self.topics = Topics(config.broker.prefix, table.id)
-        journal = Journal.open(config.journal.path, table_id=table.id, genesis=table.genesis())
+        if journal is None:
+            journal = open_journal(config)
         if journal.genesis != table.genesis():
             log.warning(
                 "journal.genesis_differs",
@@ -73,7 +83,8 @@ class Daemon:
         genesis = journal.genesis
         profile = load_profile(genesis["profile"]).with_overrides(genesis.get("house_rules", {}))
         manifest = table.manifest()
-        self.writer = JournalWriter(journal)
+        self.space = JournalSpace(journal.path, space_config(config))
+        self.writer = JournalWriter(journal, self.space)
         self.runner = TableRunner(
             self.writer,
             initial_state(genesis, profile, manifest),
@@ -147,6 +158,8 @@ class Daemon:
                 "roles' commands; the birth message says so",
             )
         self.link.on_change = self._status_changed
+        self.space.on_change = self._space_changed
+        self.space.measure()
         self._changed()
         for device_id, device in self.devices.devices.items():
             self.devices.set_device(device_id, device, health=None)
@@ -158,6 +171,7 @@ class Daemon:
                     log.warning("mqtt.disabled", detail="no broker: events stay in the journal")
                 self._spawn(group, self._serve_requests(), "requests")
                 self._spawn(group, self._report_shed(), "shed")
+                self._spawn(group, self.space.watch(self._record_event), "disk")
                 if self.config.daemon.console is not None:
                     self.console = await serve_console(
                         self.config.daemon.console, self._request, lambda: self.link.accept_requests
@@ -167,7 +181,10 @@ class Daemon:
                     self._device_tasks.append(self._spawn(group, supervised, f"device:{device_id}"))
                 await self.devices.query_all()
                 if report.inputs:
-                    await self._restarted()
+                    try:
+                        await self._restarted()
+                    except JournalFullError:  # journaled once there is room; READY meanwhile
+                        self._spawn(group, self._restarted(wait=True), "restarted")
                 self._spawn(group, self.devices.dispatch_loop(), "dispatch")
                 self._spawn(group, self._ticker(), "ticker")
                 interval = watchdog_interval()
@@ -188,11 +205,21 @@ class Daemon:
         log.info("daemon.stopped")
         return 0
 
-    async def _restarted(self) -> None:
-        """Tell the core the controller came back (CTRL-POWER), once the devices were asked."""
+    async def _restarted(self, *, wait: bool = False) -> None:
+        """Tell the core the controller came back (CTRL-POWER), once the devices were asked.
+
+        With ``wait``, after the journal has room again (the start found the disk full).
+        """
         item = ControllerRestarted(datetime.now(UTC), "controller")
         if self.runner.accepts(item):
-            await self.runner.submit(item)
+            if wait:
+                await self.runner.submit_when_writable(item)
+            else:
+                await self.runner.submit(item)
+
+    async def _record_event(self, event: TableEvent) -> None:
+        """Journal an event no input caused (the journal's disk)."""
+        await self.runner.record_rejection(event, None)
 
     async def _ticker(self) -> None:
         """Send the core a Tick when a deadline of its state falls due.
@@ -207,7 +234,7 @@ class Daemon:
             if delay is not None and delay <= 0:
                 tick = Tick(datetime.now(UTC), "clock")
                 if self.runner.accepts(tick):
-                    await self.runner.submit(tick)
+                    await self.runner.submit_when_writable(tick)
                     continue
                 delay = None
             with contextlib.suppress(TimeoutError):
@@ -292,10 +319,15 @@ class Daemon:
             counts = self.intake.shed_report()
             now = time.monotonic()
             log.warning("requests.shed", counts=counts)
-            with contextlib.suppress(ShutdownError):
+            try:
                 await self.runner.record_rejection(
                     shed_event(counts, now - last, datetime.now(UTC)), None
                 )
+            except JournalFullError:
+                self.intake.shed.update(counts)  # reported once the journal has room
+                continue
+            except ShutdownError:
+                pass
             last = now
 
     def _preload_nonces(self) -> None:
@@ -328,6 +360,10 @@ class Daemon:
         self.link.set_retained(self.topics.device(device), body)
         self._status_changed()
 
+    def _space_changed(self) -> None:
+        self.link.set_alarms(self.space.alarms())
+        self._status_changed()
+
     def _status_changed(self) -> None:
         line = self.status_line()
         if line != self._status and self.ready.is_set():
@@ -351,7 +387,9 @@ class Daemon:
             else "broker down"
         )
         devices = ", ".join(f"{d} {h.get('health') or '?'}" for d, h in self.devices.health.items())
-        return f"{where}; {broker}; {devices or 'no devices'}"
+        line = f"{where}; {broker}; {devices or 'no devices'}"
+        disk = self.space.status()
+        return f"{disk}; {line}" if disk else line
 
     def healthy(self) -> bool:
         """Healthy enough to feed the watchdog: tasks alive, no commit stuck."""
@@ -379,9 +417,56 @@ async def _cancel_all(tasks: list[asyncio.Task[None]]) -> None:
 
 
 async def run_daemon(config: TableConfig) -> int:
-    """Run the daemon of ``config`` until it is told to stop."""
-    daemon = Daemon(config)
+    """Run the daemon of ``config`` until it is told to stop.
+
+    A journal that cannot even be opened for want of space (SQLite needs a few pages beside the
+    database) is opened again every ``[journal] disk_poll`` seconds: the daemon waits, saying so
+    in ``STATUS=`` and extending systemd's start timeout, instead of failing into a restart loop.
+    """
+    journal = await _open_when_room(config)
+    daemon = Daemon(config, journal)
     return await daemon.run()
+
+
+def open_journal(config: TableConfig) -> Journal:
+    """The table's journal (created on the first start)."""
+    table = config.table
+    journal = Journal.open(config.journal.path, table_id=table.id, genesis=table.genesis())
+    if config.journal.max_pages is not None:
+        journal.cap_pages(config.journal.max_pages)
+    return journal
+
+
+async def _open_when_room(config: TableConfig) -> Journal:
+    path = config.journal.path
+    poll = config.journal.disk_poll
+    waiting = False
+    while True:
+        try:
+            journal = open_journal(config)
+        except (sqlite3.Error, OSError) as exc:
+            if not is_full(exc, path.parent):
+                raise
+            free = free_bytes(path.parent)
+            if not waiting:
+                log.error("journal.full_at_start", error=str(exc), free_bytes=free)
+                waiting = True
+            notify(
+                f"STATUS=DEGRADED: journal disk full ({free} bytes free); waiting for space "
+                "to open the journal",
+                f"EXTEND_TIMEOUT_USEC={int(poll * 3 * 1_000_000)}",
+                "WATCHDOG=1",
+            )
+            await asyncio.sleep(poll)
+            continue
+        if waiting:
+            log.warning("journal.opened_after_full")
+        return journal
+
+
+def space_config(config: TableConfig) -> SpaceConfig:
+    """The disk watch's settings from ``[journal]``."""
+    return SpaceConfig(config.journal.low_disk_bytes, config.journal.disk_poll)
 
 
 def policy_of(security: SecuritySection) -> Policy:

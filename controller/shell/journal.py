@@ -278,6 +278,16 @@ class Journal:
         self._head_pos, self._head_hash = pos, head
         return Appended(input_id, seqs, dispatch_ids, response)
 
+    def cap_pages(self, pages: int) -> None:
+        """Let the database grow to ``pages`` pages at most: a write past it fails as on a
+        full disk (SQLite's ``max_page_count``; for this connection)."""
+        self._conn.execute(f"PRAGMA max_page_count = {int(pages)}")
+
+    def last_bdseq(self) -> int:
+        """The birth/death sequence number of the last MQTT connection (0: none yet)."""
+        row = self._conn.execute("SELECT value FROM meta WHERE key = 'bdseq'").fetchone()
+        return int(row[0]) if row else 0
+
     def next_bdseq(self) -> int:
         """The birth/death sequence number of the next MQTT connection (persisted)."""
         conn = self._conn

@@ -21,6 +21,7 @@ from controller.table.inputs import COMMANDS
 
 __all__ = [
     "EVENT_DATA",
+    "Alarm",
     "DeviceTopic",
     "Envelope",
     "Response",
@@ -84,6 +85,23 @@ class Status(BaseModel):
     version: str
     simulated: bool
     require_signed: bool = Field(description="false: the table takes unsigned requests")
+    degraded: bool = Field(
+        default=False,
+        description="up, but taking no input: its journal's disk is full (see alarms)",
+    )
+    alarms: list[Alarm] = Field(
+        default_factory=list, description="what is wrong; republished when it changes"
+    )
+
+
+class Alarm(BaseModel):
+    """One raised alarm on the status topic."""
+
+    model_config = ConfigDict(extra="allow")
+
+    alarm: str = Field(description="journal.full (degraded) or journal.low_disk")
+    detail: str
+    since: str | None = None
 
 
 class Response(BaseModel):

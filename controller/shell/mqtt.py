@@ -40,6 +40,7 @@ from controller.config import BrokerSection
 from controller.envelope import envelope
 from controller.shell.codec import event_from_json, rfc3339
 from controller.shell.journal import OutboxRow
+from controller.shell.space import JournalFullError
 from controller.shell.topics import Topics
 from controller.shell.writer import JournalWriter
 from drivers.supervisor import Backoff, retry_forever
@@ -49,6 +50,8 @@ log = structlog.get_logger("tablectl.mqtt")
 #: Takes a request (its verb, its bytes, and where its answer goes) without waiting on it.
 RequestSink = Callable[[str, bytes, Callable[[dict[str, Any], bool], None]], None]
 BATCH = 64
+#: Alarms that make the table degraded (it takes no input) rather than only warned.
+DEGRADING = frozenset({"journal.full"})
 RETAINED_EVERY = 0.5
 
 
@@ -88,6 +91,13 @@ class MqttLink:
         self.published = 0
         self.historical = 0
         self.connects = 0
+        #: The raised alarms (a full or low journal disk), carried by the birth message.
+        self.alarms: list[dict[str, Any]] = []
+        self._status_dirty = False
+        #: Outbox rows up to this id were acknowledged by the broker in this run (their delete
+        #: may still be waiting, on a full disk).
+        self._acked_upto = 0
+        self._undeleted: list[int] = []
         self._retained: dict[str, bytes] = {}
         self._dirty: dict[str, None] = {}
         self._retained_at = 0.0
@@ -106,6 +116,14 @@ class MqttLink:
             return
         self._retained[topic] = payload
         self._dirty[topic] = None
+        self.wake.set()
+
+    def set_alarms(self, alarms: list[dict[str, Any]]) -> None:
+        """Publish the birth message again with these alarms (now if connected, else on connect)."""
+        if alarms == self.alarms:
+            return
+        self.alarms = alarms
+        self._status_dirty = True
         self.wake.set()
 
     def respond(
@@ -128,7 +146,13 @@ class MqttLink:
         self.wake.set()
 
     def status_body(self, state: str) -> dict[str, Any]:
-        """The birth (``online``) or death (``offline``) body of this connection."""
+        """The birth (``online``) or death (``offline``) body of this connection.
+
+        ``degraded``: the table is up but takes no input (its journal's disk is full); the
+        ``alarms`` say why, and what else is wrong (a low disk).
+        """
+        online = state == "online"
+        alarms = self.alarms if online else []
         return {
             "state": state,
             "bdseq": self.bdseq,
@@ -136,6 +160,8 @@ class MqttLink:
             "version": __version__,
             "simulated": self.simulated,
             "require_signed": self.require_signed,
+            "degraded": any(a["alarm"] in DEGRADING for a in alarms),
+            "alarms": alarms,
         }
 
     # ------------------------------------------------------------------ the connection
@@ -150,7 +176,7 @@ class MqttLink:
         """One connection to the broker, from CONNECT until it is lost."""
         if self._stopping:
             await asyncio.Event().wait()  # shutting down: no new connection; the daemon cancels
-        self.bdseq = await self.writer.call(self.writer.journal.next_bdseq)
+        self.bdseq = await self._next_bdseq()
         client = self._client_for_attempt()
         try:
             async with client:
@@ -169,6 +195,17 @@ class MqttLink:
                 self.connected.clear()
                 if self.on_change is not None:
                     self.on_change()
+
+    async def _next_bdseq(self) -> int:
+        journal = self.writer.journal
+        try:
+            return await self.writer.call(journal.next_bdseq)
+        except JournalFullError:
+            # Not saved: a restart before the disk has room may use this number again, which
+            # only makes the pit take an old Will for this connection's.
+            last = max(self.bdseq, await self.writer.call(journal.last_bdseq))
+            log.warning("mqtt.bdseq_not_saved", bdseq=last + 1, reason="the journal is full")
+            return last + 1
 
     async def _lost(self, error: Exception | None, lasted: float) -> float:
         cause = error.__cause__ if error else None
@@ -215,6 +252,7 @@ class MqttLink:
             offline = json.dumps(self.status_body("offline"), separators=(",", ":")).encode()
             await client.publish(self.topics.status, offline, qos=1, retain=True)
             await asyncio.Event().wait()
+        self._status_dirty = False
         birth = json.dumps(self.status_body("online"), separators=(",", ":")).encode()
         await client.publish(self.topics.status, birth, qos=1, retain=True)
         for topic in self._retained:
@@ -280,14 +318,19 @@ class MqttLink:
         while True:
             self.wake.clear()
             await self._publish_responses(client)
-            rows = await self.writer.call(self.writer.journal.pending, BATCH)
+            if self._status_dirty and not self._stopping:
+                await self._publish_status(client)
+            if self._undeleted:
+                await self._delete([])
+            rows = await self.writer.call(self.writer.journal.pending, BATCH, self._acked_upto)
             # Retained snapshots are "latest wins": sent once the events are out, or at least
             # every RETAINED_EVERY seconds while a stream of events keeps the outbox busy.
             stale = time.monotonic() - self._retained_at > RETAINED_EVERY
             if self._dirty and (not rows or stale):
                 await self._publish_retained(client)
             if not rows:
-                if not self._responses and not self._bulk_responses and not self._dirty:
+                idle = not (self._responses or self._bulk_responses or self._dirty)
+                if idle and not self._status_dirty:
                     await self.wake.wait()
                 continue
             acked: list[int] = []
@@ -304,7 +347,21 @@ class MqttLink:
                         acked.append(row.id)
             finally:
                 if acked:
-                    await self.writer.call(self.writer.journal.delete_outbox, acked)
+                    self._acked_upto = max(self._acked_upto, acked[-1])
+                    await self._delete(acked)
+
+    async def _delete(self, acked: list[int]) -> None:
+        """Forget acknowledged outbox rows; on a full disk, later (they are not sent again)."""
+        rows, self._undeleted = [*self._undeleted, *acked], []
+        try:
+            await self.writer.call(self.writer.journal.delete_outbox, rows)
+        except JournalFullError:
+            self._undeleted = rows
+
+    async def _publish_status(self, client: aiomqtt.Client) -> None:
+        self._status_dirty = False
+        birth = json.dumps(self.status_body("online"), separators=(",", ":")).encode()
+        await client.publish(self.topics.status, birth, qos=1, retain=True)
 
     async def _publish_responses(self, client: aiomqtt.Client) -> None:
         """The urgent answers, then the others (each time one went, urgent ones first again)."""
@@ -346,9 +403,9 @@ class MqttLink:
 
     async def drained(self) -> bool:
         """True when no outbox row, response or retained message waits."""
-        count = await self.writer.call(self.writer.journal.pending_count)
+        rows = await self.writer.call(self.writer.journal.pending, 1, self._acked_upto)
         waiting = self._responses or self._bulk_responses or self._dirty
-        return count == 0 and not waiting
+        return not rows and not waiting
 
     async def goodbye(self, timeout: float) -> bool:
         """Publish the retained ``offline`` status on a clean shutdown (the Will would not fire).
