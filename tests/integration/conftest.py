@@ -60,13 +60,15 @@ class DaemonProcess:
         broker_port: int | None = None,
         broker_extra: str = "",
         environment: dict[str, str] | None = None,
+        journal: Path | None = None,
+        journal_extra: str = "",
     ) -> None:
         self.directory = directory
         directory.mkdir(parents=True, exist_ok=True)
         self.broker = broker
         self.table = table
         self.topics = Topics("tables", table)
-        self.journal = directory / "journal.sqlite"
+        self.journal = journal or directory / "journal.sqlite"
         self.config = directory / "table.toml"
         if devices is None:
             devices = (
@@ -80,7 +82,8 @@ class DaemonProcess:
             f"{devices}"
             f'[broker]\nhost = "127.0.0.1"\nport = {broker_port or broker.port}\nkeepalive = 5\n'
             f"reconnect_min = 0.05\nreconnect_max = 0.5\n{broker_extra}"
-            f'[journal]\npath = "{self.journal}"\n[log]\nformat = "json"\nlevel = "info"\n'
+            f'[journal]\npath = "{self.journal}"\n{journal_extra}'
+            '[log]\nformat = "json"\nlevel = "info"\n'
         )
         self._sockdir = Path(tempfile.mkdtemp(prefix="tn"))
         self.notify_path = self._sockdir / "notify"
@@ -142,12 +145,18 @@ class DaemonProcess:
                 self.messages.append(data)
                 self._heard.notify_all()
 
-    def wait_notify(self, line: str, timeout: float) -> None:
-        """Wait for a notify datagram holding ``line`` (sent after the last start)."""
+    def wait_notify(self, line: str, timeout: float, *, prefix: bool = False) -> None:
+        """Wait for a notify datagram holding ``line`` (or a line starting with it, with
+        ``prefix``), sent after the last start."""
         deadline = time.monotonic() + timeout
+
+        def heard(message: str) -> bool:
+            lines = message.split("\n")
+            return any(x.startswith(line) for x in lines) if prefix else line in lines
+
         with self._heard:
             while True:
-                if any(line in m.split("\n") for m in self.messages[self._mark :]):
+                if any(heard(m) for m in self.messages[self._mark :]):
                     return
                 assert self.proc is not None
                 if self.proc.poll() is not None:
