@@ -29,7 +29,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from controller.authority import Role
@@ -168,6 +176,16 @@ class BrokerSection(_Section):
     reconnect_min: float = Field(default=0.5, gt=0)
     reconnect_max: float = Field(default=30.0, gt=0)
     tls: TlsSection = TlsSection()
+
+    @field_validator("host")
+    @classmethod
+    def _host(cls, host: str, info: ValidationInfo) -> str:
+        if info.data.get("enabled", True) and not host.strip():
+            raise ValueError(
+                "empty: give the broker's host name or address "
+                "(or enabled = false for a table without a broker)"
+            )
+        return host
 
     @model_validator(mode="after")
     def _credentials(self) -> Self:

@@ -62,6 +62,7 @@ class DaemonProcess:
         environment: dict[str, str] | None = None,
         journal: Path | None = None,
         journal_extra: str = "",
+        table_extra: str = "",
     ) -> None:
         self.directory = directory
         directory.mkdir(parents=True, exist_ok=True)
@@ -78,6 +79,7 @@ class DaemonProcess:
         self.keys = RigKeys.create(directory / "keys")
         self.config.write_text(
             f'[table]\nid = "{table}"\nstacks = {stacks}\nbutton = 3\nblinds = [1, 2]\n'
+            f"{table_extra}"
             f'[security]\nkeyring = "{self.keys.keyring}"\n'
             f"{devices}"
             f'[broker]\nhost = "127.0.0.1"\nport = {broker_port or broker.port}\nkeepalive = 5\n'
