@@ -227,6 +227,16 @@ class JournalSection(_Section):
     )
 
 
+class MetricsSection(_Section):
+    """Prometheus metrics (docs/operations.md, "Metrics"): off unless enabled."""
+
+    enabled: bool = False
+    host: str = Field(
+        default="127.0.0.1", min_length=1, description="where to listen (default: this host only)"
+    )
+    port: int = Field(default=9464, ge=1, le=65535)
+
+
 class LogSection(_Section):
     """Logging: JSON lines for journald, readable text on a terminal."""
 
@@ -304,6 +314,7 @@ class TableConfig(BaseSettings):
     log: LogSection = LogSection()
     daemon: DaemonSection = DaemonSection()
     security: SecuritySection = SecuritySection()
+    metrics: MetricsSection = MetricsSection()
 
     @classmethod
     def settings_customise_sources(

@@ -37,6 +37,7 @@ from controller.shell.console import serve_console
 from controller.shell.gate import Gate, Limits, Policy, bounded_text
 from controller.shell.intake import Intake, Rates
 from controller.shell.journal import Journal
+from controller.shell.metrics import Metrics
 from controller.shell.mqtt import MqttLink
 from controller.shell.notify import feed_watchdog, notify, watchdog_interval
 from controller.shell.snapshot import snapshot
@@ -119,6 +120,8 @@ class Daemon:
             config.daemon,
             self._device_changed,
         )
+        self.metrics = Metrics(self.space, devices)
+        self._counted_seq = self.runner.last_seq
         self._tick_wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._device_tasks: list[asyncio.Task[None]] = []
@@ -172,6 +175,9 @@ class Daemon:
                 self._spawn(group, self._serve_requests(), "requests")
                 self._spawn(group, self._report_shed(), "shed")
                 self._spawn(group, self.space.watch(self._record_event), "disk")
+                metrics = self.config.metrics
+                if metrics.enabled and self.metrics.serve(metrics.host, metrics.port):
+                    self._spawn(group, self.metrics.refresh(self.writer), "metrics")
                 if self.config.daemon.console is not None:
                     self.console = await serve_console(
                         self.config.daemon.console, self._request, lambda: self.link.accept_requests
@@ -199,6 +205,7 @@ class Daemon:
                 await self.shutdown()
                 await _cancel_all(self._tasks)
         finally:
+            self.metrics.close()
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(sig)
         await self.writer.close(checkpoint=True)
@@ -299,6 +306,8 @@ class Daemon:
             item = await self.intake.next()
             body = await self.commands.handle_queued(item)
             item.reply(body, item.priority <= 1)  # answers to signed requests go out first
+            waited = (datetime.now(UTC) - item.received).total_seconds()
+            self.metrics.command_seconds.labels(body.get("status") or "error").observe(waited)
             log.info(
                 "request.handled",
                 command=bounded_text(item.verb, 64),
@@ -347,6 +356,9 @@ class Daemon:
         state = self.runner.state
         hand = state.hand
         shell_logging.CONTEXT.hand = hand.hand_id if hand is not None else None
+        self.metrics.events.inc(self.runner.last_seq - self._counted_seq)
+        self._counted_seq = self.runner.last_seq
+        self.metrics.holds.set(len(hand.irregular.holds) if hand is not None else 0)
         body = snapshot(state, seq=self.runner.last_seq, epoch=self.writer.journal.epoch)
         self.link.set_retained(self.topics.state, body)
         self.link.wake.set()
@@ -358,6 +370,7 @@ class Daemon:
         # A device's health is recorded after the input that reported it was committed (and
         # after _changed ran), so the status line is refreshed here as well.
         self.link.set_retained(self.topics.device(device), body)
+        self.metrics.health(device, body.get("health"))
         self._status_changed()
 
     def _space_changed(self) -> None:

@@ -63,6 +63,7 @@ class DaemonProcess:
         journal: Path | None = None,
         journal_extra: str = "",
         table_extra: str = "",
+        sections: str = "",
     ) -> None:
         self.directory = directory
         directory.mkdir(parents=True, exist_ok=True)
@@ -86,6 +87,7 @@ class DaemonProcess:
             f"reconnect_min = 0.05\nreconnect_max = 0.5\n{broker_extra}"
             f'[journal]\npath = "{self.journal}"\n{journal_extra}'
             '[log]\nformat = "json"\nlevel = "info"\n'
+            f"{sections}"
         )
         self._sockdir = Path(tempfile.mkdtemp(prefix="tn"))
         self.notify_path = self._sockdir / "notify"
