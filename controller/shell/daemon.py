@@ -147,9 +147,10 @@ class Daemon:
             outstanding=self.runner.planner.summary(),
             epoch=self.writer.journal.epoch,
         )
-        # An event journaled during a broker outage is historical; before the first connect
-        # there is no outage yet, only start-up, and the age of the event decides.
-        self.runner.connected = lambda: self.link.connected.is_set() or self.link.connects == 0
+        # An event journaled during a broker outage is historical; until the first connection
+        # is up (its birth published, the requests subscribed) there is no outage yet, only
+        # start-up, and the age of the event decides.
+        self.runner.connected = lambda: self.link.connected.is_set() or not self.link.ever_connected
         self.runner.listeners.append(self._changed)
         self.link.on_request = self._offer
         self._preload_nonces()

@@ -91,6 +91,8 @@ class MqttLink:
         self.published = 0
         self.historical = 0
         self.connects = 0
+        #: A connection was up once: from then on, not being connected is an outage.
+        self.ever_connected = False
         #: The raised alarms (a full or low journal disk), carried by the birth message.
         self.alarms: list[dict[str, Any]] = []
         self._status_dirty = False
@@ -263,6 +265,7 @@ class MqttLink:
             # until the daemon closes it, without taking requests or draining.
             await asyncio.Event().wait()
         self.connected.set()
+        self.ever_connected = True
         if self.on_change is not None:
             self.on_change()
         log.info("mqtt.connected", host=self.broker.host, port=self.broker.port, bdseq=self.bdseq)

@@ -172,6 +172,20 @@ class DaemonProcess:
                     raise AssertionError(f"no {line} from the daemon in {timeout} s:\n{self.log()}")
                 self._heard.wait(min(remaining, 0.1))
 
+    def wait_status(self, text: str, timeout: float) -> None:
+        """Wait for a ``STATUS=`` line holding ``text`` (sent after the last start)."""
+        deadline = time.monotonic() + timeout
+        with self._heard:
+            while not any(
+                line.startswith("STATUS=") and text in line
+                for message in self.messages[self._mark :]
+                for line in message.split("\n")
+            ):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise AssertionError(f"no STATUS with {text!r} in {timeout} s:\n{self.log()}")
+                self._heard.wait(min(remaining, 0.1))
+
     def kill(self, sig: int = signal.SIGKILL) -> int:
         """Send ``sig`` and wait for the process to end; return its exit status."""
         assert self.proc is not None
