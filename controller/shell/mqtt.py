@@ -15,6 +15,11 @@ their PUBACK; a crash between the two publishes the message again, which consume
 ``event_id``. A message journaled
 while the broker was unreachable, or published more than ``historical_after`` seconds after it
 was journaled, is marked ``historical``.
+
+The birth carries the table's alarms (``degraded`` and ``alarms``: a full or low journal disk,
+:mod:`controller.shell.space`) and is published again, retained, whenever they change. On a full
+disk the link goes on: an acknowledged outbox row whose delete cannot be written is remembered
+and not sent again, and a ``bdseq`` that cannot be stored is counted on from the last one stored.
 """
 
 from __future__ import annotations
