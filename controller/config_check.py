@@ -18,7 +18,10 @@ import ssl
 import stat
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from controller.config import BrokerSection, TableConfig
+from controller.paths import directory_problem
 from drivers.contract import DISPENSE, SHUFFLE
 from drivers.registry import DriverUnavailableError, load_driver
 
@@ -30,6 +33,7 @@ def run_problems(config: TableConfig) -> list[str]:
         *_journal(config),
         *_console(config.daemon.console),
         *_shuffler(config),
+        *_devices(config),
     ]
 
 
@@ -78,23 +82,8 @@ def _broker(broker: BrokerSection) -> list[str]:
 
 def _writable_directory(key: str, directory: Path, *, create: bool) -> list[str]:
     """A directory the daemon writes in; with ``create``, one it makes when it is missing."""
-    if directory.is_dir():
-        if not os.access(directory, os.W_OK | os.X_OK):
-            return [f"{key}: directory {directory} is not writable"]
-        return []
-    if directory.exists():
-        return [f"{key}: {directory} is not a directory"]
-    if not create:
-        return [f"{key}: directory {directory} does not exist"]
-    ancestor = directory.parent
-    while not ancestor.exists() and ancestor != ancestor.parent:
-        ancestor = ancestor.parent
-    if not ancestor.is_dir() or not os.access(ancestor, os.W_OK | os.X_OK):
-        return [
-            f"{key}: directory {directory} does not exist and cannot be made "
-            f"({ancestor} is not a writable directory)"
-        ]
-    return []
+    problem = directory_problem(directory, create=create)
+    return [f"{key}: {problem}"] if problem else []
 
 
 def _journal(config: TableConfig) -> list[str]:
@@ -168,3 +157,18 @@ def _shuffler(config: TableConfig) -> list[str]:
             "dispense"
         ]
     return []
+
+
+def _devices(config: TableConfig) -> list[str]:
+    """What each enabled device's driver says it would fail on (``Device.run_problems``)."""
+    problems: list[str] = []
+    for device_id, section in config.devices.items():
+        if not section.enabled:
+            continue
+        try:
+            driver = load_driver(section.driver)
+            options = driver.options_model.model_validate(section.options)
+        except (DriverUnavailableError, ValidationError):
+            continue  # named under devices.<id> already
+        problems += [f"devices.{device_id}.{p}" for p in driver.run_problems(options)]
+    return problems

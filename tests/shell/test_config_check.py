@@ -141,6 +141,18 @@ CASES: list[tuple[str, Change, str]] = [
         "daemon.console: {t}/file exists and is not a socket (it would be replaced)",
     ),
     (
+        "a device's state file where it cannot be written",
+        lambda t: {
+            "devices": {
+                "shuffler": {
+                    "driver": "virtual",
+                    "state_file": str(a_file_in_the_way(t) / "shuffler.json"),
+                }
+            }
+        },
+        "devices.shuffler.state_file: {t}/file is not a directory",
+    ),
+    (
         "shuffler names no device",
         lambda t: {"table": {"shuffler": "shufler"}},
         "table.shuffler: 'shufler' is not a configured device (devices: shuffler); ",
@@ -179,6 +191,8 @@ def test_a_runnable_config_has_no_problem(tmp_path: Path) -> None:
     own.parent.mkdir()
     Journal.open(own, table_id="T1").close()
     assert problems_of(tmp_path, lambda t: {}) == []
+    state = {"devices": {"shuffler": {"driver": "virtual", "state_file": str(tmp_path / "d/s")}}}
+    assert problems_of(tmp_path, lambda t: state) == []  # made on the first save
     dealer_paced = {"table": {"shuffler": "none", "dispense": "dealer"}}
     assert problems_of(tmp_path, lambda t: dealer_paced) == []
     no_broker = {"broker": {"enabled": False, "host": "", "password_file": "/nope"}}
