@@ -57,7 +57,7 @@ async def test_events_during_an_outage_arrive_late_in_order_marked_historical(
         ) as client:
             console = AutoConsole(client, daemon.topics, sign=daemon.sign)
             await console.start()
-            assert await console.play(hands=1, timeout=60) == 1
+            assert await console.play(hands=1, timeout=180) == 1
             await console.stop()
 
         expected = [seq for seq, _ in journal_types(daemon.journal)]

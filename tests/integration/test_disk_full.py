@@ -29,7 +29,8 @@ from controller.shell.space import free_bytes
 from simulators.dealer_console import AutoConsole
 from tests.integration.conftest import Collector, DaemonProcess
 
-pytestmark = [pytest.mark.broker, pytest.mark.slow]
+# several daemons and whole hands: minutes when every core is busy
+pytestmark = [pytest.mark.broker, pytest.mark.slow, pytest.mark.timeout(600)]
 
 HANDS = 2
 MIB = 1024 * 1024

@@ -34,7 +34,8 @@ from controller.table.inputs import TagArrived, Zone
 from simulators.dealer_console import AutoConsole
 from tests.integration.conftest import Collector, DaemonProcess, unique_seqs
 
-pytestmark = pytest.mark.broker
+# several daemons and whole hands: minutes when every core is busy
+pytestmark = [pytest.mark.broker, pytest.mark.timeout(600)]
 
 MANIFEST = load_deck("house-a")
 
@@ -136,7 +137,7 @@ async def play(daemon: DaemonProcess, port: int, hands: int) -> dict[str, Any]:
     async with aiomqtt.Client("127.0.0.1", port, protocol=aiomqtt.ProtocolVersion.V5) as client:
         console = AutoConsole(client, daemon.topics, retry=1.0, sign=daemon.sign)
         await console.start()
-        assert await console.play(hands=hands, timeout=60) == hands
+        assert await console.play(hands=hands, timeout=180) == hands
         await console.stop()
         assert console.snapshot is not None
         return console.snapshot
