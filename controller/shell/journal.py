@@ -140,8 +140,13 @@ class Journal:
         """
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = connect(path)
-        with conn:
-            conn.executescript(SCHEMA)
+        try:
+            # One transaction: a journal whose creation failed half-way (a full disk) is no
+            # journal at all, rather than one with half its meta.
+            conn.execute("BEGIN IMMEDIATE")
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
             existing = dict(conn.execute("SELECT key, value FROM meta").fetchall())
             if not existing:
                 created = {
@@ -156,6 +161,12 @@ class Journal:
                 }
                 conn.executemany("INSERT INTO meta VALUES (?, ?)", created.items())
                 existing = created
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            conn.close()
+            raise
         if existing.get("table_id") != table_id:
             conn.close()
             raise JournalError(

@@ -221,3 +221,31 @@ async def test_a_capped_journal_fills_mid_hand_and_a_restart_on_it_starts_degrad
     assert {e["event_id"] for e in collector.public} == {f"TB:{epoch}:{seq}" for seq in seqs}
     assert disk == []  # the outage ended by a restart: nothing could record it
     assert "journal full: the table takes no input" in refusals(console)[0]
+
+
+async def test_a_start_on_a_disk_too_full_to_open_the_journal_waits_for_room(
+    daemon_factory: Any, small_disk: Path
+) -> None:
+    filler = small_disk / "filler"
+    fill(filler, 0)
+    daemon = daemon_factory(
+        "victim", journal=small_disk / "journal.sqlite", journal_extra="disk_poll = 0.1\n"
+    )
+    daemon.launch()
+    await asyncio.to_thread(
+        daemon.wait_notify, "STATUS=DEGRADED: journal disk full (0 bytes free); waiting", 60,
+        prefix=True,
+    )  # fmt: skip
+    # not READY, and not dead either: no restart loop
+    assert not any("READY=1" in m.split("\n") for m in daemon.messages)
+    assert daemon.proc is not None
+    assert daemon.proc.poll() is None
+    filler.unlink()
+    await asyncio.to_thread(daemon.wait_notify, "READY=1", 60)  # once there is room
+    assert daemon.kill(signal.SIGTERM) == 0
+    journal = Journal.open_existing(daemon.journal)
+    try:
+        assert journal.verify().ok
+        assert journal.table_id == "T1"
+    finally:
+        journal.close()
