@@ -302,11 +302,16 @@ class Journal:
     def next_bdseq(self) -> int:
         """The birth/death sequence number of the next MQTT connection (persisted)."""
         conn = self._conn
-        conn.execute("BEGIN IMMEDIATE")
-        row = conn.execute("SELECT value FROM meta WHERE key = 'bdseq'").fetchone()
-        value = int(row[0]) + 1 if row else 1
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('bdseq', ?)", (str(value),))
-        conn.execute("COMMIT")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            row = conn.execute("SELECT value FROM meta WHERE key = 'bdseq'").fetchone()
+            value = int(row[0]) + 1 if row else 1
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('bdseq', ?)", (str(value),))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:  # SQLite may have rolled back already (a full disk)
+                conn.execute("ROLLBACK")
+            raise
         return value
 
     def delete_outbox(self, row_ids: Sequence[int]) -> None:
@@ -323,7 +328,8 @@ class Journal:
                 conn.executemany("DELETE FROM outbox WHERE id = ?", [(i,) for i in row_ids])
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # SQLite may have rolled back already (a full disk)
+                    conn.execute("ROLLBACK")
                 raise
         finally:
             conn.execute("PRAGMA synchronous=FULL")

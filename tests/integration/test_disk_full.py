@@ -11,11 +11,8 @@ Either way the hands end exactly as an undisturbed run's, and every event reache
 from __future__ import annotations
 
 import asyncio
-import errno
 import json
-import os
 import signal
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,8 +22,9 @@ import pytest
 
 from controller.shell.export import export_phh
 from controller.shell.journal import Journal
-from controller.shell.space import free_bytes
 from simulators.dealer_console import AutoConsole
+from tests.disk import fill
+from tests.disk import small_disk as mounted
 from tests.integration.conftest import Collector, DaemonProcess
 
 # several daemons and whole hands: minutes when every core is busy
@@ -39,34 +37,8 @@ MIB = 1024 * 1024
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 24 MiB tmpfs of the test's own (root only)."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small file system needs root (the max_pages test runs instead)")
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=24m,mode=0700", "tmpfs", str(mount)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    yield mount
-    subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
-def fill(path: Path, leave: int) -> None:
-    """Grow ``path`` until its file system has about ``leave`` bytes free (0: none at all)."""
-    with path.open("ab", buffering=0) as filler:
-        block = b"\0" * 65536
-        while free_bytes(path.parent) > leave:
-            size = min(len(block), max(free_bytes(path.parent) - leave, 4096))
-            try:
-                filler.write(block[:size])
-            except OSError as exc:
-                if exc.errno != errno.ENOSPC:
-                    raise
-                return
+    with mounted(tmp_path / "disk") as mount:
+        yield mount
 
 
 async def play(daemon: DaemonProcess, port: int, console: list[AutoConsole]) -> dict[str, Any]:
@@ -74,7 +46,7 @@ async def play(daemon: DaemonProcess, port: int, console: list[AutoConsole]) -> 
         auto = AutoConsole(client, daemon.topics, retry=1.0, sign=daemon.sign)
         console.append(auto)
         await auto.start()
-        assert await auto.play(hands=HANDS, timeout=150) == HANDS
+        assert await auto.play(hands=HANDS, timeout=400) == HANDS
         await auto.stop()
         assert auto.snapshot is not None
         return auto.snapshot
@@ -104,7 +76,7 @@ def refusals(console: list[AutoConsole]) -> list[str]:
     return [e for e in errors if "journal full" in e]
 
 
-async def until(predicate: Any, timeout: float = 60.0) -> None:
+async def until(predicate: Any, timeout: float = 120.0) -> None:
     async with asyncio.timeout(timeout):
         while not predicate():
             await asyncio.sleep(0.02)
@@ -138,20 +110,19 @@ async def test_a_disk_filling_mid_hand_degrades_the_table_until_room_returns(
     console: list[AutoConsole] = []
     async with Collector(broker, victim.topics, identifier="disk-collector") as collector:
         victim.start()
-        playing = asyncio.create_task(play(victim, broker.port, console))
-        await collector.wait_for(lambda c: len(c.public) >= 15, timeout=60)
-
         fill(filler, 4 * MIB)  # below the watermark: the alarm, nothing refused
         await collector.wait_for(
             lambda c: any(
                 a["alarm"] == "journal.low_disk" for s in statuses(c) for a in s["alarms"]
             ),
         )
-        victim.wait_notify("STATUS=low disk: ", 10, prefix=True)
+        victim.wait_notify("STATUS=low disk: ", 60, prefix=True)
 
-        fill(filler, 0)  # full, mid-hand
-        await collector.wait_for(lambda c: any(s["degraded"] for s in statuses(c)), timeout=60)
-        victim.wait_notify("STATUS=DEGRADED: journal disk full", 10, prefix=True)
+        playing = asyncio.create_task(play(victim, broker.port, console))
+        await collector.wait_for(lambda c: len(c.public) >= 15, timeout=120)
+        fill(filler, 0)  # full, mid-hand: the next write fails (the WAL has to grow)
+        await collector.wait_for(lambda c: any(s["degraded"] for s in statuses(c)), timeout=120)
+        victim.wait_notify("STATUS=DEGRADED: journal disk full", 60, prefix=True)
         await until(lambda: len(refusals(console)) >= 2)  # answered, with the reason
         assert not playing.done()
         degraded = next(s for s in statuses(collector) if s["degraded"])
@@ -159,7 +130,7 @@ async def test_a_disk_filling_mid_hand_degrades_the_table_until_room_returns(
 
         filler.unlink()  # room again: the table goes on by itself
         await collector.wait_for(lambda c: not statuses(c)[-1]["degraded"], timeout=60)
-        final = await asyncio.wait_for(playing, 150)
+        final = await asyncio.wait_for(playing, 400)
         assert victim.kill(signal.SIGTERM) == 0
         phh, cards, seqs, disk = outcome(victim)
         await collector.wait_for(lambda c: {e["seq"] for e in c.public} >= set(seqs), timeout=30)
@@ -189,8 +160,8 @@ async def test_a_capped_journal_fills_mid_hand_and_a_restart_on_it_starts_degrad
     async with Collector(broker, victim.topics, identifier="cap-collector") as collector:
         victim.start()
         playing = asyncio.create_task(play(victim, broker.port, console))
-        await collector.wait_for(lambda c: any(s["degraded"] for s in statuses(c)), timeout=90)
-        victim.wait_notify("STATUS=DEGRADED: journal disk full", 10, prefix=True)
+        await collector.wait_for(lambda c: any(s["degraded"] for s in statuses(c)), timeout=120)
+        victim.wait_notify("STATUS=DEGRADED: journal disk full", 60, prefix=True)
         await until(lambda: len(refusals(console)) >= 1)
         assert not playing.done()
 
@@ -201,14 +172,14 @@ async def test_a_capped_journal_fills_mid_hand_and_a_restart_on_it_starts_degrad
             lambda c: any(s["state"] == "online" and s["degraded"] for s in c.status[seen:]),
             timeout=60,
         )
-        victim.wait_notify("STATUS=DEGRADED: journal disk full", 10, prefix=True)
+        victim.wait_notify("STATUS=DEGRADED: journal disk full", 60, prefix=True)
         assert victim.proc is not None
         assert victim.proc.poll() is None
         assert victim.kill(signal.SIGTERM) == 0
 
         victim.config.write_text(victim.config.read_text().replace("max_pages = 40\n", ""))
         victim.start()
-        final = await asyncio.wait_for(playing, 150)
+        final = await asyncio.wait_for(playing, 400)
         assert victim.kill(signal.SIGTERM) == 0
         phh, cards, seqs, disk = outcome(victim)
         await collector.wait_for(lambda c: {e["seq"] for e in c.public} >= set(seqs), timeout=30)
@@ -219,7 +190,9 @@ async def test_a_capped_journal_fills_mid_hand_and_a_restart_on_it_starts_degrad
     assert seqs == list(range(1, len(seqs) + 1))
     epoch = collector.public[-1]["epoch"]
     assert {e["event_id"] for e in collector.public} == {f"TB:{epoch}:{seq}" for seq in seqs}
-    assert disk == []  # the outage ended by a restart: nothing could record it
+    # as the outbox drains, its deleted rows make room in the capped pages: the outage may end
+    # by itself for a while (a recovered record each time) before the pages run out again
+    assert {d["condition"] for d in disk} <= {"recovered"}
     assert "journal full: the table takes no input" in refusals(console)[0]
 
 

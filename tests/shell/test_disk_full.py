@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +18,11 @@ import pytest
 
 from controller.config import TableConfig, parse_config
 from controller.shell.daemon import Daemon
-from controller.shell.journal import Journal
+from controller.shell.journal import Journal, NewEvent
 from controller.shell.space import JournalFullError, JournalSpace, SpaceConfig, is_full
 from drivers.virtual import VirtualTable
+from tests.disk import fill as fill_disk
+from tests.disk import small_disk
 from tests.integration.broker import free_port
 from tests.shell.test_daemon_inprocess import Running, now, request, until
 
@@ -186,3 +189,37 @@ def test_a_capped_journal_fails_as_a_full_disk(tmp_path: Path) -> None:
     journal.close()
     assert JournalSpace(tmp_path / "j.sqlite").alarms() == []
     assert issubclass(JournalFullError, RuntimeError)
+
+
+def test_every_journal_write_on_a_really_full_disk_fails_cleanly_and_leaves_it_usable(
+    tmp_path: Path,
+) -> None:
+    """On a full file system SQLite fails at COMMIT and rolls back itself: the journal's own
+    rollback must not fail on top ("no transaction is active"), and the next write, once there
+    is room, must work."""
+    with small_disk(tmp_path / "disk", "2m") as disk:
+        journal = Journal.open(disk / "j.sqlite", table_id="T1")
+        for _ in range(5):
+            journal.append(input_row=("ts", "X", "x" * 500), events=[NewEvent("a.b", None, "y")])
+        filler = disk / "filler"
+        fill_disk(filler, 0)
+        writes: dict[str, Callable[[], object]] = {
+            "append": lambda: journal.append(input_row=("ts", "X", "x" * 5000), events=[]),
+            "next_bdseq": journal.next_bdseq,
+            "delete_outbox": lambda: journal.delete_outbox([1, 2, 3]),
+        }
+
+        def until_it_fails(write: Callable[[], object]) -> None:
+            for _ in range(200):  # until the WAL has to grow
+                write()
+
+        for name, write in writes.items():
+            with pytest.raises(sqlite3.Error) as caught:
+                until_it_fails(write)
+            assert is_full(caught.value, disk), (name, caught.value)
+            assert journal.counts()["inputs"] >= 5  # still readable, no transaction left open
+        filler.unlink()
+        for write in writes.values():
+            write()
+        assert journal.verify().ok
+        journal.close()
