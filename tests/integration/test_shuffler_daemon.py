@@ -129,6 +129,8 @@ def devices(sim: ShufflerSim, readers: Readers) -> str:
     return (
         f'[devices.shuffler]\ndriver = "tsp-shuffler"\nport = "{sim.link}"\nid_policy = "live"\n'
         "heartbeat_interval = 0.25\nbackoff_base = 0.05\nbackoff_cap = 0.4\n"
+        # a simulator starved of CPU (every core busy) answers late, not never
+        "response_timeout = 1.0\n"
         f'[devices.reader]\ndriver = "jsonl"\nport = "{readers.path}"\n'
     )
 
