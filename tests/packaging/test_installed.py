@@ -138,8 +138,13 @@ def test_tablectl_help_and_version(venv: Venv) -> None:
 
 def test_config_check_of_the_shipped_example(venv: Venv) -> None:
     example = venv.share / "config" / "table.example.toml"
-    # the example's journal is under /var/lib/tablectl: here, one this user can make
-    env = venv.env(TABLECTL_JOURNAL__PATH=str(venv.workdir / "journal" / "journal.sqlite"))
+    # the example's journal and shuffler memory are under /var/lib/tablectl: here, where this
+    # user can make them
+    state = venv.workdir / "state"
+    env = venv.env(
+        TABLECTL_JOURNAL__PATH=str(state / "journal.sqlite"),
+        TABLECTL_DEVICES__SHUFFLER__STATE_FILE=str(state / "shuffler.json"),
+    )
     done = venv.run("tablectl", "config", "check", example, env=env)
     assert done.stdout.strip() == f"{example}: ok (table T7, devices: shuffler (virtual))"
     broken = venv.workdir / "broken.toml"
