@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from controller.cards import Card, card_code
 from controller.deck_order import deck_order
 from controller.decks import DeckManifest
+from controller.paths import directory_problem
 from controller.table.codec import input_from_dict, input_to_dict
 from controller.table.inputs import (
     DeckChecked,
@@ -105,6 +106,18 @@ class VirtualTable(Device):
         path = options.state_file
         if path is not None and path.is_file():
             self._memory.update(json.loads(path.read_text(encoding="utf-8")))
+
+    @classmethod
+    def run_problems(cls, options: BaseModel) -> list[str]:
+        """The state file's directory must be one this process can write in (or make)."""
+        assert isinstance(options, VirtualOptions)
+        path = options.state_file
+        if path is None:
+            return []
+        if path.exists() and not path.is_file():
+            return [f"state_file: {path} is not a file"]
+        problem = directory_problem(path.parent, create=True)
+        return [f"state_file: {problem}"] if problem else []
 
     # ------------------------------------------------------------------ the device contract
 
@@ -220,6 +233,7 @@ class VirtualTable(Device):
         path = self.options.state_file
         if path is None:
             return
+        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(self._memory), encoding="utf-8")
         os.replace(tmp, path)

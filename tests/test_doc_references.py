@@ -91,7 +91,8 @@ def test_the_check_finds_a_file_or_module_that_is_gone(tmp_path: Path) -> None:
     stale = tmp_path / "stale.md"
     stale.write_text(
         "still here: `docs/architecture.md`, `controller.table.engine.apply`\n"
-        "gone: `controller/table/hand.py`, `controller.shell.adapters`, `controller.table.engine.x`\n"
+        "gone: `controller/table/hand.py`, `controller.shell.adapters`, "
+        "`controller.table.engine.x`\n"
     )
     assert [*missing_paths(stale), *missing_modules(stale)] == [
         "stale.md:2: controller/table/hand.py does not exist",

@@ -50,7 +50,7 @@ CORE_MODULES = frozenset(
         "uids",
     }
 )
-SHELL_MODULES = frozenset({"broker_setup", "cli", "config", "deck_cli", "enroll"})
+SHELL_MODULES = frozenset({"broker_setup", "cli", "config", "config_check", "deck_cli", "enroll"})
 
 #: Which parts each part may import.
 MAY_IMPORT: dict[str, frozenset[str]] = {

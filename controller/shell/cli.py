@@ -13,7 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from controller.authority import Role
-from controller.config import DEFAULT_CONFIG, ConfigError, config_schema, load_config
+from controller.config import (
+    DEFAULT_CONFIG,
+    ConfigError,
+    TableConfig,
+    config_schema,
+    load_config,
+)
 from controller.signing import Signer, SigningError
 
 CONFIG_ENV = "TABLECTL_CONFIG"
@@ -154,8 +160,10 @@ def run_command(args: argparse.Namespace) -> int:
     from controller.shell import logging as shell_logging  # noqa: PLC0415
     from controller.shell.daemon import run_daemon  # noqa: PLC0415
 
+    path = _config_path(args.config)
     try:
-        config = load_config(_config_path(args.config))
+        # an existing journal's content is the journal's to judge: exit 3, with what to do
+        config = checked_config(path, journal_content=False)
     except ConfigError as exc:
         print(f"tablectl run: {exc}", file=sys.stderr)
         return 2
@@ -192,13 +200,25 @@ def journal_failure(exc: BaseException, path: Path) -> str | None:
 def config_check(args: argparse.Namespace) -> int:
     """``tablectl config check FILE``."""
     try:
-        config = load_config(args.file)
+        config = checked_config(args.file)
     except ConfigError as exc:
         print(f"{exc}", file=sys.stderr)
         return 1
     devices = ", ".join(f"{d} ({s.driver})" for d, s in config.devices.items()) or "none"
     print(f"{args.file}: ok (table {config.table.id}, devices: {devices})")
     return 0
+
+
+def checked_config(path: Path, *, journal_content: bool = True) -> TableConfig:
+    """The config at ``path``, valid and runnable here (ConfigError naming every problem; what
+    an existing journal holds too, with ``journal_content``)."""
+    from controller.config_check import run_problems  # noqa: PLC0415
+
+    config = load_config(path)
+    problems = run_problems(config, journal_content=journal_content)
+    if problems:
+        raise ConfigError(str(path), problems)
+    return config
 
 
 def config_schema_command(args: argparse.Namespace) -> int:

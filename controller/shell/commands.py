@@ -17,6 +17,11 @@ table that requires it, ``auth`` (the signature, docs/security.md). The answer g
   key's transaction.
 * An admitted request goes to the core with who gave it (``authority``), stamped with the time it
   was received; the core may still refuse it (``command.rejected``, status ``error``).
+* While the journal's disk is full no request runs: each is answered at once with the reason
+  (``journal full: …``) and nothing is journaled (:mod:`controller.shell.space`), maintenance's
+  ``journal_accept`` included: its decision could not be recorded either.
+* While an integrity alarm holds the table (:mod:`controller.shell.integrity`) only
+  ``journal_accept`` runs; every other request is answered with the alarm, not journaled.
 * An exception while handling one request is answered "internal error", logged with its
   traceback, raised as an ``integrity.alarm``, and the table goes on.
 """
@@ -35,6 +40,7 @@ from controller.shell.intake import Queued
 from controller.shell.integrity import Integrity
 from controller.shell.journal import NewCommand
 from controller.shell.maintenance import JournalAccept
+from controller.shell.space import JournalFullError
 from controller.shell.table import ShutdownError, TableRunner
 from controller.table.event_types import CommandRejected, IntegrityAlarm, RequestsShed
 from controller.table.events import Severity, TableEvent
@@ -99,8 +105,13 @@ class CommandHandler:
         self, verb: str, payload: bytes, received: datetime, read: Request | RefusedError
     ) -> dict[str, Any]:
         """Handle a request read by the gate; never raises."""
+        space = self.runner.writer.space
+        if space.full:  # nothing can be journaled: not run, and answered with the reason
+            return _error(verb, _transaction(read), space.refusal())
         try:
             return await self._handle(verb, payload, received, read)
+        except JournalFullError:
+            return _error(verb, _transaction(read), space.refusal())
         except ShutdownError:
             return _error(verb, _transaction(read), "the table is stopping; try again")
         except Exception as exc:  # one request must never stop the table

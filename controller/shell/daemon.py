@@ -3,7 +3,11 @@
 Start-up, in order: open the journal and replay it through the core (the exact state before the
 last stop, and the device commands still outstanding); start the devices and the broker link;
 ask every device where it is before anything is resent; then accept dealer requests and tell
-systemd ``READY=1``.
+systemd ``READY=1``. An integrity alarm at start holds the table before its devices start, until
+maintenance decides (:mod:`controller.shell.integrity`); a full journal disk does not stop the
+start but degrades the table until there is room (:mod:`controller.shell.space`). Both may
+apply at once: the full disk is named first, since nothing can be journaled, not even
+maintenance's decision.
 
 Everything runs in one TaskGroup: the broker link, one restart loop per device, the device
 command sender and the watchdog. A bug in any of them ends the daemon (systemd restarts it; the
@@ -21,6 +25,7 @@ import asyncio
 import contextlib
 import json
 import signal
+import sqlite3
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -41,14 +46,23 @@ from controller.shell.gate import Gate, Limits, Policy, bounded_text
 from controller.shell.intake import Intake, Rates
 from controller.shell.integrity import Integrity
 from controller.shell.journal import Journal
+from controller.shell.metrics import Metrics
 from controller.shell.mqtt import MqttLink
 from controller.shell.notify import feed_watchdog, notify, watchdog_interval
 from controller.shell.snapshot import snapshot
+from controller.shell.space import (
+    JournalFullError,
+    JournalSpace,
+    SpaceConfig,
+    free_bytes,
+    is_full,
+)
 from controller.shell.supervisor import Devices
 from controller.shell.table import RecoveryReport, ShutdownError, TableRunner, journal_table
 from controller.shell.topics import Topics
 from controller.shell.writer import JournalWriter
 from controller.table.engine import deadline
+from controller.table.events import TableEvent
 from controller.table.inputs import (
     ControllerRestarted,
     Tick,
@@ -67,18 +81,20 @@ HOLD_EXTEND = 30.0  # how far each one pushes systemd's start timeout
 class Daemon:
     """One table controller process."""
 
-    def __init__(self, config: TableConfig) -> None:
+    def __init__(self, config: TableConfig, journal: Journal | None = None) -> None:
         self.config = config
         table = config.table
         self.topics = Topics(config.broker.prefix, table.id)
-        journal = Journal.open(config.journal.path, table_id=table.id, genesis=table.genesis())
+        if journal is None:
+            journal = open_journal(config)
         if journal.genesis != table.genesis():
             log.warning(
                 "journal.genesis_differs",
                 detail="the table section changed since the journal began; the journal decides",
             )
         manifest = table.manifest()
-        self.writer = JournalWriter(journal)
+        self.space = JournalSpace(journal.path, space_config(config))
+        self.writer = JournalWriter(journal, self.space)
         self.runner = TableRunner(
             self.writer,
             journal_table(journal, manifest),
@@ -104,7 +120,7 @@ class Daemon:
         )
         self.gate = Gate(table.id, policy_of(security), security.load_keyring())
         self.intake = Intake(self.gate, rates_of(security))
-        self.integrity = Integrity(self.runner, table.id, self._integrity_changed)
+        self.integrity = Integrity(self.runner, table.id, self._alarms_changed)
         self.commands = CommandHandler(self.runner, self.gate, self.integrity)
         self.ready = asyncio.Event()
         self.stop_requested = asyncio.Event()
@@ -114,6 +130,8 @@ class Daemon:
             config.daemon,
             self._device_changed,
         )
+        self.metrics = Metrics(self.space, devices, integrity=self.integrity)
+        self._counted_seq = self.runner.last_seq
         self._tick_wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._device_tasks: list[asyncio.Task[None]] = []
@@ -140,11 +158,11 @@ class Daemon:
             outstanding=self.runner.planner.summary(),
             epoch=self.writer.journal.epoch,
         )
-        self.link.set_alarm(self.integrity.alarm_line)
         self.link.on_head = self.integrity.check_head
-        # An event journaled during a broker outage is historical; before the first connect
-        # there is no outage yet, only start-up, and the age of the event decides.
-        self.runner.connected = lambda: self.link.connected.is_set() or self.link.connects == 0
+        # An event journaled during a broker outage is historical; until the first connection
+        # is up (its birth published, the requests subscribed) there is no outage yet, only
+        # start-up, and the age of the event decides.
+        self.runner.connected = lambda: self.link.connected.is_set() or not self.link.ever_connected
         self.runner.listeners.append(self._changed)
         self.link.on_request = self._offer
         self._preload_nonces()
@@ -156,6 +174,9 @@ class Daemon:
                 "roles' commands; the birth message says so",
             )
         self.link.on_change = self._status_changed
+        self.space.on_change = self._alarms_changed
+        self.space.measure()
+        self._alarms_changed()
         self._changed()
         for device_id, device in self.devices.devices.items():
             self.devices.set_device(device_id, device, health=None)
@@ -167,16 +188,21 @@ class Daemon:
                     log.warning("mqtt.disabled", detail="no broker: events stay in the journal")
                 self._spawn(group, self._serve_requests(), "requests")
                 self._spawn(group, self._report_shed(), "shed")
+                self._spawn(group, self.space.watch(self._record_event), "disk")
+                metrics = self.config.metrics
+                if metrics.enabled and self.metrics.serve(metrics.host, metrics.port):
+                    self._spawn(group, self.metrics.refresh(self.writer), "metrics")
                 if self.config.daemon.console is not None:
                     self.console = await serve_console(
                         self.config.daemon.console, self._request, lambda: self.link.accept_requests
                     )
-                if not self.integrity.held or await self._held():
+                if not self.integrity.held or await self._held(group):
                     await self._start_table(group, restarted=report.inputs > 0)
                     await self.stop_requested.wait()
                 await self.shutdown()
                 await _cancel_all(self._tasks)
         finally:
+            self.metrics.close()
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(sig)
         await self.writer.close(checkpoint=True)
@@ -202,7 +228,10 @@ class Daemon:
             self._device_tasks.append(self._spawn(group, supervised, f"device:{device_id}"))
         await self.devices.query_all()
         if restarted:
-            await self._restarted()
+            try:
+                await self._restarted()
+            except JournalFullError:  # journaled once there is room; READY meanwhile
+                self._spawn(group, self._restarted(wait=True), "restarted")
         self._spawn(group, self.devices.dispatch_loop(), "dispatch")
         self._spawn(group, self._ticker(), "ticker")
         self._spawn(group, self.integrity.watch(), "integrity")
@@ -215,11 +244,15 @@ class Daemon:
         notify("READY=1", f"STATUS={self._status}")
         log.info("daemon.ready", seconds=round(time.monotonic() - self.started, 3))
 
-    async def _held(self) -> bool:
+    async def _held(self, group: asyncio.TaskGroup) -> bool:
         """The integrity alarm holds the table: announce it, take maintenance's request only,
         and keep systemd's start timeout from running out meanwhile (no READY=1: the table is
-        not ready). True once maintenance decided; False when told to stop first."""
-        await self.integrity.announce()
+        not ready). True once maintenance decided; False when told to stop first.
+
+        The alarm is journaled by a task of its own: on a full disk it waits for room, and the
+        hold (the status topic, ``STATUS=``, the start timeout) must not wait with it.
+        """
+        self._spawn(group, self.integrity.announce_when_room(), "announce")
         self.link.accept_requests = True  # the handler refuses all but journal_accept
         log.critical("daemon.held", alarm=self.integrity.alarm_line)
         decided = asyncio.ensure_future(self.integrity.decided.wait())
@@ -241,11 +274,21 @@ class Daemon:
         self.link.accept_requests = False  # until READY, as at every start
         return True
 
-    async def _restarted(self) -> None:
-        """Tell the core the controller came back (CTRL-POWER), once the devices were asked."""
+    async def _restarted(self, *, wait: bool = False) -> None:
+        """Tell the core the controller came back (CTRL-POWER), once the devices were asked.
+
+        With ``wait``, after the journal has room again (the start found the disk full).
+        """
         item = ControllerRestarted(datetime.now(UTC), "controller")
         if self.runner.accepts(item):
-            await self.runner.submit(item)
+            if wait:
+                await self.runner.submit_when_writable(item)
+            else:
+                await self.runner.submit(item)
+
+    async def _record_event(self, event: TableEvent) -> None:
+        """Journal an event no input caused (the journal's disk)."""
+        await self.runner.record_rejection(event, None)
 
     async def _ticker(self) -> None:
         """Send the core a Tick when a deadline of its state falls due.
@@ -260,7 +303,7 @@ class Daemon:
             if delay is not None and delay <= 0:
                 tick = Tick(datetime.now(UTC), "clock")
                 if self.runner.accepts(tick):
-                    await self.runner.submit(tick)
+                    await self.runner.submit_when_writable(tick)
                     continue
                 delay = None
             with contextlib.suppress(TimeoutError):
@@ -325,6 +368,8 @@ class Daemon:
             item = await self.intake.next()
             body = await self.commands.handle_queued(item)
             item.reply(body, item.priority <= 1)  # answers to signed requests go out first
+            waited = (datetime.now(UTC) - item.received).total_seconds()
+            self.metrics.command_seconds.labels(body.get("status") or "error").observe(waited)
             log.info(
                 "request.handled",
                 command=bounded_text(item.verb, 64),
@@ -345,10 +390,15 @@ class Daemon:
             counts = self.intake.shed_report()
             now = time.monotonic()
             log.warning("requests.shed", counts=counts)
-            with contextlib.suppress(ShutdownError):
+            try:
                 await self.runner.record_rejection(
                     shed_event(counts, now - last, datetime.now(UTC)), None
                 )
+            except JournalFullError:
+                self.intake.shed.update(counts)  # reported once the journal has room
+                continue
+            except ShutdownError:
+                pass
             last = now
 
     def _preload_nonces(self) -> None:
@@ -368,14 +418,12 @@ class Daemon:
         state = self.runner.state
         hand = state.hand
         shell_logging.CONTEXT.hand = hand.hand_id if hand is not None else None
+        self.metrics.events.inc(self.runner.last_seq - self._counted_seq)
+        self._counted_seq = self.runner.last_seq
+        self.metrics.holds.set(len(hand.irregular.holds) if hand is not None else 0)
         journal = self.writer.journal
         epoch, seq = (
-            journal.event_id(self.runner.last_seq)
-            if self.runner.last_seq
-            else (
-                journal.epoch,
-                0,
-            )
+            journal.event_id(self.runner.last_seq) if self.runner.last_seq else (journal.epoch, 0)
         )
         body = snapshot(state, seq=seq, epoch=epoch)
         self.link.set_retained(self.topics.state, body)
@@ -388,6 +436,12 @@ class Daemon:
         # A device's health is recorded after the input that reported it was committed (and
         # after _changed ran), so the status line is refreshed here as well.
         self.link.set_retained(self.topics.device(device), body)
+        self.metrics.health(device, body.get("health"))
+        self._status_changed()
+
+    def _alarms_changed(self) -> None:
+        """The journal's disk or its integrity changed: the status topic and ``STATUS=``."""
+        self.link.set_alarms([*self.space.alarms(), *self.integrity.status_alarms()])
         self._status_changed()
 
     def _status_changed(self) -> None:
@@ -395,10 +449,6 @@ class Daemon:
         if line != self._status and (self.ready.is_set() or self.integrity.held):
             self._status = line
             notify(f"STATUS={line}")
-
-    def _integrity_changed(self) -> None:
-        self.link.set_alarm(self.integrity.alarm_line)
-        self._status_changed()
 
     @property
     def health(self) -> dict[str, dict[str, Any]]:
@@ -422,7 +472,9 @@ class Daemon:
         if alarm is not None:
             waiting = ", waiting for maintenance (journal_accept)" if self.integrity.held else ""
             line = f"{alarm}{waiting}; {line}"
-        return line
+        # The disk first: while it is full nothing, not even maintenance's decision, is taken.
+        disk = self.space.status()
+        return f"{disk}; {line}" if disk else line
 
     def healthy(self) -> bool:
         """Healthy enough to feed the watchdog: tasks alive, no commit stuck."""
@@ -450,9 +502,56 @@ async def _cancel_all(tasks: list[asyncio.Task[None]]) -> None:
 
 
 async def run_daemon(config: TableConfig) -> int:
-    """Run the daemon of ``config`` until it is told to stop."""
-    daemon = Daemon(config)
+    """Run the daemon of ``config`` until it is told to stop.
+
+    A journal that cannot even be opened for want of space (SQLite needs a few pages beside the
+    database) is opened again every ``[journal] disk_poll`` seconds: the daemon waits, saying so
+    in ``STATUS=`` and extending systemd's start timeout, instead of failing into a restart loop.
+    """
+    journal = await _open_when_room(config)
+    daemon = Daemon(config, journal)
     return await daemon.run()
+
+
+def open_journal(config: TableConfig) -> Journal:
+    """The table's journal (created on the first start)."""
+    table = config.table
+    journal = Journal.open(config.journal.path, table_id=table.id, genesis=table.genesis())
+    if config.journal.max_pages is not None:
+        journal.cap_pages(config.journal.max_pages)
+    return journal
+
+
+async def _open_when_room(config: TableConfig) -> Journal:
+    path = config.journal.path
+    poll = config.journal.disk_poll
+    waiting = False
+    while True:
+        try:
+            journal = open_journal(config)
+        except (sqlite3.Error, OSError) as exc:
+            if not is_full(exc, path.parent):
+                raise
+            free = free_bytes(path.parent)
+            if not waiting:
+                log.error("journal.full_at_start", error=str(exc), free_bytes=free)
+                waiting = True
+            notify(
+                f"STATUS=DEGRADED: journal disk full ({free} bytes free); waiting for space "
+                "to open the journal",
+                f"EXTEND_TIMEOUT_USEC={int(poll * 3 * 1_000_000)}",
+                "WATCHDOG=1",
+            )
+            await asyncio.sleep(poll)
+            continue
+        if waiting:
+            log.warning("journal.opened_after_full")
+        return journal
+
+
+def space_config(config: TableConfig) -> SpaceConfig:
+    """The disk watch's settings from ``[journal]``."""
+    return SpaceConfig(config.journal.low_disk_bytes, config.journal.disk_poll)
 
 
 def policy_of(security: SecuritySection) -> Policy:

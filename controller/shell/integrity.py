@@ -22,14 +22,23 @@ and maintenance's decision when it is in doubt (docs/operations.md, "The journal
   alarm is cleared, the next events are a new epoch, and a held table starts.
 
 An alarm is a critical ``integrity.alarm`` event (journaled at once, published when the broker
-is reachable), the ``alarm`` field of the retained birth message, and the systemd status line.
+is reachable), a ``journal.integrity`` entry in the ``alarms`` of the retained birth message (a
+held table is ``degraded`` there), and the systemd status line.
+
+**A full disk** (:mod:`controller.shell.space`) stops none of this. An alarm is shown at once
+and journaled once there is room. What the checks only keep in the journal's meta table (the
+verified head, where the events not yet confirmed against the broker begin) is kept in memory
+while the disk is full and written with the next of them that succeeds. A rollback found on a
+full disk holds the connection (nothing is published) until its new epoch can be journaled:
+without it the events would go out under ids the broker already has.
 """
 
 from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Callable, Mapping
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -40,7 +49,9 @@ from controller.shell.chain import Head, JournalDamagedError, damage_advice
 from controller.shell.gate import RefusedError
 from controller.shell.journal import Journal, NewCommand, NewEpoch
 from controller.shell.maintenance import JournalAccept
+from controller.shell.space import JournalFullError, is_full
 from controller.shell.table import RecoveryReport, TableRunner
+from controller.table.codec import rfc3339
 from controller.table.event_types import (
     EventRange,
     IntegrityAlarm,
@@ -65,10 +76,21 @@ class Alarm:
     problems: tuple[str, ...] = ()
     inputs: tuple[int, ...] = ()
     lost: EventRange | None = None
+    raised: datetime = field(default_factory=lambda: datetime.now(UTC))
 
     def line(self) -> str:
         """The alarm in one line (the status topic, systemd, request refusals)."""
         return f"integrity alarm ({self.kind}): {self.reason}"
+
+    def status(self, held: bool) -> dict[str, Any]:
+        """The alarm as the status topic's ``alarms`` carry it (controller/shell/models.py)."""
+        return {
+            "alarm": "journal.integrity",
+            "kind": self.kind,
+            "detail": self.line(),
+            "since": rfc3339(self.raised),
+            "held": held,
+        }
 
     def event(self, ts: datetime) -> TableEvent:
         """The critical ``integrity.alarm`` event."""
@@ -102,6 +124,8 @@ class Integrity:
     held: bool = False  # raised at start: the table waits for maintenance
     decided: asyncio.Event = field(default_factory=asyncio.Event)
     _verified: Head | None = None
+    #: Meta values a full disk kept from being written, written with the next that succeeds.
+    _unsaved: dict[str, str | None] = field(default_factory=dict)
 
     @property
     def journal(self) -> Journal:
@@ -114,6 +138,42 @@ class Integrity:
         if not self.alarms:
             return None
         return "; ".join(alarm.line() for alarm in self.alarms)
+
+    def status_alarms(self) -> list[dict[str, Any]]:
+        """The raised alarms, as the status topic carries them."""
+        return [alarm.status(self.held) for alarm in self.alarms]
+
+    # ------------------------------------------------------------------ the meta table
+
+    def _meta_value(self, name: str) -> str | None:
+        """A meta value as the checks last set it (written or not yet)."""
+        if name in self._unsaved:
+            return self._unsaved[name]
+        return self.journal.meta_value(name)
+
+    def _save_now(self, values: Mapping[str, str | None]) -> None:
+        """Set meta values before the loop runs; on a full disk, keep them for later (and the
+        table starts degraded)."""
+        values = {**self._unsaved, **values}
+        try:
+            self.journal.set_meta(values)
+        except (sqlite3.Error, OSError) as exc:
+            if not is_full(exc, self.journal.path.parent):
+                raise
+            self.runner.writer.space.mark_full(exc)
+            self._unsaved = values
+            return
+        self._unsaved = {}
+
+    async def _save(self, values: Mapping[str, str | None]) -> None:
+        """Set meta values (on the journal's thread); on a full disk, keep them for later."""
+        values = {**self._unsaved, **values}
+        try:
+            await self.runner.writer.call(self.journal.set_meta, values)
+        except JournalFullError:
+            self._unsaved = values
+            return
+        self._unsaved = {}
 
     # ------------------------------------------------------------------ at start
 
@@ -152,24 +212,47 @@ class Integrity:
                     inputs=tuple(replay.diverged[:SHOWN]),
                 )
             )
+        meta: dict[str, str | None] = {}
         if journal.meta_value("unchecked_from") is None:
             # the events from here on are confirmed against the broker's head at the next
             # connect (a start after a lost WAL journals before it can know)
-            journal.set_meta({"unchecked_from": str(journal.last_seq() + 1)})
+            meta["unchecked_from"] = str(journal.last_seq() + 1)
         if not alarms:
             self._verified = report.head
-            journal.set_meta(_verified_meta(report.head))
+            meta.update(_verified_meta(report.head))
+        if meta:
+            self._save_now(meta)
         self.alarms = alarms
         self.held = bool(alarms)
         for alarm in alarms:
             log.critical("journal.integrity_alarm", kind=alarm.kind, reason=alarm.reason)
         return alarms
 
-    async def announce(self) -> None:
-        """Journal every raised alarm as a critical event and show it (status topic, systemd)."""
-        now = datetime.now(UTC)
-        await self.runner.record([alarm.event(now) for alarm in self.alarms])
+    async def announce(self, alarms: Sequence[Alarm] | None = None) -> bool:
+        """Show the raised alarms (status topic, systemd) and journal each as a critical event
+        (``alarms``: only these). False when the journal's disk is full: shown, not journaled
+        (:meth:`announce_when_room` journals them once there is room)."""
         self.on_change()
+        raised = list(self.alarms if alarms is None else alarms)
+        if not raised:
+            return True
+        try:
+            await self.runner.record([alarm.event(alarm.raised) for alarm in raised])
+        except JournalFullError:
+            return False
+        return True
+
+    async def announce_when_room(self, alarms: Sequence[Alarm] | None = None) -> None:
+        """:meth:`announce` now, or once the journal's disk has room again (the alarms still
+        raised then: maintenance may have accepted the journal meanwhile, its decision naming
+        them)."""
+        raised = list(self.alarms if alarms is None else alarms)
+        space = self.runner.writer.space
+        while True:
+            await space.writable.wait()
+            still = [a for a in raised if any(a is b for b in self.alarms)]
+            if not still or await self.announce(still):
+                return
 
     def refusal(self, verb: str) -> str | None:
         """Why a request is not run while the table is held (None: it may run)."""
@@ -191,11 +274,16 @@ class Integrity:
         if any(alarm.kind == "chain" for alarm in self.alarms):
             return  # the chain is in doubt until maintenance decides
         since = self._verified or self.journal.verified_head()
-        report = await asyncio.to_thread(_verify_file, self.journal.path, since)
+        try:
+            report = await asyncio.to_thread(_verify_file, self.journal.path, since)
+        except (sqlite3.Error, OSError) as exc:
+            if not is_full(exc, self.journal.path.parent):
+                raise
+            return  # no room for a reader's shared memory: the next round verifies this too
         if report.ok:
-            if report.head != since:
+            if report.head != since or self._unsaved:
                 self._verified = report.head
-                await self.runner.writer.call(self.journal.set_meta, _verified_meta(report.head))
+                await self._save(_verified_meta(report.head))
             return
         alarm = Alarm(
             "chain",
@@ -205,7 +293,7 @@ class Integrity:
         )
         log.critical("journal.integrity_alarm", kind=alarm.kind, reason=alarm.reason)
         self.alarms.append(alarm)
-        await self.announce()
+        await self.announce_when_room([alarm])
 
     # ------------------------------------------------------------------ the broker's head
 
@@ -214,7 +302,7 @@ class Integrity:
         event goes out); a rollback begins a new epoch and raises the alarm."""
         rollback = await self.runner.writer.call(self._rollback_of, head)
         if rollback is None:
-            await self.runner.writer.call(self.journal.set_meta, {"unchecked_from": None})
+            await self._save({"unchecked_from": None})
             return
         name = new_epoch_name()
         alarm = Alarm("rollback", rollback.reason, lost=rollback.lost)
@@ -233,7 +321,20 @@ class Integrity:
             events = [_event(started, now, Severity.CRITICAL), alarm.event(now)]
             return events, NewEpoch(name, first, "rollback")
 
-        await self.runner.record_planned(plan, meta={"unchecked_from": None})
+        space = self.runner.writer.space
+        while True:
+            # Nothing goes out before the new epoch is journaled: on a full disk this holds
+            # the connection until there is room.
+            await space.writable.wait()
+            try:
+                await self.runner.record_planned(
+                    plan, meta={**self._unsaved, "unchecked_from": None}
+                )
+            except JournalFullError:
+                log.error("journal.rollback_waits_for_room", epoch=name)
+                continue
+            break
+        self._unsaved = {}
         self.alarms.append(alarm)
         self.on_change()
 
@@ -249,7 +350,7 @@ class Integrity:
         if head.get("journal") != journal.origin:
             log.info("journal.head_of_another_journal", journal=head.get("journal"))
             return None
-        unchecked = journal.meta_value("unchecked_from")
+        unchecked = self._meta_value("unchecked_from")
         next_seq = journal.last_seq() + 1
         first = int(unchecked) if unchecked and unchecked.isdigit() else next_seq
         names = {e.name: e.first_seq for e in journal.epochs}
@@ -328,7 +429,7 @@ class Integrity:
         if new_epoch:
             # the rows up to the decision are taken as they are: the next verification
             # starts there (a rollback alone leaves the chain's verification where it was)
-            await self.runner.writer.call(journal.set_meta, _verified_meta(through))
+            await self._save(_verified_meta(through))
             self._verified = through
         log.warning(
             "journal.accepted", by=by, reason=command.reason, through=through.pos, epoch=name

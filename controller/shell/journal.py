@@ -215,8 +215,13 @@ class Journal:
     @classmethod
     def _create(cls, path: Path, table_id: str, genesis: Mapping[str, Any] | None) -> Journal:
         conn = connect(path)
-        with conn:
-            conn.executescript(SCHEMA)
+        try:
+            # One transaction: a journal whose creation failed half-way (a full disk) is no
+            # journal at all, rather than one with half its meta.
+            conn.execute("BEGIN IMMEDIATE")
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
             existing = dict(conn.execute("SELECT key, value FROM meta").fetchall())
             if not existing:
                 created = {
@@ -241,6 +246,12 @@ class Journal:
                 conn.execute(
                     "INSERT OR IGNORE INTO meta VALUES ('origin', ?)", (existing["epoch"],)
                 )
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            conn.close()
+            raise
         if existing.get("table_id") != table_id:
             conn.close()
             raise JournalError(
@@ -421,17 +432,33 @@ class Journal:
                     conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, value))
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite may have rolled back already (a full disk)
+                conn.execute("ROLLBACK")
             raise
+
+    def cap_pages(self, pages: int) -> None:
+        """Let the database grow to ``pages`` pages at most: a write past it fails as on a
+        full disk (SQLite's ``max_page_count``; for this connection)."""
+        self._conn.execute(f"PRAGMA max_page_count = {int(pages)}")
+
+    def last_bdseq(self) -> int:
+        """The birth/death sequence number of the last MQTT connection (0: none yet)."""
+        row = self._conn.execute("SELECT value FROM meta WHERE key = 'bdseq'").fetchone()
+        return int(row[0]) if row else 0
 
     def next_bdseq(self) -> int:
         """The birth/death sequence number of the next MQTT connection (persisted)."""
         conn = self._conn
-        conn.execute("BEGIN IMMEDIATE")
-        row = conn.execute("SELECT value FROM meta WHERE key = 'bdseq'").fetchone()
-        value = int(row[0]) + 1 if row else 1
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('bdseq', ?)", (str(value),))
-        conn.execute("COMMIT")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            row = conn.execute("SELECT value FROM meta WHERE key = 'bdseq'").fetchone()
+            value = int(row[0]) + 1 if row else 1
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('bdseq', ?)", (str(value),))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:  # SQLite may have rolled back already (a full disk)
+                conn.execute("ROLLBACK")
+            raise
         return value
 
     def delete_outbox(self, row_ids: Sequence[int]) -> None:
@@ -448,7 +475,8 @@ class Journal:
                 conn.executemany("DELETE FROM outbox WHERE id = ?", [(i,) for i in row_ids])
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # SQLite may have rolled back already (a full disk)
+                    conn.execute("ROLLBACK")
                 raise
         finally:
             conn.execute("PRAGMA synchronous=FULL")

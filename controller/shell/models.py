@@ -21,6 +21,7 @@ from controller.table.events import EventData, specs
 
 __all__ = [
     "EVENT_DATA",
+    "Alarm",
     "DeviceTopic",
     "Envelope",
     "Head",
@@ -97,9 +98,34 @@ class Status(BaseModel):
     version: str
     simulated: bool
     require_signed: bool = Field(description="false: the table takes unsigned requests")
-    alarm: str | None = Field(
+    degraded: bool = Field(
+        default=False,
+        description="up, but taking no input: its journal's disk is full, or an integrity "
+        "alarm holds it until maintenance decides (see alarms)",
+    )
+    alarms: list[Alarm] = Field(
+        default_factory=list, description="what is wrong; republished when it changes"
+    )
+
+
+class Alarm(BaseModel):
+    """One raised alarm on the status topic (docs/mqtt.md)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    alarm: str = Field(
+        description="journal.full (degraded), journal.low_disk, or journal.integrity (the "
+        "journal is in doubt: its hash chain, its replay or a rollback; degraded while held)"
+    )
+    detail: str = Field(description="what was found, in one line")
+    since: str | None = None
+    kind: str | None = Field(
+        default=None, description="journal.integrity: chain, replay or rollback"
+    )
+    held: bool | None = Field(
         default=None,
-        description="an integrity alarm is raised (the journal is in doubt): what it found",
+        description="journal.integrity: the table takes no input but maintenance's "
+        "journal_accept until maintenance decides",
     )
 
 

@@ -17,6 +17,12 @@ their PUBACK; a crash between the two publishes the message again, which consume
 ``event_id``. A message journaled
 while the broker was unreachable, or published more than ``historical_after`` seconds after it
 was journaled, is marked ``historical``.
+
+The birth carries the table's alarms (``degraded`` and ``alarms``: a full or low journal disk,
+:mod:`controller.shell.space`; an integrity alarm, :mod:`controller.shell.integrity`) and is
+published again, retained, whenever they change. On a full
+disk the link goes on: an acknowledged outbox row whose delete cannot be written is remembered
+and not sent again, and a ``bdseq`` that cannot be stored is counted on from the last one stored.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from controller.config import BrokerSection
 from controller.envelope import chain_stamp, envelope
 from controller.shell.journal import OutboxRow
 from controller.shell.properties import packed
+from controller.shell.space import JournalFullError
 from controller.shell.topics import Topics
 from controller.shell.writer import JournalWriter
 from controller.table.codec import event_from_json, rfc3339
@@ -80,8 +87,6 @@ class MqttLink:
         self.on_request: RequestSink | None = None
         self.on_change: Callable[[], None] | None = None  # connected or lost
         self.on_head: HeadCheck | None = None
-        self.alarm: str | None = None  # an integrity alarm, on the status topic while raised
-        self._status_dirty = False
         self._head_sent = 0
         self.accept_requests = False
         self.connected = asyncio.Event()
@@ -90,6 +95,15 @@ class MqttLink:
         self.published = 0
         self.historical = 0
         self.connects = 0
+        #: A connection was up once: from then on, not being connected is an outage.
+        self.ever_connected = False
+        #: The raised alarms (the journal's disk, its integrity), carried by the birth message.
+        self.alarms: list[dict[str, Any]] = []
+        self._status_dirty = False
+        #: Outbox rows up to this id were acknowledged by the broker in this run (their delete
+        #: may still be waiting, on a full disk).
+        self._acked_upto = 0
+        self._undeleted: list[int] = []
         self._retained: dict[str, bytes] = {}
         self._dirty: dict[str, None] = {}
         self._retained_at = 0.0
@@ -110,6 +124,14 @@ class MqttLink:
         self._dirty[topic] = None
         self.wake.set()
 
+    def set_alarms(self, alarms: list[dict[str, Any]]) -> None:
+        """Publish the birth message again with these alarms (now if connected, else on connect)."""
+        if alarms == self.alarms:
+            return
+        self.alarms = alarms
+        self._status_dirty = True
+        self.wake.set()
+
     def respond(
         self, verb: str, body: dict[str, Any], correlation: bytes | None, urgent: bool = True
     ) -> None:
@@ -126,26 +148,24 @@ class MqttLink:
         queue.append((self.topics.response(topic_verb), payload, properties))
         self.wake.set()
 
-    def set_alarm(self, alarm: str | None) -> None:
-        """Raise (or clear, None) the integrity alarm the birth message carries."""
-        if alarm != self.alarm:
-            self.alarm = alarm
-            self._status_dirty = True
-            self.wake.set()
-
     def status_body(self, state: str) -> dict[str, Any]:
-        """The birth (``online``) or death (``offline``) body of this connection."""
-        body: dict[str, Any] = {
+        """The birth (``online``) or death (``offline``) body of this connection.
+
+        ``degraded``: the table is up but takes no input (its journal's disk is full, or an
+        integrity alarm holds it); the ``alarms`` say why, and what else is wrong.
+        """
+        online = state == "online"
+        alarms = self.alarms if online else []
+        return {
             "state": state,
             "bdseq": self.bdseq,
             "ts": rfc3339(datetime.now(UTC)),
             "version": __version__,
             "simulated": self.simulated,
             "require_signed": self.require_signed,
+            "degraded": any(degrading(a) for a in alarms),
+            "alarms": alarms,
         }
-        if self.alarm is not None and state == "online":
-            body["alarm"] = self.alarm
-        return body
 
     # ------------------------------------------------------------------ the connection
 
@@ -159,7 +179,7 @@ class MqttLink:
         """One connection to the broker, from CONNECT until it is lost."""
         if self._stopping:
             await asyncio.Event().wait()  # shutting down: no new connection; the daemon cancels
-        self.bdseq = await self.writer.call(self.writer.journal.next_bdseq)
+        self.bdseq = await self._next_bdseq()
         client = self._client_for_attempt()
         try:
             async with client:
@@ -178,6 +198,17 @@ class MqttLink:
                 self.connected.clear()
                 if self.on_change is not None:
                     self.on_change()
+
+    async def _next_bdseq(self) -> int:
+        journal = self.writer.journal
+        try:
+            return await self.writer.call(journal.next_bdseq)
+        except JournalFullError:
+            # Not saved: a restart before the disk has room may use this number again, which
+            # only makes the pit take an old Will for this connection's.
+            last = max(self.bdseq, await self.writer.call(journal.last_bdseq))
+            log.warning("mqtt.bdseq_not_saved", bdseq=last + 1, reason="the journal is full")
+            return last + 1
 
     async def _lost(self, error: Exception | None, lasted: float) -> float:
         cause = error.__cause__ if error else None
@@ -240,6 +271,7 @@ class MqttLink:
             # until the daemon closes it, without taking requests or draining.
             await asyncio.Event().wait()
         self.connected.set()
+        self.ever_connected = True
         if self.on_change is not None:
             self.on_change()
         log.info("mqtt.connected", host=self.broker.host, port=self.broker.port, bdseq=self.bdseq)
@@ -338,19 +370,19 @@ class MqttLink:
         while True:
             self.wake.clear()
             await self._publish_responses(client)
-            if self._status_dirty:
-                self._status_dirty = False
-                birth = json.dumps(self.status_body("online"), separators=(",", ":")).encode()
-                await client.publish(self.topics.status, birth, qos=1, retain=True)
-            rows = await self.writer.call(self.writer.journal.pending, BATCH)
+            if self._status_dirty and not self._stopping:
+                await self._publish_status(client)
+            if self._undeleted:
+                await self._delete([])
+            rows = await self.writer.call(self.writer.journal.pending, BATCH, self._acked_upto)
             # Retained snapshots are "latest wins": sent once the events are out, or at least
             # every RETAINED_EVERY seconds while a stream of events keeps the outbox busy.
             stale = time.monotonic() - self._retained_at > RETAINED_EVERY
             if self._dirty and (not rows or stale):
                 await self._publish_retained(client)
             if not rows:
-                waiting = self._responses or self._bulk_responses or self._dirty
-                if not waiting and not self._status_dirty:
+                idle = not (self._responses or self._bulk_responses or self._dirty)
+                if idle and not (self._status_dirty and not self._stopping):
                     await self.wake.wait()
                 continue
             if rows[-1].seq > self._head_sent:
@@ -369,7 +401,21 @@ class MqttLink:
                         acked.append(row.id)
             finally:
                 if acked:
-                    await self.writer.call(self.writer.journal.delete_outbox, acked)
+                    self._acked_upto = max(self._acked_upto, acked[-1])
+                    await self._delete(acked)
+
+    async def _delete(self, acked: list[int]) -> None:
+        """Forget acknowledged outbox rows; on a full disk, later (they are not sent again)."""
+        rows, self._undeleted = [*self._undeleted, *acked], []
+        try:
+            await self.writer.call(self.writer.journal.delete_outbox, rows)
+        except JournalFullError:
+            self._undeleted = rows
+
+    async def _publish_status(self, client: aiomqtt.Client) -> None:
+        self._status_dirty = False
+        birth = json.dumps(self.status_body("online"), separators=(",", ":")).encode()
+        await client.publish(self.topics.status, birth, qos=1, retain=True)
 
     async def _publish_responses(self, client: aiomqtt.Client) -> None:
         """The urgent answers, then the others (each time one went, urgent ones first again)."""
@@ -411,9 +457,9 @@ class MqttLink:
 
     async def drained(self) -> bool:
         """True when no outbox row, response or retained message waits."""
-        count = await self.writer.call(self.writer.journal.pending_count)
+        rows = await self.writer.call(self.writer.journal.pending, 1, self._acked_upto)
         waiting = self._responses or self._bulk_responses or self._dirty
-        return count == 0 and not waiting
+        return not rows and not waiting
 
     async def goodbye(self, timeout: float) -> bool:
         """Publish the retained ``offline`` status on a clean shutdown (the Will would not fire).
@@ -430,6 +476,12 @@ class MqttLink:
                 await client.publish(self.topics.status, offline, qos=1, retain=True)
                 return True
         return False
+
+
+def degrading(alarm: dict[str, Any]) -> bool:
+    """Whether a raised alarm makes the table degraded (it takes no input) rather than only
+    warned: a full journal disk, or an integrity alarm that holds the table."""
+    return alarm.get("alarm") == "journal.full" or alarm.get("held") is True
 
 
 def _json_object(payload: Any) -> dict[str, Any] | None:

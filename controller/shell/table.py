@@ -4,8 +4,10 @@ Every input, from a device or the dealer, goes through :meth:`TableRunner.submit
 (an asyncio lock, which is first come first served): the core applies it, the input, its events,
 the device commands they need and (for a request) the inbox row are committed in one
 transaction, and only then does the runner adopt the new state and wake the publisher. If the
-journal cannot be written the exception ends the daemon: a table that cannot record what
-happened must not go on as if it had.
+journal cannot be written nothing changes: a full disk raises
+:class:`~controller.shell.space.JournalFullError` (the table is degraded until a write succeeds
+again, :mod:`controller.shell.space`), and any other failure ends the daemon: a table that
+cannot record what happened must not go on as if it had.
 
 :meth:`TableRunner.recover` replays the journal through the core at start: the state after the
 last committed input, exactly, and the device commands still outstanding.
@@ -36,6 +38,7 @@ from controller.shell.journal import (
     NewEpoch,
     NewEvent,
 )
+from controller.shell.space import JournalFullError
 from controller.shell.writer import JournalWriter
 from controller.table.codec import (
     CodecError,
@@ -270,19 +273,21 @@ class TableRunner:
             if before.hand is not None and after.hand is None:  # between hands: a snapshot
                 snapshot = (core_fingerprint(), dump_state(after))
             self.commit_started = time.monotonic()
-            appended = await self.writer.call(
-                self.journal.append,
-                snapshot=snapshot,
-                input_row=(item.ts.isoformat(), type(item).__name__, body),
-                events=[_new_event(e) for e in events],
-                dispatches=[
-                    NewDispatch(self.planner.shuffler, Dispatch(0, "", need, group).to_json())
-                    for need, group in planned
-                ],
-                command=command,
-                live=self.connected(),
-            )
-            self.commit_started = None
+            try:
+                appended = await self.writer.call(
+                    self.journal.append,
+                    snapshot=snapshot,
+                    input_row=(item.ts.isoformat(), type(item).__name__, body),
+                    events=[_new_event(e) for e in events],
+                    dispatches=[
+                        NewDispatch(self.planner.shuffler, Dispatch(0, "", need, group).to_json())
+                        for need, group in planned
+                    ],
+                    command=command,
+                    live=self.connected(),
+                )
+            finally:
+                self.commit_started = None
             self.state = after
             self._remember(item)
             self.planner.adopt(
@@ -299,8 +304,23 @@ class TableRunner:
             self._notify()
             return appended
 
+    async def submit_when_writable(self, item: Input) -> Appended | None:
+        """:meth:`submit`, waiting while the journal is full: the input is held, not lost.
+
+        For the inputs that have nowhere else to wait: a device's (its driver acknowledges it
+        only once this returns, so the device keeps it meanwhile), the clock's, the restart's.
+        """
+        space = self.writer.space
+        while True:
+            await space.writable.wait()
+            try:
+                return await self.submit(item)
+            except JournalFullError:
+                continue  # full again: wait for the next successful write
+
     async def record_rejection(self, event: TableEvent, command: NewCommand | None) -> Appended:
-        """Journal a request refused before it reached the core (it changes nothing)."""
+        """Journal an event no input caused: a request refused before it reached the core, a
+        report of shed requests, the journal's disk (it changes nothing)."""
         return await self.record([event], command)
 
     async def record(
@@ -310,7 +330,11 @@ class TableRunner:
         *,
         meta: Mapping[str, str | None] | None = None,
     ) -> Appended:
-        """Journal events that are no input's (a refusal, an alarm)."""
+        """Journal events that are no input's (a refusal, an alarm, the journal's disk).
+
+        On a full disk this raises :class:`~controller.shell.space.JournalFullError` and
+        nothing is written.
+        """
         return await self.record_planned(lambda _: (events, None), command, meta=meta)
 
     async def record_planned(
@@ -324,7 +348,8 @@ class TableRunner:
         with the new epoch (if any) they begin (maintenance's decision, a rollback).
 
         ``plan`` runs on the journal's thread, in the transaction's turn: nothing is written
-        between what it reads and what it writes.
+        between what it reads and what it writes. On a full disk this raises
+        :class:`~controller.shell.space.JournalFullError` and nothing is written.
         """
         journal = self.journal
 

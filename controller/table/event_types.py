@@ -591,6 +591,24 @@ class JournalEpochStarted(EventData):
     moved: EventRange | None = None  # journaled before it began and still unpublished
 
 
+@dataclass(frozen=True, slots=True)
+class JournalDisk(EventData):
+    """``journal.disk``: the journal's disk ran low, has room again, or was full until now.
+
+    ``recovered`` is journaled by the first write after a full disk: the table took no input
+    from ``full_since`` for ``seconds``, and answered ``refused`` requests with the reason.
+    """
+
+    TYPE = "journal.disk"
+    condition: str  # "low", "ok" or "recovered"
+    free_bytes: int
+    low_disk_bytes: int  # the watermark
+    journal_bytes: int
+    full_since: str | None = None
+    seconds: float | None = None
+    refused: int | None = None
+
+
 #: Every event type's data class, by type.
 EVENT_TYPES: dict[str, type[EventData]] = {
     cls.TYPE: cls
@@ -635,5 +653,6 @@ EVENT_TYPES: dict[str, type[EventData]] = {
         DeviceStatus,
         CommandRejected,
         RequestsShed,
+        JournalDisk,
     )
 }

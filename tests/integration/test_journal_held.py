@@ -26,17 +26,26 @@ from controller.shell.client import DealerClient
 from simulators.dealer_console import AutoConsole
 from tests.integration.conftest import REPO, Collector, DaemonProcess
 
-pytestmark = [pytest.mark.broker]
+# several daemons and whole hands: minutes when every core is busy
+pytestmark = [pytest.mark.broker, pytest.mark.timeout(600)]
 
 STACKS = "{ 1 = 10000, 2 = 10000, 3 = 10000 }"
 HELD = "EXTEND_TIMEOUT_USEC=30000000"
+
+
+def held_alarm(status: dict[str, Any]) -> dict[str, Any] | None:
+    """The integrity alarm holding the table, on a status message (None: none)."""
+    return next(
+        (a for a in status.get("alarms", []) if a["alarm"] == "journal.integrity" and a["held"]),
+        None,
+    )
 
 
 async def play(daemon: DaemonProcess, port: int, hands: int) -> dict[str, Any]:
     async with aiomqtt.Client("127.0.0.1", port, protocol=aiomqtt.ProtocolVersion.V5) as client:
         console = AutoConsole(client, daemon.topics, retry=1.0, sign=daemon.sign)
         await console.start()
-        assert await console.play(hands=hands, timeout=90) == hands
+        assert await console.play(hands=hands, timeout=240) == hands
         await console.stop()
         assert console.snapshot is not None
         return console.snapshot
@@ -49,7 +58,7 @@ def tablectl(*args: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         cwd=REPO,
-        timeout=60,
+        timeout=120,
     )
 
 
@@ -75,9 +84,13 @@ async def test_an_edited_journal_holds_the_table_until_maintenance_accepts_it(
         await collector.wait_for(
             lambda c: (
                 any(e["type"] == "integrity.alarm" for e in c.public)
-                and any(s.get("alarm") for s in c.status)
+                and any(held_alarm(s) for s in c.status)
             )
         )
+        status_alarm = next(a for s in collector.status if (a := held_alarm(s)) is not None)
+        assert status_alarm["kind"] == "chain"
+        assert status_alarm["detail"].startswith("integrity alarm (chain)")
+        assert next(s for s in collector.status if held_alarm(s))["degraded"] is True
         alarm = next(e for e in collector.public if e["type"] == "integrity.alarm")
         assert alarm["severity"] == "critical"
         assert alarm["data"]["journal"] == "chain"
@@ -88,14 +101,14 @@ async def test_an_edited_journal_holds_the_table_until_maintenance_accepts_it(
         ) as client:
             dealer = DealerClient(client, daemon.topics)
             await dealer.start()
-            refused = await dealer.send("start_hand", {}, timeout=10, sign=daemon.sign)
+            refused = await dealer.send("start_hand", {}, timeout=60, sign=daemon.sign)
             await dealer.stop()
         assert refused["status"] == "error"
         assert "integrity alarm" in refused["error"]
         assert "journal_accept" in refused["error"]
 
         # a dealer may not decide it; maintenance does
-        common = ("dealer", "--broker", broker.url, "--table", daemon.table)
+        common = ("dealer", "--broker", broker.url, "--table", daemon.table, "--timeout", "60")
         denied = await asyncio.to_thread(
             tablectl, *common, *daemon.key_args(Role.DEALER), "journal_accept", "reason=fine"
         )
@@ -109,7 +122,7 @@ async def test_an_edited_journal_holds_the_table_until_maintenance_accepts_it(
             "reason=edit traced to a test; the rest checked against the pit",
         )
         assert accepted.returncode == 0, accepted.stdout + accepted.stderr
-        await asyncio.to_thread(daemon.wait_notify, "READY=1", 30)
+        await asyncio.to_thread(daemon.wait_notify, "READY=1", 60)
         await collector.wait_for(
             lambda c: any(e["type"] == "journal.epoch.started" for e in c.public)
         )

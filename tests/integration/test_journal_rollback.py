@@ -20,7 +20,8 @@ from controller.shell.journal import Journal
 from simulators.dealer_console import AutoConsole
 from tests.integration.conftest import Collector, DaemonProcess
 
-pytestmark = [pytest.mark.broker, pytest.mark.slow]
+# three daemons and whole hands: minutes when every core is busy
+pytestmark = [pytest.mark.broker, pytest.mark.slow, pytest.mark.timeout(600)]
 
 STACKS = "{ 1 = 10000, 2 = 10000, 3 = 10000 }"
 
@@ -29,7 +30,7 @@ async def play(daemon: DaemonProcess, port: int, hands: int) -> dict[str, Any]:
     async with aiomqtt.Client("127.0.0.1", port, protocol=aiomqtt.ProtocolVersion.V5) as client:
         console = AutoConsole(client, daemon.topics, retry=1.0, sign=daemon.sign)
         await console.start()
-        assert await console.play(hands=hands, timeout=90) == hands
+        assert await console.play(hands=hands, timeout=240) == hands
         await console.stop()
         assert console.snapshot is not None
         return console.snapshot
@@ -65,7 +66,7 @@ async def test_a_lost_wal_begins_a_new_epoch_and_no_event_id_gets_two_bodies(
 
         daemon.start()
         await collector.wait_for(
-            lambda c: any(e["type"] == "journal.epoch.started" for e in c.public), timeout=30
+            lambda c: any(e["type"] == "journal.epoch.started" for e in c.public)
         )
         after = await play(daemon, broker.port, hands=1)
         await collector.wait_for(
@@ -98,7 +99,11 @@ async def test_a_lost_wal_begins_a_new_epoch_and_no_event_id_gets_two_bodies(
     new_epoch = sorted(e["seq"] for e in collector.public if e["epoch"] == after["epoch"])
     assert new_epoch == list(range(1, len(new_epoch) + 1))  # from 1, without a gap
     # the status topic carried the alarm while it was raised
-    assert any("rollback" in (s.get("alarm") or "") for s in collector.status)
+    raised = [a for s in collector.status for a in s.get("alarms", [])]
+    rollback = [a for a in raised if a["alarm"] == "journal.integrity" and a["kind"] == "rollback"]
+    assert rollback
+    assert not any(a["held"] for a in rollback)  # the table went on
+    assert not any(s.get("degraded") for s in collector.status)
     # each hand.completed carries the chain head at it, and it is the journal's
     completed = [e for e in collector.public if e["type"] == "hand.completed"]
     assert all("chain" not in e for e in collector.public if e["type"] != "hand.completed")

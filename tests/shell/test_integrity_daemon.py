@@ -66,7 +66,13 @@ async def test_a_replay_that_differs_holds_the_table_until_maintenance_accepts(
         assert not held.ready.is_set()
         assert [a.kind for a in held.integrity.alarms] == ["replay"]
         assert "integrity alarm (replay)" in held.status_line()
-        assert held.link.status_body("online")["alarm"].startswith("integrity alarm (replay)")
+        birth = held.link.status_body("online")
+        assert birth["degraded"] is True  # held: it takes no input
+        [alarm] = birth["alarms"]
+        assert alarm["alarm"] == "journal.integrity"
+        assert alarm["kind"] == "replay"
+        assert alarm["held"] is True
+        assert alarm["detail"].startswith("integrity alarm (replay)")
         refused = await held.commands.handle("start_hand", request(transaction="b"), now())
         assert refused["status"] == "error"
         assert "waits for maintenance (journal_accept)" in refused["error"]
@@ -84,7 +90,8 @@ async def test_a_replay_that_differs_holds_the_table_until_maintenance_accepts(
         async with asyncio.timeout(10):
             await held.ready.wait()
         assert held.integrity.alarms == []
-        assert "alarm" not in held.link.status_body("online")
+        assert held.link.status_body("online")["alarms"] == []
+        assert held.link.status_body("online")["degraded"] is False
         again = await held.commands.handle(
             "journal_accept", request(transaction="e", reason="x"), now()
         )
