@@ -62,19 +62,20 @@ def config_for(tmp_path: Path, journal: Path | None = None) -> TableConfig:
 
 
 def fill_before_start(journal: Journal) -> None:
-    """Cap the journal at its size and write events no input caused until a write fails."""
+    """Cap the journal at its size and write events no input caused until a write of the
+    smallest of them fails (a batch failing leaves room for less)."""
     journal.cap_pages(1)
-    shed = TableEvent(RequestsShed({"filler": 1}, 0.0), datetime.now(UTC), None, (), Severity.INFO)
+    shed = TableEvent(RequestsShed({}, 0.0), datetime.now(UTC), None, (), Severity.INFO)
+    filler = NewEvent(shed.type, None, event_to_json(shed))
 
-    def write_until_it_fails() -> None:
-        for _ in range(2000):
-            journal.append(
-                input_row=None, events=[NewEvent(shed.type, None, event_to_json(shed))] * 8
-            )
+    def write_until_it_fails(batch: int) -> None:
+        for _ in range(5000):
+            journal.append(input_row=None, events=[filler] * batch)
 
-    with pytest.raises(sqlite3.Error) as caught:
-        write_until_it_fails()
-    assert is_full(caught.value, journal.path.parent)
+    for batch in (16, 1):
+        with pytest.raises(sqlite3.Error) as caught:
+            write_until_it_fails(batch)
+        assert is_full(caught.value, journal.path.parent)
 
 
 async def a_journal_that_holds(config: TableConfig) -> None:
@@ -83,7 +84,7 @@ async def a_journal_that_holds(config: TableConfig) -> None:
     async with Running(config) as daemon:
         started = await daemon.commands.handle("start_hand", request(transaction="a"), now())
         assert started["status"] == "ok"
-        await until(lambda: phase(daemon) is Phase.BETTING)
+        await until(lambda: phase(daemon) is Phase.BETTING, timeout=60)
     with sqlite3.connect(config.journal.path) as conn:
         conn.execute(
             'UPDATE inputs SET body = replace(body, \'"health":"online"\', '
@@ -108,7 +109,10 @@ async def test_a_table_held_on_a_full_journal_carries_both_alarms_and_is_decided
     before = alarm_events(journal)
     task = asyncio.create_task(held.run())
     try:
-        await until(lambda: held.integrity.held and held.link.accept_requests and held.space.full)
+        await until(
+            lambda: held.integrity.held and held.link.accept_requests and held.space.full,
+            timeout=60,
+        )
         assert not held.ready.is_set()
         birth = held.link.status_body("online")
         assert birth["degraded"] is True
@@ -134,9 +138,10 @@ async def test_a_table_held_on_a_full_journal_carries_both_alarms_and_is_decided
 
         # room again: the outage's record, then the alarm, then maintenance decides
         await held.writer.call(journal.cap_pages, ROOM)
-        await until(lambda: not held.space.full)
+        await until(lambda: not held.space.full, timeout=60)
         await until(
-            lambda: alarm_events(journal)[len(before) :] == ["journal.disk", "integrity.alarm"]
+            lambda: alarm_events(journal)[len(before) :] == ["journal.disk", "integrity.alarm"],
+            timeout=60,
         )
         still = await held.commands.handle("start_hand", request(transaction="d"), now())
         assert "waits for maintenance (journal_accept)" in still["error"]
@@ -144,7 +149,7 @@ async def test_a_table_held_on_a_full_journal_carries_both_alarms_and_is_decided
             "journal_accept", request(transaction="e", reason="the health edit is ours"), now()
         )
         assert accepted["status"] == "ok", accepted
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(60):
             await held.ready.wait()
         assert held.link.status_body("online")["alarms"] == []
         assert held.link.status_body("online")["degraded"] is False
@@ -174,7 +179,7 @@ async def test_a_start_that_cannot_write_what_its_checks_note_goes_ready_degrade
         fill_disk(filler, 0)
         task = asyncio.create_task(daemon.run())
         try:
-            async with asyncio.timeout(30):
+            async with asyncio.timeout(60):
                 await daemon.ready.wait()
             assert daemon.space.full
             assert not daemon.integrity.held
@@ -182,7 +187,7 @@ async def test_a_start_that_cannot_write_what_its_checks_note_goes_ready_degrade
             assert daemon.link.status_body("online")["degraded"] is True
 
             filler.unlink()
-            await until(lambda: not daemon.space.full)
+            await until(lambda: not daemon.space.full, timeout=60)
             await daemon.integrity.verify_new()  # the minute's verification, now
             assert not daemon.integrity._unsaved
             assert journal.verified_head() == daemon.integrity._verified
