@@ -6,9 +6,11 @@ ask every device where it is before anything is resent; then accept dealer reque
 systemd ``READY=1``.
 
 Everything runs in one TaskGroup: the broker link, one restart loop per device, the device
-command sender and the watchdog. A bug in any of them ends the daemon (systemd restarts it; the
-journal makes that safe). A device that fails is restarted after a full-jitter backoff and its
-health reported as an input, so the pit sees ``device.status`` events.
+command sender, the watch of the journal's disk (:mod:`controller.shell.space`: a full disk makes
+the table degraded, not dead), the metrics when enabled, and the watchdog. A bug in any of them
+ends the daemon (systemd restarts it; the journal makes that safe). A device that fails is
+restarted after a full-jitter backoff and its health reported as an input, so the pit sees
+``device.status`` events.
 
 SIGTERM (or SIGINT) shuts down in order, each step bounded: stop the inputs (devices, requests),
 let the input being committed finish, publish the retained ``offline`` status, close the ports,
