@@ -264,8 +264,11 @@ class Daemon:
         self.link.accept_requests = False
         if self.console is not None:
             self.console.close()
+        # Every source of inputs and journal writes stops first: a tick, a held restart or the
+        # disk watch's retry must not reach a runner that no longer takes inputs.
+        writers = ("dispatch", "ticker", "restarted", "disk", "shed")
         await _cancel_all(
-            [*self._device_tasks, *(t for t in self._tasks if t.get_name() == "dispatch")]
+            [*self._device_tasks, *(t for t in self._tasks if t.get_name() in writers)]
         )
         async with asyncio.timeout(step * 2):
             await self.runner.stop()
