@@ -211,7 +211,7 @@ async def run_hands(
 
         async def killer() -> None:
             for threshold in kills:
-                await collector.wait_for(lambda c, t=threshold: len(c.public) >= t, timeout=60)
+                await collector.wait_for(lambda c, t=threshold: len(c.public) >= t, timeout=180)
                 await asyncio.sleep(rng.uniform(0, 0.03))  # somewhere after that event
                 daemon.kill(signal.SIGKILL)
                 await asyncio.to_thread(daemon.start)
