@@ -10,9 +10,11 @@ apply at once: the full disk is named first, since nothing can be journaled, not
 maintenance's decision.
 
 Everything runs in one TaskGroup: the broker link, one restart loop per device, the device
-command sender and the watchdog. A bug in any of them ends the daemon (systemd restarts it; the
-journal makes that safe). A device that fails is restarted after a full-jitter backoff and its
-health reported as an input, so the pit sees ``device.status`` events.
+command sender, the watch of the journal's disk (:mod:`controller.shell.space`: a full disk makes
+the table degraded, not dead), the metrics when enabled, and the watchdog. A bug in any of them
+ends the daemon (systemd restarts it; the journal makes that safe). A device that fails is
+restarted after a full-jitter backoff and its health reported as an input, so the pit sees
+``device.status`` events.
 
 SIGTERM (or SIGINT) shuts down in order, each step bounded: stop the inputs (devices, requests),
 let the input being committed finish, publish the retained ``offline`` status, close the ports,
@@ -323,8 +325,11 @@ class Daemon:
         self.link.accept_requests = False
         if self.console is not None:
             self.console.close()
+        # Every source of inputs and journal writes stops first: a tick, a held restart or the
+        # disk watch's retry must not reach a runner that no longer takes inputs.
+        writers = ("dispatch", "ticker", "restarted", "disk", "shed")
         await _cancel_all(
-            [*self._device_tasks, *(t for t in self._tasks if t.get_name() == "dispatch")]
+            [*self._device_tasks, *(t for t in self._tasks if t.get_name() in writers)]
         )
         async with asyncio.timeout(step * 2):
             await self.runner.stop()

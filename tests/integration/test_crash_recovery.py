@@ -67,7 +67,7 @@ async def test_sigkill_at_random_points_recovers_the_exact_table(
 
         async def killer() -> None:
             for threshold in kills:
-                await collector.wait_for(lambda c, t=threshold: len(c.public) >= t, timeout=60)
+                await collector.wait_for(lambda c, t=threshold: len(c.public) >= t, timeout=180)
                 await asyncio.sleep(rng.uniform(0, 0.03))  # somewhere after that event
                 victim.kill(signal.SIGKILL)
                 await asyncio.to_thread(victim.start)

@@ -139,7 +139,7 @@ async def play(daemon: DaemonProcess, port: int, hands: int) -> dict[str, Any]:
     async with aiomqtt.Client("127.0.0.1", port, protocol=aiomqtt.ProtocolVersion.V5) as client:
         console = AutoConsole(client, daemon.topics, retry=1.0, sign=daemon.sign)
         await console.start()
-        assert await console.play(hands=hands, timeout=180) == hands
+        assert await console.play(hands=hands, timeout=300) == hands
         await console.stop()
         assert console.snapshot is not None
         return console.snapshot
@@ -211,7 +211,7 @@ async def run_hands(
 
         async def killer() -> None:
             for threshold in kills:
-                await collector.wait_for(lambda c, t=threshold: len(c.public) >= t, timeout=60)
+                await collector.wait_for(lambda c, t=threshold: len(c.public) >= t, timeout=180)
                 await asyncio.sleep(rng.uniform(0, 0.03))  # somewhere after that event
                 daemon.kill(signal.SIGKILL)
                 await asyncio.to_thread(daemon.start)

@@ -30,7 +30,8 @@ from tests.integration.broker import Broker, mosquitto_available
 from tests.integration.conftest import Collector
 from tests.packaging.venv import EXAMPLE, REPO, Dists, Venv, build
 
-pytestmark = pytest.mark.slow
+# the first test of a worker builds the wheel and a venv: minutes when every core is busy
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 SCENARIO = "normal-hand-4-seats.toml"
 PY = f"python{sys.version_info[0]}.{sys.version_info[1]}"
