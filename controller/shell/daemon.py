@@ -11,12 +11,14 @@ maintenance's decision.
 
 Everything runs in one TaskGroup: the broker link, one restart loop per device, the device
 command sender, the watch of the journal's disk (:mod:`controller.shell.space`: a full disk makes
-the table degraded, not dead), the metrics when enabled, and the watchdog. A bug in any of them
-ends the daemon (systemd restarts it; the journal makes that safe). A device that fails is
+the table degraded, not dead), the journal's verification every minute
+(:mod:`controller.shell.integrity`), the metrics when enabled, and the watchdog. A bug in any of
+them ends the daemon (systemd restarts it; the journal makes that safe). A device that fails is
 restarted after a full-jitter backoff and its health reported as an input, so the pit sees
 ``device.status`` events.
 
-SIGTERM (or SIGINT) shuts down in order, each step bounded: stop the inputs (devices, requests),
+SIGTERM (or SIGINT) shuts down in order, each step bounded: stop the inputs and every other
+source of journal writes (devices, requests, the clock, the disk watch, the integrity checks),
 let the input being committed finish, publish the retained ``offline`` status, close the ports,
 checkpoint the journal.
 """
@@ -325,9 +327,10 @@ class Daemon:
         self.link.accept_requests = False
         if self.console is not None:
             self.console.close()
-        # Every source of inputs and journal writes stops first: a tick, a held restart or the
-        # disk watch's retry must not reach a runner that no longer takes inputs.
-        writers = ("dispatch", "ticker", "restarted", "disk", "shed")
+        # Every source of inputs and journal writes stops first: a tick, a held restart, the
+        # disk watch's retry or the integrity checks' alarms and notes must not reach a runner
+        # that no longer takes inputs, nor a journal about to close.
+        writers = ("dispatch", "ticker", "restarted", "disk", "shed", "integrity", "announce")
         await _cancel_all(
             [*self._device_tasks, *(t for t in self._tasks if t.get_name() in writers)]
         )
