@@ -1,9 +1,11 @@
 """``tablectl run``: the daemon, wiring devices, core, journal and broker together.
 
 Start-up, in order: open the journal and replay it through the core (the exact state before the
-last stop, and the device commands still outstanding); start the devices and the broker link;
-ask every device where it is before anything is resent; then accept dealer requests and tell
-systemd ``READY=1``.
+last stop, and the device commands still outstanding) and check its integrity (the chain from
+the last verified head, the replay against the journal: controller/shell/integrity.py); start
+the broker link; if the journal is in doubt, hold: no device, no input, only maintenance's
+``journal_accept``; then start the devices, ask every device where it is before anything is
+resent, accept dealer requests and tell systemd ``READY=1``.
 
 Everything runs in one TaskGroup: the broker link, one restart loop per device, the device
 command sender and the watchdog. A bug in any of them ends the daemon (systemd restarts it; the
@@ -30,11 +32,7 @@ import structlog
 
 from controller.config import SecuritySection, TableConfig
 from controller.shell import logging as shell_logging
-from controller.shell.chain import (
-    UNREADABLE,
-    damaged,
-    unreadable,
-)
+from controller.shell.chain import UNREADABLE, damaged, unreadable
 from controller.shell.commands import CommandHandler, shed_event
 from controller.shell.console import serve_console
 from controller.shell.gate import Gate, Limits, Policy, bounded_text
@@ -368,15 +366,7 @@ class Daemon:
         state = self.runner.state
         hand = state.hand
         shell_logging.CONTEXT.hand = hand.hand_id if hand is not None else None
-        journal = self.writer.journal
-        epoch, seq = (
-            journal.event_id(self.runner.last_seq)
-            if self.runner.last_seq
-            else (
-                journal.epoch,
-                0,
-            )
-        )
+        epoch, seq = self.writer.journal.event_id(self.runner.last_seq)  # (…, 0): no event yet
         body = snapshot(state, seq=seq, epoch=epoch)
         self.link.set_retained(self.topics.state, body)
         self.link.wake.set()

@@ -28,7 +28,7 @@ from tests.integration.conftest import REPO
 pytestmark = [pytest.mark.broker]
 
 VERIFIES = 100
-COMMITS = 30
+COMMITS = 20
 
 LOOP = """
 import json, sys
