@@ -1,11 +1,12 @@
 """``tablectl run``: the daemon, wiring devices, core, journal and broker together.
 
 Start-up, in order: open the journal and replay it through the core (the exact state before the
-last stop, and the device commands still outstanding); start the devices and the broker link;
-ask every device where it is before anything is resent; then accept dealer requests and tell
-systemd ``READY=1``. An integrity alarm at start holds the table before its devices start, until
-maintenance decides (:mod:`controller.shell.integrity`); a full journal disk does not stop the
-start but degrades the table until there is room (:mod:`controller.shell.space`). Both may
+last stop, and the device commands still outstanding) and check its integrity (the chain from
+the last verified head, the replay against the journal: :mod:`controller.shell.integrity`); start
+the broker link; if the journal is in doubt, hold: no device, no input, only maintenance's
+``journal_accept``; then start the devices, ask every device where it is before anything is
+resent, accept dealer requests and tell systemd ``READY=1``. A full journal disk does not stop
+the start but degrades the table until there is room (:mod:`controller.shell.space`). Both may
 apply at once: the full disk is named first, since nothing can be journaled, not even
 maintenance's decision.
 
@@ -39,11 +40,7 @@ import structlog
 
 from controller.config import SecuritySection, TableConfig
 from controller.shell import logging as shell_logging
-from controller.shell.chain import (
-    UNREADABLE,
-    damaged,
-    unreadable,
-)
+from controller.shell.chain import UNREADABLE, damaged, unreadable
 from controller.shell.commands import CommandHandler, shed_event
 from controller.shell.console import serve_console
 from controller.shell.gate import Gate, Limits, Policy, bounded_text
@@ -429,10 +426,7 @@ class Daemon:
         self.metrics.events.inc(self.runner.last_seq - self._counted_seq)
         self._counted_seq = self.runner.last_seq
         self.metrics.holds.set(len(hand.irregular.holds) if hand is not None else 0)
-        journal = self.writer.journal
-        epoch, seq = (
-            journal.event_id(self.runner.last_seq) if self.runner.last_seq else (journal.epoch, 0)
-        )
+        epoch, seq = self.writer.journal.event_id(self.runner.last_seq)  # (…, 0): no event yet
         body = snapshot(state, seq=seq, epoch=epoch)
         self.link.set_retained(self.topics.state, body)
         self.link.wake.set()

@@ -186,11 +186,9 @@ class Integrity:
         journal = self.journal
         since = journal.verified_head()
         report = journal.verify(since)
-        damaged = [b.text for b in report.breaks if "the file is damaged" in b.text]
-        if damaged:
-            raise JournalDamagedError(
-                f"{journal.path}: {damaged[0]}; {damage_advice(journal.path)}"
-            )
+        if report.damaged is not None:
+            advice = damage_advice(journal.path)
+            raise JournalDamagedError(f"{journal.path}: {report.damaged}: {advice}")
         alarms = []
         if not report.ok:
             count = len(report.breaks)

@@ -2,11 +2,11 @@
 
 Every aiomqtt call of the daemon is in this module. One connection at a time, made fresh for
 each attempt (its Last Will carries that attempt's ``bdseq``); on every connect the link
-publishes the birth, reads back the head it left retained (``on_head`` compares it with the
-journal before anything is published: controller/shell/integrity.py), subscribes to the request
-topics and only then drains the outbox, each batch after the head that names its last event. A
-lost connection or a failed attempt waits a full-jitter backoff and tries again, for ever: the
-one reconnect loop of tablectl
+publishes the birth, subscribes to the request topics, reads back the head it left retained
+(``on_head`` compares it with the journal before anything is published:
+controller/shell/integrity.py) and only then drains the outbox, each batch after the head that
+names its last event. A lost connection or a failed attempt waits a full-jitter backoff and
+tries again, for ever: the one reconnect loop of tablectl
 (:func:`drivers.supervisor.retry_forever`), to which any other error is a bug that stops the
 daemon.
 
@@ -261,11 +261,11 @@ class MqttLink:
         for topic in self._retained:
             self._dirty[topic] = None
         self._head_sent = 0
+        await client.subscribe(self.topics.request(), qos=1)
         if self.on_head is not None:
             # Before any event goes out: a broker that holds events this journal does not
             # (a lost WAL, a restored backup) must not get new ones under the same ids.
             await self.on_head(await self._broker_head(client))
-        await client.subscribe(self.topics.request(), qos=1)
         if self._stopping:
             # goodbye() is publishing the offline status on this connection: keep it open
             # until the daemon closes it, without taking requests or draining.
@@ -306,8 +306,11 @@ class MqttLink:
                 topic = message.topic.value
                 if topic == self.topics.status:
                     break
-                if topic == self.topics.head and message.retain:
-                    head = _json_object(message.payload)
+                if topic == self.topics.head:
+                    if message.retain:
+                        head = _json_object(message.payload)
+                else:
+                    self._take(message)  # a request meanwhile: into the intake as always
         await client.unsubscribe(self.topics.head)
         await client.unsubscribe(self.topics.status)
         return head
@@ -338,33 +341,37 @@ class MqttLink:
         """Hand every request on at once: the broker's queue for this client stays empty, and
         the intake decides what runs first (a flood must not hold a dealer's request back)."""
         async for message in client.messages:
-            verb = self.topics.command_of(message.topic.value)
-            if verb is None or self.on_request is None:
-                continue
-            payload = message.payload
-            data = payload if isinstance(payload, bytes) else str(payload or "").encode()
-            correlation = getattr(message.properties, "CorrelationData", None)
-            if isinstance(correlation, bytes) and len(correlation) > 256:
-                correlation = None  # echoed in the answer: not an amplifier
+            self._take(message)
 
-            def reply(
-                body: dict[str, Any], urgent: bool = True, verb: str = verb, data: Any = correlation
-            ) -> None:
-                self.respond(verb, body, data, urgent)
+    def _take(self, message: aiomqtt.Message) -> None:
+        """One message from the broker: a request goes to ``on_request`` with its reply."""
+        verb = self.topics.command_of(message.topic.value)
+        if verb is None or self.on_request is None:
+            return
+        payload = message.payload
+        data = payload if isinstance(payload, bytes) else str(payload or "").encode()
+        correlation = getattr(message.properties, "CorrelationData", None)
+        if isinstance(correlation, bytes) and len(correlation) > 256:
+            correlation = None  # echoed in the answer: not an amplifier
 
-            if not self.accept_requests:
-                # Not journaled: the console retries the same transaction once the table is up.
-                reply(
-                    {
-                        "transaction": None,
-                        "status": "error",
-                        "command": verb[:64],
-                        "data": {},
-                        "error": "the table is starting or stopping; try again",
-                    }
-                )
-                continue
-            self.on_request(verb, data, reply)
+        def reply(
+            body: dict[str, Any], urgent: bool = True, verb: str = verb, data: Any = correlation
+        ) -> None:
+            self.respond(verb, body, data, urgent)
+
+        if not self.accept_requests:
+            # Not journaled: the console retries the same transaction once the table is up.
+            reply(
+                {
+                    "transaction": None,
+                    "status": "error",
+                    "command": verb[:64],
+                    "data": {},
+                    "error": "the table is starting or stopping; try again",
+                }
+            )
+            return
+        self.on_request(verb, data, reply)
 
     async def _drain(self, client: aiomqtt.Client) -> None:
         while True:

@@ -29,7 +29,7 @@ from tests.integration.conftest import REPO
 pytestmark = [pytest.mark.broker, pytest.mark.timeout(600)]
 
 VERIFIES = 100
-COMMITS = 30
+COMMITS = 20
 
 LOOP = """
 import json, sys
