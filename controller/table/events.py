@@ -117,7 +117,7 @@ def quicker_init(cls: type[EventData]) -> None:
     exec(source, namespace)  # noqa: S102 (the source is made of the record's own field names)
     init = namespace["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
-    cls.__init__ = init  # type: ignore[misc]
+    cls.__init__ = init  # type: ignore[method-assign]
 
 
 def _nested(record: EventData, spec: _Spec) -> bool:
