@@ -15,7 +15,7 @@ than ``copy.copy`` or ``dataclasses.replace``, which re-runs ``__init__``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -149,15 +149,20 @@ class Place(NamedTuple):
     seat: int | None = None
 
 
-def slot_copier(cls: type, slots: Iterable[str]) -> Callable[[Any], Any]:
-    """A function returning a shallow copy of a ``cls`` instance: one line per slot, generated
-    once, because a copy is made of the table and the hand on every input."""
-    names = tuple(slots)
-    body = "".join(f"    new.{name} = self.{name}\n" for name in names)
-    source = f"def copy(self):\n    new = new_instance(cls)\n{body}    return new\n"
+def slot_copier(cls: type, slots: Iterable[str], reset: Mapping[str, Any] | None = None) -> Any:
+    """A function returning a shallow copy of a ``cls`` instance: one line per slot (``reset``:
+    slots the copy starts afresh, with these values), generated once, because a copy is made of
+    the table and the hand on every input."""
+    fresh = dict(reset or {})
+    lines = [
+        f"    new.{name} = fresh_{name}\n" if name in fresh else f"    new.{name} = self.{name}\n"
+        for name in slots
+    ]
+    source = f"def copy(self):\n    new = new_instance(cls)\n{''.join(lines)}    return new\n"
     namespace: dict[str, Any] = {"new_instance": object.__new__, "cls": cls}
+    namespace.update({f"fresh_{name}": value for name, value in fresh.items()})
     exec(source, namespace)  # noqa: S102 (the source is made of the class's own slot names)
-    copy: Callable[[Any], Any] = namespace["copy"]
+    copy = namespace["copy"]
     copy.__qualname__ = f"{cls.__qualname__}.copy"
     copy.__doc__ = "A shallow copy to change (containers inside are replaced, never mutated)."
     return copy
@@ -176,7 +181,7 @@ class _Record:
         super().__init_subclass__(**kwargs)
         slots = cls.__dict__.get("__slots__")
         if slots:
-            cls.copy = slot_copier(cls, slots)  # type: ignore[method-assign,assignment]
+            cls.copy = slot_copier(cls, slots)  # type: ignore[method-assign]
 
     def copy(self: _R) -> _R:
         """A shallow copy to change (containers inside are replaced, never mutated)."""
@@ -382,10 +387,8 @@ class HandState:
         self._owned = -1  # a new hand owns every record
 
     def copy(self) -> HandState:
-        """A copy whose records are shared until changed."""
-        new: HandState = _copy_hand(self)
-        new._owned = 0
-        return new
+        """A copy whose records are shared until changed (it owns none of them yet)."""
+        raise NotImplementedError  # generated from the slots below the class
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, HandState):
@@ -460,7 +463,7 @@ class HandState:
         return sum(self.chips.committed.values())
 
 
-_copy_hand = slot_copier(HandState, HandState.__slots__)
+HandState.copy = slot_copier(HandState, HandState.__slots__, {"_owned": 0})  # type: ignore[method-assign]
 _HAND_FIELDS = tuple(name for name in HandState.__slots__ if name != "_owned")
 
 
@@ -487,11 +490,10 @@ class TableState:
 
     def copy(self) -> TableState:
         """A shallow copy to change."""
-        new: TableState = _copy_table(self)
-        return new
+        raise NotImplementedError  # generated from the slots below the class
 
 
-_copy_table = slot_copier(TableState, TableState.__slots__)
+TableState.copy = slot_copier(TableState, TableState.__slots__)  # type: ignore[method-assign]
 
 
 def new_table(
