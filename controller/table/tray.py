@@ -35,6 +35,7 @@ _ZONE_OF = {
     Pile.MUCK: Zone(ZoneKind.MUCK),
 }
 _SEATS = {seat: Place(Pile.SEAT, seat) for seat in range(1, 11)}
+_SEAT_ZONES: dict[int | None, Zone] = {seat: Zone(ZoneKind.SEAT, seat) for seat in range(1, 11)}
 
 
 def seat_place(seat: int) -> Place:
@@ -48,7 +49,7 @@ def location(hand: HandState, card: Card) -> Zone | None:
     if place is None:
         return None
     if place.pile is Pile.SEAT:
-        return Zone(ZoneKind.SEAT, place.seat)
+        return _SEAT_ZONES.get(place.seat) or Zone(ZoneKind.SEAT, place.seat)
     return _ZONE_OF[place.pile]
 
 
@@ -135,16 +136,17 @@ def draw(
     """
     deal = hand.edit_deal()
     pending = deal.pending
-    index = next(
-        (
-            i
-            for i, g in enumerate(pending)
-            if len(g.read) < g.size and g.purpose in purposes and (seat is None or g.seat == seat)
-        ),
-        None,
-    )
+    # plain loops rather than next(generator): a card is drawn on most inputs of a hand
+    index = None
+    for i, g in enumerate(pending):
+        if len(g.read) < g.size and g.purpose in purposes and (seat is None or g.seat == seat):
+            index = i
+            break
     if index is None and deal.tray:
-        index = next((i for i, g in enumerate(pending) if len(g.read) < g.size), None)
+        for i, g in enumerate(pending):
+            if len(g.read) < g.size:
+                index = i
+                break
     if index is None:
         back = next((i for i, g in enumerate(deal.returning) if len(g.read) < g.size), None)
         if back is not None:
