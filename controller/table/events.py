@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from dataclasses import MISSING
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, ClassVar, NamedTuple
@@ -99,9 +100,11 @@ def quicker_init(cls: type[EventData]) -> None:
     """Give a slotted, frozen event record an ``__init__`` that sets each slot through its own
     descriptor: about half the cost of the dataclass one (``object.__setattr__`` per field),
     and every input builds one record or more. Same signature, same defaults; a record with a
-    ``default_factory``, a keyword-only or a non-init field keeps the dataclass ``__init__``."""
+    ``default_factory``, a keyword-only or a non-init field, or a ``__post_init__``, keeps the
+    dataclass ``__init__``."""
     fields = dataclasses.fields(cls)
-    if any(not f.init or f.kw_only or f.default_factory is not dataclasses.MISSING for f in fields):
+    plain = all(f.init and not f.kw_only and f.default_factory is MISSING for f in fields)
+    if not plain or hasattr(cls, "__post_init__"):
         return
     namespace: dict[str, Any] = {}
     params, body = ["self"], []
