@@ -214,9 +214,15 @@ def settle_queue(rnd: Round, stacks: Mapping[int, int], folded: frozenset[int]) 
     if not rnd.queue:
         return rnd
     current = rnd.current
-    can_act = [s for s, chips in stacks.items() if chips > 0 and s not in folded]
-    if len(can_act) > 1 or (can_act and rnd.bets.get(can_act[0], 0) < current):
-        return rnd
+    # the seats that can still act, looked at only until a second one turns up (every action)
+    able = None
+    for seat, chips in stacks.items():
+        if chips > 0 and seat not in folded:
+            if able is not None:
+                return rnd  # two or more can still act
+            able = seat
+    if able is not None and rnd.bets.get(able, 0) < current:
+        return rnd  # the one who can act still owes the call
     return Round(
         rnd.street,
         rnd.bets,

@@ -126,7 +126,7 @@ def _into_group(ctx: Context, hand: HandState, card: Card, seat: int, group: Pen
     draw(hand, card, _HOLE, seat)
     place(hand, card, seat_place(seat))
     # the group's known cards (None where withheld) must include this one
-    if card not in group.cards and any(c is not None for c in group.cards):
+    if card not in group.cards and any(group.cards):
         misdeal_unless_cutoff(
             ctx, hand, Rule.SEAT_SEQ, f"seat {seat} got a card of another group", seat=seat
         )

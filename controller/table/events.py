@@ -117,7 +117,9 @@ def quicker_init(cls: type[EventData]) -> None:
             params.append(f"{f.name}=default_{f.name}")
         body.append(f"    set_{f.name}(self, {f.name})\n")
     source = f"def __init__({', '.join(params)}):\n" + ("".join(body) or "    pass\n")
-    exec(source, namespace)  # noqa: S102 (the source is made of the record's own field names)
+    # named after the class, so that profiles tell the records of different types apart
+    code = compile(source, f"<{cls.__qualname__}.__init__>", "exec")
+    exec(code, namespace)  # noqa: S102 (the source is made of the record's own field names)
     init = namespace["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     cls.__init__ = init  # type: ignore[method-assign]

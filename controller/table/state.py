@@ -161,7 +161,9 @@ def slot_copier(cls: type, slots: Iterable[str], reset: Mapping[str, Any] | None
     source = f"def copy(self):\n    new = new_instance(cls)\n{''.join(lines)}    return new\n"
     namespace: dict[str, Any] = {"new_instance": object.__new__, "cls": cls}
     namespace.update({f"fresh_{name}": value for name, value in fresh.items()})
-    exec(source, namespace)  # noqa: S102 (the source is made of the class's own slot names)
+    # named after the class, so that profiles tell the copies of different classes apart
+    code = compile(source, f"<{cls.__qualname__}.copy>", "exec")
+    exec(code, namespace)  # noqa: S102 (the source is made of the class's own slot names)
     copy = namespace["copy"]
     copy.__qualname__ = f"{cls.__qualname__}.copy"
     copy.__doc__ = "A shallow copy to change (containers inside are replaced, never mutated)."

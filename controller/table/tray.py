@@ -35,6 +35,7 @@ _ZONE_OF = {
     Pile.MUCK: Zone(ZoneKind.MUCK),
 }
 _SEATS = {seat: Place(Pile.SEAT, seat) for seat in range(1, 11)}
+_new_tuple = tuple.__new__
 _SEAT_ZONES: dict[int | None, Zone] = {seat: Zone(ZoneKind.SEAT, seat) for seat in range(1, 11)}
 
 
@@ -120,9 +121,10 @@ def hold_back(hand: HandState, card: Card) -> None:
 
 def with_read(group: PendingGroup, card: Card) -> PendingGroup:
     """The group with one more of its cards read."""
-    return PendingGroup(
-        group.group, group.purpose, group.seat, group.size, group.cards, (*group.read, card)
-    )
+    # built as its tuple (the named tuple's own constructor is a Python call more): a card is
+    # drawn on most inputs of a hand
+    fields = (group.group, group.purpose, group.seat, group.size, group.cards, (*group.read, card))
+    return _new_tuple(PendingGroup, fields)
 
 
 def draw(
@@ -165,10 +167,15 @@ def draw(
 def drop_finished(hand: HandState) -> None:
     """Forget groups whose cards have all been read."""
     deal = hand.deal
-    if any(len(g.read) >= g.size for g in (*deal.pending, *deal.returning)):
-        deal = hand.edit_deal()
-        deal.pending = tuple(g for g in deal.pending if len(g.read) < g.size)
-        deal.returning = tuple(g for g in deal.returning if len(g.read) < g.size)
+    # a plain loop, not any(generator): this runs after most cards read
+    for group in (*deal.pending, *deal.returning):
+        if len(group.read) >= group.size:
+            break
+    else:
+        return  # every group still has cards to read
+    deal = hand.edit_deal()
+    deal.pending = tuple(g for g in deal.pending if len(g.read) < g.size)
+    deal.returning = tuple(g for g in deal.returning if len(g.read) < g.size)
 
 
 def unread(group: PendingGroup) -> int:
