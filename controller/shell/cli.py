@@ -149,6 +149,15 @@ def _credentials(args: argparse.Namespace) -> tuple[str | None, str | None]:
     return args.username, password
 
 
+def _broker_failed(verb: str, host: str, port: int, username: str | None, exc: Exception) -> int:
+    """A broker that could not be reached or refused us: said in one line, exit status 2."""
+    hint = ""
+    if username is None:
+        hint = " (a broker with an ACL takes only its users: --username and --password-file)"
+    print(f"tablectl {verb}: the broker at mqtt://{host}:{port}: {exc}{hint}", file=sys.stderr)
+    return 2
+
+
 def _config_path(path: Path | None) -> Path:
     if path is not None:
         return path
@@ -339,27 +348,34 @@ def journal_salvage(args: argparse.Namespace) -> int:
 
 def tail_command(args: argparse.Namespace) -> int:
     """``tablectl tail``."""
+    from aiomqtt import MqttError  # noqa: PLC0415
+
     from controller.shell.client import tail  # noqa: PLC0415
 
     host, port, table, prefix = _broker_target(args)
     username, password = _credentials(args)
-    return asyncio.run(
-        tail(
-            host,
-            port,
-            prefix,
-            table,
-            secure=args.secure,
-            count=args.count,
-            as_json=args.json,
-            username=username,
-            password=password,
+    try:
+        return asyncio.run(
+            tail(
+                host,
+                port,
+                prefix,
+                table,
+                secure=args.secure,
+                count=args.count,
+                as_json=args.json,
+                username=username,
+                password=password,
+            )
         )
-    )
+    except MqttError as exc:
+        return _broker_failed("tail", host, port, username, exc)
 
 
 def dealer_command(args: argparse.Namespace) -> int:
     """``tablectl dealer COMMAND key=value…``."""
+    from aiomqtt import MqttError  # noqa: PLC0415
+
     from controller.shell.client import request  # noqa: PLC0415
 
     host, port, table, prefix = _broker_target(args)
@@ -383,21 +399,24 @@ def dealer_command(args: argparse.Namespace) -> int:
             return 2
         signer.on_behalf_of = args.on_behalf_of
     username, password = _credentials(args)
-    body = asyncio.run(
-        request(
-            host,
-            port,
-            prefix,
-            table,
-            args.command,
-            fields,
-            transaction,
-            args.timeout,
-            signer=signer,
-            username=username,
-            password=password,
+    try:
+        body = asyncio.run(
+            request(
+                host,
+                port,
+                prefix,
+                table,
+                args.command,
+                fields,
+                transaction,
+                args.timeout,
+                signer=signer,
+                username=username,
+                password=password,
+            )
         )
-    )
+    except MqttError as exc:
+        return _broker_failed("dealer", host, port, username, exc)
     print(json.dumps(body))
     return 0 if body.get("status") == "ok" else 1
 
