@@ -37,6 +37,7 @@ import hashlib
 import json
 import secrets
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -104,6 +105,8 @@ class Appended:
     seqs: list[int]
     dispatch_ids: list[int]
     response: Mapping[str, Any] | None = None
+    #: The outbox rows it wrote, as :meth:`Journal.pending` would read them back.
+    outbox: tuple[OutboxRow, ...] = ()
 
 
 class EventId(NamedTuple):
@@ -172,6 +175,9 @@ class Journal:
         #: belongs to another journal (a replaced disk), which can share no event id with this.
         self.epochs = self._epochs(meta)
         self.origin = meta.get("origin", self.epochs[0].name)
+        #: Outbox rows the broker acknowledged, deleted by the next write (see :meth:`forget`).
+        self._acked: list[int] = []
+        self._acked_lock = threading.Lock()
 
     def _epochs(self, meta: Mapping[str, str]) -> list[Epoch]:
         try:
@@ -334,10 +340,14 @@ class Journal:
         input_id: int | None = None
         seqs: list[int] = []
         dispatch_ids: list[int] = []
+        outbox: list[tuple[int, int, str, str, Head]] = []
         response: Mapping[str, Any] | None = None
         epochs = self.epochs
+        acked = self._take_acked()
         try:
             conn.execute("BEGIN IMMEDIATE")
+            if acked:
+                conn.executemany("DELETE FROM outbox WHERE id = ?", [(i,) for i in acked])
             if epoch is not None:
                 started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
                 conn.execute(
@@ -359,10 +369,13 @@ class Journal:
                     (seq, input_id, event.type, event.hand_id, event.body),
                 )
                 seqs.append(seq)
-                conn.executemany(
-                    "INSERT INTO outbox (seq, stream, live, created_ns) VALUES (?, ?, ?, ?)",
-                    [(seq, stream, int(live), now_ns) for stream in STREAMS],
-                )
+                for stream in STREAMS:
+                    row_id = conn.execute(
+                        "INSERT INTO outbox (seq, stream, live, created_ns) VALUES (?, ?, ?, ?)",
+                        (seq, stream, int(live), now_ns),
+                    ).lastrowid
+                    assert row_id is not None
+                    outbox.append((row_id, seq, stream, event.body, Head(pos, head)))
             for dispatch in dispatches:
                 key = next_key(conn, "dispatches")
                 pos, head = insert_row(
@@ -405,10 +418,25 @@ class Journal:
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
+            self._return_acked(acked)
             raise
         self._head_pos, self._head_hash = pos, head
         self.epochs = epochs
-        return Appended(input_id, seqs, dispatch_ids, response)
+        current = epochs[-1]  # every event of one transaction is in the newest epoch
+        rows = tuple(
+            OutboxRow(
+                row_id,
+                seq,
+                stream,
+                live,
+                now_ns,
+                body,
+                EventId(current.name, seq - current.first_seq + 1),
+                chain,
+            )
+            for row_id, seq, stream, body, chain in outbox
+        )
+        return Appended(input_id, seqs, dispatch_ids, response, rows)
 
     @property
     def head(self) -> Head:
@@ -461,9 +489,37 @@ class Journal:
             raise
         return value
 
-    def delete_outbox(self, row_ids: Sequence[int]) -> None:
-        """The broker acknowledged these messages: forget them (one transaction)."""
-        if not row_ids:
+    def forget(self, row_ids: Sequence[int]) -> None:
+        """The broker acknowledged these messages: delete them with the next write.
+
+        Safe to call from any thread (the link calls it from the event loop): it only notes the
+        ids. Deleting them in the next transaction, whichever it is, spares a transaction per
+        message; a crash before it only publishes them again (consumers drop a message whose
+        ``event_id`` they have, and every row carries the same body as before).
+        """
+        with self._acked_lock:
+            self._acked.extend(row_ids)
+
+    def forgotten(self) -> int:
+        """How many acknowledged messages wait for their delete."""
+        with self._acked_lock:
+            return len(self._acked)
+
+    def _take_acked(self) -> list[int]:
+        with self._acked_lock:
+            taken, self._acked = self._acked, []
+        return taken
+
+    def _return_acked(self, row_ids: list[int]) -> None:
+        """A transaction that was to delete these failed: they wait for the next one."""
+        if row_ids:
+            with self._acked_lock:
+                self._acked[:0] = row_ids
+
+    def delete_outbox(self) -> None:
+        """Delete the acknowledged messages now (one transaction; when nothing else is written)."""
+        acked = self._take_acked()
+        if not acked:
             return
         conn = self._conn
         # Without its own fsync: losing a delete to a power cut only publishes the message
@@ -472,11 +528,12 @@ class Journal:
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                conn.executemany("DELETE FROM outbox WHERE id = ?", [(i,) for i in row_ids])
+                conn.executemany("DELETE FROM outbox WHERE id = ?", [(i,) for i in acked])
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:  # SQLite may have rolled back already (a full disk)
                     conn.execute("ROLLBACK")
+                self._return_acked(acked)
                 raise
         finally:
             conn.execute("PRAGMA synchronous=FULL")
@@ -503,8 +560,9 @@ class Journal:
         return int(row[0]) if row and row[0] is not None else None
 
     def pending_count(self) -> int:
-        """How many messages wait for the broker."""
-        return int(self._conn.execute("SELECT COUNT(*) FROM outbox").fetchone()[0])
+        """How many messages wait for the broker (not those acknowledged, waiting for a delete)."""
+        rows = int(self._conn.execute("SELECT COUNT(*) FROM outbox").fetchone()[0])
+        return max(0, rows - self.forgotten())
 
     def command_response(self, transaction: str) -> dict[str, Any] | None:
         """The stored response to ``transaction``, if that request was seen before."""

@@ -34,7 +34,7 @@ import socket
 import ssl
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -61,6 +61,10 @@ RequestSink = Callable[[str, bytes, Callable[[dict[str, Any], bool], None]], Non
 HeadCheck = Callable[[dict[str, Any] | None], Awaitable[None]]
 BATCH = 64
 RETAINED_EVERY = 0.5
+#: Acknowledged outbox rows are deleted with the journal's next write, or after this many
+#: seconds without one, or once this many wait (bounding what a crash would publish again).
+DELETE_AFTER = 1.0
+DELETE_AT = 1024
 
 
 class MqttLink:
@@ -101,9 +105,13 @@ class MqttLink:
         self.alarms: list[dict[str, Any]] = []
         self._status_dirty = False
         #: Outbox rows up to this id were acknowledged by the broker in this run (their delete
-        #: may still be waiting, on a full disk).
+        #: may still be waiting: see :meth:`Journal.forget`).
         self._acked_upto = 0
-        self._undeleted: list[int] = []
+        #: Outbox rows as the journal wrote them (:meth:`offer`), so that the drain need not
+        #: read them back; used only while nothing older waits in the journal (``_caught_up``).
+        self._fresh: deque[OutboxRow] = deque()
+        self._caught_up = False
+        writer.on_outbox = self.offer
         self._retained: dict[str, bytes] = {}
         self._dirty: dict[str, None] = {}
         self._retained_at = 0.0
@@ -122,6 +130,11 @@ class MqttLink:
             return
         self._retained[topic] = payload
         self._dirty[topic] = None
+        self.wake.set()
+
+    def offer(self, rows: Sequence[OutboxRow]) -> None:
+        """Outbox rows just journaled: publish them (the journal's writer calls this)."""
+        self._fresh.extend(rows)
         self.wake.set()
 
     def set_alarms(self, alarms: list[dict[str, Any]]) -> None:
@@ -374,14 +387,13 @@ class MqttLink:
         self.on_request(verb, data, reply)
 
     async def _drain(self, client: aiomqtt.Client) -> None:
+        self._caught_up = False  # what the last connection did not get out is in the journal
         while True:
             self.wake.clear()
             await self._publish_responses(client)
             if self._status_dirty and not self._stopping:
                 await self._publish_status(client)
-            if self._undeleted:
-                await self._delete([])
-            rows = await self.writer.call(self.writer.journal.pending, BATCH, self._acked_upto)
+            rows = await self._next_rows()
             # Retained snapshots are "latest wins": sent once the events are out, or at least
             # every RETAINED_EVERY seconds while a stream of events keeps the outbox busy.
             stale = time.monotonic() - self._retained_at > RETAINED_EVERY
@@ -390,7 +402,7 @@ class MqttLink:
             if not rows:
                 idle = not (self._responses or self._bulk_responses or self._dirty)
                 if idle and not (self._status_dirty and not self._stopping):
-                    await self.wake.wait()
+                    await self._idle()
                 continue
             if rows[-1].seq > self._head_sent:
                 await self._publish_head(client, rows[-1])
@@ -409,15 +421,46 @@ class MqttLink:
             finally:
                 if acked:
                     self._acked_upto = max(self._acked_upto, acked[-1])
-                    await self._delete(acked)
+                    self.writer.journal.forget(acked)
 
-    async def _delete(self, acked: list[int]) -> None:
-        """Forget acknowledged outbox rows; on a full disk, later (they are not sent again)."""
-        rows, self._undeleted = [*self._undeleted, *acked], []
+    async def _next_rows(self) -> list[OutboxRow]:
+        """The next outbox rows to publish, oldest first.
+
+        From the rows the journal just wrote when they follow on from the last one acknowledged;
+        from the journal otherwise (after a connect, or a gap). A read that returns less than a
+        batch has seen every row written before it, and every later one is offered: the drain is
+        caught up until the next connection.
+        """
+        fresh = self._fresh
+        while fresh and fresh[0].id <= self._acked_upto:
+            fresh.popleft()
+        if self._caught_up and (not fresh or fresh[0].id == self._acked_upto + 1):
+            rows: list[OutboxRow] = []
+            while fresh and len(rows) < BATCH:
+                rows.append(fresh.popleft())
+            return rows
+        rows = await self.writer.call(self.writer.journal.pending, BATCH, self._acked_upto)
+        self._caught_up = len(rows) < BATCH
+        return rows
+
+    async def _idle(self) -> None:
+        """Wait for something to publish; meanwhile delete what the broker acknowledged, if the
+        journal has not written anything to do it with."""
+        if self.writer.journal.forgotten() >= DELETE_AT:
+            await self._delete()
+        if not self.writer.journal.forgotten():
+            await self.wake.wait()
+            return
         try:
-            await self.writer.call(self.writer.journal.delete_outbox, rows)
-        except JournalFullError:
-            self._undeleted = rows
+            async with asyncio.timeout(DELETE_AFTER):
+                await self.wake.wait()
+        except TimeoutError:
+            await self._delete()
+
+    async def _delete(self) -> None:
+        """Delete the acknowledged outbox rows; on a full disk, later (they are not sent again)."""
+        with contextlib.suppress(JournalFullError):
+            await self.writer.call(self.writer.journal.delete_outbox)
 
     async def _publish_status(self, client: aiomqtt.Client) -> None:
         self._status_dirty = False

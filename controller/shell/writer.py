@@ -21,7 +21,7 @@ from typing import ParamSpec, TypeVar
 
 import structlog
 
-from controller.shell.journal import Journal
+from controller.shell.journal import Appended, Journal, OutboxRow
 from controller.shell.space import JournalFullError, JournalSpace, is_full
 
 P = ParamSpec("P")
@@ -37,12 +37,15 @@ class JournalWriter:
         self.journal = journal
         self.space = space or JournalSpace(journal.path)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="journal")
+        #: Told of the outbox rows each write made, in the order of the writes (the broker
+        #: link: it publishes them without reading them back).
+        self.on_outbox: Callable[[tuple[OutboxRow, ...]], None] | None = None
 
     async def call(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """Run ``fn(*args, **kwargs)`` on the journal thread and wait for it."""
         loop = asyncio.get_running_loop()
         try:
-            return await loop.run_in_executor(
+            result = await loop.run_in_executor(
                 self._executor, functools.partial(fn, *args, **kwargs)
             )
         except (sqlite3.Error, OSError) as exc:
@@ -50,6 +53,9 @@ class JournalWriter:
                 raise
             self.space.mark_full(exc)
             raise JournalFullError(str(exc)) from exc
+        if isinstance(result, Appended) and result.outbox and self.on_outbox is not None:
+            self.on_outbox(result.outbox)
+        return result
 
     async def close(self, *, checkpoint: bool = True) -> None:
         """Checkpoint the WAL (on a clean shutdown), close the database and stop the thread.

@@ -169,25 +169,42 @@ def test_open_existing_refuses_what_is_not_a_journal(tmp_path: Path) -> None:
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.lists(st.sampled_from(["append", "deliver", "crash"]), max_size=25))
+@given(st.lists(st.sampled_from(["append", "deliver", "delete", "crash"]), max_size=25))
 def test_outbox_keeps_order_and_nothing_is_lost_across_crashes(
     tmp_path_factory: pytest.TempPathFactory, steps: list[str]
 ) -> None:
-    """The pending messages are always exactly those appended and not yet acknowledged."""
+    """The pending messages are always exactly those appended and not yet acknowledged; the
+    rows a write hands over are those the journal reads back; an acknowledged row is deleted by
+    the next write, and one a crash kept from its delete is pending again (published twice, never
+    lost)."""
     path = tmp_path_factory.mktemp("outbox")
     journal = journal_at(path)
-    model: list[tuple[int, str]] = []
+    kept: list[tuple[int, int, str]] = []  # (row id, seq, stream) in the database
+    acked: set[int] = set()  # acknowledged in this run, not yet deleted
     for step in steps:
         if step == "append":
-            seqs = journal.append(input_row=None, events=[NewEvent("x", None, "{}")]).seqs
-            model += [(seqs[0], "public"), (seqs[0], "secure")]
-        elif step == "deliver" and model:
-            oldest = journal.pending(1)[0]
-            journal.delete_outbox([oldest.id])
-            model.pop(0)
+            written = journal.append(input_row=None, events=[NewEvent("x", None, "{}")])
+            kept = [row for row in kept if row[0] not in acked] + [
+                (r.id, r.seq, r.stream) for r in written.outbox
+            ]
+            acked = set()
+            assert [(r.seq, r.stream) for r in written.outbox] == [
+                (written.seqs[0], "public"),
+                (written.seqs[0], "secure"),
+            ]
+            assert list(written.outbox) == journal.pending(2, written.outbox[0].id - 1)
+        elif step == "deliver":
+            waiting = [row for row in kept if row[0] not in acked]
+            if waiting:
+                journal.forget([waiting[0][0]])
+                acked.add(waiting[0][0])
+        elif step == "delete":
+            journal.delete_outbox()
+            kept, acked = [row for row in kept if row[0] not in acked], set()
         elif step == "crash":
             journal._conn.close()  # no checkpoint, no clean close
             journal = journal_at(path)
-        pending = [(r.seq, r.stream) for r in journal.pending(1000)]
-        assert pending == model
+            acked = set()  # their deletes were never written: they go out again
+        assert [(r.id, r.seq, r.stream) for r in journal.pending(1000)] == kept
+        assert journal.pending_count() == len(kept) - len(acked)
     journal.close()
