@@ -115,13 +115,19 @@ class Devices:
     async def dispatch_loop(self) -> None:
         """Send outstanding device commands; retry the ones a device could not take."""
         retry = self.config.dispatch_retry
+        space = self.runner.writer.space
         while True:
             self.wake.clear()
+            # Degraded (the journal's disk is full): what a device did now could not be
+            # journaled, so no command goes out until there is room again.
+            await space.writable.wait()
             if not all(self._asked(d) for d in self.devices):
                 await self.query_all()
             for dispatch in list(self.runner.planner.outstanding.values()):
                 if dispatch.id in self._sent or not self._asked(dispatch.device):
                     continue
+                if space.full:
+                    break
                 await self._send(dispatch)
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(retry):
