@@ -422,18 +422,9 @@ class Journal:
             raise
         self._head_pos, self._head_hash = pos, head
         self.epochs = epochs
-        current = epochs[-1]  # every event of one transaction is in the newest epoch
+        # (a transaction may end one epoch and begin the next: each event by its own key)
         rows = tuple(
-            OutboxRow(
-                row_id,
-                seq,
-                stream,
-                live,
-                now_ns,
-                body,
-                EventId(current.name, seq - current.first_seq + 1),
-                chain,
-            )
+            OutboxRow(row_id, seq, stream, live, now_ns, body, self.event_id(seq), chain)
             for row_id, seq, stream, body, chain in outbox
         )
         return Appended(input_id, seqs, dispatch_ids, response, rows)

@@ -9,7 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.shell.journal import Journal, JournalError, NewCommand, NewDispatch, NewEvent
+from controller.shell.journal import (
+    EventId,
+    Journal,
+    JournalError,
+    NewCommand,
+    NewDispatch,
+    NewEpoch,
+    NewEvent,
+)
 
 GENESIS = {"table_id": "T1", "profile": "rrop-cash", "stacks": {"1": 10, "2": 10}}
 
@@ -169,7 +177,7 @@ def test_open_existing_refuses_what_is_not_a_journal(tmp_path: Path) -> None:
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.lists(st.sampled_from(["append", "deliver", "delete", "crash"]), max_size=25))
+@given(st.lists(st.sampled_from(["append", "epoch", "deliver", "delete", "crash"]), max_size=25))
 def test_outbox_keeps_order_and_nothing_is_lost_across_crashes(
     tmp_path_factory: pytest.TempPathFactory, steps: list[str]
 ) -> None:
@@ -182,17 +190,26 @@ def test_outbox_keeps_order_and_nothing_is_lost_across_crashes(
     kept: list[tuple[int, int, str]] = []  # (row id, seq, stream) in the database
     acked: set[int] = set()  # acknowledged in this run, not yet deleted
     for step in steps:
-        if step == "append":
-            written = journal.append(input_row=None, events=[NewEvent("x", None, "{}")])
+        if step in ("append", "epoch"):
+            # "epoch": one transaction ends an epoch with its first event and begins the next
+            first = journal.last_seq() + 2
+            written = journal.append(
+                input_row=None,
+                events=[NewEvent("x", None, "{}")] * (2 if step == "epoch" else 1),
+                epoch=NewEpoch(f"e{first}", first, "test") if step == "epoch" else None,
+            )
             kept = [row for row in kept if row[0] not in acked] + [
                 (r.id, r.seq, r.stream) for r in written.outbox
             ]
             acked = set()
             assert [(r.seq, r.stream) for r in written.outbox] == [
-                (written.seqs[0], "public"),
-                (written.seqs[0], "secure"),
+                (seq, stream) for seq in written.seqs for stream in ("public", "secure")
             ]
-            assert list(written.outbox) == journal.pending(2, written.outbox[0].id - 1)
+            if step == "epoch":  # the first event ends the old epoch, the second begins e{first}
+                assert written.outbox[0].event.epoch != f"e{first}"
+                assert written.outbox[-1].event == EventId(f"e{first}", 1)
+            count = len(written.outbox)
+            assert list(written.outbox) == journal.pending(count, written.outbox[0].id - 1)
         elif step == "deliver":
             waiting = [row for row in kept if row[0] not in acked]
             if waiting:
