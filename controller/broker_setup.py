@@ -107,6 +107,7 @@ def _role_topics(role: BrokerRole, base: str) -> list[str]:
         return [
             *(f"topic write {base}/{topic}" for topic in written),
             f"topic write {base}/replay/#",
+            f"topic write {base}/secure/replay/#",
             f"topic read {base}/request/#",
         ]
     lines = [f"topic read {base}/{t}" for t in ("status", "events", "state", "devices/#")]
@@ -115,6 +116,7 @@ def _role_topics(role: BrokerRole, base: str) -> list[str]:
     if role == "surveillance":
         lines += [
             f"topic read {base}/secure/events",
+            f"topic read {base}/secure/replay/#",
             f"topic write {base}/request/hold",
             f"topic read {base}/response/hold",
         ]

@@ -38,6 +38,7 @@ from controller.shell.intake import Intake, Rates
 from controller.shell.journal import Journal
 from controller.shell.mqtt import MqttLink
 from controller.shell.notify import feed_watchdog, notify, watchdog_interval
+from controller.shell.replay import Replayer
 from controller.shell.snapshot import snapshot
 from controller.shell.supervisor import Devices
 from controller.shell.table import ShutdownError, TableRunner, initial_state
@@ -99,7 +100,12 @@ class Daemon:
         )
         self.gate = Gate(table.id, policy_of(security), security.load_keyring())
         self.intake = Intake(self.gate, rates_of(security))
-        self.commands = CommandHandler(self.runner, self.gate)
+        replayer = Replayer(
+            self.writer,
+            self.topics,
+            lambda message: self.link.send(message.topic, message.payload, message.properties),
+        )
+        self.commands = CommandHandler(self.runner, self.gate, replayer)
         self.ready = asyncio.Event()
         self.stop_requested = asyncio.Event()
         self.devices = Devices(

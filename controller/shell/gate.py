@@ -41,6 +41,8 @@ from controller.table.event_types import RequestRecord
 from controller.table.inputs import COMMANDS, DealerInput
 
 MAX_TRANSACTION = 128
+#: Requests the shell answers itself, without the core (controller/shell/replay.py).
+SHELL_VERBS = frozenset({"replay"})
 MAX_REASON = 300
 HEAD = 200
 
@@ -250,8 +252,8 @@ class Gate:
         """Parse and authenticate a request (RefusedError: why not)."""
         body = parse_body(payload, self.policy.limits)
         transaction = transaction_of(body)
-        if verb not in COMMANDS:
-            known = ", ".join(sorted(COMMANDS))
+        if verb not in COMMANDS and verb not in SHELL_VERBS:
+            known = ", ".join(sorted((*COMMANDS, *SHELL_VERBS)))
             raise RefusedError(
                 f"unknown command {bounded_text(verb, 40)!r} (known: {known})", transaction
             )
