@@ -685,7 +685,7 @@ class Store:
         )
         return [r[0] for r in rows]
 
-    def keys(self, table: str | None = None) -> list[tuple[str, str, int]]:
+    def event_keys(self, table: str | None = None) -> list[tuple[str, str, int]]:
         """Every stored event's key (for checks and benchmarks), in order."""
         if table is None:
             rows = self.db.all("SELECT table_id, epoch, seq FROM events ORDER BY 1, 2, 3")
