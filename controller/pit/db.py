@@ -24,6 +24,23 @@ class StoreError(RuntimeError):
     """The database cannot be used (unreachable, not the pit's, a newer schema)."""
 
 
+def transient(exc: BaseException) -> bool:
+    """An error that trying the same transaction again may not meet (a lock, a deadlock, a
+    lost connection), as opposed to one the data itself causes."""
+    if isinstance(exc, StoreError):
+        return True
+    if isinstance(exc, sqlite3.OperationalError):
+        return True  # "database is locked", a full or vanished disk: not the batch's fault
+    try:
+        import psycopg  # noqa: PLC0415
+    except ImportError:  # pragma: no cover - a SQLite-only install
+        return False
+    return isinstance(exc, psycopg.errors.OperationalError | psycopg.errors.InterfaceError) or (
+        isinstance(exc, psycopg.Error)
+        and getattr(exc, "sqlstate", None) in ("40001", "40P01", "55P03")
+    )
+
+
 def dialect_of(url: str) -> Dialect:
     """Which database a store URL names."""
     return "sqlite" if url.startswith("sqlite:") else "postgresql"

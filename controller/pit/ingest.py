@@ -27,13 +27,12 @@ acknowledged, counted, and kept as a bounded record (size, SHA-256, the first 20
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import json
 import socket
 import ssl
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -44,6 +43,7 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from controller.pit.config import PitConfig
+from controller.pit.db import transient
 from controller.pit.metrics import PitMetrics
 from controller.pit.store import Applied, EventIn, Store
 from controller.pit.worker import StoreWorker
@@ -161,9 +161,39 @@ def event_age(ts: str, now: float) -> float | None:
         return None
 
 
+class StoreUnavailableError(RuntimeError):
+    """The store does not take commits now: the connection to the broker is dropped (nothing
+    is acknowledged) and made again after a backoff."""
+
+
 def apply_batch(store: Store, batch: Batch, secure: bool) -> Applied:
-    """Store one batch (on the store's thread): events in one transaction, then the rest."""
-    applied = store.ingest(batch.events)
+    """Store one batch (on the store's thread): events in one transaction, then the rest.
+
+    A batch the store refuses for what it holds (not a lock or a lost connection) is stored
+    event by event, and an event that cannot be stored is kept as a refused message: one bad
+    message must not come back for ever.
+    """
+    try:
+        applied = store.ingest(batch.events)
+    except Exception as exc:
+        if transient(exc) or len(batch.events) == 0:
+            raise
+        log.exception("pit.batch_refused", events=len(batch.events))
+        applied = Applied(committed_at=time.time())
+        for event in batch.events:
+            try:
+                one = store.ingest([event])
+            except Exception as single:
+                if transient(single):
+                    raise
+                reason = f"could not be stored: {type(single).__name__}: {single}"
+                batch.rejects.append((f"{event.table_id}/events", event.text.encode(), reason))
+                continue
+            applied.duplicates += one.duplicates
+            for table, count in one.stored.items():
+                applied.stored[table] += count
+            applied.stored_events.extend(one.stored_events)
+            applied.new_epochs.extend(one.new_epochs)
     now = applied.committed_at
     for table, body in batch.statuses:
         try:
@@ -211,8 +241,8 @@ class Ingest:
         await retry_forever(
             self._connection,
             self._lost,
-            expected=(aiomqtt.MqttError, OSError, TimeoutError),
-            fatal=lambda exc: not isinstance(exc, aiomqtt.MqttError | OSError | TimeoutError),
+            expected=_EXPECTED,
+            fatal=lambda exc: not isinstance(exc, _EXPECTED),
             name="pit-mqtt",
         )
 
@@ -346,7 +376,7 @@ class Ingest:
                     item = queue.get_nowait()
                 self._add(batch, *item)
             started = time.monotonic()
-            applied = await self.worker.call(apply_batch, batch, pit.secure)
+            applied = await self._store(batch)
             self.metrics.commit_seconds.observe(time.monotonic() - started)
             for mid, qos in batch.acks:
                 if qos > 0:
@@ -354,6 +384,20 @@ class Ingest:
             self.metrics.committed(batch, applied)
             for callback in self.on_commit:
                 callback(applied)
+
+    async def _store(self, batch: Batch) -> Applied:
+        """Commit a batch; a lock or a deadlock is tried again, a store that stays away ends
+        this connection (StoreUnavailableError)."""
+        for attempt in range(5):
+            try:
+                return await self.worker.call(apply_batch, batch, self.config.pit.secure)
+            except Exception as exc:
+                if not transient(exc):
+                    raise
+                log.warning("pit.store.retry", attempt=attempt + 1, error=str(exc)[:300])
+                self.metrics.store_retries.inc()
+                await asyncio.sleep(0.05 * 2**attempt)
+        raise StoreUnavailableError("the store refused five commits in a row")
 
     def _add(self, batch: Batch, where: Route, message: aiomqtt.Message, received: float) -> None:
         if not batch.acks:
@@ -380,6 +424,9 @@ class Ingest:
             client._client.ack(message.mid, message.qos)
 
 
+_EXPECTED = (aiomqtt.MqttError, OSError, TimeoutError, StoreUnavailableError)
+
+
 def _payload(message: aiomqtt.Message) -> bytes:
     payload = message.payload
     if isinstance(payload, bytes):
@@ -387,13 +434,3 @@ def _payload(message: aiomqtt.Message) -> bytes:
     if isinstance(payload, bytearray):
         return bytes(payload)
     return str(payload or "").encode()
-
-
-async def cancel_quietly(task: asyncio.Task[Any]) -> None:
-    """Cancel a task and wait for it, whatever it raises."""
-    task.cancel()
-    with contextlib.suppress(BaseException):
-        await task
-
-
-Waiter = Callable[[], Awaitable[None]]

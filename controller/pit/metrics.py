@@ -46,6 +46,9 @@ class PitMetrics:
             "tablectl_pit_messages", "Messages committed and acknowledged", registry=r
         )
         self.commits = Counter("tablectl_pit_commits", "Batches committed", registry=r)
+        self.store_retries = Counter(
+            "tablectl_pit_store_retries", "Commits tried again (a lock, a deadlock)", registry=r
+        )
         self.commit_seconds = Histogram(
             "tablectl_pit_commit_seconds", "Seconds one batch took to commit", registry=r
         )

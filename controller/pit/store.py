@@ -144,60 +144,63 @@ class Store:
     # ------------------------------------------------------------------ ingest
 
     def ingest(self, events: Sequence[EventIn], now: float | None = None) -> Applied:
-        """Store a batch of events in one transaction (each view of each event at most once)."""
+        """Store a batch of events in one transaction (each view of each event at most once).
+
+        Rows are written in key order, table after table in one fixed order, so that two pit
+        processes committing at once wait for each other rather than deadlock.
+        """
         db = self.db
         applied = Applied()
         stamp = time.time() if now is None else now
         applied.committed_at = stamp
+        ordered = sorted(events, key=lambda e: (e.table_id, e.epoch, e.seq, e.stream))
         with db.transaction():
-            for stream in ("public", "secure"):
-                batch = [e for e in events if e.stream == stream]
-                if not batch:
-                    continue
-                column = STREAM_COLUMN[stream]
-                returned = db.returning_many(
-                    "INSERT INTO events (table_id, epoch, seq, ts, hand_id, type, severity, "
-                    f"{column}, source, committed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                    f"ON CONFLICT (table_id, epoch, seq) DO UPDATE SET {column} = "
-                    f"excluded.{column} WHERE events.{column} IS NULL RETURNING seq",
-                    [
-                        (
-                            e.table_id,
-                            e.epoch,
-                            e.seq,
-                            e.ts,
-                            e.hand_id,
-                            e.type,
-                            e.severity,
-                            e.text,
-                            e.source,
-                            stamp,
-                        )
-                        for e in batch
-                    ],
-                )
-                new = [e for e, row in zip(batch, returned, strict=True) if row is not None]
-                applied.duplicates += len(batch) - len(new)
-                for event in new:
-                    applied.stored[event.table_id] += 1
-                applied.stored_events.extend(new)
-                self._streams(new, stream)
-                if stream == "public":
-                    self._derive(new)
-            self._epochs_and_tables(applied.stored_events, stamp, applied)
+            returned = db.returning_many(
+                "INSERT INTO events (table_id, epoch, seq, ts, hand_id, type, severity, public, "
+                "secure, source, committed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (table_id, epoch, seq) DO UPDATE SET "
+                "public = COALESCE(events.public, excluded.public), "
+                "secure = COALESCE(events.secure, excluded.secure) "
+                "WHERE (events.public IS NULL AND excluded.public IS NOT NULL) "
+                "OR (events.secure IS NULL AND excluded.secure IS NOT NULL) RETURNING seq",
+                [
+                    (
+                        e.table_id,
+                        e.epoch,
+                        e.seq,
+                        e.ts,
+                        e.hand_id,
+                        e.type,
+                        e.severity,
+                        e.text if e.stream == "public" else None,
+                        e.text if e.stream == "secure" else None,
+                        e.source,
+                        stamp,
+                    )
+                    for e in ordered
+                ],
+            )
+            new = [e for e, row in zip(ordered, returned, strict=True) if row is not None]
+            applied.duplicates = len(ordered) - len(new)
+            for event in new:
+                applied.stored[event.table_id] += 1
+            applied.stored_events = new
+            self._streams(new)
+            self._derive([e for e in new if e.stream == "public"])
+            self._epochs_and_tables(new, stamp, applied)
         return applied
 
-    def _streams(self, events: Sequence[EventIn], stream: str) -> None:
-        highest: dict[tuple[str, str], int] = {}
+    def _streams(self, events: Sequence[EventIn]) -> None:
+        highest: dict[tuple[str, str, str], int] = {}
         for e in events:
-            key = (e.table_id, e.epoch)
+            key = (e.table_id, e.epoch, e.stream)
             highest[key] = max(highest.get(key, 0), e.seq)
         g = self.db.greatest
         self.db.many(
             "INSERT INTO streams (table_id, epoch, stream, max_seq) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (table_id, epoch, stream) DO UPDATE SET "
             f"max_seq = {g}(streams.max_seq, excluded.max_seq)",
-            [(t, e, stream, seq) for (t, e), seq in sorted(highest.items())],
+            [(t, e, stream, seq) for (t, e, stream), seq in sorted(highest.items())],
         )
 
     def _epochs_and_tables(self, events: Sequence[EventIn], stamp: float, applied: Applied) -> None:
@@ -350,7 +353,7 @@ class Store:
             "rule = excluded.rule, reason = excluded.reason, ruling = excluded.ruling, "
             "seat = excluded.seat, evidence = excluded.evidence, raised_ts = excluded.raised_ts, "
             "raised_seq = excluded.raised_seq",
-            holds_raised,
+            sorted(holds_raised),
         )
         db.many(
             "INSERT INTO holds (table_id, epoch, hold, hand_id, resolved_ts, resolved_seq, "
@@ -359,7 +362,7 @@ class Store:
             "resolved_ts = excluded.resolved_ts, resolved_seq = excluded.resolved_seq, "
             "decision = excluded.decision, resolved_by = excluded.resolved_by, "
             "person = excluded.person, role = excluded.role",
-            holds_resolved,
+            sorted(holds_resolved),
         )
         self._hands(hands)
 
@@ -438,7 +441,13 @@ class Store:
         hand_id = _text(hand.get("hand_id")) if hand else None
         phase = _text(hand.get("phase")) if hand else None
         g = db.greatest
-        with db.transaction():
+        with db.transaction():  # streams before tables: the order every transaction takes
+            db.many(
+                "INSERT INTO streams (table_id, epoch, stream, known_last) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (table_id, epoch, stream) DO UPDATE SET "
+                f"known_last = {g}(streams.known_last, excluded.known_last)",
+                [(table, epoch, stream, seq) for stream in sorted(streams)],
+            )
             db.execute(
                 "INSERT INTO tables (table_id, epoch, state, state_seq, hand_id, phase, "
                 "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (table_id) DO UPDATE SET "
@@ -448,12 +457,6 @@ class Store:
                 "WHERE tables.state_seq IS NULL OR tables.epoch IS NULL "
                 "OR tables.epoch <> excluded.epoch OR excluded.state_seq >= tables.state_seq",
                 (table, epoch, json.dumps(body, separators=(",", ":")), seq, hand_id, phase, now),
-            )
-            db.many(
-                "INSERT INTO streams (table_id, epoch, stream, known_last) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (table_id, epoch, stream) DO UPDATE SET "
-                f"known_last = {g}(streams.known_last, excluded.known_last)",
-                [(table, epoch, stream, seq) for stream in streams],
             )
 
     def record_known_last(self, table: str, epoch: str, stream: str, last: int) -> None:
@@ -972,7 +975,9 @@ def _hand_columns(event_type: str, ts: str, data: Mapping[str, Any]) -> dict[str
     if event_type == "pot.awarded":
         pots = data.get("pots") if isinstance(data.get("pots"), list) else []
         assert isinstance(pots, list)
-        total = sum(p.get("amount", 0) for p in pots if isinstance(p, dict))
+        total = sum(
+            p["amount"] for p in pots if isinstance(p, dict) and isinstance(p.get("amount"), int)
+        )
         return {"payouts": json.dumps(data.get("payouts")), "pot": total}
     return {}
 

@@ -4,6 +4,7 @@ and gaps; the API reads them back."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ from simulators.dealer_console import AutoConsole
 from tests.integration.broker import Broker
 from tests.integration.conftest import DaemonProcess
 from tests.integration.pit import PitProcess, stored_seqs, wait_stored
+from tests.postgres import PostgresServer
 
 pytestmark = [pytest.mark.broker]
 
@@ -45,8 +47,30 @@ async def play(daemon: DaemonProcess, port: int, hands: int) -> None:
     async with aiomqtt.Client("127.0.0.1", port, protocol=aiomqtt.ProtocolVersion.V5) as client:
         console = AutoConsole(client, daemon.topics, retry=1.0, sign=daemon.sign)
         await console.start()
-        assert await console.play(hands=hands, timeout=90) == hands
-        await console.stop()
+        try:
+            assert await console.play(hands=hands, timeout=90) == hands
+        finally:
+            with contextlib.suppress(aiomqtt.MqttError):  # its reader saw the broker go
+                await console.stop()
+
+
+def completed_hands(daemon: DaemonProcess) -> int:
+    journal = Journal.open_existing(daemon.journal)
+    try:
+        return sum(1 for row in journal.events() if '"hand.completed"' in row.body)
+    finally:
+        journal.close()
+
+
+async def play_through(daemon: DaemonProcess, broker: Broker, hands: int) -> None:
+    """Play ``hands`` hands whatever happens to the broker: a console that loses it starts
+    again, and finishes the hand in progress."""
+    async with asyncio.timeout(120):
+        while (done := await asyncio.to_thread(completed_hands, daemon)) < hands:
+            try:
+                await play(daemon, broker.port, hands - done)
+            except (aiomqtt.MqttError, TimeoutError):
+                await asyncio.sleep(0.2)
 
 
 def journal_seqs(daemon: DaemonProcess) -> tuple[str, list[int]]:
@@ -218,7 +242,7 @@ async def test_nothing_is_lost_across_a_pit_kill_a_broker_restart_and_a_table_ki
         await asyncio.to_thread(daemon.start)
 
     disturbing = asyncio.create_task(disturb())
-    await play(daemon, broker.port, hands=2)
+    await play_through(daemon, broker, hands=2)
     await disturbing
     epoch, seqs = journal_seqs(daemon)
     await wait_stored(pit.store_url, "T4", epoch, seqs, timeout=30)
@@ -235,3 +259,27 @@ def _metric(text: bytes, name: str) -> float:
         if line.startswith((name + " ", name + "{")):
             return float(line.rsplit(" ", 1)[1])
     raise AssertionError(f"no metric {name}")
+
+
+async def test_two_pits_in_one_share_group_fill_one_postgresql_store(
+    daemon_factory: Any, pit_factory: Any, broker: Broker, postgres: PostgresServer
+) -> None:
+    url = postgres.new_database()
+    daemon = daemon_factory("table", table="T5")
+    key = daemon.keys.key_file(Role.PIT)
+    pits = [pit_factory(f"pit-{n}", pit_id=f"pit-{n}", store_url=url, key=key) for n in (1, 2)]
+    for pit in pits:
+        pit.start()
+    daemon.start()
+    await play(daemon, broker.port, hands=1)
+    epoch, seqs = journal_seqs(daemon)
+    await wait_stored(url, "T5", epoch, seqs, timeout=30)
+    shares = [
+        _metric(pit.get("/metrics", auth=False)[1], "tablectl_pit_events_stored_total")
+        for pit in pits
+    ]
+    assert sum(shares) == len(seqs)  # each event stored by one of them, once
+    assert all(share > 0 for share in shares)  # and the broker shared them out
+    pits[0].add_user()
+    hands = pits[1].json("/api/hands?table=T5")
+    assert [h["outcome"] for h in hands] == ["completed"]
