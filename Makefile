@@ -43,6 +43,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/pipeline.py --broker-nodelay
 	$(BIN)/python benchmarks/rig.py
 	$(BIN)/python benchmarks/flood.py
+	$(BIN)/python benchmarks/pit.py --out benchmarks/pit-results.txt
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build dist

@@ -245,7 +245,7 @@ class Pit:
             cwd=REPO,
         )
         log.close()
-        wait_port(self.web, 30)
+        wait_port(self.web, 180)  # a busy machine starts Python slowly
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
         assert self.proc is not None
@@ -262,6 +262,10 @@ class Pit:
                 name, value = line.rsplit(" ", 1)
                 out[name] = out.get(name, 0.0) + float(value)
         return out
+
+    def end(self) -> None:
+        if self.proc is not None:
+            _end(self.proc)
 
     def total_cpu(self) -> float:
         assert self.proc is not None
@@ -343,7 +347,25 @@ def ts_seconds(ts: str) -> float:
 
 
 async def one_run(kind: str, args: Any, hands_file: Path, work: Path) -> dict[str, Any]:
-    """One floor on a fresh broker and store; its figures."""
+    """One floor on a fresh broker and store; its figures (everything stopped however it ends)."""
+    cleanup: list[Any] = []
+    try:
+        return await _floor(kind, args, hands_file, work, cleanup)
+    finally:
+        for stop in reversed(cleanup):
+            with contextlib.suppress(Exception):
+                stop()
+
+
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait(10)
+
+
+async def _floor(
+    kind: str, args: Any, hands_file: Path, work: Path, cleanup: list[Any]
+) -> dict[str, Any]:
     from controller.authority import Role  # noqa: PLC0415
     from controller.pit.store import Store  # noqa: PLC0415
     from simulators.rig.keys import RigKeys  # noqa: PLC0415
@@ -361,10 +383,12 @@ async def one_run(kind: str, args: Any, hands_file: Path, work: Path) -> dict[st
         "max_connections -1",
     )
     broker.start()
+    cleanup.append(broker.stop)
     postgres = None
     if kind == "postgresql":
         postgres = PostgresServer()
         postgres.start()
+        cleanup.append(postgres.stop)
         url = postgres.new_database()
         baseline_url = postgres.new_database()
     else:
@@ -381,6 +405,8 @@ async def one_run(kind: str, args: Any, hands_file: Path, work: Path) -> dict[st
     ]
     for pit in pits:
         pit.start()
+        cleanup.append(pit.end)
+    daemons = start_daemons(run_dir, broker, keys, args.daemons, cleanup)
     baseline_log = (run_dir / "baseline.log").open("ab")
     sub = subprocess.Popen(
         [
@@ -412,6 +438,7 @@ async def one_run(kind: str, args: Any, hands_file: Path, work: Path) -> dict[st
         stderr=baseline_log,
         cwd=REPO,
     )
+    cleanup += [lambda: _end(sub), lambda: _end(inserter)]
     assert sub.stdout is not None
     sub.stdout.close()
     time.sleep(0.5)
@@ -459,7 +486,8 @@ async def one_run(kind: str, args: Any, hands_file: Path, work: Path) -> dict[st
                 ),
             )
         )
-    daemons = start_daemons(run_dir, broker, keys, args.daemons)
+    for _, proc in workers:
+        cleanup.append(lambda proc=proc: _end(proc))
     dealers = asyncio.create_task(deal(daemons, broker.port, args.duration))
     started = time.monotonic()
 
@@ -469,11 +497,11 @@ async def one_run(kind: str, args: Any, hands_file: Path, work: Path) -> dict[st
     await at(0.3)
     pits[1].kill(signal.SIGKILL)
     await asyncio.sleep(2.0)
-    pits[1].start()
+    await asyncio.to_thread(pits[1].start)
     await at(0.55)
-    broker.stop()
+    await asyncio.to_thread(broker.stop)
     await asyncio.sleep(1.0)
-    broker.start()
+    await asyncio.to_thread(broker.start)
     await asyncio.to_thread(lambda: [p.wait() for _, p in workers])
     published_end = time.monotonic()
     await dealers
@@ -513,7 +541,6 @@ async def one_run(kind: str, args: Any, hands_file: Path, work: Path) -> dict[st
     ]
     for daemon in daemons:
         daemon.kill(signal.SIGTERM)
-        daemon.close()
     for pit in pits:
         pit.kill(signal.SIGTERM)
     sub_cpu = cpu_seconds(sub.pid) + cpu_seconds(inserter.pid)
@@ -589,7 +616,9 @@ def count_expected(url: str, expected: dict[tuple[str, str], int]) -> int:
 # --------------------------------------------------------------------------- real daemons
 
 
-def start_daemons(run_dir: Path, broker: Broker, keys: Any, count: int) -> list[Any]:
+def start_daemons(
+    run_dir: Path, broker: Broker, keys: Any, count: int, cleanup: list[Any]
+) -> list[Any]:
     from tests.integration.conftest import DaemonProcess  # noqa: PLC0415
 
     daemons = []
@@ -599,7 +628,8 @@ def start_daemons(run_dir: Path, broker: Broker, keys: Any, count: int) -> list[
         for path in keys.directory.iterdir():
             shutil.copy(path, daemon.keys.directory / path.name)
         daemon.keys = keys
-        daemon.start()
+        cleanup.append(daemon.close)
+        daemon.start(timeout=90)
         daemons.append(daemon)
     return daemons
 
