@@ -195,20 +195,21 @@ def apply_batch(store: Store, batch: Batch, secure: bool) -> Applied:
             applied.stored_events.extend(one.stored_events)
             applied.new_epochs.extend(one.new_epochs)
     now = applied.committed_at
-    for table, body in batch.statuses:
-        try:
-            store.record_status(table, body, now)
-        except ValueError as exc:
-            batch.rejects.append((f"{table}/status", json.dumps(body).encode(), str(exc)))
+    _, refused = store.record_statuses(batch.statuses, now)
     streams = ("public", "secure") if secure else ("public",)
-    for table, body in batch.states:
-        try:
-            store.record_state(table, body, now, streams)
-        except ValueError as exc:
-            batch.rejects.append((f"{table}/state", json.dumps(body).encode(), str(exc)))
-    for topic, payload, reason in batch.rejects:
-        head = payload[: HEAD * 4].decode("utf-8", "replace")[:HEAD]
-        store.record_reject(topic, len(payload), hashlib.sha256(payload).hexdigest(), head, reason)
+    refused += [
+        (f"{table}/state", body, reason)
+        for table, body, reason in store.record_states(batch.states, now, streams)
+    ]
+    for where, body, reason in refused:
+        topic = where if "/" in where else f"{where}/status"
+        batch.rejects.append((topic, json.dumps(body).encode(), reason))
+    if batch.rejects:
+        with store.db.transaction():
+            for topic, payload, reason in batch.rejects:
+                head = payload[: HEAD * 4].decode("utf-8", "replace")[:HEAD]
+                digest = hashlib.sha256(payload).hexdigest()
+                store.record_reject(topic, len(payload), digest, head, reason)
     return applied
 
 

@@ -99,12 +99,17 @@ class Repairer:
         ends = {(t, e, s): (c, end) for t, e, s, c, end in behind}
         seen: dict[tuple[str, str, str], list[Hole]] = {}
         asks: list[Ask] = []
+        found: dict[tuple[str, str, str], list[tuple[int, int]]] = {}
+        marks = []
+        for key in sorted(ends):
+            contiguous, end = ends[key]
+            mark, found[key] = store.find_holes(*key, contiguous, end)
+            if mark > contiguous:
+                marks.append((*key, mark))
+        store.advance(marks)  # one transaction for the scan's marks
         for key in sorted(keys):
             table, epoch, stream = key
-            holes: list[tuple[int, int]] = []
-            if key in ends:
-                contiguous, end = ends[key]
-                _, holes = store.holes(table, epoch, stream, contiguous, end)
+            holes = found.get(key, [])
             aged = self._age(key, holes, now)
             seen[key] = aged
             old = [(a, b) for a, b, since in aged if now - since >= repair.after]

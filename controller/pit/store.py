@@ -399,56 +399,107 @@ class Store:
 
     def record_status(self, table: str, body: Mapping[str, Any], now: float) -> bool:
         """A birth or death on a table's status topic; False when it was known already."""
+        new, refused = self.record_statuses([(table, body)], now)
+        if refused:
+            raise ValueError(refused[0][2])
+        return bool(new)
+
+    def record_statuses(
+        self, statuses: Sequence[tuple[str, Mapping[str, Any]]], now: float
+    ) -> tuple[int, list[tuple[str, Mapping[str, Any], str]]]:
+        """Births and deaths, in one transaction: how many were new, and those refused."""
         db = self.db
-        state = body.get("state")
-        bdseq = body.get("bdseq")
-        if state not in ("online", "offline") or not isinstance(bdseq, int):
-            raise ValueError("a status needs state online/offline and an integer bdseq")
-        with db.transaction():
-            row = db.one(
+        good: list[tuple[str, str, int, Mapping[str, Any]]] = []
+        refused: list[tuple[str, Mapping[str, Any], str]] = []
+        for table, body in statuses:
+            state, bdseq = body.get("state"), body.get("bdseq")
+            if state not in ("online", "offline") or not isinstance(bdseq, int):
+                reason = "a status needs state online/offline and an integer bdseq"
+                refused.append((table, body, reason))
+                continue
+            good.append((table, str(state), bdseq, body))
+        if not good:
+            return 0, refused
+        good.sort(key=lambda g: (g[0], g[2], g[1] == "offline"))
+        with db.transaction():  # births, then tables: the order every transaction takes
+            rows = db.returning_many(
                 "INSERT INTO births (table_id, bdseq, state, ts, body, received_at) "
                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING bdseq",
-                (table, bdseq, state, _text(body.get("ts")), json.dumps(body), now),
+                [
+                    (t, b, st, _text(body.get("ts")), json.dumps(body), now)
+                    for t, st, b, body in good
+                ],
             )
             # the newest connection decides; its death comes after its birth
-            db.execute(
+            db.many(
                 "INSERT INTO tables (table_id, online, bdseq, status_ts, version, updated_at) "
                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (table_id) DO UPDATE SET "
                 "online = excluded.online, bdseq = excluded.bdseq, "
                 "status_ts = excluded.status_ts, version = excluded.version, "
                 "updated_at = excluded.updated_at WHERE excluded.bdseq > tables.bdseq "
                 "OR (excluded.bdseq = tables.bdseq AND excluded.online = 0)",
-                (
-                    table,
-                    1 if state == "online" else 0,
-                    bdseq,
-                    _text(body.get("ts")),
-                    _text(body.get("version")),
-                    now,
-                ),
+                [
+                    (
+                        t,
+                        1 if st == "online" else 0,
+                        b,
+                        _text(body.get("ts")),
+                        _text(body.get("version")),
+                        now,
+                    )
+                    for t, st, b, body in good
+                ],
             )
-        return row is not None
+        return sum(1 for row in rows if row is not None), refused
 
     def record_state(
         self, table: str, body: Mapping[str, Any], now: float, streams: Iterable[str]
     ) -> None:
         """A table's retained snapshot: the table now, and the last seq it has published."""
+        refused = self.record_states([(table, body)], now, streams)
+        if refused:
+            raise ValueError(refused[0][2])
+
+    def record_states(
+        self,
+        states: Sequence[tuple[str, Mapping[str, Any]]],
+        now: float,
+        streams: Iterable[str],
+    ) -> list[tuple[str, Mapping[str, Any], str]]:
+        """Tables' retained snapshots, in one transaction; those refused."""
         db = self.db
-        epoch, seq = body.get("epoch"), body.get("seq")
-        if not isinstance(epoch, str) or not isinstance(seq, int):
-            raise ValueError("a state needs an epoch and an integer seq")
-        hand = body.get("hand") if isinstance(body.get("hand"), dict) else None
-        hand_id = _text(hand.get("hand_id")) if hand else None
-        phase = _text(hand.get("phase")) if hand else None
+        good: list[tuple[str, str, int, Mapping[str, Any]]] = []
+        refused: list[tuple[str, Mapping[str, Any], str]] = []
+        for table, body in states:
+            epoch, seq = body.get("epoch"), body.get("seq")
+            if not isinstance(epoch, str) or not isinstance(seq, int):
+                refused.append((table, body, "a state needs an epoch and an integer seq"))
+                continue
+            good.append((table, epoch, seq, body))
+        if not good:
+            return refused
+        good.sort(key=lambda g: (g[0], g[2]))
+        known: dict[tuple[str, str, str], int] = {}
+        for table, epoch, seq, _ in good:
+            for stream in streams:
+                key = (table, epoch, stream)
+                known[key] = max(known.get(key, 0), seq)
+        rows = []
+        for table, epoch, seq, body in good:
+            hand = body.get("hand") if isinstance(body.get("hand"), dict) else None
+            hand_id = _text(hand.get("hand_id")) if hand else None
+            phase = _text(hand.get("phase")) if hand else None
+            text = json.dumps(body, separators=(",", ":"))
+            rows.append((table, epoch, text, seq, hand_id, phase, now))
         g = db.greatest
         with db.transaction():  # streams before tables: the order every transaction takes
             db.many(
                 "INSERT INTO streams (table_id, epoch, stream, known_last) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT (table_id, epoch, stream) DO UPDATE SET "
                 f"known_last = {g}(streams.known_last, excluded.known_last)",
-                [(table, epoch, stream, seq) for stream in sorted(streams)],
+                [(t, e, st, seq) for (t, e, st), seq in sorted(known.items())],
             )
-            db.execute(
+            db.many(
                 "INSERT INTO tables (table_id, epoch, state, state_seq, hand_id, phase, "
                 "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (table_id) DO UPDATE SET "
                 "state = excluded.state, state_seq = excluded.state_seq, "
@@ -456,8 +507,9 @@ class Store:
                 "epoch = COALESCE(tables.epoch, excluded.epoch), updated_at = excluded.updated_at "
                 "WHERE tables.state_seq IS NULL OR tables.epoch IS NULL "
                 "OR tables.epoch <> excluded.epoch OR excluded.state_seq >= tables.state_seq",
-                (table, epoch, json.dumps(body, separators=(",", ":")), seq, hand_id, phase, now),
+                rows,
             )
+        return refused
 
     def record_known_last(self, table: str, epoch: str, stream: str, last: int) -> None:
         """The table said its journal goes up to ``last`` (a replay's answer)."""
@@ -492,6 +544,15 @@ class Store:
         self, table: str, epoch: str, stream: str, contiguous: int, end: int, limit: int = 5000
     ) -> tuple[int, list[tuple[int, int]]]:
         """Advance the stream's contiguous mark; the ranges still missing up to ``end``."""
+        mark, holes = self.find_holes(table, epoch, stream, contiguous, end, limit)
+        self.advance([(table, epoch, stream, mark)])
+        return mark, holes
+
+    def find_holes(
+        self, table: str, epoch: str, stream: str, contiguous: int, end: int, limit: int = 5000
+    ) -> tuple[int, list[tuple[int, int]]]:
+        """How far the stream is contiguous now, and the ranges missing above, up to ``end``
+        (reads only: :meth:`advance` records the marks of a whole scan in one transaction)."""
         column = STREAM_COLUMN[stream]
         present = [
             int(r[0])
@@ -506,13 +567,6 @@ class Store:
             if seq != mark + 1:
                 break
             mark = seq
-        if mark > contiguous:
-            g = self.db.greatest
-            self.db.execute(
-                f"UPDATE streams SET contiguous = {g}(contiguous, ?) "
-                "WHERE table_id = ? AND epoch = ? AND stream = ?",
-                (mark, table, epoch, stream),
-            )
         holes: list[tuple[int, int]] = []
         expected = mark + 1
         for seq in present:
@@ -524,6 +578,18 @@ class Store:
         if len(present) < limit and end >= expected:
             holes.append((expected, end))
         return mark, holes
+
+    def advance(self, marks: Sequence[tuple[str, str, str, int]]) -> None:
+        """Record how far streams are contiguous (one transaction; marks only move up)."""
+        if not marks:
+            return
+        g = self.db.greatest
+        with self.db.transaction():
+            self.db.many(
+                f"UPDATE streams SET contiguous = {g}(contiguous, ?) "
+                "WHERE table_id = ? AND epoch = ? AND stream = ?",
+                [(mark, t, e, s) for t, e, s, mark in sorted(marks)],
+            )
 
     def open_gaps(
         self, table: str | None = None, epoch: str | None = None, stream: str | None = None
