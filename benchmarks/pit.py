@@ -88,7 +88,8 @@ class SimTable:
         self.epoch = uuid.uuid4().hex[:12]
         self.journal: list[bytes] = []  # envelope of seq n at n - 1
         self.rng = random.Random(table)
-        self.client: aiomqtt.Client | None = None
+        self.published = asyncio.Event()  # every event of the run journaled and sent
+        self.stopped = False  # past the deadline: journal nothing more
         self.dropped = 0
         self.hand_id: str | None = None
 
@@ -103,7 +104,8 @@ class SimTable:
         return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
 
     async def run(self, start: float, end: float, drop_at: float | None) -> None:
-        """Publish until ``end`` (monotonic); reconnect when the broker goes."""
+        """Publish until ``end`` (monotonic), then answer replays until cancelled; reconnect
+        whenever the broker goes."""
         pending: list[tuple[str, bytes]] = []  # published but not acknowledged: sent again
         events = self._events(start, end, drop_at)
         while True:
@@ -115,25 +117,24 @@ class SimTable:
                     protocol=aiomqtt.ProtocolVersion.V5,
                     keepalive=30,
                 ) as client:
-                    self.client = client
                     await client.subscribe(f"{PREFIX}/{self.table}/request/replay", qos=1)
                     replies = asyncio.create_task(self._replies(client))
                     try:
                         while pending:
                             await client.publish(pending[0][0], pending[0][1], qos=1)
                             pending.pop(0)
-                        async for topic, payload in events:
-                            pending.append((topic, payload))
-                            await client.publish(topic, payload, qos=1)
-                            pending.pop()
-                        await asyncio.sleep(self.args.settle)  # answer replays a while longer
-                        return
+                        if not self.published.is_set():
+                            async for topic, payload in events:
+                                pending.append((topic, payload))
+                                await client.publish(topic, payload, qos=1)
+                                pending.pop()
+                            self.published.set()
+                        await replies  # the journal stays readable until the run ends
                     finally:
                         replies.cancel()
                         with contextlib.suppress(BaseException):
                             await replies
             except aiomqtt.MqttError:
-                self.client = None
                 await asyncio.sleep(0.2 + self.rng.random())
 
     async def _events(self, start: float, end: float, drop_at: float | None) -> Any:
@@ -141,7 +142,7 @@ class SimTable:
         per_hand = self.args.hand_seconds / self.args.speed
         await asyncio.sleep(self.rng.random() * per_hand)  # tables are not in step
         hand_number = 0
-        while time.monotonic() < end:
+        while time.monotonic() < end and not self.stopped:
             hand = self.hands[self.rng.randrange(len(self.hands))]
             hand_number += 1
             self.hand_id = f"{self.table}-{hand_number:05d}"
@@ -151,6 +152,8 @@ class SimTable:
                 dropping, drop_at = self.args.drop_events, None
             for event in hand:
                 await asyncio.sleep(gap * self.rng.uniform(0.5, 1.5))
+                if self.stopped:
+                    break
                 seq = len(self.journal) + 1
                 payload = self._envelope(event, seq)
                 self.journal.append(payload)
@@ -197,11 +200,22 @@ async def generate(args: Any) -> None:
     end = start + args.duration
     drop = set(args.drop.split(",")) if args.drop else set()
     drop_at = start + args.duration * 0.4
-    await asyncio.gather(*(t.run(start, end, drop_at if t.table in drop else None) for t in tables))
+    runs = [
+        asyncio.create_task(t.run(start, end, drop_at if t.table in drop else None)) for t in tables
+    ]
+    # Every table publishes until the end (and a hand in progress to its end); one that the
+    # broker keeps from sending in time stops journaling, and the pits replay what it has.
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(args.duration + 2 * args.hand_seconds / args.speed + 60):
+            await asyncio.gather(*(t.published.wait() for t in tables))
+    for table in tables:
+        table.stopped = True
     result = {
         t.table: {"epoch": t.epoch, "last": len(t.journal), "dropped": t.dropped} for t in tables
     }
-    Path(args.result).write_text(json.dumps(result))
+    Path(args.result + ".part").write_text(json.dumps(result))
+    Path(args.result + ".part").rename(args.result)
+    await asyncio.gather(*runs)  # answer replays until the benchmark ends this process
 
 
 # --------------------------------------------------------------------------- processes
@@ -357,6 +371,12 @@ async def one_run(kind: str, args: Any, hands_file: Path, work: Path) -> dict[st
                 stop()
 
 
+def _wait_results(paths: list[Path]) -> None:
+    """Wait until every generator wrote its result (it then only answers replays)."""
+    while not all(path.exists() for path in paths):
+        time.sleep(0.5)
+
+
 def _end(proc: subprocess.Popen[bytes]) -> None:
     if proc.poll() is None:
         proc.kill()
@@ -478,8 +498,6 @@ async def _floor(
                         ",".join(sorted(dropping & set(part))),
                         "--drop-events",
                         str(args.drop_events),
-                        "--settle",
-                        str(args.settle),
                     ],
                     cwd=REPO,
                     stderr=(run_dir / f"gen-{index}.log").open("ab"),
@@ -503,7 +521,7 @@ async def _floor(
     await asyncio.to_thread(broker.stop)
     await asyncio.sleep(1.0)
     await asyncio.to_thread(broker.start)
-    await asyncio.to_thread(lambda: [p.wait() for _, p in workers])
+    await asyncio.to_thread(_wait_results, [result for result, _ in workers])
     published_end = time.monotonic()
     await dealers
     await asyncio.sleep(1.0)  # the real tables' last events on their way
@@ -723,7 +741,6 @@ def main() -> int:
     parser.add_argument("--dropping", type=float, default=0.05)
     parser.add_argument("--drop-events", type=int, default=8)
     parser.add_argument("--generators", type=int, default=4)
-    parser.add_argument("--settle", type=float, default=40.0)
     parser.add_argument("--wait", type=float, default=90.0)
     parser.add_argument("--stores", default="postgresql,sqlite")
     parser.add_argument("--out", type=Path, default=None)

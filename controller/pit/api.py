@@ -222,6 +222,10 @@ def create_app(
         version=__version__,
         description="Every table's events, hands, holds and alarms, as the pit stored them "
         "(docs/pit.md).",
+        # no Swagger or ReDoc pages: they load their scripts from a CDN a floor network does
+        # not reach; /openapi.json describes everything
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.reader = reader
     app.state.basic_cache = {}
