@@ -251,6 +251,12 @@ class Pit:
         self.cpu = 0.0  # of the processes that ended
 
     def start(self) -> None:
+        # a new port at every start: a port freed by a killed process may be taken meanwhile
+        self.web = free_port()
+        text = self.config.read_text()
+        start = text.index('listen = "127.0.0.1:')
+        end = text.index('"', start + len('listen = "'))
+        self.config.write_text(f'{text[:start]}listen = "127.0.0.1:{self.web}{text[end:]}')
         log = (self.directory / "pit.log").open("ab")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "controller.cli", "pit", "run", "--config", str(self.config)],

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,6 +28,10 @@ from controller.shell.notify import notify
 from controller.signing import Signer, load_private_key
 
 log = structlog.get_logger("tablectl.pit")
+
+
+class WebListenError(RuntimeError):
+    """The API's address cannot be listened on."""
 
 
 class PitService:
@@ -85,7 +90,7 @@ class PitService:
                 task.cancel()
             await asyncio.gather(stop, *tasks, return_exceptions=True)
             for task in failed:
-                log.error("pit.task_failed", task=task.get_name(), error=repr(task.exception()))
+                log.error("pit.task_failed", task=task.get_name(), error=str(task.exception()))
             return 1 if failed else 0
         finally:
             for sig in (signal.SIGTERM, signal.SIGINT):
@@ -111,8 +116,17 @@ class PitService:
         config = uvicorn.Config(
             app, host=web.host, port=web.port, log_level="warning", access_log=False, lifespan="off"
         )
+        # The socket is ours: a port already taken is one clear error, not uvicorn's exit.
+        family = socket.AF_INET6 if ":" in web.host else socket.AF_INET
+        listener = socket.socket(family, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            listener.bind((web.host, web.port))
+        except OSError as exc:
+            listener.close()
+            raise WebListenError(f"cannot listen on {web.listen}: {exc.strerror or exc}") from None
         self.server = _quiet_server_class()(config)
-        await self.server.serve()
+        await self.server.serve(sockets=[listener])
 
 
 def _quiet_server_class() -> Any:
