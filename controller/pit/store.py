@@ -532,13 +532,35 @@ class Store:
     # ------------------------------------------------------------------ gaps
 
     def streams_behind(self) -> list[tuple[str, str, str, int, int]]:
-        """``(table, epoch, stream, contiguous, end)`` of every stream with a seq missing."""
+        """``(table, epoch, stream, contiguous, end)`` of every stream with a seq missing.
+
+        One query for the whole floor: a stream whose seqs after its contiguous mark are all
+        stored (their count is the span) has its mark moved to the end at once, and is not
+        returned; only the streams with a hole are looked at seq by seq.
+        """
         g = self.db.greatest
         rows = self.db.all(
-            f"SELECT table_id, epoch, stream, contiguous, {g}(max_seq, known_last) FROM streams "
-            f"WHERE contiguous < {g}(max_seq, known_last) ORDER BY table_id, epoch, stream"
+            f"SELECT s.table_id, s.epoch, s.stream, s.contiguous, s.max_seq, "
+            f"{g}(s.max_seq, s.known_last), (SELECT COUNT(*) FROM events e "
+            "WHERE e.table_id = s.table_id AND e.epoch = s.epoch AND e.seq > s.contiguous "
+            "AND e.seq <= s.max_seq AND ((s.stream = 'public' AND e.public IS NOT NULL) "
+            "OR (s.stream = 'secure' AND e.secure IS NOT NULL))) "
+            f"FROM streams s WHERE s.contiguous < {g}(s.max_seq, s.known_last) "
+            "ORDER BY s.table_id, s.epoch, s.stream"
         )
-        return [(r[0], r[1], r[2], int(r[3]), int(r[4])) for r in rows]
+        behind = []
+        whole = []
+        for table, epoch, stream, contiguous, highest, end, count in rows:
+            if int(count) == int(highest) - int(contiguous) and int(end) == int(highest):
+                whole.append((table, epoch, stream, int(highest)))
+            elif int(count) == int(highest) - int(contiguous):
+                # every seq stored up to the highest; the tail the table announced is missing
+                whole.append((table, epoch, stream, int(highest)))
+                behind.append((table, epoch, stream, int(highest), int(end)))
+            else:
+                behind.append((table, epoch, stream, int(contiguous), int(end)))
+        self.advance(whole)
+        return behind
 
     def holes(
         self, table: str, epoch: str, stream: str, contiguous: int, end: int, limit: int = 5000
