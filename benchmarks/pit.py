@@ -142,18 +142,18 @@ class SimTable:
         per_hand = self.args.hand_seconds / self.args.speed
         await asyncio.sleep(self.rng.random() * per_hand)  # tables are not in step
         hand_number = 0
+        dropping = 0
         while time.monotonic() < end and not self.stopped:
             hand = self.hands[self.rng.randrange(len(self.hands))]
             hand_number += 1
             self.hand_id = f"{self.table}-{hand_number:05d}"
             gap = per_hand / (len(hand) + 1)
-            dropping = 0
-            if drop_at is not None and time.monotonic() >= drop_at:
-                dropping, drop_at = self.args.drop_events, None
             for event in hand:
                 await asyncio.sleep(gap * self.rng.uniform(0.5, 1.5))
                 if self.stopped:
                     break
+                if drop_at is not None and time.monotonic() >= drop_at:
+                    dropping, drop_at = self.args.drop_events, None
                 seq = len(self.journal) + 1
                 payload = self._envelope(event, seq)
                 self.journal.append(payload)
