@@ -8,6 +8,7 @@ the store keeps only its SHA-256, with the user and when it expires).
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 
 from argon2 import PasswordHasher
@@ -28,8 +29,6 @@ class UserError(ValueError):
 
 def add_user(store: Store, name: str, roles: list[str], password: str) -> None:
     """Create or replace a user (the password hashed with argon2id)."""
-    import re  # noqa: PLC0415
-
     if not re.fullmatch(NAME_PATTERN, name):
         raise UserError(f"{name!r}: letters, digits and . _ @ -, at most 64")
     known = {r.value for r in Role}
