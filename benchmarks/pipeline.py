@@ -39,7 +39,7 @@ from pathlib import Path
 
 import aiomqtt
 
-from controller.shell.codec import input_to_json
+from controller.table.codec import input_to_json
 from controller.table.inputs import DeviceFault
 from tests.integration.broker import Broker, mosquitto_available
 
@@ -232,6 +232,7 @@ async def run_daemon(
     config = tmp / "table.toml"
     config.write_text(
         '[table]\nid = "B"\nstacks = { 1 = 100, 2 = 100 }\nbutton = 1\nblinds = [1, 2]\n'
+        'dispense = "dealer"\n'  # the events come from a feed: no shuffler to command
         "[security]\nrequire_signed = false\n"  # it takes no requests
         f'[devices.bench]\ndriver = "jsonl"\nport = "{slave}"\n'
         f'[broker]\nhost = "127.0.0.1"\nport = {broker.port}\n'

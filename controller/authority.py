@@ -8,7 +8,7 @@ the cutoff) is decided by the core, which gets the :class:`Authority` with the c
 
 The same table covers the commands that are not table requests (deck enrollment and device
 approval are the maintenance role's, on the table PC's command line) so that ``docs/security.md``
-and this module cannot disagree: ``tests/shell/test_authority.py`` checks the doc against it.
+and this module cannot disagree: ``tests/core/test_authority.py`` checks the doc against it.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ class Role(StrEnum):
     FLOOR = "floor"  # rulings: holds, overrides, a misdeal after the cutoff, a deck's service
     SURVEILLANCE = "surveillance"  # reads the secure stream; may raise a hold
     PIT = "pit"  # reads the public stream; asks a table to replay its journal
-    MAINTENANCE = "maintenance"  # deck enrollment, device approval
+    MAINTENANCE = "maintenance"  # deck enrollment, device approval, the journal after an alarm
 
 
 _DEALER_AND_FLOOR = (Role.DEALER, Role.FLOOR)
@@ -60,6 +60,8 @@ COMMAND_ROLES: dict[str, tuple[Role, ...]] = {
     "hold": (Role.SURVEILLANCE, Role.FLOOR),
     # the pit repairs gaps in what it received from the table's journal
     "replay": (Role.PIT,),
+    # after an integrity alarm, maintenance accepts the journal as it is (docs/operations.md)
+    "journal_accept": (Role.MAINTENANCE,),
     # on the table PC's command line, not table requests
     "deck_enroll": (Role.MAINTENANCE,),
     "device_approve": (Role.MAINTENANCE,),

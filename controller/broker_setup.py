@@ -103,14 +103,17 @@ def acl_lines(name: str, user: BrokerUser, prefix: str) -> list[str]:
 
 def _role_topics(role: BrokerRole, base: str) -> list[str]:
     if role == "table":
-        written = ("status", "events", "secure/events", "state", "devices/#", "response/#")
+        written = ("events", "secure/events", "state", "devices/#", "response/#")
         return [
+            # status and head are read back on every connect (the head check, docs/mqtt.md)
+            *(f"topic readwrite {base}/{topic}" for topic in ("status", "head")),
             *(f"topic write {base}/{topic}" for topic in written),
             f"topic write {base}/replay/#",
             f"topic write {base}/secure/replay/#",
             f"topic read {base}/request/#",
         ]
-    lines = [f"topic read {base}/{t}" for t in ("status", "events", "state", "devices/#")]
+    read = ("status", "head", "events", "state", "devices/#")
+    lines = [f"topic read {base}/{t}" for t in read]
     if role in ("dealer", "floor", "pit"):
         lines += [f"topic write {base}/request/#", f"topic read {base}/response/#"]
     if role == "surveillance":

@@ -15,7 +15,7 @@ Handler = Callable[[argparse.Namespace], int]
 #: Only the module of the verb given is imported: ``tablectl run`` starts without the
 #: simulators, ``tablectl sim`` without the daemon.
 VERB_MODULES = {
-    "demo": "controller.demo",
+    "demo": "simulators.demo_cli",
     "deck": "controller.deck_cli",
     "scenario": "simulators.scenario.cli",
     "sim": "simulators.cli",

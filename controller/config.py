@@ -29,7 +29,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from controller.authority import Role
@@ -169,6 +177,16 @@ class BrokerSection(_Section):
     reconnect_max: float = Field(default=30.0, gt=0)
     tls: TlsSection = TlsSection()
 
+    @field_validator("host")
+    @classmethod
+    def _host(cls, host: str, info: ValidationInfo) -> str:
+        if info.data.get("enabled", True) and not host.strip():
+            raise ValueError(
+                "empty: give the broker's host name or address "
+                "(or enabled = false for a table without a broker)"
+            )
+        return host
+
     @model_validator(mode="after")
     def _credentials(self) -> Self:
         if self.password is not None and self.password_file is not None:
@@ -185,9 +203,38 @@ class BrokerSection(_Section):
 
 
 class JournalSection(_Section):
-    """Where the journal lives."""
+    """Where the journal lives, and how its disk is watched (docs/operations.md)."""
 
     path: Path = Path("/var/lib/tablectl/journal.sqlite")
+    low_disk_bytes: int = Field(
+        default=256 * 1024 * 1024,
+        ge=0,
+        description="raise the low-disk alarm when the journal's file system has less free "
+        "(0: no alarm)",
+    )
+    disk_poll: float = Field(
+        default=5.0,
+        gt=0,
+        le=300,
+        description="seconds between looks at the free space, and between tries to write "
+        "again while the disk is full",
+    )
+    max_pages: int | None = Field(
+        default=None,
+        ge=1,
+        description="the most pages (4 KiB) the database may grow to: past it the journal is "
+        "full as on a full disk (a journal sharing its disk; fault tests)",
+    )
+
+
+class MetricsSection(_Section):
+    """Prometheus metrics (docs/operations.md, "Metrics"): off unless enabled."""
+
+    enabled: bool = False
+    host: str = Field(
+        default="127.0.0.1", min_length=1, description="where to listen (default: this host only)"
+    )
+    port: int = Field(default=9464, ge=1, le=65535)
 
 
 class LogSection(_Section):
@@ -267,6 +314,7 @@ class TableConfig(BaseSettings):
     log: LogSection = LogSection()
     daemon: DaemonSection = DaemonSection()
     security: SecuritySection = SecuritySection()
+    metrics: MetricsSection = MetricsSection()
 
     @classmethod
     def settings_customise_sources(

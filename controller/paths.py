@@ -42,3 +42,28 @@ def _recorded() -> Path | None:
         if file.parts[-len(_MARKER) :] == _MARKER:
             return Path(str(dist.locate_file(file))).resolve().parent
     return None
+
+
+def directory_problem(directory: Path, *, create: bool) -> str | None:
+    """Why a process could not write files in ``directory`` here (None: it can).
+
+    With ``create``, a missing directory is fine when it can be made (its nearest existing
+    ancestor is a writable directory), as the daemon makes its journal's.
+    """
+    if directory.is_dir():
+        if not os.access(directory, os.W_OK | os.X_OK):
+            return f"directory {directory} is not writable"
+        return None
+    if directory.exists():
+        return f"{directory} is not a directory"
+    if not create:
+        return f"directory {directory} does not exist"
+    ancestor = directory.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir() or not os.access(ancestor, os.W_OK | os.X_OK):
+        return (
+            f"directory {directory} does not exist and cannot be made "
+            f"({ancestor} is not a writable directory)"
+        )
+    return None

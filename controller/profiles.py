@@ -1,4 +1,4 @@
-"""Rules profiles: the house-rule keys where the sources disagree (catalogue C-1…C-15).
+"""Rules profiles: the house-rule keys where the sources disagree (docs/profiles.md, C-1…C-15).
 
 Three profiles ship in ``config/profiles/``: ``de-charitable``, ``rrop-cash`` and
 ``tda-tournament``. A table config or scenario picks one by name and may override keys. Keys are

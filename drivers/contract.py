@@ -135,6 +135,14 @@ class Device(ABC):
         """What is wrong with ``options``, one ``key: message`` each; empty when they are fine."""
         return pydantic_problems(cls.options_model, options)
 
+    @classmethod
+    def run_problems(cls, options: BaseModel) -> list[str]:
+        """What running with these (valid) options would fail on here, ``key: message`` each:
+        a file or directory they name that is missing or not writable. ``tablectl config
+        check`` and ``tablectl run`` report them; a missing serial port is no such problem (the
+        device may be plugged in later, and the supervisor waits for it)."""
+        return []
+
     def restart_policy(self, default: RestartPolicy) -> RestartPolicy:
         """How the supervisor restarts this device (the daemon's, unless its options say)."""
         return default

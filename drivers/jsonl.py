@@ -1,6 +1,6 @@
 """The ``jsonl`` driver: device inputs as JSON lines on a serial port, a pty or a FIFO.
 
-Each line is one input in the journal's tagged form (:mod:`controller.shell.codec`), e.g.
+Each line is one input in the journal's tagged form (:mod:`controller.table.codec`), e.g.
 ``{"v":1,"type":"TagArrived","fields":{"ts":"…","device":"reader","zone":["board",null],
 "uid":"04a1…"}}``. It replays a recorded session into a daemon, bridges a device that has its own
 converter, and gives the pipeline benchmark a byte-level source it can time. A line that is not
@@ -22,7 +22,7 @@ from typing import Any
 import structlog
 from pydantic import BaseModel, ConfigDict, Field
 
-from controller.shell.codec import CodecError, input_from_json
+from controller.table.codec import CodecError, input_from_json
 from controller.table.inputs import DeviceInput
 from drivers.contract import READ, Device, DeviceContext, DeviceStatus, InputSink
 from drivers.errors import DeviceError

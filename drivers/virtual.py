@@ -10,15 +10,18 @@ Like a real device it outlives the host process when given a ``state_file``: its
 it dispensed and the events the host has not yet taken are written there before a command is
 answered, and events stay queued until the sink returned (the host journaled them), so a host
 killed at any moment finds the device where it left it and gets every event exactly once more at
-most. Events carry the time they were made, so a redelivered event is identical to the first.
+most. Like a TSP/1 device it numbers its events under a boot id drawn when its memory began
+(``origin``), so the host recognises a redelivered event.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import os
+import secrets
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -26,8 +29,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from controller.cards import Card, card_code
+from controller.deck_order import deck_order
 from controller.decks import DeckManifest
-from controller.shell.codec import input_from_dict, input_to_dict
+from controller.paths import directory_problem
+from controller.table.codec import input_from_dict, input_to_dict
 from controller.table.inputs import (
     DeckChecked,
     DeckRevealed,
@@ -35,6 +40,7 @@ from controller.table.inputs import (
     DeviceInput,
     GroupDispensed,
     Health,
+    Origin,
     Purpose,
     ShuffleCompleted,
     TagArrived,
@@ -53,7 +59,6 @@ from drivers.contract import (
     InputSink,
 )
 from drivers.errors import AlreadyDoneError, DeviceCommandError
-from simulators.deck_order import deck_order
 
 _BOARD_PURPOSES = {Purpose.FLOP, Purpose.TURN, Purpose.RIVER, Purpose.BOARD_OTHER}
 
@@ -95,10 +100,24 @@ class VirtualTable(Device):
             "pending": [],
             "online_reported": False,
             "dispensed_cards": 0,
+            "boot_id": secrets.randbits(32),
+            "event_seq": 0,
         }
         path = options.state_file
         if path is not None and path.is_file():
             self._memory.update(json.loads(path.read_text(encoding="utf-8")))
+
+    @classmethod
+    def run_problems(cls, options: BaseModel) -> list[str]:
+        """The state file's directory must be one this process can write in (or make)."""
+        assert isinstance(options, VirtualOptions)
+        path = options.state_file
+        if path is None:
+            return []
+        if path.exists() and not path.is_file():
+            return [f"state_file: {path} is not a file"]
+        problem = directory_problem(path.parent, create=True)
+        return [f"state_file: {problem}"] if problem else []
 
     # ------------------------------------------------------------------ the device contract
 
@@ -202,7 +221,10 @@ class VirtualTable(Device):
         return int(self._memory["dispensed_cards"])
 
     def _emit(self, event: DeviceInput, save: bool = True) -> None:
-        self._memory["pending"].append(input_to_dict(event))
+        memory = self._memory
+        memory["event_seq"] += 1
+        numbered = dataclasses.replace(event, origin=Origin(memory["boot_id"], memory["event_seq"]))
+        memory["pending"].append(input_to_dict(numbered))
         if save:
             self._save()
         self._wake.set()
@@ -211,6 +233,7 @@ class VirtualTable(Device):
         path = self.options.state_file
         if path is None:
             return
+        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(self._memory), encoding="utf-8")
         os.replace(tmp, path)

@@ -59,9 +59,17 @@ class ControlClient:
         assert self._reader is not None
         assert self._writer is not None
         async with self._lock:
-            self._writer.write(json.dumps(command).encode() + b"\n")
-            await self._writer.drain()
-            line = await self._reader.readline()
+            writer = self._writer
+            try:
+                writer.write(json.dumps(command).encode() + b"\n")
+                await writer.drain()
+                line = await self._reader.readline()
+            except BaseException:
+                # Cancelled (or failed) between the command and its reply: the reply would be
+                # read as the next command's. Drop the connection; the next command opens one.
+                writer.close()
+                self._writer = self._reader = None
+                raise
         if not line:
             raise ControlError("the simulator closed the control connection")
         reply: dict[str, Any] = json.loads(line)

@@ -111,22 +111,21 @@ def act(
     amount: int | None,
 ) -> Outcome:
     """Apply one action by the seat to act; raise ActionRejectedError when it is not legal."""
-    if rnd.to_act is None:
+    if not rnd.queue:
         raise ActionRejectedError("the betting round is closed")
-    if seat != rnd.to_act:
-        raise ActionRejectedError(f"it is seat {rnd.to_act}'s turn, not seat {seat}'s")
+    if seat != rnd.queue[0]:
+        raise ActionRejectedError(f"it is seat {rnd.queue[0]}'s turn, not seat {seat}'s")
     bet = rnd.bets.get(seat, 0)
     stack = stacks[seat]
     to_call = rnd.current - bet
     most = bet + stack
-    raising = can_raise(rnd, seat, stacks, folded)
 
+    # whether the seat may raise (a look at every stack) is asked only when it means to
     if kind is ActionKind.ALLIN:
-        if raising:
+        if can_raise(rnd, seat, stacks, folded):
             kind = ActionKind.BET if rnd.current == 0 else ActionKind.RAISE
-            amount = most
-        else:
-            kind, amount = ActionKind.CALL, None
+            return _aggressive(rnd, order, stacks, folded, seat, kind, most, raising=True)
+        kind, amount = ActionKind.CALL, None
     if kind is ActionKind.FOLD:
         return _passive(rnd, seat, ActionKind.FOLD, bet, 0, all_in=False)
     if kind is ActionKind.CHECK:
@@ -142,7 +141,8 @@ def act(
             raise ActionRejectedError(f"seat {seat} calls to {to}, not {amount}")
         return _passive(rnd, seat, ActionKind.CALL, to, put_in, all_in=put_in == stack)
     if kind in (ActionKind.BET, ActionKind.RAISE):
-        return _aggressive(rnd, order, stacks, folded, seat, kind, amount, raising)
+        raising = can_raise(rnd, seat, stacks, folded)
+        return _aggressive(rnd, order, stacks, folded, seat, kind, amount, raising=raising)
     raise ActionRejectedError(f"{kind.value} is not a betting-round action here")
 
 
@@ -214,9 +214,15 @@ def settle_queue(rnd: Round, stacks: Mapping[int, int], folded: frozenset[int]) 
     if not rnd.queue:
         return rnd
     current = rnd.current
-    can_act = [s for s, chips in stacks.items() if chips > 0 and s not in folded]
-    if len(can_act) > 1 or (can_act and rnd.bets.get(can_act[0], 0) < current):
-        return rnd
+    # the seats that can still act, looked at only until a second one turns up (every action)
+    able = None
+    for seat, chips in stacks.items():
+        if chips > 0 and seat not in folded:
+            if able is not None:
+                return rnd  # two or more can still act
+            able = seat
+    if able is not None and rnd.bets.get(able, 0) < current:
+        return rnd  # the one who can act still owes the call
     return Round(
         rnd.street,
         rnd.bets,

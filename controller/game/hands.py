@@ -37,14 +37,17 @@ def evaluate(hole: Sequence[Card], board: Sequence[Card]) -> HandValue:
     cards = [*hole, *board]
     ranked = [_EVAL7[c] for c in cards]
     value = eval7.evaluate(ranked)
-    # drop cards one at a time while the value stays the same: what is left is the best five
-    kept = list(range(len(cards)))
-    while len(kept) > 5:
-        for i in kept:
-            if eval7.evaluate([ranked[k] for k in kept if k != i]) == value:
-                kept.remove(i)
+    # drop the first card whose absence keeps the value, again until five are left: they are
+    # the best five. A card that was needed stays needed with fewer cards (a smaller set is
+    # never worth more), so each search goes on from where the last one stopped.
+    start = 0
+    while len(ranked) > 5:
+        for i in range(start, len(ranked)):
+            rest = ranked[:i] + ranked[i + 1 :]
+            if eval7.evaluate(rest) == value:
+                ranked, cards, start = rest, cards[:i] + cards[i + 1 :], i
                 break
-    return HandValue(value, eval7.handtype(value), tuple(cards[k] for k in kept))
+    return HandValue(value, eval7.handtype(value), tuple(cards))
 
 
 def strength(hole: Sequence[Card], board: Sequence[Card]) -> int:

@@ -9,8 +9,9 @@ one process claims it (the claim is an update of the gap's row: the other proces
 and sends the table a signed ``replay`` request for it, ``chunk`` seqs at most. The replayed
 events come on ``{prefix}/{table}/replay/{pit}`` into the same ingest; once every seq of the gap is
 stored it is closed as repaired. A gap whose answer does not come is asked again every ``retry``
-seconds; one the table cannot replay (another epoch, pruned from its journal) is marked ``lost``
-with the table's reason, and every gap asked ``attempts`` times or lost is counted unrepaired.
+seconds; one the table cannot replay (an epoch or seqs its journal never had, pruned) is marked
+``lost`` with the table's reason, and every gap asked ``attempts`` times or lost is counted
+unrepaired.
 Gaps stay visible (``GET /api/gaps``, ``open_gaps`` in ``GET /api/tables``) until repaired.
 """
 
@@ -206,7 +207,7 @@ class Repairer:
         gap = ask.gap
         if status == "error":
             reason = str(error)[:300] if error else "refused"
-            if "epoch" in reason and "not this journal" in reason:
+            if _unrepairable(reason):
                 await self.worker.call(Store.mark_gap, gap.id, "lost", reason)
             else:  # refused (a key, a rate limit…): asked again after the retry delay
                 await self.worker.call(Store.mark_gap, gap.id, "asked", reason)
@@ -221,6 +222,12 @@ class Repairer:
             ranges = ", ".join(f"{r[0]}-{r[1]}" for r in missing if isinstance(r, list))
             reason = f"not in the table's journal: {ranges}"
             await self.worker.call(Store.mark_gap, gap.id, "lost", reason)
+
+
+def _unrepairable(reason: str) -> bool:
+    """Whether a table's refusal says the range can never be replayed: an epoch its journal
+    never had, or seqs past the epoch's last event (controller/shell/replay.py)."""
+    return "not this journal's" in reason or "goes past its last" in reason
 
 
 def _log_failure(task: asyncio.Task[None]) -> None:

@@ -9,7 +9,7 @@ transaction: its rule IDs, its hand (one row per hand: start, outcome, stacks, p
 and its resolution, a ruling, an alarm. Births and deaths, epochs and the tables' retained
 snapshots come from the status and state topics.
 
-:class:`Store` is synchronous and used from one thread (:class:`controller.pit.service.StoreThread`
+:class:`Store` is synchronous and used from one thread (:class:`controller.pit.worker.StoreWorker`
 runs it); the readers of the API open their own :class:`Store` on the same database.
 """
 

@@ -36,6 +36,8 @@ from controller.table.inputs import GroupDispensed, Purpose
 from controller.table.state import HandState, PendingGroup, Phase, Ruling
 from controller.table.tray import draw, drop_finished, live_cards, place, seat_place
 
+_HOLE = (Purpose.HOLE,)
+
 
 def hole_group_dispensed(ctx: Context, hand: HandState, ev: GroupDispensed) -> bool:
     """Check a dispensed hole group; False when it must not be dealt (misdealt or held)."""
@@ -87,12 +89,10 @@ def hole_card_arrived(ctx: Context, hand: HandState, card: Card, seat: int) -> N
             ctx, hand, Rule.SEAT_EMPTY, f"a card at seat {seat}, not dealt in", seat=seat
         )
         return
-    mine = next(
-        (g for g in hand.deal.pending if g.purpose is Purpose.HOLE and g.seat == seat), None
-    )
-    if mine is not None:
-        _into_group(ctx, hand, card, seat, mine)
-        return
+    for group in hand.deal.pending:  # a loop, not next(generator): this runs for every hole card
+        if group.purpose is Purpose.HOLE and group.seat == seat:
+            _into_group(ctx, hand, card, seat, group)
+            return
     other = next(
         (g for g in hand.deal.pending if g.purpose is Purpose.HOLE and len(g.read) < g.size), None
     )
@@ -123,15 +123,19 @@ def hole_card_arrived(ctx: Context, hand: HandState, card: Card, seat: int) -> N
 
 
 def _into_group(ctx: Context, hand: HandState, card: Card, seat: int, group: PendingGroup) -> None:
-    known = [c for c in group.cards if c is not None]
-    draw(hand, card, (Purpose.HOLE,), seat)
+    draw(hand, card, _HOLE, seat)
     place(hand, card, seat_place(seat))
-    if known and card not in known:
+    # the group's known cards (None where withheld) must include this one
+    if card not in group.cards and any(group.cards):
         misdeal_unless_cutoff(
             ctx, hand, Rule.SEAT_SEQ, f"seat {seat} got a card of another group", seat=seat
         )
         return
-    updated = next(g for g in hand.deal.pending if g.group == group.group)
+    for updated in hand.deal.pending:
+        if updated.group == group.group:
+            break
+    else:
+        raise AssertionError(f"group {group.group} left the tray while its card was read")
     if len(updated.read) < updated.size:
         return
     drop_finished(hand)

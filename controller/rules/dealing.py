@@ -223,10 +223,11 @@ def group_dispensed(ctx: Context, ev: GroupDispensed) -> None:
 
 def _into_tray(hand: HandState, ev: GroupDispensed, seat: int | None) -> None:
     group = PendingGroup(ev.group, ev.purpose, seat, len(ev.cards), ev.cards)
-    hand.edit_deal().pending = (*hand.deal.pending, group)
-    hand.edit_deal().last_group = max(hand.deal.last_group, ev.group)
-    hand.edit_deal().tray += len(ev.cards)
-    hand.edit_deal().stub = ev.remaining
+    deal = hand.edit_deal()
+    deal.pending = (*deal.pending, group)
+    deal.last_group = max(deal.last_group, ev.group)
+    deal.tray += len(ev.cards)
+    deal.stub = ev.remaining
 
 
 # --------------------------------------------------------------------------- tag movements

@@ -90,7 +90,7 @@ def resolve(ctx: Context, hand: HandState, hold: Hold, decision: Ruling, how: st
 
 
 def _may_rule(ctx: Context, hold: Hold, verb: str) -> None:
-    """A ruling is the floor's; a dealer's only for the rules the house names (§3.10)."""
+    """A ruling is the floor's; a dealer's only for the rules the house names (docs/security.md)."""
     authority = ctx.authority
     if authority is None or authority.role is Role.FLOOR:
         return
@@ -157,9 +157,10 @@ def floor_override(ctx: Context, cmd: FloorOverride) -> None:
 
 
 def raise_hold_request(ctx: Context, cmd: RaiseHold) -> None:
-    """Surveillance (or the floor) holds the hand for the floor's ruling on ``rule`` (§3.10).
+    """Surveillance (or the floor) holds the hand for the floor's ruling on ``rule``.
 
-    Confirming it changes nothing by itself: the floor rules with ``floor_override``.
+    Confirming it changes nothing by itself: the floor rules with ``floor_override``. Who may raise
+    a hold is in docs/security.md.
     """
     hand = ctx.hand
     try:

@@ -139,7 +139,7 @@ def kill_hand(ctx: Context, hand: HandState, seat: int, rule: Rule, reason: str)
 def called(ctx: Context, cmd: Misdeal) -> None:
     """The dealer calls a misdeal: only before the cutoff (MD-CUTOFF), then MD-REDEAL.
 
-    After the cutoff only the floor may (a command signed in the floor role, §3.10).
+    After the cutoff only the floor may (a command signed in the floor role, docs/security.md).
     """
     current = ctx.hand
     if cutoff_passed(current, ctx.table.profile):

@@ -7,13 +7,15 @@ names every row that was edited, inserted or deleted.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import heapq
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 SCHEMA_VERSION = 1
 GENESIS_HASH = "0" * 64
@@ -66,6 +68,13 @@ CREATE TABLE IF NOT EXISTS snapshots (
     state BLOB NOT NULL,
     digest TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS epochs (
+    epoch TEXT PRIMARY KEY,
+    first_seq INTEGER NOT NULL UNIQUE,
+    started TEXT NOT NULL,
+    reason TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_type ON events (type);
 CREATE TABLE IF NOT EXISTS outbox (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     seq INTEGER NOT NULL,
@@ -94,22 +103,103 @@ def row_hash(prev: str, table: str, content: Sequence[Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+class JournalError(RuntimeError):
+    """The journal cannot be used (wrong table, newer schema, not a journal)."""
+
+
+class JournalDamagedError(JournalError):
+    """The journal file is damaged: SQLite cannot read it, or a row is not what it wrote."""
+
+
+def damaged(path: Path, exc: BaseException) -> JournalDamagedError:
+    """The one-line error of a damaged journal: what SQLite said and what to do."""
+    return JournalDamagedError(f"{path} is damaged ({exc}): {damage_advice(path)}")
+
+
+def damage_advice(path: Path) -> str:
+    """What to do with a damaged journal, in one sentence."""
+    return (
+        f"keep the file and run `tablectl journal salvage --journal {path} --out NEW.sqlite`, "
+        "which copies every intact row into NEW, then point [journal] path at NEW "
+        '(docs/operations.md, "A damaged journal")'
+    )
+
+
+#: What reading a damaged journal can raise: SQLite's errors, and an error message of SQLite's
+#: that quotes damaged bytes and so is not UTF-8 itself.
+UNREADABLE = (sqlite3.DatabaseError, UnicodeDecodeError)
+
+#: What SQLite says of a journal whose schema (its own record of the tables) is damaged.
+_SCHEMA_DAMAGE = ("no such table", "no such column", "malformed database schema")
+
+
+def unreadable(exc: BaseException) -> bool:
+    """True for what reading a damaged journal raised (ask it only of such a read)."""
+    return isinstance(exc, UnicodeDecodeError) or is_damage(exc)
+
+
+def is_damage(exc: BaseException) -> bool:
+    """True for SQLite's own verdict that a file is damaged or not a database at all, or that
+    the journal's tables are not there as the journal made them."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+        return True
+    return code == sqlite3.SQLITE_ERROR and str(exc).startswith(_SCHEMA_DAMAGE)
+
+
+@dataclass(frozen=True)
+class Head:
+    """A point of the chain: a position and the hash of the row there (0: before the first)."""
+
+    pos: int
+    hash: str
+
+
+GENESIS = Head(0, GENESIS_HASH)
+
+
+@dataclass(frozen=True)
+class Break:
+    """One problem of the chain; ``pos`` is the first position it concerns (0: the journal)."""
+
+    pos: int
+    text: str
+
+
 @dataclass
 class VerifyReport:
-    """The result of :meth:`Journal.verify`."""
+    """The result of :func:`verify_chain`: rows checked, breaks found, where the chain ends."""
 
     rows: int = 0
-    problems: list[str] = field(default_factory=list)
+    breaks: list[Break] = field(default_factory=list)
+    head: Head = GENESIS
+    since: Head = GENESIS
+    accepted: list[Break] = field(default_factory=list)  # breaks maintenance accepted
+    damaged: str | None = None  # SQLite found the file damaged: where and how
+
+    @property
+    def problems(self) -> list[str]:
+        """Every break, as text."""
+        return [b.text for b in self.breaks]
 
     @property
     def ok(self) -> bool:
         """True when the chain is intact."""
-        return not self.problems
+        return not self.breaks
+
+    def add(self, pos: int, text: str) -> None:
+        """Record a break at ``pos``."""
+        self.breaks.append(Break(pos, text))
 
 
 def connect(path: Path) -> sqlite3.Connection:
     """A connection with the journal's settings (WAL, synchronous=FULL, explicit transactions)."""
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=5.0)
+    # Damaged text reads back as what it is (U+FFFD where it is not UTF-8) rather than ending
+    # the read: the row then fails its hash, and the rest of the journal stays readable.
+    conn.text_factory = _lenient
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=FULL")
     conn.execute("PRAGMA busy_timeout=5000")
@@ -137,49 +227,137 @@ def insert_row(
     return pos, digest
 
 
-def verify_chain(conn: sqlite3.Connection) -> VerifyReport:
-    """Walk the hash chain over every chained row of a journal; report every break."""
-    report = VerifyReport()
-    rows: list[tuple[int, str, list[Any], str, str]] = []
-    for table, columns in CHAINED.items():
-        select = ", ".join((*columns, "pos", "prev", "hash"))
-        for row in conn.execute(f"SELECT {select} FROM {table}"):  # noqa: S608
-            *content, pos, prev, digest = row
-            rows.append((pos, table, content, prev, digest))
-    rows.sort(key=lambda r: r[0])
-    report.rows = len(rows)
-    expected_prev = GENESIS_HASH
-    expected_pos = 1
-    for pos, table, content, prev, digest in rows:
-        where = f"{table} {KEY[table]} {content[0]} (position {pos})"
-        if pos != expected_pos:
-            report.problems.append(
-                f"{where}: position {expected_pos} is missing (a row was deleted)"
-                if pos > expected_pos
-                else f"{where}: position used twice"
+class _Row(NamedTuple):
+    pos: int
+    table: str
+    content: list[Any]
+    prev: str
+    hash: str
+
+
+def _readable(value: Any) -> bool:
+    return value is None or isinstance(value, int | float | str)
+
+
+def _rows(conn: sqlite3.Connection, table: str, after: int, report: VerifyReport) -> Iterator[_Row]:
+    """The chained rows of ``table`` after position ``after``, in order of position.
+
+    A row whose position, links or content SQLite no longer gives as the journal wrote them
+    (a damaged record reads back as another type) is reported and left out of the walk.
+    """
+    columns = CHAINED[table]
+    select = ", ".join((*columns, "pos", "prev", "hash"))
+    cursor = conn.execute(
+        f"SELECT {select} FROM {table} WHERE pos > ? ORDER BY pos",  # noqa: S608
+        (after,),
+    )
+    for row in cursor:
+        *content, pos, prev, digest = row
+        if not (
+            isinstance(pos, int)
+            and isinstance(prev, str)
+            and isinstance(digest, str)
+            and all(_readable(v) for v in content)
+        ):
+            key = content[0] if content and _readable(content[0]) else "?"
+            where = f"position {pos}" if isinstance(pos, int) else "no readable position"
+            report.add(
+                pos if isinstance(pos, int) else after + 1,
+                f"{table} {KEY[table]} {key} ({where}): the row is damaged (unreadable values)",
             )
-        expected_pos = pos + 1
-        if prev != expected_prev:
-            report.problems.append(f"{where}: does not follow the previous row")
-        if row_hash(prev, table, content) != digest:
-            report.problems.append(f"{where}: content does not match its hash (edited)")
-        expected_prev = digest
+            continue
+        yield _Row(pos, table, content, prev, digest)
+
+
+def _lenient(data: bytes) -> str:
+    # Damaged text reads back as what it is (with U+FFFD where it is not UTF-8): the row then
+    # fails its hash instead of ending the walk with a decoding error.
+    return data.decode("utf-8", "replace")
+
+
+def verify_chain(conn: sqlite3.Connection, since: Head = GENESIS) -> VerifyReport:
+    """Walk the hash chain after ``since`` (from the genesis: every row); report every break.
+
+    The whole walk is one read transaction: on a journal the daemon is writing, the rows it
+    commits meanwhile are either all seen or not at all, so a live journal verifies as it is.
+    The row at ``since`` must still carry the hash it had when it was verified (a rewritten
+    chain does not). SQLite's own verdict that the file is damaged is reported as the last
+    break (``tablectl journal salvage`` keeps the intact rows).
+    """
+    report = VerifyReport(since=since)
+    factory = conn.text_factory
+    conn.text_factory = _lenient
+    began = not conn.in_transaction
+    if began:
+        conn.execute("BEGIN")
+    try:
+        _walk(conn, since, report)
+    except UNREADABLE as exc:
+        if not unreadable(exc):
+            raise
+        report.damaged = f"the file is damaged after position {report.head.pos} ({exc})"
+        report.add(report.head.pos + 1, report.damaged)
+    finally:
+        if began and conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")  # it only read
+        conn.text_factory = factory
+    return report
+
+
+def _walk(conn: sqlite3.Connection, since: Head, report: VerifyReport) -> None:
+    if since.pos > 0:
+        anchor = [
+            row
+            for table in CHAINED
+            for row in conn.execute(
+                f"SELECT hash FROM {table} WHERE pos = ?",  # noqa: S608
+                (since.pos,),
+            )
+        ]
+        if [r[0] for r in anchor] != [since.hash]:
+            report.add(
+                since.pos,
+                f"the row at position {since.pos}, verified before, was changed or removed "
+                "(the chain before it was rewritten)",
+            )
+    report.head = since
+    expected_prev = since.hash
+    expected_pos = since.pos + 1
+    streams = [_rows(conn, table, since.pos, report) for table in CHAINED]
+    for row in heapq.merge(*streams, key=lambda r: r.pos):
+        report.rows += 1
+        where = f"{row.table} {KEY[row.table]} {row.content[0]} (position {row.pos})"
+        if row.pos != expected_pos:
+            if row.pos > expected_pos:
+                report.add(
+                    expected_pos, f"{where}: position {expected_pos} is missing (a row was deleted)"
+                )
+            else:
+                report.add(row.pos, f"{where}: position used twice")
+        expected_pos = row.pos + 1
+        if row.prev != expected_prev:
+            report.add(row.pos, f"{where}: does not follow the previous row")
+        if row_hash(row.prev, row.table, row.content) != row.hash:
+            report.add(row.pos, f"{where}: content does not match its hash (edited or damaged)")
+        expected_prev = row.hash
+        report.head = Head(row.pos, row.hash)
     meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-    head_pos, head_hash = int(meta.get("head_pos", "0")), meta.get("head_hash", GENESIS_HASH)
-    last_pos = rows[-1][0] if rows else 0
-    if head_pos != last_pos or head_hash != expected_prev:
-        report.problems.append(
-            f"the chain ends at position {last_pos} but the journal head is at {head_pos}: "
-            "rows were deleted from the end, or added outside the journal"
+    head_pos, head_hash = meta.get("head_pos", "0"), meta.get("head_hash", GENESIS_HASH)
+    last = report.head
+    if str(last.pos) != head_pos or last.hash != head_hash:
+        report.add(
+            last.pos + 1,
+            f"the chain ends at position {last.pos} but the journal head is at {head_pos}: "
+            "rows were deleted from the end, or added outside the journal",
         )
     for table in CHAINED:
-        row = conn.execute(
-            f"SELECT MAX({KEY[table]}) FROM {table}"  # noqa: S608
-        ).fetchone()
+        row = conn.execute(f"SELECT MAX({KEY[table]}) FROM {table}").fetchone()  # noqa: S608
         issued = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)).fetchone()
-        if issued and (row[0] or 0) < issued[0]:
-            report.problems.append(
-                f"{table}: key {issued[0]} was issued but the last row is {row[0] or 0} "
-                "(rows deleted from the end)"
+        top = row[0] if isinstance(row[0], int) else 0
+        if issued and isinstance(issued[0], int) and top < issued[0]:
+            report.add(
+                last.pos + 1,
+                f"{table}: key {issued[0]} was issued but the last row is {top} "
+                "(rows deleted from the end)",
             )
-    return report

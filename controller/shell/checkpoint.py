@@ -23,18 +23,24 @@ from pathlib import Path
 import controller
 from controller.table.state import TableState
 
-_CORE_PARTS = ("table", "rules")
-_CORE_FILES = ("cards.py", "decks.py", "profiles.py", "uids.py")
+#: The engine's packages and the modules of controller/ they import: every file whose change
+#: can change what the core makes of an input (tests/shell/test_replay.py checks the imports).
+_CORE_PARTS = ("table", "rules", "game")
+_CORE_FILES = ("authority.py", "cards.py", "decks.py", "paths.py", "profiles.py", "uids.py")
+
+
+def core_files() -> list[Path]:
+    """The source files the fingerprint covers."""
+    root = Path(controller.__file__).parent
+    files = [p for part in _CORE_PARTS for p in sorted((root / part).glob("*.py"))]
+    return files + [root / name for name in _CORE_FILES if (root / name).is_file()]
 
 
 @cache
 def core_fingerprint() -> str:
     """The SHA-256 of the core's source files and the Python version."""
-    root = Path(controller.__file__).parent
     digest = hashlib.sha256(f"{sys.version_info[0]}.{sys.version_info[1]}".encode())
-    files = [p for part in _CORE_PARTS for p in sorted((root / part).glob("*.py"))]
-    files += [root / name for name in _CORE_FILES if (root / name).is_file()]
-    for path in files:
+    for path in core_files():
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 

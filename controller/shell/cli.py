@@ -6,13 +6,20 @@ import argparse
 import asyncio
 import json
 import os
+import sqlite3
 import sys
 import uuid
 from pathlib import Path
 from typing import Any
 
 from controller.authority import Role
-from controller.config import DEFAULT_CONFIG, ConfigError, config_schema, load_config
+from controller.config import (
+    DEFAULT_CONFIG,
+    ConfigError,
+    TableConfig,
+    config_schema,
+    load_config,
+)
 from controller.signing import Signer, SigningError
 
 CONFIG_ENV = "TABLECTL_CONFIG"
@@ -33,13 +40,14 @@ def add_parsers(subparsers: Any) -> None:
     schema = config_verbs.add_parser("schema", help="print the config's JSON Schema")
     schema.set_defaults(handler=config_schema_command)
 
-    journal = subparsers.add_parser("journal", help="verify or export the journal")
+    journal = subparsers.add_parser("journal", help="verify, export or salvage the journal")
     journal_verbs = journal.add_subparsers(
-        dest="journal_verb", metavar="verify|export", required=True
+        dest="journal_verb", metavar="verify|export|salvage", required=True
     )
     for name, handler, text in (
         ("verify", journal_verify, "check the journal's hash chain"),
         ("export", journal_export, "export events, or hands as PHH"),
+        ("salvage", journal_salvage, "copy every intact row of a damaged journal to a new file"),
     ):
         sub = journal_verbs.add_parser(name, help=text)
         sub.add_argument("--journal", type=Path, default=None, help="journal file")
@@ -52,6 +60,8 @@ def add_parsers(subparsers: Any) -> None:
                 "--rulings", action="store_true", help="who made each ruling, one line each"
             )
             sub.add_argument("--hand", default=None, help="only this hand id")
+        if name == "salvage":
+            sub.add_argument("--out", type=Path, required=True, help="the new journal (a new file)")
         sub.set_defaults(handler=handler)
 
     tail = subparsers.add_parser("tail", help="print table events as they arrive")
@@ -77,7 +87,7 @@ def add_parsers(subparsers: Any) -> None:
     )
     dealer.add_argument("--key-id", default=None, help="the key's id (default: the file's name)")
     dealer.add_argument(
-        "--on-behalf-of", default=None, help="a console signing for this person (§3.10)"
+        "--on-behalf-of", default=None, help="a console signing for this person (docs/security.md)"
     )
     dealer.set_defaults(handler=dealer_command)
 
@@ -139,6 +149,15 @@ def _credentials(args: argparse.Namespace) -> tuple[str | None, str | None]:
     return args.username, password
 
 
+def _broker_failed(verb: str, host: str, port: int, username: str | None, exc: Exception) -> int:
+    """A broker that could not be reached or refused us: said in one line, exit status 2."""
+    hint = ""
+    if username is None:
+        hint = " (a broker with an ACL takes only its users: --username and --password-file)"
+    print(f"tablectl {verb}: the broker at mqtt://{host}:{port}: {exc}{hint}", file=sys.stderr)
+    return 2
+
+
 def _config_path(path: Path | None) -> Path:
     if path is not None:
         return path
@@ -150,13 +169,41 @@ def run_command(args: argparse.Namespace) -> int:
     from controller.shell import logging as shell_logging  # noqa: PLC0415
     from controller.shell.daemon import run_daemon  # noqa: PLC0415
 
+    path = _config_path(args.config)
     try:
-        config = load_config(_config_path(args.config))
+        # an existing journal's content is the journal's to judge: exit 3, with what to do
+        config = checked_config(path, journal_content=False)
     except ConfigError as exc:
         print(f"tablectl run: {exc}", file=sys.stderr)
         return 2
     shell_logging.configure(config.log.level, config.log.format)
-    return asyncio.run(run_daemon(config))
+    try:
+        return asyncio.run(run_daemon(config))
+    except Exception as exc:
+        line = journal_failure(exc, config.journal.path)
+        if line is None:
+            raise
+        print(f"tablectl run: {line}", file=sys.stderr)
+        return JOURNAL_UNUSABLE
+
+
+#: ``tablectl run``'s exit status when the journal cannot be used; the unit does not restart
+#: it (``RestartPreventExitStatus=``): someone has to look.
+JOURNAL_UNUSABLE = 3
+
+
+def journal_failure(exc: BaseException, path: Path) -> str | None:
+    """One line for an error that says the journal cannot be used (None: another error)."""
+    from controller.shell.chain import JournalError, damaged, is_damage  # noqa: PLC0415
+
+    if isinstance(exc, BaseExceptionGroup):
+        found = (journal_failure(inner, path) for inner in exc.exceptions)
+        return next((line for line in found if line is not None), None)
+    if isinstance(exc, JournalError):
+        return str(exc)
+    if is_damage(exc):
+        return str(damaged(path, exc))
+    return None
 
 
 def config_check(args: argparse.Namespace) -> int:
@@ -169,13 +216,25 @@ def config_check(args: argparse.Namespace) -> int:
             where = pit.store.url.split("://", 1)[0]
             print(f"{args.file}: ok (pit {pit.pit.id}, group {pit.pit.share_group}, store {where})")
             return 0
-        config = load_config(args.file)
+        config = checked_config(args.file)
     except ConfigError as exc:
         print(f"{exc}", file=sys.stderr)
         return 1
     devices = ", ".join(f"{d} ({s.driver})" for d, s in config.devices.items()) or "none"
     print(f"{args.file}: ok (table {config.table.id}, devices: {devices})")
     return 0
+
+
+def checked_config(path: Path, *, journal_content: bool = True) -> TableConfig:
+    """The config at ``path``, valid and runnable here (ConfigError naming every problem; what
+    an existing journal holds too, with ``journal_content``)."""
+    from controller.config_check import run_problems  # noqa: PLC0415
+
+    config = load_config(path)
+    problems = run_problems(config, journal_content=journal_content)
+    if problems:
+        raise ConfigError(str(path), problems)
+    return config
 
 
 def config_schema_command(args: argparse.Namespace) -> int:
@@ -191,7 +250,9 @@ def _journal_path(args: argparse.Namespace) -> Path:
 
 
 def journal_verify(args: argparse.Namespace) -> int:
-    """``tablectl journal verify``: 0 when the chain is intact, 1 with every break otherwise."""
+    """``tablectl journal verify``: 0 when the chain is intact (breaks maintenance accepted are
+    listed), 1 with every other break, or the one line that says the file is damaged."""
+    from controller.shell.chain import damage_advice  # noqa: PLC0415
     from controller.shell.journal import Journal, JournalError  # noqa: PLC0415
 
     try:
@@ -199,15 +260,26 @@ def journal_verify(args: argparse.Namespace) -> int:
     except (JournalError, ConfigError) as exc:
         print(f"tablectl journal verify: {exc}", file=sys.stderr)
         return 2
-    report = journal.verify()
-    journal.close()
+    try:
+        report = journal.verify()
+    finally:
+        journal.close()
+    epochs = ", ".join(e.name for e in journal.epochs)
+    where = f"table {journal.table_id}, epoch{'s' if len(journal.epochs) > 1 else ''} {epochs}"
     if report.ok:
-        where = f"table {journal.table_id}, epoch {journal.epoch}"
         print(f"{journal.path}: ok ({report.rows} rows, {where})")
+        if report.accepted:
+            print(f"  {len(report.accepted)} break(s) accepted by maintenance (journal.accepted):")
+            for accepted in report.accepted:
+                print(f"  accepted: {accepted.text}")
         return 0
-    print(f"{journal.path}: {len(report.problems)} problem(s)", file=sys.stderr)
-    for problem in report.problems:
-        print(f"  {problem}", file=sys.stderr)
+    others = [b.text for b in report.breaks if b.text != report.damaged]
+    if others:
+        print(f"{journal.path}: {len(others)} problem(s)", file=sys.stderr)
+        for problem in others:
+            print(f"  {problem}", file=sys.stderr)
+    if report.damaged is not None:
+        print(f"{journal.path}: {report.damaged}: {damage_advice(journal.path)}", file=sys.stderr)
     return 1
 
 
@@ -219,6 +291,7 @@ def journal_export(args: argparse.Namespace) -> int:
         export_rulings,
     )
     from controller.shell.journal import Journal, JournalError  # noqa: PLC0415
+    from controller.table.codec import CodecError  # noqa: PLC0415
 
     try:
         journal = Journal.open_existing(_journal_path(args))
@@ -236,34 +309,80 @@ def journal_export(args: argparse.Namespace) -> int:
             lines = export_rulings if args.rulings else export_events
             for line in lines(journal, args.hand):
                 print(line)
+    except (sqlite3.DatabaseError, UnicodeDecodeError, CodecError, JournalError) as exc:
+        failure = journal_failure(exc, journal.path)
+        if failure is None:  # a row SQLite reads but that is not what the table wrote
+            failure = (
+                f"{journal.path} holds a row that cannot be read back ({exc}); `tablectl "
+                "journal verify` names the rows, `tablectl journal salvage` keeps the others"
+            )
+        print(f"tablectl journal export: {failure}", file=sys.stderr)
+        return 1
     finally:
         journal.close()
     return 0
 
 
+def journal_salvage(args: argparse.Namespace) -> int:
+    """``tablectl journal salvage --out NEW``: 0 when every row was kept, 1 when some were not
+    (the new journal holds the rest), 2 when nothing could be written."""
+    from controller.shell.salvage import SalvageError, salvage  # noqa: PLC0415
+
+    table = None
+    try:
+        source = _journal_path(args)
+        if args.config is not None:
+            section = load_config(_config_path(args.config)).table
+            table = {"table_id": section.id, "genesis": section.genesis()}
+        report = salvage(source, args.out, table)
+    except (SalvageError, ConfigError) as exc:
+        print(f"tablectl journal salvage: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"tablectl journal salvage: {exc.strerror or exc}: {exc.filename}", file=sys.stderr)
+        return 2
+    for line in report.lines():
+        print(line)
+    if report.complete:
+        print(f"the journal is whole: point [journal] path at {args.out}")
+        return 0
+    print(
+        f"point [journal] path at {args.out}: the daemon will hold the table with an integrity "
+        "alarm until maintenance accepts the journal (journal_accept, docs/operations.md)"
+    )
+    return 1
+
+
 def tail_command(args: argparse.Namespace) -> int:
     """``tablectl tail``."""
+    from aiomqtt import MqttError  # noqa: PLC0415
+
     from controller.shell.client import tail  # noqa: PLC0415
 
     host, port, table, prefix = _broker_target(args)
     username, password = _credentials(args)
-    return asyncio.run(
-        tail(
-            host,
-            port,
-            prefix,
-            table,
-            secure=args.secure,
-            count=args.count,
-            as_json=args.json,
-            username=username,
-            password=password,
+    try:
+        return asyncio.run(
+            tail(
+                host,
+                port,
+                prefix,
+                table,
+                secure=args.secure,
+                count=args.count,
+                as_json=args.json,
+                username=username,
+                password=password,
+            )
         )
-    )
+    except MqttError as exc:
+        return _broker_failed("tail", host, port, username, exc)
 
 
 def dealer_command(args: argparse.Namespace) -> int:
     """``tablectl dealer COMMAND key=value…``."""
+    from aiomqtt import MqttError  # noqa: PLC0415
+
     from controller.shell.client import request  # noqa: PLC0415
 
     host, port, table, prefix = _broker_target(args)
@@ -287,21 +406,24 @@ def dealer_command(args: argparse.Namespace) -> int:
             return 2
         signer.on_behalf_of = args.on_behalf_of
     username, password = _credentials(args)
-    body = asyncio.run(
-        request(
-            host,
-            port,
-            prefix,
-            table,
-            args.command,
-            fields,
-            transaction,
-            args.timeout,
-            signer=signer,
-            username=username,
-            password=password,
+    try:
+        body = asyncio.run(
+            request(
+                host,
+                port,
+                prefix,
+                table,
+                args.command,
+                fields,
+                transaction,
+                args.timeout,
+                signer=signer,
+                username=username,
+                password=password,
+            )
         )
-    )
+    except MqttError as exc:
+        return _broker_failed("dealer", host, port, username, exc)
     print(json.dumps(body))
     return 0 if body.get("status") == "ok" else 1
 

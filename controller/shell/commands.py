@@ -17,6 +17,11 @@ table that requires it, ``auth`` (the signature, docs/security.md). The answer g
   key's transaction.
 * An admitted request goes to the core with who gave it (``authority``), stamped with the time it
   was received; the core may still refuse it (``command.rejected``, status ``error``).
+* While the journal's disk is full no request runs: each is answered at once with the reason
+  (``journal full: …``) and nothing is journaled (:mod:`controller.shell.space`), maintenance's
+  ``journal_accept`` included: its decision could not be recorded either.
+* While an integrity alarm holds the table (:mod:`controller.shell.integrity`) only
+  ``journal_accept`` runs; every other request is answered with the alarm, not journaled.
 * An exception while handling one request is answered "internal error", logged with its
   traceback, raised as an ``integrity.alarm``, and the table goes on.
 """
@@ -32,9 +37,12 @@ import structlog
 
 from controller.shell.gate import Gate, RefusedError, Request, bounded_record, bounded_text
 from controller.shell.intake import Queued
+from controller.shell.integrity import Integrity
 from controller.shell.journal import NewCommand
+from controller.shell.maintenance import JournalAccept
 from controller.shell.replay import VERB as REPLAY
 from controller.shell.replay import Replayer
+from controller.shell.space import JournalFullError
 from controller.shell.table import ShutdownError, TableRunner
 from controller.table.event_types import CommandRejected, IntegrityAlarm, RequestsShed
 from controller.table.events import Severity, TableEvent
@@ -78,9 +86,16 @@ def _error(verb: str, transaction: str | None, message: str) -> dict[str, Any]:
 class CommandHandler:
     """Turns requests into inputs (or refusals) and responses."""
 
-    def __init__(self, runner: TableRunner, gate: Gate, replayer: Replayer | None = None) -> None:
+    def __init__(
+        self,
+        runner: TableRunner,
+        gate: Gate,
+        integrity: Integrity | None = None,
+        replayer: Replayer | None = None,
+    ) -> None:
         self.runner = runner
         self.gate = gate
+        self.integrity = integrity
         self.replayer = replayer  # answers the pit's replay requests (None: no broker)
 
     async def handle(self, verb: str, payload: bytes, received: datetime) -> dict[str, Any]:
@@ -99,8 +114,13 @@ class CommandHandler:
         self, verb: str, payload: bytes, received: datetime, read: Request | RefusedError
     ) -> dict[str, Any]:
         """Handle a request read by the gate; never raises."""
+        space = self.runner.writer.space
+        if space.full:  # nothing can be journaled: not run, and answered with the reason
+            return _error(verb, _transaction(read), space.refusal())
         try:
             return await self._handle(verb, payload, received, read)
+        except JournalFullError:
+            return _error(verb, _transaction(read), space.refusal())
         except ShutdownError:
             return _error(verb, _transaction(read), "the table is stopping; try again")
         except Exception as exc:  # one request must never stop the table
@@ -116,6 +136,9 @@ class CommandHandler:
         stored = await self.runner.writer.call(self.runner.journal.command_response, read.inbox_key)
         if stored is not None:
             return stored
+        held = self.integrity.refusal(read.verb) if self.integrity is not None else None
+        if held is not None:  # not journaled: the journal is in doubt; ask again once decided
+            return _error(verb, read.transaction, held)
         if read.verb == REPLAY:
             return await self._replay(verb, payload, read, received)
         try:
@@ -131,6 +154,14 @@ class CommandHandler:
             # runs inside the journal transaction, once the events have their numbers
             lambda seqs: response(transaction, verb, seqs, events),
         )
+        if isinstance(command, JournalAccept):
+            try:
+                if self.integrity is None:
+                    raise RefusedError("this table keeps no integrity alarm")
+                return await self.integrity.accept(command, record, events)
+            except RefusedError as refused:
+                refused.transaction = transaction
+                return await self._refuse(verb, payload, refused, read, received)
         appended = await self.runner.submit(command, record, capture=events)
         assert appended is not None
         assert appended.response is not None

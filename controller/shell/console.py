@@ -73,7 +73,8 @@ async def serve_console(
         finally:
             writer.close()
 
-    path.parent.mkdir(parents=True, exist_ok=True)
+    # The directory is not made here: a missing one is a mistyped path or a missing
+    # RuntimeDirectory= (tablectl config check names it), not something to paper over.
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
     server = await asyncio.start_unix_server(session, path=str(path), limit=MAX_LINE)

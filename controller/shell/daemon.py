@@ -1,16 +1,25 @@
 """``tablectl run``: the daemon, wiring devices, core, journal and broker together.
 
 Start-up, in order: open the journal and replay it through the core (the exact state before the
-last stop, and the device commands still outstanding); start the devices and the broker link;
-ask every device where it is before anything is resent; then accept dealer requests and tell
-systemd ``READY=1``.
+last stop, and the device commands still outstanding) and check its integrity (the chain from
+the last verified head, the replay against the journal: :mod:`controller.shell.integrity`); start
+the broker link; if the journal is in doubt, hold: no device, no input, only maintenance's
+``journal_accept``; then start the devices, ask every device where it is before anything is
+resent, accept dealer requests and tell systemd ``READY=1``. A full journal disk does not stop
+the start but degrades the table until there is room (:mod:`controller.shell.space`). Both may
+apply at once: the full disk is named first, since nothing can be journaled, not even
+maintenance's decision.
 
 Everything runs in one TaskGroup: the broker link, one restart loop per device, the device
-command sender and the watchdog. A bug in any of them ends the daemon (systemd restarts it; the
-journal makes that safe). A device that fails is restarted after a full-jitter backoff and its
-health reported as an input, so the pit sees ``device.status`` events.
+command sender, the watch of the journal's disk (:mod:`controller.shell.space`: a full disk makes
+the table degraded, not dead), the journal's verification every minute
+(:mod:`controller.shell.integrity`), the metrics when enabled, and the watchdog. A bug in any of
+them ends the daemon (systemd restarts it; the journal makes that safe). A device that fails is
+restarted after a full-jitter backoff and its health reported as an input, so the pit sees
+``device.status`` events.
 
-SIGTERM (or SIGINT) shuts down in order, each step bounded: stop the inputs (devices, requests),
+SIGTERM (or SIGINT) shuts down in order, each step bounded: stop the inputs and every other
+source of journal writes (devices, requests, the clock, the disk watch, the integrity checks),
 let the input being committed finish, publish the retained ``offline`` status, close the ports,
 checkpoint the journal.
 """
@@ -21,6 +30,7 @@ import asyncio
 import contextlib
 import json
 import signal
+import sqlite3
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -29,22 +39,32 @@ from typing import Any
 import structlog
 
 from controller.config import SecuritySection, TableConfig
-from controller.profiles import load_profile
 from controller.shell import logging as shell_logging
+from controller.shell.chain import UNREADABLE, damaged, unreadable
 from controller.shell.commands import CommandHandler, shed_event
 from controller.shell.console import serve_console
 from controller.shell.gate import Gate, Limits, Policy, bounded_text
 from controller.shell.intake import Intake, Rates
+from controller.shell.integrity import Integrity
 from controller.shell.journal import Journal
+from controller.shell.metrics import Metrics
 from controller.shell.mqtt import MqttLink
 from controller.shell.notify import feed_watchdog, notify, watchdog_interval
 from controller.shell.replay import Replayer
 from controller.shell.snapshot import snapshot
+from controller.shell.space import (
+    JournalFullError,
+    JournalSpace,
+    SpaceConfig,
+    free_bytes,
+    is_full,
+)
 from controller.shell.supervisor import Devices
-from controller.shell.table import ShutdownError, TableRunner, initial_state
+from controller.shell.table import RecoveryReport, ShutdownError, TableRunner, journal_table
 from controller.shell.topics import Topics
 from controller.shell.writer import JournalWriter
 from controller.table.engine import deadline
+from controller.table.events import TableEvent
 from controller.table.inputs import (
     ControllerRestarted,
     Tick,
@@ -56,28 +76,30 @@ from drivers.registry import build_device
 log = structlog.get_logger("tablectl.daemon")
 
 STUCK_COMMIT = 10.0
+HOLD_PING = 10.0  # seconds between two start-timeout extensions while held
+HOLD_EXTEND = 30.0  # how far each one pushes systemd's start timeout
 
 
 class Daemon:
     """One table controller process."""
 
-    def __init__(self, config: TableConfig) -> None:
+    def __init__(self, config: TableConfig, journal: Journal | None = None) -> None:
         self.config = config
         table = config.table
         self.topics = Topics(config.broker.prefix, table.id)
-        journal = Journal.open(config.journal.path, table_id=table.id, genesis=table.genesis())
+        if journal is None:
+            journal = open_journal(config)
         if journal.genesis != table.genesis():
             log.warning(
                 "journal.genesis_differs",
                 detail="the table section changed since the journal began; the journal decides",
             )
-        genesis = journal.genesis
-        profile = load_profile(genesis["profile"]).with_overrides(genesis.get("house_rules", {}))
         manifest = table.manifest()
-        self.writer = JournalWriter(journal)
+        self.space = JournalSpace(journal.path, space_config(config))
+        self.writer = JournalWriter(journal, self.space)
         self.runner = TableRunner(
             self.writer,
-            initial_state(genesis, profile, manifest),
+            journal_table(journal, manifest),
             table.shuffler,
             host_paced=table.dispense == "host",
         )
@@ -100,12 +122,13 @@ class Daemon:
         )
         self.gate = Gate(table.id, policy_of(security), security.load_keyring())
         self.intake = Intake(self.gate, rates_of(security))
+        self.integrity = Integrity(self.runner, table.id, self._alarms_changed)
         replayer = Replayer(
             self.writer,
             self.topics,
             lambda message: self.link.send(message.topic, message.payload, message.properties),
         )
-        self.commands = CommandHandler(self.runner, self.gate, replayer)
+        self.commands = CommandHandler(self.runner, self.gate, self.integrity, replayer)
         self.ready = asyncio.Event()
         self.stop_requested = asyncio.Event()
         self.devices = Devices(
@@ -114,6 +137,8 @@ class Daemon:
             config.daemon,
             self._device_changed,
         )
+        self.metrics = Metrics(self.space, devices, integrity=self.integrity)
+        self._counted_seq = self.runner.last_seq
         self._tick_wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._device_tasks: list[asyncio.Task[None]] = []
@@ -129,19 +154,22 @@ class Daemon:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.stop_requested.set)
         shell_logging.CONTEXT.table = self.config.table.id
-        report = self.runner.recover()
+        report = self.prepare()
         log.info(
             "journal.recovered",
             inputs=report.inputs,
             events=report.events,
-            diverged=report.diverged,
+            diverged=len(report.diverged),
+            accepted=report.accepted,
             from_snapshot_after=report.snapshot,
             outstanding=self.runner.planner.summary(),
             epoch=self.writer.journal.epoch,
         )
-        # An event journaled during a broker outage is historical; before the first connect
-        # there is no outage yet, only start-up, and the age of the event decides.
-        self.runner.connected = lambda: self.link.connected.is_set() or self.link.connects == 0
+        self.link.on_head = self.integrity.check_head
+        # An event journaled during a broker outage is historical; until the first connection
+        # is up (its birth published, the requests subscribed) there is no outage yet, only
+        # start-up, and the age of the event decides.
+        self.runner.connected = lambda: self.link.connected.is_set() or not self.link.ever_connected
         self.runner.listeners.append(self._changed)
         self.link.on_request = self._offer
         self._preload_nonces()
@@ -153,6 +181,9 @@ class Daemon:
                 "roles' commands; the birth message says so",
             )
         self.link.on_change = self._status_changed
+        self.space.on_change = self._alarms_changed
+        self.space.measure()
+        self._alarms_changed()
         self._changed()
         for device_id, device in self.devices.devices.items():
             self.devices.set_device(device_id, device, health=None)
@@ -164,41 +195,107 @@ class Daemon:
                     log.warning("mqtt.disabled", detail="no broker: events stay in the journal")
                 self._spawn(group, self._serve_requests(), "requests")
                 self._spawn(group, self._report_shed(), "shed")
+                self._spawn(group, self.space.watch(self._record_event), "disk")
+                metrics = self.config.metrics
+                if metrics.enabled and self.metrics.serve(metrics.host, metrics.port):
+                    self._spawn(group, self.metrics.refresh(self.writer), "metrics")
                 if self.config.daemon.console is not None:
                     self.console = await serve_console(
                         self.config.daemon.console, self._request, lambda: self.link.accept_requests
                     )
-                for device_id in self.devices.devices:
-                    supervised = self.devices.supervise(device_id)
-                    self._device_tasks.append(self._spawn(group, supervised, f"device:{device_id}"))
-                await self.devices.query_all()
-                if report.inputs:
-                    await self._restarted()
-                self._spawn(group, self.devices.dispatch_loop(), "dispatch")
-                self._spawn(group, self._ticker(), "ticker")
-                interval = watchdog_interval()
-                if interval is not None:
-                    self._spawn(group, feed_watchdog(self.healthy, interval), "watchdog")
-                self.link.accept_requests = True
-                self.ready.set()
-                self._status = self.status_line()
-                notify("READY=1", f"STATUS={self._status}")
-                log.info("daemon.ready", seconds=round(time.monotonic() - self.started, 3))
-                await self.stop_requested.wait()
+                if not self.integrity.held or await self._held(group):
+                    await self._start_table(group, restarted=report.inputs > 0)
+                    await self.stop_requested.wait()
                 await self.shutdown()
                 await _cancel_all(self._tasks)
         finally:
+            self.metrics.close()
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(sig)
         await self.writer.close(checkpoint=True)
         log.info("daemon.stopped")
         return 0
 
-    async def _restarted(self) -> None:
-        """Tell the core the controller came back (CTRL-POWER), once the devices were asked."""
+    def prepare(self) -> RecoveryReport:
+        """Replay the journal and check its integrity (before the loop serves anything);
+        :class:`JournalDamagedError` when SQLite finds the file damaged meanwhile."""
+        try:
+            report = self.runner.recover()
+            self.integrity.at_start(report)
+        except UNREADABLE as exc:
+            if not unreadable(exc):
+                raise
+            raise damaged(self.writer.journal.path, exc) from None
+        return report
+
+    async def _start_table(self, group: asyncio.TaskGroup, *, restarted: bool) -> None:
+        """Devices, dispatches, the clock and the watchdog, then READY=1 (the journal holds)."""
+        for device_id in self.devices.devices:
+            supervised = self.devices.supervise(device_id)
+            self._device_tasks.append(self._spawn(group, supervised, f"device:{device_id}"))
+        await self.devices.query_all()
+        if restarted:
+            try:
+                await self._restarted()
+            except JournalFullError:  # journaled once there is room; READY meanwhile
+                self._spawn(group, self._restarted(wait=True), "restarted")
+        self._spawn(group, self.devices.dispatch_loop(), "dispatch")
+        self._spawn(group, self._ticker(), "ticker")
+        self._spawn(group, self.integrity.watch(), "integrity")
+        interval = watchdog_interval()
+        if interval is not None:
+            self._spawn(group, feed_watchdog(self.healthy, interval), "watchdog")
+        self.link.accept_requests = True
+        self.ready.set()
+        self._status = self.status_line()
+        notify("READY=1", f"STATUS={self._status}")
+        log.info("daemon.ready", seconds=round(time.monotonic() - self.started, 3))
+
+    async def _held(self, group: asyncio.TaskGroup) -> bool:
+        """The integrity alarm holds the table: announce it, take maintenance's request only,
+        and keep systemd's start timeout from running out meanwhile (no READY=1: the table is
+        not ready). True once maintenance decided; False when told to stop first.
+
+        The alarm is journaled by a task of its own: on a full disk it waits for room, and the
+        hold (the status topic, ``STATUS=``, the start timeout) must not wait with it.
+        """
+        self._spawn(group, self.integrity.announce_when_room(), "announce")
+        self.link.accept_requests = True  # the handler refuses all but journal_accept
+        log.critical("daemon.held", alarm=self.integrity.alarm_line)
+        decided = asyncio.ensure_future(self.integrity.decided.wait())
+        stop = asyncio.ensure_future(self.stop_requested.wait())
+        try:
+            while not decided.done() and not stop.done():
+                notify(
+                    f"EXTEND_TIMEOUT_USEC={int(HOLD_EXTEND * 1e6)}", f"STATUS={self.status_line()}"
+                )
+                await asyncio.wait(
+                    {decided, stop}, timeout=HOLD_PING, return_when=asyncio.FIRST_COMPLETED
+                )
+        finally:
+            for waiter in (decided, stop):
+                waiter.cancel()
+        if not self.integrity.decided.is_set():
+            return False
+        log.warning("daemon.held_released")
+        self.link.accept_requests = False  # until READY, as at every start
+        return True
+
+    async def _restarted(self, *, wait: bool = False) -> None:
+        """Tell the core the controller came back (CTRL-POWER), once the devices were asked.
+
+        With ``wait``, after the journal has room again (the start found the disk full).
+        """
         item = ControllerRestarted(datetime.now(UTC), "controller")
         if self.runner.accepts(item):
-            await self.runner.submit(item)
+            if wait:
+                await self.runner.submit_when_writable(item)
+            else:
+                await self.runner.submit(item)
+
+    async def _record_event(self, event: TableEvent) -> None:
+        """Journal an event no input caused (the journal's disk)."""
+        await self.runner.record_rejection(event, None)
 
     async def _ticker(self) -> None:
         """Send the core a Tick when a deadline of its state falls due.
@@ -213,7 +310,7 @@ class Daemon:
             if delay is not None and delay <= 0:
                 tick = Tick(datetime.now(UTC), "clock")
                 if self.runner.accepts(tick):
-                    await self.runner.submit(tick)
+                    await self.runner.submit_when_writable(tick)
                     continue
                 delay = None
             with contextlib.suppress(TimeoutError):
@@ -233,8 +330,12 @@ class Daemon:
         self.link.accept_requests = False
         if self.console is not None:
             self.console.close()
+        # Every source of inputs and journal writes stops first: a tick, a held restart, the
+        # disk watch's retry or the integrity checks' alarms and notes must not reach a runner
+        # that no longer takes inputs, nor a journal about to close.
+        writers = ("dispatch", "ticker", "restarted", "disk", "shed", "integrity", "announce")
         await _cancel_all(
-            [*self._device_tasks, *(t for t in self._tasks if t.get_name() == "dispatch")]
+            [*self._device_tasks, *(t for t in self._tasks if t.get_name() in writers)]
         )
         async with asyncio.timeout(step * 2):
             await self.runner.stop()
@@ -278,6 +379,8 @@ class Daemon:
             item = await self.intake.next()
             body = await self.commands.handle_queued(item)
             item.reply(body, item.priority <= 1)  # answers to signed requests go out first
+            waited = (datetime.now(UTC) - item.received).total_seconds()
+            self.metrics.command_seconds.labels(body.get("status") or "error").observe(waited)
             log.info(
                 "request.handled",
                 command=bounded_text(item.verb, 64),
@@ -298,10 +401,15 @@ class Daemon:
             counts = self.intake.shed_report()
             now = time.monotonic()
             log.warning("requests.shed", counts=counts)
-            with contextlib.suppress(ShutdownError):
+            try:
                 await self.runner.record_rejection(
                     shed_event(counts, now - last, datetime.now(UTC)), None
                 )
+            except JournalFullError:
+                self.intake.shed.update(counts)  # reported once the journal has room
+                continue
+            except ShutdownError:
+                pass
             last = now
 
     def _preload_nonces(self) -> None:
@@ -321,7 +429,11 @@ class Daemon:
         state = self.runner.state
         hand = state.hand
         shell_logging.CONTEXT.hand = hand.hand_id if hand is not None else None
-        body = snapshot(state, seq=self.runner.last_seq, epoch=self.writer.journal.epoch)
+        self.metrics.events.inc(self.runner.last_seq - self._counted_seq)
+        self._counted_seq = self.runner.last_seq
+        self.metrics.holds.set(len(hand.irregular.holds) if hand is not None else 0)
+        epoch, seq = self.writer.journal.event_id(self.runner.last_seq)  # (…, 0): no event yet
+        body = snapshot(state, seq=seq, epoch=epoch)
         self.link.set_retained(self.topics.state, body)
         self.link.wake.set()
         self.devices.wake.set()
@@ -332,11 +444,17 @@ class Daemon:
         # A device's health is recorded after the input that reported it was committed (and
         # after _changed ran), so the status line is refreshed here as well.
         self.link.set_retained(self.topics.device(device), body)
+        self.metrics.health(device, body.get("health"))
+        self._status_changed()
+
+    def _alarms_changed(self) -> None:
+        """The journal's disk or its integrity changed: the status topic and ``STATUS=``."""
+        self.link.set_alarms([*self.space.alarms(), *self.integrity.status_alarms()])
         self._status_changed()
 
     def _status_changed(self) -> None:
         line = self.status_line()
-        if line != self._status and self.ready.is_set():
+        if line != self._status and (self.ready.is_set() or self.integrity.held):
             self._status = line
             notify(f"STATUS={line}")
 
@@ -357,7 +475,14 @@ class Daemon:
             else "broker down"
         )
         devices = ", ".join(f"{d} {h.get('health') or '?'}" for d, h in self.devices.health.items())
-        return f"{where}; {broker}; {devices or 'no devices'}"
+        line = f"{where}; {broker}; {devices or 'no devices'}"
+        alarm = self.integrity.alarm_line
+        if alarm is not None:
+            waiting = ", waiting for maintenance (journal_accept)" if self.integrity.held else ""
+            line = f"{alarm}{waiting}; {line}"
+        # The disk first: while it is full nothing, not even maintenance's decision, is taken.
+        disk = self.space.status()
+        return f"{disk}; {line}" if disk else line
 
     def healthy(self) -> bool:
         """Healthy enough to feed the watchdog: tasks alive, no commit stuck."""
@@ -385,9 +510,56 @@ async def _cancel_all(tasks: list[asyncio.Task[None]]) -> None:
 
 
 async def run_daemon(config: TableConfig) -> int:
-    """Run the daemon of ``config`` until it is told to stop."""
-    daemon = Daemon(config)
+    """Run the daemon of ``config`` until it is told to stop.
+
+    A journal that cannot even be opened for want of space (SQLite needs a few pages beside the
+    database) is opened again every ``[journal] disk_poll`` seconds: the daemon waits, saying so
+    in ``STATUS=`` and extending systemd's start timeout, instead of failing into a restart loop.
+    """
+    journal = await _open_when_room(config)
+    daemon = Daemon(config, journal)
     return await daemon.run()
+
+
+def open_journal(config: TableConfig) -> Journal:
+    """The table's journal (created on the first start)."""
+    table = config.table
+    journal = Journal.open(config.journal.path, table_id=table.id, genesis=table.genesis())
+    if config.journal.max_pages is not None:
+        journal.cap_pages(config.journal.max_pages)
+    return journal
+
+
+async def _open_when_room(config: TableConfig) -> Journal:
+    path = config.journal.path
+    poll = config.journal.disk_poll
+    waiting = False
+    while True:
+        try:
+            journal = open_journal(config)
+        except (sqlite3.Error, OSError) as exc:
+            if not is_full(exc, path.parent):
+                raise
+            free = free_bytes(path.parent)
+            if not waiting:
+                log.error("journal.full_at_start", error=str(exc), free_bytes=free)
+                waiting = True
+            notify(
+                f"STATUS=DEGRADED: journal disk full ({free} bytes free); waiting for space "
+                "to open the journal",
+                f"EXTEND_TIMEOUT_USEC={int(poll * 3 * 1_000_000)}",
+                "WATCHDOG=1",
+            )
+            await asyncio.sleep(poll)
+            continue
+        if waiting:
+            log.warning("journal.opened_after_full")
+        return journal
+
+
+def space_config(config: TableConfig) -> SpaceConfig:
+    """The disk watch's settings from ``[journal]``."""
+    return SpaceConfig(config.journal.low_disk_bytes, config.journal.disk_poll)
 
 
 def policy_of(security: SecuritySection) -> Policy:

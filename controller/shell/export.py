@@ -9,13 +9,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from controller.config import TableSection
-from controller.envelope import envelope
+from controller.envelope import CHAIN_STAMPED, chain_stamp, envelope
 from controller.phh import hand_to_phh
-from controller.profiles import load_profile
-from controller.shell.codec import event_from_json, input_from_json
 from controller.shell.journal import Journal
-from controller.shell.table import initial_state
+from controller.shell.table import journal_table
+from controller.table.codec import event_from_json, input_from_json
 from controller.table.engine import apply
 
 
@@ -23,26 +21,22 @@ def export_events(journal: Journal, hand_id: str | None = None) -> Iterator[str]
     """Every journaled event (of one hand) as a surveillance-view envelope, one JSON line each."""
     for row in journal.events(hand_id):
         event = event_from_json(row.body)
+        epoch, seq = journal.event_id(row.key)
+        chain = journal.chain_of(row.key) if event.type in CHAIN_STAMPED else None
         body = envelope(
-            event, table_id=journal.table_id, epoch=journal.epoch, seq=row.key, secure=True
+            event,
+            table_id=journal.table_id,
+            epoch=epoch,
+            seq=seq,
+            secure=True,
+            chain=None if chain is None else chain_stamp(event.type, chain.pos, chain.hash),
         )
         yield json.dumps(body, separators=(",", ":"), ensure_ascii=False)
 
 
 def export_phh(journal: Journal, hand_id: str | None = None) -> list[str]:
     """The PHH text of every completed hand (or of one), in order."""
-    genesis = journal.genesis
-    profile = load_profile(genesis["profile"]).with_overrides(genesis.get("house_rules", {}))
-    manifest = TableSection.model_validate(
-        {
-            "id": genesis["table_id"],
-            "stacks": genesis["stacks"],
-            "button": genesis["button"],
-            "blinds": genesis["blinds"],
-            "deck": genesis.get("deck", "house-a"),
-        }
-    ).manifest()
-    state = initial_state(genesis, profile, manifest)
+    state = journal_table(journal)
     texts = []
     for row in journal.inputs():
         before = state.last_hand

@@ -36,12 +36,14 @@ from pydantic import TypeAdapter, ValidationError
 
 from controller.authority import Authority, Role, role_for
 from controller.keyring import Keyring
+from controller.shell.maintenance import REQUESTS
 from controller.signing import canonical, signature_holds
 from controller.table.event_types import RequestRecord
-from controller.table.inputs import COMMANDS, DealerInput
+from controller.table.inputs import DealerInput
 
 MAX_TRANSACTION = 128
-#: Requests the shell answers itself, without the core (controller/shell/replay.py).
+#: Requests the shell answers from the journal without journaling anything
+#: (controller/shell/replay.py); maintenance's are in ``REQUESTS``.
 SHELL_VERBS = frozenset({"replay"})
 MAX_REASON = 300
 HEAD = 200
@@ -252,8 +254,8 @@ class Gate:
         """Parse and authenticate a request (RefusedError: why not)."""
         body = parse_body(payload, self.policy.limits)
         transaction = transaction_of(body)
-        if verb not in COMMANDS and verb not in SHELL_VERBS:
-            known = ", ".join(sorted((*COMMANDS, *SHELL_VERBS)))
+        if verb not in REQUESTS and verb not in SHELL_VERBS:
+            known = ", ".join(sorted((*REQUESTS, *SHELL_VERBS)))
             raise RefusedError(
                 f"unknown command {bounded_text(verb, 40)!r} (known: {known})", transaction
             )
@@ -370,7 +372,7 @@ class Gate:
     def command(self, request: Request, received: datetime, authority: Authority) -> DealerInput:
         """The command input, its fields strictly typed, stamped with when it arrived."""
         verb = request.verb
-        cls = COMMANDS[verb]
+        cls = REQUESTS[verb]
         names = {f.name for f in dataclasses.fields(cls)} - {"ts", "authority"}
         fields = request.fields
         extra = sorted(set(fields) - names)

@@ -12,7 +12,11 @@ Everything the table decided is here, in order, and nothing else is needed to re
   before they go out, so recovery resends them under the same identifiers and never twice;
 * ``outbox`` — messages not yet acknowledged by the broker; rows go only after PUBACK;
 * ``snapshots`` — the table state between hands, so a start replays only the inputs after the
-  last one; derived data, outside the chain, used only by the core that wrote it.
+  last one; derived data, outside the chain, used only by the core that wrote it;
+* ``epochs`` — where each epoch begins: an event's id is ``{table}:{epoch}:{n}`` where ``n``
+  counts from 1 at the first event of its epoch. A journal has one epoch until it is found
+  rolled back or maintenance accepts it after an integrity alarm (docs/operations.md); each new
+  epoch is also recorded by a chained ``journal.epoch.started`` event.
 
 An input, the events it caused, the dispatches they need, the inbox row and the outbox rows are
 written in one transaction. Every row of the first four tables carries a position in one chain
@@ -28,6 +32,7 @@ own thread so the event loop never waits on an fsync.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import secrets
@@ -40,24 +45,30 @@ from typing import Any, NamedTuple
 
 from controller.shell.chain import (
     CHAINED,
+    GENESIS,
     GENESIS_HASH,
     SCHEMA,
     SCHEMA_VERSION,
     STREAMS,
+    UNREADABLE,
+    Head,
+    JournalDamagedError,
+    JournalError,
     VerifyReport,
     connect,
+    damage_advice,
+    damaged,
     insert_row,
     next_key,
+    unreadable,
     verify_chain,
 )
 
-
-class JournalError(RuntimeError):
-    """The journal cannot be used (wrong table, newer schema, not a journal)."""
+__all__ = ["JournalDamagedError", "JournalError"]
 
 
 class NewEvent(NamedTuple):
-    """An event to journal: its type, hand and journal text (see :mod:`controller.shell.codec`)."""
+    """An event to journal: its type, hand and journal text (see :mod:`controller.table.codec`)."""
 
     type: str
     hand_id: str | None
@@ -95,8 +106,35 @@ class Appended:
     response: Mapping[str, Any] | None = None
 
 
+class EventId(NamedTuple):
+    """What an event is called on the wire: its epoch and its number in that epoch."""
+
+    epoch: str
+    seq: int
+
+
+class Epoch(NamedTuple):
+    """An epoch of the journal: its name and the journal key of its first event."""
+
+    name: str
+    first_seq: int
+
+
+@dataclass(frozen=True)
+class NewEpoch:
+    """An epoch to begin in a transaction: events from journal key ``first_seq`` on are in it."""
+
+    name: str
+    first_seq: int
+    reason: str
+
+
 class OutboxRow(NamedTuple):
-    """A message waiting for the broker: the event, the stream, and when it was journaled."""
+    """A message waiting for the broker: the event, the stream, and when it was journaled.
+
+    ``seq`` is the event's journal key, ``event`` its id on the wire, ``chain`` the position
+    and hash of its row in the chain.
+    """
 
     id: int
     seq: int
@@ -104,6 +142,8 @@ class OutboxRow(NamedTuple):
     live: bool
     created_ns: int
     body: str
+    event: EventId
+    chain: Head
 
 
 class StoredRow(NamedTuple):
@@ -121,11 +161,37 @@ class Journal:
         self._conn = conn
         self.path = path
         meta = self._meta()
-        self.epoch = meta["epoch"]
         self.table_id = meta["table_id"]
-        self.genesis: dict[str, Any] = json.loads(meta.get("genesis", "{}"))
-        self._head_pos = int(meta.get("head_pos", "0"))
+        try:
+            self.genesis: dict[str, Any] = json.loads(meta.get("genesis", "{}"))
+            self._head_pos = int(meta.get("head_pos", "0"))
+        except ValueError as exc:
+            raise JournalDamagedError(f"{path}: its meta table is damaged ({exc})") from None
         self._head_hash = meta.get("head_hash", GENESIS_HASH)
+        #: The journal's own name: its first epoch. A head on the broker with another origin
+        #: belongs to another journal (a replaced disk), which can share no event id with this.
+        self.epochs = self._epochs(meta)
+        self.origin = meta.get("origin", self.epochs[0].name)
+
+    def _epochs(self, meta: Mapping[str, str]) -> list[Epoch]:
+        try:
+            rows = self._conn.execute(
+                "SELECT epoch, first_seq FROM epochs ORDER BY first_seq"
+            ).fetchall()
+        except sqlite3.OperationalError:  # a journal older than epochs, opened read-only
+            rows = []
+        return [Epoch(str(n), int(f)) for n, f in rows] or [Epoch(meta["epoch"], 1)]
+
+    @property
+    def epoch(self) -> str:
+        """The epoch new events are in."""
+        return self.epochs[-1].name
+
+    def event_id(self, key: int) -> EventId:
+        """The id on the wire of the event with journal key ``key``."""
+        firsts = [e.first_seq for e in self.epochs]
+        epoch = self.epochs[max(0, bisect.bisect_right(firsts, key) - 1)]
+        return EventId(epoch.name, key - epoch.first_seq + 1)
 
     # ------------------------------------------------------------------ opening
 
@@ -139,9 +205,23 @@ class Journal:
         which replays start from. An existing journal of another table is refused.
         """
         path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            return cls._create(path, table_id, genesis)
+        except UNREADABLE as exc:
+            if unreadable(exc):
+                raise damaged(path, exc) from None
+            raise
+
+    @classmethod
+    def _create(cls, path: Path, table_id: str, genesis: Mapping[str, Any] | None) -> Journal:
         conn = connect(path)
-        with conn:
-            conn.executescript(SCHEMA)
+        try:
+            # One transaction: a journal whose creation failed half-way (a full disk) is no
+            # journal at all, rather than one with half its meta.
+            conn.execute("BEGIN IMMEDIATE")
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
             existing = dict(conn.execute("SELECT key, value FROM meta").fetchall())
             if not existing:
                 created = {
@@ -154,17 +234,46 @@ class Journal:
                     "head_hash": GENESIS_HASH,
                     "bdseq": "0",
                 }
+                created["origin"] = created["epoch"]
                 conn.executemany("INSERT INTO meta VALUES (?, ?)", created.items())
                 existing = created
+            if existing.get("epoch") and not conn.execute("SELECT 1 FROM epochs").fetchone():
+                # a journal from before epochs were recorded: it has had one epoch
+                conn.execute(
+                    "INSERT INTO epochs VALUES (?, 1, ?, 'the journal began')",
+                    (existing["epoch"], existing.get("created", "")),
+                )
+                conn.execute(
+                    "INSERT OR IGNORE INTO meta VALUES ('origin', ?)", (existing["epoch"],)
+                )
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            conn.close()
+            raise
         if existing.get("table_id") != table_id:
             conn.close()
             raise JournalError(
                 f"{path} is the journal of table {existing.get('table_id')!r}, not {table_id!r}"
             )
-        if int(existing.get("schema", "0")) > SCHEMA_VERSION:
+        schema = existing.get("schema", "0")
+        if schema.isdigit() and int(schema) > SCHEMA_VERSION:
             conn.close()
             raise JournalError(f"{path} has journal schema {existing['schema']}, newer than ours")
-        return cls(conn, path)
+        return cls._opened(conn, path)
+
+    @classmethod
+    def _opened(cls, conn: sqlite3.Connection, path: Path) -> Journal:
+        try:
+            return cls(conn, path)
+        except (KeyError, ValueError, TypeError, *UNREADABLE) as exc:
+            conn.close()
+            if isinstance(exc, sqlite3.DatabaseError) and not unreadable(exc):
+                raise
+            raise JournalDamagedError(
+                f"{path}: its meta table is damaged ({exc!r}): {damage_advice(path)}"
+            ) from None
 
     @classmethod
     def open_existing(cls, path: Path) -> Journal:
@@ -173,17 +282,21 @@ class Journal:
             raise JournalError(f"no journal at {path}")
         try:
             conn = connect(path)
-        except sqlite3.DatabaseError as exc:
-            raise JournalError(f"{path} is not a journal: {exc}") from None
+        except UNREADABLE as exc:
+            raise JournalDamagedError(
+                f"{path} is not a journal, or is damaged ({exc}): {damage_advice(path)}"
+            ) from None
         try:
             rows = conn.execute("SELECT value FROM meta WHERE key = 'table_id'").fetchall()
-        except sqlite3.DatabaseError as exc:
+        except UNREADABLE as exc:
             conn.close()
-            raise JournalError(f"{path} is not a journal: {exc}") from None
+            raise JournalDamagedError(
+                f"{path} is not a journal, or is damaged ({exc}): {damage_advice(path)}"
+            ) from None
         if not rows:
             conn.close()
             raise JournalError(f"{path} is not a journal (no table id)")
-        return cls(conn, path)
+        return cls._opened(conn, path)
 
     def close(self) -> None:
         """Close the database."""
@@ -207,10 +320,13 @@ class Journal:
         command: NewCommand | None = None,
         live: bool = True,
         snapshot: tuple[str, bytes] | None = None,
+        epoch: NewEpoch | None = None,
+        meta: Mapping[str, str | None] | None = None,
     ) -> Appended:
         """Write an input (``(ts, type, body)``), its events and the rest in one transaction.
 
-        ``snapshot`` is ``(core fingerprint, state)`` of the table after this input.
+        ``snapshot`` is ``(core fingerprint, state)`` of the table after this input; ``epoch``
+        begins a new epoch first; ``meta`` sets (None: removes) meta values.
         """
         conn = self._conn
         pos, head = self._head_pos, self._head_hash
@@ -219,8 +335,17 @@ class Journal:
         seqs: list[int] = []
         dispatch_ids: list[int] = []
         response: Mapping[str, Any] | None = None
+        epochs = self.epochs
         try:
             conn.execute("BEGIN IMMEDIATE")
+            if epoch is not None:
+                started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+                conn.execute(
+                    "INSERT INTO epochs VALUES (?, ?, ?, ?)",
+                    (epoch.name, epoch.first_seq, started, epoch.reason),
+                )
+                conn.execute("UPDATE meta SET value = ? WHERE key = 'epoch'", (epoch.name,))
+                epochs = [*epochs, Epoch(epoch.name, epoch.first_seq)]
             if input_row is not None:
                 input_id = next_key(conn, "inputs")
                 pos, head = insert_row(conn, "inputs", pos, head, (input_id, *input_row))
@@ -245,7 +370,8 @@ class Journal:
                 )
                 dispatch_ids.append(key)
             if command is not None:
-                response = dict(command.respond(seqs))
+                first = epochs[-1].first_seq  # numbered on the wire from the epoch's start
+                response = dict(command.respond([s - first + 1 for s in seqs]))
                 key = next_key(conn, "commands")
                 content = (
                     key,
@@ -270,22 +396,69 @@ class Journal:
                 "UPDATE meta SET value = ? WHERE key = ?",
                 [(str(pos), "head_pos"), (head, "head_hash")],
             )
+            for name, value in (meta or {}).items():
+                if value is None:
+                    conn.execute("DELETE FROM meta WHERE key = ?", (name,))
+                else:
+                    conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, value))
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
         self._head_pos, self._head_hash = pos, head
+        self.epochs = epochs
         return Appended(input_id, seqs, dispatch_ids, response)
+
+    @property
+    def head(self) -> Head:
+        """The last row of the chain (as this connection wrote or found it)."""
+        return Head(self._head_pos, self._head_hash)
+
+    def meta_value(self, name: str) -> str | None:
+        """One value of the meta table."""
+        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (name,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, values: Mapping[str, str | None]) -> None:
+        """Set (None: remove) meta values, in one transaction."""
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for name, value in values.items():
+                if value is None:
+                    conn.execute("DELETE FROM meta WHERE key = ?", (name,))
+                else:
+                    conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, value))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:  # SQLite may have rolled back already (a full disk)
+                conn.execute("ROLLBACK")
+            raise
+
+    def cap_pages(self, pages: int) -> None:
+        """Let the database grow to ``pages`` pages at most: a write past it fails as on a
+        full disk (SQLite's ``max_page_count``; for this connection)."""
+        self._conn.execute(f"PRAGMA max_page_count = {int(pages)}")
+
+    def last_bdseq(self) -> int:
+        """The birth/death sequence number of the last MQTT connection (0: none yet)."""
+        row = self._conn.execute("SELECT value FROM meta WHERE key = 'bdseq'").fetchone()
+        return int(row[0]) if row else 0
 
     def next_bdseq(self) -> int:
         """The birth/death sequence number of the next MQTT connection (persisted)."""
         conn = self._conn
-        conn.execute("BEGIN IMMEDIATE")
-        row = conn.execute("SELECT value FROM meta WHERE key = 'bdseq'").fetchone()
-        value = int(row[0]) + 1 if row else 1
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('bdseq', ?)", (str(value),))
-        conn.execute("COMMIT")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            row = conn.execute("SELECT value FROM meta WHERE key = 'bdseq'").fetchone()
+            value = int(row[0]) + 1 if row else 1
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('bdseq', ?)", (str(value),))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:  # SQLite may have rolled back already (a full disk)
+                conn.execute("ROLLBACK")
+            raise
         return value
 
     def delete_outbox(self, row_ids: Sequence[int]) -> None:
@@ -302,7 +475,8 @@ class Journal:
                 conn.executemany("DELETE FROM outbox WHERE id = ?", [(i,) for i in row_ids])
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # SQLite may have rolled back already (a full disk)
+                    conn.execute("ROLLBACK")
                 raise
         finally:
             conn.execute("PRAGMA synchronous=FULL")
@@ -312,11 +486,21 @@ class Journal:
     def pending(self, limit: int = 100, after: int = 0) -> list[OutboxRow]:
         """The oldest messages still waiting for the broker, in order."""
         rows = self._conn.execute(
-            "SELECT o.id, o.seq, o.stream, o.live, o.created_ns, e.body FROM outbox o "
-            "JOIN events e ON e.seq = o.seq WHERE o.id > ? ORDER BY o.id LIMIT ?",
+            "SELECT o.id, o.seq, o.stream, o.live, o.created_ns, e.body, e.pos, e.hash "
+            "FROM outbox o JOIN events e ON e.seq = o.seq WHERE o.id > ? ORDER BY o.id LIMIT ?",
             (after, limit),
         ).fetchall()
-        return [OutboxRow(r[0], r[1], r[2], bool(r[3]), r[4], r[5]) for r in rows]
+        return [
+            OutboxRow(
+                r[0], r[1], r[2], bool(r[3]), r[4], r[5], self.event_id(r[1]), Head(r[6], r[7])
+            )
+            for r in rows
+        ]
+
+    def first_pending(self) -> int | None:
+        """The journal key of the oldest event still waiting for the broker (None: none)."""
+        row = self._conn.execute("SELECT MIN(seq) FROM outbox").fetchone()
+        return int(row[0]) if row and row[0] is not None else None
 
     def pending_count(self) -> int:
         """How many messages wait for the broker."""
@@ -381,6 +565,25 @@ class Journal:
             "SELECT id, device, body, input_id FROM dispatches ORDER BY id"
         )
 
+    def chain_of(self, seq: int) -> Head | None:
+        """The position and hash of the event with journal key ``seq`` (None: no such row)."""
+        row = self._conn.execute("SELECT pos, hash FROM events WHERE seq = ?", (seq,)).fetchone()
+        return None if row is None else Head(int(row[0]), str(row[1]))
+
+    def event_bodies(self, event_type: str) -> list[str]:
+        """The journal texts of every event of one type, in order."""
+        return [
+            str(r[0])
+            for r in self._conn.execute(
+                "SELECT body FROM events WHERE type = ? ORDER BY seq", (event_type,)
+            )
+        ]
+
+    def last_input(self) -> int:
+        """The highest input id ever given (0 for none)."""
+        row = self._conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'inputs'").fetchone()
+        return int(row[0]) if row else 0
+
     def last_seq(self) -> int:
         """The highest event sequence number ever given (0 for none)."""
         row = self._conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
@@ -395,6 +598,41 @@ class Journal:
 
     # ------------------------------------------------------------------ verifying
 
-    def verify(self) -> VerifyReport:
-        """Walk the hash chain over every chained row; report every break."""
-        return verify_chain(self._conn)
+    def verify(self, since: Head = GENESIS) -> VerifyReport:
+        """Walk the hash chain after ``since`` (every row by default); report every break.
+
+        Breaks maintenance accepted (``journal.accepted``) are moved to ``report.accepted``.
+        """
+        report = verify_chain(self._conn, since)
+        try:
+            through = self.accepted_through()
+        except UNREADABLE as exc:
+            if not unreadable(exc):
+                raise
+            through = 0
+            if report.damaged is None:
+                report.damaged = f"the file is damaged ({exc})"
+                report.add(report.head.pos + 1, report.damaged)
+        if through:
+            report.accepted = [b for b in report.breaks if b.pos <= through]
+            report.breaks = [b for b in report.breaks if b.pos > through]
+        return report
+
+    def accepted_through(self, field: str = "through") -> int:
+        """The furthest chain position (or input, ``input_through``) maintenance accepted."""
+        furthest = 0
+        for body in self.event_bodies("journal.accepted"):
+            try:
+                value = json.loads(body)["data"][field]
+            except (ValueError, KeyError, TypeError):
+                continue  # a damaged row: its own hash fails, and it accepts nothing
+            if isinstance(value, int):
+                furthest = max(furthest, value)
+        return furthest
+
+    def verified_head(self) -> Head:
+        """Where the last verification of the chain ended (the genesis: never verified)."""
+        pos, digest = self.meta_value("verified_pos"), self.meta_value("verified_hash")
+        if pos is None or digest is None or not pos.isdigit():
+            return GENESIS
+        return Head(int(pos), digest)

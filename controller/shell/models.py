@@ -15,16 +15,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from controller.shell.maintenance import REQUESTS
 from controller.shell.replay import VERB as REPLAY
 from controller.shell.replay import ReplayRequest
 from controller.table.event_types import EVENT_TYPES
 from controller.table.events import EventData, specs
-from controller.table.inputs import COMMANDS
 
 __all__ = [
     "EVENT_DATA",
+    "Alarm",
     "DeviceTopic",
     "Envelope",
+    "Head",
     "Response",
     "StateSnapshot",
     "Status",
@@ -52,8 +54,20 @@ class Envelope(BaseModel):
     data: dict[str, Any]
     secure: bool | None = Field(default=None, description="secure stream: secret fields merged")
     by: Attribution | None = Field(
-        default=None, description="who gave the command that caused the event (§3.10)"
+        default=None, description="who gave the command that caused the event (docs/security.md)"
     )
+    chain: ChainStamp | None = Field(
+        default=None, description="hand.completed: the journal's hash chain at this event"
+    )
+
+
+class ChainStamp(BaseModel):
+    """``chain``: the position and hash of the event's row in the table's journal chain."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    pos: int
+    hash: str
 
 
 class Attribution(BaseModel):
@@ -86,6 +100,48 @@ class Status(BaseModel):
     version: str
     simulated: bool
     require_signed: bool = Field(description="false: the table takes unsigned requests")
+    degraded: bool = Field(
+        default=False,
+        description="up, but taking no input: its journal's disk is full, or an integrity "
+        "alarm holds it until maintenance decides (see alarms)",
+    )
+    alarms: list[Alarm] = Field(
+        default_factory=list, description="what is wrong; republished when it changes"
+    )
+
+
+class Alarm(BaseModel):
+    """One raised alarm on the status topic (docs/mqtt.md)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    alarm: str = Field(
+        description="journal.full (degraded), journal.low_disk, or journal.integrity (the "
+        "journal is in doubt: its hash chain, its replay or a rollback; degraded while held)"
+    )
+    detail: str = Field(description="what was found, in one line")
+    since: str | None = None
+    kind: str | None = Field(
+        default=None, description="journal.integrity: chain, replay or rollback"
+    )
+    held: bool | None = Field(
+        default=None,
+        description="journal.integrity: the table takes no input but maintenance's "
+        "journal_accept until maintenance decides",
+    )
+
+
+class Head(BaseModel):
+    """The retained head on ``{prefix}/{table}/head``: the last event published and its place
+    in the journal's hash chain, published before the events up to it (docs/mqtt.md)."""
+
+    journal: str = Field(description="the journal's own name (its first epoch)")
+    epoch: str
+    seq: int
+    event_id: str
+    pos: int = Field(description="the event's position in the journal's hash chain")
+    hash: str = Field(description="the chain hash of the event's row")
+    ts: str
 
 
 class Response(BaseModel):
@@ -149,7 +205,7 @@ def request_model(verb: str) -> type[BaseModel]:
             **fields,
         )
         return replay
-    cls = COMMANDS[verb]
+    cls = REQUESTS[verb]
     hints = typing.get_type_hints(cls)
     for field in dataclasses.fields(cls):
         if field.name in ("ts", "authority"):  # set by the table, never by the sender

@@ -2,9 +2,11 @@
 
 Every aiomqtt call of the daemon is in this module. One connection at a time, made fresh for
 each attempt (its Last Will carries that attempt's ``bdseq``); on every connect the link
-publishes the birth, republishes every retained message (state, devices), subscribes to the
-request topics and only then drains the outbox. A lost connection or a failed attempt waits a
-full-jitter backoff and tries again, for ever: the one reconnect loop of tablectl
+publishes the birth, subscribes to the request topics, reads back the head it left retained
+(``on_head`` compares it with the journal before anything is published:
+controller/shell/integrity.py) and only then drains the outbox, each batch after the head that
+names its last event. A lost connection or a failed attempt waits a full-jitter backoff and
+tries again, for ever: the one reconnect loop of tablectl
 (:func:`drivers.supervisor.retry_forever`), to which any other error is a bug that stops the
 daemon.
 
@@ -15,6 +17,12 @@ their PUBACK; a crash between the two publishes the message again, which consume
 ``event_id``. A message journaled
 while the broker was unreachable, or published more than ``historical_after`` seconds after it
 was journaled, is marked ``historical``.
+
+The birth carries the table's alarms (``degraded`` and ``alarms``: a full or low journal disk,
+:mod:`controller.shell.space`; an integrity alarm, :mod:`controller.shell.integrity`) and is
+published again, retained, whenever they change. On a full
+disk the link goes on: an acknowledged outbox row whose delete cannot be written is remembered
+and not sent again, and a ``bdseq`` that cannot be stored is counted on from the last one stored.
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ import socket
 import ssl
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,18 +44,21 @@ from paho.mqtt.properties import Properties
 
 from controller import __version__
 from controller.config import BrokerSection
-from controller.envelope import envelope
-from controller.shell.codec import event_from_json, rfc3339
+from controller.envelope import chain_stamp, envelope
 from controller.shell.journal import OutboxRow
 from controller.shell.properties import packed
+from controller.shell.space import JournalFullError
 from controller.shell.topics import Topics
 from controller.shell.writer import JournalWriter
+from controller.table.codec import event_from_json, rfc3339
 from drivers.supervisor import Backoff, retry_forever
 
 log = structlog.get_logger("tablectl.mqtt")
 
 #: Takes a request (its verb, its bytes, and where its answer goes) without waiting on it.
 RequestSink = Callable[[str, bytes, Callable[[dict[str, Any], bool], None]], None]
+#: Told, on every connect before anything is published, the head the broker holds (or None).
+HeadCheck = Callable[[dict[str, Any] | None], Awaitable[None]]
 BATCH = 64
 RETAINED_EVERY = 0.5
 
@@ -75,6 +86,8 @@ class MqttLink:
         self.historical_after_ns = int(historical_after * 1e9)
         self.on_request: RequestSink | None = None
         self.on_change: Callable[[], None] | None = None  # connected or lost
+        self.on_head: HeadCheck | None = None
+        self._head_sent = 0
         self.accept_requests = False
         self.connected = asyncio.Event()
         self.wake = asyncio.Event()
@@ -82,6 +95,15 @@ class MqttLink:
         self.published = 0
         self.historical = 0
         self.connects = 0
+        #: A connection was up once: from then on, not being connected is an outage.
+        self.ever_connected = False
+        #: The raised alarms (the journal's disk, its integrity), carried by the birth message.
+        self.alarms: list[dict[str, Any]] = []
+        self._status_dirty = False
+        #: Outbox rows up to this id were acknowledged by the broker in this run (their delete
+        #: may still be waiting, on a full disk).
+        self._acked_upto = 0
+        self._undeleted: list[int] = []
         self._retained: dict[str, bytes] = {}
         self._dirty: dict[str, None] = {}
         self._retained_at = 0.0
@@ -100,6 +122,14 @@ class MqttLink:
             return
         self._retained[topic] = payload
         self._dirty[topic] = None
+        self.wake.set()
+
+    def set_alarms(self, alarms: list[dict[str, Any]]) -> None:
+        """Publish the birth message again with these alarms (now if connected, else on connect)."""
+        if alarms == self.alarms:
+            return
+        self.alarms = alarms
+        self._status_dirty = True
         self.wake.set()
 
     def respond(
@@ -125,7 +155,13 @@ class MqttLink:
         self.wake.set()
 
     def status_body(self, state: str) -> dict[str, Any]:
-        """The birth (``online``) or death (``offline``) body of this connection."""
+        """The birth (``online``) or death (``offline``) body of this connection.
+
+        ``degraded``: the table is up but takes no input (its journal's disk is full, or an
+        integrity alarm holds it); the ``alarms`` say why, and what else is wrong.
+        """
+        online = state == "online"
+        alarms = self.alarms if online else []
         return {
             "state": state,
             "bdseq": self.bdseq,
@@ -133,6 +169,8 @@ class MqttLink:
             "version": __version__,
             "simulated": self.simulated,
             "require_signed": self.require_signed,
+            "degraded": any(degrading(a) for a in alarms),
+            "alarms": alarms,
         }
 
     # ------------------------------------------------------------------ the connection
@@ -147,7 +185,7 @@ class MqttLink:
         """One connection to the broker, from CONNECT until it is lost."""
         if self._stopping:
             await asyncio.Event().wait()  # shutting down: no new connection; the daemon cancels
-        self.bdseq = await self.writer.call(self.writer.journal.next_bdseq)
+        self.bdseq = await self._next_bdseq()
         client = self._client_for_attempt()
         try:
             async with client:
@@ -166,6 +204,17 @@ class MqttLink:
                 self.connected.clear()
                 if self.on_change is not None:
                     self.on_change()
+
+    async def _next_bdseq(self) -> int:
+        journal = self.writer.journal
+        try:
+            return await self.writer.call(journal.next_bdseq)
+        except JournalFullError:
+            # Not saved: a restart before the disk has room may use this number again, which
+            # only makes the pit take an old Will for this connection's.
+            last = max(self.bdseq, await self.writer.call(journal.last_bdseq))
+            log.warning("mqtt.bdseq_not_saved", bdseq=last + 1, reason="the journal is full")
+            return last + 1
 
     async def _lost(self, error: Exception | None, lasted: float) -> float:
         cause = error.__cause__ if error else None
@@ -212,16 +261,23 @@ class MqttLink:
             offline = json.dumps(self.status_body("offline"), separators=(",", ":")).encode()
             await client.publish(self.topics.status, offline, qos=1, retain=True)
             await asyncio.Event().wait()
+        self._status_dirty = False
         birth = json.dumps(self.status_body("online"), separators=(",", ":")).encode()
         await client.publish(self.topics.status, birth, qos=1, retain=True)
         for topic in self._retained:
             self._dirty[topic] = None
+        self._head_sent = 0
         await client.subscribe(self.topics.request(), qos=1)
+        if self.on_head is not None:
+            # Before any event goes out: a broker that holds events this journal does not
+            # (a lost WAL, a restored backup) must not get new ones under the same ids.
+            await self.on_head(await self._broker_head(client))
         if self._stopping:
             # goodbye() is publishing the offline status on this connection: keep it open
             # until the daemon closes it, without taking requests or draining.
             await asyncio.Event().wait()
         self.connected.set()
+        self.ever_connected = True
         if self.on_change is not None:
             self.on_change()
         log.info("mqtt.connected", host=self.broker.host, port=self.broker.port, bdseq=self.bdseq)
@@ -241,52 +297,109 @@ class MqttLink:
             if not task.cancelled() and task.exception() is not None:
                 raise task.exception()  # type: ignore[misc]
 
+    async def _broker_head(self, client: aiomqtt.Client) -> dict[str, Any] | None:
+        """The head the broker holds retained for this table (None: none it can read).
+
+        A broker sends a subscription's retained messages right after its SUBACK, in order.
+        The status topic is subscribed after the head, and holds the birth this connection just
+        published: once that arrives, any retained head has arrived before it.
+        """
+        head: dict[str, Any] | None = None
+        await client.subscribe(self.topics.head, qos=1)
+        await client.subscribe(self.topics.status, qos=1)
+        async with asyncio.timeout(self.broker.timeout):
+            async for message in client.messages:
+                topic = message.topic.value
+                if topic == self.topics.status:
+                    break
+                if topic == self.topics.head:
+                    if message.retain:
+                        head = _json_object(message.payload)
+                else:
+                    self._take(message)  # a request meanwhile: into the intake as always
+        await client.unsubscribe(self.topics.head)
+        await client.unsubscribe(self.topics.status)
+        return head
+
+    async def _publish_head(self, client: aiomqtt.Client, row: OutboxRow) -> None:
+        """The head, retained, before the events up to it go out: whatever event the broker
+        took, its head already names it or a later one.
+
+        QoS 0, not waited for: the broker reads one connection's packets in order, so an event
+        it took came after the head that names it; a connection lost between the two loses the
+        events as well, and they go again (after a new head) on the next connection.
+        """
+        epoch, seq = row.event
+        body = {
+            "journal": self.writer.journal.origin,
+            "epoch": epoch,
+            "seq": seq,
+            "event_id": f"{self.topics.table}:{epoch}:{seq}",
+            "pos": row.chain.pos,
+            "hash": row.chain.hash,
+            "ts": rfc3339(datetime.now(UTC)),
+        }
+        payload = json.dumps(body, separators=(",", ":")).encode()
+        await client.publish(self.topics.head, payload, qos=0, retain=True)
+        self._head_sent = row.seq
+
     async def _receive(self, client: aiomqtt.Client) -> None:
         """Hand every request on at once: the broker's queue for this client stays empty, and
         the intake decides what runs first (a flood must not hold a dealer's request back)."""
         async for message in client.messages:
-            verb = self.topics.command_of(message.topic.value)
-            if verb is None or self.on_request is None:
-                continue
-            payload = message.payload
-            data = payload if isinstance(payload, bytes) else str(payload or "").encode()
-            correlation = getattr(message.properties, "CorrelationData", None)
-            if isinstance(correlation, bytes) and len(correlation) > 256:
-                correlation = None  # echoed in the answer: not an amplifier
+            self._take(message)
 
-            def reply(
-                body: dict[str, Any], urgent: bool = True, verb: str = verb, data: Any = correlation
-            ) -> None:
-                self.respond(verb, body, data, urgent)
+    def _take(self, message: aiomqtt.Message) -> None:
+        """One message from the broker: a request goes to ``on_request`` with its reply."""
+        verb = self.topics.command_of(message.topic.value)
+        if verb is None or self.on_request is None:
+            return
+        payload = message.payload
+        data = payload if isinstance(payload, bytes) else str(payload or "").encode()
+        correlation = getattr(message.properties, "CorrelationData", None)
+        if isinstance(correlation, bytes) and len(correlation) > 256:
+            correlation = None  # echoed in the answer: not an amplifier
 
-            if not self.accept_requests:
-                # Not journaled: the console retries the same transaction once the table is up.
-                reply(
-                    {
-                        "transaction": None,
-                        "status": "error",
-                        "command": verb[:64],
-                        "data": {},
-                        "error": "the table is starting or stopping; try again",
-                    }
-                )
-                continue
-            self.on_request(verb, data, reply)
+        def reply(
+            body: dict[str, Any], urgent: bool = True, verb: str = verb, data: Any = correlation
+        ) -> None:
+            self.respond(verb, body, data, urgent)
+
+        if not self.accept_requests:
+            # Not journaled: the console retries the same transaction once the table is up.
+            reply(
+                {
+                    "transaction": None,
+                    "status": "error",
+                    "command": verb[:64],
+                    "data": {},
+                    "error": "the table is starting or stopping; try again",
+                }
+            )
+            return
+        self.on_request(verb, data, reply)
 
     async def _drain(self, client: aiomqtt.Client) -> None:
         while True:
             self.wake.clear()
             await self._publish_responses(client)
-            rows = await self.writer.call(self.writer.journal.pending, BATCH)
+            if self._status_dirty and not self._stopping:
+                await self._publish_status(client)
+            if self._undeleted:
+                await self._delete([])
+            rows = await self.writer.call(self.writer.journal.pending, BATCH, self._acked_upto)
             # Retained snapshots are "latest wins": sent once the events are out, or at least
             # every RETAINED_EVERY seconds while a stream of events keeps the outbox busy.
             stale = time.monotonic() - self._retained_at > RETAINED_EVERY
             if self._dirty and (not rows or stale):
                 await self._publish_retained(client)
             if not rows:
-                if not self._responses and not self._bulk_responses and not self._dirty:
+                idle = not (self._responses or self._bulk_responses or self._dirty)
+                if idle and not (self._status_dirty and not self._stopping):
                     await self.wake.wait()
                 continue
+            if rows[-1].seq > self._head_sent:
+                await self._publish_head(client, rows[-1])
             acked: list[int] = []
             try:
                 for event in _by_event(rows):
@@ -301,7 +414,21 @@ class MqttLink:
                         acked.append(row.id)
             finally:
                 if acked:
-                    await self.writer.call(self.writer.journal.delete_outbox, acked)
+                    self._acked_upto = max(self._acked_upto, acked[-1])
+                    await self._delete(acked)
+
+    async def _delete(self, acked: list[int]) -> None:
+        """Forget acknowledged outbox rows; on a full disk, later (they are not sent again)."""
+        rows, self._undeleted = [*self._undeleted, *acked], []
+        try:
+            await self.writer.call(self.writer.journal.delete_outbox, rows)
+        except JournalFullError:
+            self._undeleted = rows
+
+    async def _publish_status(self, client: aiomqtt.Client) -> None:
+        self._status_dirty = False
+        birth = json.dumps(self.status_body("online"), separators=(",", ":")).encode()
+        await client.publish(self.topics.status, birth, qos=1, retain=True)
 
     async def _publish_responses(self, client: aiomqtt.Client) -> None:
         """The urgent answers, then the others (each time one went, urgent ones first again)."""
@@ -323,13 +450,15 @@ class MqttLink:
     async def _publish_row(self, client: aiomqtt.Client, row: OutboxRow) -> None:
         late = time.time_ns() - row.created_ns > self.historical_after_ns
         historical = not row.live or late
+        event = event_from_json(row.body)
         body = envelope(
-            event_from_json(row.body),
+            event,
             table_id=self.topics.table,
-            epoch=self.writer.journal.epoch,
-            seq=row.seq,
+            epoch=row.event.epoch,
+            seq=row.event.seq,
             historical=historical,
             secure=row.stream == "secure",
+            chain=chain_stamp(event.type, row.chain.pos, row.chain.hash),
         )
         properties = packed(content_type="application/json", user=("event_id", body["event_id"]))
         payload = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
@@ -341,9 +470,9 @@ class MqttLink:
 
     async def drained(self) -> bool:
         """True when no outbox row, response or retained message waits."""
-        count = await self.writer.call(self.writer.journal.pending_count)
+        rows = await self.writer.call(self.writer.journal.pending, 1, self._acked_upto)
         waiting = self._responses or self._bulk_responses or self._dirty
-        return count == 0 and not waiting
+        return not rows and not waiting
 
     async def goodbye(self, timeout: float) -> bool:
         """Publish the retained ``offline`` status on a clean shutdown (the Will would not fire).
@@ -360,6 +489,20 @@ class MqttLink:
                 await client.publish(self.topics.status, offline, qos=1, retain=True)
                 return True
         return False
+
+
+def degrading(alarm: dict[str, Any]) -> bool:
+    """Whether a raised alarm makes the table degraded (it takes no input) rather than only
+    warned: a full journal disk, or an integrity alarm that holds the table."""
+    return alarm.get("alarm") == "journal.full" or alarm.get("held") is True
+
+
+def _json_object(payload: Any) -> dict[str, Any] | None:
+    try:
+        body = json.loads(payload if isinstance(payload, bytes | str) else b"")
+    except ValueError:
+        return None
+    return body if isinstance(body, dict) else None
 
 
 def _by_event(rows: list[OutboxRow]) -> list[list[OutboxRow]]:

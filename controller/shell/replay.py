@@ -16,10 +16,15 @@ then answers on ``response/replay``::
     {"status": "ok", "data": {"epoch", "from_seq", "to_seq", "sent", "missing": [[a, b]…],
      "last_seq"}}
 
-``missing`` lists the ranges the journal does not hold (never journaled, or pruned); an epoch
-that is not this journal's is refused with the journal's own epoch in the reason. A refusal
-(unsigned, another role, a bad field) is journaled as ``command.rejected``, as every refused
-request is.
+``from_seq`` and ``to_seq`` number the events of ``epoch`` as they went out (from 1 in each
+epoch, docs/operations.md "The journal's integrity"); the journal's epochs table maps them to its
+own keys, so any epoch the journal holds can be replayed, the current one or an earlier one.
+``last_seq`` is the epoch's last number so far, ``missing`` the ranges the journal does not hold
+(pruned). An epoch the journal never had, or a range past the epoch's last event, is answered
+``error`` with the reason (and the epochs it has); the table does not change. A refusal before
+that (unsigned, another role, a bad field) is journaled as ``command.rejected``, as every refused
+request is. While an integrity alarm holds the table a replay is answered with the alarm: the
+journal it would read is in doubt.
 """
 
 from __future__ import annotations
@@ -32,13 +37,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from controller.authority import Role
-from controller.envelope import envelope
-from controller.shell.codec import event_from_json
+from controller.envelope import CHAIN_STAMPED, chain_stamp, envelope
 from controller.shell.gate import RefusedError, Request
-from controller.shell.journal import Journal
+from controller.shell.journal import Epoch, Journal
 from controller.shell.properties import packed
 from controller.shell.topics import Topics
 from controller.shell.writer import JournalWriter
+from controller.table.codec import event_from_json
 
 VERB = "replay"
 MAX_EVENTS = 1000
@@ -95,43 +100,65 @@ class Message:
     properties: Any
 
 
+def epoch_span(journal: Journal, name: str) -> tuple[Epoch, int] | None:
+    """Epoch ``name`` of the journal and its number of events so far (None: not this
+    journal's)."""
+    epochs = journal.epochs
+    for index, epoch in enumerate(epochs):
+        if epoch.name == name:
+            after = epochs[index + 1].first_seq if index + 1 < len(epochs) else None
+            last_key = after - 1 if after is not None else journal.last_seq()
+            return epoch, max(0, last_key - epoch.first_seq + 1)
+    return None
+
+
 def answer(
     journal: Journal, topics: Topics, replay: ReplayRequest, transaction: str
 ) -> tuple[list[Message], dict[str, Any]]:
     """The replayed events' messages and the response (runs on the journal's thread)."""
-    if replay.epoch != journal.epoch:
+    span = epoch_span(journal, replay.epoch)
+    if span is None:
+        known = ", ".join(e.name for e in journal.epochs)
+        reason = f"epoch {replay.epoch!r} is not this journal's (its epochs: {known})"
+        return [], _response(transaction, "error", {"epochs": known.split(", ")}, reason)
+    epoch, count = span
+    if replay.to_seq > count:
         reason = (
-            f"epoch {replay.epoch!r} is not this journal's (it is {journal.epoch!r}): "
-            "those events cannot be replayed"
+            f"epoch {replay.epoch!r} has {count} events so far: "
+            f"{replay.from_seq}..{replay.to_seq} goes past its last"
         )
-        return [], _response(transaction, "error", {"epoch": journal.epoch}, reason)
+        return [], _response(transaction, "error", {"epoch": epoch.name, "last_seq": count}, reason)
     secure = replay.stream == "secure"
     base = f"{topics.base}/secure/replay" if secure else f"{topics.base}/replay"
     topic = f"{base}/{replay.pit}"
+    offset = epoch.first_seq - 1  # journal key = offset + number in the epoch
     messages = []
     found: list[int] = []
-    for seq, body in journal.events_between(replay.from_seq, replay.to_seq):
+    for key, body in journal.events_between(offset + replay.from_seq, offset + replay.to_seq):
+        event = event_from_json(body)
+        chain = journal.chain_of(key) if event.type in CHAIN_STAMPED else None
         document = envelope(
-            event_from_json(body),
+            event,
             table_id=topics.table,
-            epoch=journal.epoch,
-            seq=seq,
+            epoch=epoch.name,
+            seq=key - offset,
             historical=True,
             secure=secure,
+            chain=None if chain is None else chain_stamp(event.type, chain.pos, chain.hash),
         )
         properties = packed(
             content_type="application/json", user=("event_id", document["event_id"])
         )
         payload = json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode()
         messages.append(Message(topic, payload, properties))
-        found.append(seq)
+        found.append(key - offset)
     data = {
-        "epoch": journal.epoch,
+        "epoch": epoch.name,
         "from_seq": replay.from_seq,
         "to_seq": replay.to_seq,
         "sent": len(found),
         "missing": _missing(replay.from_seq, replay.to_seq, found),
-        "last_seq": journal.last_seq(),
+        "last_seq": count,
     }
     return messages, _response(transaction, "ok", data, None)
 

@@ -6,7 +6,7 @@ when the files in the repository are stale.
 * ``config/schemas/config.schema.json`` — the table config;
 * ``config/schemas/event.schema.json`` — the envelope, with the ``data`` of each event type;
 * ``config/schemas/commands/<command>.schema.json`` — each dealer request;
-* ``config/schemas/{response,status,state,device}.schema.json``;
+* ``config/schemas/{response,status,head,state,device}.schema.json``;
 * ``config/asyncapi.json`` — the topics (AsyncAPI 3.0), referring to those schemas.
 """
 
@@ -21,10 +21,12 @@ from pydantic import BaseModel
 
 from controller import __version__
 from controller.config import config_schema
+from controller.shell.maintenance import REQUESTS
 from controller.shell.models import (
     EVENT_DATA,
     DeviceTopic,
     Envelope,
+    Head,
     Response,
     StateSnapshot,
     Status,
@@ -32,10 +34,9 @@ from controller.shell.models import (
 )
 from controller.shell.replay import VERB as REPLAY
 from controller.shell.replay import ReplayRequest
-from controller.table.inputs import COMMANDS
 
-#: Every request verb: the core's commands and the shell's own (replay).
-VERBS = sorted((*COMMANDS, REPLAY))
+#: Every request verb: the core's commands, maintenance's and the shell's replay.
+VERBS = sorted((*REQUESTS, REPLAY))
 
 ROOT = Path(__file__).resolve().parents[2] / "config"
 SCHEMA_ID = "urn:tablectl:schema:"
@@ -74,6 +75,7 @@ def documents() -> dict[str, str]:
         "schemas/event.schema.json": event_schema(),
         "schemas/response.schema.json": _schema(Response, "response", "response to a request"),
         "schemas/status.schema.json": _schema(Status, "status", "birth and Last Will"),
+        "schemas/head.schema.json": _schema(Head, "head", "the last event published"),
         "schemas/state.schema.json": _schema(StateSnapshot, "state", "public table snapshot"),
         "schemas/device.schema.json": _schema(DeviceTopic, "device", "device health"),
     }
@@ -117,7 +119,7 @@ def asyncapi() -> dict[str, Any]:
             "payload": _ref(f"schemas/{schema}"),
         }
 
-    docs = {verb: cls.__doc__ or "" for verb, cls in COMMANDS.items()}
+    docs = {verb: cls.__doc__ or "" for verb, cls in REQUESTS.items()}
     docs[REPLAY] = ReplayRequest.__doc__ or ""
     commands = {
         verb: {
@@ -180,6 +182,12 @@ def asyncapi() -> dict[str, Any]:
                 {"status": message("status", "status.schema.json", "birth or Last Will")},
                 "Retained online/offline; the offline one is also the Last Will.",
             ),
+            "head": channel(
+                "head",
+                {"head": message("head", "head.schema.json", "the last event published")},
+                "Retained: the last event published and its place in the journal's hash "
+                "chain, published before the events up to it; read back on every connect.",
+            ),
             "events": channel(
                 "events",
                 {"event": message("event", "event.schema.json", "a table event, public view")},
@@ -228,6 +236,7 @@ def asyncapi() -> dict[str, Any]:
         },
         "operations": {
             "publishStatus": op("send", "status", True, "birth on connect; Will on loss"),
+            "publishHead": op("send", "head", True, "before each batch of events"),
             "publishEvents": op("send", "events", False, "every event, QoS 1, in seq order"),
             "publishSecureEvents": op("send", "secureEvents", False, "the surveillance stream"),
             "publishState": op("send", "state", True, "on change and on every connect"),

@@ -60,9 +60,13 @@ class Devices:
         self.supervisors = {d: device.supervise(self.sink, policy) for d, device in devices.items()}
 
     async def sink(self, item: DeviceInput) -> None:
-        """Where every device's inputs go: into the core, then a health onto its device topic."""
+        """Where every device's inputs go: into the core, then a health onto its device topic.
+
+        While the journal is full the input waits here: the driver acknowledges it only once
+        this returns, so the device keeps it until there is room again.
+        """
         try:
-            await self.runner.submit(item)
+            await self.runner.submit_when_writable(item)
         except ShutdownError:
             await asyncio.Event().wait()  # stopping: the task is about to be cancelled
         if isinstance(item, DeviceHealthChanged):

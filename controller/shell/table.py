@@ -4,8 +4,10 @@ Every input, from a device or the dealer, goes through :meth:`TableRunner.submit
 (an asyncio lock, which is first come first served): the core applies it, the input, its events,
 the device commands they need and (for a request) the inbox row are committed in one
 transaction, and only then does the runner adopt the new state and wake the publisher. If the
-journal cannot be written the exception ends the daemon: a table that cannot record what
-happened must not go on as if it had.
+journal cannot be written nothing changes: a full disk raises
+:class:`~controller.shell.space.JournalFullError` (the table is degraded until a write succeeds
+again, :mod:`controller.shell.space`), and any other failure ends the daemon: a table that
+cannot record what happened must not go on as if it had.
 
 :meth:`TableRunner.recover` replays the journal through the core at start: the state after the
 last committed input, exactly, and the device commands still outstanding.
@@ -14,26 +16,41 @@ last committed input, exactly, and the device commands still outstanding.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
 
+from controller.config import TableSection
 from controller.decks import DeckManifest, known_decks
-from controller.profiles import RulesProfile
+from controller.profiles import RulesProfile, load_profile
+from controller.shell.chain import JournalDamagedError, damage_advice
 from controller.shell.checkpoint import core_fingerprint, dump_state, load_state
-from controller.shell.codec import event_from_json, event_to_json, input_from_json, input_to_json
 from controller.shell.dispatch import Dispatch, Need, Planner
-from controller.shell.journal import Appended, NewCommand, NewDispatch, NewEvent
+from controller.shell.journal import (
+    Appended,
+    Journal,
+    NewCommand,
+    NewDispatch,
+    NewEpoch,
+    NewEvent,
+)
+from controller.shell.space import JournalFullError
 from controller.shell.writer import JournalWriter
+from controller.table.codec import (
+    CodecError,
+    event_from_json,
+    event_to_json,
+    input_from_json,
+    input_to_json,
+)
 from controller.table.context import RejectedError
 from controller.table.engine import apply
 from controller.table.events import TableEvent
-from controller.table.inputs import DeckRevealed, DeviceInput, Input
+from controller.table.inputs import DeckRevealed, DeviceInput, Input, Origin
 from controller.table.state import TableState, new_table
 
 log = structlog.get_logger("tablectl.table")
@@ -44,11 +61,17 @@ _RECENT = 2048  # device inputs remembered for de-duplication
 
 @dataclass
 class RecoveryReport:
-    """What replaying the journal found."""
+    """What replaying the journal found.
+
+    ``diverged`` lists the inputs whose replay gave other events than the journal holds, or
+    that cannot be read back; ``accepted`` counts those maintenance accepted before
+    (``journal.accepted``), which are only logged.
+    """
 
     inputs: int = 0
     events: int = 0
-    diverged: int = 0
+    diverged: list[int] = field(default_factory=list)
+    accepted: int = 0
     outstanding: int = 0
     snapshot: int = 0  # the input the replay started after (0: the genesis)
 
@@ -82,6 +105,33 @@ def initial_state(
     return state
 
 
+def journal_table(journal: Journal, manifest: DeckManifest | None = None) -> TableState:
+    """The table the journal began with (its genesis; the deck it names unless ``manifest``).
+
+    A genesis that cannot give a table means the journal's meta table is damaged:
+    :class:`JournalDamagedError`, naming the file and what to do.
+    """
+    genesis = journal.genesis
+    try:
+        profile = load_profile(genesis["profile"]).with_overrides(genesis.get("house_rules", {}))
+        if manifest is None:
+            manifest = TableSection.model_validate(
+                {
+                    "id": genesis["table_id"],
+                    "stacks": genesis["stacks"],
+                    "button": genesis["button"],
+                    "blinds": genesis["blinds"],
+                    "deck": genesis.get("deck", "house-a"),
+                }
+            ).manifest()
+        return initial_state(genesis, profile, manifest)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise JournalDamagedError(
+            f"{journal.path}: the table it began with cannot be read ({exc!r}): "
+            f"{damage_advice(journal.path)}"
+        ) from None
+
+
 class TableRunner:
     """Applies inputs to the core in order and journals them."""
 
@@ -98,8 +148,9 @@ class TableRunner:
         self.last_seq = self.journal.last_seq()
         self.commit_started: float | None = None
         self._lock = asyncio.Lock()
-        self._recent: OrderedDict[str, None] = OrderedDict()
         self._keys: OrderedDict[tuple[Any, ...], None] = OrderedDict()
+        # per device: the last event it numbered, and the parts of it journaled
+        self._origins: dict[str, tuple[tuple[int, int], set[int]]] = {}
 
     # ------------------------------------------------------------------ recovery
 
@@ -107,45 +158,57 @@ class TableRunner:
         """Replay the journal through the core (synchronous: before the loop runs).
 
         From the newest snapshot this core wrote (between two hands), else from the genesis.
-        The events the replay gives are compared with the journaled ones; a difference means the
-        core changed under an existing journal, and is logged (the journal stays the record).
+        The events the replay gives are compared with the journaled ones; an input that gives
+        others (the core changed under the journal, or the journal was rewritten) or cannot be
+        read back is listed in the report, and the daemon raises the integrity alarm
+        (controller/shell/integrity.py) unless maintenance accepted it before.
         """
         report = RecoveryReport()
+        accepted = self.journal.accepted_through("input_through")
         state, after = self._from_snapshot(report)
         journaled: dict[int, list[str]] = {}
         for row in self.journal.events(after_input=after):
             if row.input_id is not None:
                 journaled.setdefault(row.input_id, []).append(row.body)
+        revealed: set[int] = set()
         for row in self.journal.inputs(after=max(0, after - _RECENT)):
-            if row.key <= after:  # before the snapshot: only remembered, for de-duplication
-                self._remember(input_from_json(row.body), row.body)
+            try:
+                item = input_from_json(row.body)
+            except CodecError as exc:
+                if row.key > after:
+                    self._diverged(report, row.key, accepted, "unreadable", str(exc))
                 continue
-            item = input_from_json(row.body)
+            self._remember(item)
+            if row.key <= after:  # before the snapshot: only remembered, for de-duplication
+                continue
+            if isinstance(item, DeckRevealed):
+                revealed.add(item.shuffle_id)
             state, events = apply(state, item)
             report.inputs += 1
             report.events += len(events)
-            self._remember(item, row.body)
-            stored = [event_from_json(b) for b in journaled.get(row.key, [])]
+            try:
+                stored = [event_from_json(b) for b in journaled.get(row.key, [])]
+            except CodecError as exc:
+                self._diverged(report, row.key, accepted, type(item).__name__, str(exc))
+                continue
             replayed = [event_from_json(event_to_json(e)) for e in events]
             if stored != replayed:
-                report.diverged += 1
-                log.error("journal.replay_diverged", input_id=row.key, input=type(item).__name__)
+                self._diverged(report, row.key, accepted, type(item).__name__, "other events")
         self.state = state
-        revealed = {
-            item.shuffle_id
-            for row in self.journal.inputs(after=after)
-            if '"DeckRevealed"' in row.body
-            and isinstance(item := input_from_json(row.body), DeckRevealed)
-        }
-        rows = list(self.journal.dispatches())
+        rows = []
+        for key, device, body, input_id in self.journal.dispatches():
+            try:
+                rows.append((Dispatch.from_row(key, device, body), input_id))
+            except (ValueError, KeyError, TypeError) as exc:  # a damaged row: the chain says so
+                log.error("journal.dispatch_unreadable", dispatch=key, error=str(exc))
         dispatches = [
-            Dispatch.from_row(key, device, body)
-            for key, device, body, input_id in rows
+            dispatch
+            for dispatch, input_id in rows
             # a reveal asked before the snapshot was answered or abandoned by then
-            if input_id is None or input_id > after or '"reveal"' not in body
+            if input_id is None or input_id > after or dispatch.need.kind != "reveal"
         ]
-        for key, device, body, _ in rows:
-            need = Dispatch.from_row(key, device, body).need
+        for dispatch, _ in rows:
+            need = dispatch.need
             if need.kind == "reveal" and need.shuffle_id is not None:
                 self.planner.revealed.add(need.shuffle_id)
         self.planner.adopt(dispatches, state)
@@ -154,6 +217,17 @@ class TableRunner:
         report.outstanding = len(self.planner.outstanding)
         self.last_seq = self.journal.last_seq()
         return report
+
+    @staticmethod
+    def _diverged(
+        report: RecoveryReport, input_id: int, accepted: int, what: str, why: str
+    ) -> None:
+        if input_id <= accepted:
+            report.accepted += 1
+            log.warning("journal.replay_diverged_accepted", input_id=input_id, input=what)
+        else:
+            report.diverged.append(input_id)
+            log.error("journal.replay_diverged", input_id=input_id, input=what, detail=why)
 
     def _from_snapshot(self, report: RecoveryReport) -> tuple[TableState, int]:
         found = self.journal.latest_snapshot(core_fingerprint())
@@ -185,7 +259,7 @@ class TableRunner:
             if not self.accepting:
                 raise ShutdownError("the table is shutting down")
             body = input_to_json(item)
-            if isinstance(item, DeviceInput) and self._duplicate(item, body):
+            if isinstance(item, DeviceInput) and self._duplicate(item):
                 log.warning(
                     "device.duplicate_dropped", device=item.device, input=type(item).__name__
                 )
@@ -199,21 +273,23 @@ class TableRunner:
             if before.hand is not None and after.hand is None:  # between hands: a snapshot
                 snapshot = (core_fingerprint(), dump_state(after))
             self.commit_started = time.monotonic()
-            appended = await self.writer.call(
-                self.journal.append,
-                snapshot=snapshot,
-                input_row=(item.ts.isoformat(), type(item).__name__, body),
-                events=[_new_event(e) for e in events],
-                dispatches=[
-                    NewDispatch(self.planner.shuffler, Dispatch(0, "", need, group).to_json())
-                    for need, group in planned
-                ],
-                command=command,
-                live=self.connected(),
-            )
-            self.commit_started = None
+            try:
+                appended = await self.writer.call(
+                    self.journal.append,
+                    snapshot=snapshot,
+                    input_row=(item.ts.isoformat(), type(item).__name__, body),
+                    events=[_new_event(e) for e in events],
+                    dispatches=[
+                        NewDispatch(self.planner.shuffler, Dispatch(0, "", need, group).to_json())
+                        for need, group in planned
+                    ],
+                    command=command,
+                    live=self.connected(),
+                )
+            finally:
+                self.commit_started = None
             self.state = after
-            self._remember(item, body)
+            self._remember(item)
             self.planner.adopt(
                 [
                     Dispatch(key, self.planner.shuffler, need, group)
@@ -228,17 +304,70 @@ class TableRunner:
             self._notify()
             return appended
 
+    async def submit_when_writable(self, item: Input) -> Appended | None:
+        """:meth:`submit`, waiting while the journal is full: the input is held, not lost.
+
+        For the inputs that have nowhere else to wait: a device's (its driver acknowledges it
+        only once this returns, so the device keeps it meanwhile), the clock's, the restart's.
+        """
+        space = self.writer.space
+        while True:
+            await space.writable.wait()
+            try:
+                return await self.submit(item)
+            except JournalFullError:
+                continue  # full again: wait for the next successful write
+
     async def record_rejection(self, event: TableEvent, command: NewCommand | None) -> Appended:
-        """Journal a request refused before it reached the core (it changes nothing)."""
-        async with self._lock:
-            appended = await self.writer.call(
-                self.journal.append,
+        """Journal an event no input caused: a request refused before it reached the core, a
+        report of shed requests, the journal's disk (it changes nothing)."""
+        return await self.record([event], command)
+
+    async def record(
+        self,
+        events: list[TableEvent],
+        command: NewCommand | None = None,
+        *,
+        meta: Mapping[str, str | None] | None = None,
+    ) -> Appended:
+        """Journal events that are no input's (a refusal, an alarm, the journal's disk).
+
+        On a full disk this raises :class:`~controller.shell.space.JournalFullError` and
+        nothing is written.
+        """
+        return await self.record_planned(lambda _: (events, None), command, meta=meta)
+
+    async def record_planned(
+        self,
+        plan: Callable[[int], tuple[list[TableEvent], NewEpoch | None]],
+        command: NewCommand | None = None,
+        *,
+        meta: Mapping[str, str | None] | None = None,
+    ) -> Appended:
+        """Journal events made by ``plan`` from the journal key the first of them will get,
+        with the new epoch (if any) they begin (maintenance's decision, a rollback).
+
+        ``plan`` runs on the journal's thread, in the transaction's turn: nothing is written
+        between what it reads and what it writes. On a full disk this raises
+        :class:`~controller.shell.space.JournalFullError` and nothing is written.
+        """
+        journal = self.journal
+
+        def write() -> Appended:
+            events, epoch = plan(journal.last_seq() + 1)
+            return journal.append(
                 input_row=None,
-                events=[_new_event(event)],
+                events=[_new_event(e) for e in events],
                 command=command,
                 live=self.connected(),
+                epoch=epoch,
+                meta=meta,
             )
-            self.last_seq = appended.seqs[-1]
+
+        async with self._lock:
+            appended = await self.writer.call(write)
+            if appended.seqs:
+                self.last_seq = appended.seqs[-1]
             self._notify()
             return appended
 
@@ -270,23 +399,38 @@ class TableRunner:
         for listener in self.listeners:
             listener()
 
-    def _duplicate(self, item: DeviceInput, body: str) -> bool:
-        """A device event seen before: the same bytes, or the same deck / group again."""
-        digest = hashlib.sha256(body.encode()).hexdigest()
+    def _duplicate(self, item: DeviceInput) -> bool:
+        """A device event journaled before: the same origin on the device, or the same deck /
+        group again (after a power cut the device numbers its events anew)."""
+        origin = item.origin
+        if origin is not None:
+            last = self._origins.get(item.device)
+            if last is not None and last[0] == (origin.boot_id, origin.seq):
+                return origin.part in last[1]
         key = _identity(item)
-        return digest in self._recent or (key is not None and key in self._keys)
+        return key is not None and key in self._keys
 
-    def _remember(self, item: Input, body: str) -> None:
+    def _remember(self, item: Input) -> None:
         if not isinstance(item, DeviceInput):
             return
-        self._recent[hashlib.sha256(body.encode()).hexdigest()] = None
+        if item.origin is not None:
+            self._remember_origin(item.device, item.origin)
         key = _identity(item)
         if key is not None:
             self._keys[key] = None
-        while len(self._recent) > _RECENT:
-            self._recent.popitem(last=False)
         while len(self._keys) > _RECENT:
             self._keys.popitem(last=False)
+
+    def _remember_origin(self, device: str, origin: Origin) -> None:
+        # Only the device's last event can come again (it sends the next one only once this
+        # one was acknowledged), so one per device is enough, and a sequence number that
+        # wrapped around is a new event.
+        event = (origin.boot_id, origin.seq)
+        last = self._origins.get(device)
+        if last is not None and last[0] == event:
+            last[1].add(origin.part)
+        else:
+            self._origins[device] = (event, {origin.part})
 
 
 def _identity(item: DeviceInput) -> tuple[Any, ...] | None:

@@ -23,6 +23,11 @@ class Topics:
         return f"{self.base}/status"
 
     @property
+    def head(self) -> str:
+        """Retained: the last event published and its place in the journal's hash chain."""
+        return f"{self.base}/head"
+
+    @property
     def events(self) -> str:
         """Every event's public view."""
         return f"{self.base}/events"

@@ -11,6 +11,8 @@ from controller.rules.ids import Rule
 from controller.table.events import EventData, Severity, TableEvent
 from controller.table.state import HandState, Hold, Ruling, TableState
 
+_new_tuple = tuple.__new__
+
 
 class RejectedError(Exception):
     """A dealer command that makes no sense now: nothing changes; ``command.rejected`` says why."""
@@ -77,14 +79,15 @@ class Context:
     ) -> None:
         """Record an event caused by the input."""
         hand = self.table.hand
-        self.events.append(
-            TableEvent(
-                data,
-                self.ts,
-                hand.hand_id if hand is not None else None,
-                rules,
-                severity,
-                needs_confirm,
-                self.by,
-            )
+        # the tuple built directly: the same TableEvent without the call of its generated __new__
+        # (an input emits one event or more)
+        fields = (
+            data,
+            self.ts,
+            hand.hand_id if hand is not None else None,
+            rules,
+            severity,
+            needs_confirm,
+            self.by,
         )
+        self.events.append(_new_tuple(TableEvent, fields))

@@ -146,18 +146,21 @@ def apply(state: TableState, event: Input) -> tuple[TableState, list[TableEvent]
         if handler is None:
             raise RejectedError(f"{type(event).__name__} is not handled by this table")
         current = ctx.table.hand
-        if (
-            current is not None
-            and current.irregular.holds
-            and isinstance(event, DealerInput)
-            and not isinstance(event, _DURING_HOLD)
-        ):
-            pending = current.irregular.holds[0]
-            raise RejectedError(
-                f"the hand is held ({pending.id}, {pending.rule}: {pending.reason}): "
-                "confirm, reject or override it first"
-            )
-        _deadlines(ctx, event.ts)
+        if current is not None:
+            if (
+                current.irregular.holds
+                and isinstance(event, DealerInput)
+                and not isinstance(event, _DURING_HOLD)
+            ):
+                pending = current.irregular.holds[0]
+                raise RejectedError(
+                    f"the hand is held ({pending.id}, {pending.rule}: {pending.reason}): "
+                    "confirm, reject or override it first"
+                )
+            # the deadlines the input's time has passed: the readers' settle time (SEAT-COUNT)
+            due = current.deal.deadline
+            if due is not None and event.ts >= due:
+                deal_checks.check_seat_counts(ctx, current)
         handler(ctx, event)
     except RejectedError as exc:
         if not isinstance(event, DealerInput):
@@ -169,12 +172,6 @@ def apply(state: TableState, event: Input) -> tuple[TableState, list[TableEvent]
 def deadline(state: TableState) -> datetime | None:
     """When the shell must send a ``Tick`` if nothing else happens before (None: no deadline)."""
     return state.hand.deal.deadline if state.hand is not None else None
-
-
-def _deadlines(ctx: Context, now: datetime) -> None:
-    current = ctx.table.hand
-    if current is not None and current.deal.deadline is not None and now >= current.deal.deadline:
-        deal_checks.check_seat_counts(ctx, current)
 
 
 def _rejection(state: TableState, command: DealerInput, exc: RejectedError) -> TableEvent:

@@ -488,8 +488,19 @@ class IrregularityDetected(EventData):
 
 
 @dataclass(frozen=True, slots=True)
+class EventRange(EventData):
+    """Event ids ``{epoch}:{from_seq}`` to ``{epoch}:{to_seq}`` (``from_seq`` None: unknown)."""
+
+    epoch: str
+    from_seq: int | None
+    to_seq: int
+
+
+@dataclass(frozen=True, slots=True)
 class IntegrityAlarm(EventData):
-    """``integrity.alarm``: a foul deck, a broken commitment, an unapproved device, a fault."""
+    """``integrity.alarm``: a foul deck, a broken commitment, an unapproved device, a fault,
+    or a journal that is not what the table wrote (docs/operations.md, "The journal's integrity").
+    """
 
     TYPE = "integrity.alarm"
     reason: str
@@ -501,6 +512,10 @@ class IntegrityAlarm(EventData):
     command: str | None = None  # an internal error: the request being handled
     error: str | None = None
     request: RequestRecord | None = None
+    journal: str | None = None  # what the journal check found: chain, replay or rollback
+    problems: tuple[str, ...] | None = None  # the chain's breaks (the first few)
+    inputs: tuple[int, ...] | None = None  # inputs whose replay differs (the first few)
+    lost: EventRange | None = None  # events the broker holds that this journal does not
     uid: str | None = secret()
     card: Card | None = secret()
 
@@ -549,6 +564,51 @@ class RequestsShed(EventData):
     seconds: float  # over how long
 
 
+# --------------------------------------------------------------------------- the journal
+
+
+@dataclass(frozen=True, slots=True)
+class JournalAccepted(EventData):
+    """``journal.accepted``: maintenance accepted the journal as it is after an integrity alarm;
+    the next events are a new epoch."""
+
+    TYPE = "journal.accepted"
+    alarm: str  # the alarm's reason
+    reason: str  # maintenance's own words
+    through: int  # breaks of the chain up to this position are accepted
+    input_through: int  # replay differences at inputs up to this one are accepted
+    epoch: str  # the epoch that starts
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEpochStarted(EventData):
+    """``journal.epoch.started``: event ids go on under a new epoch, from seq 1."""
+
+    TYPE = "journal.epoch.started"
+    epoch: str
+    previous: str
+    reason: str  # "rollback" or "accepted"
+    moved: EventRange | None = None  # journaled before it began and still unpublished
+
+
+@dataclass(frozen=True, slots=True)
+class JournalDisk(EventData):
+    """``journal.disk``: the journal's disk ran low, has room again, or was full until now.
+
+    ``recovered`` is journaled by the first write after a full disk: the table took no input
+    from ``full_since`` for ``seconds``, and answered ``refused`` requests with the reason.
+    """
+
+    TYPE = "journal.disk"
+    condition: str  # "low", "ok" or "recovered"
+    free_bytes: int
+    low_disk_bytes: int  # the watermark
+    journal_bytes: int
+    full_since: str | None = None
+    seconds: float | None = None
+    refused: int | None = None
+
+
 #: Every event type's data class, by type.
 EVENT_TYPES: dict[str, type[EventData]] = {
     cls.TYPE: cls
@@ -588,8 +648,11 @@ EVENT_TYPES: dict[str, type[EventData]] = {
         PotAwarded,
         IrregularityDetected,
         IntegrityAlarm,
+        JournalAccepted,
+        JournalEpochStarted,
         DeviceStatus,
         CommandRejected,
         RequestsShed,
+        JournalDisk,
     )
 }

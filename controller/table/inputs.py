@@ -5,7 +5,8 @@ in transport-independent form: a driver turns the bytes of its device into these
 wire protocol. Dealer commands are the verbs of the dealer console (docs/mqtt.md).
 
 All inputs are frozen, slotted dataclasses: cheap to build on the hot path, and pydantic validates
-JSON into them directly (``controller.table.commands_schema``).
+JSON into them directly (the request gate, ``controller/shell/gate.py``, and the journal form,
+``controller/table/codec.py``).
 """
 
 from __future__ import annotations
@@ -94,11 +95,30 @@ class Health(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class Origin:
+    """A device event's own identity: the device's boot id and its event sequence number.
+
+    A device that numbers its events (TSP/1: one outstanding at a time, resent until
+    acknowledged) sends the same ``(boot_id, seq)`` again only for the event the host had not
+    acknowledged; ``part`` tells apart several inputs a driver makes of one device event.
+    """
+
+    boot_id: int
+    seq: int
+    part: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class DeviceInput:
-    """Base of every device event: when, and which configured device."""
+    """Base of every device event: when, and which configured device.
+
+    ``origin`` is the event's identity on the device, when the device gives one: the shell
+    recognises a redelivered event by it (never by its bytes, which hold the time it arrived).
+    """
 
     ts: datetime
     device: str
+    origin: Origin | None = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,6 +56,9 @@ STREET_OF: dict[Purpose, Street] = {
 }
 
 
+_FOLLOWING = {street: Street(street + 1) for street in Street if street < Street.RIVER}
+
+
 def following(street: Street) -> Street | None:
     """The street after ``street`` (None after the river)."""
-    return Street(street + 1) if street < Street.RIVER else None
+    return _FOLLOWING.get(street)  # a lookup, not Street(n): an enum call costs a dozen

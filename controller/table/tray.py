@@ -35,6 +35,8 @@ _ZONE_OF = {
     Pile.MUCK: Zone(ZoneKind.MUCK),
 }
 _SEATS = {seat: Place(Pile.SEAT, seat) for seat in range(1, 11)}
+_new_tuple = tuple.__new__
+_SEAT_ZONES: dict[int | None, Zone] = {seat: Zone(ZoneKind.SEAT, seat) for seat in range(1, 11)}
 
 
 def seat_place(seat: int) -> Place:
@@ -48,7 +50,7 @@ def location(hand: HandState, card: Card) -> Zone | None:
     if place is None:
         return None
     if place.pile is Pile.SEAT:
-        return Zone(ZoneKind.SEAT, place.seat)
+        return _SEAT_ZONES.get(place.seat) or Zone(ZoneKind.SEAT, place.seat)
     return _ZONE_OF[place.pile]
 
 
@@ -119,9 +121,10 @@ def hold_back(hand: HandState, card: Card) -> None:
 
 def with_read(group: PendingGroup, card: Card) -> PendingGroup:
     """The group with one more of its cards read."""
-    return PendingGroup(
-        group.group, group.purpose, group.seat, group.size, group.cards, (*group.read, card)
-    )
+    # built as its tuple (the named tuple's own constructor is a Python call more): a card is
+    # drawn on most inputs of a hand
+    fields = (group.group, group.purpose, group.seat, group.size, group.cards, (*group.read, card))
+    return _new_tuple(PendingGroup, fields)
 
 
 def draw(
@@ -135,16 +138,17 @@ def draw(
     """
     deal = hand.edit_deal()
     pending = deal.pending
-    index = next(
-        (
-            i
-            for i, g in enumerate(pending)
-            if len(g.read) < g.size and g.purpose in purposes and (seat is None or g.seat == seat)
-        ),
-        None,
-    )
+    # plain loops rather than next(generator): a card is drawn on most inputs of a hand
+    index = None
+    for i, g in enumerate(pending):
+        if len(g.read) < g.size and g.purpose in purposes and (seat is None or g.seat == seat):
+            index = i
+            break
     if index is None and deal.tray:
-        index = next((i for i, g in enumerate(pending) if len(g.read) < g.size), None)
+        for i, g in enumerate(pending):
+            if len(g.read) < g.size:
+                index = i
+                break
     if index is None:
         back = next((i for i, g in enumerate(deal.returning) if len(g.read) < g.size), None)
         if back is not None:
@@ -163,10 +167,15 @@ def draw(
 def drop_finished(hand: HandState) -> None:
     """Forget groups whose cards have all been read."""
     deal = hand.deal
-    if any(len(g.read) >= g.size for g in (*deal.pending, *deal.returning)):
-        deal = hand.edit_deal()
-        deal.pending = tuple(g for g in deal.pending if len(g.read) < g.size)
-        deal.returning = tuple(g for g in deal.returning if len(g.read) < g.size)
+    # a plain loop, not any(generator): this runs after most cards read
+    for group in (*deal.pending, *deal.returning):
+        if len(group.read) >= group.size:
+            break
+    else:
+        return  # every group still has cards to read
+    deal = hand.edit_deal()
+    deal.pending = tuple(g for g in deal.pending if len(g.read) < g.size)
+    deal.returning = tuple(g for g in deal.returning if len(g.read) < g.size)
 
 
 def unread(group: PendingGroup) -> int:

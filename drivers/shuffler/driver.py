@@ -1,11 +1,11 @@
 """The TSP/1 shuffler driver (``tsp-shuffler``): asyncio-native, over pyserial.
 
-One :class:`ShufflerDriver` per configured shuffler, a :class:`~drivers.contract.Device`. Each
-connection (:meth:`ShufflerDriver.run`) identifies the device, refuses it unless it is approved
-(``config/approved-devices.toml``), configures it, syncs its clock and then heartbeats it; the
-supervision loop (:mod:`drivers.supervisor`) reconnects. Device events become the core's inputs
-and go to the sink in order; an event is acknowledged to the device only after the sink has taken
-it, so nothing is lost on the way.
+One :class:`ShufflerDriver` per configured shuffler, a TSP/1 device
+(:class:`~drivers.tsp.driver.TspDriver`). Each connection identifies the device, refuses it
+unless it is approved (``config/approved-devices.toml``), configures it, syncs its clock and then
+heartbeats it; the supervision loop (:mod:`drivers.supervisor`) reconnects. Device events become
+the core's inputs and go to the sink in order, and only once the device is approved; an event is
+acknowledged to the device only after the sink has taken it, so nothing is lost on the way.
 
 The commands (:meth:`start_shuffle`, :meth:`dispense_group`, …) raise
 :class:`~drivers.errors.DeviceNotReadyError` unless the device is online and approved: a rejected
@@ -15,8 +15,7 @@ shuffler is never asked to shuffle or dispense. A DISPENSE_GROUP the device answ
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
+import dataclasses
 import os
 import time
 from collections.abc import Callable
@@ -24,25 +23,10 @@ from typing import Any, ClassVar
 
 import structlog
 
-from controller.table.inputs import (
-    DeckRevealed,
-    DeviceHealthChanged,
-    DeviceInput,
-    DeviceRebooted,
-    Health,
-    Purpose,
-)
+from controller.table.inputs import DeckRevealed, Health, Origin, Purpose
 from controller.table.plan import DispenseRequest
-from drivers.contract import (
-    DISPENSE,
-    REVEAL,
-    SHUFFLE,
-    Device,
-    DeviceContext,
-    DeviceStatus,
-    InputSink,
-)
-from drivers.errors import DeviceCommandError, DeviceNotReadyError
+from drivers.contract import DISPENSE, REVEAL, SHUFFLE, DeviceContext, DeviceStatus
+from drivers.errors import DeviceCommandError
 from drivers.serial_transport import SerialTransport
 from drivers.shuffler.approval import ApprovalList, check_challenge
 from drivers.shuffler.codes import (
@@ -81,31 +65,23 @@ from drivers.shuffler.messages import (
 )
 from drivers.shuffler.options import ShufflerOptions
 from drivers.supervisor import RestartPolicy, utc_now
+from drivers.transport import ByteTransport, DataCallback, LostCallback
 from drivers.tsp.client import LinkClient
-from drivers.tsp.common import boot_id_reader
-from drivers.tsp.frame import Frame
-from drivers.tsp.heartbeat import serve
-from drivers.tsp.link import EventReceived, HostLink, LinkTimers, SessionChanged
+from drivers.tsp.driver import TspDriver
+from drivers.tsp.link import EventReceived
 from drivers.tsp.payload import PayloadError
-from drivers.tsp.session import EventPump, call
-from drivers.tsp.stats import LinkStats
 
 log = structlog.get_logger("tablectl.shuffler")
 
 
-#: The boot id in the shuffler's IDENTIFY, GET_STATUS and PING responses.
-boot_id_of = boot_id_reader(
-    MsgType.IDENTIFY, (MsgType.GET_STATUS, MsgType.PING), Identity.decode, Status.decode
-)
-
-
-class ShufflerDriver(Device):
+class ShufflerDriver(TspDriver[Identity, Status]):
     """Drives one TSP/1 shuffler and feeds its events to the core."""
 
     options_model: ClassVar[type[ShufflerOptions]] = ShufflerOptions
     kind = "shuffler"
     capabilities = frozenset({SHUFFLE, DISPENSE, REVEAL})
-    reports_health = True
+    events_wait_for_set_up = True
+    approved_when_online = True
     options: ShufflerOptions
 
     def __init__(
@@ -117,33 +93,17 @@ class ShufflerDriver(Device):
         approvals: ApprovalList | None = None,
         on_device_event: Callable[[DeviceEvent | UnknownEvent], None] | None = None,
     ) -> None:
-        super().__init__(device_id, options, context)
+        super().__init__(device_id, options, context, Identity.decode, Status.decode)
         self._on_device_event = on_device_event
         self.approvals = approvals or ApprovalList.load(options.approved_devices)
-        timers = LinkTimers(options.response_timeout, options.max_retransmits)
-        self._link = HostLink(timers, boot_id_of)
-        self._sink: InputSink | None = None
-        self.identity: Identity | None = None
-        self.last_status: Status | None = None
         self.clock_offset_ms: int | None = None
         self.integrity_alarms: list[str] = []
-        self._client: LinkClient | None = None
-        self._link_client: LinkClient | None = None
-        self._approved = asyncio.Event()
-        self._restart = asyncio.Event()
-        self._session_boot: int | None = None
         self.ledger = DeckLedger()
 
     def restart_policy(self, default: RestartPolicy) -> RestartPolicy:
-        """The backoff, failure count and reject retry of the options."""
-        o = self.options
-        return RestartPolicy(
-            o.backoff_base,
-            o.backoff_cap,
-            o.fail_after,
-            stable_after=10.0,
-            rejected_retry=o.rejected_retry,
-        )
+        """The backoff and failure count of the options, and how long a reject waits."""
+        policy = super().restart_policy(default)
+        return dataclasses.replace(policy, rejected_retry=self.options.rejected_retry)
 
     # ------------------------------------------------------------------ public state
 
@@ -151,16 +111,6 @@ class ShufflerDriver(Device):
     def health(self) -> Health | None:
         """The supervisor's verdict (None before the first attempt ended)."""
         return self.supervisor.health if self.supervisor else None
-
-    @property
-    def stats(self) -> LinkStats:
-        """Link statistics: CRC errors, NAKs, retransmits, round-trip times."""
-        return self._link.stats
-
-    @property
-    def boot_id(self) -> int | None:
-        """The device's current boot id."""
-        return self._link.boot_id
 
     # ------------------------------------------------------------------ the device contract
 
@@ -198,12 +148,6 @@ class ShufflerDriver(Device):
 
     # ------------------------------------------------------------------ commands
 
-    async def get_status(self) -> Status:
-        """GET_STATUS."""
-        status = Status.decode(await self._call(MsgType.GET_STATUS, b"", approved=False))
-        self.last_status = status
-        return status
-
     async def start_shuffle(
         self, mode: ShuffleMode = ShuffleMode.SHUFFLE, host_ref: int = 0
     ) -> int:
@@ -229,9 +173,7 @@ class ShufflerDriver(Device):
 
     async def clear_fault(self, fault_id: int = 0xFFFF) -> int:
         """CLEAR_FAULT; return how many faults the device cleared."""
-        payload = await self._call(
-            MsgType.CLEAR_FAULT, ClearFault(fault_id).encode(), approved=False
-        )
+        payload = await self._call(MsgType.CLEAR_FAULT, ClearFault(fault_id).encode())
         return Result.decode(payload).value
 
     async def abort(self) -> None:
@@ -240,16 +182,16 @@ class ShufflerDriver(Device):
 
     async def get_counters(self) -> Counters:
         """GET_COUNTERS: the device's meters and link counters."""
-        return Counters.decode(await self._call(MsgType.GET_COUNTERS, approved=False))
+        return Counters.decode(await self._call(MsgType.GET_COUNTERS))
 
     async def get_faults(self) -> FaultList:
         """GET_FAULTS: the device's active faults."""
-        return FaultList.decode(await self._call(MsgType.GET_FAULTS, approved=False))
+        return FaultList.decode(await self._call(MsgType.GET_FAULTS))
 
     async def time_sync(self) -> int:
         """TIME_SYNC to the host clock; return the device's offset before (ms, device − host)."""
         host_ms = int(time.time() * 1000)
-        payload = await self._call(MsgType.TIME_SYNC, TimeSync(host_ms).encode(), approved=False)
+        payload = await self._call(MsgType.TIME_SYNC, TimeSync(host_ms).encode())
         self.clock_offset_ms = TimeSyncResult.decode(payload).device_ms - host_ms
         return self.clock_offset_ms
 
@@ -277,57 +219,20 @@ class ShufflerDriver(Device):
 
     # ------------------------------------------------------------------ one connection
 
-    async def run(self, sink: InputSink) -> None:
-        """Connect, identify, approve, configure, then heartbeat until the connection ends."""
-        self._sink = sink
-        # One client for the driver's lifetime: events and session changes it queued survive a
-        # reconnect, and so does the link's de-duplication state.
-        if self._link_client is None:
-            self._link_client = LinkClient(self._link)
-        client = self._link_client
-        self._session_boot = None
-        transport = await SerialTransport.open(
-            self.options.port, client.data_received, client.connection_lost, self.options.baudrate
+    async def _open(self, on_data: DataCallback, on_lost: LostCallback) -> ByteTransport:
+        return await SerialTransport.open(
+            self.options.port, on_data, on_lost, self.options.baudrate
         )
-        client.attach(transport)
-        pump = EventPump(client, self._on_event, self._on_session, gate=self._approved)
-        consumer = asyncio.create_task(pump.run(), name=f"{self.device_id}:events")
-        self._restart.clear()
-        try:
-            identity = Identity.decode(await self._request(client, MsgType.IDENTIFY))
-            self.identity = identity
-            self._session_boot = identity.boot_id
-            await self._approve(client, identity)
-            await self._configure(client, identity)
-            self._client = client
-            self._approved.set()
-            await self.time_sync()
-            await self._report(Health.ONLINE)
-            await serve(
-                client,
-                self._report,
-                consumer,
-                name=self.device_id,
-                interval=self.options.heartbeat_interval,
-                max_failures=self.options.heartbeat_failures,
-                restart=self._restart,
-                on_response=self._on_ping,
-            )
-        finally:
-            self._client = None
-            self._approved.clear()
-            consumer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await consumer
-            # An event half-way into the sink is finished, not dropped.
-            await pump.finish()
-            transport.close()
-            client.detach()
 
-    def _on_ping(self, frame: Frame) -> None:
-        if frame.type == MsgType.PING:
-            with contextlib.suppress(PayloadError):
-                self.last_status = Status.decode(frame.payload)
+    async def _set_up(self, client: LinkClient, identity: Identity) -> None:
+        """Approve (or refuse: DeviceRejectedError), then configure."""
+        await self._approve(client, identity)
+        await self._configure(client, identity)
+
+    async def _go_online(self, identity: Identity) -> str:
+        """Sync the clock."""
+        await self.time_sync()
+        return ""
 
     async def _approve(self, client: LinkClient, identity: Identity) -> None:
         entry = self.approvals.match(identity)
@@ -370,15 +275,6 @@ class ShufflerDriver(Device):
 
     # ------------------------------------------------------------------ events
 
-    async def _on_session(self, change: SessionChanged) -> None:
-        if change.previous is None:
-            return
-        log.warning("shuffler.rebooted", device=self.device_id, boot_id=change.boot_id)
-        await self._emit(DeviceRebooted(utc_now(), self.device_id, change.boot_id))
-        if self._session_boot is not None and change.boot_id != self._session_boot:
-            # Re-identify and re-approve: a reboot is also how new firmware takes effect.
-            self._restart.set()
-
     async def _on_event(self, item: EventReceived) -> None:
         try:
             event = decode_event(item.frame.type, item.frame.payload)
@@ -395,28 +291,6 @@ class ShufflerDriver(Device):
         self.ledger.observe(event)
         core_input = to_input(event, self.device_id, utc_now())
         if core_input is not None:
-            await self._emit(core_input)
-
-    # ------------------------------------------------------------------ plumbing
-
-    async def _emit(self, item: DeviceInput) -> None:
-        assert self._sink is not None, "inputs are made only while run() is connected"
-        await self._sink(item)
-
-    async def _report(self, health: Health, detail: str = "") -> None:
-        # Only an approved shuffler is online or stale.
-        await self._emit(
-            DeviceHealthChanged(utc_now(), self.device_id, health, True, detail, self.kind)
-        )
-
-    async def _call(
-        self, msg_type: MsgType, payload: bytes = b"", *, approved: bool = True
-    ) -> bytes:
-        client = self._client
-        if client is None or (approved and not self._approved.is_set()):
-            health = self.health.value if self.health else "not connected"
-            raise DeviceNotReadyError(f"{self.device_id} is not available ({health})")
-        return await self._request(client, msg_type, payload)
-
-    async def _request(self, client: LinkClient, msg_type: MsgType, payload: bytes = b"") -> bytes:
-        return await call(client, msg_type, payload, msg_type.name)
+            # the event's own identity: a copy resent after a host restart is recognised by it
+            origin = Origin(item.boot_id, item.frame.seq)
+            await self._emit(dataclasses.replace(core_input, origin=origin))

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from controller.table.inputs import Purpose
 from drivers.paths import config_dir
+from drivers.tsp.options import TspOptions
 
 
 def default_approvals() -> Path:
@@ -25,10 +26,8 @@ class PlanGroup(BaseModel):
     purpose: Purpose
 
 
-class ShufflerOptions(BaseModel):
+class ShufflerOptions(TspOptions):
     """How to reach and drive one TSP/1 shuffler."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     port: str
     baudrate: int = Field(default=115200, gt=0)
@@ -36,11 +35,4 @@ class ShufflerOptions(BaseModel):
     id_policy: Literal["withhold", "live"] = "withhold"
     profile: Literal["hand_forming", "poker_deck"] = "hand_forming"
     dispense_plan: tuple[PlanGroup, ...] = ()
-    heartbeat_interval: float = Field(default=1.0, gt=0)
-    heartbeat_failures: int = Field(default=3, ge=1)
-    response_timeout: float = Field(default=0.3, gt=0)
-    max_retransmits: int = Field(default=3, ge=0)
-    backoff_base: float = Field(default=0.25, gt=0)
-    backoff_cap: float = Field(default=5.0, gt=0)
-    fail_after: int = Field(default=10, ge=1)
     rejected_retry: float = Field(default=30.0, gt=0)

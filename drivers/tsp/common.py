@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import ClassVar, Literal, Protocol, Self
 
-from drivers.tsp.frame import TYPE_ERROR, Frame
+from drivers.tsp.frame import TYPE_ERROR, TYPE_GET_STATUS, TYPE_IDENTIFY, TYPE_PING, Frame
 from drivers.tsp.payload import PayloadError, PayloadReader, PayloadWriter
 
 TYPE_FAULT_RAISED = 0x46
@@ -192,24 +192,24 @@ def read_identity_head(r: PayloadReader) -> tuple[int, int, str, str, str, str, 
     )
 
 
-class _HasBootId(Protocol):
+class HasBootId(Protocol):
+    """An IDENTIFY or status response: each carries the device's boot id (§2.6)."""
+
     @property
     def boot_id(self) -> int: ...
 
 
-Decoder = Callable[[bytes], _HasBootId]
-
-
 def boot_id_reader(
-    identify: int, status_types: tuple[int, ...], identity: Decoder, status: Decoder
+    identity: Callable[[bytes], HasBootId], status: Callable[[bytes], HasBootId]
 ) -> Callable[[Frame], int | None]:
-    """What the link needs to spot a reboot: the boot id in IDENTIFY and status responses."""
+    """What the link needs to spot a reboot: the boot id in IDENTIFY, GET_STATUS and PING
+    responses (the same three type numbers in every message set)."""
 
     def boot_id_of(frame: Frame) -> int | None:
         try:
-            if frame.type == identify:
+            if frame.type == TYPE_IDENTIFY:
                 return identity(frame.payload).boot_id
-            if frame.type in status_types:
+            if frame.type in (TYPE_GET_STATUS, TYPE_PING):
                 return status(frame.payload).boot_id
         except PayloadError:
             return None

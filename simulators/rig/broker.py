@@ -106,8 +106,12 @@ class LocalBroker:
         self.address = BrokerAddress("127.0.0.1", free_port())
         self.child: Child | None = None
 
-    async def start(self, timeout: float = 10.0) -> None:
+    async def start(self, timeout: float = 30.0) -> None:
         """Start it and wait until it accepts connections (another port if one was taken).
+
+        It is waited for as long as it runs: a mosquitto that exits at start (its port was
+        taken since :func:`free_port` chose it) is started again on another port; ``timeout``
+        only bounds a broker that neither listens nor exits.
 
         It runs with the shipped broker setup (``tablectl broker setup``): no anonymous user,
         a user for the rig's tables and one for its consoles, and the ACL of docs/security.md.
@@ -119,6 +123,8 @@ class LocalBroker:
                 "rig-console": BrokerUser(roles=["dealer", "floor", "surveillance", "pit"]),
             },
         )
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
         for _ in range(3):
             conf = self.directory / "mosquitto.conf"
             # As root, mosquitto drops to its own user unless told to stay.
@@ -138,13 +144,13 @@ class LocalBroker:
                 )
             self.child = Child("mosquitto", [self.binary, "-c", str(conf)], self.directory)
             await self.child.start()
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + timeout / 3
-            while loop.time() < deadline and self.child.running:
+            while self.child.running and loop.time() < deadline:
                 if await can_connect(self.address):
                     return
                 await asyncio.sleep(0.02)
             await self.child.stop()
+            if loop.time() >= deadline:
+                break
             self.address = BrokerAddress("127.0.0.1", free_port())
         raise RuntimeError(f"mosquitto did not start (see {self.directory / 'mosquitto.log'})")
 

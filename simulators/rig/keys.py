@@ -1,10 +1,11 @@
-"""The rig's keys: its dealer, floor, surveillance and pit each sign what they send.
+"""The rig's keys: its dealer, floor, surveillance, pit and technician each sign what they send.
 
 A rig's tables require signed requests, as a casino's do. The rig makes one key pair per role at
 start (:func:`RigKeys.create`), writes the keyring its tables' daemons read, and signs each
 request with the key of the role that gives that command at a real table: a ruling on a hold is
-the floor's, a hold raised by surveillance is surveillance's, everything else the dealer's (a
-dealer's misdeal after the cutoff is refused, as it is at the table).
+the floor's, a hold raised by surveillance is surveillance's, accepting the journal after an
+integrity alarm maintenance's, everything else the dealer's (a dealer's misdeal after the cutoff
+is refused, as it is at the table).
 """
 
 from __future__ import annotations
@@ -24,12 +25,14 @@ SIGNED_BY = {
     "reject": Role.FLOOR,
     "floor_override": Role.FLOOR,
     "hold": Role.SURVEILLANCE,
+    "journal_accept": Role.MAINTENANCE,
 }
 PERSONS = {
     Role.DEALER: "rig dealer",
     Role.FLOOR: "rig floor supervisor",
     Role.SURVEILLANCE: "rig surveillance",
     Role.PIT: "rig pit",
+    Role.MAINTENANCE: "rig technician",
 }
 
 

@@ -24,8 +24,8 @@ from typing import Any
 from controller.config import TableSection
 from controller.envelope import envelope
 from controller.profiles import load_profile
-from controller.shell.codec import event_from_json, input_from_json
 from controller.shell.table import initial_state
+from controller.table.codec import event_from_json, input_from_json
 from controller.table.engine import apply
 from controller.table.events import TableEvent
 from controller.table.inputs import Input

@@ -53,7 +53,10 @@ from simulators.rig.setup import RigPaths, TableSetup, daemon_config
 class RigOptions:
     """How the rig is built."""
 
-    broker: str = AUTO  # "auto", "none" or mqtt://host:port
+    # "auto", "none", mqtt://host:port (a broker that takes the rig without a login), or the
+    # address of another rig's broker with the logins the rig has there (rigs sharing an ACL'd
+    # broker: the jobs of ``run_files``)
+    broker: str | BrokerAddress = AUTO
     prefix: str = "tables"  # rigs sharing a broker need prefixes of their own
     directory: Path | None = None  # keep the files here (default: a temporary directory)
     shuffle_time: float = 0.05
@@ -111,8 +114,13 @@ class Rig:
                 await self.local_broker.start()
                 self.address = self.local_broker.address
                 self.broker_note = f"a mosquitto of its own at {self.address.url}"
+                login = self.address.console
+                if login is not None:  # its ACL takes no anonymous client: say whom it takes
+                    self.broker_note += (
+                        f" (user {login.username}, password in {login.password_file})"
+                    )
         else:
-            self.address = parse_broker(choice)
+            self.address = choice if isinstance(choice, BrokerAddress) else parse_broker(choice)
             if not await can_connect(self.address):
                 raise RigError(f"cannot reach the broker at {self.address.url}")
             self.broker_note = f"the broker at {self.address.url}"

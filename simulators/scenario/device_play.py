@@ -50,7 +50,10 @@ from controller.table.inputs import (
     TagArrived,
     TagDeparted,
     Tick,
+    Zone,
+    ZoneKind,
 )
+from controller.table.state import Phase
 from controller.uids import normalize_uid
 from simulators.errors import RefusedError, ScenarioError
 from simulators.rig.mirror import Applied, Mirror, MirrorError
@@ -80,6 +83,9 @@ class DevicePlay(StepPlayer):
     armed: tuple[Card, ...] = ()  # the deck loaded for the host's next shuffle
     armed_at: int = 0  # the journal mark when it was loaded
     pace: float = 0.0  # seconds the dealer takes before each act (a demo watched by people)
+    # a scenario run (compared with core mode): the readers' settle check comes due before a
+    # card leaves a seat at the showdown (:meth:`_settle_before_the_muck`)
+    settle_before_the_muck = False
 
     def attach(self, table: OpenTable, mirror: Mirror) -> None:
         """Play on ``table``; ``mirror`` reads its daemon's journal."""
@@ -132,8 +138,38 @@ class DevicePlay(StepPlayer):
         self._sync()
         due = deadline(self.run.state)
         if due is not None and due <= to:
-            await self._wait(_is(Tick), "the clock's Tick at the readers' deadline", mark)
+            await self._deadline_checked(due, mark)
         self.now = datetime.now(UTC)
+
+    async def _deadline_checked(self, due: datetime, since: int) -> None:
+        """Wait until the daemon has checked the deadline ``due``: the first input it journals
+        at or after that moment runs the check (its clock's ``Tick``, or whatever else came
+        first)."""
+
+        def at_or_after(item: Input) -> bool:
+            return item.ts >= due
+
+        await self._wait(at_or_after, "an input at the readers' deadline (its Tick)", since)
+
+    async def _settle_before_the_muck(self, zone: Zone | None) -> None:
+        """A card is about to leave a seat at the showdown (a losing hand killed, a hand
+        mucked): if the readers' settle check after the deal (SEAT-COUNT, SEAT-DEALT-OUT) is
+        still to come, let it come first.
+
+        In core mode a deadline falls due between two steps, never while a step's cards are on
+        their way; here it falls due in real time. A hand played faster than the settle time
+        would otherwise have it land while a seat's cards go to the muck, finding that seat one
+        or two cards short; a slower hand had it before the showdown, as core mode does. So
+        this waits on the check itself, not on how fast the table happened to play. (The demo's
+        dealer does not wait: its table is not compared with anything.)
+        """
+        if not self.settle_before_the_muck or zone is None or zone.kind is not ZoneKind.SEAT:
+            return
+        self._sync()
+        hand, due = self.run.state.hand, deadline(self.run.state)
+        if hand is None or due is None or hand.phase not in (Phase.SHOWDOWN, Phase.AWARD):
+            return
+        await self.advance(due)
 
     async def wait_until(self, seconds: float) -> None:
         """Let real time pass (``at`` steps)."""
@@ -256,6 +292,9 @@ class DevicePlay(StepPlayer):
             card = self.run.state.manifest.card(event.uid)
             if card is not None:
                 self.seen.add(card)
+            lying = self.table.tags.where.get(normalize_uid(event.uid))
+            if lying != event.zone:
+                await self._settle_before_the_muck(lying)
             if not await self._act(self.table.tags.place(event.zone, event.uid)):
                 return []  # it lies there already: the reader has nothing new to say
             uid = normalize_uid(event.uid)
@@ -265,6 +304,7 @@ class DevicePlay(StepPlayer):
             uid = normalize_uid(event.uid)
             if self.table.tags.where.get(uid) != event.zone:
                 return []
+            await self._settle_before_the_muck(event.zone)
             await self._act(self.table.tags.lift(uid))
             what = f"{uid} leaving {event.zone}"
             return (await self._wait(_is(TagDeparted, zone=event.zone, uid=uid), what, mark)).events

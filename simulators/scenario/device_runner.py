@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from simulators.errors import ScenarioError
-from simulators.rig.broker import NONE
+from simulators.rig.broker import NONE, BrokerAddress
 from simulators.rig.errors import RigError
 from simulators.rig.mirror import Mirror, open_reader
 from simulators.rig.rig import OpenTable, Rig, RigOptions
@@ -42,6 +42,7 @@ class DeviceRunner(DevicePlay):
     """Plays the steps of one scenario on a running table."""
 
     step_index = 0
+    settle_before_the_muck = True  # its events are compared with core mode's
 
     async def play(self) -> None:
         """Every step, in real time (``at`` waits for its moment; ``wait`` lets time pass)."""
@@ -146,7 +147,9 @@ async def run_files(
     finishes.
 
     The rigs share one broker (the one ``options`` names, or the first rig's own mosquitto),
-    each under a topic prefix of its own so that their tables never hear each other.
+    each under a topic prefix of its own so that their tables never hear each other. They share
+    it as the first rig has it: its address with its logins (the rig's own mosquitto takes no
+    anonymous client, and its ACL lets the rig's users reach every prefix).
     """
 
     def own(job: int) -> Path | None:
@@ -156,7 +159,7 @@ async def run_files(
         if note is not None:
             note(first.broker_note)
         rigs = [first]
-        broker = first.address.url if first.address is not None else NONE
+        broker: str | BrokerAddress = first.address if first.address is not None else NONE
         try:
             for job in range(1, max(1, jobs)):
                 extra = Rig(

@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from controller.cards import Card
+from controller.deck_order import deck_order
 from controller.decks import DeckManifest, known_decks, load_deck
 from controller.profiles import load_profile
 from controller.table.events import TableEvent
 from controller.table.inputs import Input, Purpose
 from controller.table.state import TableState, new_table
-from simulators.deck_order import deck_order
 from simulators.errors import ScenarioError
 from simulators.scenario.model import Scenario
 from simulators.scenario.virtual_shuffler import VirtualShuffler

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from controller.cards import Card
+from controller.deck_order import deck_order
 from controller.table.events import TableEvent
 from controller.table.inputs import Purpose
 from controller.table.tray import BOARD_PURPOSES
-from simulators.deck_order import deck_order
 from simulators.errors import ScenarioError
 
 DEFAULT_COUNTS = {

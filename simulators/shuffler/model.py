@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from controller.cards import CODE_WITHHELD, Card, card_code
+from controller.deck_order import deck_order
 from drivers.shuffler.codes import (
     Capability,
     ClearedBy,
@@ -65,7 +66,6 @@ from drivers.shuffler.messages import (
     TimeSyncResult,
 )
 from drivers.tsp.payload import PayloadError
-from simulators.deck_order import deck_order
 from simulators.errors import RefusedError
 from simulators.shuffler.deck import deck_check
 

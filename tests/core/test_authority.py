@@ -123,7 +123,7 @@ def test_every_command_has_its_roles_and_the_docs_list_them_all() -> None:
 
 @pytest.mark.parametrize("verb", sorted(COMMANDS))
 def test_a_command_carries_its_authority_through_the_journal_form(verb: str) -> None:
-    from controller.shell.codec import input_from_json, input_to_json
+    from controller.table.codec import input_from_json, input_to_json
 
     cls = COMMANDS[verb]
     fields = {

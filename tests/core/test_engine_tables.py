@@ -7,7 +7,13 @@ from controller.table.state import Ruling
 
 
 def test_every_input_type_has_a_handler() -> None:
-    subclasses = [*inputs.DeviceInput.__subclasses__(), *inputs.DealerInput.__subclasses__()]
+    subclasses = [
+        cls
+        for cls in (*inputs.DeviceInput.__subclasses__(), *inputs.DealerInput.__subclasses__())
+        # the shell's own requests never reach the core (controller/shell/maintenance.py); they
+        # are subclasses only once the shell was imported in this process
+        if not cls.__module__.startswith("controller.shell.")
+    ]
     every = {getattr(inputs, cls.__name__) for cls in subclasses}  # the module's, not a draft
     assert len(every) > 30
     assert every == set(engine._HANDLERS)

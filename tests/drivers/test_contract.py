@@ -24,6 +24,7 @@ from drivers.registry import (
     load_driver,
     option_problems,
 )
+from drivers.supervisor import RestartPolicy
 
 DRIVERS = sorted(available_drivers())
 
@@ -82,6 +83,26 @@ def test_the_daemon_builds_each_section_with_its_context() -> None:
     assert device.device_id == "shuffler"
     assert device.context.table_id == "T1"
     assert device.describe()["simulated"] is True
+
+
+BOARD = [{"antenna": 0, "zone": "board"}]
+
+
+@pytest.mark.parametrize(
+    ("name", "options", "rejected_retry"),
+    [
+        ("tsp-shuffler", {"port": "/dev/x", "rejected_retry": 7.0}, 7.0),
+        ("tsp-reader", {"port": "/dev/x", "antennas": BOARD}, 30.0),
+        ("tsp-reader-usb", {"antennas": BOARD}, 30.0),
+    ],
+)
+def test_a_tsp1_driver_restarts_with_the_backoff_of_its_options(
+    name: str, options: dict[str, Any], rejected_retry: float
+) -> None:
+    backoff = {"backoff_base": 0.1, "backoff_cap": 2.0, "fail_after": 4}
+    device = load_driver(name).from_options("d", {**options, **backoff})
+    policy = device.restart_policy(RestartPolicy())
+    assert policy == RestartPolicy(0.1, 2.0, 4, stable_after=10.0, rejected_retry=rejected_retry)
 
 
 # --------------------------------------------------------------------------- the base class

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from controller.decks import synthetic_manifest
-from controller.shell.codec import input_to_json
+from controller.table.codec import input_to_json
 from controller.table.inputs import (
     DeviceFault,
     DeviceInput,

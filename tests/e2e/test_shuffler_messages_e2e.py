@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from controller.cards import card_code
+from controller.deck_order import deck_order
 from controller.table.inputs import (
     DeckChecked,
     DeckRevealed,
@@ -20,7 +21,6 @@ from drivers.errors import AlreadyDoneError, DeviceCommandError
 from drivers.shuffler.codes import Capability, DeckMove, DeviceState, Trigger
 from drivers.shuffler.commitment import deck_commitment
 from drivers.shuffler.events import DeckMoved, OperatorInput, ShuffleStarted, StateChanged
-from simulators.deck_order import deck_order
 from tests.e2e.conftest import RigFactory, wait_until
 
 
@@ -133,7 +133,14 @@ async def test_faults_clear_counters_and_fault_list(rig: RigFactory) -> None:
         await r.driver.start_shuffle()
     assert await r.driver.clear_fault() == 1
     await wait_until(lambda: r.of(DeviceFaultCleared))
-    assert r.of(DeviceFaultCleared)[0].code == "JAM_INPUT"
+    cleared = r.of(DeviceFaultCleared)[0]
+    assert cleared.code == "JAM_INPUT"
+    # each event carries its identity on the device (boot id, event number): a copy the
+    # shuffler resends after a host restart is recognised by it, not by its bytes
+    assert fault.origin is not None
+    assert cleared.origin is not None
+    assert cleared.origin.boot_id == fault.origin.boot_id == r.driver.boot_id
+    assert cleared.origin.seq != fault.origin.seq
     assert (await r.driver.get_faults()).faults == ()
     counters = await r.driver.get_counters()
     assert counters.jams == 1

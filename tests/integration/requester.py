@@ -41,7 +41,7 @@ class Requester:
         await self.client.subscribe(f"{self.topics.base}/response/#", qos=1)
         await self.client.subscribe(self.topics.status, qos=1)
         self._task = asyncio.create_task(self._read(), name="requester")
-        async with asyncio.timeout(20):
+        async with asyncio.timeout(60):  # a bound: on an idle machine, well under a second
             await self.online.wait()
         return self
 
@@ -81,12 +81,12 @@ class Requester:
         return correlation
 
     async def request(
-        self, verb: str, body: dict[str, Any], timeout: float = 10.0
+        self, verb: str, body: dict[str, Any], timeout: float = 60.0
     ) -> dict[str, Any]:
         """Send one request and wait for its answer."""
         return await self.request_raw(verb, json.dumps(body).encode(), timeout)
 
-    async def request_raw(self, verb: str, payload: bytes, timeout: float = 10.0) -> dict[str, Any]:
+    async def request_raw(self, verb: str, payload: bytes, timeout: float = 60.0) -> dict[str, Any]:
         """Send one request's bytes and wait for its answer."""
         correlation = await self.send(verb, payload)
         return (await self.wait([correlation], timeout))[correlation]

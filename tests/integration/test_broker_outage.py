@@ -35,7 +35,7 @@ def wait_journal(path: Path, event_type: str, timeout: float = 20.0) -> int:
 async def test_events_during_an_outage_arrive_late_in_order_marked_historical(
     daemon_factory: Any, broker: Any
 ) -> None:
-    daemon = daemon_factory(event_delay=0.02)
+    daemon = daemon_factory(event_delay=0.05)
     async with Collector(broker, daemon.topics) as collector:
         daemon.start()
         async with aiomqtt.Client("127.0.0.1", broker.port) as client:
@@ -46,6 +46,7 @@ async def test_events_during_an_outage_arrive_late_in_order_marked_historical(
             await console.stop()
         # the broker dies while the shuffler deals: the events wait in the outbox
         broker.stop()
+        daemon.wait_status("broker down", 20)  # from here on the daemon knows of the outage
         outage_started = len(journal_types(daemon.journal))
         complete = wait_journal(daemon.journal, "deal.complete")
         assert complete > outage_started
@@ -56,7 +57,7 @@ async def test_events_during_an_outage_arrive_late_in_order_marked_historical(
         ) as client:
             console = AutoConsole(client, daemon.topics, sign=daemon.sign)
             await console.start()
-            assert await console.play(hands=1, timeout=60) == 1
+            assert await console.play(hands=1, timeout=180) == 1
             await console.stop()
 
         expected = [seq for seq, _ in journal_types(daemon.journal)]
@@ -71,7 +72,7 @@ async def test_events_during_an_outage_arrive_late_in_order_marked_historical(
     for body in collector.public:
         first.setdefault(body["seq"], body)
     late = [seq for seq, body in first.items() if body["historical"]]
-    assert complete in late  # dealt during the outage
+    assert set(range(outage_started + 1, complete + 1)) <= set(late)  # dealt in the outage
     assert late == list(range(late[0], late[-1] + 1))  # one stretch: the outage
     assert not first[expected[-1]]["historical"]  # live again after the broker came back
     assert first[expected[-1]]["type"] == "hand.completed"

@@ -21,7 +21,8 @@ from controller.shell.journal import Journal
 from simulators.dealer_console import AutoConsole
 from tests.integration.conftest import Collector, DaemonProcess
 
-pytestmark = [pytest.mark.broker, pytest.mark.slow]
+# several daemons and whole hands: minutes when every core is busy
+pytestmark = [pytest.mark.broker, pytest.mark.slow, pytest.mark.timeout(600)]
 
 HANDS = 2
 
@@ -30,7 +31,7 @@ async def play(daemon: DaemonProcess, port: int) -> dict[str, Any]:
     async with aiomqtt.Client("127.0.0.1", port, protocol=aiomqtt.ProtocolVersion.V5) as client:
         console = AutoConsole(client, daemon.topics, retry=1.0, sign=daemon.sign)
         await console.start()
-        assert await console.play(hands=HANDS, timeout=90) == HANDS
+        assert await console.play(hands=HANDS, timeout=240) == HANDS
         await console.stop()
         assert console.snapshot is not None
         return console.snapshot
@@ -66,7 +67,7 @@ async def test_sigkill_at_random_points_recovers_the_exact_table(
 
         async def killer() -> None:
             for threshold in kills:
-                await collector.wait_for(lambda c, t=threshold: len(c.public) >= t, timeout=60)
+                await collector.wait_for(lambda c, t=threshold: len(c.public) >= t, timeout=180)
                 await asyncio.sleep(rng.uniform(0, 0.03))  # somewhere after that event
                 victim.kill(signal.SIGKILL)
                 await asyncio.to_thread(victim.start)

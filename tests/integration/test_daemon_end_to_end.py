@@ -15,7 +15,8 @@ import pytest
 from simulators.dealer_console import AutoConsole
 from tests.integration.conftest import Collector, unique_seqs
 
-pytestmark = pytest.mark.broker
+# several daemons and whole hands: minutes when every core is busy
+pytestmark = [pytest.mark.broker, pytest.mark.timeout(600)]
 
 
 def journal_seqs(path: Any) -> list[int]:
@@ -31,7 +32,7 @@ async def test_hands_end_to_end_and_the_will_on_sigkill(
         daemon.start()
         console = AutoConsole(console_client, daemon.topics, sign=daemon.sign)
         await console.start()
-        assert await console.play(hands=2, timeout=60) == 2
+        assert await console.play(hands=2, timeout=180) == 2
         await console.stop()
         expected = journal_seqs(daemon.journal)
         await collector.wait_for(lambda c: len(unique_seqs(c.public)) >= len(expected))

@@ -16,9 +16,9 @@ import pytest
 
 from controller.authority import Role
 from controller.shell.client import DealerClient
-from controller.shell.codec import event_from_json
 from controller.shell.journal import Journal
 from controller.signing import Signer
+from controller.table.codec import event_from_json
 from simulators.dealer_console import AutoConsole
 from tests.integration.broker import Broker
 from tests.integration.conftest import DaemonProcess

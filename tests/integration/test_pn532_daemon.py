@@ -14,6 +14,7 @@ from tests.rfid.conftest import SimProcess
 pytestmark = pytest.mark.broker
 
 FOREIGN = "04c0ffee000001"  # not a card of the house-a deck
+READER_ONLY = 'dispense = "dealer"\n'  # a table of readers: no shuffler to command
 
 
 async def test_reader_health_and_a_foreign_tag_reach_the_pit(
@@ -26,7 +27,7 @@ async def test_reader_health_and_a_foreign_tag_reach_the_pit(
             "response_timeout = 0.2\nreconnect_min = 0.05\n"
             f'[[devices.rfid.modules]]\nport = "{sim.link}"\nzone = "board"\n'
         )
-        daemon = daemon_factory(devices=devices)
+        daemon = daemon_factory(devices=devices, table_extra=READER_ONLY)
         async with Collector(broker, daemon.topics) as collector:
             daemon.start()
 

@@ -139,9 +139,9 @@ async def test_the_shipped_acl_refuses_every_denial_the_security_doc_lists(
         await table.subscribe(f"{base}/request/#", qos=1)
         # the table's own topics: only the table publishes them
         for intruder in (dealer, surveillance, pit):
-            for topic in ("status", "events", "secure/events", "state", "devices/shuffler"):
+            for topic in ("status", "head", "events", "secure/events", "state", "devices/shuffler"):
                 await intruder.publish(
-                    f"{base}/{topic}", b"forged", qos=1, retain=topic == "status"
+                    f"{base}/{topic}", b"forged", qos=1, retain=topic in ("status", "head")
                 )
         await table.publish(f"{base}/secure/events", b"hole cards", qos=1)
         await table.publish(f"{base}/events", b"public", qos=1)
@@ -159,9 +159,10 @@ async def test_the_shipped_acl_refuses_every_denial_the_security_doc_lists(
     assert (f"{base}/events", b"public") in seen["dealer"]
     # consoles publish requests; surveillance only holds
     assert table_got == [(f"{base}/request/start_hand", b"request")]
-    # no forged retained status either
+    # no forged retained status or head either
     async with secured.client("pit") as late:
         await late.subscribe(f"{base}/status", qos=1)
+        await late.subscribe(f"{base}/head", qos=1)
         assert await received(late, 0.5) == []
 
 

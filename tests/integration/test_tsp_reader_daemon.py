@@ -16,6 +16,7 @@ from tests.integration.conftest import Collector
 pytestmark = pytest.mark.broker
 
 FOREIGN = "04c0ffee000002"  # not a card of the house-a deck
+READER_ONLY = 'dispense = "dealer"\n'  # a table of readers: no shuffler to command
 READER = (
     "scan_period_ms = 10\narrive_n = 2\ndepart_n = 3\nsnapshot_ms = 200\n"
     "heartbeat_interval = 0.2\nresponse_timeout = 0.15\nbackoff_base = 0.05\nbackoff_cap = 0.4\n"
@@ -69,7 +70,8 @@ async def test_a_serial_tsp_reader_reports_to_the_pit(
         assert sim.stdout is not None
         assert (await asyncio.wait_for(sim.stdout.readline(), 20)).startswith(b"/dev/pts/")
         devices = f'[devices.rfid]\ndriver = "tsp-reader"\nport = "{link}"\n' + READER
-        await _foreign_tag_reaches_the_pit(daemon_factory(devices=devices), broker, control)
+        daemon = daemon_factory(devices=devices, table_extra=READER_ONLY)
+        await _foreign_tag_reaches_the_pit(daemon, broker, control)
     finally:
         if sim.returncode is None:
             sim.terminate()
@@ -84,5 +86,5 @@ async def test_a_usb_tsp_reader_reports_to_the_pit(
         '[devices.rfid]\ndriver = "tsp-reader-usb"\nbackend = "simulated"\n'
         f'simulator_control = "{control}"\nsimulator_seed = 5\n' + READER
     )
-    daemon = daemon_factory(devices=devices)
+    daemon = daemon_factory(devices=devices, table_extra=READER_ONLY)
     await _foreign_tag_reaches_the_pit(daemon, broker, control)

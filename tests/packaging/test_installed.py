@@ -30,7 +30,8 @@ from tests.integration.broker import Broker, mosquitto_available
 from tests.integration.conftest import Collector
 from tests.packaging.venv import EXAMPLE, REPO, Dists, Venv, build
 
-pytestmark = pytest.mark.slow
+# the first test of a worker builds the wheel and a venv: minutes when every core is busy
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 SCENARIO = "normal-hand-4-seats.toml"
 PY = f"python{sys.version_info[0]}.{sys.version_info[1]}"
@@ -138,11 +139,18 @@ def test_tablectl_help_and_version(venv: Venv) -> None:
 
 def test_config_check_of_the_shipped_example(venv: Venv) -> None:
     example = venv.share / "config" / "table.example.toml"
-    done = venv.run("tablectl", "config", "check", example)
+    # the example's journal and shuffler memory are under /var/lib/tablectl: here, where this
+    # user can make them
+    state = venv.workdir / "state"
+    env = venv.env(
+        TABLECTL_JOURNAL__PATH=str(state / "journal.sqlite"),
+        TABLECTL_DEVICES__SHUFFLER__STATE_FILE=str(state / "shuffler.json"),
+    )
+    done = venv.run("tablectl", "config", "check", example, env=env)
     assert done.stdout.strip() == f"{example}: ok (table T7, devices: shuffler (virtual))"
     broken = venv.workdir / "broken.toml"
     broken.write_text(example.read_text().replace('deck = "house-a"', 'deck = "house-z"'))
-    refused = venv.run("tablectl", "config", "check", broken, check=False)
+    refused = venv.run("tablectl", "config", "check", broken, check=False, env=env)
     assert refused.returncode == 1
     assert "table.deck:" in refused.stderr
     assert "house-z" in refused.stderr
@@ -200,6 +208,7 @@ def test_data_files_are_found_under_another_prefix(venv: Venv, dists: Dists) -> 
 
 PLUGIN_TABLE = (
     '[table]\nid = "{table}"\nstacks = {{ 1 = 100, 2 = 100 }}\nbutton = 1\nblinds = [1, 2]\n'
+    'dispense = "dealer"\n'  # a table of readers: no shuffler to command
     "[security]\nrequire_signed = false\n"
     '[devices.reader]\ndriver = "tag-bridge"\nhost = "127.0.0.1"\nport = {port}\n'
     'antennas = {{ A0 = "seat:1", A1 = "board" }}\n'
@@ -219,8 +228,10 @@ def test_the_plugin_is_found_by_its_entry_point(plugin: Venv) -> None:
 
 def test_config_check_accepts_the_plugin_and_checks_its_options(plugin: Venv) -> None:
     good, bad = plugin.workdir / "plugin.toml", plugin.workdir / "plugin-bad.toml"
-    good.write_text(PLUGIN_TABLE.format(table="T1", port=7070))
-    bad.write_text(PLUGIN_TABLE.format(table="T1", port=7070).replace("A1 =", "A1 = 3, A2 ="))
+    text = PLUGIN_TABLE.format(table="T1", port=7070)
+    text += f'[journal]\npath = "{plugin.workdir / "check.sqlite"}"\n'
+    good.write_text(text)
+    bad.write_text(text.replace("A1 =", "A1 = 3, A2 ="))
     done = plugin.run("tablectl", "config", "check", good)
     assert done.stdout.strip() == f"{good}: ok (table T1, devices: reader (tag-bridge))"
     refused = plugin.run("tablectl", "config", "check", bad, check=False)

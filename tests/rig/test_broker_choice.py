@@ -29,7 +29,12 @@ async def test_with_mosquitto_a_broker_of_its_own_on_a_free_port(tmp_path: Path)
         address = rig.address
         assert address is not None
         assert address.host in {"127.0.0.1", "localhost"}
-        assert rig.broker_note == f"a mosquitto of its own at {address.url}"
+        login = address.console
+        assert login is not None  # its ACL takes no anonymous client: the note says whom it takes
+        assert rig.broker_note == (
+            f"a mosquitto of its own at {address.url} "
+            f"(user {login.username}, password in {login.password_file})"
+        )
         assert await can_connect(address)
         assert rig.local_broker is not None
     # closing the rig stops the broker it started

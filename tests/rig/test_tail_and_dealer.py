@@ -1,5 +1,6 @@
 """``tablectl tail`` (pretty and ``--json``) and ``tablectl dealer`` against a real mosquitto,
-with the daemon on the rig's devices."""
+with the daemon on the rig's devices; on the rig's own mosquitto (its ACL), with the login the
+rig names."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ from pathlib import Path
 import pytest
 
 from controller.authority import Role
+from simulators.rig.broker import AUTO
 from simulators.rig.rig import OpenTable, Rig, RigOptions
 from simulators.rig.setup import TableSetup
+from tests.integration.broker import mosquitto_available
 
 pytestmark = pytest.mark.broker
 
@@ -124,3 +127,30 @@ async def test_a_pretty_tail_of_the_public_stream(table: OpenTable) -> None:
     assert "MD-REDEAL" in rules.split(",")
     assert json.loads(data)["reason"] == "cards flashed"
     assert int(seq) > 3
+
+
+@pytest.mark.skipif(not mosquitto_available(), reason="mosquitto is not installed")
+async def test_on_the_rigs_own_broker_the_clients_need_the_login_the_rig_names(
+    tmp_path: Path,
+) -> None:
+    async with Rig(RigOptions(broker=AUTO, prefix="cli", directory=tmp_path)) as rig:
+        table = await rig.open_table(TableSetup(id="T9", stacks={1: 100, 2: 100}, button=2))
+        assert rig.address is not None
+        login = rig.address.console
+        assert login is not None
+        assert f"user {login.username}, password in {login.password_file}" in rig.broker_note
+        # without it, the broker's ACL refuses: one line saying so, not a traceback
+        for verb in (["dealer", *target(table), "start_hand"], ["tail", *tail_target(table)]):
+            code, out, err = await tablectl(*verb)
+            assert (code, out) == (2, ""), err
+            assert "Not authorized" in err, err
+            assert "--username" in err
+            assert "Traceback" not in err
+        user = ["--username", login.username, "--password-file", str(login.password_file)]
+        tail = await started_tail(*tail_target(table), *user, "--secure", "--json", "--count", "1")
+        code, out, err = await tablectl("dealer", *target(table), *user, "start_hand")
+        assert code == 0, err
+        assert json.loads(out)["status"] == "ok"
+        printed, _ = await asyncio.wait_for(tail.communicate(), 20)
+        assert tail.returncode == 0
+        assert json.loads(printed.decode().splitlines()[0])["type"] == "hand.started"

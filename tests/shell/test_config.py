@@ -110,7 +110,13 @@ def test_the_environment_overrides_the_file(monkeypatch: pytest.MonkeyPatch) -> 
     assert any(p.startswith("broker.port") for p in problems(MINIMAL))
 
 
-def test_config_check_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_config_check_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the example's journal and shuffler memory are under /var/lib/tablectl: here, where this
+    # user can make them
+    monkeypatch.setenv("TABLECTL_JOURNAL__PATH", str(tmp_path / "state" / "journal.sqlite"))
+    monkeypatch.setenv("TABLECTL_DEVICES__SHUFFLER__STATE_FILE", str(tmp_path / "state" / "s.json"))
     assert main(["config", "check", str(EXAMPLE)]) == 0
     assert "ok (table T7" in capsys.readouterr().out
     bad = tmp_path / "bad.toml"

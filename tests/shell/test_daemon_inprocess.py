@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 
 from controller.config import TableConfig, parse_config
-from controller.shell.codec import input_to_json
 from controller.shell.daemon import Daemon
 from controller.shell.snapshot import snapshot
+from controller.table.codec import input_to_json
 from controller.table.inputs import (
     ControllerRestarted,
     DeviceFault,

@@ -8,6 +8,7 @@ import random
 import pytest
 
 from controller.cards import Card, card_code
+from controller.deck_order import deck_order
 from drivers.shuffler.codes import DeviceState, ErrorCode, IdPolicy, MsgType, ShuffleResult
 from drivers.shuffler.commitment import verify_commitment
 from drivers.shuffler.events import GroupDispensedEvent, ShuffleComplete, decode_event
@@ -22,7 +23,6 @@ from drivers.shuffler.messages import (
     StartShuffleResult,
     Status,
 )
-from simulators.deck_order import deck_order
 from simulators.shuffler.model import DeviceConfig, ShufflerModel
 
 

@@ -23,6 +23,8 @@ async def test_tags_arrive_and_depart_in_their_zones(pty_rig: RigFactory) -> Non
     rig = await pty_rig()
     online = rig.log.of(DeviceHealthChanged)[0]
     assert (online.device, online.health, online.kind) == ("rfid", Health.ONLINE, "reader")
+    assert online.approved is None  # a reader is not subject to approval
+    assert online.detail.endswith("firmware 1.0.0, 3 antennas"), online.detail
     rig.sim(place=[A, B], antenna=0)
     rig.sim(place=[C], antenna=2)
     await rig.log.first(TagArrived, uid=A)

@@ -1,10 +1,10 @@
 """The TSP/1 reference reader driver: ``tsp-reader`` (serial; ``tsp-reader-usb`` in :mod:`.usb`).
 
-One :class:`TspReader` per configured reader, a :class:`~drivers.contract.Device`. Each
-connection (:meth:`TspReader.run`) identifies the reader, maps its antennas to the configured
-zones (SET_ANTENNA_MAP), sets the scan and debounce (SET_SCAN), reconciles the host's view with a
-SCAN_NOW snapshot and then heartbeats it; the supervision loop (:mod:`drivers.supervisor`)
-reconnects. Reader events become the core's inputs:
+One :class:`TspReader` per configured reader, a TSP/1 device
+(:class:`~drivers.tsp.driver.TspDriver`). Each connection identifies the reader, maps its
+antennas to the configured zones (SET_ANTENNA_MAP), sets the scan and debounce (SET_SCAN),
+reconciles the host's view with a SCAN_NOW snapshot and then heartbeats it; the supervision loop
+(:mod:`drivers.supervisor`) reconnects. Reader events become the core's inputs:
 
 - TAG_ARRIVED / TAG_DEPARTED → :class:`TagArrived` / :class:`TagDeparted` (a repeat of what the
   host already holds produces nothing);
@@ -23,15 +23,13 @@ mean is :mod:`.reporter`'s business; this module runs the connection.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from typing import Any, ClassVar
 
 import structlog
 
-from controller.table.inputs import DeviceHealthChanged, DeviceInput, DeviceRebooted, Health, Zone
-from drivers.contract import READ, Device, DeviceContext, DeviceStatus, InputSink
-from drivers.errors import DeviceNotReadyError, DeviceUnavailableError
+from controller.table.inputs import Health, Origin, Zone
+from drivers.contract import READ, DeviceContext, DeviceStatus
+from drivers.errors import DeviceUnavailableError
 from drivers.rfid.tsp_reader.codes import MsgType, Report, ScanMode, zone_code
 from drivers.rfid.tsp_reader.events import InventorySnapshot, decode_event
 from drivers.rfid.tsp_reader.messages import (
@@ -47,71 +45,35 @@ from drivers.rfid.tsp_reader.messages import (
 from drivers.rfid.tsp_reader.options import ReaderOptions, TspReaderOptions
 from drivers.rfid.tsp_reader.reporter import Reporter, zone_device_id
 from drivers.serial_transport import SerialTransport
-from drivers.supervisor import RestartPolicy, utc_now
+from drivers.supervisor import utc_now
 from drivers.transport import ByteTransport, DataCallback, LostCallback
 from drivers.tsp.client import LinkClient
-from drivers.tsp.common import boot_id_reader
-from drivers.tsp.frame import Frame
-from drivers.tsp.heartbeat import serve
-from drivers.tsp.link import EventReceived, HostLink, LinkTimers, SessionChanged
+from drivers.tsp.driver import TspDriver
+from drivers.tsp.link import EventReceived
 from drivers.tsp.payload import PayloadError
-from drivers.tsp.session import EventPump, call
-from drivers.tsp.stats import LinkStats
 
 log = structlog.get_logger("tablectl.rfid")
 
 
-#: The boot id in the reader's IDENTIFY, GET_STATUS and PING responses.
-boot_id_of = boot_id_reader(
-    MsgType.IDENTIFY, (MsgType.GET_STATUS, MsgType.PING), ReaderIdentity.decode, ReaderStatus.decode
-)
-
-
-class TspReader(Device):
+class TspReader(TspDriver[ReaderIdentity, ReaderStatus]):
     """Drives one TSP/1 reader on a serial port and feeds its events to the core."""
 
     options_model: ClassVar[type[ReaderOptions]] = TspReaderOptions
     kind = "reader"
     capabilities = frozenset({READ})
-    reports_health = True
     options: ReaderOptions
 
     def __init__(
         self, device_id: str, options: ReaderOptions, context: DeviceContext | None = None
     ) -> None:
-        super().__init__(device_id, options, context)
+        super().__init__(device_id, options, context, ReaderIdentity.decode, ReaderStatus.decode)
         self.zones = options.zone_map()
         self._antennas = {zone: antenna for antenna, zone in self.zones.items()}
-        timers = LinkTimers(options.response_timeout, options.max_retransmits)
-        self._link = HostLink(timers, boot_id_of)
-        self._sink: InputSink | None = None
         self.reporter = Reporter(device_id, self.zones, self._emit, utc_now)
         self.view = self.reporter.view
-        self.identity: ReaderIdentity | None = None
-        self.last_status: ReaderStatus | None = None
         self.bad_events = 0
-        self._client: LinkClient | None = None
-        self._link_client: LinkClient | None = None
-        self._configured = asyncio.Event()
-        self._restart = asyncio.Event()
-        self._session_boot: int | None = None
-
-    def restart_policy(self, default: RestartPolicy) -> RestartPolicy:
-        """The backoff and failure count of the options."""
-        o = self.options
-        return RestartPolicy(o.backoff_base, o.backoff_cap, o.fail_after, stable_after=10.0)
 
     # ------------------------------------------------------------------ public state
-
-    @property
-    def stats(self) -> LinkStats:
-        """Link statistics: CRC errors, NAKs, retransmits, round-trip times."""
-        return self._link.stats
-
-    @property
-    def boot_id(self) -> int | None:
-        """The reader's current boot id."""
-        return self._link.boot_id
 
     def health(self) -> dict[str, Health | None]:
         """The reader's health, and that of every zone whose health ever changed."""
@@ -149,12 +111,6 @@ class TspReader(Device):
 
     # ------------------------------------------------------------------ commands
 
-    async def get_status(self) -> ReaderStatus:
-        """GET_STATUS."""
-        status = ReaderStatus.decode(await self._call(MsgType.GET_STATUS))
-        self.last_status = status
-        return status
-
     async def scan_now(self) -> dict[Zone, frozenset[str]]:
         """SCAN_NOW: reconcile the view with the reader's now; return every zone's tags."""
         snapshot = InventorySnapshot.decode(await self._call(MsgType.SCAN_NOW))
@@ -170,14 +126,6 @@ class TspReader(Device):
         request = ReadTagMemory(antenna, bytes.fromhex(uid), block, count)
         return TagMemory.decode(await self._call(MsgType.READ_TAG_MEMORY, request.encode())).data
 
-    async def _call(self, msg_type: MsgType, payload: bytes = b"") -> bytes:
-        client = self._client
-        if client is None or not self._configured.is_set():
-            health = self.supervisor.health if self.supervisor else None
-            state = health.value if health else "not connected"
-            raise DeviceNotReadyError(f"{self.device_id} is not available ({state})")
-        return await call(client, msg_type, payload, msg_type.name)
-
     # ------------------------------------------------------------------ one connection
 
     async def _open(self, on_data: DataCallback, on_lost: LostCallback) -> ByteTransport:
@@ -187,73 +135,15 @@ class TspReader(Device):
             self.options.port, on_data, on_lost, self.options.baudrate
         )
 
-    async def run(self, sink: InputSink) -> None:
-        """Connect, identify, configure, reconcile, then heartbeat until the connection ends."""
-        self._sink = sink
-        # One client for the driver's lifetime: the link's de-duplication state survives a
-        # reconnect, so an event retransmitted after a replug is recognised.
-        if self._link_client is None:
-            self._link_client = LinkClient(self._link)
-        client = self._link_client
-        self._session_boot = None
-        transport = await self._open(client.data_received, client.connection_lost)
-        client.attach(transport)
-        pump = EventPump(client, self._on_event, self._on_session)
-        consumer = asyncio.create_task(pump.run(), name=f"{self.device_id}:events")
-        self._restart.clear()
-        try:
-            identity = ReaderIdentity.decode(await call(client, MsgType.IDENTIFY, name="IDENTIFY"))
-            self.identity = identity
-            self._session_boot = identity.boot_id
-            await self._configure(client)
-            self._client = client
-            self._configured.set()
-            snapshot = await call(client, MsgType.SCAN_NOW, name="SCAN_NOW")
-            await self.reporter.snapshot(InventorySnapshot.decode(snapshot))
-            detail = (
-                f"{identity.vendor} {identity.model} {identity.serial} "
-                f"firmware {identity.fw_version}, {len(self.zones)} antennas"
-            )
-            log.info("reader.online", device=self.device_id, identity=detail)
-            await self._report(Health.ONLINE, detail)
-            await serve(
-                client,
-                self._report,
-                consumer,
-                name=self.device_id,
-                interval=self.options.heartbeat_interval,
-                max_failures=self.options.heartbeat_failures,
-                restart=self._restart,
-                on_response=self._on_ping,
-            )
-        finally:
-            self._client = None
-            self._configured.clear()
-            consumer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await consumer
-            await pump.finish()
-            transport.close()
-            await transport.wait_closed()
-            client.detach()
-
-    async def _emit(self, item: DeviceInput) -> None:
-        assert self._sink is not None, "inputs are made only while run() is connected"
-        await self._sink(item)
-
-    async def _report(self, health: Health, detail: str = "") -> None:
-        await self._emit(
-            DeviceHealthChanged(utc_now(), self.device_id, health, None, detail, self.kind)
-        )
-
-    async def _configure(self, client: LinkClient) -> None:
+    async def _set_up(self, client: LinkClient, identity: ReaderIdentity) -> None:
+        """Map the antennas to their zones (SET_ANTENNA_MAP), set scan and debounce (SET_SCAN)."""
         options = self.options
         assignments = []
         for antenna in options.antennas:
             kind, index = zone_code(antenna.parsed_zone)
             assignments.append(AntennaAssignment(antenna.antenna, kind, index, antenna.dwell_ms))
         mapping = SetAntennaMap(tuple(assignments)).encode()
-        self._check(await call(client, MsgType.SET_ANTENNA_MAP, mapping, "SET_ANTENNA_MAP"))
+        self._check(await self._request(client, MsgType.SET_ANTENNA_MAP, mapping))
         # Snapshots stay on even without periodic ones: a reader that had to drop an edge
         # sends one to make up for it.
         report = Report.EDGES | Report.SNAPSHOTS
@@ -265,27 +155,23 @@ class TspReader(Device):
             report,
             options.snapshot_ms,
         )
-        self._check(await call(client, MsgType.SET_SCAN, scan.encode(), "SET_SCAN"))
+        self._check(await self._request(client, MsgType.SET_SCAN, scan.encode()))
+
+    async def _go_online(self, identity: ReaderIdentity) -> str:
+        """Reconcile the view with a SCAN_NOW snapshot; the detail names the reader."""
+        await self.scan_now()
+        detail = (
+            f"{identity.vendor} {identity.model} {identity.serial} "
+            f"firmware {identity.fw_version}, {len(self.zones)} antennas"
+        )
+        log.info("reader.online", device=self.device_id, identity=detail)
+        return detail
 
     @staticmethod
     def _check(payload: bytes) -> None:
         result = Result.decode(payload).value
         if result:
             raise DeviceUnavailableError(f"the reader did not apply its configuration ({result})")
-
-    def _on_ping(self, frame: Frame) -> None:
-        if frame.type == MsgType.PING:
-            with contextlib.suppress(PayloadError):
-                self.last_status = ReaderStatus.decode(frame.payload)
-
-    async def _on_session(self, change: SessionChanged) -> None:
-        if change.previous is None:
-            return
-        log.warning("reader.rebooted", device=self.device_id, boot_id=change.boot_id)
-        await self._emit(DeviceRebooted(utc_now(), self.device_id, change.boot_id))
-        if self._session_boot is not None and change.boot_id != self._session_boot:
-            # The reader forgot its antenna map and scan settings: configure it again.
-            self._restart.set()
 
     # ------------------------------------------------------------------ events
 
@@ -298,4 +184,4 @@ class TspReader(Device):
             kind = item.frame.type
             log.error("reader.bad_event", device=self.device_id, type=kind, error=str(exc))
             return
-        await self.reporter.event(event)
+        await self.reporter.event(event, Origin(item.boot_id, item.frame.seq))

@@ -27,6 +27,7 @@ from typing import Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from controller.table.inputs import Zone
+from drivers.tsp.options import TspOptions
 
 #: pid.codes' open-source vendor ID and a test product ID: fine for prototypes, not for products.
 DEFAULT_VID = 0x1209
@@ -53,10 +54,8 @@ class AntennaOption(BaseModel):
         return Zone.parse(self.zone)
 
 
-class ReaderOptions(BaseModel):
+class ReaderOptions(TspOptions):
     """What every TSP/1 reader driver takes, whatever the transport."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     antennas: tuple[AntennaOption, ...] = Field(min_length=1)
     scan_period_ms: int = Field(default=50, ge=1, le=0xFFFF, description="ms between sweeps")
@@ -65,13 +64,6 @@ class ReaderOptions(BaseModel):
     snapshot_ms: int = Field(
         default=1000, ge=0, le=0xFFFF, description="ms between snapshots (0: only repairs)"
     )
-    heartbeat_interval: float = Field(default=1.0, gt=0)
-    heartbeat_failures: int = Field(default=3, ge=1)
-    response_timeout: float = Field(default=0.3, gt=0)
-    max_retransmits: int = Field(default=3, ge=0)
-    backoff_base: float = Field(default=0.25, gt=0)
-    backoff_cap: float = Field(default=5.0, gt=0)
-    fail_after: int = Field(default=10, ge=1)
 
     @model_validator(mode="after")
     def _distinct(self) -> Self:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 
 import structlog
@@ -19,6 +20,7 @@ from controller.table.inputs import (
     DeviceFaultCleared,
     DeviceHealthChanged,
     Health,
+    Origin,
     TagArrived,
     TagDeparted,
     Zone,
@@ -69,8 +71,13 @@ class Reporter:
         # not once per sweep.
         self._warned: set[tuple[str, int]] = set()
 
-    async def event(self, event: ReaderEvent | UnknownEvent) -> None:
-        """One decoded reader event."""
+    async def event(self, event: ReaderEvent | UnknownEvent, origin: Origin | None = None) -> None:
+        """One decoded reader event; ``origin`` is its identity on the reader.
+
+        A fault or a clear is one input and carries the origin, so a copy the reader resends
+        after a host restart is recognised; tag edges go through the view of the zones, which
+        the reader's snapshots keep right, and carry none.
+        """
         ts = self._clock()
         async with self._lock:
             if isinstance(event, TagArrivedEvent | TagDepartedEvent):
@@ -78,18 +85,20 @@ class Reporter:
             elif isinstance(event, InventorySnapshot):
                 await self._apply_snapshot(ts, event)
             elif isinstance(event, AntennaFault):
-                await self._on_antenna_fault(ts, event)
+                await self._on_antenna_fault(ts, event, origin)
             elif isinstance(event, ZoneOverflow):
-                await self._on_overflow(ts, event)
+                await self._on_overflow(ts, event, origin)
             elif isinstance(event, FaultRaised):
                 severity = SEVERITY_NAMES.get(event.severity, "error")
                 name = fault_name(event.code)
-                await self._sink(
-                    DeviceFault(ts, self.device_id, name, event.fault_id, severity, event.detail)
+                fault = DeviceFault(
+                    ts, self.device_id, name, event.fault_id, severity, event.detail
                 )
+                await self._sink(replace(fault, origin=origin))
             elif isinstance(event, FaultCleared):
                 name = fault_name(event.code)
-                await self._sink(DeviceFaultCleared(ts, self.device_id, name, event.fault_id))
+                cleared = DeviceFaultCleared(ts, self.device_id, name, event.fault_id)
+                await self._sink(replace(cleared, origin=origin))
             else:
                 log.warning("reader.unknown_event", device=self.device_id, type=event.type)
 
@@ -164,37 +173,37 @@ class Reporter:
             )
         await self._publish(edges)
 
-    async def _on_antenna_fault(self, ts: datetime, event: AntennaFault) -> None:
+    async def _on_antenna_fault(
+        self, ts: datetime, event: AntennaFault, origin: Origin | None
+    ) -> None:
         zone = self._zone(event.antenna)
         if zone is None:
             return
         if event.code == AntennaCode.OK:
             edges = self.view.antenna_ok(ts, zone)
             cleared = DeviceFaultCleared(ts, self.device_id, "ANTENNA_FAULT", event.antenna)
-            await self._sink(cleared)
+            await self._sink(replace(cleared, origin=origin))
         else:
             code = antenna_code_name(event.code)
             reason = f"antenna {event.antenna} ({zone}): {code}, value {event.value}"
-            await self._sink(
-                DeviceFault(ts, self.device_id, "ANTENNA_FAULT", event.antenna, "error", reason)
-            )
+            fault = DeviceFault(ts, self.device_id, "ANTENNA_FAULT", event.antenna, "error", reason)
+            await self._sink(replace(fault, origin=origin))
             edges = self.view.antenna_fault(ts, zone, reason)
         await self._publish(edges)
 
-    async def _on_overflow(self, ts: datetime, event: ZoneOverflow) -> None:
+    async def _on_overflow(self, ts: datetime, event: ZoneOverflow, origin: Origin | None) -> None:
         zone = self._zone(event.antenna)
         if zone is None:
             return
         capacity = ZONE_CAPACITY.get(zone_code(zone)[0])
         if capacity is not None and event.count <= capacity:
             cleared = DeviceFaultCleared(ts, self.device_id, "ZONE_OVERFLOW", event.antenna)
-            await self._sink(cleared)
+            await self._sink(replace(cleared, origin=origin))
             return
         holds = f" (it holds {capacity})" if capacity is not None else ""
         detail = f"zone {zone}: {event.count} tags{holds}, antenna {event.antenna}"
-        await self._sink(
-            DeviceFault(ts, self.device_id, "ZONE_OVERFLOW", event.antenna, "warn", detail)
-        )
+        fault = DeviceFault(ts, self.device_id, "ZONE_OVERFLOW", event.antenna, "warn", detail)
+        await self._sink(replace(fault, origin=origin))
 
     async def _publish(self, edges: list[PresenceEdge[Zone]]) -> None:
         for edge in edges:

@@ -5,14 +5,18 @@ reader is found by VID, PID and serial number (``usb.core.find``), its interface
 same TSP/1 byte stream carried by bulk transfers on threads (:mod:`drivers.usb_transport`). An
 unplugged reader ends the connection; the supervision loop looks for it again with backoff.
 
-``backend = "simulated"`` loads the fake pyusb backend of :mod:`simulators.rfid.usb_backend`
-instead of libusb, so a daemon can be pointed at a simulated USB reader; the real pyusb calls run
-either way.
+``backend = "simulated"`` runs on the fake pyusb backend of the simulators instead of libusb, so a
+daemon can be pointed at a simulated USB reader; the real pyusb calls run either way. A backend
+other than libusb is found by name in the entry-point group ``tablectl.usb_backends``, where
+tablectl's own package declares ``simulated``: a driver never imports a simulator
+(docs/architecture.md).
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
+from importlib.metadata import entry_points
 from typing import Any, ClassVar
 
 from drivers.contract import DeviceContext
@@ -21,6 +25,9 @@ from drivers.rfid.tsp_reader.driver import TspReader
 from drivers.rfid.tsp_reader.options import ReaderOptions, TspUsbReaderOptions
 from drivers.transport import ByteTransport, DataCallback, LostCallback
 from drivers.usb_transport import UsbBulkTransport, UsbMatch
+
+#: Where a USB backend other than libusb is found, by the name the options give.
+USB_BACKEND_GROUP = "tablectl.usb_backends"
 
 
 class TspUsbReader(TspReader):
@@ -48,10 +55,9 @@ class TspUsbReader(TspReader):
         assert isinstance(self.options, TspUsbReaderOptions)
         if self.usb_backend is not None:
             return self.usb_backend
-        if self.options.backend == "simulated":
+        if self.options.backend != "libusb1":
             # A process pointed at a simulated reader (tablectl run against the fake backend).
-            module = importlib.import_module("simulators.rfid.usb_backend")
-            self.usb_backend = module.backend_for(self.options)
+            self.usb_backend = provided_backend(self.options.backend)(self.options)
             return self.usb_backend
         libusb1 = importlib.import_module("usb.backend.libusb1")
         backend = libusb1.get_backend()
@@ -74,3 +80,14 @@ class TspUsbReader(TspReader):
         )
         self.usb_identity = transport.identity
         return transport
+
+
+def provided_backend(name: str) -> Callable[[TspUsbReaderOptions], Any]:
+    """The factory of the USB backend an installed package provides as ``name``."""
+    for entry in entry_points(group=USB_BACKEND_GROUP, name=name):
+        factory: Callable[[TspUsbReaderOptions], Any] = entry.load()
+        return factory
+    raise DeviceUnavailableError(
+        f"no USB backend {name!r} is installed (entry-point group {USB_BACKEND_GROUP}): "
+        "install tablectl into this environment again"
+    )

@@ -24,6 +24,7 @@ from tablectl_example_driver.driver import TagBridge
 BIN = Path(sys.executable).parent
 TABLE = (
     '[table]\nid = "T1"\nstacks = { 1 = 100, 2 = 100 }\nbutton = 1\nblinds = [1, 2]\n'
+    'dispense = "dealer"\n'  # a table of readers: no shuffler for the daemon to command
     "[security]\nrequire_signed = false\n"
 )
 READER = (
@@ -39,8 +40,9 @@ def test_the_entry_point_names_the_driver() -> None:
 
 def test_config_check_accepts_it_and_names_each_bad_option(tmp_path: Path) -> None:
     good, bad = tmp_path / "good.toml", tmp_path / "bad.toml"
-    good.write_text(TABLE + READER.format(port=7070))
-    bad.write_text(TABLE + READER.format(port=0).replace('"seat:1"', '"seat:11"'))
+    journal = f'[journal]\npath = "{tmp_path / "journal.sqlite"}"\n'
+    good.write_text(TABLE + READER.format(port=7070) + journal)
+    bad.write_text(TABLE + READER.format(port=0).replace('"seat:1"', '"seat:11"') + journal)
     check = [sys.executable, "-m", "controller.cli", "config", "check"]
     ok = subprocess.run([*check, str(good)], capture_output=True, text=True, check=False)
     assert ok.returncode == 0, ok.stderr

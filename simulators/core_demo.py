@@ -2,7 +2,7 @@
 
 An automatic dealer plays random hands at a six-seat table (random but legal actions, all-ins and
 side pots) through the pure core, and now and then makes one of the catalogue's mistakes, as fast
-as the core goes: the same live view or event lines as the device demo (``controller.demo``).
+as the core goes: the same live view or event lines as the device demo (``simulators.rig.demo``).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from controller.envelope import envelope
-from controller.shell.codec import (
+from controller.table.codec import (
     CodecError,
     event_from_json,
     event_to_json,

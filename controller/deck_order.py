@@ -1,9 +1,10 @@
 """The shuffled order of a simulated deck, from an explicit order or a seed.
 
-Scenario files and simulators describe a deck the same way: either the top cards in order (the
-rest of the 52 follow in canonical order) or a seed for a reproducible shuffle. Both the pure-core
-scenario runner and the shuffler simulator take their cards from here, so a scenario deals the
-same cards in either mode.
+Scenario files, the simulators and the ``virtual`` driver describe a deck the same way: either the
+top cards in order (the rest of the 52 follow in canonical order) or a seed for a reproducible
+shuffle. The pure-core scenario runner, the shuffler simulator and the virtual driver take their
+cards from here, so a scenario deals the same cards in either mode. A seeded shuffle is a pure
+function of its seed, so this lives beside the cards, below the drivers and the simulators.
 """
 
 from __future__ import annotations

@@ -62,7 +62,7 @@ def add_parsers(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Play hands and show their events."""
     if args.core:
-        from controller.core_demo import run_core_demo  # noqa: PLC0415 (the verb loads its own)
+        from simulators.core_demo import run_core_demo  # noqa: PLC0415 (the verb loads its own)
 
         return run_core_demo(args)
     import asyncio  # noqa: PLC0415

@@ -8,6 +8,9 @@ its value; timestamps come back as aware UTC datetimes, so a decoded input equal
 
 Events are stored with their public and secret parts apart, which is all the publisher needs to
 build either stream's envelope later (:func:`event_from_json`).
+
+The shell's journal, the ``jsonl`` driver and the ``virtual`` driver all read and write this
+form, so it is pure and lives with the inputs and events it encodes (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -72,6 +75,8 @@ def input_to_dict(item: Input) -> dict[str, Any]:
     fields = {
         f.name: _sorted_sets(getattr(item, f.name), dumped[f.name])
         for f in dataclasses.fields(item)
+        # a keyword-only field (who gave a command, a device event's origin) only when set
+        if not (f.kw_only and getattr(item, f.name) == f.default)
     }
     return {"v": INPUT_FORMAT, "type": cls.__name__, "fields": fields}
 

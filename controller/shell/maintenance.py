@@ -1,0 +1,30 @@
+"""Requests the shell answers itself: maintenance's decision after an integrity alarm.
+
+They travel like the dealer's (a request topic, or a line on the console socket; signed, at
+most once per transaction) but never reach the core: the shell acts on the journal itself
+(controller/shell/integrity.py, docs/operations.md "The journal's integrity").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from controller.table.inputs import COMMANDS, DealerInput
+
+
+@dataclass(frozen=True, slots=True)
+class JournalAccept(DealerInput):
+    """Accept the journal as it is after an integrity alarm; the table goes on in a new epoch.
+
+    ``reason`` is maintenance's own account (what was checked, why the journal is kept), and is
+    journaled with the decision.
+    """
+
+    reason: str
+
+
+#: The shell's own request verbs.
+SHELL_COMMANDS: dict[str, type[DealerInput]] = {"journal_accept": JournalAccept}
+
+#: Every request verb a table takes: the core's commands and the shell's.
+REQUESTS: dict[str, type[DealerInput]] = {**COMMANDS, **SHELL_COMMANDS}

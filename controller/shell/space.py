@@ -1,0 +1,249 @@
+"""The journal's disk: free space, the low-disk alarm, and the degraded state of a full disk.
+
+A table that cannot record what happens must not let anything happen, but it must not die
+either: a daemon that exits on a full disk is restarted by systemd into the same full disk, for
+ever. So a write that fails for want of space (SQLite's ``database or disk is full``, or an I/O
+error with no space left) changes nothing and puts the table in a *degraded* state:
+
+* no input is taken that cannot be journaled: every request is answered at once with the reason
+  (:meth:`JournalSpace.refusal`), a device's input waits in its sink, so the driver does not
+  acknowledge it and the device keeps it, and the clock's ticks wait;
+* the ``status`` topic and systemd's ``STATUS=`` say so (:meth:`JournalSpace.alarms`);
+* every ``poll`` seconds :meth:`JournalSpace.watch` tries a write again: the ``journal.disk``
+  event that records the outage (since when, how many requests were refused). Once it is
+  journaled the table takes inputs again, and the devices' held inputs go in, in order.
+
+Before that, a *low-disk* alarm: when the free space of the journal's file system falls below
+``[journal] low_disk_bytes`` a ``journal.disk`` event (``low``) is journaled and the alarm is
+raised on the status topic and in ``STATUS=``; it clears (``ok``) once the free space is back
+above the watermark by a tenth, so a disk hovering at the mark does not flap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import os
+import sqlite3
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from controller.table.codec import rfc3339
+from controller.table.event_types import JournalDisk
+from controller.table.events import Severity, TableEvent
+
+log = structlog.get_logger("tablectl.journal")
+
+#: An I/O error with less than this free is a full disk (SQLite reports some as I/O errors:
+#: its shared-memory file cannot grow, a write came up short).
+NEARLY_FULL = 1024 * 1024
+
+#: Journals an event that no input caused; raises JournalFullError when it cannot.
+Record = Callable[[TableEvent], Awaitable[object]]
+
+
+class JournalFullError(RuntimeError):
+    """The journal cannot take a write: its disk is full. Nothing was written."""
+
+
+def free_bytes(directory: Path) -> int:
+    """Bytes the daemon's user may still write on the file system of ``directory``."""
+    stats = os.statvfs(directory)
+    return stats.f_bavail * stats.f_frsize
+
+
+def journal_bytes(path: Path) -> int:
+    """The journal's size on disk: the database, its write-ahead log and shared memory."""
+    total = 0
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(OSError):
+            total += (path.parent / (path.name + suffix)).stat().st_size
+    return total
+
+
+def is_full(error: BaseException, directory: Path) -> bool:
+    """Whether ``error`` from the journal means its disk is full."""
+    if isinstance(error, OSError):
+        return error.errno in (errno.ENOSPC, errno.EDQUOT)
+    if not isinstance(error, sqlite3.Error):
+        return False
+    code = getattr(error, "sqlite_errorcode", 0) & 0xFF
+    if code == sqlite3.SQLITE_FULL:
+        return True
+    if code == sqlite3.SQLITE_IOERR:
+        try:
+            return free_bytes(directory) < NEARLY_FULL
+        except OSError:
+            return False
+    return False
+
+
+@dataclass(frozen=True)
+class SpaceConfig:
+    """The watermark and how often the disk is looked at (``[journal]``)."""
+
+    low_disk_bytes: int = 0
+    poll: float = 5.0
+
+
+class JournalSpace:
+    """Whether the journal can be written, and how much room its disk has."""
+
+    def __init__(self, path: Path, config: SpaceConfig = SpaceConfig()) -> None:
+        self.path = path
+        self.config = config
+        #: Set while the journal takes writes; cleared by a full disk until a write succeeds.
+        self.writable = asyncio.Event()
+        self.writable.set()
+        self.full_since: datetime | None = None
+        self.full_detail = ""
+        self.low = False
+        self.refused = 0  # requests answered "journal full" during the current outage
+        self.retries = 0  # writes tried again in vain during the current outage
+        self.free = -1  # bytes, at the last look (-1: not looked yet)
+        self.size = 0  # the journal's bytes, at the last look
+        #: Called when the state changes (full, writable again, low, not low).
+        self.on_change: Callable[[], None] | None = None
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def full(self) -> bool:
+        """The journal takes no writes (the degraded state)."""
+        return not self.writable.is_set()
+
+    def mark_full(self, error: BaseException) -> None:
+        """A write failed for want of space: the table is degraded until one succeeds."""
+        self.measure()
+        if self.full:
+            return
+        self.writable.clear()
+        self.full_since = datetime.now(UTC)
+        self.full_detail = str(error)
+        self.refused = 0
+        self.retries = 0
+        log.error(
+            "journal.full",
+            error=str(error),
+            free_bytes=self.free,
+            detail="degraded: no input is taken until a write succeeds again",
+        )
+        self._changed()
+
+    def refusal(self) -> str:
+        """The reason every request gets while the table is degraded."""
+        self.refused += 1
+        return (
+            f"journal full: the table takes no input until disk space returns "
+            f"({max(self.free, 0)} bytes free)"
+        )
+
+    def alarms(self) -> list[dict[str, Any]]:
+        """The raised alarms, as the status topic carries them."""
+        alarms: list[dict[str, Any]] = []
+        if self.full_since is not None:
+            alarms.append(
+                {
+                    "alarm": "journal.full",
+                    "since": rfc3339(self.full_since),
+                    "detail": "the journal's disk is full: the table takes no input",
+                }
+            )
+        if self.low:
+            alarms.append(
+                {
+                    "alarm": "journal.low_disk",
+                    "detail": f"{max(self.free, 0)} bytes free, below the watermark "
+                    f"of {self.config.low_disk_bytes}",
+                }
+            )
+        return alarms
+
+    def status(self) -> str:
+        """The part of systemd's ``STATUS=`` line about the journal's disk ("" when fine)."""
+        if self.full:
+            return f"DEGRADED: journal disk full ({max(self.free, 0)} bytes free), no input taken"
+        if self.low:
+            return f"low disk: {self.free} bytes free"
+        return ""
+
+    def measure(self) -> None:
+        """Look at the free space and the journal's size."""
+        with contextlib.suppress(OSError):
+            self.free = free_bytes(self.path.parent)
+        self.size = journal_bytes(self.path)
+
+    # ------------------------------------------------------------------ the watch
+
+    async def watch(self, record: Record) -> None:
+        """Look at the disk every ``poll`` seconds: raise or clear the low-disk alarm, and
+        while the journal is full try to journal the outage's record (which ends it)."""
+        while True:
+            await asyncio.to_thread(self.measure)
+            if self.full:
+                await self._try_recover(record)
+            else:
+                await self._check_low(record)
+            await asyncio.sleep(self.config.poll)
+
+    async def _try_recover(self, record: Record) -> None:
+        assert self.full_since is not None
+        seconds = (datetime.now(UTC) - self.full_since).total_seconds()
+        event = disk_event(
+            "recovered",
+            self,
+            full_since=rfc3339(self.full_since),
+            seconds=round(seconds, 3),
+            refused=self.refused,
+        )
+        try:
+            await record(event)
+        except JournalFullError:
+            self.retries += 1
+            return
+        log.warning(
+            "journal.writable_again",
+            full_for=round(seconds, 3),
+            refused=self.refused,
+            free_bytes=self.free,
+        )
+        self.full_since = None
+        self.full_detail = ""
+        self.writable.set()
+        self._changed()
+
+    async def _check_low(self, record: Record) -> None:
+        watermark = self.config.low_disk_bytes
+        if watermark <= 0 or self.free < 0:
+            return
+        if not self.low and self.free < watermark:
+            self.low = True
+            log.warning("journal.low_disk", free_bytes=self.free, watermark=watermark)
+        elif self.low and self.free > watermark + watermark // 10:
+            self.low = False
+            log.info("journal.disk_ok", free_bytes=self.free, watermark=watermark)
+        else:
+            return
+        self._changed()
+        # Recorded after the alarm is raised: a write that fails here makes the disk full.
+        with contextlib.suppress(JournalFullError):
+            await record(disk_event("low" if self.low else "ok", self))
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change()
+
+
+def disk_event(condition: str, space: JournalSpace, **extra: Any) -> TableEvent:
+    """``journal.disk``: the disk ran low, has room again, or the journal was full until now."""
+    data = JournalDisk(
+        condition, max(space.free, 0), space.config.low_disk_bytes, space.size, **extra
+    )
+    severity = Severity.INFO if condition == "ok" else Severity.WARN
+    return TableEvent(data, datetime.now(UTC), None, (), severity)

@@ -1,0 +1,225 @@
+"""A full journal in-process: degraded, not dead; inputs held, requests answered, then recovered.
+
+The journal is filled with SQLite's ``max_page_count`` (``Journal.cap_pages``: past the cap a
+write fails with ``database or disk is full``, as on a full disk), and emptied by raising it.
+``tests/integration/test_disk_full.py`` does the same to a real daemon process on a real small
+file system.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.config import TableConfig, parse_config
+from controller.shell.daemon import Daemon
+from controller.shell.journal import Journal, NewEvent
+from controller.shell.space import JournalFullError, JournalSpace, SpaceConfig, is_full
+from drivers.virtual import VirtualTable
+from tests.disk import fill as fill_disk
+from tests.disk import small_disk
+from tests.integration.broker import free_port
+from tests.shell.test_daemon_inprocess import Running, now, request, until
+
+ROOM = 1_000_000  # pages: a cap far above what the tests write
+
+
+def config_for(tmp_path: Path, **journal: Any) -> TableConfig:
+    return parse_config(
+        {
+            "table": {
+                "id": "T1",
+                "stacks": {"1": 50, "2": 50, "3": 50},
+                "button": 3,
+                "blinds": [1, 2],
+            },
+            "devices": {
+                "shuffler": {
+                    "driver": "virtual",
+                    "seed": 3,
+                    "state_file": str(tmp_path / "shuffler.json"),
+                }
+            },
+            "security": {"require_signed": False},
+            "broker": {"host": "127.0.0.1", "port": free_port(), "reconnect_min": 0.05},
+            "journal": {"path": str(tmp_path / "journal.sqlite"), "disk_poll": 0.02, **journal},
+        }
+    )
+
+
+async def fill(daemon: Daemon) -> list[dict[str, Any]]:
+    """Cap the journal at its size, then send refused requests (each journaled) until one is
+    answered "journal full"; return the answers."""
+    await daemon.writer.call(daemon.writer.journal.cap_pages, 1)
+    answers = []
+    for n in range(500):
+        body = await daemon.commands.handle("action", request(transaction=f"f{n}", seat="x"), now())
+        answers.append(body)
+        if "journal full" in (body["error"] or ""):
+            return answers
+    raise AssertionError("500 journaled refusals never filled the capped journal")
+
+
+async def test_a_full_journal_degrades_the_table_holds_device_inputs_and_recovers(
+    tmp_path: Path,
+) -> None:
+    async with Running(config_for(tmp_path)) as daemon:
+        await until(lambda: daemon.health["shuffler"]["health"] == "online")
+        journal = daemon.writer.journal
+        answers = await fill(daemon)
+        assert daemon.space.full
+        assert daemon.status_line().startswith("DEGRADED: journal disk full")
+        birth = daemon.link.status_body("online")
+        assert birth["degraded"] is True
+        assert [a["alarm"] for a in birth["alarms"]] == ["journal.full"]
+        assert daemon.link.status_body("offline")["alarms"] == []
+
+        # every request is answered with the reason, and changes nothing
+        state, inputs = daemon.runner.state, journal.counts()
+        refused = await daemon.commands.handle("start_hand", request(transaction="s"), now())
+        assert refused["status"] == "error"
+        assert refused["transaction"] == "s"
+        assert refused["error"].startswith("journal full: the table takes no input")
+        assert daemon.runner.state is state
+
+        # a device's inputs wait in the device, unacknowledged, while the table retries
+        device = daemon.devices.devices["shuffler"]
+        assert isinstance(device, VirtualTable)
+        await device.shuffle(1)
+        retries = daemon.space.retries
+        await until(lambda: daemon.space.retries >= retries + 3)
+        assert [e["type"] for e in device._memory["pending"]] == ["DeckChecked", "ShuffleCompleted"]
+        assert journal.counts() == inputs
+
+        # room again: the outage is journaled first, then the held inputs, in order
+        await daemon.writer.call(journal.cap_pages, ROOM)
+        await until(lambda: not daemon.space.full and not device._memory["pending"])
+        assert daemon.link.status_body("online")["degraded"] is False
+        types = [json.loads(r.body)["type"] for r in journal.inputs()][-2:]
+        assert types == ["DeckChecked", "ShuffleCompleted"]
+        recovered = next(
+            json.loads(r.body)
+            for r in journal.events()
+            if json.loads(r.body)["type"] == "journal.disk"
+        )
+        assert recovered["data"]["condition"] == "recovered"
+        assert recovered["data"]["refused"] == 2  # the last fill request and start_hand
+        assert recovered["data"]["full_since"]
+        ok = await daemon.commands.handle("start_hand", request(transaction="s2"), now())
+        assert ok["status"] == "ok", ok
+        assert journal.verify().ok
+        assert "journal full" in (answers[-1]["error"] or "")
+
+
+async def test_a_daemon_that_starts_on_a_full_journal_goes_ready_degraded(
+    tmp_path: Path,
+) -> None:
+    async with Running(config_for(tmp_path)) as daemon:
+        ok = await daemon.commands.handle("start_hand", request(transaction="a"), now())
+        assert ok["status"] == "ok"
+    async with Running(config_for(tmp_path, max_pages=1)) as daemon:  # READY all the same
+        answers = await fill(daemon)
+        assert daemon.space.full
+        assert "journal full" in (answers[-1]["error"] or "")
+    # the stop on a full journal was clean (exit 0, the checkpoint skipped); room again:
+    async with Running(config_for(tmp_path)) as daemon:
+        ok = await daemon.commands.handle("action", request(transaction="b", seat=1), now())
+        assert "journal full" not in (ok["error"] or "")
+        assert daemon.writer.journal.verify().ok
+
+
+async def test_the_low_disk_alarm_is_raised_journaled_and_cleared(tmp_path: Path) -> None:
+    async with Running(config_for(tmp_path, low_disk_bytes=2**62)) as daemon:
+        await until(lambda: daemon.space.low)
+        assert daemon.status_line().startswith("low disk: ")
+        birth = daemon.link.status_body("online")
+        assert birth["degraded"] is False
+        assert [a["alarm"] for a in birth["alarms"]] == ["journal.low_disk"]
+        journal = daemon.writer.journal
+
+        def disk_events() -> list[dict[str, Any]]:
+            bodies = [json.loads(r.body) for r in journal.events()]
+            return [b["data"] for b in bodies if b["type"] == "journal.disk"]
+
+        await until(lambda: len(disk_events()) == 1)
+        low = disk_events()[0]
+        assert low["condition"] == "low"
+        assert low["low_disk_bytes"] == 2**62
+        assert 0 < low["free_bytes"] < 2**62
+        assert low["journal_bytes"] > 0
+        daemon.space.config = SpaceConfig(low_disk_bytes=1, poll=0.02)
+        await until(lambda: len(disk_events()) == 2)
+        assert disk_events()[1]["condition"] == "ok"
+        assert not daemon.space.low
+        assert daemon.link.status_body("online")["alarms"] == []
+
+
+def test_full_is_told_from_other_errors(tmp_path: Path) -> None:
+    full = sqlite3.OperationalError("database or disk is full")
+    full.sqlite_errorcode = sqlite3.SQLITE_FULL
+    assert is_full(full, tmp_path)
+    locked = sqlite3.OperationalError("database is locked")
+    locked.sqlite_errorcode = sqlite3.SQLITE_BUSY
+    assert not is_full(locked, tmp_path)
+    io = sqlite3.OperationalError("disk I/O error")
+    io.sqlite_errorcode = sqlite3.SQLITE_IOERR_SHMSIZE
+    assert not is_full(io, tmp_path)  # this file system has room: a real I/O error
+    assert is_full(OSError(28, "No space left on device"), tmp_path)
+    assert not is_full(ValueError("x"), tmp_path)
+
+
+def test_a_capped_journal_fails_as_a_full_disk(tmp_path: Path) -> None:
+    journal = Journal.open(tmp_path / "j.sqlite", table_id="T1")
+    journal.cap_pages(1)
+
+    def append_until_it_fails() -> None:
+        for _ in range(1000):
+            journal.next_bdseq()
+            journal.append(input_row=("ts", "X", "x" * 500), events=[])
+
+    with pytest.raises(sqlite3.OperationalError) as caught:
+        append_until_it_fails()
+    assert is_full(caught.value, tmp_path)
+    assert journal.verify().ok  # the failed transaction left nothing behind
+    journal.close()
+    assert JournalSpace(tmp_path / "j.sqlite").alarms() == []
+    assert issubclass(JournalFullError, RuntimeError)
+
+
+def test_every_journal_write_on_a_really_full_disk_fails_cleanly_and_leaves_it_usable(
+    tmp_path: Path,
+) -> None:
+    """On a full file system SQLite fails at COMMIT and rolls back itself: the journal's own
+    rollback must not fail on top ("no transaction is active"), and the next write, once there
+    is room, must work."""
+    with small_disk(tmp_path / "disk", "2m") as disk:
+        journal = Journal.open(disk / "j.sqlite", table_id="T1")
+        for _ in range(5):
+            journal.append(input_row=("ts", "X", "x" * 500), events=[NewEvent("a.b", None, "y")])
+        filler = disk / "filler"
+        fill_disk(filler, 0)
+        writes: dict[str, Callable[[], object]] = {
+            "append": lambda: journal.append(input_row=("ts", "X", "x" * 5000), events=[]),
+            "next_bdseq": journal.next_bdseq,
+            "delete_outbox": lambda: journal.delete_outbox([1, 2, 3]),
+        }
+
+        def until_it_fails(write: Callable[[], object]) -> None:
+            for _ in range(200):  # until the WAL has to grow
+                write()
+
+        for name, write in writes.items():
+            with pytest.raises(sqlite3.Error) as caught:
+                until_it_fails(write)
+            assert is_full(caught.value, disk), (name, caught.value)
+            assert journal.counts()["inputs"] >= 5  # still readable, no transaction left open
+        filler.unlink()
+        for write in writes.values():
+            write()
+        assert journal.verify().ok
+        journal.close()
