@@ -52,6 +52,17 @@ class TableNow(BaseModel):
     state_seq: int | None = Field(description="the seq the retained state reflects")
     open_holds: int
     open_gaps: int = Field(description="ranges of seqs missing, not yet repaired")
+    degraded: bool = Field(
+        description="its status says it is up but takes no input (a full journal disk, or an "
+        "integrity alarm holding it): see alarms"
+    )
+    alarms: list[dict[str, Any]] = Field(
+        description="the alarms on its status topic (alarm, detail, since, …), as it published them"
+    )
+    stored_seq: int = Field(
+        description="every event of the epoch numbered 1 to this is stored (the watermark the "
+        "pit confirms to the table)"
+    )
 
 
 class Resolution(BaseModel):
@@ -286,8 +297,8 @@ def create_app(
 
     @app.get("/api/tables", response_model=list[TableNow], tags=["tables"])
     async def tables(user: Authed) -> list[dict[str, Any]]:
-        """Every table: online or not, its epoch and last seq stored, the hand in progress,
-        open holds and gaps."""
+        """Every table: online or not, degraded and its alarms, its epoch, the last seq stored
+        and the contiguous watermark, the hand in progress, open holds and gaps."""
         return await reader.call(Store.tables)
 
     @app.get("/api/tables/{table}", tags=["tables"])

@@ -69,6 +69,18 @@ class PitSection(_Section):
     batch_wait: float = Field(
         default=0.05, gt=0, le=5, description="seconds a message waits for others to commit with"
     )
+    confirm: bool = Field(
+        default=True,
+        description="tell each table how far its journal is stored (the signed stored request); "
+        "false for a pit that is not the tables' record (a copy, a test): a table may prune "
+        "what a pit confirmed",
+    )
+    confirm_interval: float = Field(
+        default=5.0,
+        ge=0.1,
+        le=3600,
+        description="seconds between two stored confirmations to one table, at least",
+    )
 
 
 class StoreSection(_Section):

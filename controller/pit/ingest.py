@@ -8,7 +8,8 @@ session expiry of hours), so the broker keeps what arrives while the process is 
   gives each message to one of them;
 * ``{prefix}/+/replay/{pit id}`` (and ``…/+/secure/replay/{pit id}``): the events a table
   replays from its journal for this process (:mod:`controller.pit.repair`);
-* ``{prefix}/+/response/replay``: the tables' answers to replay requests;
+* ``{prefix}/+/response/replay`` and ``…/response/stored``: the tables' answers to replay and
+  storage confirmation requests (:mod:`controller.pit.confirm`);
 * ``{prefix}/+/status`` (births and deaths) and ``{prefix}/+/state`` (the retained snapshot, QoS
   0: only the latest matters).
 
@@ -53,6 +54,8 @@ log = structlog.get_logger("tablectl.pit.ingest")
 
 SCHEMA = "tablectl.event/1"
 HEAD = 200
+#: The requests the pit sends whose answers it reads: gap repair's and storage confirmation's.
+ANSWERS = ("replay", "stored")
 
 
 @dataclass
@@ -82,6 +85,7 @@ class Route:
     table: str = ""
     stream: Literal["public", "secure"] = "public"
     source: Literal["live", "replay"] = "live"
+    verb: str = ""  # of a response: the request it answers
 
 
 def route(topic: str, prefix: str, pit_id: str) -> Route:
@@ -104,8 +108,9 @@ def route(topic: str, prefix: str, pit_id: str) -> Route:
         return Route("status", table)
     if rest == "state":
         return Route("state", table)
-    if rest == "response/replay":
-        return Route("response", table)
+    verb = rest.removeprefix("response/")
+    if verb in ANSWERS:
+        return Route("response", table, verb=verb)
     return Route("other", table)
 
 
@@ -195,7 +200,8 @@ def apply_batch(store: Store, batch: Batch, secure: bool) -> Applied:
             applied.stored_events.extend(one.stored_events)
             applied.new_epochs.extend(one.new_epochs)
     now = applied.committed_at
-    _, refused = store.record_statuses(batch.statuses, now)
+    births, refused = store.record_statuses(batch.statuses, now)
+    applied.came_online = [table for table, state in births if state == "online"]
     streams = ("public", "secure") if secure else ("public",)
     refused += [
         (f"{table}/state", body, reason)
@@ -224,12 +230,12 @@ class Ingest:
         config: PitConfig,
         worker: StoreWorker,
         metrics: PitMetrics,
-        on_response: ResponseHandler | None = None,
+        on_response: Mapping[str, ResponseHandler] | None = None,
     ) -> None:
         self.config = config
         self.worker = worker
         self.metrics = metrics
-        self.on_response = on_response
+        self.on_response: dict[str, ResponseHandler] = dict(on_response or {})  # verb → handler
         self.prefix = config.broker.prefix
         self.connected = asyncio.Event()
         self.on_commit: list[Callable[[Applied], None]] = []
@@ -301,7 +307,7 @@ class Ingest:
                 topics: list[tuple[str, int]] = [
                     (f"{shared}/events", 1),
                     (f"{prefix}/+/replay/{pit.id}", 1),
-                    (f"{prefix}/+/response/replay", 1),
+                    *((f"{prefix}/+/response/{verb}", 1) for verb in ANSWERS),
                     (f"{prefix}/+/status", 1),
                     (f"{prefix}/+/state", 0),
                 ]
@@ -346,13 +352,14 @@ class Ingest:
             queue.put_nowait((where, message, time.monotonic()))
 
     def _response(self, where: Route, message: aiomqtt.Message) -> None:
-        if self.on_response is None:
+        handler = self.on_response.get(where.verb)
+        if handler is None:
             return
         try:
             body = parse_object(_payload(message))
         except RejectedError:
             return
-        self.on_response(where.table, body)
+        handler(where.table, body)
 
     async def _commit(self, client: aiomqtt.Client) -> None:
         """Take messages in batches, store each batch, then acknowledge its messages."""

@@ -2,8 +2,9 @@
 
 Events stored per table (``rate(tablectl_pit_events_stored_total[1m])`` is events/s per table),
 the delay from an event's time to its commit (``lag``), duplicates dropped, refused messages,
-commits, gaps open and unrepaired, replays asked and answered, and whether the broker is
-connected. Each pit process has its own registry: a test can run several in one interpreter.
+commits, gaps open and unrepaired, replays asked and answered, stored confirmations sent and
+answered, and whether the broker is connected. Each pit process has its own registry: a test
+can run several in one interpreter.
 """
 
 from __future__ import annotations
@@ -75,6 +76,17 @@ class PitMetrics:
         )
         self.replayed_events = Counter(
             "tablectl_pit_replayed_events", "Event views stored from replays", registry=r
+        )
+        self.confirms_sent = Counter(
+            "tablectl_pit_confirms_sent",
+            "Stored confirmations (stored requests) sent to tables",
+            registry=r,
+        )
+        self.confirms_answered = Counter(
+            "tablectl_pit_confirms_answered",
+            "Stored confirmations answered, by status (error: logged, never fatal)",
+            ["status"],
+            registry=r,
         )
         self.connected = Gauge(
             "tablectl_pit_broker_connected", "1 while connected to the broker", registry=r

@@ -212,6 +212,14 @@ MIGRATIONS: list[str] = [
         expires_at DOUBLE PRECISION NOT NULL
     )
     """,
+    # 2: the status topic's degraded state and alarms; how each epoch began (its
+    # journal.epoch.started event)
+    """
+    ALTER TABLE tables ADD COLUMN degraded INTEGER;
+    ALTER TABLE tables ADD COLUMN alarms TEXT;
+    ALTER TABLE epochs ADD COLUMN previous TEXT;
+    ALTER TABLE epochs ADD COLUMN reason TEXT
+    """,
 ]
 
 AUTO_ID = {

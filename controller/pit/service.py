@@ -1,10 +1,11 @@
 """``tablectl pit run``: one pit process, wiring the store, the ingest, the repair and the API.
 
 Start-up: migrate the store (every process may; the migrations are transactions), connect to the
-broker, start the gap scan and the HTTP server. Three store connections, each on its own thread:
-the ingest's commits, the repair's scans, the API's reads. SIGTERM or SIGINT stops it: the HTTP
-server first, then the broker connection (the messages not committed are not acknowledged, and
-the broker keeps them for the session), then the store.
+broker, start the gap scan, the storage confirmations and the HTTP server. Three store
+connections, each on its own thread: the ingest's commits, the repair's scans and confirmations,
+the API's reads. SIGTERM or SIGINT stops it: the HTTP server first, then the broker connection
+(the messages not committed are not acknowledged, and the broker keeps them for the session),
+then the store.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 import structlog
 
 from controller.pit.config import PitConfig
+from controller.pit.confirm import Confirmer
 from controller.pit.ingest import Ingest
 from controller.pit.metrics import PitMetrics
 from controller.pit.repair import Repairer
@@ -52,7 +54,14 @@ class PitService:
             signer = Signer(load_private_key(security.key), key_id, "")
         self.ingest = Ingest(config, self.writer, self.metrics)
         self.repair = Repairer(config, self.scanner, self.metrics, self.ingest.publish, signer)
-        self.ingest.on_response = self.repair.on_response
+        self.ingest.on_response["replay"] = self.repair.on_response
+        self.confirmer: Confirmer | None = None
+        if config.pit.confirm:
+            self.confirmer = Confirmer(
+                config, self.scanner, self.metrics, self.ingest.publish, signer
+            )
+            self.ingest.on_response["stored"] = self.confirmer.on_response
+            self.ingest.on_commit.append(self.confirmer.on_commit)
         self.stop_requested = asyncio.Event()
         self.ready = asyncio.Event()
         self.server: Any = None
@@ -72,6 +81,8 @@ class PitService:
                 asyncio.create_task(self.ingest.run(), name="pit:ingest"),
                 asyncio.create_task(self.repair.run(), name="pit:repair"),
             ]
+            if self.confirmer is not None:
+                tasks.append(asyncio.create_task(self.confirmer.run(), name="pit:confirm"))
             if self.config.web.enabled:
                 tasks.append(asyncio.create_task(self._serve(), name="pit:web"))
             stop = asyncio.create_task(self.stop_requested.wait(), name="pit:stop")

@@ -41,6 +41,7 @@ RULINGS = frozenset(
     }
 )
 ALARM_TYPES = frozenset({"integrity.alarm"})
+EPOCH_STARTED = "journal.epoch.started"
 HAND_END = {"hand.completed": "completed", "hand.misdeal": "misdeal", "hand.void": "void"}
 
 
@@ -70,6 +71,7 @@ class Applied:
     new_epochs: list[tuple[str, str]] = field(default_factory=list)
     committed_at: float = 0.0
     stored_events: list[EventIn] = field(default_factory=list)
+    came_online: list[str] = field(default_factory=list)  # tables with a new birth
 
 
 @dataclass(frozen=True)
@@ -212,6 +214,17 @@ class Store:
                 latest[key] = e
         if not latest:
             return
+        began = sorted(
+            (
+                e.table_id,
+                e.epoch,
+                e.ts,
+                _text(e.body["data"].get("previous")),
+                _text(e.body["data"].get("reason")),
+            )
+            for e in events
+            if e.type == EPOCH_STARTED and e.stream == "public"
+        )
         returned = db.returning_many(
             "INSERT INTO epochs (table_id, epoch, first_ts, first_seen) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (table_id, epoch) DO NOTHING RETURNING epoch",
@@ -232,6 +245,11 @@ class Store:
                 "excluded.epoch) END, updated_at = excluded.updated_at",
                 (table, epoch, e.seq, stamp, row is not None, row is not None),
             )
+        # how an epoch began: the chained journal.epoch.started event, its first
+        db.many(
+            "UPDATE epochs SET previous = ?, reason = ? WHERE table_id = ? AND epoch = ?",
+            [(previous, reason, t, ep) for t, ep, _, previous, reason in began],
+        )
 
     # ------------------------------------------------------------------ derived rows
 
@@ -406,8 +424,13 @@ class Store:
 
     def record_statuses(
         self, statuses: Sequence[tuple[str, Mapping[str, Any]]], now: float
-    ) -> tuple[int, list[tuple[str, Mapping[str, Any], str]]]:
-        """Births and deaths, in one transaction: how many were new, and those refused."""
+    ) -> tuple[list[tuple[str, str]], list[tuple[str, Mapping[str, Any], str]]]:
+        """Births and deaths, in one transaction: the new ones (table, ``online`` or
+        ``offline``), and those refused.
+
+        A status republished on the same connection (its degraded state or alarms changed) is
+        no new birth, but the table's row takes its ``degraded`` and ``alarms``.
+        """
         db = self.db
         good: list[tuple[str, str, int, Mapping[str, Any]]] = []
         refused: list[tuple[str, Mapping[str, Any], str]] = []
@@ -419,7 +442,7 @@ class Store:
                 continue
             good.append((table, str(state), bdseq, body))
         if not good:
-            return 0, refused
+            return [], refused
         good.sort(key=lambda g: (g[0], g[2], g[1] == "offline"))
         with db.transaction():  # births, then tables: the order every transaction takes
             rows = db.returning_many(
@@ -430,14 +453,17 @@ class Store:
                     for t, st, b, body in good
                 ],
             )
-            # the newest connection decides; its death comes after its birth
+            # the newest connection decides; its death comes after its birth, and a birth
+            # republished (degraded or alarms changed) updates a table still online
             db.many(
-                "INSERT INTO tables (table_id, online, bdseq, status_ts, version, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (table_id) DO UPDATE SET "
-                "online = excluded.online, bdseq = excluded.bdseq, "
+                "INSERT INTO tables (table_id, online, bdseq, status_ts, version, degraded, "
+                "alarms, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (table_id) "
+                "DO UPDATE SET online = excluded.online, bdseq = excluded.bdseq, "
                 "status_ts = excluded.status_ts, version = excluded.version, "
+                "degraded = excluded.degraded, alarms = excluded.alarms, "
                 "updated_at = excluded.updated_at WHERE excluded.bdseq > tables.bdseq "
-                "OR (excluded.bdseq = tables.bdseq AND excluded.online = 0)",
+                "OR (excluded.bdseq = tables.bdseq "
+                "AND (excluded.online = 0 OR tables.online = 1))",
                 [
                     (
                         t,
@@ -445,12 +471,15 @@ class Store:
                         b,
                         _text(body.get("ts")),
                         _text(body.get("version")),
+                        1 if body.get("degraded") is True else 0,
+                        json.dumps(_alarms(body.get("alarms")), separators=(",", ":")),
                         now,
                     )
                     for t, st, b, body in good
                 ],
             )
-        return sum(1 for row in rows if row is not None), refused
+        new = [(t, st) for (t, st, _, _), row in zip(good, rows, strict=True) if row is not None]
+        return new, refused
 
     def record_state(
         self, table: str, body: Mapping[str, Any], now: float, streams: Iterable[str]
@@ -601,6 +630,26 @@ class Store:
             holes.append((expected, end))
         return mark, holes
 
+    def watermarks(self, streams: Sequence[str]) -> list[tuple[str, str, int, bool]]:
+        """``(table, epoch, seq, online)`` of every epoch with something stored contiguously:
+        each event numbered 1 to ``seq`` is stored on every one of ``streams`` (never past a
+        gap). ``online`` is false for a table whose last status was its death."""
+        rows = self.db.all(
+            "SELECT s.table_id, s.epoch, s.stream, s.contiguous, t.online FROM streams s "
+            "LEFT JOIN tables t ON t.table_id = s.table_id ORDER BY 1, 2"
+        )
+        marks: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
+        online: dict[str, bool] = {}
+        for table, epoch, stream, contiguous, up in rows:
+            marks[(table, epoch)][stream] = int(contiguous)
+            online[table] = up is None or bool(up)
+        found = []
+        for (table, epoch), by_stream in marks.items():
+            mark = min(by_stream.get(stream, 0) for stream in streams)
+            if mark > 0:
+                found.append((table, epoch, mark, online[table]))
+        return found
+
     def advance(self, marks: Sequence[tuple[str, str, str, int]]) -> None:
         """Record how far streams are contiguous (one transaction; marks only move up)."""
         if not marks:
@@ -725,7 +774,9 @@ class Store:
             "t.hand_id, t.phase, t.state_seq, "
             "(SELECT COUNT(*) FROM holds h WHERE h.table_id = t.table_id "
             "AND h.resolved_seq IS NULL AND h.raised_seq IS NOT NULL), "
-            "(SELECT COUNT(*) FROM gaps g WHERE g.table_id = t.table_id AND g.closed_at IS NULL) "
+            "(SELECT COUNT(*) FROM gaps g WHERE g.table_id = t.table_id AND g.closed_at IS NULL), "
+            "t.degraded, t.alarms, (SELECT s.contiguous FROM streams s WHERE s.table_id = "
+            "t.table_id AND s.epoch = t.epoch AND s.stream = 'public') "
             "FROM tables t ORDER BY t.table_id"
         )
         return [
@@ -742,6 +793,9 @@ class Store:
                 "state_seq": r[9],
                 "open_holds": int(r[10]),
                 "open_gaps": int(r[11]),
+                "degraded": bool(r[12]),
+                "alarms": json.loads(r[13]) if r[13] else [],
+                "stored_seq": int(r[14] or 0),
             }
             for r in rows
         ]
@@ -759,10 +813,12 @@ class Store:
     def epochs(self, table: str) -> list[dict[str, Any]]:
         """Every epoch of a table, oldest first."""
         rows = self.db.all(
-            "SELECT epoch, first_ts, first_seen FROM epochs WHERE table_id = ? ORDER BY first_seen",
+            "SELECT epoch, first_ts, first_seen, previous, reason FROM epochs WHERE table_id = ? "
+            "ORDER BY first_seen",
             (table,),
         )
-        return [{"epoch": r[0], "first_ts": r[1], "first_seen": r[2]} for r in rows]
+        names = ("epoch", "first_ts", "first_seen", "previous", "reason")
+        return [dict(zip(names, r, strict=True)) for r in rows]
 
     def events(
         self, table: str, epoch: str, since_seq: int, limit: int, stream: Stream = "public"
@@ -1084,6 +1140,13 @@ def _gap(r: Row) -> Gap:
         None if r[9] is None else float(r[9]),
         r[10],
     )
+
+
+def _alarms(value: Any) -> list[dict[str, Any]]:
+    """The alarms of a status body: its list of objects (anything else: none)."""
+    if not isinstance(value, list):
+        return []
+    return [a for a in value if isinstance(a, dict)][:50]
 
 
 def _text(value: Any) -> str | None:

@@ -34,6 +34,7 @@ class PitProcess:
         store_url: str | None = None,
         key: Path | None = None,
         repair_after: float = 1.0,
+        confirm_interval: float | None = None,
         extra: str = "",
     ) -> None:
         self.directory = directory
@@ -44,8 +45,15 @@ class PitProcess:
         self.port = free_port()
         self.config = directory / "pit.toml"
         security = f'[security]\nkey = "{key}"\n' if key is not None else ""
+        # storage confirmations only where a test looks at them: a table that does not take
+        # them journals each as a refused request, one event more for the pit to store
+        confirm = (
+            "confirm = false\n"
+            if confirm_interval is None
+            else f"confirm = true\nconfirm_interval = {confirm_interval}\n"
+        )
         self.config.write_text(
-            f'[pit]\nid = "{pit_id}"\nshare_group = "pit"\nbatch_wait = 0.02\n'
+            f'[pit]\nid = "{pit_id}"\nshare_group = "pit"\nbatch_wait = 0.02\n{confirm}'
             f'[broker]\nhost = "127.0.0.1"\nport = {broker.port}\nkeepalive = 5\n'
             f"reconnect_min = 0.05\nreconnect_max = 0.5\n"
             f'[store]\nurl = "{self.store_url}"\n'

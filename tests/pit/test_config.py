@@ -28,7 +28,8 @@ def test_mistakes_are_named_and_the_environment_overrides(
 ) -> None:
     path = tmp_path / "pit.toml"
     path.write_text(
-        '[pit]\nid = "pit/1"\nsession_expiry = 60\n[store]\nurl = "mysql://x"\n'
+        '[pit]\nid = "pit/1"\nsession_expiry = 60\nconfirm_interval = 0\n'
+        '[store]\nurl = "mysql://x"\n'
         '[security]\nkey = "missing.key"\n'
     )
     with pytest.raises(ConfigError) as caught:
@@ -36,6 +37,7 @@ def test_mistakes_are_named_and_the_environment_overrides(
     text = str(caught.value)
     assert "pit.id" in text
     assert "pit.session_expiry" in text
+    assert "pit.confirm_interval" in text
     assert "store.url" in text
     path.write_text('[pit]\nid = "pit-1"\n[security]\nkey = "missing.key"\n')
     with pytest.raises(ConfigError, match=r"security\.key: .*no such key file"):

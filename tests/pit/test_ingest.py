@@ -22,6 +22,8 @@ def test_topics_route_to_what_they_carry() -> None:
     assert route("a/b/T1/status", "a/b", "p1") == Route("status", "T1")
     assert route("tables/T1/state", "tables", "p1").kind == "state"
     assert route("tables/T1/response/replay", "tables", "p1").kind == "response"
+    assert route("tables/T1/response/stored", "tables", "p1").verb == "stored"
+    assert route("tables/T1/response/action", "tables", "p1").kind == "other"
     assert route("other/T1/events", "tables", "p1").kind == "other"
 
 

@@ -145,6 +145,60 @@ def test_births_and_deaths_the_newest_connection_decides(store: Store) -> None:
     assert births == [(1, "offline"), (2, "offline"), (2, "online")]
 
 
+def test_a_status_republished_on_one_connection_updates_degraded_and_alarms(
+    store: Store,
+) -> None:
+    full = {"alarm": "journal.full", "detail": "12 kB free", "since": "2026-01-01T00:00:00Z"}
+    birth = {"state": "online", "bdseq": 3, "ts": "t", "version": "1"}
+    new, _ = store.record_statuses([("T1", birth)], 1.0)
+    assert new == [("T1", "online")]
+    assert (store.tables()[0]["degraded"], store.tables()[0]["alarms"]) == (False, [])
+    new, _ = store.record_statuses([("T1", {**birth, "degraded": True, "alarms": [full]})], 2.0)
+    assert new == []  # the same connection: no birth, but the table is degraded now
+    table = store.tables()[0]
+    assert (table["online"], table["degraded"], table["alarms"]) == (True, True, [full])
+    store.record_statuses([("T1", {**birth, "alarms": "not a list"})], 3.0)
+    assert (store.tables()[0]["degraded"], store.tables()[0]["alarms"]) == (False, [])
+    new, _ = store.record_statuses([("T1", {"state": "offline", "bdseq": 3})], 4.0)
+    assert new == [("T1", "offline")]
+    store.record_statuses([("T1", birth)], 5.0)  # a late copy of the birth: the death stays
+    assert store.tables()[0]["online"] is False
+
+
+def test_a_new_epoch_is_recorded_with_how_it_began(store: Store) -> None:
+    store.ingest([event_in(envelope(s, hand=None)) for s in (1, 2, 3)])
+    began = envelope(
+        1,
+        "journal.epoch.started",
+        epoch="e2",
+        hand=None,
+        data={"epoch": "e2", "previous": "e1", "reason": "rollback"},
+    )
+    applied = store.ingest([event_in(began), event_in(envelope(2, epoch="e2", hand=None))])
+    assert applied.new_epochs == [("T1", "e2")]
+    epochs = {e["epoch"]: e for e in store.epochs("T1")}
+    assert (epochs["e1"]["previous"], epochs["e1"]["reason"]) == (None, None)
+    assert (epochs["e2"]["previous"], epochs["e2"]["reason"]) == ("e1", "rollback")
+    table = store.tables()[0]
+    assert (table["epoch"], table["last_seq"]) == ("e2", 2)
+
+
+def test_the_watermark_never_passes_a_gap_and_waits_for_every_stream(store: Store) -> None:
+    store.ingest([event_in(envelope(1, epoch="e0"))])  # an epoch before
+    store.ingest([event_in(envelope(s)) for s in (1, 2, 3, 6, 7)])
+    store.ingest([event_in(envelope(s), "secure") for s in (1, 2)])
+    for table, epoch, stream, contiguous, end in store.streams_behind():
+        store.holes(table, epoch, stream, contiguous, end)
+    assert store.tables()[0]["stored_seq"] == 3
+    assert sorted(store.watermarks(["public"])) == [("T1", "e0", 1, True), ("T1", "e1", 3, True)]
+    assert store.watermarks(["public", "secure"]) == [("T1", "e1", 2, True)]
+    store.ingest([event_in(envelope(s)) for s in (4, 5)])  # the gap repaired
+    store.streams_behind()
+    assert ("T1", "e1", 7, True) in store.watermarks(["public"])
+    store.record_status("T1", {"state": "offline", "bdseq": 1}, 1.0)
+    assert ("T1", "e1", 7, False) in store.watermarks(["public"])
+
+
 def test_a_missing_range_becomes_a_gap_claimed_by_one_process(store_url: str) -> None:
     first, second = Store(store_url), Store(store_url)
     first.migrate()
