@@ -21,8 +21,12 @@ p50/p99 (the envelope's ``ts`` is the publish time; the store's ``committed_at``
 events/s per pit core (events stored per CPU second of the pit processes), replays asked and
 answered, and the baseline's rows, lost, latency and events per CPU second.
 
-    .venv/bin/python benchmarks/pit.py [--tables 500] [--speed 10] [--duration 60]
+    .venv/bin/python benchmarks/pit.py [--tables 500] [--speed 10] [--duration 30]
                                        [--stores postgresql,sqlite] [--out FILE]
+
+With the defaults both runs take under two minutes of wall time. The machine's load average
+(1 minute) at the start and the end of each run is reported with its figures: on a shared
+machine the same code measures slower when others are busy.
 """
 
 from __future__ import annotations
@@ -427,6 +431,7 @@ async def _floor(
     store.migrate()
     store.close()
     query_setup(baseline_url)
+    load_start = os.getloadavg()[0]
     keys = RigKeys.create(run_dir / "keys")
     pits = [
         Pit(run_dir / f"pit-{n}", f"pit-{n}", broker.port, url, keys.key_file(Role.PIT))
@@ -567,6 +572,7 @@ async def _floor(
             url, "SELECT ts, committed_at FROM events WHERE source = 'live' AND public IS NOT NULL"
         )
     ]
+    load_end = os.getloadavg()[0]
     latencies = [committed - sent for sent, committed in timed]
     calm = [committed - sent for sent, committed in timed if sent < calm_until]
     for daemon in daemons:
@@ -605,6 +611,7 @@ async def _floor(
         "answered": int(total('tablectl_pit_replays_answered_total{status="ok"}')),
         "replayed": int(total("tablectl_pit_replayed_events_total")),
         "settle": settle_seconds,
+        "load": f"{load_start:.1f} → {load_end:.1f}",
         "base_rows": len(base_rows),
         "base_lost": published - dropped - base_unique,
         "base_p50": percentile(base_lat, 0.5) * 1000,
@@ -713,8 +720,8 @@ def report(results: list[dict[str, Any]], args: Any) -> str:
         "",
         "| store | published | ev/s | dropped | stored | lost | stored twice | dup. dropped "
         "| p50 / p99 ms | before the kill p50 / p99 ms | ev/s per pit core (after start-up) "
-        "| replays asked/answered | replayed | settle s |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| replays asked/answered | replayed | settle s | load avg |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         lines.append(
@@ -722,7 +729,7 @@ def report(results: list[dict[str, Any]], args: Any) -> str:
             f"{r['stored']} | {r['lost']} | {r['twice']} | {r['duplicates']} | "
             f"{r['p50']:.0f} / {r['p99']:.0f} | {r['calm_p50']:.0f} / {r['calm_p99']:.0f} | "
             f"{r['per_core']:.0f} | {r['asked']}/{r['answered']} | "
-            f"{r['replayed']} | {r['settle']:.1f} |"
+            f"{r['replayed']} | {r['settle']:.1f} | {r['load']} |"
         )
     lines += [
         "",
@@ -743,14 +750,14 @@ def report(results: list[dict[str, Any]], args: Any) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tables", type=int, default=500)
-    parser.add_argument("--daemons", type=int, default=2)
+    parser.add_argument("--daemons", type=int, default=1)
     parser.add_argument("--speed", type=float, default=10.0)
     parser.add_argument("--hand-seconds", type=float, default=120.0)
-    parser.add_argument("--duration", type=float, default=60.0)
+    parser.add_argument("--duration", type=float, default=30.0)
     parser.add_argument("--dropping", type=float, default=0.05)
     parser.add_argument("--drop-events", type=int, default=8)
     parser.add_argument("--generators", type=int, default=4)
-    parser.add_argument("--wait", type=float, default=90.0)
+    parser.add_argument("--wait", type=float, default=60.0)
     parser.add_argument("--stores", default="postgresql,sqlite")
     parser.add_argument("--out", type=Path, default=None)
     # the child processes
