@@ -3,7 +3,8 @@
 The store's SQL is written once, with ``?`` placeholders and what both databases understand
 (``ON CONFLICT … DO UPDATE``, ``RETURNING``, ``excluded``, partial indexes); :class:`Db`
 rewrites the placeholders for psycopg and names the few functions that differ
-(:attr:`Db.greatest`). Each :class:`Db` is used from one thread only (the store's writer or
+(:attr:`Db.greatest`). Many rows go in with :meth:`Db.insert`: one round trip to PostgreSQL for
+a whole batch. Each :class:`Db` is used from one thread only (the store's writer or
 reader thread).
 """
 
@@ -18,6 +19,8 @@ from typing import Any, Literal
 
 Dialect = Literal["sqlite", "postgresql"]
 Row = tuple[Any, ...]
+#: A column of :meth:`Db.insert`: its name and its PostgreSQL type (``text``, ``bigint``…).
+Column = tuple[str, str]
 
 
 class StoreError(RuntimeError):
@@ -145,6 +148,38 @@ class Db:
                 if not cursor.nextset():
                     break
         return results
+
+    def insert(
+        self, table: str, columns: Sequence[Column], rows: Sequence[Sequence[Any]], tail: str = ""
+    ) -> list[Row]:
+        """Insert ``rows`` into ``table`` in one statement; the rows ``tail``'s ``RETURNING``
+        gave (``tail``: what follows the values, ``ON CONFLICT …`` and ``RETURNING …``).
+
+        PostgreSQL gets the rows as one array per column (``unnest``): one round trip whatever
+        their number, where a statement per row waits for the server once per row. SQLite runs
+        in this process and takes them one by one. With ``ON CONFLICT … DO UPDATE`` give each
+        key once: PostgreSQL updates a row at most once per statement.
+        """
+        if not rows:
+            return []
+        # table, columns and tail are the store's own text; only the rows come from outside
+        names = ", ".join(name for name, _ in columns)
+        returning = "RETURNING" in tail
+        if self.dialect == "sqlite":
+            marks = ", ".join("?" for _ in columns)
+            text = f"INSERT INTO {table} ({names}) VALUES ({marks}) {tail}"  # noqa: S608
+            if not returning:
+                self._conn.executemany(text, rows)
+                return []
+            out: list[Row] = []
+            for params in rows:
+                out.extend(tuple(r) for r in self._conn.execute(text, params).fetchall())
+            return out
+        # %b: binary arrays; text goes as it is, where the text format escapes every quote
+        arrays = ", ".join(f"%b::{kind}[]" for _, kind in columns)
+        text = f"INSERT INTO {table} ({names}) SELECT * FROM unnest({arrays}) AS v {tail}"  # noqa: S608
+        cursor = self._conn.execute(text, [list(column) for column in zip(*rows, strict=True)])
+        return [tuple(r) for r in cursor.fetchall()] if returning else []
 
     def script(self, text: str) -> None:
         """Run several statements separated by ``;`` (schema migrations)."""

@@ -213,8 +213,9 @@ MIGRATIONS: list[str] = [
     )
     """,
     # 2: the status topic's degraded state and alarms; how each epoch began (its
-    # journal.epoch.started event)
+    # journal.epoch.started event); which views of an event its last write stored first
     """
+    ALTER TABLE events ADD COLUMN fresh INTEGER;
     ALTER TABLE tables ADD COLUMN degraded INTEGER;
     ALTER TABLE tables ADD COLUMN alarms TEXT;
     ALTER TABLE epochs ADD COLUMN previous TEXT;

@@ -22,11 +22,27 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from controller.pit.db import Db, Row, StoreError
+from controller.pit.db import Column, Db, Row, StoreError
 from controller.pit.schema import AUTO_ID, MIGRATIONS, SCHEMA_VERSION
 
 Stream = Literal["public", "secure"]
 STREAM_COLUMN: dict[str, str] = {"public": "public", "secure": "secure"}
+PUBLIC, SECURE = 1, 2  # the views of an event, as bits of ``events.fresh``
+STREAM_BIT: dict[str, int] = {"public": PUBLIC, "secure": SECURE}
+EVENT_COLUMNS: tuple[Column, ...] = (
+    ("table_id", "text"),
+    ("epoch", "text"),
+    ("seq", "bigint"),
+    ("ts", "text"),
+    ("hand_id", "text"),
+    ("type", "text"),
+    ("severity", "text"),
+    ("public", "text"),
+    ("secure", "text"),
+    ("source", "text"),
+    ("committed_at", "float8"),
+    ("fresh", "integer"),
+)
 
 #: Events that record a ruling (the same set ``tablectl journal export --rulings`` lists).
 RULINGS = frozenset(
@@ -149,41 +165,63 @@ class Store:
         """Store a batch of events in one transaction (each view of each event at most once).
 
         Rows are written in key order, table after table in one fixed order, so that two pit
-        processes committing at once wait for each other rather than deadlock.
+        processes committing at once wait for each other rather than deadlock. Each table of
+        the store takes the batch's rows in one statement (:meth:`Db.insert`).
         """
         db = self.db
         applied = Applied()
         stamp = time.time() if now is None else now
         applied.committed_at = stamp
-        ordered = sorted(events, key=lambda e: (e.table_id, e.epoch, e.seq, e.stream))
+        # one row per event, with every view this batch has of it: a statement updates a row
+        # once; a view delivered twice in the batch is a duplicate
+        views: dict[tuple[str, str, int], dict[str, EventIn]] = {}
+        for e in sorted(events, key=lambda e: (e.table_id, e.epoch, e.seq, e.stream)):
+            views.setdefault((e.table_id, e.epoch, e.seq), {}).setdefault(e.stream, e)
+        rows = []
+        for (table, epoch, seq), by_stream in views.items():
+            e = by_stream.get("public") or by_stream["secure"]
+            public, secure = by_stream.get("public"), by_stream.get("secure")
+            rows.append(
+                (
+                    table,
+                    epoch,
+                    seq,
+                    e.ts,
+                    e.hand_id,
+                    e.type,
+                    e.severity,
+                    None if public is None else public.text,
+                    None if secure is None else secure.text,
+                    e.source,
+                    stamp,
+                    (PUBLIC if public is not None else 0) | (SECURE if secure is not None else 0),
+                )
+            )
         with db.transaction():
-            returned = db.returning_many(
-                "INSERT INTO events (table_id, epoch, seq, ts, hand_id, type, severity, public, "
-                "secure, source, committed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            # ``fresh``: the views this statement stored for the first time (SET reads the row
+            # as it was), so the batch knows what is new without reading anything first
+            returned = db.insert(
+                "events",
+                EVENT_COLUMNS,
+                rows,
                 "ON CONFLICT (table_id, epoch, seq) DO UPDATE SET "
                 "public = COALESCE(events.public, excluded.public), "
-                "secure = COALESCE(events.secure, excluded.secure) "
+                "secure = COALESCE(events.secure, excluded.secure), "
+                "fresh = (CASE WHEN events.public IS NULL AND excluded.public IS NOT NULL "
+                f"THEN {PUBLIC} ELSE 0 END) + (CASE WHEN events.secure IS NULL "
+                f"AND excluded.secure IS NOT NULL THEN {SECURE} ELSE 0 END) "
                 "WHERE (events.public IS NULL AND excluded.public IS NOT NULL) "
-                "OR (events.secure IS NULL AND excluded.secure IS NOT NULL) RETURNING seq",
-                [
-                    (
-                        e.table_id,
-                        e.epoch,
-                        e.seq,
-                        e.ts,
-                        e.hand_id,
-                        e.type,
-                        e.severity,
-                        e.text if e.stream == "public" else None,
-                        e.text if e.stream == "secure" else None,
-                        e.source,
-                        stamp,
-                    )
-                    for e in ordered
-                ],
+                "OR (events.secure IS NULL AND excluded.secure IS NOT NULL) "
+                "RETURNING table_id, epoch, seq, fresh",
             )
-            new = [e for e, row in zip(ordered, returned, strict=True) if row is not None]
-            applied.duplicates = len(ordered) - len(new)
+            fresh = {(t, ep, int(seq)): int(bits) for t, ep, seq, bits in returned}
+            new = [
+                e
+                for key, by_stream in views.items()
+                for stream, e in by_stream.items()
+                if fresh.get(key, 0) & STREAM_BIT[stream]
+            ]
+            applied.duplicates = len(events) - len(new)
             for event in new:
                 applied.stored[event.table_id] += 1
             applied.stored_events = new
@@ -197,12 +235,12 @@ class Store:
         for e in events:
             key = (e.table_id, e.epoch, e.stream)
             highest[key] = max(highest.get(key, 0), e.seq)
-        g = self.db.greatest
-        self.db.many(
-            "INSERT INTO streams (table_id, epoch, stream, max_seq) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (table_id, epoch, stream) DO UPDATE SET "
-            f"max_seq = {g}(streams.max_seq, excluded.max_seq)",
+        self.db.insert(
+            "streams",
+            (("table_id", "text"), ("epoch", "text"), ("stream", "text"), ("max_seq", "bigint")),
             [(t, e, stream, seq) for (t, e, stream), seq in sorted(highest.items())],
+            "ON CONFLICT (table_id, epoch, stream) DO UPDATE SET "
+            f"max_seq = {self.db.greatest}(streams.max_seq, excluded.max_seq)",
         )
 
     def _epochs_and_tables(self, events: Sequence[EventIn], stamp: float, applied: Applied) -> None:
@@ -225,26 +263,30 @@ class Store:
             for e in events
             if e.type == EPOCH_STARTED and e.stream == "public"
         )
-        returned = db.returning_many(
-            "INSERT INTO epochs (table_id, epoch, first_ts, first_seen) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (table_id, epoch) DO NOTHING RETURNING epoch",
+        returned = db.insert(
+            "epochs",
+            (
+                ("table_id", "text"),
+                ("epoch", "text"),
+                ("first_ts", "text"),
+                ("first_seen", "float8"),
+            ),
             [(t, ep, e.ts, stamp) for (t, ep), e in sorted(latest.items())],
+            "ON CONFLICT (table_id, epoch) DO NOTHING RETURNING table_id, epoch",
         )
-        g = db.greatest
-        for ((table, epoch), e), row in zip(sorted(latest.items()), returned, strict=True):
-            if row is not None:
-                applied.new_epochs.append((table, epoch))
-            # A new epoch takes over the table's row; an old one's late events only count.
-            db.execute(
-                "INSERT INTO tables (table_id, epoch, last_seq, updated_at) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (table_id) DO UPDATE SET "
-                "last_seq = CASE WHEN tables.epoch = excluded.epoch "
-                f"THEN {g}(tables.last_seq, excluded.last_seq) "
-                "WHEN ? THEN excluded.last_seq ELSE tables.last_seq END, "
-                "epoch = CASE WHEN ? THEN excluded.epoch ELSE COALESCE(tables.epoch, "
-                "excluded.epoch) END, updated_at = excluded.updated_at",
-                (table, epoch, e.seq, stamp, row is not None, row is not None),
-            )
+        first_seen = sorted((str(t), str(ep)) for t, ep in returned)
+        applied.new_epochs.extend(first_seen)
+        # A new epoch takes over the table's row (the last, when a batch brings two); the
+        # highest seq stored of it is read from streams, so nothing else of the row is written
+        # per batch.
+        newest = dict(first_seen)
+        db.insert(
+            "tables",
+            (("table_id", "text"), ("epoch", "text"), ("updated_at", "float8")),
+            [(table, epoch, stamp) for table, epoch in sorted(newest.items())],
+            "ON CONFLICT (table_id) DO UPDATE SET epoch = excluded.epoch, "
+            "updated_at = excluded.updated_at",
+        )
         # how an epoch began: the chained journal.epoch.started event, its first
         db.many(
             "UPDATE epochs SET previous = ?, reason = ? WHERE table_id = ? AND epoch = ?",
@@ -344,43 +386,45 @@ class Store:
                         _text(by.get("role")),
                     )
                 )
-        db.many(
-            "INSERT INTO event_rules (table_id, epoch, seq, rule) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT DO NOTHING",
-            event_rules,
+        nothing = "ON CONFLICT DO NOTHING"
+        db.insert("event_rules", _columns("table_id epoch seq rule"), event_rules, nothing)
+        db.insert(
+            "hand_rules", _columns("table_id epoch hand_id rule"), sorted(hand_rules), nothing
         )
-        db.many(
-            "INSERT INTO hand_rules (table_id, epoch, hand_id, rule) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT DO NOTHING",
-            sorted(hand_rules),
-        )
-        db.many(
-            "INSERT INTO rulings (table_id, epoch, seq, hand_id, ts, type, rule, hold, decision, "
-            "person, role) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        db.insert(
+            "rulings",
+            _columns("table_id epoch seq hand_id ts type rule hold decision person role"),
             rulings,
+            nothing,
         )
-        db.many(
-            "INSERT INTO alarms (table_id, epoch, seq, ts, hand_id, type, severity, rule, reason) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        db.insert(
+            "alarms",
+            _columns("table_id epoch seq ts hand_id type severity rule reason"),
             alarms,
+            nothing,
         )
-        db.many(
-            "INSERT INTO holds (table_id, epoch, hold, hand_id, rule, reason, ruling, seat, "
-            "evidence, raised_ts, raised_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        db.insert(
+            "holds",
+            _columns(
+                "table_id epoch hold hand_id rule reason ruling seat evidence raised_ts raised_seq"
+            ),
+            _last_per_key(holds_raised, 3),
             "ON CONFLICT (table_id, epoch, hold) DO UPDATE SET hand_id = excluded.hand_id, "
             "rule = excluded.rule, reason = excluded.reason, ruling = excluded.ruling, "
             "seat = excluded.seat, evidence = excluded.evidence, raised_ts = excluded.raised_ts, "
             "raised_seq = excluded.raised_seq",
-            sorted(holds_raised),
         )
-        db.many(
-            "INSERT INTO holds (table_id, epoch, hold, hand_id, resolved_ts, resolved_seq, "
-            "decision, resolved_by, person, role) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        db.insert(
+            "holds",
+            _columns(
+                "table_id epoch hold hand_id resolved_ts resolved_seq decision resolved_by "
+                "person role"
+            ),
+            _last_per_key(holds_resolved, 3),
             "ON CONFLICT (table_id, epoch, hold) DO UPDATE SET "
             "resolved_ts = excluded.resolved_ts, resolved_seq = excluded.resolved_seq, "
             "decision = excluded.decision, resolved_by = excluded.resolved_by, "
             "person = excluded.person, role = excluded.role",
-            sorted(holds_resolved),
         )
         self._hands(hands)
 
@@ -406,11 +450,11 @@ class Store:
                 f"last_seq = {db.greatest}(hands.last_seq, excluded.last_seq)",
                 *(f"{n} = excluded.{n}" for n in names),
             ]
-            db.many(
-                f"INSERT INTO hands ({', '.join(names_all)}) VALUES "
-                f"({', '.join('?' for _ in names_all)}) ON CONFLICT (table_id, epoch, hand_id) "
-                f"DO UPDATE SET {', '.join(updates)}",
+            db.insert(
+                "hands",
+                _columns(" ".join(names_all)),
                 rows,
+                f"ON CONFLICT (table_id, epoch, hand_id) DO UPDATE SET {', '.join(updates)}",
             )
 
     # ------------------------------------------------------------------ status and state
@@ -522,21 +566,23 @@ class Store:
             rows.append((table, epoch, text, seq, hand_id, phase, now))
         g = db.greatest
         with db.transaction():  # streams before tables: the order every transaction takes
-            db.many(
-                "INSERT INTO streams (table_id, epoch, stream, known_last) VALUES (?, ?, ?, ?) "
+            db.insert(
+                "streams",
+                _columns("table_id epoch stream known_last"),
+                [(t, e, st, seq) for (t, e, st), seq in sorted(known.items())],
                 "ON CONFLICT (table_id, epoch, stream) DO UPDATE SET "
                 f"known_last = {g}(streams.known_last, excluded.known_last)",
-                [(t, e, st, seq) for (t, e, st), seq in sorted(known.items())],
             )
-            db.many(
-                "INSERT INTO tables (table_id, epoch, state, state_seq, hand_id, phase, "
-                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (table_id) DO UPDATE SET "
+            db.insert(
+                "tables",
+                _columns("table_id epoch state state_seq hand_id phase updated_at"),
+                _last_per_key(rows, 1),  # a table's newest snapshot of the batch
+                "ON CONFLICT (table_id) DO UPDATE SET "
                 "state = excluded.state, state_seq = excluded.state_seq, "
                 "hand_id = excluded.hand_id, phase = excluded.phase, "
                 "epoch = COALESCE(tables.epoch, excluded.epoch), updated_at = excluded.updated_at "
                 "WHERE tables.state_seq IS NULL OR tables.epoch IS NULL "
                 "OR tables.epoch <> excluded.epoch OR excluded.state_seq >= tables.state_seq",
-                rows,
             )
         return refused
 
@@ -770,7 +816,9 @@ class Store:
     def tables(self) -> list[dict[str, Any]]:
         """Every table the pit has heard of, with its open holds and gaps."""
         rows = self.db.all(
-            "SELECT t.table_id, t.online, t.bdseq, t.status_ts, t.version, t.epoch, t.last_seq, "
+            "SELECT t.table_id, t.online, t.bdseq, t.status_ts, t.version, t.epoch, "
+            "(SELECT COALESCE(MAX(s.max_seq), 0) FROM streams s WHERE s.table_id = t.table_id "
+            "AND s.epoch = t.epoch), "
             "t.hand_id, t.phase, t.state_seq, "
             "(SELECT COUNT(*) FROM holds h WHERE h.table_id = t.table_id "
             "AND h.resolved_seq IS NULL AND h.raised_seq IS NOT NULL), "
@@ -1140,6 +1188,42 @@ def _gap(r: Row) -> Gap:
         None if r[9] is None else float(r[9]),
         r[10],
     )
+
+
+#: The PostgreSQL type of each column :meth:`Db.insert` writes (every other one is text).
+COLUMN_TYPES: dict[str, str] = {
+    "seq": "bigint",
+    "first_seq": "bigint",
+    "last_seq": "bigint",
+    "max_seq": "bigint",
+    "known_last": "bigint",
+    "raised_seq": "bigint",
+    "resolved_seq": "bigint",
+    "state_seq": "bigint",
+    "ante": "bigint",
+    "pot": "bigint",
+    "rake": "bigint",
+    "seat": "integer",
+    "button": "integer",
+    "fresh": "integer",
+    "first_seen": "float8",
+    "committed_at": "float8",
+    "updated_at": "float8",
+}
+
+
+def _columns(names: str) -> tuple[Column, ...]:
+    """Columns named by their names, with their types."""
+    return tuple((name, COLUMN_TYPES.get(name, "text")) for name in names.split())
+
+
+def _last_per_key(rows: Sequence[tuple[Any, ...]], width: int) -> list[tuple[Any, ...]]:
+    """The rows sorted, keeping the last of those whose first ``width`` values are equal (one
+    statement may update a row once: the last row of a key is what updating row by row left)."""
+    last: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    for row in sorted(rows, key=lambda r: tuple("" if v is None else v for v in r[:width])):
+        last[row[:width]] = row
+    return list(last.values())
 
 
 def _alarms(value: Any) -> list[dict[str, Any]]:
