@@ -526,15 +526,20 @@ async def _floor(
     async def at(fraction: float) -> None:
         await asyncio.sleep(max(0.0, started + args.duration * fraction - time.monotonic()))
 
+    marks = {"start": time.time()}
     await at(0.3)
     calm_until = time.time()  # the latency before any disturbance
     pits[1].kill(signal.SIGKILL)
+    marks["killed"] = time.time()
     await asyncio.sleep(2.0)
     await asyncio.to_thread(pits[1].start)
+    marks["restarted"] = time.time()
     await at(0.55)
     await asyncio.to_thread(broker.stop)
+    marks["broker stopped"] = time.time()
     await asyncio.sleep(1.0)
     await asyncio.to_thread(broker.start)
+    marks["broker started"] = time.time()
     await asyncio.to_thread(_wait_results, [result for result, _ in workers])
     published_end = time.monotonic()
     await dealers
@@ -572,6 +577,8 @@ async def _floor(
             url, "SELECT ts, committed_at FROM events WHERE source = 'live' AND public IS NOT NULL"
         )
     ]
+    if os.environ.get("PIT_BENCH_KEEP") is not None:  # publish and commit times, to study
+        (run_dir / "latency.json").write_text(json.dumps({"marks": marks, "timed": timed}))
     load_end = os.getloadavg()[0]
     latencies = [committed - sent for sent, committed in timed]
     calm = [committed - sent for sent, committed in timed if sent < calm_until]

@@ -14,11 +14,11 @@ session expiry of hours), so the broker keeps what arrives while the process is 
   0: only the latest matters).
 
 Acknowledgement only after the commit: the client acknowledges nothing by itself (paho's manual
-acknowledgement). Messages are committed in batches (up to ``batch`` of them, waiting at most
-``batch_wait`` seconds for a batch to fill) in one transaction, and the PUBACK of every message
-of the batch goes out after the commit. A process that dies before its commit leaves the
-messages unacknowledged: the broker delivers them again when the session comes back, and the
-store keeps one row per event whatever arrives twice. ``receive_maximum`` bounds how many
+acknowledgement). Messages are committed in batches (up to ``batch`` of them, the first waiting
+at most ``batch_wait`` seconds from its arrival for others) in one transaction, and the PUBACK
+of every message of the batch goes out after the commit. A process that dies before its commit
+leaves the messages unacknowledged: the broker delivers them again when the session comes back,
+and the store keeps one row per event whatever arrives twice. ``receive_maximum`` bounds how many
 unacknowledged messages the broker sends this process at once.
 
 A message that is not what its topic carries (not JSON, not an envelope, another table's) is
@@ -371,20 +371,16 @@ class Ingest:
             batch = Batch()
             item = await queue.get()
             self._add(batch, *item)
-            deadline = time.monotonic() + pit.batch_wait
-            while len(batch.acks) < pit.batch:
-                if queue.empty():
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        break
-                    try:
-                        async with asyncio.timeout(remaining):
-                            item = await queue.get()
-                    except TimeoutError:
-                        break
-                else:
-                    item = queue.get_nowait()
-                self._add(batch, *item)
+            # the window opens when the batch's first message arrived (it may have waited for
+            # the last commit already); one timer a batch, not one a message
+            deadline = item[2] + pit.batch_wait
+            while True:
+                while len(batch.acks) < pit.batch and not queue.empty():
+                    self._add(batch, *queue.get_nowait())
+                remaining = deadline - time.monotonic()
+                if len(batch.acks) >= pit.batch or remaining <= 0:
+                    break
+                await asyncio.sleep(remaining)
             started = time.monotonic()
             applied = await self._store(batch)
             self.metrics.commit_seconds.observe(time.monotonic() - started)
