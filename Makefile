@@ -51,6 +51,8 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/rig.py
 	$(BIN)/python benchmarks/flood.py
 	$(BIN)/python benchmarks/journal_integrity.py
+	$(BIN)/python benchmarks/pit_ingest.py
+	$(BIN)/python benchmarks/pit_ingest.py --through-broker
 	$(BIN)/python benchmarks/pit.py --out benchmarks/pit-results.txt
 
 clean:
