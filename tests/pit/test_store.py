@@ -47,6 +47,9 @@ def envelope(
     return body
 
 
+STREAMS = ("public", "secure")
+
+
 def event_in(body: dict[str, Any], stream: str = "public", source: str = "live") -> EventIn:
     route = Route("event", body["table_id"], stream, source)  # type: ignore[arg-type]
     return parse_event(json.dumps(body).encode(), route)
@@ -75,6 +78,20 @@ def test_each_view_of_an_event_is_stored_once(store: Store) -> None:
     tables = store.tables()
     assert tables[0]["last_seq"] == 2
     assert tables[0]["epoch"] == "e1"
+
+
+def test_both_views_and_their_copies_in_one_batch_are_stored_once_each(store: Store) -> None:
+    first, second = event_in(envelope(1)), event_in(envelope(1), "secure")
+    applied = store.ingest([second, first, first, second, event_in(envelope(2), "secure")])
+    assert sorted((e.seq, e.stream) for e in applied.stored_events) == [
+        (1, "public"),
+        (1, "secure"),
+        (2, "secure"),
+    ]
+    assert applied.duplicates == 2
+    again = store.ingest([first, event_in(envelope(2)), second])
+    assert [(e.seq, e.stream) for e in again.stored_events] == [(2, "public")]
+    assert again.duplicates == 2
 
 
 def test_hands_holds_rulings_and_alarms_are_derived_once(store: Store) -> None:
@@ -243,20 +260,30 @@ def test_any_delivery_order_with_repeats_stores_every_seq_once(
     data: st.DataObject, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     count = data.draw(st.integers(min_value=1, max_value=40))
-    deliveries = data.draw(st.lists(st.integers(min_value=1, max_value=count), max_size=3 * count))
-    deliveries += data.draw(st.permutations(list(range(1, count + 1))))
+    view = st.tuples(st.integers(min_value=1, max_value=count), st.sampled_from(STREAMS))
+    deliveries = data.draw(st.lists(view, max_size=3 * count))
+    deliveries += [(s, "public") for s in data.draw(st.permutations(list(range(1, count + 1))))]
     sizes = data.draw(st.lists(st.integers(min_value=1, max_value=10), min_size=1))
     store = Store(f"sqlite:///{tmp_path_factory.mktemp('prop') / 'pit.sqlite'}")
     store.migrate()
     try:
-        position, index = 0, 0
+        position, index, stored, duplicates = 0, 0, 0, 0
         while position < len(deliveries):
             size = sizes[index % len(sizes)]
             batch = deliveries[position : position + size]
-            store.ingest([event_in(envelope(s, hand=None)) for s in batch])
+            applied = store.ingest([event_in(envelope(s, hand=None), st_) for s, st_ in batch])
+            stored += sum(applied.stored.values())
+            duplicates += applied.duplicates
+            assert len(applied.stored_events) == sum(applied.stored.values())
             position += size
             index += 1
+        # each view counted as stored once, every other delivery as a duplicate
+        assert stored == len(set(deliveries))
+        assert duplicates == len(deliveries) - len(set(deliveries))
         assert [k[2] for k in store.event_keys()] == list(range(1, count + 1))
+        secure = {s for s, stream in deliveries if stream == "secure"}
+        rows = store.db.all("SELECT seq FROM events WHERE secure IS NOT NULL ORDER BY seq")
+        assert [int(r[0]) for r in rows] == sorted(secure)
         assert store.tables()[0]["last_seq"] == count
         mark, holes = store.holes("T1", "e1", "public", 0, count)
         assert (mark, holes) == (count, [])
