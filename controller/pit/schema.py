@@ -213,7 +213,8 @@ MIGRATIONS: list[str] = [
     )
     """,
     # 2: the status topic's degraded state and alarms; how each epoch began (its
-    # journal.epoch.started event); which views of an event its last write stored first
+    # journal.epoch.started event); which views of an event its last write stored first.
+    # (tables.last_seq is no longer written: the highest seq stored is read from streams.)
     """
     ALTER TABLE events ADD COLUMN fresh INTEGER;
     ALTER TABLE tables ADD COLUMN degraded INTEGER;
