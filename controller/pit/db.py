@@ -153,7 +153,8 @@ class Db:
         self, table: str, columns: Sequence[Column], rows: Sequence[Sequence[Any]], tail: str = ""
     ) -> list[Row]:
         """Insert ``rows`` into ``table`` in one statement; the rows ``tail``'s ``RETURNING``
-        gave (``tail``: what follows the values, ``ON CONFLICT …`` and ``RETURNING …``).
+        gave (``tail``: what follows the values, ``ON CONFLICT …`` and ``RETURNING …``, with no
+        parameters of its own).
 
         PostgreSQL gets the rows as one array per column (``unnest``): one round trip whatever
         their number, where a statement per row waits for the server once per row. SQLite runs
