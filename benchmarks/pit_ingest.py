@@ -123,6 +123,8 @@ def through_broker(
     )
     command = [sys.executable, "-m", "controller.cli", "pit", "run", "--config", str(config)]
     log = (directory / "pit.log").open("ab")
+    pit: subprocess.Popen[bytes] | None = None
+    spying: subprocess.Popen[bytes] | None = None
     try:
         pit = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=log)
         wait_port(web, 120)  # its session and subscriptions exist from now on
@@ -162,9 +164,13 @@ def through_broker(
         cpu = cpu_seconds(pit.pid) - ready_cpu
         pit.send_signal(signal.SIGTERM)
         pit.wait(60)
-        if spy:
+        if spying is not None:
             spying.wait(60)
     finally:
+        for process in (pit, spying):  # whatever still runs when the run failed
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait(30)
         log.close()
         broker.stop()
     return {"events": events, "batches": float("nan"), "cpu": cpu, "wall": wall}
