@@ -55,6 +55,9 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/rig.py
 	$(BIN)/python benchmarks/flood.py
 	$(BIN)/python benchmarks/journal_integrity.py
+	$(BIN)/python benchmarks/pit_ingest.py
+	$(BIN)/python benchmarks/pit_ingest.py --through-broker
+	$(BIN)/python benchmarks/pit.py --out benchmarks/pit-results.txt
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build dist

@@ -109,6 +109,7 @@ def _role_topics(role: BrokerRole, base: str) -> list[str]:
             *(f"topic readwrite {base}/{topic}" for topic in ("status", "head")),
             *(f"topic write {base}/{topic}" for topic in written),
             f"topic write {base}/replay/#",
+            f"topic write {base}/secure/replay/#",
             f"topic read {base}/request/#",
         ]
     read = ("status", "head", "events", "state", "devices/#")
@@ -118,6 +119,7 @@ def _role_topics(role: BrokerRole, base: str) -> list[str]:
     if role == "surveillance":
         lines += [
             f"topic read {base}/secure/events",
+            f"topic read {base}/secure/replay/#",
             f"topic write {base}/request/hold",
             f"topic read {base}/response/hold",
         ]

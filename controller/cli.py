@@ -19,6 +19,7 @@ VERB_MODULES = {
     "deck": "controller.deck_cli",
     "scenario": "simulators.scenario.cli",
     "sim": "simulators.cli",
+    "pit": "controller.pit.cli",
     **dict.fromkeys(
         ("run", "config", "journal", "tail", "dealer", "keys", "broker"), "controller.shell.cli"
     ),

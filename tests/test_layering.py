@@ -12,7 +12,8 @@ driver plugin is read with :mod:`ast`, those inside functions included (and
 * inside the engine, ``controller/game`` is arithmetic over the core's vocabulary (no state, no
   rule), and of ``controller/table`` only ``engine.py`` imports the rule modules;
 * the drivers import the core and each other, never the shell or the simulators;
-* the shell (``controller/shell`` and the top-level modules that do I/O) imports no simulator;
+* the shell (``controller/shell``, the pit service ``controller/pit`` and the top-level modules
+  that do I/O) imports no simulator;
 * the simulators may import anything.
 
 A failure names the file, the line and the import.
@@ -33,6 +34,8 @@ CORE, SHELL, DRIVERS, SIMULATORS = "core", "shell", "drivers", "simulators"
 #: The packages of the core; the first three are the engine.
 ENGINE_PACKAGES = ("controller/table", "controller/rules", "controller/game")
 CORE_PACKAGES = (*ENGINE_PACKAGES, "controller/view")
+#: The packages of the shell: the daemon's and the pit service's.
+SHELL_PACKAGES = ("controller/shell", "controller/pit")
 #: The modules at the top of controller/, by part: each new one must be put in one.
 CORE_MODULES = frozenset(
     {
@@ -216,7 +219,7 @@ def part_of(path: Path) -> str | None:
         return top
     if top != "controller":
         return None
-    if rel.startswith("controller/shell/"):
+    if any(rel.startswith(package + "/") for package in SHELL_PACKAGES):
         return SHELL
     if any(rel.startswith(package + "/") for package in CORE_PACKAGES):
         return CORE

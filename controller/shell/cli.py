@@ -207,8 +207,15 @@ def journal_failure(exc: BaseException, path: Path) -> str | None:
 
 
 def config_check(args: argparse.Namespace) -> int:
-    """``tablectl config check FILE``."""
+    """``tablectl config check FILE`` (a table's config, or a pit's: it has ``[pit]``)."""
+    from controller.pit.config import is_pit_config, load_pit_config, read_toml  # noqa: PLC0415
+
     try:
+        if is_pit_config(read_toml(args.file)):
+            pit = load_pit_config(args.file)
+            where = pit.store.url.split("://", 1)[0]
+            print(f"{args.file}: ok (pit {pit.pit.id}, group {pit.pit.share_group}, store {where})")
+            return 0
         config = checked_config(args.file)
     except ConfigError as exc:
         print(f"{exc}", file=sys.stderr)

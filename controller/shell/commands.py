@@ -40,6 +40,8 @@ from controller.shell.intake import Queued
 from controller.shell.integrity import Integrity
 from controller.shell.journal import NewCommand
 from controller.shell.maintenance import JournalAccept
+from controller.shell.replay import VERB as REPLAY
+from controller.shell.replay import Replayer
 from controller.shell.space import JournalFullError
 from controller.shell.table import ShutdownError, TableRunner
 from controller.table.event_types import CommandRejected, IntegrityAlarm, RequestsShed
@@ -84,10 +86,17 @@ def _error(verb: str, transaction: str | None, message: str) -> dict[str, Any]:
 class CommandHandler:
     """Turns requests into inputs (or refusals) and responses."""
 
-    def __init__(self, runner: TableRunner, gate: Gate, integrity: Integrity | None = None) -> None:
+    def __init__(
+        self,
+        runner: TableRunner,
+        gate: Gate,
+        integrity: Integrity | None = None,
+        replayer: Replayer | None = None,
+    ) -> None:
         self.runner = runner
         self.gate = gate
         self.integrity = integrity
+        self.replayer = replayer  # answers the pit's replay requests (None: no broker)
 
     async def handle(self, verb: str, payload: bytes, received: datetime) -> dict[str, Any]:
         """Read and handle one request (the gate's first steps included)."""
@@ -130,6 +139,8 @@ class CommandHandler:
         held = self.integrity.refusal(read.verb) if self.integrity is not None else None
         if held is not None:  # not journaled: the journal is in doubt; ask again once decided
             return _error(verb, read.transaction, held)
+        if read.verb == REPLAY:
+            return await self._replay(verb, payload, read, received)
         try:
             command = self.gate.admit(read, received)
         except RefusedError as refused:
@@ -155,6 +166,19 @@ class CommandHandler:
         assert appended is not None
         assert appended.response is not None
         return dict(appended.response)
+
+    async def _replay(
+        self, verb: str, payload: bytes, read: Request, received: datetime
+    ) -> dict[str, Any]:
+        """The pit's replay request: answered from the journal, the core not involved."""
+        try:
+            if self.replayer is None:
+                raise RefusedError("this table has no broker to replay on", read.transaction)
+            self.gate.check_fresh(read, received)
+            self.gate.authorize(read)
+            return await self.replayer.handle(read)
+        except RefusedError as refused:
+            return await self._refuse(verb, payload, refused, read, received)
 
     async def _refuse(
         self,

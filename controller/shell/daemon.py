@@ -50,6 +50,7 @@ from controller.shell.journal import Journal
 from controller.shell.metrics import Metrics
 from controller.shell.mqtt import MqttLink
 from controller.shell.notify import feed_watchdog, notify, watchdog_interval
+from controller.shell.replay import Replayer
 from controller.shell.snapshot import snapshot
 from controller.shell.space import (
     JournalFullError,
@@ -122,7 +123,12 @@ class Daemon:
         self.gate = Gate(table.id, policy_of(security), security.load_keyring())
         self.intake = Intake(self.gate, rates_of(security))
         self.integrity = Integrity(self.runner, table.id, self._alarms_changed)
-        self.commands = CommandHandler(self.runner, self.gate, self.integrity)
+        replayer = Replayer(
+            self.writer,
+            self.topics,
+            lambda message: self.link.send(message.topic, message.payload, message.properties),
+        )
+        self.commands = CommandHandler(self.runner, self.gate, self.integrity, replayer)
         self.ready = asyncio.Event()
         self.stop_requested = asyncio.Event()
         self.devices = Devices(

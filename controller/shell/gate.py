@@ -42,6 +42,9 @@ from controller.table.event_types import RequestRecord
 from controller.table.inputs import DealerInput
 
 MAX_TRANSACTION = 128
+#: Requests the shell answers from the journal without journaling anything
+#: (controller/shell/replay.py); maintenance's are in ``REQUESTS``.
+SHELL_VERBS = frozenset({"replay"})
 MAX_REASON = 300
 HEAD = 200
 
@@ -251,8 +254,8 @@ class Gate:
         """Parse and authenticate a request (RefusedError: why not)."""
         body = parse_body(payload, self.policy.limits)
         transaction = transaction_of(body)
-        if verb not in REQUESTS:
-            known = ", ".join(sorted(REQUESTS))
+        if verb not in REQUESTS and verb not in SHELL_VERBS:
+            known = ", ".join(sorted((*REQUESTS, *SHELL_VERBS)))
             raise RefusedError(
                 f"unknown command {bounded_text(verb, 40)!r} (known: {known})", transaction
             )

@@ -601,6 +601,13 @@ class Journal:
         for key, input_id, body in cursor:
             yield StoredRow(key, input_id, body)
 
+    def events_between(self, first: int, last: int) -> list[tuple[int, str]]:
+        """``(seq, body)`` of the journaled events ``first`` to ``last`` (a replay)."""
+        rows = self._conn.execute(
+            "SELECT seq, body FROM events WHERE seq BETWEEN ? AND ? ORDER BY seq", (first, last)
+        ).fetchall()
+        return [(int(seq), body) for seq, body in rows]
+
     def dispatches(self) -> Iterator[tuple[int, str, str, int | None]]:
         """Every journaled device command as ``(id, device, body, input id)``, in order."""
         yield from self._conn.execute(

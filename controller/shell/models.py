@@ -16,6 +16,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from controller.shell.maintenance import REQUESTS
+from controller.shell.replay import VERB as REPLAY
+from controller.shell.replay import ReplayRequest
 from controller.table.event_types import EVENT_TYPES
 from controller.table.events import EventData, specs
 
@@ -186,8 +188,6 @@ class StateSnapshot(BaseModel):
 
 def request_model(verb: str) -> type[BaseModel]:
     """The request of one command: its fields (no ``ts``), ``transaction`` and ``auth``."""
-    cls = REQUESTS[verb]
-    hints = typing.get_type_hints(cls)
     fields: dict[str, Any] = {
         "transaction": (str, Field(min_length=1, max_length=128, description="unique per request")),
     }
@@ -195,6 +195,18 @@ def request_model(verb: str) -> type[BaseModel]:
         Auth | None,
         Field(default=None, description="the signature (required unless the table says not)"),
     )
+    if verb == REPLAY:  # answered by the shell (controller/shell/replay.py), not the core
+        for name, info in ReplayRequest.model_fields.items():
+            fields[name] = (info.annotation, info)
+        replay: type[BaseModel] = create_model(
+            "ReplayRequest",
+            __config__=ConfigDict(extra="forbid"),
+            __doc__=ReplayRequest.__doc__,
+            **fields,
+        )
+        return replay
+    cls = REQUESTS[verb]
+    hints = typing.get_type_hints(cls)
     for field in dataclasses.fields(cls):
         if field.name in ("ts", "authority"):  # set by the table, never by the sender
             continue

@@ -161,6 +161,12 @@ class MqttLink:
         queue.append((self.topics.response(topic_verb), payload, properties))
         self.wake.set()
 
+    def send(self, topic: str, payload: bytes, properties: Properties | None = None) -> None:
+        """Queue a message that is neither an event nor a response (a replayed event), to go
+        out with the responses that are not urgent."""
+        self._bulk_responses.append((topic, payload, properties))
+        self.wake.set()
+
     def status_body(self, state: str) -> dict[str, Any]:
         """The birth (``online``) or death (``offline``) body of this connection.
 

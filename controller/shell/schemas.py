@@ -32,6 +32,11 @@ from controller.shell.models import (
     Status,
     request_model,
 )
+from controller.shell.replay import VERB as REPLAY
+from controller.shell.replay import ReplayRequest
+
+#: Every request verb: the core's commands, maintenance's and the shell's replay.
+VERBS = sorted((*REQUESTS, REPLAY))
 
 ROOT = Path(__file__).resolve().parents[2] / "config"
 SCHEMA_ID = "urn:tablectl:schema:"
@@ -74,7 +79,7 @@ def documents() -> dict[str, str]:
         "schemas/state.schema.json": _schema(StateSnapshot, "state", "public table snapshot"),
         "schemas/device.schema.json": _schema(DeviceTopic, "device", "device health"),
     }
-    for verb in sorted(REQUESTS):
+    for verb in VERBS:
         files[f"schemas/commands/{verb}.schema.json"] = _schema(
             request_model(verb), f"command:{verb}", f"request {verb}"
         )
@@ -114,12 +119,14 @@ def asyncapi() -> dict[str, Any]:
             "payload": _ref(f"schemas/{schema}"),
         }
 
+    docs = {verb: cls.__doc__ or "" for verb, cls in REQUESTS.items()}
+    docs[REPLAY] = ReplayRequest.__doc__ or ""
     commands = {
         verb: {
-            **message(verb, f"commands/{verb}.schema.json", (cls.__doc__ or "").split("\n")[0]),
+            **message(verb, f"commands/{verb}.schema.json", docs[verb].split("\n")[0]),
             "correlationId": {"location": "$message.payload#/transaction"},
         }
-        for verb, cls in sorted(REQUESTS.items())
+        for verb in VERBS
     }
 
     def qos(retain: bool) -> dict[str, Any]:
@@ -208,6 +215,18 @@ def asyncapi() -> dict[str, Any]:
                 "Dealer and pit requests; each runs at most once per transaction.",
                 command="command verb",
             ),
+            "replay": channel(
+                "replay/{pit}",
+                {"event": message("event", "event.schema.json", "a replayed event, public view")},
+                "The events a replay request asked for, from the journal, historical.",
+                pit="the asking pit's id (the request's pit field)",
+            ),
+            "secureReplay": channel(
+                "secure/replay/{pit}",
+                {"event": message("event", "event.schema.json", "a replayed event, secure view")},
+                "A replay of the secure stream (surveillance only, ACL-protected).",
+                pit="the asking pit's id (the request's pit field)",
+            ),
             "response": channel(
                 "response/{command}",
                 {"response": message("response", "response.schema.json", "the answer")},
@@ -222,6 +241,8 @@ def asyncapi() -> dict[str, Any]:
             "publishSecureEvents": op("send", "secureEvents", False, "the surveillance stream"),
             "publishState": op("send", "state", True, "on change and on every connect"),
             "publishDevice": op("send", "device", True, "on change and on every connect"),
+            "publishReplay": op("send", "replay", False, "the events a pit asked for again"),
+            "publishSecureReplay": op("send", "secureReplay", False, "a secure replay"),
             "receiveRequest": op(
                 "receive",
                 "request",

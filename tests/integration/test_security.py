@@ -166,6 +166,29 @@ async def test_the_shipped_acl_refuses_every_denial_the_security_doc_lists(
         assert await received(late, 0.5) == []
 
 
+async def test_the_pit_shares_the_events_and_reads_only_its_public_replays(
+    secured: SecuredBroker,
+) -> None:
+    base = "tables/T7"
+    async with (
+        secured.client("T7") as table,
+        secured.client("surveillance") as surveillance,
+        secured.client("pit") as pit,
+    ):
+        await pit.subscribe("$share/pit/tables/+/events", qos=1)
+        await pit.subscribe("tables/+/replay/pit-1", qos=1)
+        await pit.subscribe("tables/+/secure/replay/pit-1", qos=1)
+        await surveillance.subscribe(f"{base}/secure/replay/#", qos=1)
+        await pit.publish(f"{base}/replay/pit-1", b"forged", qos=1)
+        await table.publish(f"{base}/events", b"live", qos=1)
+        await table.publish(f"{base}/replay/pit-1", b"replayed", qos=1)
+        await table.publish(f"{base}/secure/replay/pit-1", b"replayed hole cards", qos=1)
+        pit_got = await received(pit, 1.0)
+        surveillance_got = await received(surveillance, 0.2)
+    assert sorted(pit_got) == [(f"{base}/events", b"live"), (f"{base}/replay/pit-1", b"replayed")]
+    assert surveillance_got == [(f"{base}/secure/replay/pit-1", b"replayed hole cards")]
+
+
 # --------------------------------------------------------------------------- an open broker
 
 

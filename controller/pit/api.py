@@ -1,0 +1,459 @@
+"""The pit's HTTP API: JSON for the web console and other systems, described at /openapi.json.
+
+Everything under ``/api`` needs a user (``tablectl pit user add``): the session cookie that
+``POST /login`` sets, or HTTP Basic credentials. ``/healthz`` and ``/metrics`` (Prometheus) are
+open, for the supervisor and the scraper. The secure view of the events (hole cards) is for the
+surveillance role only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import hashlib
+import time
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from fastapi import Depends, FastAPI, Form, HTTPException, Query, Request, Response
+from fastapi.responses import PlainTextResponse
+from pydantic import BaseModel, Field
+
+from controller import __version__
+from controller.pit.metrics import PitMetrics
+from controller.pit.phh import NoHistoryError, phh_from_events
+from controller.pit.store import Store
+from controller.pit.users import SESSION_COOKIE, new_session, token_digest, verify
+from controller.pit.worker import StoreWorker
+
+BASIC_CACHE_SECONDS = 60.0
+
+
+class User(BaseModel):
+    """Who is asking, and their roles."""
+
+    username: str
+    roles: list[str]
+
+
+class TableNow(BaseModel):
+    """A table as the pit knows it now."""
+
+    table_id: str
+    online: bool | None = Field(description="the last birth (true) or death (false) heard")
+    bdseq: int
+    status_ts: str | None
+    version: str | None
+    epoch: str | None = Field(description="the journal epoch the table publishes in")
+    last_seq: int = Field(description="the highest seq stored of that epoch")
+    hand_id: str | None = Field(description="the hand in progress (retained state)")
+    phase: str | None
+    state_seq: int | None = Field(description="the seq the retained state reflects")
+    open_holds: int
+    open_gaps: int = Field(description="ranges of seqs missing, not yet repaired")
+    degraded: bool = Field(
+        description="its status says it is up but takes no input (a full journal disk, or an "
+        "integrity alarm holding it): see alarms"
+    )
+    alarms: list[dict[str, Any]] = Field(
+        description="the alarms on its status topic (alarm, detail, since, …), as it published them"
+    )
+    stored_seq: int = Field(
+        description="every event of the epoch numbered 1 to this is stored (the watermark the "
+        "pit confirms to the table)"
+    )
+
+
+class Resolution(BaseModel):
+    """How a hold was decided."""
+
+    ts: str | None
+    seq: int
+    decision: str | None
+    by: str | None = Field(description="confirm, reject, override, or what settled it")
+    person: str | None
+    role: str | None
+
+
+class Hold(BaseModel):
+    """A ruling the dealer or the floor must confirm or reject."""
+
+    table_id: str
+    epoch: str
+    hold: str
+    hand_id: str | None
+    rule: str | None
+    reason: str | None
+    ruling: str | None = Field(description="what confirming it does")
+    seat: int | None
+    evidence: dict[str, Any]
+    raised_ts: str | None
+    raised_seq: int | None
+    resolution: Resolution | None
+
+
+class Ruling(BaseModel):
+    """A ruling event of a hand."""
+
+    seq: int
+    ts: str
+    type: str
+    rule: str | None
+    hold: str | None
+    decision: str | None
+    person: str | None
+    role: str | None
+
+
+class Hand(BaseModel):
+    """One hand: how it started, how it ended, its rule IDs and rulings."""
+
+    table_id: str
+    epoch: str
+    hand_id: str
+    started_ts: str | None
+    ended_ts: str | None
+    outcome: Literal["completed", "misdeal", "void"] | None
+    button: int | None
+    seats: list[int] | None
+    blinds: list[int] | None
+    ante: int | None
+    stacks_before: dict[str, int] | None
+    stacks_after: dict[str, int] | None
+    payouts: dict[str, int] | None
+    pot: int | None
+    rake: int | None = Field(description="the house's take (null until rake is recorded)")
+    first_seq: int
+    last_seq: int
+    rules: list[str]
+    rulings: list[Ruling]
+
+
+class Alarm(BaseModel):
+    """An integrity alarm or a critical event."""
+
+    table_id: str
+    epoch: str
+    seq: int
+    ts: str
+    hand_id: str | None
+    type: str
+    severity: str
+    rule: str | None
+    reason: str | None
+
+
+class GapOut(BaseModel):
+    """A range of seqs the pit did not receive."""
+
+    id: int
+    table_id: str
+    epoch: str
+    stream: str
+    from_seq: int
+    to_seq: int
+    first_seen: float
+    state: Literal["open", "asked", "lost", "repaired"]
+    attempts: int
+    asked_at: float | None
+    reason: str | None = Field(description="why the table could not replay it (lost)")
+    closed_at: float | None
+
+
+class Health(BaseModel):
+    """Whether this pit process works."""
+
+    status: Literal["ok", "degraded"]
+    pit: str
+    version: str
+    broker_connected: bool
+    store: bool
+
+
+async def current_user(request: Request) -> User:
+    """The user of the session cookie or of the HTTP Basic credentials (401: none)."""
+    reader: StoreWorker = request.app.state.reader
+    basic_cache: dict[tuple[str, str], tuple[float, list[str]]] = request.app.state.basic_cache
+    token = request.cookies.get(SESSION_COOKIE)
+    if token:
+        name = await reader.call(Store.session_user, token_digest(token), time.time())
+        if name is not None:
+            found = await reader.call(Store.user, name)
+            if found is not None:
+                return User(username=name, roles=found[1])
+    header = request.headers.get("authorization", "")
+    if header.lower().startswith("basic "):
+        try:
+            decoded = base64.b64decode(header[6:], validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            decoded = ""
+        name, sep, password = decoded.partition(":")
+        if sep:
+            key = (name, hashlib.sha256(password.encode()).hexdigest())
+            cached = basic_cache.get(key)
+            if cached is not None and cached[0] > time.monotonic():
+                return User(username=name, roles=cached[1])
+            roles = await authenticate(reader, name, password)
+            if roles is not None:
+                basic_cache[key] = (time.monotonic() + BASIC_CACHE_SECONDS, roles)
+                return User(username=name, roles=roles)
+    raise HTTPException(
+        status_code=401,
+        detail="log in (POST /login) or give HTTP Basic credentials",
+        headers={"WWW-Authenticate": 'Basic realm="tablectl pit"'},
+    )
+
+
+Authed = Annotated[User, Depends(current_user)]
+
+
+async def authenticate(reader: StoreWorker, name: str, password: str) -> list[str] | None:
+    """The user's roles when the password is theirs (the hash checked on a thread of its own:
+    argon2 is slow on purpose, and the store's thread serves the other requests meanwhile)."""
+    found = await reader.call(Store.user, name)
+    if not await asyncio.to_thread(verify, found[0] if found else None, password):
+        return None
+    assert found is not None
+    return found[1]
+
+
+def create_app(
+    reader: StoreWorker,
+    metrics: PitMetrics,
+    *,
+    pit_id: str,
+    broker_connected: Callable[[], bool],
+    session_hours: float = 12.0,
+    secure_cookie: bool = False,
+) -> FastAPI:
+    """The API of one pit process, reading through ``reader``."""
+    app = FastAPI(
+        title="tablectl pit",
+        version=__version__,
+        description="Every table's events, hands, holds and alarms, as the pit stored them "
+        "(docs/pit.md).",
+        # no Swagger or ReDoc pages: they load their scripts from a CDN a floor network does
+        # not reach; /openapi.json describes everything
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.state.reader = reader
+    app.state.basic_cache = {}
+
+    @app.get("/healthz", response_model=Health, tags=["service"])
+    async def healthz(response: Response) -> Health:
+        """Whether the broker is connected and the store answers (503 when not)."""
+        try:
+            await reader.call(Store.schema_version)
+            store_ok = True
+        except Exception:
+            store_ok = False
+        connected = broker_connected()
+        ok = store_ok and connected
+        if not ok:
+            response.status_code = 503
+        return Health(
+            status="ok" if ok else "degraded",
+            pit=pit_id,
+            version=__version__,
+            broker_connected=connected,
+            store=store_ok,
+        )
+
+    @app.get("/metrics", response_class=PlainTextResponse, tags=["service"])
+    async def prometheus() -> PlainTextResponse:
+        """Prometheus metrics of this pit process."""
+        return PlainTextResponse(
+            metrics.text(), media_type="text/plain; version=0.0.4; charset=utf-8"
+        )
+
+    @app.post("/login", response_model=User, tags=["session"])
+    async def login(
+        response: Response,
+        username: Annotated[str, Form()],
+        password: Annotated[str, Form()],
+    ) -> User:
+        """Check a user's password and set the session cookie."""
+        roles = await authenticate(reader, username, password)
+        if roles is None:
+            raise HTTPException(status_code=401, detail="unknown user or wrong password")
+        expires = time.time() + session_hours * 3600
+        token = await reader.call(new_session, username, expires)
+        response.set_cookie(
+            SESSION_COOKIE,
+            token,
+            max_age=int(session_hours * 3600),
+            httponly=True,
+            samesite="strict",
+            secure=secure_cookie,
+        )
+        return User(username=username, roles=roles)
+
+    @app.get("/api/me", response_model=User, tags=["session"])
+    async def me(user: Authed) -> User:
+        """Who the credentials are."""
+        return user
+
+    @app.get("/api/tables", response_model=list[TableNow], tags=["tables"])
+    async def tables(user: Authed) -> list[dict[str, Any]]:
+        """Every table: online or not, degraded and its alarms, its epoch, the last seq stored
+        and the contiguous watermark, the hand in progress, open holds and gaps."""
+        return await reader.call(Store.tables)
+
+    @app.get("/api/tables/{table}", tags=["tables"])
+    async def table(table: str, user: Authed) -> dict[str, Any]:
+        """One table: as in the list, with its retained state, its epochs and its births and
+        deaths."""
+        rows = [t for t in await reader.call(Store.tables) if t["table_id"] == table]
+        if not rows:
+            raise HTTPException(status_code=404, detail=f"no table {table!r}")
+        return {
+            **rows[0],
+            "state": await reader.call(Store.table_state, table),
+            "epochs": await reader.call(Store.epochs, table),
+            "births": await reader.call(Store.births, table),
+        }
+
+    @app.get("/api/tables/{table}/events", tags=["tables"])
+    async def events(
+        table: str,
+        user: Authed,
+        epoch: Annotated[str | None, Query(description="default: the table's epoch")] = None,
+        since_seq: Annotated[int, Query(ge=0, description="events after this seq")] = 0,
+        limit: Annotated[int, Query(ge=1, le=5000)] = 1000,
+        stream: Annotated[
+            Literal["public", "secure"], Query(description="secure: surveillance only")
+        ] = "public",
+    ) -> Response:
+        """The stored envelopes after ``since_seq``, in seq order (a JSON array)."""
+        if stream == "secure" and "surveillance" not in user.roles:
+            raise HTTPException(status_code=403, detail="the secure stream is surveillance's")
+        if epoch is None:
+            epoch = await reader.call(Store.current_epoch, table)
+            if epoch is None:
+                raise HTTPException(status_code=404, detail=f"no table {table!r}")
+        texts = await reader.call(Store.events, table, epoch, since_seq, limit, stream)
+        return Response("[" + ",".join(texts) + "]", media_type="application/json")
+
+    @app.get("/api/holds", response_model=list[Hold], tags=["holds"])
+    async def holds(
+        user: Authed,
+        all: Annotated[bool, Query(description="resolved holds too")] = False,
+        table: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Holds waiting for a ruling, oldest first (``all``: resolved ones too)."""
+        return await reader.call(Store.holds, open_only=not all, table=table)
+
+    for action in ("confirm", "reject", "override"):
+        _hold_action(app, action)
+
+    @app.get("/api/hands", response_model=list[Hand], tags=["hands"])
+    async def hands(
+        user: Authed,
+        table: str | None = None,
+        rule: Annotated[str | None, Query(description="a rule ID the hand's events cite")] = None,
+        since: Annotated[str | None, Query(description="started at or after (RFC 3339)")] = None,
+        until: Annotated[str | None, Query(description="started before (RFC 3339)")] = None,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+    ) -> list[dict[str, Any]]:
+        """Hands, newest first."""
+        return await reader.call(
+            Store.hands,
+            table=table,
+            rule=rule,
+            since=_utc(since),
+            until=_utc(until),
+            limit=limit,
+        )
+
+    @app.get("/api/hands/{hand_id}", response_model=Hand, tags=["hands"])
+    async def hand(hand_id: str, user: Authed) -> dict[str, Any]:
+        """One hand."""
+        found = await reader.call(Store.hand, hand_id)
+        if found is None:
+            raise HTTPException(status_code=404, detail=f"no hand {hand_id!r}")
+        return found
+
+    @app.get(
+        "/api/hands/{hand_id}/phh",
+        response_class=PlainTextResponse,
+        tags=["hands"],
+        responses={404: {"description": "no such hand, or not completed"}},
+    )
+    async def hand_phh(hand_id: str, user: Authed) -> PlainTextResponse:
+        """The hand as a PHH hand history (TOML); hole cards for the surveillance role."""
+        found = await reader.call(Store.hand, hand_id)
+        if found is None:
+            raise HTTPException(status_code=404, detail=f"no hand {hand_id!r}")
+        stream: Literal["public", "secure"] = "secure" if "surveillance" in user.roles else "public"
+        bodies = await reader.call(
+            Store.hand_events, found["table_id"], found["epoch"], hand_id, stream
+        )
+        try:
+            text = phh_from_events(bodies)
+        except NoHistoryError as exc:
+            raise HTTPException(status_code=404, detail=str(exc)) from None
+        return PlainTextResponse(
+            text,
+            media_type="application/toml",
+            headers={"Content-Disposition": f'attachment; filename="{hand_id}.phh"'},
+        )
+
+    @app.get("/api/alarms", response_model=list[Alarm], tags=["alarms"])
+    async def alarms(
+        user: Authed,
+        since: Annotated[str | None, Query(description="at or after (RFC 3339)")] = None,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+    ) -> list[dict[str, Any]]:
+        """Integrity alarms and critical events, newest first."""
+        return await reader.call(Store.alarms, since=_utc(since), limit=limit)
+
+    @app.get("/api/gaps", response_model=list[GapOut], tags=["tables"])
+    async def gaps(
+        user: Authed,
+        all: Annotated[bool, Query(description="repaired gaps too")] = False,
+    ) -> list[dict[str, Any]]:
+        """Ranges of seqs not received: open ones (asked, or lost with the table's reason)."""
+        return await reader.call(Store.gaps, open_only=not all)
+
+    return app
+
+
+def _hold_action(app: FastAPI, action: str) -> None:
+    """``POST /api/holds/{hold}/{action}``: the floor's ruling (the console's, coming)."""
+
+    async def act(hold: str, user: Authed) -> None:
+        if "floor" not in user.roles:
+            raise HTTPException(status_code=403, detail="rulings are the floor's")
+        raise HTTPException(
+            status_code=501,
+            detail=f"{action}: the pit signs rulings on behalf of the floor with the web console",
+        )
+
+    app.post(
+        f"/api/holds/{{hold}}/{action}",
+        tags=["holds"],
+        status_code=202,
+        summary=f"{action.capitalize()} a hold (floor)",
+        description=f"Sends the table a `{'floor_override' if action == 'override' else action}` "
+        "request signed with the pit's key on behalf of the logged-in person (§3.10); the "
+        "table's answer comes back as events. Not served yet: 501.",
+        responses={403: {"description": "not the floor"}, 501: {"description": "not yet"}},
+    )(act)
+
+
+def _utc(value: str | None) -> str | None:
+    """An RFC 3339 time as the tables write it (UTC, ``Z``), for comparing with ``ts``."""
+    if value is None:
+        return None
+    from datetime import UTC, datetime  # noqa: PLC0415
+
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise HTTPException(status_code=422, detail=f"{value!r} is not an RFC 3339 time") from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    text = parsed.astimezone(UTC).isoformat(timespec="milliseconds")
+    return text.replace("+00:00", "Z")

@@ -1,0 +1,240 @@
+"""The pit's config: one TOML file, validated with pydantic, overridable from the environment.
+
+.. code-block:: toml
+
+    [pit]
+    id = "pit-1"                      # this process: its MQTT client id and replay topic
+    share_group = "pit"               # every pit process of the floor shares the events
+
+    [broker]                          # as the table's [broker]
+    host = "pit-broker.local"
+    username = "pit"
+    password_file = "/etc/tablectl/pit-broker.password"
+
+    [store]
+    url = "sqlite:////var/lib/tablectl/pit.sqlite"   # or "postgresql://pit@db/pit"
+
+    [web]
+    listen = "127.0.0.1:8080"
+
+    [security]
+    key = "/etc/tablectl/pit.key"     # signs replay requests (role pit in the tables' keyrings)
+
+Every key can be overridden by ``TABLECTL_<SECTION>__<KEY>`` (``TABLECTL_PIT__ID=pit-2``), so
+several processes can share one file.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from controller.config import ENV_PREFIX, BrokerSection, ConfigError, LogSection, _format, _Section
+from controller.signing import SigningError, load_private_key
+
+DEFAULT_PIT_CONFIG = Path("/etc/tablectl/pit.toml")
+LEVEL = r"^[A-Za-z0-9_.-]{1,64}$"  # a plain MQTT topic level
+
+
+class PitSection(_Section):
+    """This pit process and the floor it belongs to."""
+
+    id: str = Field(
+        default="pit-1",
+        pattern=LEVEL,
+        description="this process (unique on the floor): MQTT client id pit-<id>, replay topic",
+    )
+    share_group: str = Field(
+        default="pit", pattern=LEVEL, description="the shared subscription's group"
+    )
+    secure: bool = Field(
+        default=False,
+        description="also ingest the secure stream (hole cards): needs surveillance credentials",
+    )
+    session_expiry: int = Field(
+        default=86_400,
+        ge=3600,
+        description="seconds the broker keeps this process's session (and its messages) while "
+        "it is away",
+    )
+    receive_maximum: int = Field(
+        default=1000, ge=10, le=65535, description="messages in flight to this process, unacked"
+    )
+    batch: int = Field(default=500, ge=1, le=20_000, description="messages per commit, at most")
+    batch_wait: float = Field(
+        default=0.05, gt=0, le=5, description="seconds a message waits for others to commit with"
+    )
+    confirm: bool = Field(
+        default=True,
+        description="tell each table how far its journal is stored (the signed stored request); "
+        "false for a pit that is not the tables' record (a copy, a test): a table may prune "
+        "what a pit confirmed",
+    )
+    confirm_interval: float = Field(
+        default=5.0,
+        ge=0.1,
+        le=3600,
+        description="seconds between two stored confirmations to one table, at least",
+    )
+
+
+class StoreSection(_Section):
+    """Where the events go: SQLite (one file) or PostgreSQL."""
+
+    url: str = Field(
+        default="sqlite:////var/lib/tablectl/pit.sqlite",
+        description="sqlite:///RELATIVE, sqlite:////ABSOLUTE or postgresql://user@host/db",
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _scheme(cls, url: str) -> str:
+        if not url.startswith(("sqlite:///", "postgresql://", "postgres://")):
+            raise ValueError("sqlite:///PATH or postgresql://… (psycopg connection URL)")
+        return url
+
+
+class WebSection(_Section):
+    """The HTTP API (and, later, the console pages)."""
+
+    enabled: bool = Field(default=True, description="false: an ingest-only process")
+    listen: str = Field(default="127.0.0.1:8080", pattern=r"^[^:]*:\d{1,5}$")
+    session_hours: float = Field(default=12.0, gt=0, le=24 * 30)
+
+    @property
+    def host(self) -> str:
+        """The address to listen on."""
+        return self.listen.rpartition(":")[0] or "0.0.0.0"  # noqa: S104 (":8080": every address)
+
+    @property
+    def port(self) -> int:
+        """The port to listen on."""
+        return int(self.listen.rpartition(":")[2])
+
+
+class RepairSection(_Section):
+    """Gap repair: when to ask a table to replay what never arrived."""
+
+    after: float = Field(
+        default=3.0, gt=0, description="seconds a missing seq may be late before it is asked for"
+    )
+    retry: float = Field(default=10.0, gt=0, description="seconds before asking again")
+    attempts: int = Field(
+        default=10, ge=1, description="asks before a gap is shown as unrepaired (it stays asked)"
+    )
+    chunk: int = Field(default=500, ge=1, le=1000, description="seqs per replay request")
+    scan: float = Field(default=1.0, gt=0, description="seconds between scans for gaps")
+    timeout: float = Field(default=10.0, gt=0, description="seconds to wait for the answer")
+
+
+class PitSecuritySection(_Section):
+    """The pit's own signing key (role ``pit`` in the tables' keyrings)."""
+
+    key: Path | None = Field(
+        default=None, description="private key file (tablectl keys new pit --role pit)"
+    )
+    key_id: str | None = Field(default=None, description="its id in the keyrings (the file name)")
+
+    def key_name(self) -> str | None:
+        """The key id the replay requests name."""
+        if self.key is None:
+            return None
+        return self.key_id or self.key.stem
+
+
+class PitConfig(BaseSettings):
+    """The whole config of one pit process."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", frozen=True
+    )
+
+    pit: PitSection = PitSection()
+    broker: BrokerSection = BrokerSection()
+    store: StoreSection = StoreSection()
+    web: WebSection = WebSection()
+    repair: RepairSection = RepairSection()
+    security: PitSecuritySection = PitSecuritySection()
+    log: LogSection = LogSection()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return env_settings, init_settings
+
+    @property
+    def client_id(self) -> str:
+        """The MQTT client id: the session the broker keeps for this process."""
+        return f"pit-{self.pit.id}"
+
+
+def is_pit_config(data: Mapping[str, Any]) -> bool:
+    """Whether a config document is a pit's (it has ``[pit]`` or ``[store]``, no ``[table]``)."""
+    return "table" not in data and ("pit" in data or "store" in data)
+
+
+def parse_pit_config(data: Mapping[str, Any], source: str = "pit config") -> PitConfig:
+    """Validate a pit config (and the environment); check its signing key."""
+    try:
+        config = PitConfig(**dict(data))
+    except ValidationError as exc:
+        raise ConfigError(source, _format(exc)) from None
+    problems = []
+    if config.security.key is not None:
+        try:
+            load_private_key(config.security.key)
+        except SigningError as exc:
+            problems.append(f"security.key: {exc}")
+    if problems:
+        raise ConfigError(source, problems)
+    return config
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """The TOML document at ``path`` (ConfigError: unreadable or not TOML)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(str(path), [f"cannot read: {exc.strerror or exc}"]) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(str(path), [f"not valid TOML: {exc}"]) from None
+
+
+def load_pit_config(path: Path) -> PitConfig:
+    """Read, parse and validate the pit config at ``path`` (relative paths: its directory's)."""
+    data = read_toml(path)
+    for section, name in (("security", "key"), ("broker", "password_file")):
+        part = data.get(section)
+        if isinstance(part, dict) and isinstance(part.get(name), str):
+            value = Path(part[name])
+            if not value.is_absolute():
+                data[section] = {**part, name: str(path.parent / value)}
+    store = data.get("store")
+    if isinstance(store, dict) and isinstance(store.get("url"), str):
+        url: str = store["url"]
+        if url.startswith("sqlite:///") and not url.startswith("sqlite:////"):
+            data["store"] = {**store, "url": f"sqlite:///{path.parent / url[len('sqlite:///') :]}"}
+    return parse_pit_config(data, str(path))
+
+
+def pit_config_schema() -> dict[str, Any]:
+    """The JSON Schema of the pit config file."""
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "urn:tablectl:schema:pit-config",
+        **PitConfig.model_json_schema(),
+        "title": "tablectl pit config",
+    }

@@ -1,0 +1,213 @@
+"""One connection to the pit's database, SQLite or PostgreSQL, with one way to write SQL.
+
+The store's SQL is written once, with ``?`` placeholders and what both databases understand
+(``ON CONFLICT … DO UPDATE``, ``RETURNING``, ``excluded``, partial indexes); :class:`Db`
+rewrites the placeholders for psycopg and names the few functions that differ
+(:attr:`Db.greatest`). Many rows go in with :meth:`Db.insert`: one round trip to PostgreSQL for
+a whole batch. Each :class:`Db` is used from one thread only (the store's writer or
+reader thread).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sqlite3
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+Dialect = Literal["sqlite", "postgresql"]
+Row = tuple[Any, ...]
+#: A column of :meth:`Db.insert`: its name and its PostgreSQL type (``text``, ``bigint``…).
+Column = tuple[str, str]
+
+
+class StoreError(RuntimeError):
+    """The database cannot be used (unreachable, not the pit's, a newer schema)."""
+
+
+def transient(exc: BaseException) -> bool:
+    """An error that trying the same transaction again may not meet (a lock, a deadlock, a
+    lost connection), as opposed to one the data itself causes."""
+    if isinstance(exc, StoreError):
+        return True
+    if isinstance(exc, sqlite3.OperationalError):
+        return True  # "database is locked", a full or vanished disk: not the batch's fault
+    try:
+        import psycopg  # noqa: PLC0415
+    except ImportError:  # pragma: no cover - a SQLite-only install
+        return False
+    return isinstance(exc, psycopg.errors.OperationalError | psycopg.errors.InterfaceError) or (
+        isinstance(exc, psycopg.Error)
+        and getattr(exc, "sqlstate", None) in ("40001", "40P01", "55P03")
+    )
+
+
+def dialect_of(url: str) -> Dialect:
+    """Which database a store URL names."""
+    return "sqlite" if url.startswith("sqlite:") else "postgresql"
+
+
+def sqlite_path(url: str) -> Path:
+    """The file of a ``sqlite:///PATH`` URL (``sqlite:////abs`` is ``/abs``)."""
+    return Path(url[len("sqlite:///") :])
+
+
+_PLACEHOLDER = re.compile(r"\?")
+
+
+class Db:
+    """A connection and its dialect."""
+
+    def __init__(self, url: str, *, readonly: bool = False) -> None:
+        self.url = url
+        self.dialect: Dialect = dialect_of(url)
+        self._converted: dict[str, str] = {}
+        self._conn: Any
+        if self.dialect == "sqlite":
+            path = sqlite_path(url)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                conn = sqlite3.connect(
+                    path, isolation_level=None, check_same_thread=False, timeout=30.0
+                )
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL" if readonly else "PRAGMA synchronous=FULL")
+                conn.execute("PRAGMA foreign_keys=ON")
+            except sqlite3.DatabaseError as exc:
+                raise StoreError(f"{path}: {exc}") from None
+            self._conn = conn
+        else:
+            import psycopg  # noqa: PLC0415 (only a PostgreSQL store needs it)
+
+            try:
+                self._conn = psycopg.connect(url.replace("postgres://", "postgresql://", 1))
+                self._conn.autocommit = True
+            except psycopg.Error as exc:
+                raise StoreError(f"{_safe(url)}: {exc}".strip()) from None
+
+    @property
+    def greatest(self) -> str:
+        """The two-argument maximum: ``max`` in SQLite, ``GREATEST`` in PostgreSQL."""
+        return "max" if self.dialect == "sqlite" else "GREATEST"
+
+    @property
+    def least(self) -> str:
+        """The two-argument minimum: ``min`` in SQLite, ``LEAST`` in PostgreSQL."""
+        return "min" if self.dialect == "sqlite" else "LEAST"
+
+    def sql(self, text: str) -> str:
+        """``text`` with the placeholders of this database."""
+        if self.dialect == "sqlite":
+            return text
+        converted = self._converted.get(text)
+        if converted is None:
+            converted = self._converted[text] = _PLACEHOLDER.sub("%s", text)
+        return converted
+
+    def execute(self, text: str, params: Sequence[Any] = ()) -> Any:
+        """Run one statement; the cursor."""
+        return self._conn.execute(self.sql(text), params)
+
+    def all(self, text: str, params: Sequence[Any] = ()) -> list[Row]:
+        """Every row of a query."""
+        return list(self.execute(text, params).fetchall())
+
+    def one(self, text: str, params: Sequence[Any] = ()) -> Row | None:
+        """The first row of a query, or None."""
+        row = self.execute(text, params).fetchone()
+        return tuple(row) if row is not None else None
+
+    def many(self, text: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Run one statement for each parameter row."""
+        if not rows:
+            return
+        if self.dialect == "sqlite":
+            self._conn.executemany(text, rows)
+        else:
+            with self._conn.cursor() as cursor:
+                cursor.executemany(self.sql(text), rows)
+
+    def returning_many(self, text: str, rows: Sequence[Sequence[Any]]) -> list[Row | None]:
+        """Run a statement with ``RETURNING`` once per row; the row each returned (or None)."""
+        if not rows:
+            return []
+        if self.dialect == "sqlite":
+            out: list[Row | None] = []
+            for params in rows:
+                row = self._conn.execute(text, params).fetchone()
+                out.append(tuple(row) if row is not None else None)
+            return out
+        results: list[Row | None] = []
+        with self._conn.cursor() as cursor:
+            cursor.executemany(self.sql(text), rows, returning=True)
+            while True:
+                row = cursor.fetchone()
+                results.append(tuple(row) if row is not None else None)
+                if not cursor.nextset():
+                    break
+        return results
+
+    def insert(
+        self, table: str, columns: Sequence[Column], rows: Sequence[Sequence[Any]], tail: str = ""
+    ) -> list[Row]:
+        """Insert ``rows`` into ``table`` in one statement; the rows ``tail``'s ``RETURNING``
+        gave (``tail``: what follows the values, ``ON CONFLICT …`` and ``RETURNING …``, with no
+        parameters of its own).
+
+        PostgreSQL gets the rows as one array per column (``unnest``): one round trip whatever
+        their number, where a statement per row waits for the server once per row. SQLite runs
+        in this process and takes them one by one. With ``ON CONFLICT … DO UPDATE`` give each
+        key once: PostgreSQL updates a row at most once per statement.
+        """
+        if not rows:
+            return []
+        # table, columns and tail are the store's own text; only the rows come from outside
+        names = ", ".join(name for name, _ in columns)
+        returning = "RETURNING" in tail
+        if self.dialect == "sqlite":
+            marks = ", ".join("?" for _ in columns)
+            text = f"INSERT INTO {table} ({names}) VALUES ({marks}) {tail}"  # noqa: S608
+            if not returning:
+                self._conn.executemany(text, rows)
+                return []
+            out: list[Row] = []
+            for params in rows:
+                out.extend(tuple(r) for r in self._conn.execute(text, params).fetchall())
+            return out
+        # %b: binary arrays; text goes as it is, where the text format escapes every quote
+        arrays = ", ".join(f"%b::{kind}[]" for _, kind in columns)
+        text = f"INSERT INTO {table} ({names}) SELECT * FROM unnest({arrays}) AS v {tail}"  # noqa: S608
+        cursor = self._conn.execute(text, [list(column) for column in zip(*rows, strict=True)])
+        return [tuple(r) for r in cursor.fetchall()] if returning else []
+
+    def script(self, text: str) -> None:
+        """Run several statements separated by ``;`` (schema migrations)."""
+        for statement in (s.strip() for s in text.split(";")):
+            if statement:
+                self._conn.execute(statement)
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One transaction: committed when the block ends, rolled back when it raises."""
+        if self.dialect == "sqlite":
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+        else:
+            with self._conn.transaction():
+                yield
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._conn.close()
+
+
+def _safe(url: str) -> str:
+    """A database URL without its password (for error messages)."""
+    return re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", url)

@@ -1,0 +1,232 @@
+"""The pit's database schema: one list of migrations for SQLite and PostgreSQL alike.
+
+Each migration is applied once, in order, in one transaction, and recorded in ``pit_meta``
+(``schema`` = the number of the last one applied). A database with a newer schema than this code
+knows is refused rather than written. ``{id}`` is the dialect's auto-numbered primary key.
+
+Times: ``ts`` columns are the tables' RFC 3339 UTC text (``2026-01-01T00:00:16.180Z``), which
+sorts as time does; ``*_at`` columns are this machine's Unix time in seconds.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: list[str] = [
+    # 1: the first schema
+    """
+    CREATE TABLE pit_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+    CREATE TABLE tables (
+        table_id TEXT PRIMARY KEY,
+        online INTEGER,
+        bdseq BIGINT NOT NULL DEFAULT 0,
+        status_ts TEXT,
+        version TEXT,
+        epoch TEXT,
+        last_seq BIGINT NOT NULL DEFAULT 0,
+        state TEXT,
+        state_seq BIGINT,
+        hand_id TEXT,
+        phase TEXT,
+        updated_at DOUBLE PRECISION
+    );
+
+    CREATE TABLE births (
+        table_id TEXT NOT NULL,
+        bdseq BIGINT NOT NULL,
+        state TEXT NOT NULL,
+        ts TEXT,
+        body TEXT NOT NULL,
+        received_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (table_id, bdseq, state)
+    );
+
+    CREATE TABLE epochs (
+        table_id TEXT NOT NULL,
+        epoch TEXT NOT NULL,
+        first_ts TEXT,
+        first_seen DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (table_id, epoch)
+    );
+
+    CREATE TABLE streams (
+        table_id TEXT NOT NULL,
+        epoch TEXT NOT NULL,
+        stream TEXT NOT NULL,
+        contiguous BIGINT NOT NULL DEFAULT 0,
+        max_seq BIGINT NOT NULL DEFAULT 0,
+        known_last BIGINT NOT NULL DEFAULT 0,
+        PRIMARY KEY (table_id, epoch, stream)
+    );
+
+    CREATE TABLE events (
+        table_id TEXT NOT NULL,
+        epoch TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        ts TEXT NOT NULL,
+        hand_id TEXT,
+        type TEXT NOT NULL,
+        severity TEXT NOT NULL,
+        public TEXT,
+        secure TEXT,
+        source TEXT NOT NULL,
+        committed_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (table_id, epoch, seq)
+    );
+    CREATE INDEX events_hand ON events (hand_id, seq);
+    CREATE INDEX events_ts ON events (ts);
+    CREATE INDEX events_type ON events (type, ts);
+
+    CREATE TABLE event_rules (
+        table_id TEXT NOT NULL,
+        epoch TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        rule TEXT NOT NULL,
+        PRIMARY KEY (table_id, epoch, seq, rule)
+    );
+    CREATE INDEX event_rules_rule ON event_rules (rule);
+
+    CREATE TABLE hands (
+        table_id TEXT NOT NULL,
+        epoch TEXT NOT NULL,
+        hand_id TEXT NOT NULL,
+        started_ts TEXT,
+        ended_ts TEXT,
+        outcome TEXT,
+        button INTEGER,
+        seats TEXT,
+        blinds TEXT,
+        ante BIGINT,
+        stacks_before TEXT,
+        stacks_after TEXT,
+        payouts TEXT,
+        pot BIGINT,
+        rake BIGINT,
+        first_seq BIGINT NOT NULL,
+        last_seq BIGINT NOT NULL,
+        PRIMARY KEY (table_id, epoch, hand_id)
+    );
+    CREATE INDEX hands_id ON hands (hand_id);
+    CREATE INDEX hands_table_started ON hands (table_id, started_ts);
+    CREATE INDEX hands_started ON hands (started_ts);
+
+    CREATE TABLE hand_rules (
+        table_id TEXT NOT NULL,
+        epoch TEXT NOT NULL,
+        hand_id TEXT NOT NULL,
+        rule TEXT NOT NULL,
+        PRIMARY KEY (table_id, epoch, hand_id, rule)
+    );
+    CREATE INDEX hand_rules_rule ON hand_rules (rule);
+
+    CREATE TABLE rulings (
+        table_id TEXT NOT NULL,
+        epoch TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        hand_id TEXT,
+        ts TEXT NOT NULL,
+        type TEXT NOT NULL,
+        rule TEXT,
+        hold TEXT,
+        decision TEXT,
+        person TEXT,
+        role TEXT,
+        PRIMARY KEY (table_id, epoch, seq)
+    );
+    CREATE INDEX rulings_hand ON rulings (hand_id);
+
+    CREATE TABLE holds (
+        table_id TEXT NOT NULL,
+        epoch TEXT NOT NULL,
+        hold TEXT NOT NULL,
+        hand_id TEXT,
+        rule TEXT,
+        reason TEXT,
+        ruling TEXT,
+        seat INTEGER,
+        evidence TEXT,
+        raised_ts TEXT,
+        raised_seq BIGINT,
+        resolved_ts TEXT,
+        resolved_seq BIGINT,
+        decision TEXT,
+        resolved_by TEXT,
+        person TEXT,
+        role TEXT,
+        PRIMARY KEY (table_id, epoch, hold)
+    );
+    CREATE INDEX holds_id ON holds (hold);
+    CREATE INDEX holds_open ON holds (resolved_seq, raised_ts);
+
+    CREATE TABLE alarms (
+        table_id TEXT NOT NULL,
+        epoch TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        ts TEXT NOT NULL,
+        hand_id TEXT,
+        type TEXT NOT NULL,
+        severity TEXT NOT NULL,
+        rule TEXT,
+        reason TEXT,
+        PRIMARY KEY (table_id, epoch, seq)
+    );
+    CREATE INDEX alarms_ts ON alarms (ts);
+
+    CREATE TABLE gaps (
+        id {id},
+        table_id TEXT NOT NULL,
+        epoch TEXT NOT NULL,
+        stream TEXT NOT NULL,
+        from_seq BIGINT NOT NULL,
+        to_seq BIGINT NOT NULL,
+        first_seen DOUBLE PRECISION NOT NULL,
+        state TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        asked_at DOUBLE PRECISION,
+        asked_by TEXT,
+        reason TEXT,
+        closed_at DOUBLE PRECISION
+    );
+    CREATE UNIQUE INDEX gaps_open ON gaps (table_id, epoch, stream, from_seq)
+        WHERE closed_at IS NULL;
+
+    CREATE TABLE rejects (
+        id {id},
+        topic TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        sha256 TEXT NOT NULL,
+        head TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        received_at DOUBLE PRECISION NOT NULL
+    );
+
+    CREATE TABLE users (
+        username TEXT PRIMARY KEY,
+        password_hash TEXT NOT NULL,
+        roles TEXT NOT NULL,
+        created_at DOUBLE PRECISION NOT NULL
+    );
+
+    CREATE TABLE sessions (
+        token_sha256 TEXT PRIMARY KEY,
+        username TEXT NOT NULL REFERENCES users (username) ON DELETE CASCADE,
+        expires_at DOUBLE PRECISION NOT NULL
+    )
+    """,
+    # 2: the status topic's degraded state and alarms; how each epoch began (its
+    # journal.epoch.started event); which views of an event its last write stored first.
+    # (tables.last_seq is no longer written: the highest seq stored is read from streams.)
+    """
+    ALTER TABLE events ADD COLUMN fresh INTEGER;
+    ALTER TABLE tables ADD COLUMN degraded INTEGER;
+    ALTER TABLE tables ADD COLUMN alarms TEXT;
+    ALTER TABLE epochs ADD COLUMN previous TEXT;
+    ALTER TABLE epochs ADD COLUMN reason TEXT
+    """,
+]
+
+AUTO_ID = {
+    "sqlite": "INTEGER PRIMARY KEY",
+    "postgresql": "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
+}
+
+SCHEMA_VERSION = len(MIGRATIONS)

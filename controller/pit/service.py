@@ -1,0 +1,158 @@
+"""``tablectl pit run``: one pit process, wiring the store, the ingest, the repair and the API.
+
+Start-up: migrate the store (every process may; the migrations are transactions), connect to the
+broker, start the gap scan, the storage confirmations and the HTTP server. Three store
+connections, each on its own thread: the ingest's commits, the repair's scans and confirmations,
+the API's reads. SIGTERM or SIGINT stops it: the HTTP server first, then the broker connection
+(the messages not committed are not acknowledged, and the broker keeps them for the session),
+then the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import structlog
+
+from controller.pit.config import PitConfig
+from controller.pit.confirm import Confirmer
+from controller.pit.ingest import Ingest
+from controller.pit.metrics import PitMetrics
+from controller.pit.repair import Repairer
+from controller.pit.store import Store
+from controller.pit.worker import StoreWorker
+from controller.shell.notify import notify
+from controller.signing import Signer, load_private_key
+
+log = structlog.get_logger("tablectl.pit")
+
+
+class WebListenError(RuntimeError):
+    """The API's address cannot be listened on."""
+
+
+class PitService:
+    """One pit process."""
+
+    def __init__(self, config: PitConfig) -> None:
+        self.config = config
+        self.metrics = PitMetrics(config.pit.id)
+        url = config.store.url
+        self.writer = StoreWorker(url, "ingest")
+        self.scanner = StoreWorker(url, "repair")
+        self.reader = StoreWorker(url, "api")
+        signer = None
+        security = config.security
+        if security.key is not None:
+            key_id = security.key_name()
+            assert key_id is not None
+            signer = Signer(load_private_key(security.key), key_id, "")
+        self.ingest = Ingest(config, self.writer, self.metrics)
+        self.repair = Repairer(config, self.scanner, self.metrics, self.ingest.publish, signer)
+        self.ingest.on_response["replay"] = self.repair.on_response
+        self.confirmer: Confirmer | None = None
+        if config.pit.confirm:
+            self.confirmer = Confirmer(
+                config, self.scanner, self.metrics, self.ingest.publish, signer
+            )
+            self.ingest.on_response["stored"] = self.confirmer.on_response
+            self.ingest.on_commit.append(self.confirmer.on_commit)
+        self.stop_requested = asyncio.Event()
+        self.ready = asyncio.Event()
+        self.server: Any = None
+
+    async def run(self) -> int:
+        """Run until SIGTERM or SIGINT; the exit status."""
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.stop_requested.set)
+        try:
+            store = await self.writer.open()
+            version = await self.writer.call(Store.migrate)
+            log.info("pit.store.ready", schema=version, dialect=store.db.dialect)
+            await self.scanner.open()
+            await self.reader.open()
+            tasks = [
+                asyncio.create_task(self.ingest.run(), name="pit:ingest"),
+                asyncio.create_task(self.repair.run(), name="pit:repair"),
+            ]
+            if self.confirmer is not None:
+                tasks.append(asyncio.create_task(self.confirmer.run(), name="pit:confirm"))
+            if self.config.web.enabled:
+                tasks.append(asyncio.create_task(self._serve(), name="pit:web"))
+            stop = asyncio.create_task(self.stop_requested.wait(), name="pit:stop")
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(10):
+                    await self.ingest.connected.wait()
+            self.ready.set()
+            notify("READY=1", f"STATUS=pit {self.config.pit.id}")
+            log.info("pit.ready", id=self.config.pit.id, web=self.config.web.listen)
+            done, _ = await asyncio.wait([stop, *tasks], return_when=asyncio.FIRST_COMPLETED)
+            failed = [t for t in done if t is not stop and t.exception() is not None]
+            notify("STOPPING=1")
+            if self.server is not None:
+                self.server.should_exit = True
+            for task in [stop, *tasks]:
+                task.cancel()
+            await asyncio.gather(stop, *tasks, return_exceptions=True)
+            for task in failed:
+                log.error("pit.task_failed", task=task.get_name(), error=str(task.exception()))
+            return 1 if failed else 0
+        finally:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(sig)
+            for worker in (self.reader, self.scanner, self.writer):
+                with contextlib.suppress(Exception):
+                    await worker.close()
+            log.info("pit.stopped")
+
+    async def _serve(self) -> None:
+        import uvicorn  # noqa: PLC0415
+
+        from controller.pit.api import create_app  # noqa: PLC0415
+
+        web = self.config.web
+        app = create_app(
+            self.reader,
+            self.metrics,
+            pit_id=self.config.pit.id,
+            broker_connected=self.ingest.connected.is_set,
+            session_hours=web.session_hours,
+        )
+        config = uvicorn.Config(
+            app, host=web.host, port=web.port, log_level="warning", access_log=False, lifespan="off"
+        )
+        # The socket is ours: a port already taken is one clear error, not uvicorn's exit.
+        family = socket.AF_INET6 if ":" in web.host else socket.AF_INET
+        listener = socket.socket(family, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            listener.bind((web.host, web.port))
+        except OSError as exc:
+            listener.close()
+            raise WebListenError(f"cannot listen on {web.listen}: {exc.strerror or exc}") from None
+        self.server = _quiet_server_class()(config)
+        await self.server.serve(sockets=[listener])
+
+
+def _quiet_server_class() -> Any:
+    import uvicorn  # noqa: PLC0415
+
+    class QuietServer(uvicorn.Server):
+        """uvicorn without its own signal handlers: the service decides when to stop."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
+    return QuietServer
+
+
+async def run_pit(config: PitConfig) -> int:
+    """Run the pit process of ``config`` until it is told to stop."""
+    return await PitService(config).run()

@@ -1,0 +1,1237 @@
+"""The pit's store: every table's events exactly once, and what the floor reads from them.
+
+An event is one row keyed by ``(table_id, epoch, seq)``, holding the envelope as it came on each
+stream the pit takes (``public``, and ``secure`` with surveillance credentials). A delivery of a
+view already stored changes nothing, so a message the broker delivers twice (a redelivery after
+a crash, a replay of something that arrived after all) is stored once. When an event's public
+view is stored for the first time, the rows derived from it are written in the same
+transaction: its rule IDs, its hand (one row per hand: start, outcome, stacks, payouts), a hold
+and its resolution, a ruling, an alarm. Births and deaths, epochs and the tables' retained
+snapshots come from the status and state topics.
+
+:class:`Store` is synchronous and used from one thread (:class:`controller.pit.worker.StoreWorker`
+runs it); the readers of the API open their own :class:`Store` on the same database.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from controller.pit.db import Column, Db, Row, StoreError
+from controller.pit.schema import AUTO_ID, MIGRATIONS, SCHEMA_VERSION
+
+Stream = Literal["public", "secure"]
+STREAM_COLUMN: dict[str, str] = {"public": "public", "secure": "secure"}
+PUBLIC, SECURE = 1, 2  # the views of an event, as bits of ``events.fresh``
+STREAM_BIT: dict[str, int] = {"public": PUBLIC, "secure": SECURE}
+EVENT_COLUMNS: tuple[Column, ...] = (
+    ("table_id", "text"),
+    ("epoch", "text"),
+    ("seq", "bigint"),
+    ("ts", "text"),
+    ("hand_id", "text"),
+    ("type", "text"),
+    ("severity", "text"),
+    ("public", "text"),
+    ("secure", "text"),
+    ("source", "text"),
+    ("committed_at", "float8"),
+    ("fresh", "integer"),
+)
+
+#: Events that record a ruling (the same set ``tablectl journal export --rulings`` lists).
+RULINGS = frozenset(
+    {
+        "hand.resume",
+        "floor.override",
+        "hand.misdeal",
+        "hand.void",
+        "hand.hold",
+        "pot.awarded",
+        "betting.action.corrected",
+    }
+)
+ALARM_TYPES = frozenset({"integrity.alarm"})
+EPOCH_STARTED = "journal.epoch.started"
+HAND_END = {"hand.completed": "completed", "hand.misdeal": "misdeal", "hand.void": "void"}
+
+
+@dataclass(frozen=True)
+class EventIn:
+    """One event envelope as it came from the broker, checked (:func:`controller.pit.ingest`)."""
+
+    table_id: str
+    epoch: str
+    seq: int
+    ts: str
+    hand_id: str | None
+    type: str
+    severity: str
+    stream: Stream
+    source: Literal["live", "replay"]
+    text: str  # the envelope, as received
+    body: Mapping[str, Any]
+
+
+@dataclass
+class Applied:
+    """What one batch did."""
+
+    stored: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # table → new rows
+    duplicates: int = 0
+    new_epochs: list[tuple[str, str]] = field(default_factory=list)
+    committed_at: float = 0.0
+    stored_events: list[EventIn] = field(default_factory=list)
+    came_online: list[str] = field(default_factory=list)  # tables with a new birth
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A range of seqs of one table's epoch not received on one stream."""
+
+    id: int
+    table_id: str
+    epoch: str
+    stream: str
+    from_seq: int
+    to_seq: int
+    first_seen: float
+    state: str
+    attempts: int
+    asked_at: float | None
+    reason: str | None
+
+
+class Store:
+    """The pit's database."""
+
+    def __init__(self, url: str) -> None:
+        self.db = Db(url)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.db.close()
+
+    # ------------------------------------------------------------------ schema
+
+    def migrate(self) -> int:
+        """Apply the migrations this database lacks; the schema version it has now."""
+        db = self.db
+        version = self.schema_version()
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"the store has pit schema {version}, newer than this tablectl's "
+                f"({SCHEMA_VERSION}): upgrade tablectl"
+            )
+        for number in range(version + 1, SCHEMA_VERSION + 1):
+            text = MIGRATIONS[number - 1].replace("{id}", AUTO_ID[db.dialect])
+            with db.transaction():
+                # Another process may have migrated meanwhile: check inside the transaction.
+                if (number > 1 or self._has_meta()) and self.schema_version() >= number:
+                    continue
+                db.script(text)
+                db.execute(
+                    "INSERT INTO pit_meta (key, value) VALUES ('schema', ?) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (str(number),),
+                )
+        return self.schema_version()
+
+    def _has_meta(self) -> bool:
+        if self.db.dialect == "sqlite":
+            row = self.db.one(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'pit_meta'"
+            )
+        else:
+            row = self.db.one("SELECT to_regclass('pit_meta') IS NOT NULL")
+            row = row if row and row[0] else None
+        return row is not None
+
+    def schema_version(self) -> int:
+        """The number of the last migration applied (0: an empty database)."""
+        if not self._has_meta():
+            return 0
+        row = self.db.one("SELECT value FROM pit_meta WHERE key = 'schema'")
+        return int(row[0]) if row else 0
+
+    # ------------------------------------------------------------------ ingest
+
+    def ingest(self, events: Sequence[EventIn], now: float | None = None) -> Applied:
+        """Store a batch of events in one transaction (each view of each event at most once).
+
+        Rows are written in key order, table after table in one fixed order, so that two pit
+        processes committing at once wait for each other rather than deadlock. Each table of
+        the store takes the batch's rows in one statement (:meth:`Db.insert`).
+        """
+        db = self.db
+        applied = Applied()
+        stamp = time.time() if now is None else now
+        applied.committed_at = stamp
+        # one row per event, with every view this batch has of it: a statement updates a row
+        # once; a view delivered twice in the batch is a duplicate
+        views: dict[tuple[str, str, int], dict[str, EventIn]] = {}
+        for e in sorted(events, key=lambda e: (e.table_id, e.epoch, e.seq, e.stream)):
+            views.setdefault((e.table_id, e.epoch, e.seq), {}).setdefault(e.stream, e)
+        rows = []
+        for (table, epoch, seq), by_stream in views.items():
+            e = by_stream.get("public") or by_stream["secure"]
+            public, secure = by_stream.get("public"), by_stream.get("secure")
+            rows.append(
+                (
+                    table,
+                    epoch,
+                    seq,
+                    e.ts,
+                    e.hand_id,
+                    e.type,
+                    e.severity,
+                    None if public is None else public.text,
+                    None if secure is None else secure.text,
+                    e.source,
+                    stamp,
+                    (PUBLIC if public is not None else 0) | (SECURE if secure is not None else 0),
+                )
+            )
+        with db.transaction():
+            # ``fresh``: the views this statement stored for the first time (SET reads the row
+            # as it was), so the batch knows what is new without reading anything first
+            returned = db.insert(
+                "events",
+                EVENT_COLUMNS,
+                rows,
+                "ON CONFLICT (table_id, epoch, seq) DO UPDATE SET "
+                "public = COALESCE(events.public, excluded.public), "
+                "secure = COALESCE(events.secure, excluded.secure), "
+                "fresh = (CASE WHEN events.public IS NULL AND excluded.public IS NOT NULL "
+                f"THEN {PUBLIC} ELSE 0 END) + (CASE WHEN events.secure IS NULL "
+                f"AND excluded.secure IS NOT NULL THEN {SECURE} ELSE 0 END) "
+                "WHERE (events.public IS NULL AND excluded.public IS NOT NULL) "
+                "OR (events.secure IS NULL AND excluded.secure IS NOT NULL) "
+                "RETURNING table_id, epoch, seq, fresh",
+            )
+            fresh = {(t, ep, int(seq)): int(bits) for t, ep, seq, bits in returned}
+            new = [
+                e
+                for key, by_stream in views.items()
+                for stream, e in by_stream.items()
+                if fresh.get(key, 0) & STREAM_BIT[stream]
+            ]
+            applied.duplicates = len(events) - len(new)
+            for event in new:
+                applied.stored[event.table_id] += 1
+            applied.stored_events = new
+            self._streams(new)
+            self._derive([e for e in new if e.stream == "public"])
+            self._epochs_and_tables(new, stamp, applied)
+        return applied
+
+    def _streams(self, events: Sequence[EventIn]) -> None:
+        highest: dict[tuple[str, str, str], int] = {}
+        for e in events:
+            key = (e.table_id, e.epoch, e.stream)
+            highest[key] = max(highest.get(key, 0), e.seq)
+        self.db.insert(
+            "streams",
+            (("table_id", "text"), ("epoch", "text"), ("stream", "text"), ("max_seq", "bigint")),
+            [(t, e, stream, seq) for (t, e, stream), seq in sorted(highest.items())],
+            "ON CONFLICT (table_id, epoch, stream) DO UPDATE SET "
+            f"max_seq = {self.db.greatest}(streams.max_seq, excluded.max_seq)",
+        )
+
+    def _epochs_and_tables(self, events: Sequence[EventIn], stamp: float, applied: Applied) -> None:
+        db = self.db
+        latest: dict[tuple[str, str], EventIn] = {}
+        for e in events:
+            key = (e.table_id, e.epoch)
+            if key not in latest or e.seq > latest[key].seq:
+                latest[key] = e
+        if not latest:
+            return
+        began = sorted(
+            (
+                e.table_id,
+                e.epoch,
+                e.ts,
+                _text(e.body["data"].get("previous")),
+                _text(e.body["data"].get("reason")),
+            )
+            for e in events
+            if e.type == EPOCH_STARTED and e.stream == "public"
+        )
+        returned = db.insert(
+            "epochs",
+            (
+                ("table_id", "text"),
+                ("epoch", "text"),
+                ("first_ts", "text"),
+                ("first_seen", "float8"),
+            ),
+            [(t, ep, e.ts, stamp) for (t, ep), e in sorted(latest.items())],
+            "ON CONFLICT (table_id, epoch) DO NOTHING RETURNING table_id, epoch",
+        )
+        first_seen = sorted((str(t), str(ep)) for t, ep in returned)
+        applied.new_epochs.extend(first_seen)
+        # A new epoch takes over the table's row (the last, when a batch brings two); the
+        # highest seq stored of it is read from streams, so nothing else of the row is written
+        # per batch.
+        newest = dict(first_seen)
+        db.insert(
+            "tables",
+            (("table_id", "text"), ("epoch", "text"), ("updated_at", "float8")),
+            [(table, epoch, stamp) for table, epoch in sorted(newest.items())],
+            "ON CONFLICT (table_id) DO UPDATE SET epoch = excluded.epoch, "
+            "updated_at = excluded.updated_at",
+        )
+        # how an epoch began: the chained journal.epoch.started event, its first
+        db.many(
+            "UPDATE epochs SET previous = ?, reason = ? WHERE table_id = ? AND epoch = ?",
+            [(previous, reason, t, ep) for t, ep, _, previous, reason in began],
+        )
+
+    # ------------------------------------------------------------------ derived rows
+
+    def _derive(self, events: Sequence[EventIn]) -> None:
+        """Rule IDs, hands, holds, rulings and alarms of newly stored public events."""
+        db = self.db
+        event_rules: list[tuple[Any, ...]] = []
+        hand_rules: set[tuple[str, str, str, str]] = set()
+        rulings: list[tuple[Any, ...]] = []
+        alarms: list[tuple[Any, ...]] = []
+        holds_raised: list[tuple[Any, ...]] = []
+        holds_resolved: list[tuple[Any, ...]] = []
+        hands: dict[tuple[str, str, str], dict[str, Any]] = {}
+        for e in events:
+            body = e.body
+            data = body.get("data") if isinstance(body.get("data"), dict) else {}
+            assert isinstance(data, dict)
+            rules = [r for r in body.get("rules", ()) if isinstance(r, str)]
+            by = body.get("by") if isinstance(body.get("by"), dict) else {}
+            assert isinstance(by, dict)
+            for rule in rules:
+                event_rules.append((e.table_id, e.epoch, e.seq, rule))
+                if e.hand_id is not None:
+                    hand_rules.add((e.table_id, e.epoch, e.hand_id, rule))
+            if e.hand_id is not None:
+                hand = hands.setdefault(
+                    (e.table_id, e.epoch, e.hand_id), {"first_seq": e.seq, "last_seq": e.seq}
+                )
+                hand["first_seq"] = min(hand["first_seq"], e.seq)
+                hand["last_seq"] = max(hand["last_seq"], e.seq)
+                hand.update(_hand_columns(e.type, e.ts, data))
+            if e.type in RULINGS:
+                rulings.append(
+                    (
+                        e.table_id,
+                        e.epoch,
+                        e.seq,
+                        e.hand_id,
+                        e.ts,
+                        e.type,
+                        _text(data.get("rule")) or (rules[0] if rules else None),
+                        _text(data.get("hold")),
+                        _text(data.get("decision") or data.get("ruling")),
+                        _text(by.get("person")),
+                        _text(by.get("role")),
+                    )
+                )
+            if e.type in ALARM_TYPES or e.severity == "critical":
+                alarms.append(
+                    (
+                        e.table_id,
+                        e.epoch,
+                        e.seq,
+                        e.ts,
+                        e.hand_id,
+                        e.type,
+                        e.severity,
+                        _text(data.get("rule")) or (rules[0] if rules else None),
+                        _text(data.get("reason")),
+                    )
+                )
+            if e.type == "hand.hold" and isinstance(data.get("hold"), str):
+                known = {"hold", "rule", "reason", "ruling", "seat"}
+                evidence = {k: v for k, v in data.items() if k not in known}
+                holds_raised.append(
+                    (
+                        e.table_id,
+                        e.epoch,
+                        data["hold"],
+                        e.hand_id,
+                        _text(data.get("rule")),
+                        _text(data.get("reason")),
+                        _text(data.get("ruling")),
+                        data.get("seat") if isinstance(data.get("seat"), int) else None,
+                        json.dumps(evidence, separators=(",", ":")),
+                        e.ts,
+                        e.seq,
+                    )
+                )
+            if e.type == "hand.resume" and isinstance(data.get("hold"), str):
+                holds_resolved.append(
+                    (
+                        e.table_id,
+                        e.epoch,
+                        data["hold"],
+                        e.hand_id,
+                        e.ts,
+                        e.seq,
+                        _text(data.get("decision")),
+                        _text(data.get("by")),
+                        _text(by.get("person")),
+                        _text(by.get("role")),
+                    )
+                )
+        nothing = "ON CONFLICT DO NOTHING"
+        db.insert("event_rules", _columns("table_id epoch seq rule"), event_rules, nothing)
+        db.insert(
+            "hand_rules", _columns("table_id epoch hand_id rule"), sorted(hand_rules), nothing
+        )
+        db.insert(
+            "rulings",
+            _columns("table_id epoch seq hand_id ts type rule hold decision person role"),
+            rulings,
+            nothing,
+        )
+        db.insert(
+            "alarms",
+            _columns("table_id epoch seq ts hand_id type severity rule reason"),
+            alarms,
+            nothing,
+        )
+        db.insert(
+            "holds",
+            _columns(
+                "table_id epoch hold hand_id rule reason ruling seat evidence raised_ts raised_seq"
+            ),
+            _last_per_key(holds_raised, 3),
+            "ON CONFLICT (table_id, epoch, hold) DO UPDATE SET hand_id = excluded.hand_id, "
+            "rule = excluded.rule, reason = excluded.reason, ruling = excluded.ruling, "
+            "seat = excluded.seat, evidence = excluded.evidence, raised_ts = excluded.raised_ts, "
+            "raised_seq = excluded.raised_seq",
+        )
+        db.insert(
+            "holds",
+            _columns(
+                "table_id epoch hold hand_id resolved_ts resolved_seq decision resolved_by "
+                "person role"
+            ),
+            _last_per_key(holds_resolved, 3),
+            "ON CONFLICT (table_id, epoch, hold) DO UPDATE SET "
+            "resolved_ts = excluded.resolved_ts, resolved_seq = excluded.resolved_seq, "
+            "decision = excluded.decision, resolved_by = excluded.resolved_by, "
+            "person = excluded.person, role = excluded.role",
+        )
+        self._hands(hands)
+
+    def _hands(self, hands: Mapping[tuple[str, str, str], Mapping[str, Any]]) -> None:
+        db = self.db
+        grouped: dict[tuple[str, ...], list[tuple[Any, ...]]] = defaultdict(list)
+        for (table, epoch, hand_id), columns in sorted(hands.items()):
+            names = tuple(sorted(k for k in columns if k not in ("first_seq", "last_seq")))
+            grouped[names].append(
+                (
+                    table,
+                    epoch,
+                    hand_id,
+                    columns["first_seq"],
+                    columns["last_seq"],
+                    *(columns[n] for n in names),
+                )
+            )
+        for names, rows in grouped.items():
+            names_all = ("table_id", "epoch", "hand_id", "first_seq", "last_seq", *names)
+            updates = [
+                f"first_seq = {db.least}(hands.first_seq, excluded.first_seq)",
+                f"last_seq = {db.greatest}(hands.last_seq, excluded.last_seq)",
+                *(f"{n} = excluded.{n}" for n in names),
+            ]
+            db.insert(
+                "hands",
+                _columns(" ".join(names_all)),
+                rows,
+                f"ON CONFLICT (table_id, epoch, hand_id) DO UPDATE SET {', '.join(updates)}",
+            )
+
+    # ------------------------------------------------------------------ status and state
+
+    def record_status(self, table: str, body: Mapping[str, Any], now: float) -> bool:
+        """A birth or death on a table's status topic; False when it was known already."""
+        new, refused = self.record_statuses([(table, body)], now)
+        if refused:
+            raise ValueError(refused[0][2])
+        return bool(new)
+
+    def record_statuses(
+        self, statuses: Sequence[tuple[str, Mapping[str, Any]]], now: float
+    ) -> tuple[list[tuple[str, str]], list[tuple[str, Mapping[str, Any], str]]]:
+        """Births and deaths, in one transaction: the new ones (table, ``online`` or
+        ``offline``), and those refused.
+
+        A status republished on the same connection (its degraded state or alarms changed) is
+        no new birth, but the table's row takes its ``degraded`` and ``alarms``.
+        """
+        db = self.db
+        good: list[tuple[str, str, int, Mapping[str, Any]]] = []
+        refused: list[tuple[str, Mapping[str, Any], str]] = []
+        for table, body in statuses:
+            state, bdseq = body.get("state"), body.get("bdseq")
+            if state not in ("online", "offline") or not isinstance(bdseq, int):
+                reason = "a status needs state online/offline and an integer bdseq"
+                refused.append((table, body, reason))
+                continue
+            good.append((table, str(state), bdseq, body))
+        if not good:
+            return [], refused
+        good.sort(key=lambda g: (g[0], g[2], g[1] == "offline"))
+        with db.transaction():  # births, then tables: the order every transaction takes
+            rows = db.returning_many(
+                "INSERT INTO births (table_id, bdseq, state, ts, body, received_at) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING bdseq",
+                [
+                    (t, b, st, _text(body.get("ts")), json.dumps(body), now)
+                    for t, st, b, body in good
+                ],
+            )
+            # the newest connection decides; its death comes after its birth, and a birth
+            # republished (degraded or alarms changed) updates a table still online
+            db.many(
+                "INSERT INTO tables (table_id, online, bdseq, status_ts, version, degraded, "
+                "alarms, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (table_id) "
+                "DO UPDATE SET online = excluded.online, bdseq = excluded.bdseq, "
+                "status_ts = excluded.status_ts, version = excluded.version, "
+                "degraded = excluded.degraded, alarms = excluded.alarms, "
+                "updated_at = excluded.updated_at WHERE excluded.bdseq > tables.bdseq "
+                "OR (excluded.bdseq = tables.bdseq "
+                "AND (excluded.online = 0 OR tables.online = 1))",
+                [
+                    (
+                        t,
+                        1 if st == "online" else 0,
+                        b,
+                        _text(body.get("ts")),
+                        _text(body.get("version")),
+                        1 if body.get("degraded") is True else 0,
+                        json.dumps(_alarms(body.get("alarms")), separators=(",", ":")),
+                        now,
+                    )
+                    for t, st, b, body in good
+                ],
+            )
+        new = [(t, st) for (t, st, _, _), row in zip(good, rows, strict=True) if row is not None]
+        return new, refused
+
+    def record_state(
+        self, table: str, body: Mapping[str, Any], now: float, streams: Iterable[str]
+    ) -> None:
+        """A table's retained snapshot: the table now, and the last seq it has published."""
+        refused = self.record_states([(table, body)], now, streams)
+        if refused:
+            raise ValueError(refused[0][2])
+
+    def record_states(
+        self,
+        states: Sequence[tuple[str, Mapping[str, Any]]],
+        now: float,
+        streams: Iterable[str],
+    ) -> list[tuple[str, Mapping[str, Any], str]]:
+        """Tables' retained snapshots, in one transaction; those refused."""
+        db = self.db
+        good: list[tuple[str, str, int, Mapping[str, Any]]] = []
+        refused: list[tuple[str, Mapping[str, Any], str]] = []
+        for table, body in states:
+            epoch, seq = body.get("epoch"), body.get("seq")
+            if not isinstance(epoch, str) or not isinstance(seq, int):
+                refused.append((table, body, "a state needs an epoch and an integer seq"))
+                continue
+            good.append((table, epoch, seq, body))
+        if not good:
+            return refused
+        good.sort(key=lambda g: (g[0], g[2]))
+        known: dict[tuple[str, str, str], int] = {}
+        for table, epoch, seq, _ in good:
+            for stream in streams:
+                key = (table, epoch, stream)
+                known[key] = max(known.get(key, 0), seq)
+        rows = []
+        for table, epoch, seq, body in good:
+            hand = body.get("hand") if isinstance(body.get("hand"), dict) else None
+            hand_id = _text(hand.get("hand_id")) if hand else None
+            phase = _text(hand.get("phase")) if hand else None
+            text = json.dumps(body, separators=(",", ":"))
+            rows.append((table, epoch, text, seq, hand_id, phase, now))
+        g = db.greatest
+        with db.transaction():  # streams before tables: the order every transaction takes
+            db.insert(
+                "streams",
+                _columns("table_id epoch stream known_last"),
+                [(t, e, st, seq) for (t, e, st), seq in sorted(known.items())],
+                "ON CONFLICT (table_id, epoch, stream) DO UPDATE SET "
+                f"known_last = {g}(streams.known_last, excluded.known_last)",
+            )
+            db.insert(
+                "tables",
+                _columns("table_id epoch state state_seq hand_id phase updated_at"),
+                _last_per_key(rows, 1),  # a table's newest snapshot of the batch
+                "ON CONFLICT (table_id) DO UPDATE SET "
+                "state = excluded.state, state_seq = excluded.state_seq, "
+                "hand_id = excluded.hand_id, phase = excluded.phase, "
+                "epoch = COALESCE(tables.epoch, excluded.epoch), updated_at = excluded.updated_at "
+                "WHERE tables.state_seq IS NULL OR tables.epoch IS NULL "
+                "OR tables.epoch <> excluded.epoch OR excluded.state_seq >= tables.state_seq",
+            )
+        return refused
+
+    def record_known_last(self, table: str, epoch: str, stream: str, last: int) -> None:
+        """The table said its journal goes up to ``last`` (a replay's answer)."""
+        g = self.db.greatest
+        self.db.execute(
+            "INSERT INTO streams (table_id, epoch, stream, known_last) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (table_id, epoch, stream) DO UPDATE SET "
+            f"known_last = {g}(streams.known_last, excluded.known_last)",
+            (table, epoch, stream, last),
+        )
+
+    def record_reject(self, topic: str, size: int, digest: str, head: str, reason: str) -> None:
+        """A message that is not what its topic carries (kept as a bounded record)."""
+        self.db.execute(
+            "INSERT INTO rejects (topic, size, sha256, head, reason, received_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (topic[:300], size, digest, head, reason[:300], time.time()),
+        )
+
+    # ------------------------------------------------------------------ gaps
+
+    def streams_behind(self) -> list[tuple[str, str, str, int, int]]:
+        """``(table, epoch, stream, contiguous, end)`` of every stream with a seq missing.
+
+        One query for the whole floor: a stream whose seqs after its contiguous mark are all
+        stored (their count is the span) has its mark moved to the end at once, and is not
+        returned; only the streams with a hole are looked at seq by seq.
+        """
+        g = self.db.greatest
+        rows = self.db.all(
+            f"SELECT s.table_id, s.epoch, s.stream, s.contiguous, s.max_seq, "
+            f"{g}(s.max_seq, s.known_last), (SELECT COUNT(*) FROM events e "
+            "WHERE e.table_id = s.table_id AND e.epoch = s.epoch AND e.seq > s.contiguous "
+            "AND e.seq <= s.max_seq AND ((s.stream = 'public' AND e.public IS NOT NULL) "
+            "OR (s.stream = 'secure' AND e.secure IS NOT NULL))) "
+            f"FROM streams s WHERE s.contiguous < {g}(s.max_seq, s.known_last) "
+            "ORDER BY s.table_id, s.epoch, s.stream"
+        )
+        behind = []
+        whole = []
+        for table, epoch, stream, contiguous, highest, end, count in rows:
+            if int(count) == int(highest) - int(contiguous) and int(end) == int(highest):
+                whole.append((table, epoch, stream, int(highest)))
+            elif int(count) == int(highest) - int(contiguous):
+                # every seq stored up to the highest; the tail the table announced is missing
+                whole.append((table, epoch, stream, int(highest)))
+                behind.append((table, epoch, stream, int(highest), int(end)))
+            else:
+                behind.append((table, epoch, stream, int(contiguous), int(end)))
+        self.advance(whole)
+        return behind
+
+    def holes(
+        self, table: str, epoch: str, stream: str, contiguous: int, end: int, limit: int = 5000
+    ) -> tuple[int, list[tuple[int, int]]]:
+        """Advance the stream's contiguous mark; the ranges still missing up to ``end``."""
+        mark, holes = self.find_holes(table, epoch, stream, contiguous, end, limit)
+        self.advance([(table, epoch, stream, mark)])
+        return mark, holes
+
+    def find_holes(
+        self, table: str, epoch: str, stream: str, contiguous: int, end: int, limit: int = 5000
+    ) -> tuple[int, list[tuple[int, int]]]:
+        """How far the stream is contiguous now, and the ranges missing above, up to ``end``
+        (reads only: :meth:`advance` records the marks of a whole scan in one transaction)."""
+        column = STREAM_COLUMN[stream]
+        present = [
+            int(r[0])
+            for r in self.db.all(
+                f"SELECT seq FROM events WHERE table_id = ? AND epoch = ? AND seq > ? "
+                f"AND {column} IS NOT NULL ORDER BY seq LIMIT ?",
+                (table, epoch, contiguous, limit),
+            )
+        ]
+        mark = contiguous
+        for seq in present:
+            if seq != mark + 1:
+                break
+            mark = seq
+        holes: list[tuple[int, int]] = []
+        expected = mark + 1
+        for seq in present:
+            if seq <= mark:
+                continue
+            if seq > expected:
+                holes.append((expected, seq - 1))
+            expected = seq + 1
+        if len(present) < limit and end >= expected:
+            holes.append((expected, end))
+        return mark, holes
+
+    def watermarks(self, streams: Sequence[str]) -> list[tuple[str, str, int, bool]]:
+        """``(table, epoch, seq, online)`` of every epoch with something stored contiguously:
+        each event numbered 1 to ``seq`` is stored on every one of ``streams`` (never past a
+        gap). ``online`` is false for a table whose last status was its death."""
+        rows = self.db.all(
+            "SELECT s.table_id, s.epoch, s.stream, s.contiguous, t.online FROM streams s "
+            "LEFT JOIN tables t ON t.table_id = s.table_id ORDER BY 1, 2"
+        )
+        marks: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
+        online: dict[str, bool] = {}
+        for table, epoch, stream, contiguous, up in rows:
+            marks[(table, epoch)][stream] = int(contiguous)
+            online[table] = up is None or bool(up)
+        found = []
+        for (table, epoch), by_stream in marks.items():
+            mark = min(by_stream.get(stream, 0) for stream in streams)
+            if mark > 0:
+                found.append((table, epoch, mark, online[table]))
+        return found
+
+    def advance(self, marks: Sequence[tuple[str, str, str, int]]) -> None:
+        """Record how far streams are contiguous (one transaction; marks only move up)."""
+        if not marks:
+            return
+        g = self.db.greatest
+        with self.db.transaction():
+            self.db.many(
+                f"UPDATE streams SET contiguous = {g}(contiguous, ?) "
+                "WHERE table_id = ? AND epoch = ? AND stream = ?",
+                [(mark, t, e, s) for t, e, s, mark in sorted(marks)],
+            )
+
+    def open_gaps(
+        self, table: str | None = None, epoch: str | None = None, stream: str | None = None
+    ) -> list[Gap]:
+        """The gaps not closed (of one stream), oldest first."""
+        where = ["closed_at IS NULL"]
+        params: list[Any] = []
+        for name, value in (("table_id", table), ("epoch", epoch), ("stream", stream)):
+            if value is not None:
+                where.append(f"{name} = ?")
+                params.append(value)
+        rows = self.db.all(
+            "SELECT id, table_id, epoch, stream, from_seq, to_seq, first_seen, state, attempts, "
+            f"asked_at, reason FROM gaps WHERE {' AND '.join(where)} "
+            "ORDER BY first_seen, table_id, from_seq",
+            params,
+        )
+        return [_gap(r) for r in rows]
+
+    def track_holes(
+        self,
+        table: str,
+        epoch: str,
+        stream: str,
+        holes: Sequence[tuple[int, int]],
+        now: float,
+        keep: Sequence[tuple[int, int]] = (),
+    ) -> list[Gap]:
+        """Make the open gaps of a stream what ``holes`` says; return them.
+
+        ``keep`` are ranges missing for too short a time to be gaps of their own: they only keep
+        (and narrow) a gap they overlap. A gap that overlaps nothing missing is closed.
+        """
+        db = self.db
+        with db.transaction():
+            existing = self.open_gaps(table, epoch, stream)
+            kept: set[int] = set()
+            ranges = [(a, b, True) for a, b in holes] + [(a, b, False) for a, b in keep]
+            for first, last, new in ranges:
+                match = next(
+                    (
+                        gap
+                        for gap in existing
+                        if gap.id not in kept and gap.from_seq <= last and first <= gap.to_seq
+                    ),
+                    None,
+                )
+                if match is None:
+                    if not new:
+                        continue
+                    db.execute(
+                        "INSERT INTO gaps (table_id, epoch, stream, from_seq, to_seq, first_seen, "
+                        "state) VALUES (?, ?, ?, ?, ?, ?, 'open') ON CONFLICT DO NOTHING",
+                        (table, epoch, stream, first, last, now),
+                    )
+                    continue
+                kept.add(match.id)
+                if (match.from_seq, match.to_seq) != (first, last):
+                    db.execute(
+                        "UPDATE gaps SET from_seq = ?, to_seq = ? WHERE id = ?",
+                        (first, last, match.id),
+                    )
+            for gap in existing:
+                if gap.id in kept:
+                    continue
+                if gap.attempts == 0:  # filled by the stream itself, a moment late
+                    db.execute("DELETE FROM gaps WHERE id = ?", (gap.id,))
+                else:
+                    db.execute(
+                        "UPDATE gaps SET state = 'repaired', closed_at = ? WHERE id = ?",
+                        (now, gap.id),
+                    )
+            return self.open_gaps(table, epoch, stream)
+
+    def claim_gap(self, gap: Gap, pit: str, now: float, retry: float) -> bool:
+        """Take the asking of ``gap`` for this pit (another process may have asked already)."""
+        cursor = self.db.execute(
+            "UPDATE gaps SET asked_at = ?, asked_by = ?, attempts = attempts + 1, "
+            "state = CASE WHEN state = 'open' THEN 'asked' ELSE state END "
+            "WHERE id = ? AND closed_at IS NULL AND state <> 'lost' "
+            "AND (asked_at IS NULL OR asked_at <= ?)",
+            (now, pit, gap.id, now - retry),
+        )
+        return int(cursor.rowcount) == 1
+
+    def mark_gap(self, gap_id: int, state: str, reason: str | None) -> None:
+        """Record what the table said about a gap (``lost``: it cannot be repaired)."""
+        self.db.execute(
+            "UPDATE gaps SET state = ?, reason = ? WHERE id = ? AND closed_at IS NULL",
+            (state, reason, gap_id),
+        )
+
+    def gap_counts(self, unrepaired_after: int) -> dict[str, int]:
+        """Open gaps: all, asked, and those shown as unrepaired (lost or asked often)."""
+        row = self.db.one(
+            "SELECT COUNT(*), "
+            "COALESCE(SUM(CASE WHEN state = 'asked' THEN 1 ELSE 0 END), 0), "
+            "COALESCE(SUM(CASE WHEN state = 'lost' OR attempts >= ? THEN 1 ELSE 0 END), 0) "
+            "FROM gaps WHERE closed_at IS NULL",
+            (unrepaired_after,),
+        )
+        assert row is not None
+        return {"open": int(row[0]), "asked": int(row[1]), "unrepaired": int(row[2])}
+
+    # ------------------------------------------------------------------ reading
+
+    def tables(self) -> list[dict[str, Any]]:
+        """Every table the pit has heard of, with its open holds and gaps."""
+        rows = self.db.all(
+            "SELECT t.table_id, t.online, t.bdseq, t.status_ts, t.version, t.epoch, "
+            "(SELECT COALESCE(MAX(s.max_seq), 0) FROM streams s WHERE s.table_id = t.table_id "
+            "AND s.epoch = t.epoch), "
+            "t.hand_id, t.phase, t.state_seq, "
+            "(SELECT COUNT(*) FROM holds h WHERE h.table_id = t.table_id "
+            "AND h.resolved_seq IS NULL AND h.raised_seq IS NOT NULL), "
+            "(SELECT COUNT(*) FROM gaps g WHERE g.table_id = t.table_id AND g.closed_at IS NULL), "
+            "t.degraded, t.alarms, (SELECT s.contiguous FROM streams s WHERE s.table_id = "
+            "t.table_id AND s.epoch = t.epoch AND s.stream = 'public') "
+            "FROM tables t ORDER BY t.table_id"
+        )
+        return [
+            {
+                "table_id": r[0],
+                "online": None if r[1] is None else bool(r[1]),
+                "bdseq": r[2],
+                "status_ts": r[3],
+                "version": r[4],
+                "epoch": r[5],
+                "last_seq": r[6],
+                "hand_id": r[7],
+                "phase": r[8],
+                "state_seq": r[9],
+                "open_holds": int(r[10]),
+                "open_gaps": int(r[11]),
+                "degraded": bool(r[12]),
+                "alarms": json.loads(r[13]) if r[13] else [],
+                "stored_seq": int(r[14] or 0),
+            }
+            for r in rows
+        ]
+
+    def table_state(self, table: str) -> dict[str, Any] | None:
+        """A table's last retained snapshot."""
+        row = self.db.one("SELECT state FROM tables WHERE table_id = ?", (table,))
+        return json.loads(row[0]) if row and row[0] else None
+
+    def current_epoch(self, table: str) -> str | None:
+        """The epoch the table's row follows (its newest)."""
+        row = self.db.one("SELECT epoch FROM tables WHERE table_id = ?", (table,))
+        return row[0] if row else None
+
+    def epochs(self, table: str) -> list[dict[str, Any]]:
+        """Every epoch of a table, oldest first."""
+        rows = self.db.all(
+            "SELECT epoch, first_ts, first_seen, previous, reason FROM epochs WHERE table_id = ? "
+            "ORDER BY first_seen",
+            (table,),
+        )
+        names = ("epoch", "first_ts", "first_seen", "previous", "reason")
+        return [dict(zip(names, r, strict=True)) for r in rows]
+
+    def events(
+        self, table: str, epoch: str, since_seq: int, limit: int, stream: Stream = "public"
+    ) -> list[str]:
+        """The stored envelopes after ``since_seq``, in seq order (JSON text each)."""
+        column = STREAM_COLUMN[stream]
+        rows = self.db.all(
+            f"SELECT {column} FROM events WHERE table_id = ? AND epoch = ? AND seq > ? "
+            f"AND {column} IS NOT NULL ORDER BY seq LIMIT ?",
+            (table, epoch, since_seq, limit),
+        )
+        return [r[0] for r in rows]
+
+    def event_keys(self, table: str | None = None) -> list[tuple[str, str, int]]:
+        """Every stored event's key (for checks and benchmarks), in order."""
+        if table is None:
+            rows = self.db.all("SELECT table_id, epoch, seq FROM events ORDER BY 1, 2, 3")
+        else:
+            rows = self.db.all(
+                "SELECT table_id, epoch, seq FROM events WHERE table_id = ? ORDER BY 2, 3",
+                (table,),
+            )
+        return [(r[0], r[1], int(r[2])) for r in rows]
+
+    def holds(self, *, open_only: bool = True, table: str | None = None) -> list[dict[str, Any]]:
+        """Holds, oldest first (open ones: raised and not resolved)."""
+        where = ["raised_seq IS NOT NULL"]
+        params: list[Any] = []
+        if open_only:
+            where.append("resolved_seq IS NULL")
+        if table is not None:
+            where.append("table_id = ?")
+            params.append(table)
+        rows = self.db.all(
+            "SELECT table_id, epoch, hold, hand_id, rule, reason, ruling, seat, evidence, "
+            "raised_ts, raised_seq, resolved_ts, resolved_seq, decision, resolved_by, person, "
+            f"role FROM holds WHERE {' AND '.join(where)} "
+            "ORDER BY raised_ts, table_id, raised_seq",
+            params,
+        )
+        return [
+            {
+                "table_id": r[0],
+                "epoch": r[1],
+                "hold": r[2],
+                "hand_id": r[3],
+                "rule": r[4],
+                "reason": r[5],
+                "ruling": r[6],
+                "seat": r[7],
+                "evidence": json.loads(r[8]) if r[8] else {},
+                "raised_ts": r[9],
+                "raised_seq": r[10],
+                "resolution": None
+                if r[12] is None
+                else {
+                    "ts": r[11],
+                    "seq": r[12],
+                    "decision": r[13],
+                    "by": r[14],
+                    "person": r[15],
+                    "role": r[16],
+                },
+            }
+            for r in rows
+        ]
+
+    def hands(
+        self,
+        *,
+        table: str | None = None,
+        rule: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int = 200,
+    ) -> list[dict[str, Any]]:
+        """Hands, newest first, by table, rule and start time."""
+        where: list[str] = []
+        params: list[Any] = []
+        if table is not None:
+            where.append("h.table_id = ?")
+            params.append(table)
+        if rule is not None:
+            where.append(
+                "EXISTS (SELECT 1 FROM hand_rules r WHERE r.table_id = h.table_id AND "
+                "r.epoch = h.epoch AND r.hand_id = h.hand_id AND r.rule = ?)"
+            )
+            params.append(rule)
+        if since is not None:
+            where.append("h.started_ts >= ?")
+            params.append(since)
+        if until is not None:
+            where.append("h.started_ts < ?")
+            params.append(until)
+        clause = f"WHERE {' AND '.join(where)}" if where else ""
+        rows = self.db.all(
+            f"SELECT {_HAND_COLUMNS} FROM hands h {clause} "
+            "ORDER BY h.started_ts DESC, h.table_id, h.hand_id LIMIT ?",
+            [*params, limit],
+        )
+        hands = [_hand(r) for r in rows]
+        self._attach(hands)
+        return hands
+
+    def hand(self, hand_id: str) -> dict[str, Any] | None:
+        """One hand (the newest epoch's, when a hand id was used by two)."""
+        row = self.db.one(
+            f"SELECT {_HAND_COLUMNS} FROM hands h WHERE h.hand_id = ? "
+            "ORDER BY h.first_seq DESC LIMIT 1",
+            (hand_id,),
+        )
+        if row is None:
+            return None
+        hand = _hand(row)
+        self._attach([hand])
+        return hand
+
+    def _attach(self, hands: list[dict[str, Any]]) -> None:
+        """Each hand's rule IDs and rulings."""
+        for hand in hands:
+            key = (hand["table_id"], hand["epoch"], hand["hand_id"])
+            hand["rules"] = [
+                r[0]
+                for r in self.db.all(
+                    "SELECT rule FROM hand_rules WHERE table_id = ? AND epoch = ? AND hand_id = ? "
+                    "ORDER BY rule",
+                    key,
+                )
+            ]
+            hand["rulings"] = [
+                {
+                    "seq": r[0],
+                    "ts": r[1],
+                    "type": r[2],
+                    "rule": r[3],
+                    "hold": r[4],
+                    "decision": r[5],
+                    "person": r[6],
+                    "role": r[7],
+                }
+                for r in self.db.all(
+                    "SELECT seq, ts, type, rule, hold, decision, person, role FROM rulings "
+                    "WHERE table_id = ? AND epoch = ? AND hand_id = ? ORDER BY seq",
+                    key,
+                )
+            ]
+
+    def hand_events(
+        self, table: str, epoch: str, hand_id: str, stream: Stream = "public"
+    ) -> list[dict[str, Any]]:
+        """A hand's stored envelopes in seq order (the secure view where it is stored and
+        ``stream`` is secure; the public one otherwise)."""
+        column = "COALESCE(secure, public)" if stream == "secure" else "public"
+        rows = self.db.all(
+            f"SELECT {column} FROM events WHERE table_id = ? AND epoch = ? AND hand_id = ? "
+            "ORDER BY seq",
+            (table, epoch, hand_id),
+        )
+        return [json.loads(r[0]) for r in rows if r[0] is not None]
+
+    def alarms(self, *, since: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
+        """Alarms, newest first."""
+        rows = self.db.all(
+            "SELECT table_id, epoch, seq, ts, hand_id, type, severity, rule, reason FROM alarms "
+            "WHERE ts >= ? ORDER BY ts DESC LIMIT ?",
+            (since or "", limit),
+        )
+        names = ("table_id", "epoch", "seq", "ts", "hand_id", "type", "severity", "rule", "reason")
+        return [dict(zip(names, r, strict=True)) for r in rows]
+
+    def births(self, table: str) -> list[dict[str, Any]]:
+        """A table's births and deaths, in order."""
+        rows = self.db.all(
+            "SELECT bdseq, state, ts, received_at FROM births WHERE table_id = ? "
+            "ORDER BY bdseq, received_at",
+            (table,),
+        )
+        return [{"bdseq": r[0], "state": r[1], "ts": r[2], "received_at": r[3]} for r in rows]
+
+    def gaps(self, *, open_only: bool = True) -> list[dict[str, Any]]:
+        """Gaps (open ones first, oldest first)."""
+        where = "WHERE closed_at IS NULL" if open_only else ""
+        rows = self.db.all(
+            "SELECT id, table_id, epoch, stream, from_seq, to_seq, first_seen, state, attempts, "
+            f"asked_at, reason, closed_at FROM gaps {where} ORDER BY first_seen"
+        )
+        names = (
+            "id",
+            "table_id",
+            "epoch",
+            "stream",
+            "from_seq",
+            "to_seq",
+            "first_seen",
+            "state",
+            "attempts",
+            "asked_at",
+            "reason",
+            "closed_at",
+        )
+        return [dict(zip(names, r, strict=True)) for r in rows]
+
+    def counts(self) -> dict[str, int]:
+        """Rows in the main tables (for reports)."""
+        return {
+            name: int(self.db.one(f"SELECT COUNT(*) FROM {name}")[0])  # type: ignore[index]
+            for name in ("tables", "events", "hands", "holds", "alarms", "births", "gaps")
+        }
+
+    # ------------------------------------------------------------------ users and sessions
+
+    def add_user(self, username: str, password_hash: str, roles: Sequence[str]) -> None:
+        """Create a user, or replace its password and roles."""
+        self.db.execute(
+            "INSERT INTO users (username, password_hash, roles, created_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (username) DO UPDATE SET password_hash = excluded.password_hash, "
+            "roles = excluded.roles",
+            (username, password_hash, json.dumps(sorted(roles)), time.time()),
+        )
+
+    def user(self, username: str) -> tuple[str, list[str]] | None:
+        """A user's password hash and roles."""
+        row = self.db.one("SELECT password_hash, roles FROM users WHERE username = ?", (username,))
+        return (row[0], json.loads(row[1])) if row else None
+
+    def set_password_hash(self, username: str, password_hash: str) -> None:
+        """Store a re-hashed password (stronger parameters)."""
+        self.db.execute(
+            "UPDATE users SET password_hash = ? WHERE username = ?", (password_hash, username)
+        )
+
+    def add_session(self, token_sha256: str, username: str, expires_at: float) -> None:
+        """Remember a logged-in session (by its token's digest; forget expired ones)."""
+        with self.db.transaction():
+            self.db.execute("DELETE FROM sessions WHERE expires_at < ?", (time.time(),))
+            self.db.execute(
+                "INSERT INTO sessions (token_sha256, username, expires_at) VALUES (?, ?, ?)",
+                (token_sha256, username, expires_at),
+            )
+
+    def session_user(self, token_sha256: str, now: float) -> str | None:
+        """The user of a live session."""
+        row = self.db.one(
+            "SELECT username FROM sessions WHERE token_sha256 = ? AND expires_at > ?",
+            (token_sha256, now),
+        )
+        return row[0] if row else None
+
+
+_HAND_COLUMNS = (
+    "h.table_id, h.epoch, h.hand_id, h.started_ts, h.ended_ts, h.outcome, h.button, h.seats, "
+    "h.blinds, h.ante, h.stacks_before, h.stacks_after, h.payouts, h.pot, h.rake, h.first_seq, "
+    "h.last_seq"
+)
+
+
+def _hand(r: Row) -> dict[str, Any]:
+    def loads(text: str | None) -> Any:
+        return json.loads(text) if text else None
+
+    return {
+        "table_id": r[0],
+        "epoch": r[1],
+        "hand_id": r[2],
+        "started_ts": r[3],
+        "ended_ts": r[4],
+        "outcome": r[5],
+        "button": r[6],
+        "seats": loads(r[7]),
+        "blinds": loads(r[8]),
+        "ante": r[9],
+        "stacks_before": loads(r[10]),
+        "stacks_after": loads(r[11]),
+        "payouts": loads(r[12]),
+        "pot": r[13],
+        "rake": r[14],
+        "first_seq": r[15],
+        "last_seq": r[16],
+    }
+
+
+def _hand_columns(event_type: str, ts: str, data: Mapping[str, Any]) -> dict[str, Any]:
+    """The columns of a hand's row that this event decides."""
+    if event_type == "hand.started":
+        return {
+            "started_ts": ts,
+            "button": data.get("button") if isinstance(data.get("button"), int) else None,
+            "seats": json.dumps(data.get("seats")),
+            "blinds": json.dumps(data.get("blinds")),
+            "ante": data.get("ante") if isinstance(data.get("ante"), int) else None,
+            "stacks_before": json.dumps(data.get("stacks")),
+        }
+    if event_type in HAND_END:
+        columns: dict[str, Any] = {"ended_ts": ts, "outcome": HAND_END[event_type]}
+        if event_type == "hand.completed":
+            columns["stacks_after"] = json.dumps(data.get("stacks"))
+        return columns
+    if event_type == "pot.awarded":
+        pots = data.get("pots") if isinstance(data.get("pots"), list) else []
+        assert isinstance(pots, list)
+        total = sum(
+            p["amount"] for p in pots if isinstance(p, dict) and isinstance(p.get("amount"), int)
+        )
+        return {"payouts": json.dumps(data.get("payouts")), "pot": total}
+    return {}
+
+
+def _gap(r: Row) -> Gap:
+    return Gap(
+        int(r[0]),
+        r[1],
+        r[2],
+        r[3],
+        int(r[4]),
+        int(r[5]),
+        float(r[6]),
+        r[7],
+        int(r[8]),
+        None if r[9] is None else float(r[9]),
+        r[10],
+    )
+
+
+#: The PostgreSQL type of each column :meth:`Db.insert` writes (every other one is text).
+COLUMN_TYPES: dict[str, str] = {
+    "seq": "bigint",
+    "first_seq": "bigint",
+    "last_seq": "bigint",
+    "max_seq": "bigint",
+    "known_last": "bigint",
+    "raised_seq": "bigint",
+    "resolved_seq": "bigint",
+    "state_seq": "bigint",
+    "ante": "bigint",
+    "pot": "bigint",
+    "rake": "bigint",
+    "seat": "integer",
+    "button": "integer",
+    "fresh": "integer",
+    "first_seen": "float8",
+    "committed_at": "float8",
+    "updated_at": "float8",
+}
+
+
+def _columns(names: str) -> tuple[Column, ...]:
+    """Columns named by their names, with their types."""
+    return tuple((name, COLUMN_TYPES.get(name, "text")) for name in names.split())
+
+
+def _last_per_key(rows: Sequence[tuple[Any, ...]], width: int) -> list[tuple[Any, ...]]:
+    """The rows sorted, keeping the last of those whose first ``width`` values are equal (one
+    statement may update a row once: the last row of a key is what updating row by row left)."""
+    last: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    for row in sorted(rows, key=lambda r: tuple("" if v is None else v for v in r[:width])):
+        last[row[:width]] = row
+    return list(last.values())
+
+
+def _alarms(value: Any) -> list[dict[str, Any]]:
+    """The alarms of a status body: its list of objects (anything else: none)."""
+    if not isinstance(value, list):
+        return []
+    return [a for a in value if isinstance(a, dict)][:50]
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

@@ -1,0 +1,112 @@
+"""The pit's HTTP API in process: who may read what, and what it answers."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from controller.cli import main
+from controller.pit.api import create_app
+from controller.pit.metrics import PitMetrics
+from controller.pit.store import Store
+from controller.pit.users import SESSION_COOKIE
+from controller.pit.worker import StoreWorker
+from tests.pit.test_store import envelope, event_in
+
+PASSWORD = "a long enough password"
+
+
+@pytest.fixture
+async def client(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[httpx.AsyncClient]:
+    url = f"sqlite:///{tmp_path / 'pit.sqlite'}"
+    config = tmp_path / "pit.toml"
+    config.write_text(f'[pit]\nid = "p"\n[store]\nurl = "{url}"\n')
+    for name, roles in (("ann", ["floor"]), ("sam", ["surveillance"])):
+        monkeypatch.setattr("sys.stdin", _Lines(PASSWORD))
+        args = ["pit", "user", "add", name, "--password-stdin", "--config", str(config)]
+        for role in roles:
+            args += ["--role", role]
+        assert main(args) == 0
+    store = Store(url)
+    secret = envelope(
+        2, "deal.group.delivered", data={"seat": 1, "count": 2, "cards": ["As", "Kd"]}
+    )
+    store.ingest(
+        [
+            event_in(envelope(1, "hand.started", data={"button": 1, "seats": [1, 2]})),
+            event_in(envelope(2, "deal.group.delivered", data={"seat": 1, "count": 2})),
+            event_in(secret, "secure"),
+        ]
+    )
+    store.close()
+    worker = StoreWorker(url, "api")
+    await worker.open()
+    app = create_app(worker, PitMetrics("p"), pit_id="p", broker_connected=lambda: True)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://pit") as test_client:
+        yield test_client
+    await worker.close()
+
+
+class _Lines:
+    def __init__(self, text: str) -> None:
+        self.text = text + "\n"
+
+    def readline(self) -> str:
+        return self.text
+
+
+async def test_reading_needs_a_user_and_the_secure_view_surveillance(
+    client: httpx.AsyncClient,
+) -> None:
+    assert (await client.get("/healthz")).json()["status"] == "ok"
+    assert (await client.get("/api/tables")).status_code == 401
+    assert (await client.get("/api/tables", auth=("ann", "wrong password"))).status_code == 401
+    tables = (await client.get("/api/tables", auth=("ann", PASSWORD))).json()
+    assert [(t["table_id"], t["last_seq"]) for t in tables] == [("T1", 2)]
+    public = (await client.get("/api/tables/T1/events", auth=("ann", PASSWORD))).json()
+    assert [e["seq"] for e in public] == [1, 2]
+    assert "cards" not in public[1]["data"]
+    refused = await client.get("/api/tables/T1/events?stream=secure", auth=("ann", PASSWORD))
+    assert refused.status_code == 403
+    secure = (
+        await client.get("/api/tables/T1/events?stream=secure", auth=("sam", PASSWORD))
+    ).json()
+    assert secure[0]["data"]["cards"] == ["As", "Kd"]
+    assert (await client.get("/api/tables/T9/events", auth=("ann", PASSWORD))).status_code == 404
+
+
+async def test_login_sets_a_session_cookie(client: httpx.AsyncClient) -> None:
+    refused = await client.post("/login", data={"username": "ann", "password": "nope nope"})
+    assert refused.status_code == 401
+    answer = await client.post("/login", data={"username": "ann", "password": PASSWORD})
+    assert answer.status_code == 200
+    assert answer.json() == {"username": "ann", "roles": ["floor"]}
+    assert SESSION_COOKIE in answer.cookies
+    assert (await client.get("/api/me")).json()["username"] == "ann"
+    assert (await client.post("/api/holds/T1-00001-h1/confirm")).status_code == 501
+    client.cookies.clear()
+    assert (await client.get("/api/me")).status_code == 401
+
+
+async def test_a_hand_not_completed_has_no_phh_and_times_are_checked(
+    client: httpx.AsyncClient,
+) -> None:
+    auth = ("ann", PASSWORD)
+    hands = (await client.get("/api/hands", auth=auth)).json()
+    assert [h["hand_id"] for h in hands] == ["T1-00001"]
+    assert (await client.get("/api/hands/T1-00001/phh", auth=auth)).status_code == 404
+    assert (await client.get("/api/hands?since=yesterday", auth=auth)).status_code == 422
+    later = (await client.get("/api/hands?since=2026-01-02T00:00:00%2B01:00", auth=auth)).json()
+    assert later == []
+    document = (await client.get("/openapi.json")).json()
+    assert {"/api/tables", "/api/holds", "/api/hands", "/healthz", "/login"} <= set(
+        document["paths"]
+    )
+    metrics = await client.get("/metrics")
+    assert "tablectl_pit_events_stored_total" in metrics.text

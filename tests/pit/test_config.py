@@ -1,0 +1,47 @@
+"""The pit's config: the example passes ``config check``; mistakes are named, one line each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from controller.cli import main
+from controller.config import ConfigError
+from controller.pit.config import load_pit_config
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "config" / "pit.example.toml"
+
+
+def test_the_example_is_valid_and_its_store_is_beside_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    config = load_pit_config(EXAMPLE)
+    assert config.store.url == f"sqlite:///{EXAMPLE.parent / 'pit.sqlite'}"
+    assert config.client_id == "pit-pit-1"
+    assert main(["config", "check", str(EXAMPLE)]) == 0
+    assert "ok (pit pit-1, group pit, store sqlite)" in capsys.readouterr().out
+
+
+def test_mistakes_are_named_and_the_environment_overrides(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "pit.toml"
+    path.write_text(
+        '[pit]\nid = "pit/1"\nsession_expiry = 60\nconfirm_interval = 0\n'
+        '[store]\nurl = "mysql://x"\n'
+        '[security]\nkey = "missing.key"\n'
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_pit_config(path)
+    text = str(caught.value)
+    assert "pit.id" in text
+    assert "pit.session_expiry" in text
+    assert "pit.confirm_interval" in text
+    assert "store.url" in text
+    path.write_text('[pit]\nid = "pit-1"\n[security]\nkey = "missing.key"\n')
+    with pytest.raises(ConfigError, match=r"security\.key: .*no such key file"):
+        load_pit_config(path)
+    path.write_text('[pit]\nid = "pit-1"\n')
+    monkeypatch.setenv("TABLECTL_PIT__ID", "pit-2")
+    assert load_pit_config(path).pit.id == "pit-2"

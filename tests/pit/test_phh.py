@@ -1,0 +1,79 @@
+"""The pit's PHH, written from a hand's stored events, says what the core's own export says."""
+
+from __future__ import annotations
+
+import random
+import tomllib
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from controller.envelope import envelope
+from controller.phh import hand_to_phh
+from controller.pit.phh import NoHistoryError, phh_from_events
+from simulators.autoplay import AutoDealer, Style, random_table
+from tests.helpers import run_file
+
+
+def _envelopes(events: list, table: str, hand_id: str, *, secure: bool) -> list[dict]:  # type: ignore[type-arg]
+    return [
+        envelope(e, table_id=table, epoch="e", seq=i, secure=secure)
+        for i, e in enumerate(events, start=1)
+        if e.hand_id == hand_id
+    ]
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(min_value=0, max_value=2**32 - 1))
+def test_phh_from_the_secure_events_is_the_core_s_phh(seed: int) -> None:
+    rng = random.Random(seed)
+    scenario = random_table(rng)
+    dealer = AutoDealer(scenario, rng, Style(fold=0.15, aggressive=0.3, all_in=0.3))
+    assert dealer.play_hand()
+    state = dealer.run.state
+    hand = state.last_hand
+    assert hand is not None
+    table = scenario.table.id
+    expected = hand_to_phh(hand, table_id=table, blinds=state.blinds, ante=state.ante)
+    bodies = _envelopes(dealer.run.events, table, hand.hand_id, secure=True)
+    assert phh_from_events(bodies) == expected
+
+
+def test_the_public_view_shows_tabled_cards_and_hides_the_rest() -> None:
+    for seed in range(200):  # a hand where someone folded and someone tabled
+        rng = random.Random(seed)
+        scenario = random_table(rng)
+        dealer = AutoDealer(scenario, rng, Style(fold=0.4, aggressive=0.1, all_in=0.0))
+        assert dealer.play_hand()
+        hand = dealer.run.state.last_hand
+        assert hand is not None
+        if hand.chips.folded and hand.showdown.tabled:
+            break
+    else:
+        raise AssertionError("no hand with a fold and a showdown")
+    table = scenario.table.id
+    public = tomllib.loads(
+        phh_from_events(_envelopes(dealer.run.events, table, hand.hand_id, secure=False))
+    )
+    secure = tomllib.loads(
+        phh_from_events(_envelopes(dealer.run.events, table, hand.hand_id, secure=True))
+    )
+    assert public["finishing_stacks"] == secure["finishing_stacks"]
+    position = {seat: f"p{i + 1}" for i, seat in enumerate(hand.order)}
+    for seat in hand.order:
+        line = next(a for a in public["actions"] if a.startswith(f"d dh {position[seat]} "))
+        if seat in hand.showdown.tabled:
+            assert line == f"d dh {position[seat]} {''.join(hand.deal.dealt[seat])}"
+        elif seat in hand.chips.folded:
+            assert line == f"d dh {position[seat]} ????"
+
+
+def test_a_hand_not_completed_has_no_history() -> None:
+    run = run_file("normal-hand-4-seats.toml")
+    hand = run.state.last_hand
+    assert hand is not None
+    bodies = _envelopes(run.events, "T1", hand.hand_id, secure=True)
+    unfinished = [b for b in bodies if b["type"] != "hand.completed"]
+    with pytest.raises(NoHistoryError, match="not completed"):
+        phh_from_events(unfinished)
