@@ -1,9 +1,10 @@
-"""Suite-wide configuration: hypothesis profiles."""
+"""Suite-wide configuration: hypothesis profiles, and the long tests first."""
 
 from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("dev", max_examples=100, deadline=None)
@@ -16,3 +17,18 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked ``slow`` first, the heaviest (``slow(weight=N)``, default 1) first among
+    them, then the others; each group in its collection order.
+
+    The workers take tests as they free up (``--dist loadgroup``): the run ends when its last
+    test does, so a test of a minute must not be among the last to start.
+    """
+
+    def weight(item: pytest.Item) -> int:
+        marker = item.get_closest_marker("slow")
+        return 0 if marker is None else int(marker.kwargs.get("weight", 1))
+
+    items.sort(key=weight, reverse=True)  # stable: collection order within a weight
