@@ -1,4 +1,5 @@
-"""Suite-wide configuration: hypothesis profiles, and a PostgreSQL server for the pit's tests."""
+"""Suite-wide configuration: hypothesis profiles, a PostgreSQL server for the pit's tests, and
+the long tests first."""
 
 from __future__ import annotations
 
@@ -31,3 +32,18 @@ def postgres() -> Iterator[PostgresServer]:
     server.start()
     yield server
     server.stop()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked ``slow`` first, the heaviest (``slow(weight=N)``, default 1) first among
+    them, then the others; each group in its collection order.
+
+    The workers take tests as they free up (``--dist loadgroup``): the run ends when its last
+    test does, so a test of a minute must not be among the last to start.
+    """
+
+    def weight(item: pytest.Item) -> int:
+        marker = item.get_closest_marker("slow")
+        return 0 if marker is None else int(marker.kwargs.get("weight", 1))
+
+    items.sort(key=weight, reverse=True)  # stable: collection order within a weight

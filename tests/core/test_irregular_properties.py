@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,6 +15,8 @@ from simulators.autoplay import Style, random_table
 from simulators.irregular import BOARD_MISTAKES, MISTAKES, IrregularDealer
 from simulators.scenario.virtual_shuffler import returned_cards
 from tests.core.test_properties import Checking, chips
+
+pytestmark = [pytest.mark.slow]
 
 
 class CheckingIrregular(Checking, IrregularDealer):

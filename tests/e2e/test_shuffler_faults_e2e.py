@@ -18,6 +18,8 @@ from controller.table.inputs import (
 from drivers.errors import DeviceNotReadyError
 from tests.e2e.conftest import Rig, RigFactory, wait_until
 
+pytestmark = [pytest.mark.slow]
+
 
 def fault_stream(inputs: list[DeviceInput]) -> list[tuple[str, int]]:
     """Raised and cleared faults in arrival order."""

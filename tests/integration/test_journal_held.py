@@ -27,7 +27,7 @@ from simulators.dealer_console import AutoConsole
 from tests.integration.conftest import REPO, Collector, DaemonProcess
 
 # several daemons and whole hands: minutes when every core is busy
-pytestmark = [pytest.mark.broker, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.broker, pytest.mark.timeout(600), pytest.mark.slow]
 
 STACKS = "{ 1 = 10000, 2 = 10000, 3 = 10000 }"
 HELD = "EXTEND_TIMEOUT_USEC=30000000"

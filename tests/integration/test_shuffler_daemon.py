@@ -35,7 +35,7 @@ from simulators.dealer_console import AutoConsole
 from tests.integration.conftest import Collector, DaemonProcess, unique_seqs
 
 # several daemons and whole hands: minutes when every core is busy
-pytestmark = [pytest.mark.broker, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.broker, pytest.mark.timeout(600), pytest.mark.slow]
 
 MANIFEST = load_deck("house-a")
 

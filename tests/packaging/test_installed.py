@@ -31,7 +31,11 @@ from tests.integration.conftest import Collector
 from tests.packaging.venv import EXAMPLE, REPO, Dists, Venv, build
 
 # the first test of a worker builds the wheel and a venv: minutes when every core is busy
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+pytestmark = [
+    pytest.mark.slow(weight=2),
+    pytest.mark.timeout(600),
+    pytest.mark.xdist_group("packaging"),  # one worker builds the venv they share
+]
 
 SCENARIO = "normal-hand-4-seats.toml"
 PY = f"python{sys.version_info[0]}.{sys.version_info[1]}"

@@ -11,8 +11,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.integration.broker import free_port
 from tests.rig.conftest import alive, stop_leftovers
+
+pytestmark = [pytest.mark.slow(weight=2)]
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -17,6 +17,8 @@ from simulators.scenario.normal import chatter, differences, normal, normal_form
 from tests.helpers import SCENARIOS
 from tests.rig.conftest import alive, stop_leftovers
 
+pytestmark = [pytest.mark.slow]
+
 REPO = Path(__file__).resolve().parents[2]
 NORMAL = SCENARIOS / "normal-hand-4-seats.toml"
 

@@ -23,6 +23,7 @@ from tests.integration.broker import mosquitto_available
 pytestmark = [
     pytest.mark.broker,
     pytest.mark.skipif(not mosquitto_available(), reason="mosquitto is not installed"),
+    pytest.mark.slow,
 ]
 
 # Short files of several kinds: dealer-paced, reader mistakes, a shuffler's power cut, host-paced.

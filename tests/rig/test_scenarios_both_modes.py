@@ -49,6 +49,7 @@ def problems_of(path: Path, run: object) -> list[str]:
     return found
 
 
+@pytest.mark.slow(weight=3)  # the longest tests of the suite: started first
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 async def test_every_scenario_gives_the_same_events_on_the_devices(
     chunk: int, broker_url: str, tmp_path: Path
