@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import math
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from pokerkit import Automation, Mode, NoLimitTexasHoldem, Pot, State
+from pokerkit.utilities import rake
 
+from controller.profiles import RakeMode, RakePots, RulesProfile
 from controller.table.inputs import ActionKind
 from controller.table.state import BURN, HandState
 from controller.table.streets import Street
@@ -24,7 +27,12 @@ AUTOMATIONS = (
 _BOARD_SLICES = {Street.FLOP: (0, 3), Street.TURN: (3, 4), Street.RIVER: (4, 5)}
 
 
-def pokerkit_stacks(hand: HandState, blinds: tuple[int, int], ante: int) -> dict[int, int]:
+def pokerkit_stacks(
+    hand: HandState,
+    blinds: tuple[int, int],
+    ante: int,
+    profile: RulesProfile | None = None,
+) -> dict[int, int]:
     """Replay ``hand`` (completed by our core, every live hand tabled) in pokerkit.
 
     pokerkit's positions are ours: position 0 is the first seat left of the button, the last
@@ -39,8 +47,13 @@ def pokerkit_stacks(hand: HandState, blinds: tuple[int, int], ante: int) -> dict
       (``can_win_now`` answers yes), so pokerkit splits each pot on its own too.
     * pokerkit gives a pot's whole remainder to the first tied winner left of the button; the
       comparison runs with the house rule ``odd_chip.max_per_player = 0``, which means the same.
+
+    With a ``profile`` that rakes, pokerkit rakes each pot (:func:`pokerkit_rake`) and
+    :class:`RakedState` takes the hand's cap, the main-pot-only rule, the minimum pot and the
+    jackpot drop on top of it.
     """
     order = hand.order
+    raking = profile is not None and profile.drops_from_pots
     state = NoLimitTexasHoldem.create_state(
         AUTOMATIONS,
         True,
@@ -50,7 +63,11 @@ def pokerkit_stacks(hand: HandState, blinds: tuple[int, int], ante: int) -> dict
         tuple(hand.start_stacks[s] for s in order),
         len(order),
         mode=Mode.CASH_GAME,
+        rake=pokerkit_rake(profile) if raking and profile is not None else rake,
     )
+    if raking:
+        state.__class__ = RakedState
+        state.profile = profile  # type: ignore[attr-defined]
     state.can_win_now = lambda player_index: True  # type: ignore[method-assign]
     for seat in hand.deal_order:
         state.deal_hole("".join(hand.deal.dealt[seat]), order.index(seat))
@@ -162,6 +179,55 @@ def _chores(state: object) -> None:
             s.pull_chips()
         else:
             return
+
+
+def pokerkit_rake(profile: RulesProfile) -> Callable[[int, State], tuple[int, int]]:
+    """pokerkit's raking (percentage, no flop no drop) with the share rounded down to the chip
+    unit: pokerkit rounds an integer pot's rake to the nearest chip, so it rakes the pot as a
+    float and the oracle rounds down (to nine places first: 0.29 × 100 is 28.999…)."""
+    unit = profile.rake_chip_unit
+    percentage = profile.rake_percent / 100 if profile.rake_mode is RakeMode.POT else 0
+
+    def raking(amount: int, state: State) -> tuple[int, int]:
+        raked, _ = rake(
+            float(amount),  # type: ignore[arg-type]
+            state,
+            percentage=percentage,
+            no_flop_no_drop=profile.rake_no_flop_no_drop,
+        )
+        chips = math.floor(round(raked, 9) / unit) * unit
+        return chips, amount - chips
+
+    return raking
+
+
+class RakedState(State):
+    """pokerkit's pots, each raked by pokerkit, with the house rules pokerkit does not have: the
+    cap is the hand's (pots raked main pot first until it is reached), ``rake.pots = "main"``,
+    ``rake.minimum_pot`` over the whole pot, and the jackpot drop from the main pot."""
+
+    profile: RulesProfile
+
+    @property
+    def pots(self) -> Iterator[Pot]:
+        profile = self.profile
+        pots = list(super().pots)
+        total = sum(p.amount for p in pots)
+        room = profile.rake_cap or total
+        flop = any(self.board_cards)
+        for i, pot in enumerate(pots):
+            raked = pot.raked_amount
+            if (i and profile.rake_pots is RakePots.MAIN) or total < profile.rake_minimum_pot:
+                raked = 0
+            raked = min(raked, room)
+            room -= raked
+            if (
+                i == 0
+                and total >= profile.rake_jackpot_threshold
+                and (flop or not profile.rake_no_flop_no_drop)
+            ):
+                raked += min(profile.rake_jackpot_drop, pot.amount - raked)
+            yield Pot(raked, pot.amount - raked, pot.player_indices)
 
 
 class SeparatePotsState(State):

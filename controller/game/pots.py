@@ -24,11 +24,13 @@ class Pot(NamedTuple):
 
 
 class PotSplit(NamedTuple):
-    """How one pot is paid: winners' shares and the odd chips within them."""
+    """How one pot is paid: winners' shares and the odd chips within them, after the house's
+    take from it (``house``, dropped before the award)."""
 
     pot: Pot
     winners: Mapping[int, int]
     odd_chips: Mapping[int, int]
+    house: int = 0
 
 
 def uncalled(committed: Mapping[int, int]) -> tuple[int, int] | None:
@@ -74,13 +76,15 @@ def split_pot(
     clockwise: Sequence[int],
     live: Sequence[int],
     profile: RulesProfile,
+    house: int = 0,
 ) -> PotSplit:
-    """Divide ``pot`` among ``winners`` (tied best hands); odd chips per the profile.
+    """Divide ``pot``, less the house's take, among ``winners`` (tied best hands); odd chips per
+    the profile.
 
     ``clockwise`` is every dealt-in seat starting left of the button; ``live`` the seats still
     holding a live hand (for the literal reading of § 1553).
     """
-    share, remainder = divmod(pot.amount, len(winners))
+    share, remainder = divmod(pot.amount - house, len(winners))
     paid = dict.fromkeys(winners, share)
     odd: dict[int, int] = {}
     if remainder:
@@ -92,7 +96,7 @@ def split_pot(
         for seat in _cycle(candidates, remainder, cap):
             odd[seat] = odd.get(seat, 0) + 1
             paid[seat] = paid.get(seat, 0) + 1
-    return PotSplit(pot, paid, odd)
+    return PotSplit(pot, paid, odd, house)
 
 
 def _cycle(candidates: Sequence[int], chips: int, cap: int) -> list[int]:
@@ -119,12 +123,16 @@ def odd_chip_rule(profile: RulesProfile) -> Rule:
 
 
 def resolve(
-    committed: Mapping[int, int],
+    pots: Sequence[Pot],
     live: Sequence[int],
     clockwise: Sequence[int],
     winners_of: Callable[[Pot], Sequence[int]],
     profile: RulesProfile,
+    house: Sequence[int] = (),
 ) -> list[PotSplit]:
-    """Every pot split, last side pot first and main pot last (POT-SEP)."""
-    pots = build_pots(committed, live)
-    return [split_pot(p, winners_of(p), clockwise, live, profile) for p in reversed(pots)]
+    """Every pot of ``build_pots`` split, last side pot first and main pot last (POT-SEP);
+    ``house`` is the house's take from each pot, main pot first (none when empty)."""
+    return [
+        split_pot(pot, winners_of(pot), clockwise, live, profile, house[i] if house else 0)
+        for i, pot in reversed(tuple(enumerate(pots)))
+    ]

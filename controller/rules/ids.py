@@ -102,6 +102,10 @@ class Rule(StrEnum):
     CTRL_POWER = "CTRL-POWER"
     GLI_LOG = "GLI-LOG"
     SHF_INFO = "SHF-INFO"
+    # L. House money (house rules of the profile)
+    HOUSE_RAKE = "HOUSE-RAKE"
+    HOUSE_DROP_JACKPOT = "HOUSE-DROP-JACKPOT"
+    HOUSE_TIME = "HOUSE-TIME"
 
 
 def rule_test_fragment(rule: Rule) -> str:

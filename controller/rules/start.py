@@ -5,12 +5,15 @@ blind the next. RR-BB-ROT: the button moves one seat clockwise each hand and rec
 card. HU: heads-up the button posts the small blind. MD-REDEAL: after a misdeal the next deal has
 the same button and the same players. DE-1544a-APPR: no hand starts while the shuffler is refused.
 BUTTON-POS (RRoP Misdeals 2(g), Irregularities 1): a button found in the wrong place.
+HOUSE-TIME (house rules, ``rake.mode = "time"``): the first hand of each period collects time.
 """
 
 from __future__ import annotations
 
-from controller.game import betting
-from controller.profiles import ButtonMode
+from datetime import datetime, timedelta
+
+from controller.game import betting, rake
+from controller.profiles import ButtonMode, RakeMode
 from controller.rules import devices
 from controller.rules.ids import Rule
 from controller.rules.misdeal import cutoff_note, cutoff_passed, declare_misdeal
@@ -19,6 +22,7 @@ from controller.table.context import Context, RejectedError
 from controller.table.event_types import (
     BettingAction,
     HandStarted,
+    HouseTimeCollected,
     IrregularityDetected,
     seat_map,
 )
@@ -88,6 +92,8 @@ def start_hand(ctx: Context, cmd: StartHand) -> None:
     if redeal is not None:
         rules.append(Rule.MD_REDEAL)
 
+    if table.profile.rake_mode is RakeMode.TIME:
+        _collect_time(ctx, order, cmd.ts)
     number = table.hands_started + 1
     stacks = {s: table.stacks[s] for s in order}
     hand = HandState(
@@ -118,6 +124,26 @@ def start_hand(ctx: Context, cmd: StartHand) -> None:
     )
     ctx.emit(started, tuple(rules))
     _post_forced_bets(ctx, hand)
+
+
+def _collect_time(ctx: Context, seats: tuple[int, ...], now: datetime) -> None:
+    """HOUSE-TIME: the first hand of each period pays the period's time, seat by seat."""
+    table = ctx.table
+    if table.time_paid_until is not None and now < table.time_paid_until:
+        return
+    profile = table.profile
+    charges = rake.time_charges(table.stacks, seats, profile.rake_time_amount)
+    table.stacks = {s: c - charges.get(s, 0) for s, c in table.stacks.items()}
+    table.house += sum(charges.values())
+    table.time_paid_until = now + timedelta(minutes=profile.rake_time_minutes)
+    unpaid = tuple(s for s in seats if not charges[s])
+    collected = HouseTimeCollected(
+        seat_map({s: c for s, c in charges.items() if c}),
+        sum(charges.values()),
+        table.time_paid_until.isoformat(),
+        unpaid or None,
+    )
+    ctx.emit(collected, (Rule.HOUSE_TIME,))
 
 
 def _dead_button(

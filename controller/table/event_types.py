@@ -53,6 +53,7 @@ class HandCompleted(EventData):
     TYPE = "hand.completed"
     stacks: SeatMap
     next_button: Seat | None
+    rake: int | None = None  # the house's take from the pots (HOUSE-RAKE, HOUSE-DROP-JACKPOT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -433,6 +434,7 @@ class PotShare(EventData):
     eligible: tuple[Seat, ...]
     winners: SeatMap
     odd_chips: SeatMap
+    rake: int | None = None  # dropped from this pot before the split: the pot was amount + rake
 
 
 @dataclass(frozen=True, slots=True)
@@ -443,6 +445,7 @@ class PotAwardProposed(EventData):
     pots: tuple[PotShare, ...]
     payouts: SeatMap
     kill: tuple[Seat, ...]
+    rake: int | None = None  # what the dealer drops before the push
 
 
 @dataclass(frozen=True, slots=True)
@@ -452,6 +455,33 @@ class PotAwarded(EventData):
     TYPE = "pot.awarded"
     pots: tuple[PotShare, ...]
     payouts: SeatMap
+    rake: int | None = None  # dropped before the push (``pot.rake.taken``)
+
+
+@dataclass(frozen=True, slots=True)
+class PotRakeTaken(EventData):
+    """``pot.rake.taken``: the dealer drops the house's take before the push (HOUSE-RAKE,
+    HOUSE-DROP-JACKPOT). ``pots``: the rake from each pot, main pot first; ``waived``: why
+    nothing was taken."""
+
+    TYPE = "pot.rake.taken"
+    rake: int
+    jackpot: int
+    pots: tuple[int, ...]
+    total: int
+    waived: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HouseTimeCollected(EventData):
+    """``house.time.collected`` (HOUSE-TIME): each seat's time for the period that starts now,
+    until ``paid_until``; ``unpaid``: seats too short to pay it and keep a chip."""
+
+    TYPE = "house.time.collected"
+    seats: SeatMap
+    total: int
+    paid_until: str
+    unpaid: tuple[Seat, ...] | None = None
 
 
 # --------------------------------------------------------------------------- irregularities
@@ -615,6 +645,7 @@ EVENT_TYPES: dict[str, type[EventData]] = {
     for cls in (
         HandStarted,
         HandCompleted,
+        HouseTimeCollected,
         HandMisdeal,
         HandVoid,
         HandHold,
@@ -646,6 +677,7 @@ EVENT_TYPES: dict[str, type[EventData]] = {
         ShowdownPlaysBoard,
         PotAwardProposed,
         PotAwarded,
+        PotRakeTaken,
         IrregularityDetected,
         IntegrityAlarm,
         JournalAccepted,

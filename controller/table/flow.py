@@ -14,9 +14,10 @@ from collections.abc import Sequence
 from enum import StrEnum
 
 from controller.cards import Card
-from controller.game import betting
+from controller.game import betting, rake
 from controller.game import pots as pot_rules
 from controller.game.hands import evaluate, showdown_order
+from controller.profiles import RakeMode, RulesProfile
 from controller.rules.ids import Rule
 from controller.table.context import Context
 from controller.table.event_types import (
@@ -24,6 +25,7 @@ from controller.table.event_types import (
     HandCompleted,
     PotAwarded,
     PotAwardProposed,
+    PotRakeTaken,
     PotShare,
     ShowdownHandTabled,
     ShowdownOrder,
@@ -281,8 +283,15 @@ def propose_award(ctx: Context, hand: HandState) -> None:
         best = max(hand.showdown.tabled[s].strength for s in live)
         return [s for s in live if hand.showdown.tabled[s].strength == best]
 
-    splits = pot_rules.resolve(hand.chips.committed, claimants, hand.order, winners_of, profile)
+    pots = pot_rules.build_pots(hand.chips.committed, claimants)
+    take = None
+    house: list[int] = []
+    if profile.drops_from_pots:  # HOUSE-RAKE, HOUSE-DROP-JACKPOT: dropped before the split
+        take = rake.take([p.amount for p in pots], hand.street is not Street.PREFLOP, profile)
+        house = [take.from_pot(i) for i in range(len(pots))]
+    splits = pot_rules.resolve(pots, claimants, hand.order, winners_of, profile, house)
     hand.edit_showdown().proposal = tuple(splits)
+    hand.edit_showdown().take = take
     move(hand, Move.POT_DECIDED)
     rules = [Rule.DE_1552]
     if contested:
@@ -291,9 +300,22 @@ def propose_award(ctx: Context, hand: HandState) -> None:
         rules.append(Rule.POT_SEP)
     if any(split.odd_chips for split in splits):
         rules.append(pot_rules.odd_chip_rule(profile))
-    pots, payouts = award_data(splits)
-    proposed = PotAwardProposed(pots, payouts, tuple(losers(hand)))
+    if take is not None:
+        rules += house_rules(take, profile)
+    shares, payouts = award_data(splits)
+    proposed = PotAwardProposed(
+        shares, payouts, tuple(losers(hand)), take.total if take is not None else None
+    )
     ctx.emit(proposed, tuple(rules), needs_confirm=True)
+
+
+def house_rules(take: rake.HouseTake, profile: RulesProfile) -> list[Rule]:
+    """The rules a take cites: what it took, or (nothing taken) what the profile would take."""
+    if take.total:
+        return [Rule.HOUSE_RAKE] * bool(sum(take.rake)) + [Rule.HOUSE_DROP_JACKPOT] * bool(
+            take.jackpot
+        )
+    return [Rule.HOUSE_RAKE] if profile.rake_mode is RakeMode.POT else [Rule.HOUSE_DROP_JACKPOT]
 
 
 def losers(hand: HandState) -> list[int]:
@@ -312,10 +334,11 @@ def award_data(
             payouts[seat] = payouts.get(seat, 0) + chips
     pots = tuple(
         PotShare(
-            split.pot.amount,
+            split.pot.amount - split.house,
             tuple(split.pot.eligible),
             seat_map(split.winners),
             seat_map(split.odd_chips),
+            split.house or None,
         )
         for split in splits
     )
@@ -331,7 +354,12 @@ def push_award(ctx: Context, hand: HandState) -> None:
         for seat, chips in split.winners.items():
             stacks[seat] += chips
     hand.edit_chips().stacks = stacks
-    ctx.emit(PotAwarded(pots, payouts), (Rule.DE_1552,))
+    take = hand.showdown.take
+    if take is not None:  # the dealer drops the house's take before the push
+        ctx.table.house += take.total
+        taken = PotRakeTaken(sum(take.rake), take.jackpot, take.rake, take.total, take.waived)
+        ctx.emit(taken, tuple(house_rules(take, ctx.table.profile)))
+    ctx.emit(PotAwarded(pots, payouts, take.total if take is not None else None), (Rule.DE_1552,))
     complete_hand(ctx, hand)
 
 
@@ -344,8 +372,11 @@ def complete_hand(ctx: Context, hand: HandState) -> None:
     movable = with_chips | {button}
     next_button = clockwise_seats(movable, button)[0]
     table.button = next_button
+    take = hand.showdown.take
     ctx.emit(
-        HandCompleted(seat_map(table.stacks), next_button),
+        HandCompleted(
+            seat_map(table.stacks), next_button, take.total if take is not None else None
+        ),
         (Rule.RR_BB_ROT,),
     )
     if table.deck.shuffle_id is not None and table.deck.shuffle_id == hand.deal.shuffle_id:

@@ -26,6 +26,7 @@ from controller.decks import DeckManifest
 from controller.game.betting import Round
 from controller.game.hands import HandValue
 from controller.game.pots import PotSplit
+from controller.game.rake import HouseTake
 from controller.profiles import RulesProfile
 from controller.rules.ids import Rule
 from controller.table.inputs import ActionKind, Purpose
@@ -304,6 +305,7 @@ class Showdown(_Record):
     faceup: bool = False  # hands are shown before the runout (ALLIN-FACEUP)
     shown: Mapping[int, tuple[Card, ...]] = field(default_factory=dict)
     button_seen: int | None = None  # where the button really was (BUTTON-POS after the cutoff)
+    take: HouseTake | None = None  # the house's take the proposal leaves out (HOUSE-RAKE)
 
 
 _CHIPS, _DEAL, _CARDS, _BOARD, _IRREGULAR, _SHOWDOWN = (1 << i for i in range(6))
@@ -489,6 +491,8 @@ class TableState:
     redeal: Redeal | None = None
     devices: Mapping[str, DeviceState] = field(default_factory=dict)
     other_decks: Mapping[str, tuple[str, Card]] = field(default_factory=dict)
+    house: int = 0  # every chip the house has taken: rake, jackpot drops, time (HOUSE-*)
+    time_paid_until: datetime | None = None  # HOUSE-TIME: the period paid for ends then
 
     def copy(self) -> TableState:
         """A shallow copy to change."""

@@ -322,3 +322,30 @@ def test_ctrl_power_hand_resumes() -> None:
 
 def test_shf_info_broken_commitment() -> None:
     cited("SHF-INFO", "rule-SHF-INFO.toml")
+
+
+def test_house_rake_percent_cap_unit_minimum_pots_and_no_flop_no_drop() -> None:
+    cited(
+        "HOUSE-RAKE",
+        "rule-HOUSE-RAKE.toml",
+        "house-rake-cap.toml",
+        "house-rake-cap-across-pots.toml",
+        "house-rake-chip-unit.toml",
+        "house-rake-minimum-pot.toml",
+        "house-rake-main-pot-all.toml",
+        "house-rake-main-pot-only.toml",
+        "house-rake-no-flop-no-drop.toml",
+        "house-rake-preflop-drop.toml",
+    )
+
+
+def test_house_drop_jackpot_above_the_threshold_only() -> None:
+    cited(
+        "HOUSE-DROP-JACKPOT",
+        "rule-HOUSE-DROP-JACKPOT.toml",
+        "house-drop-jackpot-below-threshold.toml",
+    )
+
+
+def test_house_time_once_per_period() -> None:
+    cited("HOUSE-TIME", "rule-HOUSE-TIME.toml", "house-time-next-period.toml")
