@@ -4,7 +4,9 @@ PHH lists players by position: the first left of the button first, the button la
 maps positions back to seat numbers. Amounts are "to", as our actions are. What PHH cannot say
 (burn cards, rule IDs, the table's hand id) goes in user-defined fields, which start with an
 underscore and which PHH readers ignore. Antes are ordinary contributions
-(``ante_trimming_status = true``), as the core treats them.
+(``ante_trimming_status = true``), as the core treats them. The house's take from the pots
+(HOUSE-RAKE, HOUSE-DROP-JACKPOT) is in ``_rake``, ``_rake_pots`` (main pot first) and
+``_jackpot_drop``; the finishing stacks are after it.
 """
 
 from __future__ import annotations
@@ -70,6 +72,13 @@ def hand_to_phh(hand: HandState, *, table_id: str, blinds: tuple[int, int], ante
         ("_button", hand.button),
         ("_burn_cards", list(hand.cards.at(BURN))),
     ]
+    take = hand.showdown.take
+    if take is not None:
+        # the house's take: user-defined fields, since a PHH reader's ``rake`` is its raking
+        # rule (pokerkit's rake function), not an amount; finishing_stacks are after the rake
+        fields += [("_rake", sum(take.rake)), ("_rake_pots", list(take.rake))]
+        if take.jackpot:
+            fields.append(("_jackpot_drop", take.jackpot))
     return "".join(f"{key} = {_value(value)}\n" for key, value in fields)
 
 
