@@ -16,13 +16,23 @@ from controller.table.state import BURN, HandState
 from controller.table.streets import STREETS, Street
 
 
-def hand_to_phh(hand: HandState, *, table_id: str, blinds: tuple[int, int], ante: int) -> str:
+def hand_to_phh(
+    hand: HandState,
+    *,
+    table_id: str,
+    blinds: tuple[int, int],
+    ante: int,
+    ante_seat: int | None = None,
+) -> str:
     """The PHH text of a completed ``hand``.
 
     Every showdown declaration is written in the order it happened: ``pN sm CARDS`` for a hand
     tabled (or read for a player who declared the board), ``pN sm`` for one mucked, conceded or
     killed. A PHH reader that finds no declaration for a hand turns it face up, which would
     let a mucked loser back into the pot.
+
+    ``ante_seat``: the seat that posted the table's ante (ANTE-TABLE), written as PHH's dead
+    antes (``ante_trimming_status = false``, the ante in that seat's position only).
     """
     order = hand.order
     position = {seat: f"p{i + 1}" for i, seat in enumerate(order)}
@@ -55,10 +65,14 @@ def hand_to_phh(hand: HandState, *, table_id: str, blinds: tuple[int, int], ante
         blind_list = [blinds[0], blinds[1]]  # PHH readers reverse them heads-up
     else:
         blind_list[0], blind_list[1] = blinds
+    antes = [ante] * len(order)
+    if ante_seat is not None:
+        posting = order[::-1] if len(order) == 2 else order  # as the blinds, heads-up
+        antes = [ante if seat == ante_seat else 0 for seat in posting]
     fields: list[tuple[str, object]] = [
         ("variant", "NT"),
-        ("ante_trimming_status", True),
-        ("antes", [ante] * len(order)),
+        ("ante_trimming_status", ante_seat is None),
+        ("antes", antes),
         ("blinds_or_straddles", blind_list),
         ("min_bet", blinds[1]),
         ("starting_stacks", [hand.start_stacks[s] for s in order]),

@@ -107,6 +107,14 @@ class GroupSizeError(StrEnum):
     HOLD = "hold"
 
 
+class AnteKind(StrEnum):
+    """ANTE-TABLE: who posts the table's ante."""
+
+    EACH = "each"  # every seat dealt in posts it
+    BIG_BLIND = "big_blind"  # the big blind posts it for the table, after its blind (TDA)
+    BUTTON = "button"  # the button posts it for the table
+
+
 class RakeMode(StrEnum):
     """HOUSE-RAKE / HOUSE-TIME: how the house is paid."""
 
@@ -167,6 +175,7 @@ class RulesProfile(BaseModel):
         "headsup.first_card", default=HeadsUpFirstCard.NON_BUTTON
     )
     grp_size_error: GroupSizeError = _key("grp.size_error", default=GroupSizeError.RESHUFFLE)
+    ante_kind: AnteKind = _key("ante.kind", default=AnteKind.EACH)
     rake_mode: RakeMode = _key("rake.mode", default=RakeMode.NONE)
     rake_percent: float = _key(
         "rake.percent", default=0.0, ge=0, le=100, description="percent of each raked pot"

@@ -9,7 +9,8 @@ from typing import Any
 from pokerkit import Automation, Mode, NoLimitTexasHoldem, Pot, State
 from pokerkit.utilities import rake
 
-from controller.profiles import RakeMode, RakePots, RulesProfile
+from controller.profiles import AnteKind, RakeMode, RakePots, RulesProfile
+from controller.rules.start import table_ante_seat
 from controller.table.inputs import ActionKind
 from controller.table.state import BURN, HandState
 from controller.table.streets import Street
@@ -54,10 +55,16 @@ def pokerkit_stacks(
     """
     order = hand.order
     raking = profile is not None and profile.drops_from_pots
+    trimming, antes = True, (ante,) * len(order)
+    if profile is not None and profile.ante_kind is not AnteKind.EACH:
+        # one seat posts the table's ante: pokerkit's dead antes (no trimming: the main pot)
+        poster = table_ante_seat(hand, profile.ante_kind)
+        posting = order[::-1] if len(order) == 2 else order  # heads-up pokerkit reverses them
+        trimming, antes = False, tuple(ante if s == poster else 0 for s in posting)
     state = NoLimitTexasHoldem.create_state(
         AUTOMATIONS,
-        True,
-        ante,
+        trimming,
+        antes,
         blinds,
         blinds[1],
         tuple(hand.start_stacks[s] for s in order),
@@ -250,6 +257,13 @@ class SeparatePotsState(State):
             return
         contributions = [-self.payoffs[i] - self.bets[i] for i in self.player_indices]
         pending = [-self.payoffs[i] for i in self.player_indices]
+        dead = 0
+        if not self.ante_trimming_status:  # dead antes: in the main pot, no seat's level
+            for i in self.player_indices:
+                ante = self.get_effective_ante(i)
+                dead += ante
+                contributions[i] -= ante
+                pending[i] -= ante
         folded: set[int] = getattr(self, "folded", set())
         claimants = [i for i in self.player_indices if i not in folded]
         pots: list[tuple[int, tuple[int, ...]]] = []
@@ -265,6 +279,10 @@ class SeparatePotsState(State):
         leftover = sum(c - previous for c in contributions if c > previous)
         if leftover and pots:
             pots[-1] = (pots[-1][0] + leftover, pots[-1][1])
+        if dead:
+            pots = (
+                [(pots[0][0] + dead, pots[0][1]), *pots[1:]] if pots else [(dead, tuple(claimants))]
+            )
         for amount, eligible in pots:
             raked, unraked = self.rake(amount, self)
             yield Pot(raked, unraked, tuple(i for i in eligible if self.statuses[i]))

@@ -42,11 +42,12 @@ def uncalled(committed: Mapping[int, int]) -> tuple[int, int] | None:
     return (top_seat, top - second) if top > second else None
 
 
-def build_pots(committed: Mapping[int, int], live: Sequence[int]) -> list[Pot]:
+def build_pots(committed: Mapping[int, int], live: Sequence[int], dead: int = 0) -> list[Pot]:
     """Main and side pots from each seat's chips in the hand; ``live`` seats can win.
 
-    Folded seats' chips are dead money in the pots their amounts reach. Pots with the same
-    eligible seats are merged. The result is main pot first.
+    Folded seats' chips are dead money in the pots their amounts reach; ``dead`` (an ante posted
+    for the table) is in the main pot. Pots with the same eligible seats are merged. The result
+    is main pot first.
     """
     amounts = [c for c in committed.values() if c > 0]
     levels = sorted({committed[s] for s in live if committed.get(s, 0) > 0})
@@ -67,6 +68,11 @@ def build_pots(committed: Mapping[int, int], live: Sequence[int]) -> list[Pot]:
     if leftover and pots:
         # chips above every live seat's level belong to folded seats: dead money in the top pot
         pots[-1] = Pot(pots[-1].amount + leftover, pots[-1].eligible)
+    if dead:
+        if pots:
+            pots[0] = Pot(pots[0].amount + dead, pots[0].eligible)
+        else:  # nobody live put a chip in: the dead money is the whole pot
+            pots.append(Pot(dead, tuple(live)))
     return pots
 
 

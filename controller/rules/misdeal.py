@@ -45,7 +45,10 @@ def cutoff_rule(profile: RulesProfile) -> Rule:
 
 
 def _return_chips(ctx: Context, hand: HandState) -> dict[int, int]:
-    returned = {s: c for s, c in hand.chips.committed.items() if c}
+    dead = hand.chips.dead
+    returned = {
+        s: c + dead.get(s, 0) for s, c in hand.chips.committed.items() if c + dead.get(s, 0)
+    }
     ctx.table.stacks = {**ctx.table.stacks, **hand.start_stacks}
     return returned
 

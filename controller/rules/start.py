@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from controller.game import betting, rake
-from controller.profiles import ButtonMode, RakeMode
+from controller.profiles import AnteKind, ButtonMode, RakeMode
 from controller.rules import devices
 from controller.rules.ids import Rule
 from controller.rules.misdeal import cutoff_note, cutoff_passed, declare_misdeal
@@ -176,34 +176,55 @@ def _previous_big(table: TableState) -> int:
 
 def _post_forced_bets(ctx: Context, hand: HandState) -> None:
     small, big = ctx.table.blinds
+    ante, kind = ctx.table.ante, ctx.table.profile.ante_kind
     stacks = dict(hand.chips.stacks)
     committed = dict(hand.chips.committed)
     posts: dict[int, int] = {}
     bets: dict[int, int] = {}
+    dead: dict[int, int] = {}
 
-    def post(seat: int, amount: int, blind: str) -> int:
+    def post(seat: int, amount: int, blind: str, *, for_table: bool = False) -> int:
+        rules = (Rule.ANTE_TABLE,) if for_table else (Rule.DE_1537_5_7,)
         paid = min(amount, stacks[seat])
         stacks[seat] -= paid
-        committed[seat] += paid
+        if for_table:  # the table's ante: dead money in the main pot, not the seat's bet
+            dead[seat] = dead.get(seat, 0) + paid
+        else:
+            committed[seat] += paid
         posts[seat] = posts.get(seat, 0) + paid
         posted = BettingAction(
             seat, ActionKind.POST, stacks[seat], stacks[seat] == 0, blind=blind, amount=paid
         )
-        ctx.emit(posted, (Rule.DE_1537_5_7,))
+        ctx.emit(posted, rules)
         return paid
 
-    if ctx.table.ante:
+    if ante and kind is AnteKind.EACH:
         for seat in hand.order:
-            post(seat, ctx.table.ante, "ante")
+            post(seat, ante, "ante")
     if hand.small_blind_seat is not None:
         bets[hand.small_blind_seat] = post(hand.small_blind_seat, small, "small")
     if hand.big_blind_seat is not None:
         bets[hand.big_blind_seat] = post(hand.big_blind_seat, big, "big")
+    if ante and kind is not AnteKind.EACH:
+        # ANTE-TABLE: one seat posts it for the table, after the blinds (a short big blind's chips
+        # go to its blind first, TDA)
+        post(table_ante_seat(hand, kind), ante, "ante", for_table=True)
     hand.chips.stacks, hand.chips.committed, hand.edit_chips().posts = stacks, committed, posts
+    if dead:
+        hand.edit_chips().dead = dead
     first = betting.clockwise_from(hand.order, hand.big_blind_seat or hand.button)
     hand.edit_chips().round = betting.open_round(
         Street.PREFLOP, first, stacks, hand.chips.folded, big, bets
     )
+
+
+def table_ante_seat(hand: HandState, kind: AnteKind) -> int:
+    """Who posts the table's ante: the big blind, or the button (with a dead button, on an empty
+    seat, the big blind)."""
+    if kind is AnteKind.BUTTON and hand.button in hand.order:
+        return hand.button
+    assert hand.big_blind_seat is not None
+    return hand.big_blind_seat
 
 
 def button_report(ctx: Context, cmd: ButtonReport) -> None:

@@ -12,6 +12,8 @@ from datetime import UTC
 
 from controller.envelope import CHAIN_STAMPED, chain_stamp, envelope
 from controller.phh import hand_to_phh
+from controller.profiles import AnteKind
+from controller.rules.start import table_ante_seat
 from controller.shell.journal import Journal
 from controller.shell.table import journal_table
 from controller.table.codec import event_from_json, input_from_json
@@ -47,8 +49,15 @@ def export_phh(journal: Journal, hand_id: str | None = None) -> list[str]:
             continue
         if hand_id is not None and done.hand_id != hand_id:
             continue
+        kind = state.profile.ante_kind
         texts.append(
-            hand_to_phh(done, table_id=journal.table_id, blinds=state.blinds, ante=state.ante)
+            hand_to_phh(
+                done,
+                table_id=journal.table_id,
+                blinds=state.blinds,
+                ante=state.ante,
+                ante_seat=table_ante_seat(done, kind) if kind is not AnteKind.EACH else None,
+            )
         )
     return texts
 

@@ -283,7 +283,7 @@ def propose_award(ctx: Context, hand: HandState) -> None:
         best = max(hand.showdown.tabled[s].strength for s in live)
         return [s for s in live if hand.showdown.tabled[s].strength == best]
 
-    pots = pot_rules.build_pots(hand.chips.committed, claimants)
+    pots = pot_rules.build_pots(hand.chips.committed, claimants, sum(hand.chips.dead.values()))
     take = None
     house: list[int] = []
     if profile.drops_from_pots:  # HOUSE-RAKE, HOUSE-DROP-JACKPOT: dropped before the split

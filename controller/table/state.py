@@ -201,6 +201,9 @@ class Chips(_Record):
     stacks: Mapping[int, int]
     committed: Mapping[int, int]
     posts: Mapping[int, int] = field(default_factory=dict)  # blinds and antes actually posted
+    # dead money: chips in the pot that are no seat's bet (an ante posted for the table); they go
+    # to the main pot and set no seat's level
+    dead: Mapping[int, int] = field(default_factory=dict)
     folded: frozenset[int] = frozenset()
     round: Round | None = None
     last_round: Round | None = None
@@ -463,8 +466,8 @@ class HandState:
 
     @property
     def total_pot(self) -> int:
-        """Every chip committed to the hand so far."""
-        return sum(self.chips.committed.values())
+        """Every chip committed to the hand so far, dead money included."""
+        return sum(self.chips.committed.values()) + sum(self.chips.dead.values())
 
 
 HandState.copy = slot_copier(HandState, HandState.__slots__, {"_owned": 0})  # type: ignore[method-assign]

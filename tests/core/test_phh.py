@@ -171,3 +171,14 @@ def test_a_raked_hand_exports_its_take_and_replays_raked_in_pokerkit() -> None:
     history = _Raked.loads(text, rake=pokerkit_rake(run.state.profile))
     *_, state = history
     assert list(state.stacks) == doc["finishing_stacks"]
+
+
+def test_a_big_blind_ante_exports_as_a_dead_ante_and_replays_in_pokerkit() -> None:
+    run = run_file("rule-ANTE-TABLE.toml")
+    hand = run.state.last_hand
+    assert hand is not None
+    text = hand_to_phh(hand, table_id="T1", blinds=(1, 2), ante=2, ante_seat=2)
+    doc = tomllib.loads(text)
+    assert doc["ante_trimming_status"] is False
+    assert doc["antes"] == [0, 2, 0, 0, 0, 0]
+    assert replay(text) == doc["finishing_stacks"] == [105, 102, 93, 100, 100, 100]

@@ -44,7 +44,7 @@ def chips(state: TableState) -> int:
     outside = sum(c for s, c in state.stacks.items() if hand is None or s not in hand.order)
     if hand is None:
         return outside
-    return outside + sum(hand.chips.stacks.values()) + sum(hand.chips.committed.values())
+    return outside + sum(hand.chips.stacks.values()) + hand.total_pot
 
 
 class Checking(AutoDealer):
@@ -82,7 +82,7 @@ class Checking(AutoDealer):
                 assert sum(e.data["payouts"].values()) == sum(p["amount"] for p in pots)
                 taken = sum(p.get("rake", 0) for p in pots)
                 assert taken == e.data.get("rake", 0)
-                assert sum(p["amount"] for p in pots) + taken == sum(hand.chips.committed.values())
+                assert sum(p["amount"] for p in pots) + taken == hand.total_pot
                 for pot in pots:
                     assert sum(pot["winners"].values()) == pot["amount"]
                     shares = sorted(pot["winners"].values())

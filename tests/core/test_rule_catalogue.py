@@ -349,3 +349,7 @@ def test_house_drop_jackpot_above_the_threshold_only() -> None:
 
 def test_house_time_once_per_period() -> None:
     cited("HOUSE-TIME", "rule-HOUSE-TIME.toml", "house-time-next-period.toml")
+
+
+def test_ante_table_big_blind_and_button_antes_are_dead_money() -> None:
+    cited("ANTE-TABLE", "rule-ANTE-TABLE.toml", "ante-button.toml", "ante-big-blind-short.toml")
