@@ -115,6 +115,14 @@ class AnteKind(StrEnum):
     BUTTON = "button"  # the button posts it for the table
 
 
+class StraddleMode(StrEnum):
+    """STRADDLE: which straddles the table takes."""
+
+    UTG = "utg"  # under the gun, re-straddles from the seat after
+    MISSISSIPPI = "mississippi"  # under the gun or on the button
+    NONE = "none"
+
+
 class RakeMode(StrEnum):
     """HOUSE-RAKE / HOUSE-TIME: how the house is paid."""
 
@@ -176,6 +184,13 @@ class RulesProfile(BaseModel):
     )
     grp_size_error: GroupSizeError = _key("grp.size_error", default=GroupSizeError.RESHUFFLE)
     ante_kind: AnteKind = _key("ante.kind", default=AnteKind.EACH)
+    straddle_mode: StraddleMode = _key("straddle.mode", default=StraddleMode.UTG)
+    straddle_max: int = _key(
+        "straddle.max",
+        default=1,
+        ge=1,
+        description="most straddles in one hand: 1 = no re-straddle",
+    )
     rake_mode: RakeMode = _key("rake.mode", default=RakeMode.NONE)
     rake_percent: float = _key(
         "rake.percent", default=0.0, ge=0, le=100, description="percent of each raked pot"

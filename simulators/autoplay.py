@@ -61,7 +61,7 @@ class AutoDealing(StepPlayer):
         """Play one complete hand; False when fewer than two seats have chips."""
         if sum(1 for c in self.run.state.stacks.values() if c > 0) < 2:
             return False
-        await self.feed(StartHand(self.tick()))
+        await self.feed(self.start_command())
         await self.shuffle("ok", None, None, self.rng.randrange(1 << 30))
         await self.deal_hole()
         for _ in range(1000):
@@ -70,6 +70,10 @@ class AutoDealing(StepPlayer):
                 return True
             await self.next_move(hand)
         raise RuntimeError("the automatic dealer could not finish the hand")
+
+    def start_command(self) -> StartHand:
+        """The ``start_hand`` of the next hand (a dealer that straddles says so here)."""
+        return StartHand(self.tick())
 
     async def next_move(self, hand: HandState) -> None:
         """Do whatever the hand is waiting for."""

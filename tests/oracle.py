@@ -61,11 +61,17 @@ def pokerkit_stacks(
         poster = table_ante_seat(hand, profile.ante_kind)
         posting = order[::-1] if len(order) == 2 else order  # heads-up pokerkit reverses them
         trimming, antes = False, tuple(ante if s == poster else 0 for s in posting)
+    blinds_or_straddles: tuple[int, ...] = blinds
+    if hand.chips.straddles:  # STRADDLE: each straddle in its seat's position
+        raw = [*blinds, *[0] * (len(order) - 2)]
+        for seat, chips in hand.chips.straddles:
+            raw[order.index(seat)] = chips
+        blinds_or_straddles = tuple(raw)
     state = NoLimitTexasHoldem.create_state(
         AUTOMATIONS,
         trimming,
         antes,
-        blinds,
+        blinds_or_straddles,
         blinds[1],
         tuple(hand.start_stacks[s] for s in order),
         len(order),

@@ -93,6 +93,7 @@ class Rule(StrEnum):
     RR_BB_2 = "RR-BB-2"
     HU = "HU"
     ANTE_TABLE = "ANTE-TABLE"
+    STRADDLE = "STRADDLE"
     # K. Shuffler malfunction, power, doors, logging
     GLI29_RNG = "GLI29-RNG"
     GLI29_PROG = "GLI29-PROG"

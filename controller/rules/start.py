@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from controller.game import betting, rake
-from controller.profiles import AnteKind, ButtonMode, RakeMode
+from controller.profiles import AnteKind, ButtonMode, RakeMode, StraddleMode
 from controller.rules import devices
 from controller.rules.ids import Rule
 from controller.rules.misdeal import cutoff_note, cutoff_passed, declare_misdeal
@@ -94,6 +94,9 @@ def start_hand(ctx: Context, cmd: StartHand) -> None:
 
     if table.profile.rake_mode is RakeMode.TIME:
         _collect_time(ctx, order, cmd.ts)
+    straddles = _straddles(table, cmd.straddles or (), order, small_seat, big_seat, button)
+    if straddles:
+        rules.append(Rule.STRADDLE)
     number = table.hands_started + 1
     stacks = {s: table.stacks[s] for s in order}
     hand = HandState(
@@ -104,7 +107,7 @@ def start_hand(ctx: Context, cmd: StartHand) -> None:
         deal_order=deal_order,
         small_blind_seat=small_seat,
         big_blind_seat=big_seat,
-        chips=Chips(stacks, dict.fromkeys(order, 0)),
+        chips=Chips(stacks, dict.fromkeys(order, 0), straddles=straddles),
     )
     table.hands_started = number
     table.button = button
@@ -121,9 +124,58 @@ def start_hand(ctx: Context, cmd: StartHand) -> None:
         table.ante,
         seat_map(stacks),
         redeal.of if redeal is not None else None,
+        seat_map(dict(straddles)) if straddles else None,
     )
     ctx.emit(started, tuple(rules))
     _post_forced_bets(ctx, hand)
+
+
+def _straddles(
+    table: TableState,
+    seats: tuple[int, ...],
+    order: tuple[int, ...],
+    small: int | None,
+    big: int,
+    button: int,
+) -> tuple[tuple[int, int], ...]:
+    """STRADDLE: each straddle's (seat, chips), or RejectedError naming what is wrong.
+
+    The first straddle is under the gun (the seat after the big blind) or, Mississippi, on the
+    button; each re-straddle is the seat after the last straddler, never a blind; each is twice
+    the blind or straddle before it, and its seat must cover it.
+    """
+    if not seats:
+        return ()
+    profile = table.profile
+    cite = (Rule.STRADDLE,)
+    if profile.straddle_mode is StraddleMode.NONE:
+        raise RejectedError("this table takes no straddles (straddle.mode)", cite)
+    if len(seats) > profile.straddle_max:
+        raise RejectedError(
+            f"at most {profile.straddle_max} straddle(s) a hand (straddle.max)", cite
+        )
+    if len(order) < 3:
+        raise RejectedError("a heads-up hand has no straddle", cite)
+    utg = betting.clockwise_from(order, big)[0]
+    first = {utg}
+    if profile.straddle_mode is StraddleMode.MISSISSIPPI and button in order:
+        first.add(button)
+    amount, previous = table.blinds[1], None
+    posted: list[tuple[int, int]] = []
+    for seat in seats:
+        if previous is None and seat not in first:
+            where = " or the button" if len(first) > 1 else ""
+            raise RejectedError(f"the first straddle is under the gun (seat {utg}){where}", cite)
+        if previous is not None and seat != betting.clockwise_from(order, previous)[0]:
+            raise RejectedError(f"seat {seat} is not next after straddler {previous}", cite)
+        if seat in (small, big) or seat in dict(posted):
+            raise RejectedError(f"seat {seat} cannot straddle: it has posted already", cite)
+        amount *= 2
+        if table.stacks[seat] < amount:
+            raise RejectedError(f"seat {seat} cannot cover a straddle of {amount}", cite)
+        posted.append((seat, amount))
+        previous = seat
+    return tuple(posted)
 
 
 def _collect_time(ctx: Context, seats: tuple[int, ...], now: datetime) -> None:
@@ -183,8 +235,8 @@ def _post_forced_bets(ctx: Context, hand: HandState) -> None:
     bets: dict[int, int] = {}
     dead: dict[int, int] = {}
 
-    def post(seat: int, amount: int, blind: str, *, for_table: bool = False) -> int:
-        rules = (Rule.ANTE_TABLE,) if for_table else (Rule.DE_1537_5_7,)
+    def post(seat: int, amount: int, blind: str, rule: Rule = Rule.DE_1537_5_7) -> int:
+        for_table = rule is Rule.ANTE_TABLE
         paid = min(amount, stacks[seat])
         stacks[seat] -= paid
         if for_table:  # the table's ante: dead money in the main pot, not the seat's bet
@@ -195,7 +247,7 @@ def _post_forced_bets(ctx: Context, hand: HandState) -> None:
         posted = BettingAction(
             seat, ActionKind.POST, stacks[seat], stacks[seat] == 0, blind=blind, amount=paid
         )
-        ctx.emit(posted, rules)
+        ctx.emit(posted, (rule,))
         return paid
 
     if ante and kind is AnteKind.EACH:
@@ -205,16 +257,22 @@ def _post_forced_bets(ctx: Context, hand: HandState) -> None:
         bets[hand.small_blind_seat] = post(hand.small_blind_seat, small, "small")
     if hand.big_blind_seat is not None:
         bets[hand.big_blind_seat] = post(hand.big_blind_seat, big, "big")
+    for seat, amount in hand.chips.straddles:  # live bets: the last straddler acts last
+        bets[seat] = post(seat, amount, "straddle", Rule.STRADDLE)
     if ante and kind is not AnteKind.EACH:
         # ANTE-TABLE: one seat posts it for the table, after the blinds (a short big blind's chips
         # go to its blind first, TDA)
-        post(table_ante_seat(hand, kind), ante, "ante", for_table=True)
+        post(table_ante_seat(hand, kind), ante, "ante", Rule.ANTE_TABLE)
     hand.chips.stacks, hand.chips.committed, hand.edit_chips().posts = stacks, committed, posts
     if dead:
         hand.edit_chips().dead = dead
-    first = betting.clockwise_from(hand.order, hand.big_blind_seat or hand.button)
+    straddles = hand.chips.straddles
+    last = straddles[-1][0] if straddles else hand.big_blind_seat or hand.button
+    first = betting.clockwise_from(hand.order, last)
+    # a straddle is the round's opening bet: the minimum raise is a straddle more
+    opening = straddles[-1][1] if straddles else big
     hand.edit_chips().round = betting.open_round(
-        Street.PREFLOP, first, stacks, hand.chips.folded, big, bets
+        Street.PREFLOP, first, stacks, hand.chips.folded, opening, bets
     )
 
 

@@ -44,6 +44,7 @@ class HandStarted(EventData):
     ante: int
     stacks: SeatMap
     redeal_of: str | None = None  # the misdealt hand this one deals again
+    straddles: SeatMap | None = None  # STRADDLE: each straddler's straddle
 
 
 @dataclass(frozen=True, slots=True)

@@ -267,10 +267,16 @@ class DealerInput:
 
 @dataclass(frozen=True, slots=True)
 class StartHand(DealerInput):
-    """Begin a hand; by default the button moves one live seat clockwise."""
+    """Begin a hand; by default the button moves one live seat clockwise.
+
+    ``straddles``: the seats that straddle, in order (STRADDLE): the first under the gun (or,
+    Mississippi, on the button), each next one re-straddling from the seat after the last; each
+    posts twice the blind or straddle before it.
+    """
 
     button: int | None = None
     seats: tuple[int, ...] | None = None
+    straddles: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

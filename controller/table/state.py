@@ -204,6 +204,7 @@ class Chips(_Record):
     # dead money: chips in the pot that are no seat's bet (an ante posted for the table); they go
     # to the main pot and set no seat's level
     dead: Mapping[int, int] = field(default_factory=dict)
+    straddles: tuple[tuple[int, int], ...] = ()  # (seat, chips) of each straddle, in order
     folded: frozenset[int] = frozenset()
     round: Round | None = None
     last_round: Round | None = None

@@ -8,7 +8,10 @@ from typing import Any
 
 import pytest
 
+from controller.profiles import StraddleMode
 from controller.rules.start import table_ante_seat
+from controller.table.flow import clockwise_seats
+from controller.table.inputs import StartHand
 from simulators.autoplay import AutoDealer, Style, random_table
 from tests.oracle import pokerkit_stacks
 
@@ -32,7 +35,8 @@ def _play(
             )
         }
     )
-    dealer = AutoDealer(scenario, rng, STYLES[seed % len(STYLES)])
+    straddling = house is not None and "straddle.mode" in house
+    dealer = (Straddler if straddling else AutoDealer)(scenario, rng, STYLES[seed % len(STYLES)])
     state = dealer.run.state
     assert dealer.play_hand()
     hand = dealer.run.state.last_hand
@@ -60,6 +64,7 @@ def _play(
     theirs_take = sum(hand.start_stacks.values()) - sum(theirs.values())
     assert dealer.run.state.house == theirs_take, f"seed {seed}: take differs"
     counters["raked"] += dealer.run.state.house > 0
+    counters["straddled"] += bool(hand.chips.straddles)
     awarded = next(e for e in reversed(dealer.run.events) if e.type == "pot.awarded")
     pots = awarded.data["pots"]
     counters["hands"] += 1
@@ -100,6 +105,51 @@ def test_random_hands_with_a_table_ante_match_pokerkit(house: dict[str, Any]) ->
         _play(seed, "rrop-cash", counters, house)
     print(dict(counters))
     assert counters["table antes"] > counters["hands"] // 10
+    assert counters["side pots"] > counters["hands"] // 20
+
+
+class Straddler(AutoDealer):
+    """An automatic dealer whose players straddle at random, as the house rules allow."""
+
+    def start_command(self) -> StartHand:
+        state = self.run.state
+        profile = state.profile
+        order = clockwise_seats({s for s, c in state.stacks.items() if c}, state.button)
+        if len(order) < 3:
+            return StartHand(self.tick())
+        first = [order[2]]  # under the gun
+        if profile.straddle_mode is StraddleMode.MISSISSIPPI and len(order) > 3:
+            first.append(order[-1])  # the button
+        seat = self.rng.choice(first)
+        straddles: list[int] = []
+        amount = state.blinds[1]
+        while len(straddles) < self.rng.randint(0, profile.straddle_max):
+            amount *= 2
+            if seat in order[:2] or seat in straddles or state.stacks[seat] < amount:
+                break
+            straddles.append(seat)
+            seat = order[(order.index(seat) + 1) % len(order)]
+        return StartHand(self.tick(), straddles=tuple(straddles) or None)
+
+
+STRADDLES = (
+    {"straddle.mode": "utg"},
+    {"straddle.mode": "mississippi"},
+    {"straddle.mode": "utg", "straddle.max": 3},
+    {"straddle.mode": "mississippi", "straddle.max": 2, "rake.mode": "pot", "rake.percent": 5},
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "house", STRADDLES, ids=lambda h: ",".join(f"{k}={v}" for k, v in h.items())
+)
+def test_random_straddled_hands_match_pokerkit(house: dict[str, Any]) -> None:
+    counters: Counter[str] = Counter()
+    for seed in range(HANDS // 4):
+        _play(seed, "rrop-cash", counters, house)
+    print(dict(counters))
+    assert counters["straddled"] > counters["hands"] // 5
     assert counters["side pots"] > counters["hands"] // 20
 
 

@@ -353,3 +353,13 @@ def test_house_time_once_per_period() -> None:
 
 def test_ante_table_big_blind_and_button_antes_are_dead_money() -> None:
     cited("ANTE-TABLE", "rule-ANTE-TABLE.toml", "ante-button.toml", "ante-big-blind-short.toml")
+
+
+def test_straddle_utg_mississippi_re_straddle_and_refusals() -> None:
+    cited(
+        "STRADDLE",
+        "rule-STRADDLE.toml",
+        "straddle-mississippi.toml",
+        "straddle-re-straddle.toml",
+        "straddle-refused.toml",
+    )
