@@ -123,6 +123,13 @@ class StraddleMode(StrEnum):
     NONE = "none"
 
 
+class NewPlayer(StrEnum):
+    """MISSED-BLINDS: how a new player enters."""
+
+    POST = "post"  # posts a big blind to enter (or waits for the big blind)
+    WAIT = "wait"  # waits for the big blind
+
+
 class RakeMode(StrEnum):
     """HOUSE-RAKE / HOUSE-TIME: how the house is paid."""
 
@@ -191,6 +198,7 @@ class RulesProfile(BaseModel):
         ge=1,
         description="most straddles in one hand: 1 = no re-straddle",
     )
+    blinds_new_player: NewPlayer = _key("blinds.new_player", default=NewPlayer.POST)
     rake_mode: RakeMode = _key("rake.mode", default=RakeMode.NONE)
     rake_percent: float = _key(
         "rake.percent", default=0.0, ge=0, le=100, description="percent of each raked pot"

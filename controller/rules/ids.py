@@ -94,6 +94,7 @@ class Rule(StrEnum):
     HU = "HU"
     ANTE_TABLE = "ANTE-TABLE"
     STRADDLE = "STRADDLE"
+    MISSED_BLINDS = "MISSED-BLINDS"
     # K. Shuffler malfunction, power, doors, logging
     GLI29_RNG = "GLI29-RNG"
     GLI29_PROG = "GLI29-PROG"

@@ -62,7 +62,7 @@ def declare_misdeal(ctx: Context, hand: HandState, rule: Rule, reason: str) -> N
         (rule, Rule.MD_REDEAL),
         severity=Severity.WARN,
     )
-    table.redeal = Redeal(hand.hand_id, hand.button, hand.order)
+    table.redeal = Redeal(hand.hand_id, hand.button, hand.order, hand.chips.owed_posts)
     table.button = hand.button
     table.deck = DeckStatus()
     flow.end_hand(table, hand, completed=False)
@@ -77,7 +77,7 @@ def void_hand(ctx: Context, hand: HandState, rule: Rule, reason: str) -> None:
         (rule,),
         severity=Severity.CRITICAL,
     )
-    table.redeal = Redeal(hand.hand_id, hand.button, hand.order)
+    table.redeal = Redeal(hand.hand_id, hand.button, hand.order, hand.chips.owed_posts)
     table.button = hand.button
     table.deck = DeckStatus()
     flow.end_hand(table, hand, completed=False)

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 
 from controller.game import betting, rake
 from controller.profiles import AnteKind, ButtonMode, RakeMode, StraddleMode
-from controller.rules import devices
+from controller.rules import blinds, devices
 from controller.rules.ids import Rule
 from controller.rules.misdeal import cutoff_note, cutoff_passed, declare_misdeal
 from controller.table import flow
@@ -60,6 +60,14 @@ def start_hand(ctx: Context, cmd: StartHand) -> None:
             set(cmd.seats) if cmd.seats is not None else {s for s, c in table.stacks.items() if c}
         )
         button = cmd.button if cmd.button is not None else table.button
+        if blinds.anyone_owes(table, seats):  # MISSED-BLINDS: who owes waits or has posted
+            seats, button = blinds.who_plays(
+                table,
+                seats,
+                button,
+                listed=cmd.seats is not None,
+                big_blind_of=lambda some, at: _big_blind_of(table, some, at, cmd),
+            )
     for seat in seats:
         if seat not in table.stacks:
             raise RejectedError(f"seat {seat} has no player")
@@ -92,6 +100,17 @@ def start_hand(ctx: Context, cmd: StartHand) -> None:
     if redeal is not None:
         rules.append(Rule.MD_REDEAL)
 
+    owed_posts: list[tuple[int, int, int]] = []
+    sitting_out = sum(1 for c in table.stacks.values() if c) > len(order)
+    if redeal is not None:
+        owed_posts = list(redeal.owed_posts)  # the misdeal gave them back: posted again
+    elif sitting_out or blinds.anyone_owes(table, order):
+        # MISSED-BLINDS: blinds that passed a seat sitting out, and what returning seats post
+        owed_posts = blinds.settle(ctx, order, small_seat, big_seat)
+        if owed_posts:
+            rules.append(Rule.MISSED_BLINDS)
+    elif not table.played.issuperset(order):
+        table.played = table.played | set(order)
     if table.profile.rake_mode is RakeMode.TIME:
         _collect_time(ctx, order, cmd.ts)
     straddles = _straddles(table, cmd.straddles or (), order, small_seat, big_seat, button)
@@ -107,7 +126,9 @@ def start_hand(ctx: Context, cmd: StartHand) -> None:
         deal_order=deal_order,
         small_blind_seat=small_seat,
         big_blind_seat=big_seat,
-        chips=Chips(stacks, dict.fromkeys(order, 0), straddles=straddles),
+        chips=Chips(
+            stacks, dict.fromkeys(order, 0), straddles=straddles, owed_posts=tuple(owed_posts)
+        ),
     )
     table.hands_started = number
     table.button = button
@@ -128,6 +149,16 @@ def start_hand(ctx: Context, cmd: StartHand) -> None:
     )
     ctx.emit(started, tuple(rules))
     _post_forced_bets(ctx, hand)
+
+
+def _big_blind_of(table: TableState, seats: set[int], button: int, cmd: StartHand) -> int:
+    """The big blind of a hand dealt to ``seats`` (as start_hand places it)."""
+    dead = _dead_button(table.profile.button_mode, table.last_blinds, seats, cmd, False)
+    if dead is not None:
+        return dead[2]
+    order = clockwise_seats(seats | {button}, button)
+    order = tuple(s for s in order if s in seats)
+    return order[0] if len(order) == 2 else order[1]
 
 
 def _straddles(
@@ -236,7 +267,7 @@ def _post_forced_bets(ctx: Context, hand: HandState) -> None:
     dead: dict[int, int] = {}
 
     def post(seat: int, amount: int, blind: str, rule: Rule = Rule.DE_1537_5_7) -> int:
-        for_table = rule is Rule.ANTE_TABLE
+        for_table = rule is Rule.ANTE_TABLE or blind == "dead_small"
         paid = min(amount, stacks[seat])
         stacks[seat] -= paid
         if for_table:  # the table's ante: dead money in the main pot, not the seat's bet
@@ -257,6 +288,15 @@ def _post_forced_bets(ctx: Context, hand: HandState) -> None:
         bets[hand.small_blind_seat] = post(hand.small_blind_seat, small, "small")
     if hand.big_blind_seat is not None:
         bets[hand.big_blind_seat] = post(hand.big_blind_seat, big, "big")
+    for (
+        seat,
+        live,
+        dead_small,
+    ) in hand.chips.owed_posts:  # MISSED-BLINDS: what a returning seat owes
+        if live:
+            bets[seat] = post(seat, live, "big", Rule.MISSED_BLINDS)
+        if dead_small:
+            post(seat, dead_small, "dead_small", Rule.MISSED_BLINDS)
     for seat, amount in hand.chips.straddles:  # live bets: the last straddler acts last
         bets[seat] = post(seat, amount, "straddle", Rule.STRADDLE)
     if ante and kind is not AnteKind.EACH:

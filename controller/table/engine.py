@@ -20,6 +20,7 @@ from typing import Any
 
 from controller.rules import (
     actions,
+    blinds,
     board,
     burns,
     deal_checks,
@@ -61,6 +62,7 @@ from controller.table.inputs import (
     Muck,
     OffTable,
     PlaysBoard,
+    Post,
     RaiseHold,
     Reject,
     RequestToSee,
@@ -80,6 +82,7 @@ Handler = Callable[[Context, Any], None]
 
 _HANDLERS: dict[type, Handler] = {
     StartHand: start.start_hand,
+    Post: blinds.post,
     ButtonReport: start.button_report,
     Action: actions.betting_action,
     Correction: actions.correction,

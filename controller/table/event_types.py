@@ -48,6 +48,29 @@ class HandStarted(EventData):
 
 
 @dataclass(frozen=True, slots=True)
+class SeatBlindsMissed(EventData):
+    """``seat.blinds.missed``: a blind passed the seat while it sat out; ``owes``: ``small``,
+    ``big`` or ``both`` (MISSED-BLINDS)."""
+
+    TYPE = "seat.blinds.missed"
+    seat: Seat
+    owes: str
+
+
+@dataclass(frozen=True, slots=True)
+class SeatPosting(EventData):
+    """``seat.posting``: the seat posts what it owes in the next hand: ``live`` chips as its big
+    blind, ``dead`` chips to the main pot; ``new`` for a new player (MISSED-BLINDS)."""
+
+    TYPE = "seat.posting"
+    seat: Seat
+    owes: str
+    live: int
+    dead: int
+    new: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class HandCompleted(EventData):
     """``hand.completed``: the stacks after the push and where the button goes (RR-BB-ROT)."""
 
@@ -647,6 +670,8 @@ EVENT_TYPES: dict[str, type[EventData]] = {
         HandStarted,
         HandCompleted,
         HouseTimeCollected,
+        SeatBlindsMissed,
+        SeatPosting,
         HandMisdeal,
         HandVoid,
         HandHold,

@@ -280,6 +280,13 @@ class StartHand(DealerInput):
 
 
 @dataclass(frozen=True, slots=True)
+class Post(DealerInput):
+    """Between hands: the seat posts the blinds it owes to play the next hand (MISSED-BLINDS)."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
 class Action(DealerInput):
     """A betting action; ``amount`` is the seat's total in the round after it ("to")."""
 
@@ -439,6 +446,7 @@ class RaiseHold(DealerInput):
 #: Command verbs as they appear on MQTT request topics and in scenario files.
 COMMANDS: dict[str, type[DealerInput]] = {
     "start_hand": StartHand,
+    "post": Post,
     "action": Action,
     "round_closed": RoundClosed,
     "exposed": Exposed,

@@ -60,6 +60,7 @@ class Redeal:
     of: str
     button: int
     seats: tuple[int, ...]
+    owed_posts: tuple[tuple[int, int, int], ...] = ()  # MISSED-BLINDS posts, made again
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +206,7 @@ class Chips(_Record):
     # to the main pot and set no seat's level
     dead: Mapping[int, int] = field(default_factory=dict)
     straddles: tuple[tuple[int, int], ...] = ()  # (seat, chips) of each straddle, in order
+    owed_posts: tuple[tuple[int, int, int], ...] = ()  # (seat, live, dead): MISSED-BLINDS
     folded: frozenset[int] = frozenset()
     round: Round | None = None
     last_round: Round | None = None
@@ -475,6 +477,14 @@ HandState.copy = slot_copier(HandState, HandState.__slots__, {"_owned": 0})  # t
 _HAND_FIELDS = tuple(name for name in HandState.__slots__ if name != "_owned")
 
 
+class Owed(StrEnum):
+    """MISSED-BLINDS: what a seat owes before it plays again."""
+
+    SMALL = "small"  # the small blind, posted dead
+    BIG = "big"  # the big blind, posted live (a new player too)
+    BOTH = "both"  # the small blind dead and the big blind live
+
+
 @dataclass(slots=True)
 class TableState:
     """The whole table: seats, button, rules, the current deck and the hand in progress."""
@@ -497,6 +507,9 @@ class TableState:
     other_decks: Mapping[str, tuple[str, Card]] = field(default_factory=dict)
     house: int = 0  # every chip the house has taken: rake, jackpot drops, time (HOUSE-*)
     time_paid_until: datetime | None = None  # HOUSE-TIME: the period paid for ends then
+    owes: Mapping[int, Owed] = field(default_factory=dict)  # MISSED-BLINDS: seats' debts
+    posting: frozenset[int] = frozenset()  # seats that posted what they owe for the next hand
+    played: frozenset[int] = frozenset()  # seats dealt in at least once (the others are new)
 
     def copy(self) -> TableState:
         """A shallow copy to change."""

@@ -363,3 +363,13 @@ def test_straddle_utg_mississippi_re_straddle_and_refusals() -> None:
         "straddle-re-straddle.toml",
         "straddle-refused.toml",
     )
+
+
+def test_missed_blinds_posted_waited_and_new_players() -> None:
+    cited(
+        "MISSED-BLINDS",
+        "rule-MISSED-BLINDS.toml",
+        "missed-blinds-wait.toml",
+        "missed-blinds-new-player-posts.toml",
+        "missed-blinds-new-player-waits.toml",
+    )
