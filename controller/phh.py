@@ -65,6 +65,8 @@ def hand_to_phh(
         blind_list = [blinds[0], blinds[1]]  # PHH readers reverse them heads-up
     else:
         blind_list[0], blind_list[1] = blinds
+    for seat, chips in hand.chips.straddles:  # STRADDLE: in the straddler's position
+        blind_list[order.index(seat)] = chips
     antes = [ante] * len(order)
     if ante_seat is not None:
         posting = order[::-1] if len(order) == 2 else order  # as the blinds, heads-up

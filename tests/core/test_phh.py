@@ -182,3 +182,13 @@ def test_a_big_blind_ante_exports_as_a_dead_ante_and_replays_in_pokerkit() -> No
     assert doc["ante_trimming_status"] is False
     assert doc["antes"] == [0, 2, 0, 0, 0, 0]
     assert replay(text) == doc["finishing_stacks"] == [105, 102, 93, 100, 100, 100]
+
+
+def test_a_straddle_exports_in_blinds_or_straddles_and_replays_in_pokerkit() -> None:
+    run = run_file("straddle-re-straddle.toml")
+    hand = run.state.last_hand
+    assert hand is not None
+    text = hand_to_phh(hand, table_id="T1", blinds=(1, 2), ante=0)
+    doc = tomllib.loads(text)
+    assert doc["blinds_or_straddles"] == [1, 2, 4, 8, 0, 0]
+    assert replay(text) == doc["finishing_stacks"]
