@@ -6,7 +6,8 @@ maps positions back to seat numbers. Amounts are "to", as our actions are. What 
 underscore and which PHH readers ignore. Antes are ordinary contributions
 (``ante_trimming_status = true``), as the core treats them. The house's take from the pots
 (HOUSE-RAKE, HOUSE-DROP-JACKPOT) is in ``_rake``, ``_rake_pots`` (main pot first) and
-``_jackpot_drop``; the finishing stacks are after it.
+``_jackpot_drop``; the finishing stacks are after it. A hand run twice (RUN-TWICE) writes the
+first runout's streets, then the second runout's, and ``_runouts = 2``.
 """
 
 from __future__ import annotations
@@ -40,12 +41,14 @@ def hand_to_phh(
         f"d dh {position[seat]} {''.join(hand.deal.dealt.get(seat, ('??', '??')))}"
         for seat in hand.deal_order
     ]
+    # RUN-TWICE: the first runout's board with the betting, the later runouts' streets after it
+    boards = (*hand.showdown.boards, hand.cards.board)
     for street in Street:
         if street is not Street.PREFLOP:
             start, end = STREETS[street].start, STREETS[street].board_after
-            if len(hand.cards.board) < end:
+            if len(boards[0]) < end:
                 break
-            actions.append(f"d db {''.join(hand.cards.board[start:end])}")
+            actions.append(f"d db {''.join(boards[0][start:end])}")
         for record in hand.chips.actions:
             if record.street is not street:
                 continue
@@ -56,6 +59,12 @@ def hand_to_phh(
                 actions.append(f"{who} cc")
             else:
                 actions.append(f"{who} cbr {record.to}")
+    for board in boards[1:]:
+        run_from = hand.showdown.run_from or Street.PREFLOP
+        for street in Street:
+            if street > run_from:
+                start, end = STREETS[street].start, STREETS[street].board_after
+                actions.append(f"d db {''.join(board[start:end])}")
     for seat, shown in hand.showdown.declarations:
         cards = "".join(hand.deal.dealt.get(seat, ()))
         actions.append(f"{position[seat]} sm {cards}" if shown else f"{position[seat]} sm")
@@ -88,6 +97,8 @@ def hand_to_phh(
         ("_button", hand.button),
         ("_burn_cards", list(hand.cards.at(BURN))),
     ]
+    if len(boards) > 1:  # the runouts: PHH readers of this version deal one board
+        fields.append(("_runouts", len(boards)))
     take = hand.showdown.take
     if take is not None:
         # the house's take: user-defined fields, since a PHH reader's ``rake`` is its raking

@@ -199,6 +199,11 @@ class RulesProfile(BaseModel):
         description="most straddles in one hand: 1 = no re-straddle",
     )
     blinds_new_player: NewPlayer = _key("blinds.new_player", default=NewPlayer.POST)
+    run_twice_allowed: bool = _key(
+        "run_twice.allowed",
+        default=False,
+        description="players all in may agree to run the rest of the board twice",
+    )
     rake_mode: RakeMode = _key("rake.mode", default=RakeMode.NONE)
     rake_percent: float = _key(
         "rake.percent", default=0.0, ge=0, le=100, description="percent of each raked pot"

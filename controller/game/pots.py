@@ -31,6 +31,7 @@ class PotSplit(NamedTuple):
     winners: Mapping[int, int]
     odd_chips: Mapping[int, int]
     house: int = 0
+    boards: tuple[Mapping[int, int], ...] = ()  # RUN-TWICE: each runout's winners and shares
 
 
 def uncalled(committed: Mapping[int, int]) -> tuple[int, int] | None:
@@ -103,6 +104,32 @@ def split_pot(
             odd[seat] = odd.get(seat, 0) + 1
             paid[seat] = paid.get(seat, 0) + 1
     return PotSplit(pot, paid, odd, house)
+
+
+def split_runouts(
+    pot: Pot,
+    winners: Sequence[Sequence[int]],
+    clockwise: Sequence[int],
+    live: Sequence[int],
+    profile: RulesProfile,
+    house: int = 0,
+) -> PotSplit:
+    """RUN-TWICE: ``pot`` less the house's take, in equal parts for the runouts (the odd chips
+    of that division to the first, as PHH readers give them), each part split among the winners
+    on its board (``winners``, one list per runout) with its own odd chips per the profile."""
+    part, remainder = divmod(pot.amount - house, len(winners))
+    paid: dict[int, int] = {}
+    odd: dict[int, int] = {}
+    boards = []
+    for run, on_board in enumerate(winners):
+        chips = part + (remainder if run == 0 else 0)
+        split = split_pot(Pot(chips, pot.eligible), on_board, clockwise, live, profile)
+        boards.append(split.winners)
+        for seat, won in split.winners.items():
+            paid[seat] = paid.get(seat, 0) + won
+        for seat, extra in split.odd_chips.items():
+            odd[seat] = odd.get(seat, 0) + extra
+    return PotSplit(pot, paid, odd, house, tuple(boards))
 
 
 def _cycle(candidates: Sequence[int], chips: int, cap: int) -> list[int]:

@@ -95,6 +95,7 @@ class Rule(StrEnum):
     ANTE_TABLE = "ANTE-TABLE"
     STRADDLE = "STRADDLE"
     MISSED_BLINDS = "MISSED-BLINDS"
+    RUN_TWICE = "RUN-TWICE"
     # K. Shuffler malfunction, power, doors, logging
     GLI29_RNG = "GLI29-RNG"
     GLI29_PROG = "GLI29-PROG"

@@ -30,6 +30,7 @@ from controller.rules import (
     holds,
     integrity,
     misdeal,
+    runouts,
     showdown,
     start,
 )
@@ -67,6 +68,7 @@ from controller.table.inputs import (
     Reject,
     RequestToSee,
     RoundClosed,
+    RunItTwice,
     ShuffleCompleted,
     StartHand,
     StubDisorder,
@@ -83,6 +85,7 @@ Handler = Callable[[Context, Any], None]
 _HANDLERS: dict[type, Handler] = {
     StartHand: start.start_hand,
     Post: blinds.post,
+    RunItTwice: runouts.run_it_twice,
     ButtonReport: start.button_report,
     Action: actions.betting_action,
     Correction: actions.correction,

@@ -459,6 +459,7 @@ class PotShare(EventData):
     winners: SeatMap
     odd_chips: SeatMap
     rake: int | None = None  # dropped from this pot before the split: the pot was amount + rake
+    boards: tuple[SeatMap, ...] | None = None  # RUN-TWICE: the winners on each runout
 
 
 @dataclass(frozen=True, slots=True)
@@ -480,6 +481,28 @@ class PotAwarded(EventData):
     pots: tuple[PotShare, ...]
     payouts: SeatMap
     rake: int | None = None  # dropped before the push (``pot.rake.taken``)
+
+
+@dataclass(frozen=True, slots=True)
+class HandRunoutsAgreed(EventData):
+    """``hand.runouts.agreed`` (RUN-TWICE): every player is all in and the rest of the board
+    (after ``street``, whose ``board`` is out) is run ``runs`` times."""
+
+    TYPE = "hand.runouts.agreed"
+    runs: int
+    street: str
+    board: tuple[Card, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BoardRunoutStarted(EventData):
+    """``board.runout.started`` (RUN-TWICE): runout ``run`` begins from the common cards;
+    ``previous`` is the whole board of the runout before it."""
+
+    TYPE = "board.runout.started"
+    run: int
+    board: tuple[Card, ...]
+    previous: tuple[Card, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -704,6 +727,8 @@ EVENT_TYPES: dict[str, type[EventData]] = {
         PotAwardProposed,
         PotAwarded,
         PotRakeTaken,
+        HandRunoutsAgreed,
+        BoardRunoutStarted,
         IrregularityDetected,
         IntegrityAlarm,
         JournalAccepted,

@@ -287,6 +287,11 @@ class Post(DealerInput):
 
 
 @dataclass(frozen=True, slots=True)
+class RunItTwice(DealerInput):
+    """Every player is all in and they agree to run the rest of the board twice (RUN-TWICE)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Action(DealerInput):
     """A betting action; ``amount`` is the seat's total in the round after it ("to")."""
 
@@ -447,6 +452,7 @@ class RaiseHold(DealerInput):
 COMMANDS: dict[str, type[DealerInput]] = {
     "start_hand": StartHand,
     "post": Post,
+    "run_it_twice": RunItTwice,
     "action": Action,
     "round_closed": RoundClosed,
     "exposed": Exposed,

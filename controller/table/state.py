@@ -142,6 +142,7 @@ class Pile(StrEnum):
     HELD = "held"  # a board card read while a burn or board ruling is pending
     BURN = "burn"
     MUCK = "muck"
+    RUNOUT = "runout"  # the cards of an earlier runout, still on the board (RUN-TWICE)
 
 
 class Place(NamedTuple):
@@ -272,6 +273,7 @@ SET_ASIDE = Place(Pile.SET_ASIDE)
 HELD = Place(Pile.HELD)
 BURN = Place(Pile.BURN)
 MUCK = Place(Pile.MUCK)
+RUNOUT = Place(Pile.RUNOUT)
 
 
 @dataclass(slots=True)
@@ -312,6 +314,9 @@ class Showdown(_Record):
     shown: Mapping[int, tuple[Card, ...]] = field(default_factory=dict)
     button_seen: int | None = None  # where the button really was (BUTTON-POS after the cutoff)
     take: HouseTake | None = None  # the house's take the proposal leaves out (HOUSE-RAKE)
+    runs: int = 1  # runouts agreed (RUN-TWICE)
+    run_from: Street | None = None  # the last street out when they were agreed
+    boards: tuple[tuple[Card, ...], ...] = ()  # the whole board of each runout finished
 
 
 _CHIPS, _DEAL, _CARDS, _BOARD, _IRREGULAR, _SHOWDOWN = (1 << i for i in range(6))

@@ -12,7 +12,9 @@ antes are posted by every seat; a single ante in the big blind's position is a b
 in the button's a button ante (ANTE-TABLE); straddles from under the gun on, or on the button,
 each twice the one before (STRADDLE). The house's rake is not in PHH (a reader's rake is its
 raking rule): give it as house rules (``--house rake.mode=pot``); ``_rake`` written by
-``tablectl journal export --phh`` becomes an expectation on ``pot.rake.taken``.
+``tablectl journal export --phh`` becomes an expectation on ``pot.rake.taken``. A hand run twice
+(RUN-TWICE) says so with ``_runouts = 2``: the first runout's streets, then the second's, and the
+players agree before the first street they do not share.
 """
 
 from __future__ import annotations
@@ -81,7 +83,11 @@ def phh_to_scenario(
     rules: dict[str, Any] = {"odd_chip.max_per_player": 0, **(house_rules or {})}
     blinds, straddles, bets = _blinds(list(doc["blinds_or_straddles"]), seats, rules)
     ante = _antes(list(doc.get("antes", [0] * count)), doc, seats, rules)
-    holes, boards, shows = _cards(doc["actions"], count)
+    runs = int(doc.get("_runouts", 1))
+    holes, boards, shows = _cards(doc["actions"], count, runs)
+    run_from = 2 * len(_STREETS) - len(boards) if runs == 2 else None
+    if run_from is not None:
+        rules.setdefault("run_twice.allowed", True)
     antes = list(doc.get("antes", [0] * count))
     if len(antes) == 2:
         antes.reverse()
@@ -97,7 +103,12 @@ def phh_to_scenario(
         words = line.split()
         if words[:2] == ["d", "db"]:
             betting.new_street()
-            steps.append({"auto": "board", "street": _STREETS[street]})
+            if street == run_from:
+                steps.append({"dealer": "run_it_twice"})
+            label = _STREETS[street] if street < len(_STREETS) else None
+            if label is None:  # the second runout: its streets after the common ones
+                label = _STREETS[street - len(_STREETS) + (run_from or 0)]
+            steps.append({"auto": "board", "street": label})
             street += 1
         elif words[0].startswith("p") and words[1] in ("f", "cc", "cbr"):
             position = int(words[0][1:]) - 1
@@ -165,7 +176,7 @@ def _antes(raw: list[int], doc: Mapping[str, Any], seats: list[int], rules: dict
 
 
 def _cards(
-    actions: Sequence[str], count: int
+    actions: Sequence[str], count: int, runs: int
 ) -> tuple[dict[int, str], list[str], list[tuple[int, bool]]]:
     """Each position's hole cards, each street's board cards, and the showdown in order."""
     holes: dict[int, str] = {}
@@ -188,8 +199,15 @@ def _cards(
             raise PhhImportError(f"action {number} {line!r}: not an action this table knows")
     if len(holes) != count:
         raise PhhImportError(f"hole cards for {len(holes)} of {count} players")
-    if len(boards) > len(_STREETS):
-        raise PhhImportError("more than one board (running it more than once) is not played here")
+    if runs not in (1, 2):
+        raise PhhImportError(f"_runouts = {runs}: this table runs a board once or twice")
+    if len(boards) > len(_STREETS) and runs == 1:
+        raise PhhImportError(
+            "more than one board: a history run twice says so with _runouts = 2 "
+            "(tablectl journal export --phh writes it)"
+        )
+    if runs == 2 and not len(_STREETS) < len(boards) <= 2 * len(_STREETS):
+        raise PhhImportError(f"_runouts = 2 with {len(boards)} boards dealt")
     return holes, boards, shows
 
 

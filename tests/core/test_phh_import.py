@@ -23,6 +23,7 @@ from simulators.scenario.expect import check
 from simulators.scenario.model import parse_scenario
 from simulators.scenario.phh_import import PhhImportError, phh_to_scenario
 from tests.core.test_differential import Straddler
+from tests.helpers import run_file
 
 PHH = Path(__file__).resolve().parents[1] / "phh"
 
@@ -70,10 +71,13 @@ def test_a_raked_history_plays_with_the_rake_given_as_house_rules() -> None:
     assert failures
 
 
-def test_two_runouts_are_refused_with_the_reason() -> None:
+def test_a_run_twice_history_plays_both_runouts() -> None:
     text = (PHH / "run-twice.phh").read_text(encoding="utf-8")
-    with pytest.raises(PhhImportError, match="more than one board"):
-        phh_to_scenario(text, name="twice")
+    house, failures = play(text)
+    assert failures == []
+    assert house["run_twice.allowed"] is True
+    with pytest.raises(PhhImportError, match="_runouts = 2"):
+        phh_to_scenario(text.replace("_runouts = 2", ""), name="twice")
 
 
 @pytest.mark.parametrize(
@@ -101,8 +105,10 @@ def test_the_verb_writes_a_scenario_and_names_a_bad_file(
     doc = tomllib.loads(out.read_text(encoding="utf-8"))
     assert doc["scenario"]["house_rules"]["rake.cap"] == 5
     assert doc["table"]["ante"] == 600
-    assert main(["scenario", "from-phh", str(PHH / "run-twice.phh")]) == 2
-    assert "more than one board" in capsys.readouterr().err
+    bad = tmp_path / "bad.phh"
+    bad.write_text('variant = "FL"\n', encoding="utf-8")
+    assert main(["scenario", "from-phh", str(bad)]) == 2
+    assert "this table plays NT" in capsys.readouterr().err
 
 
 house_money = st.sampled_from(
@@ -139,4 +145,18 @@ def test_exported_hands_come_back_through_from_phh(seed: int, house: dict[str, A
     )
     rake = {k: v for k, v in house.items() if k.startswith("rake.")}
     _, failures = play(text, house_rules=rake)
+    assert failures == []
+
+
+@pytest.mark.parametrize("name", ["rule-RUN-TWICE.toml", "run-twice-from-the-flop.toml"])
+def test_a_hand_run_twice_exports_both_runouts_and_comes_back(name: str) -> None:
+    run = run_file(name)
+    hand = run.state.last_hand
+    assert hand is not None
+    text = hand_to_phh(hand, table_id="T1", blinds=(1, 2), ante=1)
+    doc = tomllib.loads(text)
+    assert doc["_runouts"] == 2
+    boards = [a for a in doc["actions"] if a.startswith("d db")]
+    assert boards[:3] == ["d db 2s8h9c", "d db Kd", "d db 4c"]
+    _, failures = play(text)
     assert failures == []

@@ -373,3 +373,12 @@ def test_missed_blinds_posted_waited_and_new_players() -> None:
         "missed-blinds-new-player-posts.toml",
         "missed-blinds-new-player-waits.toml",
     )
+
+
+def test_run_twice_each_pot_split_between_the_runouts() -> None:
+    cited(
+        "RUN-TWICE",
+        "rule-RUN-TWICE.toml",
+        "run-twice-from-the-flop.toml",
+        "run-twice-not-allowed.toml",
+    )
