@@ -25,6 +25,8 @@ AUTOMATIONS = (
     Automation.CHIPS_PULLING,
     Automation.RUNOUT_COUNT_SELECTION,
 )
+#: A hand run twice: the players choose the runouts (RUN-TWICE).
+TWICE_AUTOMATIONS = tuple(a for a in AUTOMATIONS if a is not Automation.RUNOUT_COUNT_SELECTION)
 _BOARD_SLICES = {Street.FLOP: (0, 3), Street.TURN: (3, 4), Street.RIVER: (4, 5)}
 
 
@@ -68,7 +70,7 @@ def pokerkit_stacks(
             raw[order.index(seat)] = chips
         blinds_or_straddles = tuple(raw)
     state = NoLimitTexasHoldem.create_state(
-        AUTOMATIONS,
+        TWICE_AUTOMATIONS if hand.showdown.boards else AUTOMATIONS,
         trimming,
         antes,
         blinds_or_straddles,
@@ -84,9 +86,16 @@ def pokerkit_stacks(
     state.can_win_now = lambda player_index: True  # type: ignore[method-assign]
     for seat in hand.deal_order:
         state.deal_hole("".join(hand.deal.dealt[seat]), order.index(seat))
+    run_from = hand.showdown.run_from
     for street in Street:
         _formal_checks(state)
-        if street is not Street.PREFLOP and len(hand.cards.board) >= _BOARD_SLICES[street][1]:
+        if run_from is not None and street == run_from + 1:
+            _runouts(state, hand, run_from)
+        elif (
+            street is not Street.PREFLOP
+            and (run_from is None or street <= run_from)
+            and len(hand.cards.board) >= _BOARD_SLICES[street][1]
+        ):
             start, end = _BOARD_SLICES[street]
             state.burn_card(hand.cards.at(BURN)[street - 1])
             state.deal_board("".join(hand.cards.board[start:end]))
@@ -101,6 +110,20 @@ def pokerkit_stacks(
     if state.status:
         raise AssertionError(f"pokerkit did not finish the hand: {state.status}")
     return {seat: state.stacks[i] for i, seat in enumerate(order)}
+
+
+def _runouts(state: Any, hand: HandState, run_from: Street) -> None:
+    """RUN-TWICE: the players choose two runouts; pokerkit takes each runout's streets whole,
+    the first runout's then the second's, each street with its burn."""
+    while state.can_select_runout_count():
+        state.select_runout_count(runout_count=2)
+    burns = iter(hand.cards.at(BURN)[run_from:])
+    for board in (*hand.showdown.boards, hand.cards.board):
+        for street in Street:
+            if street > run_from:
+                start, end = _BOARD_SLICES[street]
+                state.burn_card(next(burns))
+                state.deal_board("".join(board[start:end]))
 
 
 def _formal_checks(state: object) -> None:

@@ -65,6 +65,7 @@ def _play(
     assert dealer.run.state.house == theirs_take, f"seed {seed}: take differs"
     counters["raked"] += dealer.run.state.house > 0
     counters["straddled"] += bool(hand.chips.straddles)
+    counters["run twice"] += bool(hand.showdown.boards)
     awarded = next(e for e in reversed(dealer.run.events) if e.type == "pot.awarded")
     pots = awarded.data["pots"]
     counters["hands"] += 1
@@ -151,6 +152,22 @@ def test_random_straddled_hands_match_pokerkit(house: dict[str, Any]) -> None:
     print(dict(counters))
     assert counters["straddled"] > counters["hands"] // 5
     assert counters["side pots"] > counters["hands"] // 20
+
+
+TWICE = (
+    {"run_twice.allowed": True},
+    {"run_twice.allowed": True, "straddle.mode": "utg", "rake.mode": "pot", "rake.percent": 5},
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("house", TWICE, ids=lambda h: ",".join(f"{k}={v}" for k, v in h.items()))
+def test_random_hands_run_twice_match_pokerkit(house: dict[str, Any]) -> None:
+    counters: Counter[str] = Counter()
+    for seed in range(HANDS // 4):
+        _play(seed, "rrop-cash", counters, house)
+    print(dict(counters))
+    assert counters["run twice"] > counters["hands"] // 20
 
 
 RAKES = (

@@ -85,9 +85,13 @@ class Checking(AutoDealer):
                 assert sum(p["amount"] for p in pots) + taken == hand.total_pot
                 for pot in pots:
                     assert sum(pot["winners"].values()) == pot["amount"]
-                    shares = sorted(pot["winners"].values())
-                    if after.profile.odd_chip_recipient == "first_tied_winner_clockwise":
-                        assert shares[-1] - shares[0] <= 1  # odd chips: at most one each
+                    # run twice: each runout's part is split on its own
+                    parts = pot.get("boards", [pot["winners"]])
+                    assert sum(sum(part.values()) for part in parts) == pot["amount"]
+                    for part in parts:
+                        shares = sorted(part.values())
+                        if after.profile.odd_chip_recipient == "first_tied_winner_clockwise":
+                            assert shares[-1] - shares[0] <= 1  # odd chips: at most one each
             if e.type in ("hand.misdeal", "hand.void"):
                 # every chip goes back: each seat has exactly what it had when the hand began
                 ended = before.hand
@@ -149,6 +153,15 @@ house_money = st.one_of(
             "rake.pots": st.sampled_from(["main", "all"]),
             "rake.jackpot_drop": st.sampled_from([0, 1, 2]),
             "rake.jackpot_threshold": st.sampled_from([0, 20]),
+        }
+    ),
+    st.fixed_dictionaries(
+        {
+            "ante.kind": st.sampled_from(["each", "big_blind", "button"]),
+            "run_twice.allowed": st.just(True),
+            "rake.mode": st.just("pot"),
+            "rake.percent": st.sampled_from([5, 10]),
+            "rake.cap": st.sampled_from([0, 3]),
         }
     ),
     st.fixed_dictionaries(
