@@ -381,4 +381,6 @@ def test_run_twice_each_pot_split_between_the_runouts() -> None:
         "rule-RUN-TWICE.toml",
         "run-twice-from-the-flop.toml",
         "run-twice-not-allowed.toml",
+        "run-twice-host-paced.toml",
+        "run-twice-burn-miss.toml",
     )
