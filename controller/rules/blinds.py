@@ -97,7 +97,8 @@ def settle(
         out = {s for s, c in table.stacks.items() if c and s not in dealt and s in table.played}
         for seat in sorted(out):
             missed_big = _between(last[1], big, seat)
-            missed_small = small is not None and _between(last[0], small, seat)
+            # no small blind (a dead button): it was the last big blind's, had it been dealt in
+            missed_small = seat == last[1] if small is None else _between(last[0], small, seat)
             if not (missed_big or missed_small):
                 continue
             before = owes.get(seat)

@@ -372,6 +372,7 @@ def test_missed_blinds_posted_waited_and_new_players() -> None:
         "missed-blinds-wait.toml",
         "missed-blinds-new-player-posts.toml",
         "missed-blinds-new-player-waits.toml",
+        "missed-blinds-dead-button.toml",
     )
 
 
