@@ -63,10 +63,8 @@ def who_plays(
                 "out until the big blind reaches it",
                 _CITE,
             )
-    if button not in playing and len(playing) >= 2:
-        button = clockwise_seats(playing, button)[-1] if button in waiting else button
-        if button in waiting:
-            button = clockwise_seats(playing, button)[0]
+    if button in waiting and button not in playing and len(playing) >= 2:
+        button = clockwise_seats(playing, button)[0]  # on to the next seat that plays
     return playing, button
 
 
