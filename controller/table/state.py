@@ -475,7 +475,8 @@ class HandState:
     @property
     def total_pot(self) -> int:
         """Every chip committed to the hand so far, dead money included."""
-        return sum(self.chips.committed.values()) + sum(self.chips.dead.values())
+        dead = self.chips.dead
+        return sum(self.chips.committed.values()) + (sum(dead.values()) if dead else 0)
 
 
 HandState.copy = slot_copier(HandState, HandState.__slots__, {"_owned": 0})  # type: ignore[method-assign]
