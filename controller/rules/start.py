@@ -100,6 +100,10 @@ def start_hand(ctx: Context, cmd: StartHand) -> None:
     if redeal is not None:
         rules.append(Rule.MD_REDEAL)
 
+    straddles = _straddles(table, cmd.straddles or (), order, small_seat, big_seat, button)
+    if straddles:
+        rules.append(Rule.STRADDLE)
+    # nothing is refused below: the debts, the time and the straddles are settled for this hand
     owed_posts: list[tuple[int, int, int]] = []
     sitting_out = sum(1 for c in table.stacks.values() if c) > len(order)
     if redeal is not None:
@@ -113,9 +117,6 @@ def start_hand(ctx: Context, cmd: StartHand) -> None:
         table.played = table.played | set(order)
     if table.profile.rake_mode is RakeMode.TIME:
         _collect_time(ctx, order, cmd.ts)
-    straddles = _straddles(table, cmd.straddles or (), order, small_seat, big_seat, button)
-    if straddles:
-        rules.append(Rule.STRADDLE)
     number = table.hands_started + 1
     stacks = {s: table.stacks[s] for s in order}
     hand = HandState(
