@@ -22,6 +22,7 @@ from controller.table.inputs import Post
 from controller.table.state import Owed, TableState
 
 _CITE = (Rule.MISSED_BLINDS,)
+_WORDS = {Owed.SMALL: "the small blind", Owed.BIG: "the big blind", Owed.BOTH: "both blinds"}
 
 
 def owed(table: TableState, seat: int) -> Owed | None:
@@ -59,8 +60,8 @@ def who_plays(
             playing = playing | {seat}  # back in the big blind
         elif listed:
             raise RejectedError(
-                f"seat {seat} owes the {owed(table, seat)} blind: post it (post) or leave it "
-                "out until the big blind reaches it",
+                f"seat {seat} owes {_WORDS[owed(table, seat) or Owed.BIG]}: post it (post) or "
+                "leave it out until the big blind reaches it",
                 _CITE,
             )
     if button in waiting and button not in playing and len(playing) >= 2:
