@@ -35,6 +35,8 @@ _DEALER_AND_FLOOR = (Role.DEALER, Role.FLOOR)
 COMMAND_ROLES: dict[str, tuple[Role, ...]] = {
     # the hand's flow
     "start_hand": _DEALER_AND_FLOOR,
+    "post": _DEALER_AND_FLOOR,
+    "run_it_twice": _DEALER_AND_FLOOR,
     "action": _DEALER_AND_FLOOR,
     "round_closed": _DEALER_AND_FLOOR,
     "correction": _DEALER_AND_FLOOR,

@@ -4,7 +4,10 @@ PHH lists players by position: the first left of the button first, the button la
 maps positions back to seat numbers. Amounts are "to", as our actions are. What PHH cannot say
 (burn cards, rule IDs, the table's hand id) goes in user-defined fields, which start with an
 underscore and which PHH readers ignore. Antes are ordinary contributions
-(``ante_trimming_status = true``), as the core treats them.
+(``ante_trimming_status = true``), as the core treats them. The house's take from the pots
+(HOUSE-RAKE, HOUSE-DROP-JACKPOT) is in ``_rake``, ``_rake_pots`` (main pot first) and
+``_jackpot_drop``; the finishing stacks are after it. A hand run twice (RUN-TWICE) writes the
+first runout's streets, then the second runout's, and ``_runouts = 2``.
 """
 
 from __future__ import annotations
@@ -37,10 +40,31 @@ class PhhHand:
     burns: tuple[str, ...]
     blinds: tuple[int, int]
     ante: int
+    #: The seat that posted the table's ante (ANTE-TABLE; None: every seat antes).
+    ante_seat: int | None = None
+    straddles: tuple[tuple[int, int], ...] = ()  # (seat, chips): STRADDLE
+    #: RUN-TWICE: the earlier runouts' boards (``board`` is the last one) and the street after
+    #: which they were run (None: from the preflop).
+    runouts: tuple[tuple[str, ...], ...] = ()
+    run_from: Street | None = None
+    rake: tuple[int, ...] | None = None  # HOUSE-RAKE per pot, main pot first (None: no take)
+    jackpot: int = 0  # HOUSE-DROP-JACKPOT
 
 
-def hand_to_phh(hand: HandState, *, table_id: str, blinds: tuple[int, int], ante: int) -> str:
-    """The PHH text of a completed ``hand``."""
+def hand_to_phh(
+    hand: HandState,
+    *,
+    table_id: str,
+    blinds: tuple[int, int],
+    ante: int,
+    ante_seat: int | None = None,
+) -> str:
+    """The PHH text of a completed ``hand``.
+
+    ``ante_seat``: the seat that posted the table's ante (ANTE-TABLE), written as PHH's dead
+    antes (``ante_trimming_status = false``, the ante in that seat's position only).
+    """
+    take = hand.showdown.take
     return render_phh(
         PhhHand(
             table_id=table_id,
@@ -58,6 +82,12 @@ def hand_to_phh(hand: HandState, *, table_id: str, blinds: tuple[int, int], ante
             burns=tuple(hand.cards.at(BURN)),
             blinds=blinds,
             ante=ante,
+            ante_seat=ante_seat,
+            straddles=tuple(hand.chips.straddles),
+            runouts=tuple(tuple(board) for board in hand.showdown.boards),
+            run_from=hand.showdown.run_from,
+            rake=None if take is None else tuple(take.rake),
+            jackpot=0 if take is None else take.jackpot,
         )
     )
 
@@ -77,12 +107,14 @@ def render_phh(hand: PhhHand) -> str:
         f"d dh {position[seat]} {''.join(hand.dealt.get(seat, ('??', '??')))}"
         for seat in hand.deal_order
     ]
+    # RUN-TWICE: the first runout's board with the betting, the later runouts' streets after it
+    boards = (*hand.runouts, hand.board)
     for street in Street:
         if street is not Street.PREFLOP:
             start, end = STREETS[street].start, STREETS[street].board_after
-            if len(hand.board) < end:
+            if len(boards[0]) < end:
                 break
-            actions.append(f"d db {''.join(hand.board[start:end])}")
+            actions.append(f"d db {''.join(boards[0][start:end])}")
         for action_street, seat, kind, to in hand.actions:
             if action_street is not street:
                 continue
@@ -93,6 +125,12 @@ def render_phh(hand: PhhHand) -> str:
                 actions.append(f"{who} cc")
             else:
                 actions.append(f"{who} cbr {to}")
+    for board in boards[1:]:
+        run_from = hand.run_from or Street.PREFLOP
+        for street in Street:
+            if street > run_from:
+                start, end = STREETS[street].start, STREETS[street].board_after
+                actions.append(f"d db {''.join(board[start:end])}")
     for seat, shown in hand.declarations:
         cards = "".join(hand.dealt.get(seat, ()))
         actions.append(f"{position[seat]} sm {cards}" if shown else f"{position[seat]} sm")
@@ -102,10 +140,16 @@ def render_phh(hand: PhhHand) -> str:
         blind_list = [blinds[0], blinds[1]]  # PHH readers reverse them heads-up
     else:
         blind_list[0], blind_list[1] = blinds
+    for seat, chips in hand.straddles:  # STRADDLE: in the straddler's position
+        blind_list[order.index(seat)] = chips
+    antes = [hand.ante] * len(order)
+    if hand.ante_seat is not None:
+        posting = order[::-1] if len(order) == 2 else order  # as the blinds, heads-up
+        antes = [hand.ante if seat == hand.ante_seat else 0 for seat in posting]
     fields: list[tuple[str, object]] = [
         ("variant", "NT"),
-        ("ante_trimming_status", True),
-        ("antes", [hand.ante] * len(order)),
+        ("ante_trimming_status", hand.ante_seat is None),
+        ("antes", antes),
         ("blinds_or_straddles", blind_list),
         ("min_bet", blinds[1]),
         ("starting_stacks", [hand.start_stacks[s] for s in order]),
@@ -119,6 +163,14 @@ def render_phh(hand: PhhHand) -> str:
         ("_button", hand.button),
         ("_burn_cards", list(hand.burns)),
     ]
+    if len(boards) > 1:  # the runouts: PHH readers of this version deal one board
+        fields.append(("_runouts", len(boards)))
+    if hand.rake is not None:
+        # the house's take: user-defined fields, since a PHH reader's ``rake`` is its raking
+        # rule (pokerkit's rake function), not an amount; finishing_stacks are after the rake
+        fields += [("_rake", sum(hand.rake)), ("_rake_pots", list(hand.rake))]
+        if hand.jackpot:
+            fields.append(("_jackpot_drop", hand.jackpot))
     return "".join(f"{key} = {_value(value)}\n" for key, value in fields)
 
 

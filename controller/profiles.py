@@ -14,7 +14,14 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from controller.paths import config_dir
 from controller.rules.ids import Rule
@@ -100,6 +107,44 @@ class GroupSizeError(StrEnum):
     HOLD = "hold"
 
 
+class AnteKind(StrEnum):
+    """ANTE-TABLE: who posts the table's ante."""
+
+    EACH = "each"  # every seat dealt in posts it
+    BIG_BLIND = "big_blind"  # the big blind posts it for the table, after its blind (TDA)
+    BUTTON = "button"  # the button posts it for the table
+
+
+class StraddleMode(StrEnum):
+    """STRADDLE: which straddles the table takes."""
+
+    UTG = "utg"  # under the gun, re-straddles from the seat after
+    MISSISSIPPI = "mississippi"  # under the gun or on the button
+    NONE = "none"
+
+
+class NewPlayer(StrEnum):
+    """MISSED-BLINDS: how a new player enters."""
+
+    POST = "post"  # posts a big blind to enter (or waits for the big blind)
+    WAIT = "wait"  # waits for the big blind
+
+
+class RakeMode(StrEnum):
+    """HOUSE-RAKE / HOUSE-TIME: how the house is paid."""
+
+    NONE = "none"  # no rake (a jackpot drop may still be taken)
+    POT = "pot"  # a percentage of the pot, dropped before the award
+    TIME = "time"  # time collected from each seat dealt in, once per period
+
+
+class RakePots(StrEnum):
+    """HOUSE-RAKE: which pots are raked."""
+
+    MAIN = "main"
+    ALL = "all"
+
+
 def _key(name: str, **kwargs: Any) -> Any:
     return Field(alias=name, **kwargs)
 
@@ -145,6 +190,51 @@ class RulesProfile(BaseModel):
         "headsup.first_card", default=HeadsUpFirstCard.NON_BUTTON
     )
     grp_size_error: GroupSizeError = _key("grp.size_error", default=GroupSizeError.RESHUFFLE)
+    ante_kind: AnteKind = _key("ante.kind", default=AnteKind.EACH)
+    straddle_mode: StraddleMode = _key("straddle.mode", default=StraddleMode.UTG)
+    straddle_max: int = _key(
+        "straddle.max",
+        default=1,
+        ge=1,
+        description="most straddles in one hand: 1 = no re-straddle",
+    )
+    blinds_new_player: NewPlayer = _key("blinds.new_player", default=NewPlayer.POST)
+    run_twice_allowed: bool = _key(
+        "run_twice.allowed",
+        default=False,
+        description="players all in may agree to run the rest of the board twice",
+    )
+    rake_mode: RakeMode = _key("rake.mode", default=RakeMode.NONE)
+    rake_percent: float = _key(
+        "rake.percent", default=0.0, ge=0, le=100, description="percent of each raked pot"
+    )
+    rake_cap: int = _key(
+        "rake.cap", default=0, ge=0, description="most rake from one hand; 0 means no cap"
+    )
+    rake_chip_unit: int = _key(
+        "rake.chip_unit", default=1, ge=1, description="the rake is rounded down to this chip"
+    )
+    rake_minimum_pot: int = _key(
+        "rake.minimum_pot", default=0, ge=0, description="no rake from a hand whose pot is less"
+    )
+    rake_no_flop_no_drop: bool = _key("rake.no_flop_no_drop", default=True)
+    rake_pots: RakePots = _key("rake.pots", default=RakePots.ALL)
+    rake_jackpot_drop: int = _key(
+        "rake.jackpot_drop",
+        default=0,
+        ge=0,
+        description="chips dropped for a jackpot or promotion from a pot that reaches the "
+        "threshold; 0 means none",
+    )
+    rake_jackpot_threshold: int = _key(
+        "rake.jackpot_threshold", default=0, ge=0, description="the pot the jackpot drop needs"
+    )
+    rake_time_amount: int = _key(
+        "rake.time_amount", default=0, ge=0, description="time: chips per seat per period"
+    )
+    rake_time_minutes: int = _key(
+        "rake.time_minutes", default=30, ge=1, description="time: the period, in minutes"
+    )
     dealer_may_confirm: tuple[str, ...] = _key(
         "dealer_may_confirm",
         default=(),
@@ -159,6 +249,19 @@ class RulesProfile(BaseModel):
         if unknown:
             raise ValueError(f"not rule IDs of the catalogue: {', '.join(unknown)}")
         return value
+
+    @model_validator(mode="after")
+    def _rake_is_complete(self) -> RulesProfile:
+        if self.rake_mode is RakeMode.POT and self.rake_percent <= 0:
+            raise ValueError("rake.mode = 'pot' needs rake.percent above 0")
+        if self.rake_mode is RakeMode.TIME and self.rake_time_amount <= 0:
+            raise ValueError("rake.mode = 'time' needs rake.time_amount above 0")
+        return self
+
+    @property
+    def drops_from_pots(self) -> bool:
+        """Whether the dealer drops anything from the pots before the award."""
+        return self.rake_mode is RakeMode.POT or self.rake_jackpot_drop > 0
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> RulesProfile:
         """A copy with some keys changed; unknown keys and bad values raise ProfileError."""

@@ -13,7 +13,7 @@ import random
 from dataclasses import dataclass
 
 from controller.game.betting import options
-from controller.table.inputs import Action, ActionKind, Muck, StartHand, TableHand
+from controller.table.inputs import Action, ActionKind, Muck, RunItTwice, StartHand, TableHand
 from controller.table.state import HandState, Phase
 from controller.table.streets import Street
 from simulators.scenario.core_runner import CoreRunner, run_at_once
@@ -56,12 +56,13 @@ class AutoDealing(StepPlayer):
         super().__init__(scenario)
         self.rng = rng
         self.style = style
+        self.asked = ""  # the hand whose players were asked to run it twice
 
     async def deal_hand(self) -> bool:
         """Play one complete hand; False when fewer than two seats have chips."""
         if sum(1 for c in self.run.state.stacks.values() if c > 0) < 2:
             return False
-        await self.feed(StartHand(self.tick()))
+        await self.feed(self.start_command())
         await self.shuffle("ok", None, None, self.rng.randrange(1 << 30))
         await self.deal_hole()
         for _ in range(1000):
@@ -71,6 +72,10 @@ class AutoDealing(StepPlayer):
             await self.next_move(hand)
         raise RuntimeError("the automatic dealer could not finish the hand")
 
+    def start_command(self) -> StartHand:
+        """The ``start_hand`` of the next hand (a dealer that straddles says so here)."""
+        return StartHand(self.tick())
+
     async def next_move(self, hand: HandState) -> None:
         """Do whatever the hand is waiting for."""
         if hand.irregular.holds:
@@ -78,6 +83,12 @@ class AutoDealing(StepPlayer):
         if hand.phase is Phase.BETTING:
             await self.random_action()
         elif hand.phase is Phase.BOARD:
+            all_in = sum(1 for s in hand.live if hand.chips.stacks[s] > 0) <= 1
+            if self.run.state.profile.run_twice_allowed and all_in and self.asked != hand.hand_id:
+                # the players decide once, when the betting ends (RUN-TWICE)
+                self.asked = hand.hand_id
+                if self.rng.random() < 0.5:
+                    await self.feed(RunItTwice(self.tick()))
             await self.deal_street(Street(hand.street + 1).label)
         elif hand.phase is Phase.SHOWDOWN:
             await self.resolve_showdown()

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import math
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from pokerkit import Automation, Mode, NoLimitTexasHoldem, Pot, State
+from pokerkit.utilities import rake
 
+from controller.profiles import AnteKind, RakeMode, RakePots, RulesProfile
+from controller.rules.start import table_ante_seat
 from controller.table.inputs import ActionKind
 from controller.table.state import BURN, HandState
 from controller.table.streets import Street
@@ -21,10 +25,17 @@ AUTOMATIONS = (
     Automation.CHIPS_PULLING,
     Automation.RUNOUT_COUNT_SELECTION,
 )
+#: A hand run twice: the players choose the runouts (RUN-TWICE).
+TWICE_AUTOMATIONS = tuple(a for a in AUTOMATIONS if a is not Automation.RUNOUT_COUNT_SELECTION)
 _BOARD_SLICES = {Street.FLOP: (0, 3), Street.TURN: (3, 4), Street.RIVER: (4, 5)}
 
 
-def pokerkit_stacks(hand: HandState, blinds: tuple[int, int], ante: int) -> dict[int, int]:
+def pokerkit_stacks(
+    hand: HandState,
+    blinds: tuple[int, int],
+    ante: int,
+    profile: RulesProfile | None = None,
+) -> dict[int, int]:
     """Replay ``hand`` (completed by our core, every live hand tabled) in pokerkit.
 
     pokerkit's positions are ours: position 0 is the first seat left of the button, the last
@@ -39,24 +50,52 @@ def pokerkit_stacks(hand: HandState, blinds: tuple[int, int], ante: int) -> dict
       (``can_win_now`` answers yes), so pokerkit splits each pot on its own too.
     * pokerkit gives a pot's whole remainder to the first tied winner left of the button; the
       comparison runs with the house rule ``odd_chip.max_per_player = 0``, which means the same.
+
+    With a ``profile`` that rakes, pokerkit rakes each pot (:func:`pokerkit_rake`) and
+    :class:`RakedState` takes the hand's cap, the main-pot-only rule, the minimum pot and the
+    jackpot drop on top of it.
     """
     order = hand.order
+    raking = profile is not None and profile.drops_from_pots
+    trimming, antes = True, (ante,) * len(order)
+    if profile is not None and profile.ante_kind is not AnteKind.EACH:
+        # one seat posts the table's ante: pokerkit's dead antes (no trimming: the main pot)
+        poster = table_ante_seat(hand, profile.ante_kind)
+        posting = order[::-1] if len(order) == 2 else order  # heads-up pokerkit reverses them
+        trimming, antes = False, tuple(ante if s == poster else 0 for s in posting)
+    blinds_or_straddles: tuple[int, ...] = blinds
+    if hand.chips.straddles:  # STRADDLE: each straddle in its seat's position
+        raw = [*blinds, *[0] * (len(order) - 2)]
+        for seat, chips in hand.chips.straddles:
+            raw[order.index(seat)] = chips
+        blinds_or_straddles = tuple(raw)
     state = NoLimitTexasHoldem.create_state(
-        AUTOMATIONS,
-        True,
-        ante,
-        blinds,
+        TWICE_AUTOMATIONS if hand.showdown.boards else AUTOMATIONS,
+        trimming,
+        antes,
+        blinds_or_straddles,
         blinds[1],
         tuple(hand.start_stacks[s] for s in order),
         len(order),
         mode=Mode.CASH_GAME,
+        rake=pokerkit_rake(profile) if raking and profile is not None else rake,
     )
+    if raking:
+        state.__class__ = RakedState
+        state.profile = profile  # type: ignore[attr-defined]
     state.can_win_now = lambda player_index: True  # type: ignore[method-assign]
     for seat in hand.deal_order:
         state.deal_hole("".join(hand.deal.dealt[seat]), order.index(seat))
+    run_from = hand.showdown.run_from
     for street in Street:
         _formal_checks(state)
-        if street is not Street.PREFLOP and len(hand.cards.board) >= _BOARD_SLICES[street][1]:
+        if run_from is not None and street == run_from + 1:
+            _runouts(state, hand, run_from)
+        elif (
+            street is not Street.PREFLOP
+            and (run_from is None or street <= run_from)
+            and len(hand.cards.board) >= _BOARD_SLICES[street][1]
+        ):
             start, end = _BOARD_SLICES[street]
             state.burn_card(hand.cards.at(BURN)[street - 1])
             state.deal_board("".join(hand.cards.board[start:end]))
@@ -71,6 +110,20 @@ def pokerkit_stacks(hand: HandState, blinds: tuple[int, int], ante: int) -> dict
     if state.status:
         raise AssertionError(f"pokerkit did not finish the hand: {state.status}")
     return {seat: state.stacks[i] for i, seat in enumerate(order)}
+
+
+def _runouts(state: Any, hand: HandState, run_from: Street) -> None:
+    """RUN-TWICE: the players choose two runouts; pokerkit takes each runout's streets whole,
+    the first runout's then the second's, each street with its burn."""
+    while state.can_select_runout_count():
+        state.select_runout_count(runout_count=2)
+    burns = iter(hand.cards.at(BURN)[run_from:])
+    for board in (*hand.showdown.boards, hand.cards.board):
+        for street in Street:
+            if street > run_from:
+                start, end = _BOARD_SLICES[street]
+                state.burn_card(next(burns))
+                state.deal_board("".join(board[start:end]))
 
 
 def _formal_checks(state: object) -> None:
@@ -164,6 +217,55 @@ def _chores(state: object) -> None:
             return
 
 
+def pokerkit_rake(profile: RulesProfile) -> Callable[[int, State], tuple[int, int]]:
+    """pokerkit's raking (percentage, no flop no drop) with the share rounded down to the chip
+    unit: pokerkit rounds an integer pot's rake to the nearest chip, so it rakes the pot as a
+    float and the oracle rounds down (to nine places first: 0.29 × 100 is 28.999…)."""
+    unit = profile.rake_chip_unit
+    percentage = profile.rake_percent / 100 if profile.rake_mode is RakeMode.POT else 0
+
+    def raking(amount: int, state: State) -> tuple[int, int]:
+        raked, _ = rake(
+            float(amount),  # type: ignore[arg-type]
+            state,
+            percentage=percentage,
+            no_flop_no_drop=profile.rake_no_flop_no_drop,
+        )
+        chips = math.floor(round(raked, 9) / unit) * unit
+        return chips, amount - chips
+
+    return raking
+
+
+class RakedState(State):
+    """pokerkit's pots, each raked by pokerkit, with the house rules pokerkit does not have: the
+    cap is the hand's (pots raked main pot first until it is reached), ``rake.pots = "main"``,
+    ``rake.minimum_pot`` over the whole pot, and the jackpot drop from the main pot."""
+
+    profile: RulesProfile
+
+    @property
+    def pots(self) -> Iterator[Pot]:
+        profile = self.profile
+        pots = list(super().pots)
+        total = sum(p.amount for p in pots)
+        room = profile.rake_cap or total
+        flop = any(self.board_cards)
+        for i, pot in enumerate(pots):
+            raked = pot.raked_amount
+            if (i and profile.rake_pots is RakePots.MAIN) or total < profile.rake_minimum_pot:
+                raked = 0
+            raked = min(raked, room)
+            room -= raked
+            if (
+                i == 0
+                and total >= profile.rake_jackpot_threshold
+                and (flop or not profile.rake_no_flop_no_drop)
+            ):
+                raked += min(profile.rake_jackpot_drop, pot.amount - raked)
+            yield Pot(raked, pot.amount - raked, pot.player_indices)
+
+
 class SeparatePotsState(State):
     """pokerkit's state with the pots POT-SEP makes: the betting's pots, each split on its own.
 
@@ -184,6 +286,13 @@ class SeparatePotsState(State):
             return
         contributions = [-self.payoffs[i] - self.bets[i] for i in self.player_indices]
         pending = [-self.payoffs[i] for i in self.player_indices]
+        dead = 0
+        if not self.ante_trimming_status:  # dead antes: in the main pot, no seat's level
+            for i in self.player_indices:
+                ante = self.get_effective_ante(i)
+                dead += ante
+                contributions[i] -= ante
+                pending[i] -= ante
         folded: set[int] = getattr(self, "folded", set())
         claimants = [i for i in self.player_indices if i not in folded]
         pots: list[tuple[int, tuple[int, ...]]] = []
@@ -199,6 +308,10 @@ class SeparatePotsState(State):
         leftover = sum(c - previous for c in contributions if c > previous)
         if leftover and pots:
             pots[-1] = (pots[-1][0] + leftover, pots[-1][1])
+        if dead:
+            pots = (
+                [(pots[0][0] + dead, pots[0][1]), *pots[1:]] if pots else [(dead, tuple(claimants))]
+            )
         for amount, eligible in pots:
             raked, unraked = self.rake(amount, self)
             yield Pot(raked, unraked, tuple(i for i in eligible if self.statuses[i]))

@@ -24,11 +24,14 @@ class Pot(NamedTuple):
 
 
 class PotSplit(NamedTuple):
-    """How one pot is paid: winners' shares and the odd chips within them."""
+    """How one pot is paid: winners' shares and the odd chips within them, after the house's
+    take from it (``house``, dropped before the award)."""
 
     pot: Pot
     winners: Mapping[int, int]
     odd_chips: Mapping[int, int]
+    house: int = 0
+    boards: tuple[Mapping[int, int], ...] = ()  # RUN-TWICE: each runout's winners and shares
 
 
 def uncalled(committed: Mapping[int, int]) -> tuple[int, int] | None:
@@ -40,11 +43,12 @@ def uncalled(committed: Mapping[int, int]) -> tuple[int, int] | None:
     return (top_seat, top - second) if top > second else None
 
 
-def build_pots(committed: Mapping[int, int], live: Sequence[int]) -> list[Pot]:
+def build_pots(committed: Mapping[int, int], live: Sequence[int], dead: int = 0) -> list[Pot]:
     """Main and side pots from each seat's chips in the hand; ``live`` seats can win.
 
-    Folded seats' chips are dead money in the pots their amounts reach. Pots with the same
-    eligible seats are merged. The result is main pot first.
+    Folded seats' chips are dead money in the pots their amounts reach; ``dead`` (an ante posted
+    for the table) is in the main pot. Pots with the same eligible seats are merged. The result
+    is main pot first.
     """
     amounts = [c for c in committed.values() if c > 0]
     levels = sorted({committed[s] for s in live if committed.get(s, 0) > 0})
@@ -65,6 +69,11 @@ def build_pots(committed: Mapping[int, int], live: Sequence[int]) -> list[Pot]:
     if leftover and pots:
         # chips above every live seat's level belong to folded seats: dead money in the top pot
         pots[-1] = Pot(pots[-1].amount + leftover, pots[-1].eligible)
+    if dead:
+        if pots:
+            pots[0] = Pot(pots[0].amount + dead, pots[0].eligible)
+        else:  # nobody live put a chip in: the dead money is the whole pot
+            pots.append(Pot(dead, tuple(live)))
     return pots
 
 
@@ -74,13 +83,15 @@ def split_pot(
     clockwise: Sequence[int],
     live: Sequence[int],
     profile: RulesProfile,
+    house: int = 0,
 ) -> PotSplit:
-    """Divide ``pot`` among ``winners`` (tied best hands); odd chips per the profile.
+    """Divide ``pot``, less the house's take, among ``winners`` (tied best hands); odd chips per
+    the profile.
 
     ``clockwise`` is every dealt-in seat starting left of the button; ``live`` the seats still
     holding a live hand (for the literal reading of § 1553).
     """
-    share, remainder = divmod(pot.amount, len(winners))
+    share, remainder = divmod(pot.amount - house, len(winners))
     paid = dict.fromkeys(winners, share)
     odd: dict[int, int] = {}
     if remainder:
@@ -92,7 +103,33 @@ def split_pot(
         for seat in _cycle(candidates, remainder, cap):
             odd[seat] = odd.get(seat, 0) + 1
             paid[seat] = paid.get(seat, 0) + 1
-    return PotSplit(pot, paid, odd)
+    return PotSplit(pot, paid, odd, house)
+
+
+def split_runouts(
+    pot: Pot,
+    winners: Sequence[Sequence[int]],
+    clockwise: Sequence[int],
+    live: Sequence[int],
+    profile: RulesProfile,
+    house: int = 0,
+) -> PotSplit:
+    """RUN-TWICE: ``pot`` less the house's take, in equal parts for the runouts (the odd chips
+    of that division to the first, as PHH readers give them), each part split among the winners
+    on its board (``winners``, one list per runout) with its own odd chips per the profile."""
+    part, remainder = divmod(pot.amount - house, len(winners))
+    paid: dict[int, int] = {}
+    odd: dict[int, int] = {}
+    boards = []
+    for run, on_board in enumerate(winners):
+        chips = part + (remainder if run == 0 else 0)
+        split = split_pot(Pot(chips, pot.eligible), on_board, clockwise, live, profile)
+        boards.append(split.winners)
+        for seat, won in split.winners.items():
+            paid[seat] = paid.get(seat, 0) + won
+        for seat, extra in split.odd_chips.items():
+            odd[seat] = odd.get(seat, 0) + extra
+    return PotSplit(pot, paid, odd, house, tuple(boards))
 
 
 def _cycle(candidates: Sequence[int], chips: int, cap: int) -> list[int]:
@@ -119,12 +156,16 @@ def odd_chip_rule(profile: RulesProfile) -> Rule:
 
 
 def resolve(
-    committed: Mapping[int, int],
+    pots: Sequence[Pot],
     live: Sequence[int],
     clockwise: Sequence[int],
     winners_of: Callable[[Pot], Sequence[int]],
     profile: RulesProfile,
+    house: Sequence[int] = (),
 ) -> list[PotSplit]:
-    """Every pot split, last side pot first and main pot last (POT-SEP)."""
-    pots = build_pots(committed, live)
-    return [split_pot(p, winners_of(p), clockwise, live, profile) for p in reversed(pots)]
+    """Every pot of ``build_pots`` split, last side pot first and main pot last (POT-SEP);
+    ``house`` is the house's take from each pot, main pot first (none when empty)."""
+    return [
+        split_pot(pot, winners_of(pot), clockwise, live, profile, house[i] if house else 0)
+        for i, pot in reversed(tuple(enumerate(pots)))
+    ]

@@ -33,7 +33,10 @@ def betting_action(ctx: Context, cmd: Action) -> None:
     if seat not in hand.order:
         raise RejectedError(f"seat {seat} is not in hand {hand.hand_id}")
     if cmd.action is ActionKind.POST:
-        raise RejectedError("blinds and antes are posted automatically when the hand starts")
+        raise RejectedError(
+            "blinds, antes and straddles post when the hand starts; a seat that owes blinds "
+            "posts them between hands with the post command"
+        )
     if hand.phase is Phase.DEALING:
         raise RejectedError("the hole groups are not all dealt yet")
     rnd = hand.chips.round

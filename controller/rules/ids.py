@@ -92,6 +92,10 @@ class Rule(StrEnum):
     RR_BB_ROT = "RR-BB-ROT"
     RR_BB_2 = "RR-BB-2"
     HU = "HU"
+    ANTE_TABLE = "ANTE-TABLE"
+    STRADDLE = "STRADDLE"
+    MISSED_BLINDS = "MISSED-BLINDS"
+    RUN_TWICE = "RUN-TWICE"
     # K. Shuffler malfunction, power, doors, logging
     GLI29_RNG = "GLI29-RNG"
     GLI29_PROG = "GLI29-PROG"
@@ -102,6 +106,10 @@ class Rule(StrEnum):
     CTRL_POWER = "CTRL-POWER"
     GLI_LOG = "GLI-LOG"
     SHF_INFO = "SHF-INFO"
+    # L. House money (house rules of the profile)
+    HOUSE_RAKE = "HOUSE-RAKE"
+    HOUSE_DROP_JACKPOT = "HOUSE-DROP-JACKPOT"
+    HOUSE_TIME = "HOUSE-TIME"
 
 
 def rule_test_fragment(rule: Rule) -> str:

@@ -45,7 +45,10 @@ def cutoff_rule(profile: RulesProfile) -> Rule:
 
 
 def _return_chips(ctx: Context, hand: HandState) -> dict[int, int]:
-    returned = {s: c for s, c in hand.chips.committed.items() if c}
+    dead = hand.chips.dead
+    returned = {
+        s: c + dead.get(s, 0) for s, c in hand.chips.committed.items() if c + dead.get(s, 0)
+    }
     ctx.table.stacks = {**ctx.table.stacks, **hand.start_stacks}
     return returned
 
@@ -59,7 +62,7 @@ def declare_misdeal(ctx: Context, hand: HandState, rule: Rule, reason: str) -> N
         (rule, Rule.MD_REDEAL),
         severity=Severity.WARN,
     )
-    table.redeal = Redeal(hand.hand_id, hand.button, hand.order)
+    table.redeal = Redeal(hand.hand_id, hand.button, hand.order, hand.chips.owed_posts)
     table.button = hand.button
     table.deck = DeckStatus()
     flow.end_hand(table, hand, completed=False)
@@ -74,7 +77,7 @@ def void_hand(ctx: Context, hand: HandState, rule: Rule, reason: str) -> None:
         (rule,),
         severity=Severity.CRITICAL,
     )
-    table.redeal = Redeal(hand.hand_id, hand.button, hand.order)
+    table.redeal = Redeal(hand.hand_id, hand.button, hand.order, hand.chips.owed_posts)
     table.button = hand.button
     table.deck = DeckStatus()
     flow.end_hand(table, hand, completed=False)

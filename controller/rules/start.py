@@ -5,13 +5,16 @@ blind the next. RR-BB-ROT: the button moves one seat clockwise each hand and rec
 card. HU: heads-up the button posts the small blind. MD-REDEAL: after a misdeal the next deal has
 the same button and the same players. DE-1544a-APPR: no hand starts while the shuffler is refused.
 BUTTON-POS (RRoP Misdeals 2(g), Irregularities 1): a button found in the wrong place.
+HOUSE-TIME (house rules, ``rake.mode = "time"``): the first hand of each period collects time.
 """
 
 from __future__ import annotations
 
-from controller.game import betting
-from controller.profiles import ButtonMode
-from controller.rules import devices
+from datetime import datetime, timedelta
+
+from controller.game import betting, rake
+from controller.profiles import AnteKind, ButtonMode, RakeMode, StraddleMode
+from controller.rules import blinds, devices
 from controller.rules.ids import Rule
 from controller.rules.misdeal import cutoff_note, cutoff_passed, declare_misdeal
 from controller.table import flow
@@ -19,6 +22,7 @@ from controller.table.context import Context, RejectedError
 from controller.table.event_types import (
     BettingAction,
     HandStarted,
+    HouseTimeCollected,
     IrregularityDetected,
     seat_map,
 )
@@ -56,6 +60,14 @@ def start_hand(ctx: Context, cmd: StartHand) -> None:
             set(cmd.seats) if cmd.seats is not None else {s for s, c in table.stacks.items() if c}
         )
         button = cmd.button if cmd.button is not None else table.button
+        if blinds.anyone_owes(table, seats):  # MISSED-BLINDS: who owes waits or has posted
+            seats, button = blinds.who_plays(
+                table,
+                seats,
+                button,
+                listed=cmd.seats is not None,
+                big_blind_of=lambda some, at: _big_blind_of(table, some, at, cmd),
+            )
     for seat in seats:
         if seat not in table.stacks:
             raise RejectedError(f"seat {seat} has no player")
@@ -88,6 +100,23 @@ def start_hand(ctx: Context, cmd: StartHand) -> None:
     if redeal is not None:
         rules.append(Rule.MD_REDEAL)
 
+    straddles = _straddles(table, cmd.straddles or (), order, small_seat, big_seat, button)
+    if straddles:
+        rules.append(Rule.STRADDLE)
+    # nothing is refused below: the debts, the time and the straddles are settled for this hand
+    owed_posts: list[tuple[int, int, int]] = []
+    sitting_out = sum(1 for c in table.stacks.values() if c) > len(order)
+    if redeal is not None:
+        owed_posts = list(redeal.owed_posts)  # the misdeal gave them back: posted again
+    elif sitting_out or blinds.anyone_owes(table, order):
+        # MISSED-BLINDS: blinds that passed a seat sitting out, and what returning seats post
+        owed_posts = blinds.settle(ctx, order, small_seat, big_seat)
+        if owed_posts:
+            rules.append(Rule.MISSED_BLINDS)
+    elif not table.played.issuperset(order):
+        table.played = table.played | set(order)
+    if table.profile.rake_mode is RakeMode.TIME:
+        _collect_time(ctx, order, cmd.ts)
     number = table.hands_started + 1
     stacks = {s: table.stacks[s] for s in order}
     hand = HandState(
@@ -98,7 +127,9 @@ def start_hand(ctx: Context, cmd: StartHand) -> None:
         deal_order=deal_order,
         small_blind_seat=small_seat,
         big_blind_seat=big_seat,
-        chips=Chips(stacks, dict.fromkeys(order, 0)),
+        chips=Chips(
+            stacks, dict.fromkeys(order, 0), straddles=straddles, owed_posts=tuple(owed_posts)
+        ),
     )
     table.hands_started = number
     table.button = button
@@ -115,9 +146,88 @@ def start_hand(ctx: Context, cmd: StartHand) -> None:
         table.ante,
         seat_map(stacks),
         redeal.of if redeal is not None else None,
+        seat_map(dict(straddles)) if straddles else None,
     )
     ctx.emit(started, tuple(rules))
     _post_forced_bets(ctx, hand)
+
+
+def _big_blind_of(table: TableState, seats: set[int], button: int, cmd: StartHand) -> int:
+    """The big blind of a hand dealt to ``seats`` (as start_hand places it)."""
+    dead = _dead_button(table.profile.button_mode, table.last_blinds, seats, cmd, False)
+    if dead is not None:
+        return dead[2]
+    order = clockwise_seats(seats | {button}, button)
+    order = tuple(s for s in order if s in seats)
+    return order[0] if len(order) == 2 else order[1]
+
+
+def _straddles(
+    table: TableState,
+    seats: tuple[int, ...],
+    order: tuple[int, ...],
+    small: int | None,
+    big: int,
+    button: int,
+) -> tuple[tuple[int, int], ...]:
+    """STRADDLE: each straddle's (seat, chips), or RejectedError naming what is wrong.
+
+    The first straddle is under the gun (the seat after the big blind) or, Mississippi, on the
+    button; each re-straddle is the seat after the last straddler, never a blind; each is twice
+    the blind or straddle before it, and its seat must cover it.
+    """
+    if not seats:
+        return ()
+    profile = table.profile
+    cite = (Rule.STRADDLE,)
+    if profile.straddle_mode is StraddleMode.NONE:
+        raise RejectedError("this table takes no straddles (straddle.mode)", cite)
+    if len(seats) > profile.straddle_max:
+        raise RejectedError(
+            f"at most {profile.straddle_max} straddle(s) a hand (straddle.max)", cite
+        )
+    if len(order) < 3:
+        raise RejectedError("a heads-up hand has no straddle", cite)
+    utg = betting.clockwise_from(order, big)[0]
+    first = {utg}
+    if profile.straddle_mode is StraddleMode.MISSISSIPPI and button in order:
+        first.add(button)
+    amount, previous = table.blinds[1], None
+    posted: list[tuple[int, int]] = []
+    for seat in seats:
+        if previous is None and seat not in first:
+            where = " or the button" if len(first) > 1 else ""
+            raise RejectedError(f"the first straddle is under the gun (seat {utg}){where}", cite)
+        if previous is not None and seat != betting.clockwise_from(order, previous)[0]:
+            raise RejectedError(f"seat {seat} is not next after straddler {previous}", cite)
+        if seat in (small, big) or seat in dict(posted):
+            raise RejectedError(f"seat {seat} cannot straddle: it has posted already", cite)
+        amount *= 2
+        if table.stacks[seat] < amount:
+            raise RejectedError(f"seat {seat} cannot cover a straddle of {amount}", cite)
+        posted.append((seat, amount))
+        previous = seat
+    return tuple(posted)
+
+
+def _collect_time(ctx: Context, seats: tuple[int, ...], now: datetime) -> None:
+    """HOUSE-TIME: the first hand of each period pays the period's time, seat by seat."""
+    table = ctx.table
+    if table.time_paid_until is not None and now < table.time_paid_until:
+        return
+    profile = table.profile
+    charges = rake.time_charges(table.stacks, seats, profile.rake_time_amount)
+    table.stacks = {s: c - charges.get(s, 0) for s, c in table.stacks.items()}
+    table.house += sum(charges.values())
+    table.time_paid_until = now + timedelta(minutes=profile.rake_time_minutes)
+    unpaid = tuple(s for s in seats if not charges[s])
+    collected = HouseTimeCollected(
+        seat_map({s: c for s, c in charges.items() if c}),
+        sum(charges.values()),
+        table.time_paid_until.isoformat(),
+        unpaid or None,
+    )
+    ctx.emit(collected, (Rule.HOUSE_TIME,))
 
 
 def _dead_button(
@@ -150,34 +260,70 @@ def _previous_big(table: TableState) -> int:
 
 def _post_forced_bets(ctx: Context, hand: HandState) -> None:
     small, big = ctx.table.blinds
+    ante, kind = ctx.table.ante, ctx.table.profile.ante_kind
     stacks = dict(hand.chips.stacks)
     committed = dict(hand.chips.committed)
     posts: dict[int, int] = {}
     bets: dict[int, int] = {}
+    dead: dict[int, int] = {}
 
-    def post(seat: int, amount: int, blind: str) -> int:
+    def post(seat: int, amount: int, blind: str, rule: Rule = Rule.DE_1537_5_7) -> int:
+        for_table = rule is Rule.ANTE_TABLE or blind == "dead_small"
         paid = min(amount, stacks[seat])
         stacks[seat] -= paid
-        committed[seat] += paid
+        if for_table:  # the table's ante: dead money in the main pot, not the seat's bet
+            dead[seat] = dead.get(seat, 0) + paid
+        else:
+            committed[seat] += paid
         posts[seat] = posts.get(seat, 0) + paid
         posted = BettingAction(
             seat, ActionKind.POST, stacks[seat], stacks[seat] == 0, blind=blind, amount=paid
         )
-        ctx.emit(posted, (Rule.DE_1537_5_7,))
+        ctx.emit(posted, (rule,))
         return paid
 
-    if ctx.table.ante:
+    if ante and kind is AnteKind.EACH:
         for seat in hand.order:
-            post(seat, ctx.table.ante, "ante")
+            post(seat, ante, "ante")
     if hand.small_blind_seat is not None:
         bets[hand.small_blind_seat] = post(hand.small_blind_seat, small, "small")
     if hand.big_blind_seat is not None:
         bets[hand.big_blind_seat] = post(hand.big_blind_seat, big, "big")
+    for (
+        seat,
+        live,
+        dead_small,
+    ) in hand.chips.owed_posts:  # MISSED-BLINDS: what a returning seat owes
+        if live:
+            bets[seat] = post(seat, live, "big", Rule.MISSED_BLINDS)
+        if dead_small:
+            post(seat, dead_small, "dead_small", Rule.MISSED_BLINDS)
+    for seat, amount in hand.chips.straddles:  # live bets: the last straddler acts last
+        bets[seat] = post(seat, amount, "straddle", Rule.STRADDLE)
+    if ante and kind is not AnteKind.EACH:
+        # ANTE-TABLE: one seat posts it for the table, after the blinds (a short big blind's chips
+        # go to its blind first, TDA)
+        post(table_ante_seat(hand, kind), ante, "ante", Rule.ANTE_TABLE)
     hand.chips.stacks, hand.chips.committed, hand.edit_chips().posts = stacks, committed, posts
-    first = betting.clockwise_from(hand.order, hand.big_blind_seat or hand.button)
+    if dead:
+        hand.edit_chips().dead = dead
+    straddles = hand.chips.straddles
+    last = straddles[-1][0] if straddles else hand.big_blind_seat or hand.button
+    first = betting.clockwise_from(hand.order, last)
+    # a straddle is the round's opening bet: the minimum raise is a straddle more
+    opening = straddles[-1][1] if straddles else big
     hand.edit_chips().round = betting.open_round(
-        Street.PREFLOP, first, stacks, hand.chips.folded, big, bets
+        Street.PREFLOP, first, stacks, hand.chips.folded, opening, bets
     )
+
+
+def table_ante_seat(hand: HandState, kind: AnteKind) -> int:
+    """Who posts the table's ante: the big blind, or the button (with a dead button, on an empty
+    seat, the big blind)."""
+    if kind is AnteKind.BUTTON and hand.button in hand.order:
+        return hand.button
+    assert hand.big_blind_seat is not None
+    return hand.big_blind_seat
 
 
 def button_report(ctx: Context, cmd: ButtonReport) -> None:

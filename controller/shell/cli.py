@@ -60,6 +60,17 @@ def add_parsers(subparsers: Any) -> None:
                 "--rulings", action="store_true", help="who made each ruling, one line each"
             )
             sub.add_argument("--hand", default=None, help="only this hand id")
+            sub.add_argument(
+                "--drop",
+                action="store_true",
+                help="the house's take (rake, jackpot drops, time) per period",
+            )
+            sub.add_argument(
+                "--period",
+                choices=("day", "hour", "month"),
+                default="day",
+                help="with --drop: the period totals are kept by (UTC)",
+            )
         if name == "salvage":
             sub.add_argument("--out", type=Path, required=True, help="the new journal (a new file)")
         sub.set_defaults(handler=handler)
@@ -284,8 +295,9 @@ def journal_verify(args: argparse.Namespace) -> int:
 
 
 def journal_export(args: argparse.Namespace) -> int:
-    """``tablectl journal export [--phh] [--hand ID]``."""
+    """``tablectl journal export [--phh | --rulings | --drop [--period P]] [--hand ID]``."""
     from controller.shell.export import (  # noqa: PLC0415
+        export_drop,
         export_events,
         export_phh,
         export_rulings,
@@ -299,7 +311,10 @@ def journal_export(args: argparse.Namespace) -> int:
         print(f"tablectl journal export: {exc}", file=sys.stderr)
         return 2
     try:
-        if args.phh:
+        if args.drop:
+            for line in export_drop(journal, args.period):
+                print(line)
+        elif args.phh:
             texts = export_phh(journal, args.hand)
             if args.hand and not texts:
                 print(f"no completed hand {args.hand} in the journal", file=sys.stderr)

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC
 
 from controller.envelope import CHAIN_STAMPED, chain_stamp, envelope
 from controller.phh import hand_to_phh
+from controller.profiles import AnteKind
+from controller.rules.start import table_ante_seat
 from controller.shell.journal import Journal
 from controller.shell.table import journal_table
 from controller.table.codec import event_from_json, input_from_json
@@ -46,10 +49,57 @@ def export_phh(journal: Journal, hand_id: str | None = None) -> list[str]:
             continue
         if hand_id is not None and done.hand_id != hand_id:
             continue
+        kind = state.profile.ante_kind
         texts.append(
-            hand_to_phh(done, table_id=journal.table_id, blinds=state.blinds, ante=state.ante)
+            hand_to_phh(
+                done,
+                table_id=journal.table_id,
+                blinds=state.blinds,
+                ante=state.ante,
+                ante_seat=table_ante_seat(done, kind) if kind is not AnteKind.EACH else None,
+            )
         )
     return texts
+
+
+#: ``tablectl journal export --drop --period``: how a moment becomes its period's name (UTC).
+PERIODS = {
+    "day": "%Y-%m-%d",
+    "hour": "%Y-%m-%dT%H:00Z",
+    "month": "%Y-%m",
+}
+
+
+def export_drop(journal: Journal, period: str = "day") -> Iterator[str]:
+    """The house's take per table and period (HOUSE-RAKE, HOUSE-DROP-JACKPOT, HOUSE-TIME): the
+    rake, the jackpot drops and the time collected, and the hands that paid rake; a header line,
+    then one line per period with any take, oldest first, and the table's total last."""
+    fmt = PERIODS[period]
+    totals: dict[str, list[int]] = {}
+    for row in journal.events():
+        event = event_from_json(row.body)
+        if event.type == "pot.rake.taken":
+            line = totals.setdefault(event.ts.astimezone(UTC).strftime(fmt), [0, 0, 0, 0])
+            line[0] += event.data["rake"]
+            line[1] += event.data["jackpot"]
+            line[3] += event.data["rake"] > 0
+        elif event.type == "house.time.collected":
+            line = totals.setdefault(event.ts.astimezone(UTC).strftime(fmt), [0, 0, 0, 0])
+            line[2] += event.data["total"]
+    yield (
+        f"{'table':<10} {period:<16} {'rake':>8} {'jackpot':>8} {'time':>8} {'total':>8} "
+        f"{'raked':>6}"
+    )
+    whole = [0, 0, 0, 0]
+    for name, (rake, jackpot, time, hands) in sorted(totals.items()):
+        whole = [whole[0] + rake, whole[1] + jackpot, whole[2] + time, whole[3] + hands]
+        yield _drop_line(journal.table_id, name, rake, jackpot, time, hands)
+    yield _drop_line(journal.table_id, "total", *whole)
+
+
+def _drop_line(table: str, period: str, rake: int, jackpot: int, time: int, hands: int) -> str:
+    total = rake + jackpot + time
+    return f"{table:<10} {period:<16} {rake:>8} {jackpot:>8} {time:>8} {total:>8} {hands:>6}"
 
 
 #: The events that record a ruling or a decision someone made at the table.

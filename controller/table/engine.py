@@ -20,6 +20,7 @@ from typing import Any
 
 from controller.rules import (
     actions,
+    blinds,
     board,
     burns,
     deal_checks,
@@ -29,6 +30,7 @@ from controller.rules import (
     holds,
     integrity,
     misdeal,
+    runouts,
     showdown,
     start,
 )
@@ -61,10 +63,12 @@ from controller.table.inputs import (
     Muck,
     OffTable,
     PlaysBoard,
+    Post,
     RaiseHold,
     Reject,
     RequestToSee,
     RoundClosed,
+    RunItTwice,
     ShuffleCompleted,
     StartHand,
     StubDisorder,
@@ -80,6 +84,8 @@ Handler = Callable[[Context, Any], None]
 
 _HANDLERS: dict[type, Handler] = {
     StartHand: start.start_hand,
+    Post: blinds.post,
+    RunItTwice: runouts.run_it_twice,
     ButtonReport: start.button_report,
     Action: actions.betting_action,
     Correction: actions.correction,

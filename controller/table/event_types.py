@@ -44,6 +44,30 @@ class HandStarted(EventData):
     ante: int
     stacks: SeatMap
     redeal_of: str | None = None  # the misdealt hand this one deals again
+    straddles: SeatMap | None = None  # STRADDLE: each straddler's straddle
+
+
+@dataclass(frozen=True, slots=True)
+class SeatBlindsMissed(EventData):
+    """``seat.blinds.missed``: a blind passed the seat while it sat out; ``owes``: ``small``,
+    ``big`` or ``both`` (MISSED-BLINDS)."""
+
+    TYPE = "seat.blinds.missed"
+    seat: Seat
+    owes: str
+
+
+@dataclass(frozen=True, slots=True)
+class SeatPosting(EventData):
+    """``seat.posting``: the seat posts what it owes in the next hand: ``live`` chips as its big
+    blind, ``dead`` chips to the main pot; ``new`` for a new player (MISSED-BLINDS)."""
+
+    TYPE = "seat.posting"
+    seat: Seat
+    owes: str
+    live: int
+    dead: int
+    new: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +77,7 @@ class HandCompleted(EventData):
     TYPE = "hand.completed"
     stacks: SeatMap
     next_button: Seat | None
+    rake: int | None = None  # the house's take from the pots (HOUSE-RAKE, HOUSE-DROP-JACKPOT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -433,6 +458,8 @@ class PotShare(EventData):
     eligible: tuple[Seat, ...]
     winners: SeatMap
     odd_chips: SeatMap
+    rake: int | None = None  # dropped from this pot before the split: the pot was amount + rake
+    boards: tuple[SeatMap, ...] | None = None  # RUN-TWICE: the winners on each runout
 
 
 @dataclass(frozen=True, slots=True)
@@ -443,6 +470,7 @@ class PotAwardProposed(EventData):
     pots: tuple[PotShare, ...]
     payouts: SeatMap
     kill: tuple[Seat, ...]
+    rake: int | None = None  # what the dealer drops before the push
 
 
 @dataclass(frozen=True, slots=True)
@@ -452,6 +480,55 @@ class PotAwarded(EventData):
     TYPE = "pot.awarded"
     pots: tuple[PotShare, ...]
     payouts: SeatMap
+    rake: int | None = None  # dropped before the push (``pot.rake.taken``)
+
+
+@dataclass(frozen=True, slots=True)
+class HandRunoutsAgreed(EventData):
+    """``hand.runouts.agreed`` (RUN-TWICE): every player is all in and the rest of the board
+    (after ``street``, whose ``board`` is out) is run ``runs`` times."""
+
+    TYPE = "hand.runouts.agreed"
+    runs: int
+    street: str
+    board: tuple[Card, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BoardRunoutStarted(EventData):
+    """``board.runout.started`` (RUN-TWICE): runout ``run`` begins from the common cards;
+    ``previous`` is the whole board of the runout before it."""
+
+    TYPE = "board.runout.started"
+    run: int
+    board: tuple[Card, ...]
+    previous: tuple[Card, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PotRakeTaken(EventData):
+    """``pot.rake.taken``: the dealer drops the house's take before the push (HOUSE-RAKE,
+    HOUSE-DROP-JACKPOT). ``pots``: the rake from each pot, main pot first; ``waived``: why
+    nothing was taken."""
+
+    TYPE = "pot.rake.taken"
+    rake: int
+    jackpot: int
+    pots: tuple[int, ...]
+    total: int
+    waived: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HouseTimeCollected(EventData):
+    """``house.time.collected`` (HOUSE-TIME): each seat's time for the period that starts now,
+    until ``paid_until``; ``unpaid``: seats too short to pay it and keep a chip."""
+
+    TYPE = "house.time.collected"
+    seats: SeatMap
+    total: int
+    paid_until: str
+    unpaid: tuple[Seat, ...] | None = None
 
 
 # --------------------------------------------------------------------------- irregularities
@@ -615,6 +692,9 @@ EVENT_TYPES: dict[str, type[EventData]] = {
     for cls in (
         HandStarted,
         HandCompleted,
+        HouseTimeCollected,
+        SeatBlindsMissed,
+        SeatPosting,
         HandMisdeal,
         HandVoid,
         HandHold,
@@ -646,6 +726,9 @@ EVENT_TYPES: dict[str, type[EventData]] = {
         ShowdownPlaysBoard,
         PotAwardProposed,
         PotAwarded,
+        PotRakeTaken,
+        HandRunoutsAgreed,
+        BoardRunoutStarted,
         IrregularityDetected,
         IntegrityAlarm,
         JournalAccepted,

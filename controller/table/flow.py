@@ -14,16 +14,19 @@ from collections.abc import Sequence
 from enum import StrEnum
 
 from controller.cards import Card
-from controller.game import betting
+from controller.game import betting, rake
 from controller.game import pots as pot_rules
 from controller.game.hands import evaluate, showdown_order
+from controller.profiles import RakeMode, RulesProfile
 from controller.rules.ids import Rule
 from controller.table.context import Context
 from controller.table.event_types import (
     BettingRoundClosed,
+    BoardRunoutStarted,
     HandCompleted,
     PotAwarded,
     PotAwardProposed,
+    PotRakeTaken,
     PotShare,
     ShowdownHandTabled,
     ShowdownOrder,
@@ -31,9 +34,17 @@ from controller.table.event_types import (
     seat_map,
 )
 from controller.table.events import Severity
-from controller.table.state import SET_ASIDE, DeckStatus, HandState, Phase, TableState
-from controller.table.streets import Street
-from controller.table.tray import BOARD_PURPOSES, take_all, unread
+from controller.table.state import (
+    RUNOUT,
+    SET_ASIDE,
+    BoardRulings,
+    DeckStatus,
+    HandState,
+    Phase,
+    TableState,
+)
+from controller.table.streets import STREETS, Street
+from controller.table.tray import BOARD_PURPOSES, place_all, take_all, unread
 
 
 class Move(StrEnum):
@@ -46,6 +57,7 @@ class Move(StrEnum):
     LAST_ROUND_CLOSED = "the river's round closed with two hands or more"
     POT_DECIDED = "the award is proposed"
     SHOWDOWN_REOPENED = "a hand made live again at the award (RR-SD-5, a claim upheld)"
+    NEXT_RUNOUT = "a runout's board is out and another was agreed (RUN-TWICE)"
 
 
 _LIVE = (Phase.DEALING, Phase.BETTING, Phase.BOARD, Phase.SHOWDOWN)
@@ -59,6 +71,7 @@ TRANSITIONS: dict[Move, dict[Phase, Phase]] = {
     Move.LAST_ROUND_CLOSED: {Phase.BETTING: Phase.SHOWDOWN, Phase.BOARD: Phase.SHOWDOWN},
     Move.POT_DECIDED: dict.fromkeys(_LIVE, Phase.AWARD),
     Move.SHOWDOWN_REOPENED: {Phase.AWARD: Phase.SHOWDOWN, Phase.SHOWDOWN: Phase.SHOWDOWN},
+    Move.NEXT_RUNOUT: {Phase.BETTING: Phase.BOARD, Phase.BOARD: Phase.BOARD},
 }
 
 
@@ -128,11 +141,32 @@ def close_round(ctx: Context, hand: HandState, *, by_dealer: bool = False) -> No
             reshuffle_stub(ctx, hand, rule)  # only a hand with a street to come needs the stub
     if hand.live_count == 1:
         propose_award(ctx, hand)
+    elif hand.street is Street.RIVER and len(hand.showdown.boards) + 1 < hand.showdown.runs:
+        next_runout(ctx, hand)
     elif hand.street is Street.RIVER:
         enter_showdown(ctx, hand)
     else:
         move(hand, Move.ROUND_CLOSED)
         _faceup_if_all_in(ctx, hand)
+
+
+def next_runout(ctx: Context, hand: HandState) -> None:
+    """RUN-TWICE: this runout's board is out; the next runs from the cards they had in common.
+
+    The runout's cards stay on the table (``RUNOUT``), its burns with the burns; the burn and
+    board rulings start again for the new runout, whose streets are dealt, each with its burn.
+    """
+    board = hand.cards.board
+    run_from = hand.showdown.run_from
+    assert run_from is not None
+    common = STREETS[run_from].board_after
+    place_all(hand, board[common:], RUNOUT)
+    hand.edit_showdown().boards = (*hand.showdown.boards, board)
+    hand.street = run_from
+    hand.board_rulings = BoardRulings()
+    move(hand, Move.NEXT_RUNOUT)
+    started = BoardRunoutStarted(len(hand.showdown.boards) + 1, board[:common], board)
+    ctx.emit(started, (Rule.RUN_TWICE,))
 
 
 def _faceup_if_all_in(ctx: Context, hand: HandState) -> None:
@@ -281,8 +315,30 @@ def propose_award(ctx: Context, hand: HandState) -> None:
         best = max(hand.showdown.tabled[s].strength for s in live)
         return [s for s in live if hand.showdown.tabled[s].strength == best]
 
-    splits = pot_rules.resolve(hand.chips.committed, claimants, hand.order, winners_of, profile)
+    pots = pot_rules.build_pots(hand.chips.committed, claimants, sum(hand.chips.dead.values()))
+    take = None
+    house: list[int] = []
+    if profile.drops_from_pots:  # HOUSE-RAKE, HOUSE-DROP-JACKPOT: dropped before the split
+        take = rake.take([p.amount for p in pots], hand.street is not Street.PREFLOP, profile)
+        house = [take.from_pot(i) for i in range(len(pots))]
+    if hand.showdown.boards:  # RUN-TWICE: each pot in parts, one for each runout's winners
+        boards = (*hand.showdown.boards, hand.cards.board)
+        splits = [
+            pot_rules.split_runouts(
+                pot,
+                [_winners_on(hand, pot, board, gave_up) for board in boards],
+                hand.order,
+                claimants,
+                profile,
+                house[i] if house else 0,
+            )
+            for i, pot in reversed(tuple(enumerate(pots)))
+        ]
+        contested = any(len(_contenders(hand, p, gave_up)) > 1 for p in pots)
+    else:
+        splits = pot_rules.resolve(pots, claimants, hand.order, winners_of, profile, house)
     hand.edit_showdown().proposal = tuple(splits)
+    hand.edit_showdown().take = take
     move(hand, Move.POT_DECIDED)
     rules = [Rule.DE_1552]
     if contested:
@@ -291,9 +347,42 @@ def propose_award(ctx: Context, hand: HandState) -> None:
         rules.append(Rule.POT_SEP)
     if any(split.odd_chips for split in splits):
         rules.append(pot_rules.odd_chip_rule(profile))
-    pots, payouts = award_data(splits)
-    proposed = PotAwardProposed(pots, payouts, tuple(losers(hand)))
+    if hand.showdown.boards:
+        rules.append(Rule.RUN_TWICE)
+    if take is not None:
+        rules += house_rules(take, profile)
+    shares, payouts = award_data(splits)
+    proposed = PotAwardProposed(
+        shares, payouts, tuple(losers(hand)), take.total if take is not None else None
+    )
     ctx.emit(proposed, tuple(rules), needs_confirm=True)
+
+
+def _contenders(hand: HandState, pot: pot_rules.Pot, gave_up: Sequence[int]) -> list[int]:
+    """The hands still able to win ``pot`` (its last claimant when all gave up)."""
+    live = [s for s in pot.eligible if s not in hand.showdown.mucked and s not in hand.chips.folded]
+    return live or [next(s for s in reversed(gave_up) if s in pot.eligible)]
+
+
+def _winners_on(
+    hand: HandState, pot: pot_rules.Pot, board: Sequence[Card], gave_up: Sequence[int]
+) -> list[int]:
+    """RUN-TWICE: the best hands for ``pot`` on one runout's ``board`` (cards speak)."""
+    live = _contenders(hand, pot, gave_up)
+    if len(live) == 1:
+        return live
+    strength = {s: evaluate(hand.deal.dealt.get(s, ()), board).strength for s in live}
+    best = max(strength.values())
+    return [s for s in live if strength[s] == best]
+
+
+def house_rules(take: rake.HouseTake, profile: RulesProfile) -> list[Rule]:
+    """The rules a take cites: what it took, or (nothing taken) what the profile would take."""
+    if take.total:
+        return [Rule.HOUSE_RAKE] * bool(sum(take.rake)) + [Rule.HOUSE_DROP_JACKPOT] * bool(
+            take.jackpot
+        )
+    return [Rule.HOUSE_RAKE] if profile.rake_mode is RakeMode.POT else [Rule.HOUSE_DROP_JACKPOT]
 
 
 def losers(hand: HandState) -> list[int]:
@@ -312,10 +401,12 @@ def award_data(
             payouts[seat] = payouts.get(seat, 0) + chips
     pots = tuple(
         PotShare(
-            split.pot.amount,
+            split.pot.amount - split.house,
             tuple(split.pot.eligible),
             seat_map(split.winners),
             seat_map(split.odd_chips),
+            split.house or None,
+            tuple(seat_map(b) for b in split.boards) if split.boards else None,
         )
         for split in splits
     )
@@ -331,7 +422,12 @@ def push_award(ctx: Context, hand: HandState) -> None:
         for seat, chips in split.winners.items():
             stacks[seat] += chips
     hand.edit_chips().stacks = stacks
-    ctx.emit(PotAwarded(pots, payouts), (Rule.DE_1552,))
+    take = hand.showdown.take
+    if take is not None:  # the dealer drops the house's take before the push
+        ctx.table.house += take.total
+        taken = PotRakeTaken(sum(take.rake), take.jackpot, take.rake, take.total, take.waived)
+        ctx.emit(taken, tuple(house_rules(take, ctx.table.profile)))
+    ctx.emit(PotAwarded(pots, payouts, take.total if take is not None else None), (Rule.DE_1552,))
     complete_hand(ctx, hand)
 
 
@@ -344,8 +440,11 @@ def complete_hand(ctx: Context, hand: HandState) -> None:
     movable = with_chips | {button}
     next_button = clockwise_seats(movable, button)[0]
     table.button = next_button
+    take = hand.showdown.take
     ctx.emit(
-        HandCompleted(seat_map(table.stacks), next_button),
+        HandCompleted(
+            seat_map(table.stacks), next_button, take.total if take is not None else None
+        ),
         (Rule.RR_BB_ROT,),
     )
     if table.deck.shuffle_id is not None and table.deck.shuffle_id == hand.deal.shuffle_id:

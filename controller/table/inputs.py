@@ -267,10 +267,28 @@ class DealerInput:
 
 @dataclass(frozen=True, slots=True)
 class StartHand(DealerInput):
-    """Begin a hand; by default the button moves one live seat clockwise."""
+    """Begin a hand; by default the button moves one live seat clockwise.
+
+    ``straddles``: the seats that straddle, in order (STRADDLE): the first under the gun (or,
+    Mississippi, on the button), each next one re-straddling from the seat after the last; each
+    posts twice the blind or straddle before it.
+    """
 
     button: int | None = None
     seats: tuple[int, ...] | None = None
+    straddles: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Post(DealerInput):
+    """Between hands: the seat posts the blinds it owes to play the next hand (MISSED-BLINDS)."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class RunItTwice(DealerInput):
+    """Every player is all in and they agree to run the rest of the board twice (RUN-TWICE)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -433,6 +451,8 @@ class RaiseHold(DealerInput):
 #: Command verbs as they appear on MQTT request topics and in scenario files.
 COMMANDS: dict[str, type[DealerInput]] = {
     "start_hand": StartHand,
+    "post": Post,
+    "run_it_twice": RunItTwice,
     "action": Action,
     "round_closed": RoundClosed,
     "exposed": Exposed,

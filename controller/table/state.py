@@ -26,6 +26,7 @@ from controller.decks import DeckManifest
 from controller.game.betting import Round
 from controller.game.hands import HandValue
 from controller.game.pots import PotSplit
+from controller.game.rake import HouseTake
 from controller.profiles import RulesProfile
 from controller.rules.ids import Rule
 from controller.table.inputs import ActionKind, Purpose
@@ -59,6 +60,7 @@ class Redeal:
     of: str
     button: int
     seats: tuple[int, ...]
+    owed_posts: tuple[tuple[int, int, int], ...] = ()  # MISSED-BLINDS posts, made again
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +142,7 @@ class Pile(StrEnum):
     HELD = "held"  # a board card read while a burn or board ruling is pending
     BURN = "burn"
     MUCK = "muck"
+    RUNOUT = "runout"  # the cards of an earlier runout, still on the board (RUN-TWICE)
 
 
 class Place(NamedTuple):
@@ -200,6 +203,11 @@ class Chips(_Record):
     stacks: Mapping[int, int]
     committed: Mapping[int, int]
     posts: Mapping[int, int] = field(default_factory=dict)  # blinds and antes actually posted
+    # dead money: chips in the pot that are no seat's bet (an ante posted for the table); they go
+    # to the main pot and set no seat's level
+    dead: Mapping[int, int] = field(default_factory=dict)
+    straddles: tuple[tuple[int, int], ...] = ()  # (seat, chips) of each straddle, in order
+    owed_posts: tuple[tuple[int, int, int], ...] = ()  # (seat, live, dead): MISSED-BLINDS
     folded: frozenset[int] = frozenset()
     round: Round | None = None
     last_round: Round | None = None
@@ -265,6 +273,7 @@ SET_ASIDE = Place(Pile.SET_ASIDE)
 HELD = Place(Pile.HELD)
 BURN = Place(Pile.BURN)
 MUCK = Place(Pile.MUCK)
+RUNOUT = Place(Pile.RUNOUT)
 
 
 @dataclass(slots=True)
@@ -304,6 +313,10 @@ class Showdown(_Record):
     faceup: bool = False  # hands are shown before the runout (ALLIN-FACEUP)
     shown: Mapping[int, tuple[Card, ...]] = field(default_factory=dict)
     button_seen: int | None = None  # where the button really was (BUTTON-POS after the cutoff)
+    take: HouseTake | None = None  # the house's take the proposal leaves out (HOUSE-RAKE)
+    runs: int = 1  # runouts agreed (RUN-TWICE)
+    run_from: Street | None = None  # the last street out when they were agreed
+    boards: tuple[tuple[Card, ...], ...] = ()  # the whole board of each runout finished
 
 
 _CHIPS, _DEAL, _CARDS, _BOARD, _IRREGULAR, _SHOWDOWN = (1 << i for i in range(6))
@@ -461,12 +474,21 @@ class HandState:
 
     @property
     def total_pot(self) -> int:
-        """Every chip committed to the hand so far."""
-        return sum(self.chips.committed.values())
+        """Every chip committed to the hand so far, dead money included."""
+        dead = self.chips.dead
+        return sum(self.chips.committed.values()) + (sum(dead.values()) if dead else 0)
 
 
 HandState.copy = slot_copier(HandState, HandState.__slots__, {"_owned": 0})  # type: ignore[method-assign]
 _HAND_FIELDS = tuple(name for name in HandState.__slots__ if name != "_owned")
+
+
+class Owed(StrEnum):
+    """MISSED-BLINDS: what a seat owes before it plays again."""
+
+    SMALL = "small"  # the small blind, posted dead
+    BIG = "big"  # the big blind, posted live (a new player too)
+    BOTH = "both"  # the small blind dead and the big blind live
 
 
 @dataclass(slots=True)
@@ -489,6 +511,11 @@ class TableState:
     redeal: Redeal | None = None
     devices: Mapping[str, DeviceState] = field(default_factory=dict)
     other_decks: Mapping[str, tuple[str, Card]] = field(default_factory=dict)
+    house: int = 0  # every chip the house has taken: rake, jackpot drops, time (HOUSE-*)
+    time_paid_until: datetime | None = None  # HOUSE-TIME: the period paid for ends then
+    owes: Mapping[int, Owed] = field(default_factory=dict)  # MISSED-BLINDS: seats' debts
+    posting: frozenset[int] = frozenset()  # seats that posted what they owe for the next hand
+    played: frozenset[int] = frozenset()  # seats dealt in at least once (the others are new)
 
     def copy(self) -> TableState:
         """A shallow copy to change."""

@@ -33,6 +33,7 @@ _ZONE_OF = {
     Pile.HELD: Zone(ZoneKind.BOARD),
     Pile.BURN: Zone(ZoneKind.BURN),
     Pile.MUCK: Zone(ZoneKind.MUCK),
+    Pile.RUNOUT: Zone(ZoneKind.BOARD),
 }
 _SEATS = {seat: Place(Pile.SEAT, seat) for seat in range(1, 11)}
 _new_tuple = tuple.__new__

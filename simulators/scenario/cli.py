@@ -47,6 +47,55 @@ def add_parsers(subparsers: Any) -> None:
     run.add_argument("--json", action="store_true", help="print every event envelope as JSON")
     run.add_argument("--quiet", "-q", action="store_true", help="print only the verdicts")
     run.set_defaults(handler=run_command)
+    from_phh = verbs.add_parser(
+        "from-phh",
+        help="turn a PHH hand history into a scenario file",
+        description="Print a scenario that deals the hand history's cards, makes its actions "
+        "and expects the table to end where the history says (finishing_stacks).",
+    )
+    from_phh.add_argument("file", type=Path, metavar="FILE")
+    from_phh.add_argument("--profile", default="rrop-cash", help="the rules profile")
+    from_phh.add_argument(
+        "--house",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a house rule, e.g. rake.mode=pot (repeatable; VALUE is TOML)",
+    )
+    from_phh.add_argument("--out", type=Path, default=None, help="write here, not to stdout")
+    from_phh.set_defaults(handler=from_phh_command)
+
+
+def from_phh_command(args: argparse.Namespace) -> int:
+    """``tablectl scenario from-phh FILE [--profile P] [--house KEY=VALUE]… [--out FILE]``."""
+    import tomllib  # noqa: PLC0415
+
+    from simulators.scenario.phh_import import PhhImportError, phh_to_scenario  # noqa: PLC0415
+
+    house: dict[str, Any] = {}
+    for item in args.house:
+        key, sep, value = item.partition("=")
+        try:
+            house[key] = tomllib.loads(f"v = {value}")["v"] if sep else None
+        except tomllib.TOMLDecodeError:
+            house[key] = value  # a bare word: a string
+        if not sep:
+            print(f"tablectl scenario from-phh: --house {item}: KEY=VALUE", file=sys.stderr)
+            return 2
+    try:
+        text = args.file.read_text(encoding="utf-8")
+        scenario = phh_to_scenario(
+            text, name=args.file.stem, profile=args.profile, house_rules=house
+        )
+    except (OSError, UnicodeDecodeError, PhhImportError, KeyError, ValueError) as exc:
+        what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
+        print(f"tablectl scenario from-phh: {args.file}: {what}", file=sys.stderr)
+        return 2
+    if args.out is None:
+        sys.stdout.write(scenario)
+    else:
+        args.out.write_text(scenario, encoding="utf-8")
+    return 0
 
 
 def envelopes(scenario: Scenario, events: list[TableEvent]) -> list[dict[str, Any]]:

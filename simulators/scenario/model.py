@@ -103,6 +103,7 @@ class Step(_Strict):
     # dealer command fields
     button: int | None = None
     seats: list[int] | None = None
+    straddles: list[int] | None = None
     seat: int | None = None
     action: str | None = None
     amount: int | None = None

@@ -8,7 +8,8 @@ and ``data``, and leaves out (``docs/scenarios.md`` explains each):
 * the envelope's ``ts``, ``seq``, ``epoch``, ``event_id`` and ``historical``: where and when it
   was published;
 * in ``data``: ``shuffle_id`` and ``commitment`` (a real shuffler numbers its decks from its own
-  counter and salts each commitment at random), and on ``device.status`` the device's own words
+  counter and salts each commitment at random), ``paid_until`` (the end of a period of time
+  collection, from the input's clock), and on ``device.status`` the device's own words
   and counters, ``detail``, ``fault_id``, ``boot_id`` and ``kind``;
 * ``device.status`` events that cite no rule and report a connection (``health``) or come from a
   reader: the supervisors' start-up and reconnection chatter, and the real reader's zone
@@ -21,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 #: Data keys left out of every event.
-VOLATILE = frozenset({"shuffle_id", "commitment", "deck_out_of_service"})
+VOLATILE = frozenset({"shuffle_id", "commitment", "deck_out_of_service", "paid_until"})
 #: Data keys left out of device.status events.
 DEVICE_WORDS = frozenset({"detail", "fault_id", "boot_id", "kind"})
 SHUFFLER = "shuffler"

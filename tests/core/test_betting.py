@@ -98,7 +98,7 @@ def test_acting_out_of_turn_is_rejected_and_changes_nothing() -> None:
         (act_step(3, "raise"), "needs an amount"),
         (act_step(3, "call", 7), "calls to 2, not 7"),
         (act_step(9, "call"), "seat 9 is not in hand"),
-        (act_step(3, "post", 2), "posted automatically"),
+        (act_step(3, "post", 2), "post when the hand starts"),
         ('[[step]]\ndealer = "table"\nseat = 1\n', "not at showdown"),
         ('[[step]]\ndealer = "start_hand"\n', "still in progress"),
         ('[[step]]\ndealer = "round_closed"\n[[step]]\ndealer = "round_closed"\n', "no betting"),

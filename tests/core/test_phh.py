@@ -16,7 +16,7 @@ from controller.table.inputs import Concede, Muck, PlaysBoard, TableHand
 from controller.table.state import Phase
 from simulators.autoplay import AutoDealer, Style, random_table
 from tests.helpers import run_file
-from tests.oracle import SeparatePotsState
+from tests.oracle import RakedState, SeparatePotsState, pokerkit_rake
 
 
 class _SeparatePots(HandHistory):
@@ -144,3 +144,51 @@ def test_a_loser_who_mucks_first_is_written_mucked_and_stays_out_of_the_pot() ->
     shows = [a for a in actions if " sm" in a]
     assert shows == ["p1 sm", "p2 sm 4c5c", "p3 sm 9h9s"]
     assert replay(text) == [hand.chips.stacks[s] for s in hand.order]
+
+
+class _Raked(HandHistory):
+    """pokerkit raking as the table's profile does (tests/oracle.py), every pot on its own."""
+
+    profile: Any = None
+
+    def create_state(self) -> Any:
+        state: Any = super().create_state()
+        state.can_win_now = lambda player_index: True
+        state.__class__ = RakedState
+        state.profile = self.profile
+        return state
+
+
+def test_a_raked_hand_exports_its_take_and_replays_raked_in_pokerkit() -> None:
+    run = run_file("rule-HOUSE-DROP-JACKPOT.toml")
+    hand = run.state.last_hand
+    assert hand is not None
+    text = hand_to_phh(hand, table_id="T1", blinds=(1, 2), ante=0)
+    doc = tomllib.loads(text)
+    assert (doc["_rake"], doc["_rake_pots"], doc["_jackpot_drop"]) == (2, [2], 1)
+    assert sum(doc["starting_stacks"]) - sum(doc["finishing_stacks"]) == 3
+    _Raked.profile = run.state.profile
+    history = _Raked.loads(text, rake=pokerkit_rake(run.state.profile))
+    *_, state = history
+    assert list(state.stacks) == doc["finishing_stacks"]
+
+
+def test_a_big_blind_ante_exports_as_a_dead_ante_and_replays_in_pokerkit() -> None:
+    run = run_file("rule-ANTE-TABLE.toml")
+    hand = run.state.last_hand
+    assert hand is not None
+    text = hand_to_phh(hand, table_id="T1", blinds=(1, 2), ante=2, ante_seat=2)
+    doc = tomllib.loads(text)
+    assert doc["ante_trimming_status"] is False
+    assert doc["antes"] == [0, 2, 0, 0, 0, 0]
+    assert replay(text) == doc["finishing_stacks"] == [105, 102, 93, 100, 100, 100]
+
+
+def test_a_straddle_exports_in_blinds_or_straddles_and_replays_in_pokerkit() -> None:
+    run = run_file("straddle-re-straddle.toml")
+    hand = run.state.last_hand
+    assert hand is not None
+    text = hand_to_phh(hand, table_id="T1", blinds=(1, 2), ante=0)
+    doc = tomllib.loads(text)
+    assert doc["blinds_or_straddles"] == [1, 2, 4, 8, 0, 0]
+    assert replay(text) == doc["finishing_stacks"]

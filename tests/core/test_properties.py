@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -43,7 +44,7 @@ def chips(state: TableState) -> int:
     outside = sum(c for s, c in state.stacks.items() if hand is None or s not in hand.order)
     if hand is None:
         return outside
-    return outside + sum(hand.chips.stacks.values()) + sum(hand.chips.committed.values())
+    return outside + sum(hand.chips.stacks.values()) + hand.total_pot
 
 
 class Checking(AutoDealer):
@@ -71,20 +72,26 @@ class Checking(AutoDealer):
         if after.hand is not None:
             assert len(placed) + after.hand.deal.tray + after.hand.deal.stub == 52
             assert after.hand.deal.tray >= 0
-        # chip conservation: nothing created or lost, at any step
-        assert chips(after) == self.total_chips
+        # chip conservation: nothing created or lost, at any step; the house's take counts
+        assert chips(after) + after.house == self.total_chips
         for e in events:
             if e.type in ("pot.award.proposed", "pot.awarded"):
                 hand = after.hand or after.last_hand
                 assert hand is not None
                 pots = e.data["pots"]
                 assert sum(e.data["payouts"].values()) == sum(p["amount"] for p in pots)
-                assert sum(p["amount"] for p in pots) == sum(hand.chips.committed.values())
+                taken = sum(p.get("rake", 0) for p in pots)
+                assert taken == e.data.get("rake", 0)
+                assert sum(p["amount"] for p in pots) + taken == hand.total_pot
                 for pot in pots:
                     assert sum(pot["winners"].values()) == pot["amount"]
-                    shares = sorted(pot["winners"].values())
-                    if after.profile.odd_chip_recipient == "first_tied_winner_clockwise":
-                        assert shares[-1] - shares[0] <= 1  # odd chips: at most one each
+                    # run twice: each runout's part is split on its own
+                    parts = pot.get("boards", [pot["winners"]])
+                    assert sum(sum(part.values()) for part in parts) == pot["amount"]
+                    for part in parts:
+                        shares = sorted(part.values())
+                        if after.profile.odd_chip_recipient == "first_tied_winner_clockwise":
+                            assert shares[-1] - shares[0] <= 1  # odd chips: at most one each
             if e.type in ("hand.misdeal", "hand.void"):
                 # every chip goes back: each seat has exactly what it had when the hand began
                 ended = before.hand
@@ -101,11 +108,22 @@ class CheckingDealer(Checking):
     """An automatic dealer that checks the invariants after every input."""
 
 
-def play(seed: int, style: Style, hands: int, *, checking: bool = True) -> AutoDealer:
+def play(
+    seed: int,
+    style: Style,
+    hands: int,
+    *,
+    checking: bool = True,
+    house_rules: dict[str, Any] | None = None,
+) -> AutoDealer:
     """``hands`` random hands; with ``checking``, every invariant checked after every input
     (a deep copy of the state each time: the properties that need only the run go without)."""
     rng = random.Random(seed)
-    dealer = (CheckingDealer if checking else AutoDealer)(random_table(rng), rng, style)
+    scenario = random_table(rng)
+    if house_rules:
+        meta = scenario.scenario.model_copy(update={"house_rules": house_rules})
+        scenario = scenario.model_copy(update={"scenario": meta})
+    dealer = (CheckingDealer if checking else AutoDealer)(scenario, rng, style)
     if isinstance(dealer, CheckingDealer):
         dealer.total_chips = chips(dealer.run.state)
     for _ in range(hands):
@@ -121,6 +139,56 @@ def test_card_and_chip_conservation_at_every_step(seed: int, style: Style) -> No
     assert isinstance(dealer, CheckingDealer)
     assert chips(dealer.run.state) == dealer.total_chips
     assert dealer.run.state.hand is None
+
+
+house_money = st.one_of(
+    st.fixed_dictionaries(
+        {
+            "rake.mode": st.just("pot"),
+            "rake.percent": st.sampled_from([2.5, 5, 10, 33.3, 100]),
+            "rake.cap": st.sampled_from([0, 1, 3, 50]),
+            "rake.chip_unit": st.sampled_from([1, 2, 5]),
+            "rake.minimum_pot": st.sampled_from([0, 10]),
+            "rake.no_flop_no_drop": st.booleans(),
+            "rake.pots": st.sampled_from(["main", "all"]),
+            "rake.jackpot_drop": st.sampled_from([0, 1, 2]),
+            "rake.jackpot_threshold": st.sampled_from([0, 20]),
+        }
+    ),
+    st.fixed_dictionaries(
+        {
+            "ante.kind": st.sampled_from(["each", "big_blind", "button"]),
+            "run_twice.allowed": st.just(True),
+            "rake.mode": st.just("pot"),
+            "rake.percent": st.sampled_from([5, 10]),
+            "rake.cap": st.sampled_from([0, 3]),
+        }
+    ),
+    st.fixed_dictionaries(
+        {
+            "rake.mode": st.just("time"),
+            "rake.time_amount": st.sampled_from([1, 5, 40]),
+            "rake.time_minutes": st.sampled_from([1, 30]),
+        }
+    ),
+)
+
+
+@settings(max_examples=60)
+@given(seed=seeds, style=styles, house_rules=house_money)
+def test_chips_at_the_start_are_the_chips_at_the_end_plus_the_house_take(
+    seed: int, style: Style, house_rules: dict[str, Any]
+) -> None:
+    dealer = play(seed, style, hands=3, house_rules=house_rules)
+    assert isinstance(dealer, CheckingDealer)
+    state = dealer.run.state
+    assert chips(state) + state.house == dealer.total_chips
+    taken = sum(
+        e.data["total"]
+        for e in dealer.run.events
+        if e.type in ("pot.rake.taken", "house.time.collected")
+    )
+    assert taken == state.house
 
 
 @given(seed=seeds, style=styles)

@@ -322,3 +322,66 @@ def test_ctrl_power_hand_resumes() -> None:
 
 def test_shf_info_broken_commitment() -> None:
     cited("SHF-INFO", "rule-SHF-INFO.toml")
+
+
+def test_house_rake_percent_cap_unit_minimum_pots_and_no_flop_no_drop() -> None:
+    cited(
+        "HOUSE-RAKE",
+        "rule-HOUSE-RAKE.toml",
+        "house-rake-cap.toml",
+        "house-rake-cap-across-pots.toml",
+        "house-rake-chip-unit.toml",
+        "house-rake-minimum-pot.toml",
+        "house-rake-main-pot-all.toml",
+        "house-rake-main-pot-only.toml",
+        "house-rake-no-flop-no-drop.toml",
+        "house-rake-preflop-drop.toml",
+    )
+
+
+def test_house_drop_jackpot_above_the_threshold_only() -> None:
+    cited(
+        "HOUSE-DROP-JACKPOT",
+        "rule-HOUSE-DROP-JACKPOT.toml",
+        "house-drop-jackpot-below-threshold.toml",
+    )
+
+
+def test_house_time_once_per_period() -> None:
+    cited("HOUSE-TIME", "rule-HOUSE-TIME.toml", "house-time-next-period.toml")
+
+
+def test_ante_table_big_blind_and_button_antes_are_dead_money() -> None:
+    cited("ANTE-TABLE", "rule-ANTE-TABLE.toml", "ante-button.toml", "ante-big-blind-short.toml")
+
+
+def test_straddle_utg_mississippi_re_straddle_and_refusals() -> None:
+    cited(
+        "STRADDLE",
+        "rule-STRADDLE.toml",
+        "straddle-mississippi.toml",
+        "straddle-re-straddle.toml",
+        "straddle-refused.toml",
+    )
+
+
+def test_missed_blinds_posted_waited_and_new_players() -> None:
+    cited(
+        "MISSED-BLINDS",
+        "rule-MISSED-BLINDS.toml",
+        "missed-blinds-wait.toml",
+        "missed-blinds-new-player-posts.toml",
+        "missed-blinds-new-player-waits.toml",
+        "missed-blinds-dead-button.toml",
+    )
+
+
+def test_run_twice_each_pot_split_between_the_runouts() -> None:
+    cited(
+        "RUN-TWICE",
+        "rule-RUN-TWICE.toml",
+        "run-twice-from-the-flop.toml",
+        "run-twice-not-allowed.toml",
+        "run-twice-host-paced.toml",
+        "run-twice-burn-miss.toml",
+    )

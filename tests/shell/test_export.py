@@ -11,7 +11,7 @@ from typing import Any
 
 from controller.authority import Authority, Role
 from controller.profiles import load_profile
-from controller.shell.export import export_events, export_phh, export_rulings
+from controller.shell.export import export_drop, export_events, export_phh, export_rulings
 from controller.shell.journal import Journal
 from controller.shell.table import TableRunner, initial_state
 from controller.shell.writer import JournalWriter
@@ -31,7 +31,7 @@ def journal_of(name: str, tmp_path: Path, change: Any = None) -> tuple[Path, Any
     genesis = {
         "table_id": table.id,
         "profile": scenario.scenario.profile,
-        "house_rules": {},
+        "house_rules": scenario.scenario.house_rules,
         "stacks": {str(s): c for s, c in table.stacks.items()},
         "button": table.button,
         "blinds": list(table.blinds),
@@ -41,7 +41,9 @@ def journal_of(name: str, tmp_path: Path, change: Any = None) -> tuple[Path, Any
 
     async def live() -> None:
         journal = Journal.open(path, table_id=table.id, genesis=genesis)
-        profile = load_profile(scenario.scenario.profile)
+        profile = load_profile(scenario.scenario.profile).with_overrides(
+            scenario.scenario.house_rules
+        )
         state = initial_state(genesis, profile, run.state.manifest)
         runner = TableRunner(JournalWriter(journal), state, "shuffler")
         for item in inputs:
@@ -86,3 +88,24 @@ def test_rulings_name_who_made_them(tmp_path: Path) -> None:
     assert "the table (no command)" in hold  # a reader's count raised it, not a person
     started = next(e for e in events if e["type"] == "hand.started")
     assert started["by"] == {"person": "Ann", "role": "dealer"}
+
+
+def test_the_drop_is_totalled_per_table_and_period(tmp_path: Path) -> None:
+    path, run = journal_of("rule-HOUSE-DROP-JACKPOT.toml", tmp_path)
+    journal = Journal.open_existing(path)
+    lines = list(export_drop(journal))
+    hourly = list(export_drop(journal, "hour"))
+    journal.close()
+    assert lines[0].split() == ["table", "day", "rake", "jackpot", "time", "total", "raked"]
+    day = run.events[0].ts.strftime("%Y-%m-%d")
+    assert lines[1].split() == ["T1", day, "2", "1", "0", "3", "1"]
+    assert lines[-1].split() == ["T1", "total", "2", "1", "0", "3", "1"]
+    assert hourly[1].split()[1].endswith(":00Z")
+
+
+def test_time_collected_is_in_the_drop(tmp_path: Path) -> None:
+    path, _ = journal_of("rule-HOUSE-TIME.toml", tmp_path)
+    journal = Journal.open_existing(path)
+    *_, total = export_drop(journal, "month")
+    journal.close()
+    assert total.split() == ["T1", "total", "0", "0", "18", "18", "0"]
