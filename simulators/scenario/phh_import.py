@@ -91,6 +91,9 @@ def phh_to_scenario(
     antes = list(doc.get("antes", [0] * count))
     if len(antes) == 2:
         antes.reverse()
+    # a short stack posts what it has: its blind first, then what it can of the ante
+    bets = [min(bet, stack) for bet, stack in zip(bets, stacks, strict=True)]
+    antes = [min(a, s - b) for a, s, b in zip(antes, stacks, bets, strict=True)]
     behind = [s - b - a for s, b, a in zip(stacks, bets, antes, strict=True)]
     betting = _Betting(list(bets), behind)
     steps: list[dict[str, Any]] = [
