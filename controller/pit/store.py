@@ -128,6 +128,8 @@ class Store:
                 f"the store has pit schema {version}, newer than this tablectl's "
                 f"({SCHEMA_VERSION}): upgrade tablectl"
             )
+        # what a migration's new columns hold for the rows stored before it
+        backfills = {3: self._derive_house_money}
         for number in range(version + 1, SCHEMA_VERSION + 1):
             text = MIGRATIONS[number - 1].replace("{id}", AUTO_ID[db.dialect])
             with db.transaction():
@@ -135,12 +137,51 @@ class Store:
                 if (number > 1 or self._has_meta()) and self.schema_version() >= number:
                     continue
                 db.script(text)
+                if number in backfills:
+                    backfills[number]()
                 db.execute(
                     "INSERT INTO pit_meta (key, value) VALUES ('schema', ?) "
                     "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                     (str(number),),
                 )
         return self.schema_version()
+
+    def _derive_house_money(self) -> None:
+        """Pit schema 3: the house's money and blind structures of the hands stored before it,
+        from their stored events (deriving them again leaves every other row as it was)."""
+        db = self.db
+        after: tuple[str, str, int] = ("", "", 0)
+        while True:
+            rows = db.all(
+                "SELECT table_id, epoch, seq, ts, hand_id, type, severity, source, public "
+                "FROM events WHERE public IS NOT NULL AND (table_id, epoch, seq) > (?, ?, ?) "
+                "AND (type IN ('hand.started', 'pot.rake.taken', 'board.runout.started', "
+                "'house.time.collected') OR (type = 'betting.action' "
+                "AND public LIKE ?)) "
+                "ORDER BY table_id, epoch, seq LIMIT ?",
+                (*after, "%ANTE-TABLE%", _BACKFILL_BATCH),
+            )
+            if not rows:
+                return
+            self._derive(
+                [
+                    EventIn(
+                        table_id=r[0],
+                        epoch=r[1],
+                        seq=int(r[2]),
+                        ts=r[3],
+                        hand_id=r[4],
+                        type=r[5],
+                        severity=r[6],
+                        stream="public",
+                        source=r[7],
+                        text=r[8],
+                        body=json.loads(r[8]),
+                    )
+                    for r in rows
+                ]
+            )
+            after = (rows[-1][0], rows[-1][1], int(rows[-1][2]))
 
     def _has_meta(self) -> bool:
         if self.db.dialect == "sqlite":
@@ -1177,6 +1218,9 @@ class Store:
         )
         return row[0] if row else None
 
+
+#: Events read at once when a migration derives its new columns from the stored events.
+_BACKFILL_BATCH = 2000
 
 #: How many seqs apart time collected (``house.time.collected``) and the start of its hand may be:
 #: they are events of one command, a few seqs apart.

@@ -4,6 +4,7 @@ and its PHH from the stored events is the core's own export."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from controller.envelope import envelope
@@ -91,8 +92,18 @@ def test_hands_hold_the_house_s_money_and_their_phh_is_the_core_s(store: Store) 
     }
 
 
-def test_a_store_of_the_previous_schema_gains_the_columns(store_url: str) -> None:
-    """Migration 3 adds the columns to a store written by the schema before it."""
+def test_a_store_of_the_previous_schema_gains_the_columns_from_its_events(
+    store_url: str,
+) -> None:
+    """Migration 3 derives the new columns of the hands stored before it from their events."""
+    names = (
+        "rule-HOUSE-RAKE.toml",
+        "house-time-next-period.toml",
+        "rule-RUN-TWICE.toml",
+        "rule-STRADDLE.toml",
+        "rule-ANTE-TABLE.toml",
+        "rule-HOUSE-DROP-JACKPOT.toml",
+    )
     store = Store(store_url)
     try:
         for number, text in enumerate(MIGRATIONS[:2], start=1):
@@ -103,18 +114,29 @@ def test_a_store_of_the_previous_schema_gains_the_columns(store_url: str) -> Non
                     "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                     (str(number),),
                 )
-        store.db.execute(
-            "INSERT INTO hands (table_id, epoch, hand_id, first_seq, last_seq, rake) "
-            "VALUES ('T1', 'old', 'T1-00001', 1, 1, NULL)"
-        )
+        runs = {name: run_file(name) for name in names}
+        for name, run in runs.items():  # the events as schema 2 stored them
+            for seq, e in enumerate(run.events, start=1):
+                body = envelope(e, table_id="T1", epoch=name, seq=seq)
+                store.db.execute(
+                    "INSERT INTO events (table_id, epoch, seq, ts, hand_id, type, severity, "
+                    "public, source, committed_at, fresh) "
+                    "VALUES ('T1', ?, ?, ?, ?, ?, ?, ?, 'live', 0, 1)",
+                    (name, seq, body["ts"], e.hand_id, e.type, body["severity"], json.dumps(body)),
+                )
+            store.db.execute(
+                "INSERT INTO hands (table_id, epoch, hand_id, first_seq, last_seq) "
+                "VALUES ('T1', ?, ?, 1, 1)",
+                (name, run.state.last_hand.hand_id),  # type: ignore[union-attr]
+            )
         assert store.migrate() == len(MIGRATIONS)
-        (before,) = store.hands()
-        assert before["rake"] is None
-        assert before["runouts"] is None
-        _ingest_out_of_order(store, run_file("rule-HOUSE-RAKE.toml"), epoch="old")
-        (after,) = store.hands()
-        assert after["rake"] == 2
-        assert after["rake_pots"] == [2]
-        assert after["runouts"] == 1
+        for name, run in runs.items():
+            hand = run.state.last_hand
+            assert hand is not None
+            (row,) = [
+                h for h in store.hands() if (h["epoch"], h["hand_id"]) == (name, hand.hand_id)
+            ]
+            expected = _expected_row(run)
+            assert {k: row[k] for k in expected} == expected, name
     finally:
         store.close()
