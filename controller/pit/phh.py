@@ -85,8 +85,8 @@ def phh_from_events(envelopes: Iterable[Mapping[str, Any]]) -> str:
             runouts.append(tuple(data.get("previous") or ()))
         elif kind == "pot.rake.taken":
             pots = data.get("pots")
-            rake = tuple(int(p) for p in pots) if isinstance(pots, list) else ()
-            jackpot = int(data.get("jackpot") or 0)
+            rake = tuple(p for p in pots if isinstance(p, int)) if isinstance(pots, list) else ()
+            jackpot = data["jackpot"] if isinstance(data.get("jackpot"), int) else 0
         elif kind == "betting.action" and data.get("blind") is None:
             seat, action = data.get("seat"), data.get("action")
             if isinstance(seat, int) and isinstance(action, str) and action in _KINDS:

@@ -1272,9 +1272,11 @@ def _hand_columns(
     """The columns of a hand's row that this event decides."""
     if event_type == "hand.started":
         straddles = data.get("straddles")
+        if isinstance(straddles, dict):  # a malformed value is left out, not served
+            straddles = {str(k): v for k, v in straddles.items() if _int(v) is not None}
         return {
             "started_ts": ts,
-            "straddles": json.dumps(straddles) if isinstance(straddles, dict) else None,
+            "straddles": json.dumps(straddles) if straddles else None,
             "runouts": 1,
             "button": data.get("button") if isinstance(data.get("button"), int) else None,
             "seats": json.dumps(data.get("seats")),
@@ -1295,10 +1297,11 @@ def _hand_columns(
         )
         return {"payouts": json.dumps(data.get("payouts")), "pot": total}
     if event_type == "pot.rake.taken":  # HOUSE-RAKE, HOUSE-DROP-JACKPOT
-        pots = data.get("pots") if isinstance(data.get("pots"), list) else None
+        pots = data.get("pots")
+        rake_pots = [p for p in pots if _int(p) is not None] if isinstance(pots, list) else None
         return {
             "rake": _int(data.get("rake")),
-            "rake_pots": json.dumps(pots),
+            "rake_pots": None if rake_pots is None else json.dumps(rake_pots),
             "jackpot": _int(data.get("jackpot")),
             "rake_waived": _text(data.get("waived")),
         }

@@ -15,6 +15,7 @@ from controller.profiles import AnteKind
 from controller.rules.start import table_ante_seat
 from simulators.scenario.primitives import CoreRun
 from tests.helpers import run_file
+from tests.pit import test_store
 from tests.pit.test_phh import HOUSE_SCENARIOS, core_phh
 from tests.pit.test_store import event_in
 
@@ -140,3 +141,20 @@ def test_a_store_of_the_previous_schema_gains_the_columns_from_its_events(
             assert {k: row[k] for k in expected} == expected, name
     finally:
         store.close()
+
+
+def test_malformed_house_money_is_left_out_and_the_rest_kept(store: Store) -> None:
+    started = test_store.envelope(
+        1,
+        "hand.started",
+        data={"button": 1, "seats": [2, 1], "blinds": [1, 2], "straddles": {"3": "big"}},
+    )
+    taken = test_store.envelope(
+        2, "pot.rake.taken", data={"rake": "ten", "jackpot": 1, "pots": ["x", 2], "total": 3}
+    )
+    ran = test_store.envelope(3, "board.runout.started", data={"run": "two"})
+    store.ingest([event_in(taken), event_in(ran), event_in(started)])
+    (hand,) = store.hands()
+    assert hand["straddles"] is None
+    assert (hand["rake"], hand["rake_pots"], hand["jackpot"]) == (None, [2], 1)
+    assert hand["runouts"] == 1
