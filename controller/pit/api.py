@@ -123,7 +123,22 @@ class Hand(BaseModel):
     stacks_after: dict[str, int] | None
     payouts: dict[str, int] | None
     pot: int | None
-    rake: int | None = Field(description="the house's take (null until rake is recorded)")
+    rake: int | None = Field(
+        description="the rake from the pots, HOUSE-RAKE (null: the table takes none from the pots)"
+    )
+    rake_pots: list[int] | None = Field(description="the rake from each pot, main pot first")
+    jackpot: int | None = Field(description="the jackpot or promotion drop, HOUSE-DROP-JACKPOT")
+    rake_waived: str | None = Field(
+        description="why nothing was taken: no flop, a pot below the minimum or the threshold"
+    )
+    time_collected: int | None = Field(
+        description="the time collected before this hand, HOUSE-TIME (null: none)"
+    )
+    straddles: dict[str, int] | None = Field(description="each straddler's straddle, STRADDLE")
+    ante_seat: int | None = Field(
+        description="the seat that posted the table's ante, ANTE-TABLE (null: every seat antes)"
+    )
+    runouts: int | None = Field(description="how many times the board was run, RUN-TWICE")
     first_seq: int
     last_seq: int
     rules: list[str]

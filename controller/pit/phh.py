@@ -4,8 +4,11 @@ The table exports PHH from its journal by replaying the hand through the core
 (``tablectl journal export --phh``); the pit has only the events, which say the same: who was dealt
 in and the stacks (``hand.started``), each betting action (``betting.action``; the automatic
 blind and ante posts are the PHH header's), the board (``board.dealt``), the showdown
-(``showdown.hand.tabled`` / ``mucked``) and the stacks after (``hand.completed``). Both are
-written by the one renderer, :func:`controller.phh.render_phh`.
+(``showdown.hand.tabled`` / ``mucked``) and the stacks after (``hand.completed``); the house's
+money and the blind structures too: the straddles (``hand.started``), the seat that posted the
+table's ante (its ``betting.action`` post citing ANTE-TABLE), the runouts (``hand.runouts.agreed``,
+``board.runout.started``) and the rake and jackpot drop (``pot.rake.taken``). Both are written by
+the one renderer, :func:`controller.phh.render_phh`.
 
 Hole cards are in the secure view only (``deal.group.delivered``): from the public view a hand
 shows the cards it tabled and ``????`` for the rest.
@@ -33,6 +36,11 @@ def _seat_map(value: Any) -> dict[int, int]:
     return {int(k): int(v) for k, v in value.items() if str(k).isdigit() and isinstance(v, int)}
 
 
+def _street(label: Any) -> Street | None:
+    name = str(label or "").upper()
+    return Street[name] if name in Street.__members__ else None
+
+
 def phh_from_events(envelopes: Iterable[Mapping[str, Any]]) -> str:
     """The PHH text of one completed hand from its envelopes, in seq order."""
     started: Mapping[str, Any] | None = None
@@ -48,6 +56,11 @@ def phh_from_events(envelopes: Iterable[Mapping[str, Any]]) -> str:
     declarations: list[tuple[int, bool]] = []
     declared: set[int] = set()
     at_showdown = False
+    ante_seat: int | None = None
+    runouts: list[tuple[str, ...]] = []
+    run_from: Street | None = None
+    rake: tuple[int, ...] | None = None
+    jackpot = 0
     for body in envelopes:
         kind = body.get("type")
         data = body.get("data") or {}
@@ -60,9 +73,20 @@ def phh_from_events(envelopes: Iterable[Mapping[str, Any]]) -> str:
         elif kind in ("hand.misdeal", "hand.void"):
             raise NoHistoryError(f"hand {hand_id} ended in a {kind.split('.')[1]}: no PHH")
         elif kind == "board.dealt":
-            label = str(data.get("street", "")).upper()
-            street = Street[label] if label in Street.__members__ else street
+            dealt_street = _street(data.get("street"))
+            street = street if dealt_street is None else dealt_street
             board = tuple(data.get("board") or board)
+        elif kind == "betting.action" and data.get("blind") == "ante":
+            if "ANTE-TABLE" in (body.get("rules") or ()) and isinstance(data.get("seat"), int):
+                ante_seat = data["seat"]
+        elif kind == "hand.runouts.agreed":
+            run_from = _street(data.get("street"))
+        elif kind == "board.runout.started":
+            runouts.append(tuple(data.get("previous") or ()))
+        elif kind == "pot.rake.taken":
+            pots = data.get("pots")
+            rake = tuple(p for p in pots if isinstance(p, int)) if isinstance(pots, list) else ()
+            jackpot = data["jackpot"] if isinstance(data.get("jackpot"), int) else 0
         elif kind == "betting.action" and data.get("blind") is None:
             seat, action = data.get("seat"), data.get("action")
             if isinstance(seat, int) and isinstance(action, str) and action in _KINDS:
@@ -122,5 +146,11 @@ def phh_from_events(envelopes: Iterable[Mapping[str, Any]]) -> str:
             burns=tuple(burns),
             blinds=(int(blinds[0]), int(blinds[1])),
             ante=int(started.get("ante") or 0),
+            ante_seat=ante_seat,
+            straddles=tuple(_seat_map(started.get("straddles")).items()),
+            runouts=tuple(runouts),
+            run_from=run_from,
+            rake=rake,
+            jackpot=jackpot,
         )
     )

@@ -222,6 +222,19 @@ MIGRATIONS: list[str] = [
     ALTER TABLE epochs ADD COLUMN previous TEXT;
     ALTER TABLE epochs ADD COLUMN reason TEXT
     """,
+    # 3: the house's money and the blind structures of each hand: the rake from each pot (main
+    # pot first; hands.rake is their sum), the jackpot drop, why no rake was taken, the time
+    # collected before the hand, the straddles, the seat that posted the table's ante and the
+    # number of runouts.
+    """
+    ALTER TABLE hands ADD COLUMN rake_pots TEXT;
+    ALTER TABLE hands ADD COLUMN jackpot BIGINT;
+    ALTER TABLE hands ADD COLUMN rake_waived TEXT;
+    ALTER TABLE hands ADD COLUMN time_collected BIGINT;
+    ALTER TABLE hands ADD COLUMN straddles TEXT;
+    ALTER TABLE hands ADD COLUMN ante_seat INTEGER;
+    ALTER TABLE hands ADD COLUMN runouts INTEGER
+    """,
 ]
 
 AUTO_ID = {

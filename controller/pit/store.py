@@ -128,6 +128,8 @@ class Store:
                 f"the store has pit schema {version}, newer than this tablectl's "
                 f"({SCHEMA_VERSION}): upgrade tablectl"
             )
+        # what a migration's new columns hold for the rows stored before it
+        backfills = {3: self._derive_house_money}
         for number in range(version + 1, SCHEMA_VERSION + 1):
             text = MIGRATIONS[number - 1].replace("{id}", AUTO_ID[db.dialect])
             with db.transaction():
@@ -135,12 +137,51 @@ class Store:
                 if (number > 1 or self._has_meta()) and self.schema_version() >= number:
                     continue
                 db.script(text)
+                if number in backfills:
+                    backfills[number]()
                 db.execute(
                     "INSERT INTO pit_meta (key, value) VALUES ('schema', ?) "
                     "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                     (str(number),),
                 )
         return self.schema_version()
+
+    def _derive_house_money(self) -> None:
+        """Pit schema 3: the house's money and blind structures of the hands stored before it,
+        from their stored events (deriving them again leaves every other row as it was)."""
+        db = self.db
+        after: tuple[str, str, int] = ("", "", 0)
+        while True:
+            rows = db.all(
+                "SELECT table_id, epoch, seq, ts, hand_id, type, severity, source, public "
+                "FROM events WHERE public IS NOT NULL AND (table_id, epoch, seq) > (?, ?, ?) "
+                "AND (type IN ('hand.started', 'pot.rake.taken', 'board.runout.started', "
+                "'house.time.collected') OR (type = 'betting.action' "
+                "AND public LIKE ?)) "
+                "ORDER BY table_id, epoch, seq LIMIT ?",
+                (*after, "%ANTE-TABLE%", _BACKFILL_BATCH),
+            )
+            if not rows:
+                return
+            self._derive(
+                [
+                    EventIn(
+                        table_id=r[0],
+                        epoch=r[1],
+                        seq=int(r[2]),
+                        ts=r[3],
+                        hand_id=r[4],
+                        type=r[5],
+                        severity=r[6],
+                        stream="public",
+                        source=r[7],
+                        text=r[8],
+                        body=json.loads(r[8]),
+                    )
+                    for r in rows
+                ]
+            )
+            after = (rows[-1][0], rows[-1][1], int(rows[-1][2]))
 
     def _has_meta(self) -> bool:
         if self.db.dialect == "sqlite":
@@ -305,6 +346,7 @@ class Store:
         holds_raised: list[tuple[Any, ...]] = []
         holds_resolved: list[tuple[Any, ...]] = []
         hands: dict[tuple[str, str, str], dict[str, Any]] = {}
+        time_marks: set[tuple[str, str, int]] = set()
         for e in events:
             body = e.body
             data = body.get("data") if isinstance(body.get("data"), dict) else {}
@@ -322,7 +364,14 @@ class Store:
                 )
                 hand["first_seq"] = min(hand["first_seq"], e.seq)
                 hand["last_seq"] = max(hand["last_seq"], e.seq)
-                hand.update(_hand_columns(e.type, e.ts, data))
+                columns = _hand_columns(e.type, e.ts, data, rules)
+                if "runouts" in columns:  # a batch may hold the hand's events in any order
+                    columns["runouts"] = max(columns["runouts"], hand.get("runouts", 0))
+                hand.update(columns)
+            else:  # HOUSE-TIME: time is collected just before a hand starts, in no hand
+                time_marks.add((e.table_id, e.epoch, e.seq))
+            if e.type == "hand.started":
+                time_marks.add((e.table_id, e.epoch, e.seq))
             if e.type in RULINGS:
                 rulings.append(
                     (
@@ -427,6 +476,55 @@ class Store:
             "person = excluded.person, role = excluded.role",
         )
         self._hands(hands)
+        self._time_collected(time_marks)
+
+    def _time_collected(self, marks: Iterable[tuple[str, str, int]]) -> None:
+        """HOUSE-TIME: the time collected goes on the row of the hand that starts next.
+
+        ``house.time.collected`` belongs to no hand: it comes in the same command as the
+        ``hand.started`` after it, with no other hand's events between. Each mark (a new
+        ``hand.started`` or event of no hand) looks back, a command's events at most, for the
+        last time collected at or before it; the hand it belongs to is the first
+        ``hand.started`` after that, once every seq between the two is stored (the missing seq,
+        when it comes, is a mark too).
+        """
+        db = self.db
+        collected: set[tuple[str, str, int]] = set()
+        for table, epoch, seq in marks:
+            row = db.one(
+                "SELECT max(seq) FROM events WHERE table_id = ? AND epoch = ? "
+                "AND seq BETWEEN ? AND ? AND type = 'house.time.collected'",
+                (table, epoch, seq - _TIME_REACH, seq),
+            )
+            if row is not None and row[0] is not None:
+                collected.add((table, epoch, int(row[0])))
+        for table, epoch, seq in sorted(collected):
+            start = db.one(
+                "SELECT seq, hand_id FROM events WHERE table_id = ? AND epoch = ? "
+                "AND seq > ? AND seq <= ? AND type = 'hand.started' ORDER BY seq LIMIT 1",
+                (table, epoch, seq, seq + _TIME_REACH),
+            )
+            if start is None:
+                continue
+            between = db.one(
+                "SELECT count(*) FROM events WHERE table_id = ? AND epoch = ? "
+                "AND seq > ? AND seq < ?",
+                (table, epoch, seq, start[0]),
+            )
+            if between is None or int(between[0]) != int(start[0]) - seq - 1:
+                continue
+            body = db.one(
+                "SELECT public FROM events WHERE table_id = ? AND epoch = ? AND seq = ?",
+                (table, epoch, seq),
+            )
+            data = json.loads(body[0]).get("data") if body and body[0] else None
+            total = data.get("total") if isinstance(data, dict) else None
+            if isinstance(total, int):
+                db.execute(
+                    "UPDATE hands SET time_collected = ? "
+                    "WHERE table_id = ? AND epoch = ? AND hand_id = ?",
+                    (total, table, epoch, start[1]),
+                )
 
     def _hands(self, hands: Mapping[tuple[str, str, str], Mapping[str, Any]]) -> None:
         db = self.db
@@ -448,7 +546,12 @@ class Store:
             updates = [
                 f"first_seq = {db.least}(hands.first_seq, excluded.first_seq)",
                 f"last_seq = {db.greatest}(hands.last_seq, excluded.last_seq)",
-                *(f"{n} = excluded.{n}" for n in names),
+                *(
+                    f"{n} = {db.greatest}(COALESCE(hands.{n}, 0), excluded.{n})"
+                    if n == "runouts"  # RUN-TWICE: the most runouts any event showed
+                    else f"{n} = excluded.{n}"
+                    for n in names
+                ),
             ]
             db.insert(
                 "hands",
@@ -1116,10 +1219,18 @@ class Store:
         return row[0] if row else None
 
 
+#: Events read at once when a migration derives its new columns from the stored events.
+_BACKFILL_BATCH = 2000
+
+#: How many seqs apart time collected (``house.time.collected``) and the start of its hand may be:
+#: they are events of one command, a few seqs apart.
+_TIME_REACH = 64
+
 _HAND_COLUMNS = (
     "h.table_id, h.epoch, h.hand_id, h.started_ts, h.ended_ts, h.outcome, h.button, h.seats, "
     "h.blinds, h.ante, h.stacks_before, h.stacks_after, h.payouts, h.pot, h.rake, h.first_seq, "
-    "h.last_seq"
+    "h.last_seq, h.rake_pots, h.jackpot, h.rake_waived, h.time_collected, h.straddles, "
+    "h.ante_seat, h.runouts"
 )
 
 
@@ -1145,14 +1256,28 @@ def _hand(r: Row) -> dict[str, Any]:
         "rake": r[14],
         "first_seq": r[15],
         "last_seq": r[16],
+        "rake_pots": loads(r[17]),
+        "jackpot": r[18],
+        "rake_waived": r[19],
+        "time_collected": r[20],
+        "straddles": loads(r[21]),
+        "ante_seat": r[22],
+        "runouts": r[23],
     }
 
 
-def _hand_columns(event_type: str, ts: str, data: Mapping[str, Any]) -> dict[str, Any]:
+def _hand_columns(
+    event_type: str, ts: str, data: Mapping[str, Any], rules: Sequence[str] = ()
+) -> dict[str, Any]:
     """The columns of a hand's row that this event decides."""
     if event_type == "hand.started":
+        straddles = data.get("straddles")
+        if isinstance(straddles, dict):  # a malformed value is left out, not served
+            straddles = {str(k): v for k, v in straddles.items() if _int(v) is not None}
         return {
             "started_ts": ts,
+            "straddles": json.dumps(straddles) if straddles else None,
+            "runouts": 1,
             "button": data.get("button") if isinstance(data.get("button"), int) else None,
             "seats": json.dumps(data.get("seats")),
             "blinds": json.dumps(data.get("blinds")),
@@ -1171,6 +1296,19 @@ def _hand_columns(event_type: str, ts: str, data: Mapping[str, Any]) -> dict[str
             p["amount"] for p in pots if isinstance(p, dict) and isinstance(p.get("amount"), int)
         )
         return {"payouts": json.dumps(data.get("payouts")), "pot": total}
+    if event_type == "pot.rake.taken":  # HOUSE-RAKE, HOUSE-DROP-JACKPOT
+        pots = data.get("pots")
+        rake_pots = [p for p in pots if _int(p) is not None] if isinstance(pots, list) else None
+        return {
+            "rake": _int(data.get("rake")),
+            "rake_pots": None if rake_pots is None else json.dumps(rake_pots),
+            "jackpot": _int(data.get("jackpot")),
+            "rake_waived": _text(data.get("waived")),
+        }
+    if event_type == "board.runout.started" and isinstance(data.get("run"), int):  # RUN-TWICE
+        return {"runouts": data["run"]}
+    if event_type == "betting.action" and data.get("blind") == "ante" and "ANTE-TABLE" in rules:
+        return {"ante_seat": _int(data.get("seat"))}
     return {}
 
 
@@ -1203,6 +1341,10 @@ COLUMN_TYPES: dict[str, str] = {
     "ante": "bigint",
     "pot": "bigint",
     "rake": "bigint",
+    "jackpot": "bigint",
+    "time_collected": "bigint",
+    "runouts": "integer",
+    "ante_seat": "integer",
     "seat": "integer",
     "button": "integer",
     "fresh": "integer",
@@ -1235,3 +1377,7 @@ def _alarms(value: Any) -> list[dict[str, Any]]:
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -56,7 +56,10 @@ def export_phh(journal: Journal, hand_id: str | None = None) -> list[str]:
                 table_id=journal.table_id,
                 blinds=state.blinds,
                 ante=state.ante,
-                ante_seat=table_ante_seat(done, kind) if kind is not AnteKind.EACH else None,
+                # a table with no ante has no one posting it (as the pit's PHH, from the events)
+                ante_seat=table_ante_seat(done, kind)
+                if kind is not AnteKind.EACH and state.ante
+                else None,
             )
         )
     return texts

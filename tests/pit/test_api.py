@@ -100,6 +100,12 @@ async def test_a_hand_not_completed_has_no_phh_and_times_are_checked(
     auth = ("ann", PASSWORD)
     hands = (await client.get("/api/hands", auth=auth)).json()
     assert [h["hand_id"] for h in hands] == ["T1-00001"]
+    house = ("rake", "rake_pots", "jackpot", "rake_waived", "time_collected", "straddles")
+    assert {k: hands[0][k] for k in (*house, "ante_seat", "runouts")} == {
+        **dict.fromkeys(house),
+        "ante_seat": None,
+        "runouts": 1,
+    }
     assert (await client.get("/api/hands/T1-00001/phh", auth=auth)).status_code == 404
     assert (await client.get("/api/hands?since=yesterday", auth=auth)).status_code == 422
     later = (await client.get("/api/hands?since=2026-01-02T00:00:00%2B01:00", auth=auth)).json()

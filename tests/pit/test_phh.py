@@ -12,8 +12,30 @@ from hypothesis import strategies as st
 from controller.envelope import envelope
 from controller.phh import hand_to_phh
 from controller.pit.phh import NoHistoryError, phh_from_events
+from controller.profiles import AnteKind
+from controller.rules.start import table_ante_seat
 from simulators.autoplay import AutoDealer, Style, random_table
-from tests.helpers import run_file
+from simulators.scenario.primitives import CoreRun
+from tests.helpers import SCENARIOS, run_file
+
+#: The shipped scenarios of the house's money and the blind structures: rake, jackpot drop, time,
+#: straddles, table antes, missed blinds and hands run twice.
+HOUSE_SCENARIOS = sorted(
+    path.name
+    for pattern in (
+        "house-*.toml",
+        "straddle-*.toml",
+        "run-twice-*.toml",
+        "missed-blinds-*.toml",
+        "ante-*.toml",
+        "rule-HOUSE-*.toml",
+        "rule-STRADDLE.toml",
+        "rule-RUN-TWICE.toml",
+        "rule-ANTE-TABLE.toml",
+        "rule-MISSED-BLINDS.toml",
+    )
+    for path in SCENARIOS.glob(pattern)
+)
 
 
 def _envelopes(events: list, table: str, hand_id: str, *, secure: bool) -> list[dict]:  # type: ignore[type-arg]
@@ -38,6 +60,50 @@ def test_phh_from_the_secure_events_is_the_core_s_phh(seed: int) -> None:
     expected = hand_to_phh(hand, table_id=table, blinds=state.blinds, ante=state.ante)
     bodies = _envelopes(dealer.run.events, table, hand.hand_id, secure=True)
     assert phh_from_events(bodies) == expected
+
+
+def core_phh(run: CoreRun) -> str:
+    """What ``tablectl journal export --phh`` writes of a run's last hand."""
+    state = run.state
+    hand = state.last_hand
+    assert hand is not None
+    kind = state.profile.ante_kind
+    return hand_to_phh(
+        hand,
+        table_id="T1",
+        blinds=state.blinds,
+        ante=state.ante,
+        ante_seat=table_ante_seat(hand, kind) if kind is not AnteKind.EACH and state.ante else None,
+    )
+
+
+@pytest.mark.parametrize("name", HOUSE_SCENARIOS)
+def test_house_money_and_blind_structures_are_the_core_s_phh(name: str) -> None:
+    run = run_file(name)
+    hand = run.state.last_hand
+    assert hand is not None
+    bodies = _envelopes(run.events, "T1", hand.hand_id, secure=True)
+    assert phh_from_events(bodies) == core_phh(run)
+
+
+def test_the_house_scenarios_cover_every_feature() -> None:
+    """Each field the house's money adds is written by at least one of the scenarios."""
+    fields = {"_rake", "_rake_pots", "_jackpot_drop", "_runouts"}
+    written: set[str] = set()
+    straddled = table_ante = False
+    for name in HOUSE_SCENARIOS:
+        run = run_file(name)
+        hand = run.state.last_hand
+        assert hand is not None
+        doc = tomllib.loads(
+            phh_from_events(_envelopes(run.events, "T1", hand.hand_id, secure=True))
+        )
+        written |= fields & doc.keys()
+        straddled |= any(b > 2 for b in doc["blinds_or_straddles"])
+        table_ante |= doc["ante_trimming_status"] is False and any(doc["antes"])
+    assert written == fields
+    assert straddled
+    assert table_ante
 
 
 def test_the_public_view_shows_tabled_cards_and_hides_the_rest() -> None:

@@ -9,7 +9,10 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from controller.authority import Authority, Role
+from controller.pit.phh import phh_from_events
 from controller.profiles import load_profile
 from controller.shell.export import export_drop, export_events, export_phh, export_rulings
 from controller.shell.journal import Journal
@@ -65,6 +68,35 @@ def test_a_hand_mucked_before_the_winner_exports_the_muck_and_replays(tmp_path: 
     assert hand is not None
     assert [hand.chips.stacks[s] for s in hand.order] == [98, 98, 104, 100]
     assert replay(text) == [98, 98, 104, 100]  # the aces mucked win nothing in pokerkit too
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "rule-HOUSE-RAKE.toml",
+        "rule-HOUSE-DROP-JACKPOT.toml",
+        "rule-STRADDLE.toml",
+        "rule-ANTE-TABLE.toml",
+        "ante-button.toml",
+        "rule-RUN-TWICE.toml",
+    ],
+)
+def test_the_pit_s_phh_of_the_exported_events_is_the_journal_s_phh(
+    name: str, tmp_path: Path
+) -> None:
+    """The house's money and blind structures: what the pit writes from the events a table
+    publishes is what the table's own export writes."""
+    path, _ = journal_of(name, tmp_path)
+    journal = Journal.open_existing(path)
+    try:
+        texts = export_phh(journal)
+        events = [json.loads(line) for line in export_events(journal)]
+    finally:
+        journal.close()
+    assert texts
+    for text in texts:
+        hand_id = tomllib.loads(text)["_hand_id"]
+        assert phh_from_events([e for e in events if e.get("hand_id") == hand_id]) == text
 
 
 def test_rulings_name_who_made_them(tmp_path: Path) -> None:
