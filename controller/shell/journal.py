@@ -63,6 +63,15 @@ from controller.shell.chain import (
     unreadable,
     verify_chain,
 )
+from controller.shell.segments import (
+    PRUNED,
+    Segment,
+    SegmentError,
+    SegmentRow,
+    check,
+    directory_of,
+    read_rows,
+)
 
 __all__ = ["JournalDamagedError", "JournalError"]
 
@@ -152,6 +161,20 @@ class StoredRow(NamedTuple):
     key: int
     input_id: int | None
     body: str
+
+
+def archived_keys(records: Sequence[Segment]) -> dict[str, int]:
+    """Each chained table's highest key in archive segments."""
+    keys: dict[str, int] = {}
+    for segment in records:
+        for table, (_, last) in segment.keys.items():
+            keys[table] = max(keys.get(table, 0), int(last))
+    return keys
+
+
+def segment_confirmed(segment: Segment, confirmed: Mapping[str, int]) -> bool:
+    """Whether the pit confirmed storing every event of ``segment``."""
+    return all(confirmed.get(epoch, 0) >= last for epoch, (_, last) in segment.epochs.items())
 
 
 class Journal:
@@ -521,7 +544,11 @@ class Journal:
         return [r[0] for r in rows]
 
     def inputs(self, after: int = 0) -> Iterator[StoredRow]:
-        """Every journaled input (after input ``after``), in order."""
+        """Every journaled input (after input ``after``), in order; archived ones first."""
+        if after < self._archived_max("$.keys.inputs[1]"):
+            for row in self.archived_rows("inputs", after):
+                key = int(row.content[0])
+                yield StoredRow(key, key, str(row.content[3]))
         for key, body in self._conn.execute(
             "SELECT id, body FROM inputs WHERE id > ? ORDER BY id", (after,)
         ):
@@ -538,7 +565,15 @@ class Journal:
         return None
 
     def events(self, hand_id: str | None = None, after_input: int = 0) -> Iterator[StoredRow]:
-        """Every journaled event (of one hand; caused by inputs after one), in order."""
+        """Every journaled event (of one hand; caused by inputs after one), in order; archived
+        ones first (of a hand: only live ones)."""
+        # archived: the events of archived inputs after ``after_input``, and (for an export
+        # from the start) the archived events no input caused
+        if hand_id is None and after_input < self._archived_max("$.keys.inputs[1]"):
+            for row in self.archived_rows("events"):
+                key, input_id, _, _, body = row.content
+                if input_id is None or input_id > after_input:
+                    yield StoredRow(int(key), input_id, str(body))
         if hand_id is None:
             cursor = self._conn.execute(
                 "SELECT seq, input_id, body FROM events "
@@ -552,6 +587,20 @@ class Journal:
         for key, input_id, body in cursor:
             yield StoredRow(key, input_id, body)
 
+    def read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """The rows of a read-only query (the journal's own modules: retention)."""
+        return [tuple(r) for r in self._conn.execute(sql, tuple(params))]
+
+    def _archived_max(self, path: str) -> int:
+        """The highest value at JSON ``path`` of the segments' headers (0: none)."""
+        try:
+            row = self._conn.execute(
+                "SELECT MAX(json_extract(header, ?)) FROM segments", (path,)
+            ).fetchone()
+        except sqlite3.OperationalError:  # a journal older than segments, opened read-only
+            return 0
+        return int(row[0]) if row and isinstance(row[0], int) else 0
+
     def dispatches(self) -> Iterator[tuple[int, str, str, int | None]]:
         """Every journaled device command as ``(id, device, body, input id)``, in order."""
         yield from self._conn.execute(
@@ -561,7 +610,11 @@ class Journal:
     def chain_of(self, seq: int) -> Head | None:
         """The position and hash of the event with journal key ``seq`` (None: no such row)."""
         row = self._conn.execute("SELECT pos, hash FROM events WHERE seq = ?", (seq,)).fetchone()
-        return None if row is None else Head(int(row[0]), str(row[1]))
+        if row is not None:
+            return Head(int(row[0]), str(row[1]))
+        for archived in self.archived_rows("events", after=seq - 1):
+            return Head(archived.pos, archived.hash) if archived.content[0] == seq else None
+        return None
 
     def event_bodies(self, event_type: str) -> list[str]:
         """The journal texts of every event of one type, in order."""
@@ -591,12 +644,30 @@ class Journal:
 
     # ------------------------------------------------------------------ verifying
 
-    def verify(self, since: Head = GENESIS) -> VerifyReport:
+    def verify(self, since: Head = GENESIS, *, segments: bool = False) -> VerifyReport:
         """Walk the hash chain after ``since`` (every row by default); report every break.
 
-        Breaks maintenance accepted (``journal.accepted``) are moved to ``report.accepted``.
+        Rows archived in segments: with ``segments``, every segment's file is checked (its
+        SHA-256, its rows' chain, its link to the previous segment) and the live rows must
+        follow the last one; without, the walk starts at the last archived row (each segment's
+        chain was checked when it was written). Breaks maintenance accepted
+        (``journal.accepted``) are moved to ``report.accepted``.
         """
-        report = verify_chain(self._conn, since)
+        report = VerifyReport(since=since)
+        keys = {table: self._archived_max(f"$.keys.{table}[1]") for table in CHAINED}
+        archived = self.archived_head()
+        if archived.pos and since.pos <= archived.pos:
+            records = self.segments()
+            last = records[-1]
+            if segments:
+                self._verify_segments(records, report)
+            else:
+                self._check_archived_anchor(since, records, report)
+            boundary = Head(last.last_pos, last.last_hash)
+            verify_chain(self._conn, boundary, archived=keys, after_archive=True, report=report)
+            report.since = since
+        else:
+            verify_chain(self._conn, since, archived=keys, report=report)
         try:
             through = self.accepted_through()
         except UNREADABLE as exc:
@@ -611,9 +682,235 @@ class Journal:
             report.breaks = [b for b in report.breaks if b.pos > through]
         return report
 
+    def _verify_segments(self, records: Sequence[Segment], report: VerifyReport) -> None:
+        """Every segment's file and the chain across them (pruned ones by their records)."""
+        expected_pos, expected_prev = 1, GENESIS_HASH
+        confirmed = self.confirmations()
+        for segment in records:
+            where = f"segment {segment.name} ({segment.span()})"
+            if segment.first_pos > expected_pos:
+                report.add(
+                    expected_pos,
+                    f"{where}: positions {expected_pos}-{segment.first_pos - 1} are in no "
+                    "segment (a segment's record was deleted)",
+                )
+            elif segment.first_pos < expected_pos:
+                report.add(segment.first_pos, f"{where}: overlaps the segment before it")
+            if segment.prev_hash != expected_prev:
+                report.add(segment.first_pos, f"{where}: does not follow the segment before it")
+            if segment.state == PRUNED:
+                report.pruned.append(f"{segment.span()} pruned: {segment.reason}")
+                if (segment.reason or "").startswith("confirmed") and not segment_confirmed(
+                    segment, confirmed
+                ):
+                    report.add(
+                        segment.first_pos,
+                        f"{where}: pruned as confirmed by the pit, but no confirmation covers it",
+                    )
+            else:
+                problems = check(self.segments_dir, segment)
+                for problem in problems:
+                    report.add(segment.first_pos, problem)
+                report.segments += 1
+                report.rows += segment.rows if not problems else 0
+            expected_pos, expected_prev = segment.last_pos + 1, segment.last_hash
+            report.head = Head(segment.last_pos, segment.last_hash)
+
+    @staticmethod
+    def _check_archived_anchor(
+        since: Head, records: Sequence[Segment], report: VerifyReport
+    ) -> None:
+        """The verified head, now archived, must still be where it was verified."""
+        for segment in records:
+            if segment.last_pos == since.pos and segment.last_hash != since.hash:
+                report.add(
+                    since.pos,
+                    f"the row at position {since.pos}, verified before, was changed or removed "
+                    f"(segment {segment.name} ends with another hash)",
+                )
+
+    # ------------------------------------------------------------------ segments
+
+    @property
+    def segments_dir(self) -> Path:
+        """Where this journal's archive segments live."""
+        return directory_of(self.path)
+
+    def segments(self) -> list[Segment]:
+        """Every archive segment's record, oldest first."""
+        return [
+            Segment(
+                name,
+                first,
+                last,
+                prev,
+                digest,
+                rows,
+                size,
+                sha,
+                created,
+                state,
+                json.loads(header),
+                reason,
+            )
+            for name, first, last, prev, digest, rows, size, sha, created, state, header, reason in self._conn.execute(
+                "SELECT name, first_pos, last_pos, prev_hash, last_hash, rows, bytes, sha256, "
+                "created, state, header, reason FROM segments ORDER BY first_pos"
+            )
+        ]
+
+    def _segments_if_any(self) -> list[Segment]:
+        try:
+            return self.segments()
+        except sqlite3.OperationalError:  # a journal older than segments, opened read-only
+            return []
+
+    def archived_head(self) -> Head:
+        """The last archived row (the genesis: none)."""
+        try:
+            row = self._conn.execute(
+                "SELECT last_pos, last_hash FROM segments ORDER BY first_pos DESC LIMIT 1"
+            ).fetchone()
+        except sqlite3.OperationalError:  # a journal older than segments, opened read-only
+            return GENESIS
+        return GENESIS if row is None else Head(int(row[0]), str(row[1]))
+
+    def commit_segment(self, segment: Segment) -> None:
+        """The segment's file is in place: delete its rows and record it (one transaction).
+
+        Refused (nothing changes) unless it follows the last segment and the live rows of its
+        positions are exactly the rows it holds.
+        """
+        conn = self._conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            last = conn.execute(
+                "SELECT last_pos, last_hash FROM segments ORDER BY first_pos DESC LIMIT 1"
+            ).fetchone()
+            head = GENESIS if last is None else Head(int(last[0]), str(last[1]))
+            if segment.first_pos != head.pos + 1 or segment.prev_hash != head.hash:
+                raise JournalError(
+                    f"segment {segment.name} does not follow the last archived row {head.pos}"
+                )
+            deleted = 0
+            for table in CHAINED:
+                deleted += conn.execute(
+                    f"DELETE FROM {table} WHERE pos BETWEEN ? AND ?",  # noqa: S608
+                    (segment.first_pos, segment.last_pos),
+                ).rowcount
+            if deleted != segment.rows:
+                raise JournalError(
+                    f"segment {segment.name} holds {segment.rows} rows but the journal had "
+                    f"{deleted} at its positions"
+                )
+            conn.execute(
+                "INSERT INTO segments VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    segment.name,
+                    segment.first_pos,
+                    segment.last_pos,
+                    segment.prev_hash,
+                    segment.last_hash,
+                    segment.rows,
+                    segment.bytes,
+                    segment.sha256,
+                    segment.created,
+                    segment.state,
+                    json.dumps(segment.header, separators=(",", ":")),
+                    segment.reason,
+                ),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    def set_segment_state(self, name: str, state: str, reason: str | None) -> None:
+        """A segment was copied to the archive, or pruned (with the reason it was allowed)."""
+        conn = self._conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(
+                "UPDATE segments SET state = ?, reason = ? WHERE name = ?", (state, reason, name)
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    def archived_rows(self, table: str, after: int = 0) -> Iterator[SegmentRow]:
+        """The rows of ``table`` with a key above ``after`` held by local segments, in order.
+
+        A pruned segment's rows are gone (:meth:`segments` names its range); a segment that
+        cannot be read raises :class:`JournalDamagedError`.
+        """
+        for segment in self._segments_if_any():
+            keys = segment.keys.get(table)
+            if segment.state == PRUNED or keys is None or keys[1] <= after:
+                continue
+            try:
+                _, rows = read_rows(self.segments_dir / segment.name)
+                for row in rows:
+                    if row.table == table and row.content[0] > after:
+                        yield row
+            except (SegmentError, OSError) as exc:
+                raise JournalDamagedError(
+                    f"segment {segment.name} ({segment.span()}) cannot be read ({exc}): "
+                    "`tablectl journal verify` names what is wrong with it"
+                ) from None
+
+    def pruned(self) -> list[Segment]:
+        """The segments whose files were pruned (their rows are gone), oldest first."""
+        return [s for s in self._segments_if_any() if s.state == PRUNED]
+
+    # ------------------------------------------------------------------ the pit's confirmations
+
+    def confirm(self, epoch: str, seq: int, pit: str) -> int:
+        """The pit stored every event of ``epoch`` up to ``seq``: record it (a lower or equal
+        value changes nothing); the highest confirmed seq of the epoch."""
+        conn = self._conn
+        at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(
+                "INSERT INTO confirmations VALUES (?, ?, ?, ?) ON CONFLICT (epoch) DO UPDATE "
+                "SET seq = excluded.seq, pit = excluded.pit, at = excluded.at "
+                "WHERE excluded.seq > confirmations.seq",
+                (epoch, seq, pit, at),
+            )
+            row = conn.execute("SELECT seq FROM confirmations WHERE epoch = ?", (epoch,)).fetchone()
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return int(row[0])
+
+    def confirmations(self) -> dict[str, int]:
+        """The highest seq the pit confirmed storing, per epoch."""
+        try:
+            rows = self._conn.execute("SELECT epoch, seq FROM confirmations").fetchall()
+        except sqlite3.OperationalError:  # a journal older than confirmations, read-only
+            return {}
+        return {str(e): int(s) for e, s in rows}
+
+    def epoch_last(self, name: str) -> int | None:
+        """The number of the last event of epoch ``name`` (0: none yet; None: no such epoch)."""
+        names = [e.name for e in self.epochs]
+        if name not in names:
+            return None
+        index = names.index(name)
+        first = self.epochs[index].first_seq
+        following = self.epochs[index + 1 :]
+        end = following[0].first_seq - 1 if following else self.last_seq()
+        return max(0, end - first + 1)
+
     def accepted_through(self, field: str = "through") -> int:
         """The furthest chain position (or input, ``input_through``) maintenance accepted."""
         furthest = 0
+        furthest = self._archived_max(f"$.accepted.{field}")  # decisions archived with theirs
         for body in self.event_bodies("journal.accepted"):
             try:
                 value = json.loads(body)["data"][field]

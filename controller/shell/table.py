@@ -56,7 +56,7 @@ from controller.table.state import TableState, new_table
 log = structlog.get_logger("tablectl.table")
 
 Listener = Callable[[], None]
-_RECENT = 2048  # device inputs remembered for de-duplication
+RECENT_INPUTS = 2048  # device inputs remembered for de-duplication
 
 
 @dataclass
@@ -171,7 +171,7 @@ class TableRunner:
             if row.input_id is not None:
                 journaled.setdefault(row.input_id, []).append(row.body)
         revealed: set[int] = set()
-        for row in self.journal.inputs(after=max(0, after - _RECENT)):
+        for row in self.journal.inputs(after=max(0, after - RECENT_INPUTS)):
             try:
                 item = input_from_json(row.body)
             except CodecError as exc:
@@ -418,7 +418,7 @@ class TableRunner:
         key = _identity(item)
         if key is not None:
             self._keys[key] = None
-        while len(self._keys) > _RECENT:
+        while len(self._keys) > RECENT_INPUTS:
             self._keys.popitem(last=False)
 
     def _remember_origin(self, device: str, origin: Origin) -> None:
