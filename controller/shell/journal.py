@@ -738,26 +738,17 @@ class Journal:
 
     def segments(self) -> list[Segment]:
         """Every archive segment's record, oldest first."""
+        cursor = self._conn.execute(
+            "SELECT name, first_pos, last_pos, prev_hash, last_hash, rows, bytes, sha256, "
+            "created, state, header, reason FROM segments ORDER BY first_pos"
+        )
         return [
             Segment(
-                name,
-                first,
-                last,
-                prev,
-                digest,
-                rows,
-                size,
-                sha,
-                created,
-                state,
-                json.loads(header),
-                reason,
+                str(r[0]), int(r[1]), int(r[2]), str(r[3]), str(r[4]), int(r[5]), int(r[6]),
+                str(r[7]), str(r[8]), str(r[9]), json.loads(r[10]), r[11],
             )
-            for name, first, last, prev, digest, rows, size, sha, created, state, header, reason in self._conn.execute(
-                "SELECT name, first_pos, last_pos, prev_hash, last_hash, rows, bytes, sha256, "
-                "created, state, header, reason FROM segments ORDER BY first_pos"
-            )
-        ]
+            for r in cursor
+        ]  # fmt: skip
 
     def _segments_if_any(self) -> list[Segment]:
         try:
