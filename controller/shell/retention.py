@@ -46,7 +46,9 @@ from typing import Any, ParamSpec, Protocol, TypeVar
 import structlog
 
 from controller.shell.chain import CHAINED, Head, connect, row_hash
+from controller.shell.gate import RefusedError, bounded_text
 from controller.shell.journal import Epoch, Journal, segment_confirmed
+from controller.shell.maintenance import Stored
 from controller.shell.segments import (
     ARCHIVED,
     FORMAT,
@@ -145,10 +147,12 @@ class Retention:
         *,
         write: Write = direct,
         hook: Callable[[str], None] = lambda step: None,
+        may_archive: Callable[[], bool] = lambda: True,
     ) -> None:
         self.journal = journal
         self.config = config
         self.write = write
+        self.may_archive = may_archive
         #: Called between the steps of an archive (``written``, ``published``, ``committed``)
         #: and of a prune (``marked``): the crash tests raise there.
         self.hook = hook
@@ -166,7 +170,7 @@ class Retention:
         """Archive, copy, prune; the report (also kept as :attr:`last`)."""
         report = RoundReport()
         self._clean()
-        while not self.stopping.is_set():
+        while not self.stopping.is_set() and self.may_archive():
             planned = self._write(plan_archive, self.journal, self.config, now)
             if planned is None:
                 break
@@ -476,6 +480,28 @@ def copy_verified(source: Path, archive: Path, sha256: str) -> Path:
     if file_sha256(final) != sha256:
         raise ArchiveError(f"the copy {final} does not read back as written")
     return final
+
+
+# ---------------------------------------------------------------------- the pit's confirmation
+
+
+def confirm_stored(journal: Journal, command: Stored) -> dict[str, Any]:
+    """``stored``: record that the pit has every event of the epoch up to ``seq`` (on the
+    journal's thread); the response's data, ``{"epoch", "seq"}`` with the highest confirmed.
+    :class:`RefusedError` for an unknown epoch or a seq the epoch has not reached."""
+    if not command.pit.strip():
+        raise RefusedError("pit: the pit's id, a non-empty string")
+    if command.seq < 0:
+        raise RefusedError(f"seq: {command.seq} is below 0")
+    last = journal.epoch_last(command.epoch)
+    if last is None:
+        raise RefusedError(f"epoch {bounded_text(command.epoch, 40)!r} is not this journal's")
+    if command.seq > last:
+        raise RefusedError(
+            f"seq {command.seq} is beyond the last event of epoch {command.epoch} ({last})"
+        )
+    recorded = journal.confirm(command.epoch, command.seq, bounded_text(command.pit, 64))
+    return {"epoch": command.epoch, "seq": recorded}
 
 
 # ---------------------------------------------------------------------- in the daemon
