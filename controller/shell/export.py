@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from controller.envelope import CHAIN_STAMPED, chain_stamp, envelope
 from controller.phh import hand_to_phh
-from controller.shell.journal import Journal
+from controller.shell.journal import Journal, JournalError
 from controller.shell.table import journal_table
 from controller.table.codec import event_from_json, input_from_json
 from controller.table.engine import apply
@@ -36,6 +36,13 @@ def export_events(journal: Journal, hand_id: str | None = None) -> Iterator[str]
 
 def export_phh(journal: Journal, hand_id: str | None = None) -> list[str]:
     """The PHH text of every completed hand (or of one), in order."""
+    pruned = journal.pruned()
+    if pruned:
+        raise JournalError(
+            f"PHH replays every input from the journal's start, and {pruned[-1].span()} and "
+            "before were pruned: export the events instead, or restore the segments from the "
+            'archive (docs/operations.md, "Retention")'
+        )
     state = journal_table(journal)
     texts = []
     for row in journal.inputs():
