@@ -64,12 +64,14 @@ from controller.shell.chain import (
     verify_chain,
 )
 from controller.shell.segments import (
+    LOCAL,
     PRUNED,
     Segment,
     SegmentError,
     SegmentRow,
     check,
     directory_of,
+    file_sha256,
     read_rows,
 )
 
@@ -851,6 +853,21 @@ class Journal:
                     f"segment {segment.name} ({segment.span()}) cannot be read ({exc}): "
                     "`tablectl journal verify` names what is wrong with it"
                 ) from None
+
+    def readopt_restored(self) -> list[Segment]:
+        """Pruned segments whose files are back in the segment directory with the SHA-256 they
+        were written with (restored from the archive; or a prune a crash cut short) count as
+        local again (the next round copies or prunes them as any other). The segments
+        readopted."""
+        directory = self.segments_dir
+        present = {p.name for p in directory.iterdir()} if directory.is_dir() else set()
+        readopted = []
+        for segment in self.pruned():
+            path = directory / segment.name
+            if segment.name in present and file_sha256(path) == segment.sha256:
+                self.set_segment_state(segment.name, LOCAL, None)
+                readopted.append(segment)
+        return readopted
 
     def pruned(self) -> list[Segment]:
         """The segments whose files were pruned (their rows are gone), oldest first."""

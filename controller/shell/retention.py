@@ -191,14 +191,14 @@ class Retention:
         return self.write(fn, *args, **kwargs)
 
     def _clean(self) -> None:
-        """Remove what a crash left: files no record names, and files of pruned segments."""
+        """Remove what a crash left (files no record names: their rows are still live) and
+        readopt pruned segments whose files are back (restored, or a prune cut short)."""
         records = self._write(self.journal.segments)
         for path in orphans(self.directory, {s.name for s in records}):
             log.warning("retention.orphan_removed", file=path.name)
             remove(path)
-        for segment in records:
-            if segment.state == PRUNED and (self.directory / segment.name).exists():
-                remove(self.directory / segment.name)
+        for segment in self._write(self.journal.readopt_restored):
+            log.info("retention.readopted", segment=segment.name)
 
     # ------------------------------------------------------------------ archiving
 

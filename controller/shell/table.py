@@ -27,7 +27,7 @@ import structlog
 from controller.config import TableSection
 from controller.decks import DeckManifest, known_decks
 from controller.profiles import RulesProfile, load_profile
-from controller.shell.chain import JournalDamagedError, damage_advice
+from controller.shell.chain import JournalDamagedError, JournalError, damage_advice
 from controller.shell.checkpoint import core_fingerprint, dump_state, load_state
 from controller.shell.dispatch import Dispatch, Need, Planner
 from controller.shell.journal import (
@@ -166,6 +166,18 @@ class TableRunner:
         report = RecoveryReport()
         accepted = self.journal.accepted_through("input_through")
         state, after = self._from_snapshot(report)
+        pruned = []
+        if after == 0 and self.journal.pruned():
+            self.journal.readopt_restored()  # segments put back from the archive
+            pruned = self.journal.pruned()
+        if pruned:
+            raise JournalError(
+                f"{self.journal.path}: no snapshot of this software's core, and the replay from "
+                f"the journal's start needs {pruned[0].span()}, pruned ({pruned[0].reason}): "
+                "copy the pruned segments from the archive into "
+                f"{self.journal.segments_dir} and start again "
+                '(docs/operations.md, "Retention")'
+            )
         journaled: dict[int, list[str]] = {}
         for row in self.journal.events(after_input=after):
             if row.input_id is not None:

@@ -22,7 +22,7 @@ from controller.keyring import parse_keyring
 from controller.shell.commands import CommandHandler
 from controller.shell.export import export_events
 from controller.shell.gate import Gate, Policy
-from controller.shell.journal import Journal
+from controller.shell.journal import Journal, JournalError
 from controller.shell.retention import Retention, RetentionConfig
 from controller.shell.segments import PRUNED
 from controller.shell.table import TableRunner, initial_state
@@ -248,11 +248,31 @@ def test_an_archive_copy_allows_pruning(journal: Journal, tmp_path: Path) -> Non
     assert report.pruned == report.archived  # all stored elsewhere: all may go
     assert sorted(p.name for p in archive.iterdir()) == [s.name for s in journal.segments()]
     assert journal.verify(segments=True).ok
-    # restoring from the archive: the files back in place, the records marked local again
-    for segment in journal.segments():
-        shutil.copyfile(archive / segment.name, journal.segments_dir / segment.name)
-        journal.set_segment_state(segment.name, "archived", segment.reason)
-    assert journal.verify(segments=True).ok
+
+
+def test_a_start_without_a_snapshot_needs_the_pruned_segments_back(
+    journal: Journal, tmp_path: Path
+) -> None:
+    """New software (no snapshot of its core) replays from the start: with segments pruned it
+    says which and what to do; with their files copied back from the archive it replays."""
+    archive = tmp_path / "nas"
+    archive.mkdir()
+    config = RetentionConfig(**{**SMALL.__dict__, "archive_dir": archive, "max_bytes": 1})
+    Retention(journal, config).run_once(FUTURE)
+    journal.read("DELETE FROM snapshots")  # as if another core had written them
+    path = journal.path
+    journal.close()
+    runner = runner_for(path, dealer())
+    with pytest.raises(JournalError, match=r"pruned .*copy the pruned segments from the archive"):
+        runner.recover()
+    for copied in archive.iterdir():
+        shutil.copyfile(copied, runner.journal.segments_dir / copied.name)
+    report = runner.recover()
+    assert report.diverged == []
+    assert report.inputs > 1000  # every input, from the journal's start
+    assert not runner.journal.pruned()
+    assert runner.journal.verify(segments=True).ok
+    runner.journal.close()
 
 
 # ---------------------------------------------------------------------- the pit's request
