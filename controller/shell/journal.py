@@ -174,6 +174,21 @@ def archived_keys(records: Sequence[Segment]) -> dict[str, int]:
     return keys
 
 
+def segment_records(conn: sqlite3.Connection) -> list[Segment]:
+    """Every archive segment's record in the journal of ``conn``, oldest first."""
+    cursor = conn.execute(
+        "SELECT name, first_pos, last_pos, prev_hash, last_hash, rows, bytes, sha256, "
+        "created, state, header, reason FROM segments ORDER BY first_pos"
+    )
+    return [
+        Segment(
+            str(r[0]), int(r[1]), int(r[2]), str(r[3]), str(r[4]), int(r[5]), int(r[6]),
+            str(r[7]), str(r[8]), str(r[9]), json.loads(r[10]), r[11],
+        )
+        for r in cursor
+    ]  # fmt: skip
+
+
 def segment_confirmed(segment: Segment, confirmed: Mapping[str, int]) -> bool:
     """Whether the pit confirmed storing every event of ``segment``."""
     return all(confirmed.get(epoch, 0) >= last for epoch, (_, last) in segment.epochs.items())
@@ -661,9 +676,8 @@ class Journal:
         if archived.pos and since.pos <= archived.pos:
             records = self.segments()
             last = records[-1]
-            if segments:
-                self._verify_segments(records, report)
-            else:
+            self._verify_segments(records, report, files=segments)
+            if not segments:
                 self._check_archived_anchor(since, records, report)
             boundary = Head(last.last_pos, last.last_hash)
             verify_chain(self._conn, boundary, archived=keys, after_archive=True, report=report)
@@ -684,8 +698,11 @@ class Journal:
             report.breaks = [b for b in report.breaks if b.pos > through]
         return report
 
-    def _verify_segments(self, records: Sequence[Segment], report: VerifyReport) -> None:
-        """Every segment's file and the chain across them (pruned ones by their records)."""
+    def _verify_segments(
+        self, records: Sequence[Segment], report: VerifyReport, *, files: bool
+    ) -> None:
+        """The chain across the segments' records (a deleted or reordered record); with
+        ``files``, every local segment's file too (pruned ones are checked by their records)."""
         expected_pos, expected_prev = 1, GENESIS_HASH
         confirmed = self.confirmations()
         for segment in records:
@@ -694,11 +711,11 @@ class Journal:
                 report.add(
                     expected_pos,
                     f"{where}: positions {expected_pos}-{segment.first_pos - 1} are in no "
-                    "segment (a segment's record was deleted)",
+                    "segment (a segment, or its record, is gone)",
                 )
             elif segment.first_pos < expected_pos:
                 report.add(segment.first_pos, f"{where}: overlaps the segment before it")
-            if segment.prev_hash != expected_prev:
+            elif segment.prev_hash != expected_prev:  # (after a gap: nothing to compare)
                 report.add(segment.first_pos, f"{where}: does not follow the segment before it")
             if segment.state == PRUNED:
                 report.pruned.append(f"{segment.span()} pruned: {segment.reason}")
@@ -709,7 +726,7 @@ class Journal:
                         segment.first_pos,
                         f"{where}: pruned as confirmed by the pit, but no confirmation covers it",
                     )
-            else:
+            elif files:
                 problems = check(self.segments_dir, segment)
                 for problem in problems:
                     report.add(segment.first_pos, problem)
@@ -740,17 +757,7 @@ class Journal:
 
     def segments(self) -> list[Segment]:
         """Every archive segment's record, oldest first."""
-        cursor = self._conn.execute(
-            "SELECT name, first_pos, last_pos, prev_hash, last_hash, rows, bytes, sha256, "
-            "created, state, header, reason FROM segments ORDER BY first_pos"
-        )
-        return [
-            Segment(
-                str(r[0]), int(r[1]), int(r[2]), str(r[3]), str(r[4]), int(r[5]), int(r[6]),
-                str(r[7]), str(r[8]), str(r[9]), json.loads(r[10]), r[11],
-            )
-            for r in cursor
-        ]  # fmt: skip
+        return segment_records(self._conn)
 
     def _segments_if_any(self) -> list[Segment]:
         try:

@@ -24,6 +24,7 @@ from controller.shell.export import export_events
 from controller.shell.gate import Gate, Policy
 from controller.shell.journal import Journal, JournalError
 from controller.shell.retention import Retention, RetentionConfig
+from controller.shell.salvage import salvage
 from controller.shell.segments import PRUNED
 from controller.shell.table import TableRunner, initial_state
 from controller.shell.writer import JournalWriter
@@ -375,3 +376,32 @@ def test_any_interleaving_keeps_every_row_once(
             assert exported == [e for e in original if json.loads(e)["seq"] not in pruned]
     finally:
         journal.close()
+
+
+def test_salvage_keeps_the_intact_segments_and_names_the_damaged_one(
+    journal: Journal, tmp_path: Path
+) -> None:
+    segments = _archived(journal)
+    whole = salvage(journal.path, tmp_path / "whole" / "journal.sqlite")
+    assert whole.complete, whole.lines()
+    damaged = segments[1]
+    path = journal.segments_dir / damaged.name
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    path.write_bytes(bytes(data))
+    target = tmp_path / "salvaged" / "journal.sqlite"
+    report = salvage(journal.path, target)
+    assert not report.complete
+    lines = report.lines()
+    assert any(damaged.name in line and line.startswith("could not keep") for line in lines)
+    assert any(f"in damaged segment {damaged.name}" in line for line in lines)
+    salvaged = Journal.open_existing(target)
+    try:
+        kept = [s.name for s in salvaged.segments()]
+        assert kept == [s.name for s in segments if s is not damaged]
+        checked = salvaged.verify(segments=True)
+        assert [b.pos for b in checked.breaks] == [damaged.first_pos]
+        assert f"positions {damaged.first_pos}-{damaged.last_pos}" in checked.problems[0]
+        assert salvaged.verify().problems == checked.problems  # a start sees the gap too
+    finally:
+        salvaged.close()
