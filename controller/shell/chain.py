@@ -222,7 +222,12 @@ def connect(path: Path) -> sqlite3.Connection:
     # Damaged text reads back as what it is (U+FFFD where it is not UTF-8) rather than ending
     # the read: the row then fails its hash, and the rest of the journal stays readable.
     conn.text_factory = _lenient
+    # A new journal gives the pages its archived rows leave back to the file system (retention
+    # counts the file's size); set before anything is written, and a no-op on an existing one.
+    conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
     conn.execute("PRAGMA journal_mode=WAL")
+    # the WAL shrinks back to this after a checkpoint (an archive's large delete grew it)
+    conn.execute("PRAGMA journal_size_limit=8388608")
     conn.execute("PRAGMA synchronous=FULL")
     conn.execute("PRAGMA busy_timeout=5000")
     conn.execute("PRAGMA foreign_keys=OFF")
