@@ -239,7 +239,7 @@ class JournalSection(_Section):
     )
     max_bytes: int | None = Field(
         default=None,
-        ge=16 * 1024 * 1024,
+        ge=1024 * 1024,
         description="the journal's budget: database, WAL and local segments; the oldest "
         "segments the pit or the archive has are pruned to keep it (none: no budget)",
     )
