@@ -583,13 +583,18 @@ class Journal:
 
     def events(self, hand_id: str | None = None, after_input: int = 0) -> Iterator[StoredRow]:
         """Every journaled event (of one hand; caused by inputs after one), in order; archived
-        ones first (of a hand: only live ones)."""
+        ones first."""
         # archived: the events of archived inputs after ``after_input``, and (for an export
         # from the start) the archived events no input caused
         if hand_id is None and after_input < self._archived_max("$.keys.inputs[1]"):
             for row in self.archived_rows("events"):
                 key, input_id, _, _, body = row.content
                 if input_id is None or input_id > after_input:
+                    yield StoredRow(int(key), input_id, str(body))
+        if hand_id is not None:
+            for row in self.archived_rows("events", hand_id=hand_id):
+                key, input_id, _, hand, body = row.content
+                if hand == hand_id:
                     yield StoredRow(int(key), input_id, str(body))
         if hand_id is None:
             cursor = self._conn.execute(
@@ -843,8 +848,11 @@ class Journal:
                 conn.execute("ROLLBACK")
             raise
 
-    def archived_rows(self, table: str, after: int = 0) -> Iterator[SegmentRow]:
-        """The rows of ``table`` with a key above ``after`` held by local segments, in order.
+    def archived_rows(
+        self, table: str, after: int = 0, hand_id: str | None = None
+    ) -> Iterator[SegmentRow]:
+        """The rows of ``table`` with a key above ``after`` held by local segments, in order
+        (with ``hand_id``: only the segments that hold that hand are read).
 
         A pruned segment's rows are gone (:meth:`segments` names its range); a segment that
         cannot be read raises :class:`JournalDamagedError`.
@@ -852,6 +860,8 @@ class Journal:
         for segment in self._segments_if_any():
             keys = segment.keys.get(table)
             if segment.state == PRUNED or keys is None or keys[1] <= after:
+                continue
+            if hand_id is not None and hand_id not in segment.header.get("hands", ()):
                 continue
             try:
                 _, rows = read_rows(self.segments_dir / segment.name)

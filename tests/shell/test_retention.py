@@ -114,6 +114,10 @@ def test_archive_verify_export_and_replay_round_trip(journal: Journal, played: P
     assert verified.segments == report.archived
     assert journal.verify(journal.verified_head()).ok  # a start, from before the archive
     assert events(journal) == before
+    hand = journal.segments()[0].header["hands"][1]
+    of_hand = list(export_events(journal, hand))
+    assert of_hand
+    assert of_hand == [e for e in before if json.loads(e).get("hand_id") == hand]
     # a start replays from the snapshot; the archived rows are not needed
     runner = runner_for(journal.path, dealer())
     recovered = runner.recover()
