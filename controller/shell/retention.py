@@ -74,6 +74,10 @@ log = structlog.get_logger("tablectl.retention")
 P = ParamSpec("P")
 T = TypeVar("T")
 
+#: Seconds a stop waits for the retention step in flight (its journal writes are done by then:
+#: after the stop is asked, the round makes none).
+STOP_WAIT = 5.0
+
 #: The events that close a hand: its rows may be archived once enough hands followed.
 ENDS = ("hand.completed", "hand.misdeal", "hand.void")
 
@@ -549,14 +553,16 @@ class RetentionTask:
         try:
             return await asyncio.shield(round_)
         except asyncio.CancelledError:
-            # the thread's next step sees the flag; it must end before the journal closes
+            # The thread's next step sees the flag and touches the journal no more; its step in
+            # flight (a segment being written, a copy to a slow archive) is waited for a while.
             self.retention.stopping.set()
-            while not round_.done():
+            deadline = time.monotonic() + STOP_WAIT
+            while not round_.done() and time.monotonic() < deadline:
                 try:
-                    await asyncio.wait({round_})
+                    await asyncio.wait({round_}, timeout=deadline - time.monotonic())
                 except asyncio.CancelledError:
                     continue
-            if not round_.cancelled():
+            if round_.done() and not round_.cancelled():
                 round_.exception()  # retrieved: it is the stop's, not a failure
             raise
         except (StoppedError, JournalFullError):
