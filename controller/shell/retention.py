@@ -174,8 +174,9 @@ class Retention:
         """Archive, copy, prune; the report (also kept as :attr:`last`)."""
         report = RoundReport()
         self._clean()
+        limit = self._write(archive_limit, self.journal, self.config, now)
         while not self.stopping.is_set() and self.may_archive():
-            planned = self._write(plan_archive, self.journal, self.config, now)
+            planned = self._write(plan_archive, self.journal, self.config, limit)
             if planned is None:
                 break
             self.archive(*planned)
@@ -315,41 +316,47 @@ def _ended_before(segment: Segment, moment: datetime) -> bool:
 # ---------------------------------------------------------------------- planning and reading
 
 
-def plan_archive(
-    journal: Journal, config: RetentionConfig, now: datetime
-) -> tuple[int, int] | None:
-    """The next positions to archive, ``(first, last)``, or None: nothing may go yet.
+def archive_limit(journal: Journal, config: RetentionConfig, now: datetime) -> int:
+    """The last position a round may archive: the end of the newest closed hand that is not one
+    of the last ``live_hands``, and before everything a start or a redelivered request needs
+    (the module's docstring)."""
+    newest = journal.read(
+        "SELECT input_id FROM events WHERE type IN (?, ?, ?) AND input_id IS NOT NULL "
+        "ORDER BY seq DESC LIMIT 1 OFFSET ?",
+        (*ENDS, config.live_hands),
+    )
+    if not newest:
+        return 0
+    return min(_transaction_end(journal, int(newest[0][0])), _keep_from(journal, config, now) - 1)
 
-    ``last`` is the end of a closed hand's last transaction (the rows up to the next input);
-    the last ``live_hands`` closed hands, and everything a start or a redelivered request
-    needs, stay (the module's docstring).
+
+def plan_archive(journal: Journal, config: RetentionConfig, limit: int) -> tuple[int, int] | None:
+    """The next positions to archive, ``(first, last)``, or None: nothing up to ``limit``.
+
+    ``last`` is the end of a closed hand's last transaction (the rows up to the next input),
+    a segment holds at most ``segment_rows`` rows (or one hand that has more).
     """
     archived = journal.archived_head()
-    limit = _keep_from(journal, config, now) - 1
     if limit <= archived.pos:
         return None
-    ends = [
-        int(r[0])
-        for r in journal.read(
-            "SELECT DISTINCT input_id FROM events WHERE type IN (?, ?, ?) AND pos > ? "
-            "AND input_id IS NOT NULL ORDER BY input_id",
-            (*ENDS, archived.pos),
-        )
-    ]
-    if config.live_hands > 0:
-        ends = ends[: -config.live_hands]
+    ends = journal.read(
+        "SELECT DISTINCT input_id FROM events WHERE type IN (?, ?, ?) AND pos > ? AND pos <= ? "
+        "AND input_id IS NOT NULL ORDER BY input_id LIMIT ?",
+        (*ENDS, archived.pos, limit, config.segment_rows),
+    )
     best = None
-    for input_id in ends:
-        following = journal.read("SELECT MIN(pos) FROM inputs WHERE id > ?", (input_id,))
-        if following[0][0] is None:
-            break
-        cut = int(following[0][0]) - 1
-        if cut > limit:
-            break
-        if best is not None and cut - archived.pos > config.segment_rows:
+    for (input_id,) in ends:
+        cut = _transaction_end(journal, int(input_id))
+        if cut > limit or (best is not None and cut - archived.pos > config.segment_rows):
             break
         best = cut
     return None if best is None else (archived.pos + 1, best)
+
+
+def _transaction_end(journal: Journal, input_id: int) -> int:
+    """The last position before the input after ``input_id`` (the head: none yet)."""
+    following = journal.read("SELECT MIN(pos) FROM inputs WHERE id > ?", (input_id,))
+    return journal.head.pos if following[0][0] is None else int(following[0][0]) - 1
 
 
 def _keep_from(journal: Journal, config: RetentionConfig, now: datetime) -> int:

@@ -430,3 +430,23 @@ def test_salvage_keeps_the_intact_segments_and_names_the_damaged_one(
         assert salvaged.verify().problems == checked.problems  # a start sees the gap too
     finally:
         salvaged.close()
+
+
+def test_what_a_start_or_a_redelivery_needs_stays_live(journal: Journal) -> None:
+    """The last live_hands closed hands, the inputs of the last inbox_seconds, the events the
+    broker has not acknowledged: none of them is archived."""
+    last_ts = datetime.fromisoformat(journal.read("SELECT MAX(ts) FROM inputs")[0][0])
+    window = RetentionConfig(**{**SMALL.__dict__, "inbox_seconds": 3600})
+    assert Retention(journal, window).run_once(last_ts + timedelta(minutes=10)).archived == 0
+    unacknowledged = journal.read("SELECT MIN(seq) FROM events WHERE hand_id IS NOT NULL")[0][0]
+    journal.read(
+        "INSERT INTO outbox (seq, stream, live, created_ns) VALUES (?, 'public', 1, 0)",
+        (unacknowledged + 500,),
+    )
+    Retention(journal, window).run_once(last_ts + timedelta(hours=2))
+    assert journal.archived_head().pos < journal.chain_of(unacknowledged + 500).pos  # type: ignore[union-attr]
+    journal.read("DELETE FROM outbox")
+    Retention(journal, window).run_once(last_ts + timedelta(hours=2))
+    live_ends = journal.read("SELECT COUNT(*) FROM events WHERE type = 'hand.completed'")[0][0]
+    assert live_ends >= SMALL.live_hands
+    assert journal.segments()
