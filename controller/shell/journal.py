@@ -189,6 +189,11 @@ def segment_records(conn: sqlite3.Connection) -> list[Segment]:
     ]  # fmt: skip
 
 
+def _same_kind(reason: str, segment: Segment) -> bool:
+    """Whether two prunes were allowed for the same kind of reason (the pit's, the archive's)."""
+    return reason.split(" ", 1)[0] == (segment.reason or "").split(" ", 1)[0]
+
+
 def segment_confirmed(segment: Segment, confirmed: Mapping[str, int]) -> bool:
     """Whether the pit confirmed storing every event of ``segment``."""
     return all(confirmed.get(epoch, 0) >= last for epoch, (_, last) in segment.epochs.items())
@@ -710,6 +715,7 @@ class Journal:
         ``files``, every local segment's file too (pruned ones are checked by their records)."""
         expected_pos, expected_prev = 1, GENESIS_HASH
         confirmed = self.confirmations()
+        pruned_runs: list[tuple[int, int, int, str]] = []  # first, last, segments, last reason
         for segment in records:
             where = f"segment {segment.name} ({segment.span()})"
             if segment.first_pos > expected_pos:
@@ -723,7 +729,17 @@ class Journal:
             elif segment.prev_hash != expected_prev:  # (after a gap: nothing to compare)
                 report.add(segment.first_pos, f"{where}: does not follow the segment before it")
             if segment.state == PRUNED:
-                report.pruned.append(f"{segment.span()} pruned: {segment.reason}")
+                run = pruned_runs[-1] if pruned_runs else None
+                if (
+                    run is not None
+                    and run[1] == segment.first_pos - 1
+                    and _same_kind(run[3], segment)
+                ):
+                    pruned_runs[-1] = (run[0], segment.last_pos, run[2] + 1, segment.reason or "")
+                else:
+                    pruned_runs.append(
+                        (segment.first_pos, segment.last_pos, 1, segment.reason or "")
+                    )
                 if (segment.reason or "").startswith("confirmed") and not segment_confirmed(
                     segment, confirmed
                 ):
@@ -739,6 +755,10 @@ class Journal:
                 report.rows += segment.rows if not problems else 0
             expected_pos, expected_prev = segment.last_pos + 1, segment.last_hash
             report.head = Head(segment.last_pos, segment.last_hash)
+        report.pruned = [  # one line for each run of segments pruned for the same kind of reason
+            f"positions {first}-{last} pruned ({count} segment{'s' if count > 1 else ''}): {why}"
+            for first, last, count, why in pruned_runs
+        ]
 
     @staticmethod
     def _check_archived_anchor(
