@@ -909,6 +909,14 @@ class Journal:
                 readopted.append(segment)
         return readopted
 
+    def event_pruned(self, seq: int) -> bool:
+        """Whether the event with journal key ``seq`` was in a segment since pruned."""
+        return any(
+            keys[0] <= seq <= keys[1]
+            for segment in self.pruned()
+            if (keys := segment.keys.get("events")) is not None
+        )
+
     def pruned(self) -> list[Segment]:
         """The segments whose files were pruned (their rows are gone), oldest first."""
         return [s for s in self._segments_if_any() if s.state == PRUNED]
