@@ -183,9 +183,11 @@ class Retention:
             report.archived += 1
         if self.config.archive_dir is not None:
             for segment in self._write(self.journal.segments):
-                wanted = segment.state == LOCAL and not self.stopping.is_set()
-                if wanted and self.copy(segment):
-                    report.copied += 1
+                if segment.state != LOCAL or self.stopping.is_set():
+                    continue
+                if not self.copy(segment):
+                    break  # the archive cannot take it now: the next round tries again
+                report.copied += 1
         self._prune(now, report)
         self.last = report
         return report

@@ -454,3 +454,20 @@ def test_what_a_start_or_a_redelivery_needs_stays_live(journal: Journal) -> None
     live_ends = journal.read("SELECT COUNT(*) FROM events WHERE type = 'hand.completed'")[0][0]
     assert live_ends >= SMALL.live_hands
     assert journal.segments()
+
+
+def test_an_archive_not_there_stops_nothing_and_prunes_nothing(
+    journal: Journal, tmp_path: Path
+) -> None:
+    """A NAS not mounted: the copies wait (one try a round), nothing unconfirmed is pruned,
+    and the copies go once it is back."""
+    archive = tmp_path / "nas"
+    config = RetentionConfig(**{**SMALL.__dict__, "archive_dir": archive, "max_bytes": 1})
+    retention = Retention(journal, config)
+    waiting = retention.run_once(FUTURE)
+    assert (waiting.copied, waiting.pruned) == (0, 0)
+    assert waiting.alarm() is not None
+    archive.mkdir()
+    back = retention.run_once(FUTURE)
+    assert back.copied == back.pruned == waiting.archived
+    assert back.alarm() is None
