@@ -13,6 +13,11 @@ Everything the table decided is here, in order, and nothing else is needed to re
 * ``outbox`` — messages not yet acknowledged by the broker; rows go only after PUBACK;
 * ``snapshots`` — the table state between hands, so a start replays only the inputs after the
   last one; derived data, outside the chain, used only by the core that wrote it;
+* ``segments`` — the archive segments closed hands moved into (controller/shell/segments.py,
+  controller/shell/retention.py): each one's positions, chain hashes, file SHA-256 and state;
+  the chain runs through them and on into the live rows;
+* ``confirmations`` — the highest event number the pit confirmed storing, per epoch (its
+  ``stored`` request); outside the chain, like the snapshots;
 * ``epochs`` — where each epoch begins: an event's id is ``{table}:{epoch}:{n}`` where ``n``
   counts from 1 at the first event of its epoch. A journal has one epoch until it is found
   rolled back or maintenance accepts it after an integrity alarm (docs/operations.md); each new
