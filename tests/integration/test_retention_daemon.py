@@ -139,7 +139,7 @@ async def test_the_daemon_archives_waits_for_the_pit_then_prunes(
         timeout=120,
     )
     assert verify.returncode == 0, verify.stderr
-    assert "pruned: confirmed stored by the pit" in verify.stdout
+    assert "pruned (1 segment): confirmed stored by the pit" in verify.stdout
     assert "archive segment(s)" in verify.stdout
     daemon.start()  # a start on the pruned journal: from its snapshot, READY
     assert daemon.kill(signal.SIGTERM) == 0
