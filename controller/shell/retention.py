@@ -127,7 +127,6 @@ class RoundReport:
     by_state: dict[str, int] = field(default_factory=lambda: dict.fromkeys(STATES, 0))
     waiting_bytes: int = 0  # over the budget, waiting for the pit or the archive
     over_budget: bool = False
-    problems: list[str] = field(default_factory=list)
 
     @property
     def total_bytes(self) -> int:
