@@ -19,10 +19,10 @@ from controller.table.engine import apply
 
 def export_events(journal: Journal, hand_id: str | None = None) -> Iterator[str]:
     """Every journaled event (of one hand) as a surveillance-view envelope, one JSON line each."""
-    for row in journal.events(hand_id):
+    for row, place in journal.chained_events(hand_id):
         event = event_from_json(row.body)
         epoch, seq = journal.event_id(row.key)
-        chain = journal.chain_of(row.key) if event.type in CHAIN_STAMPED else None
+        chain = place if event.type in CHAIN_STAMPED else None
         body = envelope(
             event,
             table_id=journal.table_id,

@@ -619,6 +619,20 @@ class Journal:
         for key, input_id, body in cursor:
             yield StoredRow(key, input_id, body)
 
+    def chained_events(self, hand_id: str | None = None) -> Iterator[tuple[StoredRow, Head]]:
+        """Every event (of one hand), archived ones first, with its place in the chain (an
+        export stamps some with it: read here in one pass, not looked up one by one)."""
+        for row in self.archived_rows("events", hand_id=hand_id):
+            key, input_id, _, hand, body = row.content
+            if hand_id is None or hand == hand_id:
+                yield StoredRow(int(key), input_id, str(body)), Head(row.pos, row.hash)
+        where, params = ("hand_id = ?", (hand_id,)) if hand_id is not None else ("1", ())
+        for key, input_id, body, pos, digest in self._conn.execute(
+            f"SELECT seq, input_id, body, pos, hash FROM events WHERE {where} ORDER BY seq",  # noqa: S608
+            params,
+        ):
+            yield StoredRow(key, input_id, body), Head(int(pos), str(digest))
+
     def read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """The rows of a read-only query (the journal's own modules: retention)."""
         return [tuple(r) for r in self._conn.execute(sql, tuple(params))]
