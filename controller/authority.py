@@ -24,7 +24,7 @@ class Role(StrEnum):
     DEALER = "dealer"  # the hand's flow
     FLOOR = "floor"  # rulings: holds, overrides, a misdeal after the cutoff, a deck's service
     SURVEILLANCE = "surveillance"  # reads the secure stream; may raise a hold
-    PIT = "pit"  # reads the public stream; asks a table to replay its journal
+    PIT = "pit"  # reads the public stream; asks a table to replay its journal; confirms storing
     MAINTENANCE = "maintenance"  # deck enrollment, device approval, the journal after an alarm
 
 
@@ -62,6 +62,8 @@ COMMAND_ROLES: dict[str, tuple[Role, ...]] = {
     "hold": (Role.SURVEILLANCE, Role.FLOOR),
     # the pit repairs gaps in what it received from the table's journal
     "replay": (Role.PIT,),
+    # the pit confirms what it stored, so the table may prune its archive (docs/mqtt.md)
+    "stored": (Role.PIT,),
     # after an integrity alarm, maintenance accepts the journal as it is (docs/operations.md)
     "journal_accept": (Role.MAINTENANCE,),
     # on the table PC's command line, not table requests

@@ -225,6 +225,38 @@ class JournalSection(_Section):
         description="the most pages (4 KiB) the database may grow to: past it the journal is "
         "full as on a full disk (a journal sharing its disk; fault tests)",
     )
+    live_hands: int = Field(
+        default=50,
+        ge=0,
+        description="closed hands kept in the live database; older ones move into archive "
+        'segments (docs/operations.md, "Retention")',
+    )
+    keep_days: float | None = Field(
+        default=None,
+        gt=0,
+        description="prune segments older than this, once the pit or the archive has them "
+        "(none: age alone prunes nothing)",
+    )
+    max_bytes: int | None = Field(
+        default=None,
+        ge=1024 * 1024,
+        description="the journal's budget: database, WAL and local segments; the oldest "
+        "segments the pit or the archive has are pruned to keep it (none: no budget)",
+    )
+    archive_dir: Path | None = Field(
+        default=None,
+        description="a directory (e.g. a NAS mount) that receives a verified copy of every "
+        "segment; an archived segment may be pruned",
+    )
+    retention_interval: float = Field(
+        default=60.0, gt=0, le=3600, description="seconds between two retention rounds"
+    )
+    inbox_seconds: float = Field(
+        default=3600.0,
+        ge=0,
+        description="requests younger than this stay live, so a redelivered one gets its "
+        "stored response",
+    )
 
 
 class MetricsSection(_Section):

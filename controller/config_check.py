@@ -92,9 +92,20 @@ def _writable_directory(key: str, directory: Path, *, create: bool) -> list[str]
     return [f"{key}: {problem}"] if problem else []
 
 
+def _archive_dir(config: TableConfig) -> list[str]:
+    archive = config.journal.archive_dir
+    if archive is None:
+        return []
+    if not archive.is_dir():
+        return [f"journal.archive_dir: {archive} is not a directory (not mounted?)"]
+    return _writable_directory("journal.archive_dir", archive, create=False)
+
+
 def _journal(config: TableConfig, *, content: bool) -> list[str]:
     path = config.journal.path
     problems = _writable_directory("journal.path", path.parent, create=True)
+    if content:  # `config check` only: a NAS not mounted yet must not keep the table down
+        problems += _archive_dir(config)
     if problems or not path.exists():
         return problems
     if not path.is_file():

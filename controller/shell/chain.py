@@ -12,7 +12,7 @@ import hashlib
 import heapq
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -81,6 +81,26 @@ CREATE TABLE IF NOT EXISTS outbox (
     stream TEXT NOT NULL,
     live INTEGER NOT NULL,
     created_ns INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS segments (
+    name TEXT PRIMARY KEY,
+    first_pos INTEGER NOT NULL UNIQUE,
+    last_pos INTEGER NOT NULL,
+    prev_hash TEXT NOT NULL,
+    last_hash TEXT NOT NULL,
+    rows INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    created TEXT NOT NULL,
+    state TEXT NOT NULL,
+    header TEXT NOT NULL,
+    reason TEXT
+);
+CREATE TABLE IF NOT EXISTS confirmations (
+    epoch TEXT PRIMARY KEY,
+    seq INTEGER NOT NULL,
+    pit TEXT NOT NULL,
+    at TEXT NOT NULL
 );
 """
 
@@ -178,6 +198,8 @@ class VerifyReport:
     since: Head = GENESIS
     accepted: list[Break] = field(default_factory=list)  # breaks maintenance accepted
     damaged: str | None = None  # SQLite found the file damaged: where and how
+    segments: int = 0  # archive segments whose files were checked
+    pruned: list[str] = field(default_factory=list)  # pruned ranges, each with why it was allowed
 
     @property
     def problems(self) -> list[str]:
@@ -200,7 +222,12 @@ def connect(path: Path) -> sqlite3.Connection:
     # Damaged text reads back as what it is (U+FFFD where it is not UTF-8) rather than ending
     # the read: the row then fails its hash, and the rest of the journal stays readable.
     conn.text_factory = _lenient
+    # A new journal gives the pages its archived rows leave back to the file system (retention
+    # counts the file's size); set before anything is written, and a no-op on an existing one.
+    conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
     conn.execute("PRAGMA journal_mode=WAL")
+    # the WAL shrinks back to this after a checkpoint (an archive's large delete grew it)
+    conn.execute("PRAGMA journal_size_limit=8388608")
     conn.execute("PRAGMA synchronous=FULL")
     conn.execute("PRAGMA busy_timeout=5000")
     conn.execute("PRAGMA foreign_keys=OFF")
@@ -275,8 +302,19 @@ def _lenient(data: bytes) -> str:
     return data.decode("utf-8", "replace")
 
 
-def verify_chain(conn: sqlite3.Connection, since: Head = GENESIS) -> VerifyReport:
+def verify_chain(
+    conn: sqlite3.Connection,
+    since: Head = GENESIS,
+    *,
+    archived: Mapping[str, int] | None = None,
+    after_archive: bool = False,
+    report: VerifyReport | None = None,
+) -> VerifyReport:
     """Walk the hash chain after ``since`` (from the genesis: every row); report every break.
+
+    ``archived`` gives each table's highest key in archive segments. With ``after_archive``,
+    ``since`` is the last archived row: it is not in the database, and no live row may sit at
+    or before it.
 
     The whole walk is one read transaction: on a journal the daemon is writing, the rows it
     commits meanwhile are either all seen or not at all, so a live journal verifies as it is.
@@ -284,14 +322,15 @@ def verify_chain(conn: sqlite3.Connection, since: Head = GENESIS) -> VerifyRepor
     chain does not). SQLite's own verdict that the file is damaged is reported as the last
     break (``tablectl journal salvage`` keeps the intact rows).
     """
-    report = VerifyReport(since=since)
+    if report is None:
+        report = VerifyReport(since=since)
     factory = conn.text_factory
     conn.text_factory = _lenient
     began = not conn.in_transaction
     if began:
         conn.execute("BEGIN")
     try:
-        _walk(conn, since, report)
+        _walk(conn, since, report, archived or {}, after_archive=after_archive)
     except UNREADABLE as exc:
         if not unreadable(exc):
             raise
@@ -305,8 +344,27 @@ def verify_chain(conn: sqlite3.Connection, since: Head = GENESIS) -> VerifyRepor
     return report
 
 
-def _walk(conn: sqlite3.Connection, since: Head, report: VerifyReport) -> None:
-    if since.pos > 0:
+def _walk(
+    conn: sqlite3.Connection,
+    since: Head,
+    report: VerifyReport,
+    archived: Mapping[str, int],
+    *,
+    after_archive: bool,
+) -> None:
+    if after_archive:
+        for table in CHAINED:
+            row = conn.execute(
+                f"SELECT MAX(pos) FROM {table} WHERE pos <= ?",  # noqa: S608
+                (since.pos,),
+            ).fetchone()
+            if row[0] is not None:
+                report.add(
+                    int(row[0]),
+                    f"{table}: a live row at position {row[0]}, which an archive segment "
+                    "holds (a row in two places)",
+                )
+    elif since.pos > 0:
         anchor = [
             row
             for table in CHAINED
@@ -355,6 +413,7 @@ def _walk(conn: sqlite3.Connection, since: Head, report: VerifyReport) -> None:
         row = conn.execute(f"SELECT MAX({KEY[table]}) FROM {table}").fetchone()  # noqa: S608
         issued = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)).fetchone()
         top = row[0] if isinstance(row[0], int) else 0
+        top = max(top, archived.get(table, 0))
         if issued and isinstance(issued[0], int) and top < issued[0]:
             report.add(
                 last.pos + 1,

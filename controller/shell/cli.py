@@ -272,11 +272,15 @@ def journal_verify(args: argparse.Namespace) -> int:
         print(f"tablectl journal verify: {exc}", file=sys.stderr)
         return 2
     try:
-        report = journal.verify()
+        report = journal.verify(segments=True)
     finally:
         journal.close()
     epochs = ", ".join(e.name for e in journal.epochs)
     where = f"table {journal.table_id}, epoch{'s' if len(journal.epochs) > 1 else ''} {epochs}"
+    if report.segments or report.pruned:
+        where += f", {report.segments} archive segment(s)"
+    for pruned in report.pruned:
+        print(f"  {pruned}")
     if report.ok:
         print(f"{journal.path}: ok ({report.rows} rows, {where})")
         if report.accepted:
@@ -321,6 +325,12 @@ def journal_export(args: argparse.Namespace) -> int:
                 return 1
             sys.stdout.write("\n".join(texts))
         else:
+            for segment in journal.pruned():  # said first: the lines below lack these rows
+                print(
+                    f"tablectl journal export: {segment.span()} were pruned ({segment.reason}); "
+                    "their events are not in this export",
+                    file=sys.stderr,
+                )
             lines = export_rulings if args.rulings else export_events
             for line in lines(journal, args.hand):
                 print(line)

@@ -22,6 +22,8 @@ table that requires it, ``auth`` (the signature, docs/security.md). The answer g
   ``journal_accept`` included: its decision could not be recorded either.
 * While an integrity alarm holds the table (:mod:`controller.shell.integrity`) only
   ``journal_accept`` runs; every other request is answered with the alarm, not journaled.
+* The pit's ``stored`` is answered by the shell: the highest confirmed seq of the epoch is
+  recorded outside the chain (:func:`controller.shell.retention.confirm_stored`).
 * An exception while handling one request is answered "internal error", logged with its
   traceback, raised as an ``integrity.alarm``, and the table goes on.
 """
@@ -39,9 +41,10 @@ from controller.shell.gate import Gate, RefusedError, Request, bounded_record, b
 from controller.shell.intake import Queued
 from controller.shell.integrity import Integrity
 from controller.shell.journal import NewCommand
-from controller.shell.maintenance import JournalAccept
+from controller.shell.maintenance import JournalAccept, Stored
 from controller.shell.replay import VERB as REPLAY
 from controller.shell.replay import Replayer
+from controller.shell.retention import confirm_stored
 from controller.shell.space import JournalFullError
 from controller.shell.table import ShutdownError, TableRunner
 from controller.table.event_types import CommandRejected, IntegrityAlarm, RequestsShed
@@ -154,6 +157,13 @@ class CommandHandler:
             # runs inside the journal transaction, once the events have their numbers
             lambda seqs: response(transaction, verb, seqs, events),
         )
+        if isinstance(command, Stored):  # not a core input, not in the inbox: idempotent
+            try:
+                data = await self.runner.writer.call(confirm_stored, self.runner.journal, command)
+            except RefusedError as refused:
+                refused.transaction = transaction
+                return await self._refuse(verb, payload, refused, read, received)
+            return {**_error(verb, transaction, ""), "status": "ok", "data": data, "error": None}
         if isinstance(command, JournalAccept):
             try:
                 if self.integrity is None:

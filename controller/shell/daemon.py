@@ -13,7 +13,9 @@ maintenance's decision.
 Everything runs in one TaskGroup: the broker link, one restart loop per device, the device
 command sender, the watch of the journal's disk (:mod:`controller.shell.space`: a full disk makes
 the table degraded, not dead), the journal's verification every minute
-(:mod:`controller.shell.integrity`), the metrics when enabled, and the watchdog. A bug in any of
+(:mod:`controller.shell.integrity`), the journal's retention (:mod:`controller.shell.retention`:
+closed hands into archive segments, pruning within the budget), the metrics when enabled, and
+the watchdog. A bug in any of
 them ends the daemon (systemd restarts it; the journal makes that safe). A device that fails is
 restarted after a full-jitter backoff and its health reported as an input, so the pit sees
 ``device.status`` events.
@@ -51,6 +53,7 @@ from controller.shell.metrics import Metrics
 from controller.shell.mqtt import MqttLink
 from controller.shell.notify import feed_watchdog, notify, watchdog_interval
 from controller.shell.replay import Replayer
+from controller.shell.retention import Retention, RetentionConfig, RetentionTask, RoundReport
 from controller.shell.snapshot import snapshot
 from controller.shell.space import (
     JournalFullError,
@@ -137,7 +140,15 @@ class Daemon:
             config.daemon,
             self._device_changed,
         )
-        self.metrics = Metrics(self.space, devices, integrity=self.integrity)
+        self.retention = Retention(
+            journal,
+            retention_config(config),
+            may_archive=lambda: not self.integrity.alarms,  # not while the chain is in doubt
+        )
+        self.retention_task = RetentionTask(self.retention, self.writer.call, self._retained)
+        self.metrics = Metrics(
+            self.space, devices, integrity=self.integrity, retention=self.retention
+        )
         self._counted_seq = self.runner.last_seq
         self._tick_wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -242,6 +253,7 @@ class Daemon:
         self._spawn(group, self.devices.dispatch_loop(), "dispatch")
         self._spawn(group, self._ticker(), "ticker")
         self._spawn(group, self.integrity.watch(), "integrity")
+        self._spawn(group, self.retention_task.run(), "retention")
         interval = watchdog_interval()
         if interval is not None:
             self._spawn(group, feed_watchdog(self.healthy, interval), "watchdog")
@@ -293,6 +305,10 @@ class Daemon:
             else:
                 await self.runner.submit(item)
 
+    async def _retained(self, report: RoundReport) -> None:
+        """A retention round ended: raise or clear its alarm."""
+        await self.space.set_retention(report.alarm(), report.waiting_bytes, self._record_event)
+
     async def _record_event(self, event: TableEvent) -> None:
         """Journal an event no input caused (the journal's disk)."""
         await self.runner.record_rejection(event, None)
@@ -333,7 +349,16 @@ class Daemon:
         # Every source of inputs and journal writes stops first: a tick, a held restart, the
         # disk watch's retry or the integrity checks' alarms and notes must not reach a runner
         # that no longer takes inputs, nor a journal about to close.
-        writers = ("dispatch", "ticker", "restarted", "disk", "shed", "integrity", "announce")
+        writers = (
+            "dispatch",
+            "ticker",
+            "restarted",
+            "disk",
+            "shed",
+            "integrity",
+            "announce",
+            "retention",
+        )
         await _cancel_all(
             [*self._device_tasks, *(t for t in self._tasks if t.get_name() in writers)]
         )
@@ -449,6 +474,8 @@ class Daemon:
 
     def _alarms_changed(self) -> None:
         """The journal's disk or its integrity changed: the status topic and ``STATUS=``."""
+        if self.space.low:
+            self.retention_task.wake.set()  # a round now: pruning may give room back
         self.link.set_alarms([*self.space.alarms(), *self.integrity.status_alarms()])
         self._status_changed()
 
@@ -560,6 +587,19 @@ async def _open_when_room(config: TableConfig) -> Journal:
 def space_config(config: TableConfig) -> SpaceConfig:
     """The disk watch's settings from ``[journal]``."""
     return SpaceConfig(config.journal.low_disk_bytes, config.journal.disk_poll)
+
+
+def retention_config(config: TableConfig) -> RetentionConfig:
+    """Retention's settings from ``[journal]``."""
+    journal = config.journal
+    return RetentionConfig(
+        live_hands=journal.live_hands,
+        keep_days=journal.keep_days,
+        max_bytes=journal.max_bytes,
+        archive_dir=journal.archive_dir,
+        interval=journal.retention_interval,
+        inbox_seconds=journal.inbox_seconds,
+    )
 
 
 def policy_of(security: SecuritySection) -> Policy:

@@ -14,7 +14,7 @@ from controller.envelope import CHAIN_STAMPED, chain_stamp, envelope
 from controller.phh import hand_to_phh
 from controller.profiles import AnteKind
 from controller.rules.start import table_ante_seat
-from controller.shell.journal import Journal
+from controller.shell.journal import Journal, JournalError
 from controller.shell.table import journal_table
 from controller.table.codec import event_from_json, input_from_json
 from controller.table.engine import apply
@@ -22,10 +22,10 @@ from controller.table.engine import apply
 
 def export_events(journal: Journal, hand_id: str | None = None) -> Iterator[str]:
     """Every journaled event (of one hand) as a surveillance-view envelope, one JSON line each."""
-    for row in journal.events(hand_id):
+    for row, place in journal.chained_events(hand_id):
         event = event_from_json(row.body)
         epoch, seq = journal.event_id(row.key)
-        chain = journal.chain_of(row.key) if event.type in CHAIN_STAMPED else None
+        chain = place if event.type in CHAIN_STAMPED else None
         body = envelope(
             event,
             table_id=journal.table_id,
@@ -39,6 +39,13 @@ def export_events(journal: Journal, hand_id: str | None = None) -> Iterator[str]
 
 def export_phh(journal: Journal, hand_id: str | None = None) -> list[str]:
     """The PHH text of every completed hand (or of one), in order."""
+    pruned = journal.pruned()
+    if pruned:
+        raise JournalError(
+            f"PHH replays every input from the journal's start, and {pruned[-1].span()} and "
+            "before were pruned: export the events instead, or restore the segments from the "
+            'archive (docs/operations.md, "Retention")'
+        )
     state = journal_table(journal)
     texts = []
     for row in journal.inputs():
@@ -79,7 +86,7 @@ def export_drop(journal: Journal, period: str = "day") -> Iterator[str]:
     then one line per period with any take, oldest first, and the table's total last."""
     fmt = PERIODS[period]
     totals: dict[str, list[int]] = {}
-    for row in journal.events():
+    for row, _ in journal.chained_events():  # the archived hands' take too
         event = event_from_json(row.body)
         if event.type == "pot.rake.taken":
             line = totals.setdefault(event.ts.astimezone(UTC).strftime(fmt), [0, 0, 0, 0])

@@ -13,6 +13,11 @@ Everything the table decided is here, in order, and nothing else is needed to re
 * ``outbox`` — messages not yet acknowledged by the broker; rows go only after PUBACK;
 * ``snapshots`` — the table state between hands, so a start replays only the inputs after the
   last one; derived data, outside the chain, used only by the core that wrote it;
+* ``segments`` — the archive segments closed hands moved into (controller/shell/segments.py,
+  controller/shell/retention.py): each one's positions, chain hashes, file SHA-256 and state;
+  the chain runs through them and on into the live rows;
+* ``confirmations`` — the highest event number the pit confirmed storing, per epoch (its
+  ``stored`` request); outside the chain, like the snapshots;
 * ``epochs`` — where each epoch begins: an event's id is ``{table}:{epoch}:{n}`` where ``n``
   counts from 1 at the first event of its epoch. A journal has one epoch until it is found
   rolled back or maintenance accepts it after an integrity alarm (docs/operations.md); each new
@@ -63,6 +68,17 @@ from controller.shell.chain import (
     next_key,
     unreadable,
     verify_chain,
+)
+from controller.shell.segments import (
+    LOCAL,
+    PRUNED,
+    Segment,
+    SegmentError,
+    SegmentRow,
+    check,
+    directory_of,
+    file_sha256,
+    read_rows,
 )
 
 __all__ = ["JournalDamagedError", "JournalError"]
@@ -155,6 +171,40 @@ class StoredRow(NamedTuple):
     key: int
     input_id: int | None
     body: str
+
+
+def archived_keys(records: Sequence[Segment]) -> dict[str, int]:
+    """Each chained table's highest key in archive segments."""
+    keys: dict[str, int] = {}
+    for segment in records:
+        for table, (_, last) in segment.keys.items():
+            keys[table] = max(keys.get(table, 0), int(last))
+    return keys
+
+
+def segment_records(conn: sqlite3.Connection) -> list[Segment]:
+    """Every archive segment's record in the journal of ``conn``, oldest first."""
+    cursor = conn.execute(
+        "SELECT name, first_pos, last_pos, prev_hash, last_hash, rows, bytes, sha256, "
+        "created, state, header, reason FROM segments ORDER BY first_pos"
+    )
+    return [
+        Segment(
+            str(r[0]), int(r[1]), int(r[2]), str(r[3]), str(r[4]), int(r[5]), int(r[6]),
+            str(r[7]), str(r[8]), str(r[9]), json.loads(r[10]), r[11],
+        )
+        for r in cursor
+    ]  # fmt: skip
+
+
+def _same_kind(reason: str, segment: Segment) -> bool:
+    """Whether two prunes were allowed for the same kind of reason (the pit's, the archive's)."""
+    return reason.split(" ", 1)[0] == (segment.reason or "").split(" ", 1)[0]
+
+
+def segment_confirmed(segment: Segment, confirmed: Mapping[str, int]) -> bool:
+    """Whether the pit confirmed storing every event of ``segment``."""
+    return all(confirmed.get(epoch, 0) >= last for epoch, (_, last) in segment.epochs.items())
 
 
 class Journal:
@@ -570,7 +620,11 @@ class Journal:
         return [r[0] for r in rows]
 
     def inputs(self, after: int = 0) -> Iterator[StoredRow]:
-        """Every journaled input (after input ``after``), in order."""
+        """Every journaled input (after input ``after``), in order; archived ones first."""
+        if after < self._archived_max("$.keys.inputs[1]"):
+            for row in self.archived_rows("inputs", after):
+                key = int(row.content[0])
+                yield StoredRow(key, key, str(row.content[3]))
         for key, body in self._conn.execute(
             "SELECT id, body FROM inputs WHERE id > ? ORDER BY id", (after,)
         ):
@@ -587,7 +641,20 @@ class Journal:
         return None
 
     def events(self, hand_id: str | None = None, after_input: int = 0) -> Iterator[StoredRow]:
-        """Every journaled event (of one hand; caused by inputs after one), in order."""
+        """Every journaled event (of one hand; caused by inputs after one), in order; archived
+        ones first."""
+        # archived: the events of archived inputs after ``after_input``, and (for an export
+        # from the start) the archived events no input caused
+        if hand_id is None and after_input < self._archived_max("$.keys.inputs[1]"):
+            for row in self.archived_rows("events"):
+                key, input_id, _, _, body = row.content
+                if input_id is None or input_id > after_input:
+                    yield StoredRow(int(key), input_id, str(body))
+        if hand_id is not None:
+            for row in self.archived_rows("events", hand_id=hand_id):
+                key, input_id, _, hand, body = row.content
+                if hand == hand_id:
+                    yield StoredRow(int(key), input_id, str(body))
         if hand_id is None:
             cursor = self._conn.execute(
                 "SELECT seq, input_id, body FROM events "
@@ -602,11 +669,45 @@ class Journal:
             yield StoredRow(key, input_id, body)
 
     def events_between(self, first: int, last: int) -> list[tuple[int, str]]:
-        """``(seq, body)`` of the journaled events ``first`` to ``last`` (a replay)."""
+        """``(seq, body)`` of the journaled events ``first`` to ``last`` (a replay): from the
+        local segments, then the live rows (a pruned range is simply not there)."""
+        found: list[tuple[int, str]] = []
+        for row in self.archived_rows("events", after=first - 1):
+            if int(row.content[0]) > last:
+                break
+            found.append((int(row.content[0]), str(row.content[4])))
         rows = self._conn.execute(
             "SELECT seq, body FROM events WHERE seq BETWEEN ? AND ? ORDER BY seq", (first, last)
         ).fetchall()
-        return [(int(seq), body) for seq, body in rows]
+        return found + [(int(seq), body) for seq, body in rows]
+
+    def chained_events(self, hand_id: str | None = None) -> Iterator[tuple[StoredRow, Head]]:
+        """Every event (of one hand), archived ones first, with its place in the chain (an
+        export stamps some with it: read here in one pass, not looked up one by one)."""
+        for row in self.archived_rows("events", hand_id=hand_id):
+            key, input_id, _, hand, body = row.content
+            if hand_id is None or hand == hand_id:
+                yield StoredRow(int(key), input_id, str(body)), Head(row.pos, row.hash)
+        where, params = ("hand_id = ?", (hand_id,)) if hand_id is not None else ("1", ())
+        for key, input_id, body, pos, digest in self._conn.execute(
+            f"SELECT seq, input_id, body, pos, hash FROM events WHERE {where} ORDER BY seq",  # noqa: S608
+            params,
+        ):
+            yield StoredRow(key, input_id, body), Head(int(pos), str(digest))
+
+    def read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """The rows of a read-only query (the journal's own modules: retention)."""
+        return [tuple(r) for r in self._conn.execute(sql, tuple(params))]
+
+    def _archived_max(self, path: str) -> int:
+        """The highest value at JSON ``path`` of the segments' headers (0: none)."""
+        try:
+            row = self._conn.execute(
+                "SELECT MAX(json_extract(header, ?)) FROM segments", (path,)
+            ).fetchone()
+        except sqlite3.OperationalError:  # a journal older than segments, opened read-only
+            return 0
+        return int(row[0]) if row and isinstance(row[0], int) else 0
 
     def dispatches(self) -> Iterator[tuple[int, str, str, int | None]]:
         """Every journaled device command as ``(id, device, body, input id)``, in order."""
@@ -617,7 +718,11 @@ class Journal:
     def chain_of(self, seq: int) -> Head | None:
         """The position and hash of the event with journal key ``seq`` (None: no such row)."""
         row = self._conn.execute("SELECT pos, hash FROM events WHERE seq = ?", (seq,)).fetchone()
-        return None if row is None else Head(int(row[0]), str(row[1]))
+        if row is not None:
+            return Head(int(row[0]), str(row[1]))
+        for archived in self.archived_rows("events", after=seq - 1):
+            return Head(archived.pos, archived.hash) if archived.content[0] == seq else None
+        return None
 
     def event_bodies(self, event_type: str) -> list[str]:
         """The journal texts of every event of one type, in order."""
@@ -647,12 +752,29 @@ class Journal:
 
     # ------------------------------------------------------------------ verifying
 
-    def verify(self, since: Head = GENESIS) -> VerifyReport:
+    def verify(self, since: Head = GENESIS, *, segments: bool = False) -> VerifyReport:
         """Walk the hash chain after ``since`` (every row by default); report every break.
 
-        Breaks maintenance accepted (``journal.accepted``) are moved to ``report.accepted``.
+        Rows archived in segments: with ``segments``, every segment's file is checked (its
+        SHA-256, its rows' chain, its link to the previous segment) and the live rows must
+        follow the last one; without, the walk starts at the last archived row (each segment's
+        chain was checked when it was written). Breaks maintenance accepted
+        (``journal.accepted``) are moved to ``report.accepted``.
         """
-        report = verify_chain(self._conn, since)
+        report = VerifyReport(since=since)
+        keys = {table: self._archived_max(f"$.keys.{table}[1]") for table in CHAINED}
+        archived = self.archived_head()
+        if archived.pos and since.pos <= archived.pos:
+            records = self.segments()
+            last = records[-1]
+            self._verify_segments(records, report, files=segments)
+            if not segments:
+                self._check_archived_anchor(since, records, report)
+            boundary = Head(last.last_pos, last.last_hash)
+            verify_chain(self._conn, boundary, archived=keys, after_archive=True, report=report)
+            report.since = since
+        else:
+            verify_chain(self._conn, since, archived=keys, report=report)
         try:
             through = self.accepted_through()
         except UNREADABLE as exc:
@@ -667,9 +789,265 @@ class Journal:
             report.breaks = [b for b in report.breaks if b.pos > through]
         return report
 
+    def _verify_segments(
+        self, records: Sequence[Segment], report: VerifyReport, *, files: bool
+    ) -> None:
+        """The chain across the segments' records (a deleted or reordered record); with
+        ``files``, every local segment's file too (pruned ones are checked by their records)."""
+        expected_pos, expected_prev = 1, GENESIS_HASH
+        confirmed = self.confirmations()
+        pruned_runs: list[tuple[int, int, int, str]] = []  # first, last, segments, last reason
+        for segment in records:
+            where = f"segment {segment.name} ({segment.span()})"
+            if segment.first_pos > expected_pos:
+                report.add(
+                    expected_pos,
+                    f"{where}: positions {expected_pos}-{segment.first_pos - 1} are in no "
+                    "segment (a segment, or its record, is gone)",
+                )
+            elif segment.first_pos < expected_pos:
+                report.add(segment.first_pos, f"{where}: overlaps the segment before it")
+            elif segment.prev_hash != expected_prev:  # (after a gap: nothing to compare)
+                report.add(segment.first_pos, f"{where}: does not follow the segment before it")
+            if segment.state == PRUNED:
+                run = pruned_runs[-1] if pruned_runs else None
+                if (
+                    run is not None
+                    and run[1] == segment.first_pos - 1
+                    and _same_kind(run[3], segment)
+                ):
+                    pruned_runs[-1] = (run[0], segment.last_pos, run[2] + 1, segment.reason or "")
+                else:
+                    pruned_runs.append(
+                        (segment.first_pos, segment.last_pos, 1, segment.reason or "")
+                    )
+                if (segment.reason or "").startswith("confirmed") and not segment_confirmed(
+                    segment, confirmed
+                ):
+                    report.add(
+                        segment.first_pos,
+                        f"{where}: pruned as confirmed by the pit, but no confirmation covers it",
+                    )
+            elif files:
+                problems = check(self.segments_dir, segment)
+                for problem in problems:
+                    report.add(segment.first_pos, problem)
+                report.segments += 1
+                report.rows += segment.rows if not problems else 0
+            expected_pos, expected_prev = segment.last_pos + 1, segment.last_hash
+            report.head = Head(segment.last_pos, segment.last_hash)
+        report.pruned = [  # one line for each run of segments pruned for the same kind of reason
+            f"positions {first}-{last} pruned ({count} segment{'s' if count > 1 else ''}): {why}"
+            for first, last, count, why in pruned_runs
+        ]
+
+    @staticmethod
+    def _check_archived_anchor(
+        since: Head, records: Sequence[Segment], report: VerifyReport
+    ) -> None:
+        """The verified head, now archived, must still be where it was verified."""
+        for segment in records:
+            if segment.last_pos == since.pos and segment.last_hash != since.hash:
+                report.add(
+                    since.pos,
+                    f"the row at position {since.pos}, verified before, was changed or removed "
+                    f"(segment {segment.name} ends with another hash)",
+                )
+
+    # ------------------------------------------------------------------ segments
+
+    @property
+    def segments_dir(self) -> Path:
+        """Where this journal's archive segments live."""
+        return directory_of(self.path)
+
+    def segments(self) -> list[Segment]:
+        """Every archive segment's record, oldest first."""
+        return segment_records(self._conn)
+
+    def _segments_if_any(self) -> list[Segment]:
+        try:
+            return self.segments()
+        except sqlite3.OperationalError:  # a journal older than segments, opened read-only
+            return []
+
+    def archived_head(self) -> Head:
+        """The last archived row (the genesis: none)."""
+        try:
+            row = self._conn.execute(
+                "SELECT last_pos, last_hash FROM segments ORDER BY first_pos DESC LIMIT 1"
+            ).fetchone()
+        except sqlite3.OperationalError:  # a journal older than segments, opened read-only
+            return GENESIS
+        return GENESIS if row is None else Head(int(row[0]), str(row[1]))
+
+    def commit_segment(self, segment: Segment) -> None:
+        """The segment's file is in place: delete its rows and record it (one transaction).
+
+        Refused (nothing changes) unless it follows the last segment and the live rows of its
+        positions are exactly the rows it holds.
+        """
+        conn = self._conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            last = conn.execute(
+                "SELECT last_pos, last_hash FROM segments ORDER BY first_pos DESC LIMIT 1"
+            ).fetchone()
+            head = GENESIS if last is None else Head(int(last[0]), str(last[1]))
+            if segment.first_pos != head.pos + 1 or segment.prev_hash != head.hash:
+                raise JournalError(
+                    f"segment {segment.name} does not follow the last archived row {head.pos}"
+                )
+            deleted = 0
+            for table in CHAINED:
+                deleted += conn.execute(
+                    f"DELETE FROM {table} WHERE pos BETWEEN ? AND ?",  # noqa: S608
+                    (segment.first_pos, segment.last_pos),
+                ).rowcount
+            if deleted != segment.rows:
+                raise JournalError(
+                    f"segment {segment.name} holds {segment.rows} rows but the journal had "
+                    f"{deleted} at its positions"
+                )
+            conn.execute(
+                "INSERT INTO segments VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    segment.name,
+                    segment.first_pos,
+                    segment.last_pos,
+                    segment.prev_hash,
+                    segment.last_hash,
+                    segment.rows,
+                    segment.bytes,
+                    segment.sha256,
+                    segment.created,
+                    segment.state,
+                    json.dumps(segment.header, separators=(",", ":")),
+                    segment.reason,
+                ),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        # the pages the rows left go back to the file system (a journal created with
+        # incremental auto-vacuum; on an older one this does nothing)
+        conn.executescript("PRAGMA incremental_vacuum;")  # stepped to the end: every page
+
+    def set_segment_state(self, name: str, state: str, reason: str | None) -> None:
+        """A segment was copied to the archive, or pruned (with the reason it was allowed)."""
+        conn = self._conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(
+                "UPDATE segments SET state = ?, reason = ? WHERE name = ?", (state, reason, name)
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    def archived_rows(
+        self, table: str, after: int = 0, hand_id: str | None = None
+    ) -> Iterator[SegmentRow]:
+        """The rows of ``table`` with a key above ``after`` held by local segments, in order
+        (with ``hand_id``: only the segments that hold that hand are read).
+
+        A pruned segment's rows are gone (:meth:`segments` names its range); a segment that
+        cannot be read raises :class:`JournalDamagedError`.
+        """
+        for segment in self._segments_if_any():
+            keys = segment.keys.get(table)
+            if segment.state == PRUNED or keys is None or keys[1] <= after:
+                continue
+            if hand_id is not None and hand_id not in segment.header.get("hands", ()):
+                continue
+            try:
+                _, rows = read_rows(self.segments_dir / segment.name)
+                for row in rows:
+                    if row.table == table and row.content[0] > after:
+                        yield row
+            except (SegmentError, OSError) as exc:
+                raise JournalDamagedError(
+                    f"segment {segment.name} ({segment.span()}) cannot be read ({exc}): "
+                    "`tablectl journal verify` names what is wrong with it"
+                ) from None
+
+    def readopt_restored(self) -> list[Segment]:
+        """Pruned segments whose files are back in the segment directory with the SHA-256 they
+        were written with (restored from the archive; or a prune a crash cut short) count as
+        local again (the next round copies or prunes them as any other). The segments
+        readopted."""
+        directory = self.segments_dir
+        present = {p.name for p in directory.iterdir()} if directory.is_dir() else set()
+        readopted = []
+        for segment in self.pruned():
+            path = directory / segment.name
+            if segment.name in present and file_sha256(path) == segment.sha256:
+                self.set_segment_state(segment.name, LOCAL, None)
+                readopted.append(segment)
+        return readopted
+
+    def event_pruned(self, seq: int) -> bool:
+        """Whether the event with journal key ``seq`` was in a segment since pruned."""
+        return any(
+            keys[0] <= seq <= keys[1]
+            for segment in self.pruned()
+            if (keys := segment.keys.get("events")) is not None
+        )
+
+    def pruned(self) -> list[Segment]:
+        """The segments whose files were pruned (their rows are gone), oldest first."""
+        return [s for s in self._segments_if_any() if s.state == PRUNED]
+
+    # ------------------------------------------------------------------ the pit's confirmations
+
+    def confirm(self, epoch: str, seq: int, pit: str) -> int:
+        """The pit stored every event of ``epoch`` up to ``seq``: record it (a lower or equal
+        value changes nothing); the highest confirmed seq of the epoch."""
+        conn = self._conn
+        at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(
+                "INSERT INTO confirmations VALUES (?, ?, ?, ?) ON CONFLICT (epoch) DO UPDATE "
+                "SET seq = excluded.seq, pit = excluded.pit, at = excluded.at "
+                "WHERE excluded.seq > confirmations.seq",
+                (epoch, seq, pit, at),
+            )
+            row = conn.execute("SELECT seq FROM confirmations WHERE epoch = ?", (epoch,)).fetchone()
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return int(row[0])
+
+    def confirmations(self) -> dict[str, int]:
+        """The highest seq the pit confirmed storing, per epoch."""
+        try:
+            rows = self._conn.execute("SELECT epoch, seq FROM confirmations").fetchall()
+        except sqlite3.OperationalError:  # a journal older than confirmations, read-only
+            return {}
+        return {str(e): int(s) for e, s in rows}
+
+    def epoch_last(self, name: str) -> int | None:
+        """The number of the last event of epoch ``name`` (0: none yet; None: no such epoch)."""
+        names = [e.name for e in self.epochs]
+        if name not in names:
+            return None
+        index = names.index(name)
+        first = self.epochs[index].first_seq
+        following = self.epochs[index + 1 :]
+        end = following[0].first_seq - 1 if following else self.last_seq()
+        return max(0, end - first + 1)
+
     def accepted_through(self, field: str = "through") -> int:
         """The furthest chain position (or input, ``input_through``) maintenance accepted."""
         furthest = 0
+        furthest = self._archived_max(f"$.accepted.{field}")  # decisions archived with theirs
         for body in self.event_bodies("journal.accepted"):
             try:
                 value = json.loads(body)["data"][field]

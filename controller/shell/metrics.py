@@ -35,6 +35,7 @@ from prometheus_client.exposition import start_http_server
 from prometheus_client.registry import Collector
 
 from controller.shell.integrity import Integrity
+from controller.shell.retention import Retention
 from controller.shell.space import JournalSpace
 from controller.shell.writer import JournalWriter
 from drivers.contract import Device
@@ -63,11 +64,16 @@ class _Live(Collector):
     """What is read when scraped: the journal's disk and integrity, the devices' link counters."""
 
     def __init__(
-        self, space: JournalSpace, devices: Mapping[str, Device], integrity: Integrity | None
+        self,
+        space: JournalSpace,
+        devices: Mapping[str, Device],
+        integrity: Integrity | None,
+        retention: Retention | None,
     ) -> None:
         self.space = space
         self.devices = devices
         self.integrity = integrity
+        self.retention = retention
 
     def collect(self) -> Iterator[Any]:
         space = self.space
@@ -96,6 +102,7 @@ class _Live(Collector):
             "1 while an integrity alarm holds the table (it waits for maintenance)",
             int(integrity is not None and integrity.held),
         )
+        yield from self._retention()
         for name, text in LINK_COUNTERS.items():
             family = CounterMetricFamily(f"tablectl_link_{name}", text, labels=["device"])
             for device_id, device in self.devices.items():
@@ -103,6 +110,31 @@ class _Live(Collector):
                 if stats is not None:
                     family.add_metric([device_id], getattr(stats, name))
             yield family
+
+    def _retention(self) -> Iterator[Any]:
+        """The journal's bytes as the last retention round found them."""
+        if self.retention is None:
+            return
+        last = self.retention.last
+        yield GaugeMetricFamily(
+            "tablectl_journal_live_bytes", "the live database, WAL and shared memory",
+            last.live_bytes,
+        )  # fmt: skip
+        yield GaugeMetricFamily(
+            "tablectl_journal_segment_bytes", "archive segments on the local disk",
+            last.segment_bytes,
+        )  # fmt: skip
+        family = GaugeMetricFamily(
+            "tablectl_journal_segments", "archive segments by state", labels=["state"]
+        )
+        for state, count in last.by_state.items():
+            family.add_metric([state], count)
+        yield family
+        yield GaugeMetricFamily(
+            "tablectl_journal_waiting_bytes",
+            "local segments not yet confirmed by the pit nor archived",
+            last.waiting_bytes,
+        )
 
 
 class Metrics:
@@ -114,6 +146,7 @@ class Metrics:
         devices: Mapping[str, Device],
         interval: float = 2.0,
         integrity: Integrity | None = None,
+        retention: Retention | None = None,
     ) -> None:
         self.registry = CollectorRegistry()
         self.interval = interval
@@ -138,7 +171,7 @@ class Metrics:
             registry=registry,
         )  # fmt: skip
         self.holds = Gauge("tablectl_open_holds", "rulings the table waits on", registry=registry)
-        registry.register(_Live(space, devices, integrity))
+        registry.register(_Live(space, devices, integrity, retention))
         for device_id in devices:
             self.device_health.labels(device_id).state("unknown")
         self._server: tuple[WSGIServer, threading.Thread] | None = None

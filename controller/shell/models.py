@@ -116,7 +116,8 @@ class Alarm(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     alarm: str = Field(
-        description="journal.full (degraded), journal.low_disk, or journal.integrity (the "
+        description="journal.full (degraded), journal.low_disk, journal.retention (over the "
+        "journal's budget, segments waiting for the pit/archive), or journal.integrity (the "
         "journal is in doubt: its hash chain, its replay or a rollback; degraded while held)"
     )
     detail: str = Field(description="what was found, in one line")

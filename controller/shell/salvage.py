@@ -10,13 +10,16 @@ raises the integrity alarm and holds the table until maintenance accepts it
 given again.
 
 What is kept: the meta table (or, when it is lost, the table and its genesis from the config),
-the epochs, every intact input, event, inbox and dispatch row, the outbox rows of kept events.
-Snapshots are not (they are a shortcut the daemon rebuilds).
+the epochs, every intact input, event, inbox and dispatch row, the outbox rows of kept events,
+and the archive segments whose files are intact (copied beside the new journal, with their
+records; a damaged segment is named and its rows counted as lost: the new journal's chain then
+has a gap there). Snapshots are not (they are a shortcut the daemon rebuilds).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 import tempfile
@@ -37,6 +40,8 @@ from controller.shell.chain import (
     connect,
     row_hash,
 )
+from controller.shell.journal import segment_records
+from controller.shell.segments import PRUNED, Segment, check, directory_of
 
 CHUNK = 512  # keys read in one statement; a chunk that fails is read key by key
 SHOWN = 20  # lost ranges named in the report (the rest are counted)
@@ -68,6 +73,7 @@ class SalvageReport:
     segments: list[tuple[int, int]] = field(default_factory=list)
     lost: dict[str, list[tuple[int, str]]] = field(default_factory=dict)  # table -> (key, why)
     notes: list[str] = field(default_factory=list)
+    damaged_segments: dict[str, str] = field(default_factory=dict)  # name -> the problem
 
     @property
     def complete(self) -> bool:
@@ -94,6 +100,8 @@ class SalvageReport:
             out.append(f"could not keep {text}")
         if len(ranges) > SHOWN:
             out.append(f"could not keep {len(ranges) - SHOWN} more ranges of rows")
+        for problem in self.damaged_segments.values():
+            out.append(f"could not keep {problem}")
         out += self.notes
         return out
 
@@ -142,9 +150,13 @@ def _salvage(
         meta.setdefault("genesis", json.dumps(dict(table["genesis"]), sort_keys=True))
         report.notes.append("the table and its genesis were taken from the config")
     issued = _issued(conn)
+    segments = _archive_segments(conn, report)
+    archived_top = {
+        name: max((s.keys.get(name, (0, 0))[1] for s in segments), default=0) for name in CHAINED
+    }
     rows: list[Row] = []
     for name in CHAINED:
-        seen: set[int] = set()
+        seen: set[int] = set(range(1, archived_top[name] + 1))  # in segments (or lost with one)
         kept = 0
         for row, why in _rows(conn, name, issued.get(name, 0)):
             seen.add(row.key)
@@ -180,8 +192,32 @@ def _salvage(
         meta.pop(gone, None)  # the new file is verified from its first row at the next start
     meta.setdefault("epoch", epochs[-1][0])
     meta.setdefault("origin", epochs[0][0])
-    _write(report.target, meta, epochs, rows, outbox, issued)
+    kept_segments = [s for s in segments if s.name not in report.damaged_segments]
+    _write(report.target, meta, epochs, rows, outbox, issued, kept_segments, report.source)
     report.notes.append("snapshots are not kept: the next start replays from the genesis")
+
+
+def _archive_segments(conn: sqlite3.Connection, report: SalvageReport) -> list[Segment]:
+    """The journal's archive segments: each local one's file is checked; a damaged one is not
+    kept and its rows are named as lost (the others, and pruned records, are kept)."""
+    try:
+        found = segment_records(conn)
+    except (*UNREADABLE, KeyError, ValueError, TypeError) as exc:
+        report.notes.append(f"the archive segments' records could not be read ({exc})")
+        return []
+    directory = directory_of(report.source)
+    for segment in found:
+        if segment.state == PRUNED:
+            continue
+        problems = check(directory, segment)
+        if not problems:
+            continue
+        report.damaged_segments[segment.name] = problems[0]
+        for name, (first, last) in segment.keys.items():
+            report.lost.setdefault(name, []).extend(
+                (key, f"in damaged segment {segment.name}") for key in range(first, last + 1)
+            )
+    return found
 
 
 def _meta(conn: sqlite3.Connection, report: SalvageReport) -> dict[str, str]:
@@ -314,12 +350,32 @@ def _write(
     rows: list[Row],
     outbox: list[tuple[int, str, int, int]],
     issued: Mapping[str, int],
+    segments: list[Segment],
+    source: Path,
 ) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
+    for segment in segments:  # the files first: a record never names a file not there
+        if segment.state != PRUNED:
+            directory = directory_of(target)
+            directory.mkdir(exist_ok=True)
+            shutil.copyfile(directory_of(source) / segment.name, directory / segment.name)
+            with open(directory / segment.name, "rb+") as copied:
+                os.fsync(copied.fileno())
     conn = connect(target)
     try:
         conn.executescript(SCHEMA)
         conn.execute("BEGIN IMMEDIATE")
+        conn.executemany(
+            "INSERT INTO segments VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    s.name, s.first_pos, s.last_pos, s.prev_hash, s.last_hash, s.rows, s.bytes,
+                    s.sha256, s.created, s.state, json.dumps(s.header, separators=(",", ":")),
+                    s.reason,
+                )
+                for s in segments
+            ],
+        )  # fmt: skip
         conn.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
         conn.executemany("INSERT INTO epochs VALUES (?, ?, ?, ?)", epochs)
         for row in rows:

@@ -108,6 +108,8 @@ class JournalSpace:
         self.retries = 0  # writes tried again in vain during the current outage
         self.free = -1  # bytes, at the last look (-1: not looked yet)
         self.size = 0  # the journal's bytes, at the last look
+        #: Retention cannot keep the budget (the reason), controller/shell/retention.py.
+        self.retention: str | None = None
         #: Called when the state changes (full, writable again, low, not low).
         self.on_change: Callable[[], None] | None = None
 
@@ -155,6 +157,8 @@ class JournalSpace:
                     "detail": "the journal's disk is full: the table takes no input",
                 }
             )
+        if self.retention is not None:
+            alarms.append({"alarm": "journal.retention", "detail": self.retention})
         if self.low:
             alarms.append(
                 {
@@ -169,9 +173,8 @@ class JournalSpace:
         """The part of systemd's ``STATUS=`` line about the journal's disk ("" when fine)."""
         if self.full:
             return f"DEGRADED: journal disk full ({max(self.free, 0)} bytes free), no input taken"
-        if self.low:
-            return f"low disk: {self.free} bytes free"
-        return ""
+        low = f"low disk: {self.free} bytes free" if self.low else ""
+        return "; ".join(part for part in (low, self.retention or "") if part)
 
     def measure(self) -> None:
         """Look at the free space and the journal's size."""
@@ -234,6 +237,21 @@ class JournalSpace:
         # Recorded after the alarm is raised: a write that fails here makes the disk full.
         with contextlib.suppress(JournalFullError):
             await record(disk_event("low" if self.low else "ok", self))
+
+    async def set_retention(self, reason: str | None, waiting: int, record: Record) -> None:
+        """Raise (a reason) or clear (None) the retention alarm; journaled when raised or
+        cleared (not each time the bytes waiting change)."""
+        was = self.retention
+        self.retention = reason
+        if reason != was:
+            self._changed()
+        if (reason is None) == (was is None):
+            return
+        if reason is not None:
+            log.warning("journal.retention_waits", reason=reason)
+        with contextlib.suppress(JournalFullError):
+            condition = "retention" if reason is not None else "ok"
+            await record(disk_event(condition, self, waiting_bytes=waiting))
 
     def _changed(self) -> None:
         if self.on_change is not None:

@@ -27,7 +27,7 @@ import structlog
 from controller.config import TableSection
 from controller.decks import DeckManifest, known_decks
 from controller.profiles import RulesProfile, load_profile
-from controller.shell.chain import JournalDamagedError, damage_advice
+from controller.shell.chain import JournalDamagedError, JournalError, damage_advice
 from controller.shell.checkpoint import core_fingerprint, dump_state, load_state
 from controller.shell.dispatch import Dispatch, Need, Planner
 from controller.shell.journal import (
@@ -56,7 +56,7 @@ from controller.table.state import TableState, new_table
 log = structlog.get_logger("tablectl.table")
 
 Listener = Callable[[], None]
-_RECENT = 2048  # device inputs remembered for de-duplication
+RECENT_INPUTS = 2048  # device inputs remembered for de-duplication
 
 
 @dataclass
@@ -166,12 +166,24 @@ class TableRunner:
         report = RecoveryReport()
         accepted = self.journal.accepted_through("input_through")
         state, after = self._from_snapshot(report)
+        pruned = []
+        if after == 0 and self.journal.pruned():
+            self.journal.readopt_restored()  # segments put back from the archive
+            pruned = self.journal.pruned()
+        if pruned:
+            raise JournalError(
+                f"{self.journal.path}: no snapshot of this software's core, and the replay from "
+                f"the journal's start needs {pruned[0].span()}, pruned ({pruned[0].reason}): "
+                "copy the pruned segments from the archive into "
+                f"{self.journal.segments_dir} and start again "
+                '(docs/operations.md, "Retention")'
+            )
         journaled: dict[int, list[str]] = {}
         for row in self.journal.events(after_input=after):
             if row.input_id is not None:
                 journaled.setdefault(row.input_id, []).append(row.body)
         revealed: set[int] = set()
-        for row in self.journal.inputs(after=max(0, after - _RECENT)):
+        for row in self.journal.inputs(after=max(0, after - RECENT_INPUTS)):
             try:
                 item = input_from_json(row.body)
             except CodecError as exc:
@@ -418,7 +430,7 @@ class TableRunner:
         key = _identity(item)
         if key is not None:
             self._keys[key] = None
-        while len(self._keys) > _RECENT:
+        while len(self._keys) > RECENT_INPUTS:
             self._keys.popitem(last=False)
 
     def _remember_origin(self, device: str, origin: Origin) -> None:

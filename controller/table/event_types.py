@@ -670,20 +670,22 @@ class JournalEpochStarted(EventData):
 
 @dataclass(frozen=True, slots=True)
 class JournalDisk(EventData):
-    """``journal.disk``: the journal's disk ran low, has room again, or was full until now.
+    """``journal.disk``: the journal's disk ran low, has room again, or was full until now; or
+    retention cannot keep the journal's budget (``waiting_bytes`` wait for the pit/archive).
 
     ``recovered`` is journaled by the first write after a full disk: the table took no input
     from ``full_since`` for ``seconds``, and answered ``refused`` requests with the reason.
     """
 
     TYPE = "journal.disk"
-    condition: str  # "low", "ok" or "recovered"
+    condition: str  # "low", "ok", "recovered", or "retention" (over budget, nothing prunable)
     free_bytes: int
     low_disk_bytes: int  # the watermark
     journal_bytes: int
     full_since: str | None = None
     seconds: float | None = None
     refused: int | None = None
+    waiting_bytes: int | None = None  # retention: segments waiting for the pit or the archive
 
 
 #: Every event type's data class, by type.

@@ -26,6 +26,7 @@ SIGNED_BY = {
     "floor_override": Role.FLOOR,
     "hold": Role.SURVEILLANCE,
     "journal_accept": Role.MAINTENANCE,
+    "stored": Role.PIT,
 }
 PERSONS = {
     Role.DEALER: "rig dealer",

@@ -65,6 +65,11 @@ def test_defaults_fill_what_is_not_given() -> None:
             "security.unsigned_roles",
             "'dealer', 'floor'",
         ),
+        ({"journal": {"max_bytes": 1000}}, "journal.max_bytes", "greater than or equal to"),
+        ({"journal": {"live_hands": -1}}, "journal.live_hands", "greater than or equal to 0"),
+        ({"journal": {"keep_days": 0}}, "journal.keep_days", "greater than 0"),
+        ({"journal": {"retention_interval": "often"}}, "journal.retention_interval", "number"),
+        ({"journal": {"keep": 3}}, "journal.keep", "Extra inputs are not permitted"),
         (
             {"table": {**MINIMAL["table"], "house_rules": {"dealer_may_confirm": ["NOPE"]}}},
             "table.profile / table.house_rules",

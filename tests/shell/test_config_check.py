@@ -251,3 +251,15 @@ def test_config_check_and_run_print_every_problem_one_line_each(
     assert err.startswith(f"tablectl run: {path}:\n")
     assert f"  broker.password_file: no such file: {tmp_path / 'pw'}" in err
     assert not (tmp_path / "j.sqlite").exists()
+
+
+def test_an_archive_dir_that_is_not_there_is_named_by_check_not_by_run(tmp_path: Path) -> None:
+    """A NAS not mounted: `config check` names it; `run` starts (and retries the copies)."""
+    missing = {"journal": {"archive_dir": str(tmp_path / "nas")}}
+    found = problems_of(tmp_path, lambda t: missing)
+    assert found == [f"journal.archive_dir: {tmp_path / 'nas'} is not a directory (not mounted?)"]
+    data = base(tmp_path)
+    data["journal"] = {**data["journal"], **missing["journal"]}
+    assert run_problems(parse_config(data), journal_content=False) == []
+    (tmp_path / "nas").mkdir()
+    assert problems_of(tmp_path, lambda t: missing) == []

@@ -1,0 +1,473 @@
+"""Retention: archive segments, the chain across them, pruning only what is stored elsewhere,
+and the pit's ``stored`` confirmation through the real gate (docs/operations.md, "Retention")."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from controller.keyring import parse_keyring
+from controller.shell.commands import CommandHandler
+from controller.shell.export import export_events
+from controller.shell.gate import Gate, Policy
+from controller.shell.journal import Journal, JournalError
+from controller.shell.retention import Retention, RetentionConfig
+from controller.shell.salvage import salvage
+from controller.shell.segments import PRUNED
+from controller.shell.table import TableRunner, initial_state
+from controller.shell.writer import JournalWriter
+from controller.signing import new_key, sign_request
+from controller.table.inputs import Input
+from simulators.autoplay import AutoDealer, Style
+from simulators.scenario.model import Scenario, ScenarioMeta, TableSpec
+from tests.test_layering import ROOT
+
+FUTURE = datetime.now(UTC) + timedelta(days=3650)  # every input is older than any window
+SMALL = RetentionConfig(live_hands=3, inbox_seconds=0, segment_rows=1500, recent_inputs=100)
+
+
+def dealer() -> AutoDealer:
+    scenario = Scenario(
+        scenario=ScenarioMeta(name="retention", profile="rrop-cash"),
+        table=TableSpec(id="T1", stacks=dict.fromkeys(range(1, 7), 10**6), button=1, blinds=(1, 2)),
+    )
+    # checks and calls only: the stacks never run out, so hands go on as long as asked
+    return AutoDealer(scenario, random.Random(1), Style(fold=0.0, aggressive=0.0, muck_loser=0.3))
+
+
+def genesis(auto: AutoDealer) -> dict[str, Any]:
+    table = auto.scenario.table
+    return {
+        "table_id": table.id,
+        "profile": auto.scenario.scenario.profile,
+        "house_rules": {},
+        "stacks": {str(s): c for s, c in table.stacks.items()},
+        "button": table.button,
+        "blinds": list(table.blinds),
+        "ante": table.ante,
+    }
+
+
+def runner_for(path: Path, auto: AutoDealer) -> TableRunner:
+    journal = Journal.open(path, table_id="T1", genesis=genesis(auto))
+    state = initial_state(genesis(auto), auto.run.state.profile, auto.manifest)
+    return TableRunner(JournalWriter(journal), state, "shuffler")
+
+
+def inputs_of(hands: int) -> list[Input]:
+    auto = dealer()
+    for _ in range(hands):
+        assert auto.play_hand()
+    return list(auto.run.inputs)
+
+
+async def _write(path: Path, inputs: list[Input]) -> None:
+    runner = runner_for(path, dealer())
+    for item in inputs:
+        await runner.submit(item)
+    await runner.writer.close()
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A journal of 40 hands whose events the broker acknowledged (an empty outbox)."""
+    path = tmp_path_factory.mktemp("played") / "journal.sqlite"
+    asyncio.run(_write(path, inputs_of(40)))
+    conn = sqlite3.connect(path)
+    conn.execute("DELETE FROM outbox")
+    conn.commit()
+    conn.close()
+    return path
+
+
+@pytest.fixture
+def journal(played: Path, tmp_path: Path) -> Iterator[Journal]:
+    path = tmp_path / "journal.sqlite"
+    shutil.copyfile(played, path)
+    opened = Journal.open_existing(path)
+    yield opened
+    opened.close()
+
+
+def events(journal: Journal) -> list[str]:
+    return list(export_events(journal))
+
+
+def test_archive_verify_export_and_replay_round_trip(journal: Journal, played: Path) -> None:
+    before = events(journal)
+    report = Retention(journal, SMALL).run_once(FUTURE)
+    assert report.archived >= 2
+    assert journal.counts()["events"] < len(before) // 5  # most rows left the database
+    verified = journal.verify(segments=True)
+    assert verified.ok, verified.problems
+    assert verified.segments == report.archived
+    assert journal.verify(journal.verified_head()).ok  # a start, from before the archive
+    assert events(journal) == before
+    hand = journal.segments()[0].header["hands"][1]
+    of_hand = list(export_events(journal, hand))
+    assert of_hand
+    assert of_hand == [e for e in before if json.loads(e).get("hand_id") == hand]
+    # a start replays from the snapshot; the archived rows are not needed
+    runner = runner_for(journal.path, dealer())
+    recovered = runner.recover()
+    assert recovered.diverged == []
+    runner.journal.close()
+
+
+def _archived(journal: Journal) -> list[Any]:
+    Retention(journal, SMALL).run_once(FUTURE)
+    segments = journal.segments()
+    assert len(segments) >= 2
+    return segments
+
+
+def _one_problem(journal: Journal) -> str:
+    report = journal.verify(segments=True)
+    assert not report.ok
+    return report.problems[0]
+
+
+def test_a_flipped_byte_in_a_segment_is_named(journal: Journal) -> None:
+    segment = _archived(journal)[1]
+    path = journal.segments_dir / segment.name
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    path.write_bytes(bytes(data))
+    problem = _one_problem(journal)
+    assert segment.name in problem
+    assert "sha256" in problem
+    assert "\n" not in problem
+
+
+def test_a_deleted_segment_is_named(journal: Journal) -> None:
+    segment = _archived(journal)[0]
+    (journal.segments_dir / segment.name).unlink()
+    problem = _one_problem(journal)
+    assert segment.name in problem
+    assert "missing" in problem
+
+
+def test_swapped_segments_are_named(journal: Journal) -> None:
+    first, second = _archived(journal)[:2]
+    a, b = journal.segments_dir / first.name, journal.segments_dir / second.name
+    data = a.read_bytes()
+    a.write_bytes(b.read_bytes())
+    b.write_bytes(data)
+    problems = journal.verify(segments=True).problems
+    assert any(first.name in p for p in problems)
+    assert any(second.name in p for p in problems)
+
+
+def test_a_deleted_segment_record_is_named(journal: Journal) -> None:
+    segment = _archived(journal)[0]
+    journal.read("DELETE FROM segments WHERE name = ?", (segment.name,))
+    assert f"positions 1-{segment.last_pos} are in no segment" in _one_problem(journal)
+
+
+#: A process that runs one retention round and is killed (SIGKILL) at the step it is given.
+KILLED_AT = """
+import os, signal, sys
+from datetime import datetime
+from pathlib import Path
+from controller.shell.journal import Journal
+from controller.shell.retention import Retention, RetentionConfig
+
+def hook(at: str) -> None:
+    if at == sys.argv[2]:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+journal = Journal.open_existing(Path(sys.argv[1]))
+config = RetentionConfig(
+    live_hands=3, inbox_seconds=0, segment_rows=1500, recent_inputs=100, max_bytes=1048576
+)
+Retention(journal, config, hook=hook).run_once(datetime.fromisoformat(sys.argv[3]))
+"""
+
+
+@pytest.mark.parametrize("step", ["written", "published", "committed", "marked"])
+def test_a_process_killed_at_any_step_loses_nothing_and_keeps_nothing_twice(
+    journal: Journal, step: str
+) -> None:
+    """Killed after the file is written, after it is renamed into place, after the rows went,
+    after a segment was marked pruned: verify is ok (no row counted twice, none missing), and
+    the next round cleans up and gives back every event."""
+    before = events(journal)
+    journal.confirm(journal.epoch, journal.epoch_last(journal.epoch) or 0, "pit-1")
+    path = journal.path
+    journal.close()
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_AT, str(path), step, FUTURE.isoformat()],
+        check=False,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()[-2000:]
+    reopened = Journal.open_existing(path)
+    try:
+        report = reopened.verify(segments=True)
+        assert report.ok, report.problems
+        if step != "marked":  # (marked: that segment reads as pruned until the next round)
+            assert events(reopened) == before
+        Retention(reopened, SMALL).run_once(FUTURE)
+        assert reopened.verify(segments=True).ok
+        names = {s.name for s in reopened.segments() if s.state != PRUNED}
+        on_disk = {p.name for p in reopened.segments_dir.iterdir()}
+        assert on_disk == names  # no leftover file, no record without its file
+        assert events(reopened) == before  # the half-pruned segment was readopted
+    finally:
+        reopened.close()
+
+
+def test_pruning_waits_for_the_pit_then_keeps_the_budget(journal: Journal) -> None:
+    before = events(journal)
+    retention = Retention(journal, SMALL)
+    retention.run_once(FUTURE)
+    segments = journal.segments()
+    budget = journal.path.stat().st_size + sum(s.bytes for s in segments) // 2
+    retention.config = RetentionConfig(**{**SMALL.__dict__, "max_bytes": budget})
+    refused = retention.run_once(FUTURE)
+    assert refused.pruned == 0
+    assert (
+        refused.alarm() == f"retention: {refused.waiting_bytes} bytes waiting for the pit/archive"
+    )
+    assert all((journal.segments_dir / s.name).is_file() for s in segments)
+    # the pit confirms the events of the first segments
+    epoch, (_, last) = next(iter(segments[1].epochs.items()))
+    assert journal.confirm(epoch, last, "pit-1") == last
+    assert journal.confirm(epoch, 1, "pit-1") == last  # lower: changes nothing
+    allowed = retention.run_once(FUTURE)
+    assert allowed.pruned >= 1
+    pruned = journal.pruned()
+    assert [s.name for s in pruned] == [s.name for s in segments[: len(pruned)]]
+    report = journal.verify(segments=True)
+    assert report.ok, report.problems
+    assert report.pruned
+    assert "confirmed stored by the pit" in report.pruned[0]
+    # the broker's head may name a pruned event: nothing to compare, not "another history"
+    assert journal.chain_of(1) is None
+    assert journal.event_pruned(1)
+    assert not journal.event_pruned(journal.last_seq())
+    gone = {json.loads(line)["seq"] for line in before} - {
+        json.loads(line)["seq"] for line in events(journal)
+    }
+    assert gone == set(range(1, max(s.epochs[epoch][1] for s in pruned) + 1))
+
+
+def test_an_archive_copy_allows_pruning(journal: Journal, tmp_path: Path) -> None:
+    archive = tmp_path / "nas"
+    archive.mkdir()
+    config = RetentionConfig(**{**SMALL.__dict__, "archive_dir": archive, "max_bytes": 1})
+    report = Retention(journal, config).run_once(FUTURE)
+    assert report.copied == report.archived >= 2
+    assert report.pruned == report.archived  # all stored elsewhere: all may go
+    assert sorted(p.name for p in archive.iterdir()) == [s.name for s in journal.segments()]
+    assert journal.verify(segments=True).ok
+
+
+def test_a_start_without_a_snapshot_needs_the_pruned_segments_back(
+    journal: Journal, tmp_path: Path
+) -> None:
+    """New software (no snapshot of its core) replays from the start: with segments pruned it
+    says which and what to do; with their files copied back from the archive it replays."""
+    archive = tmp_path / "nas"
+    archive.mkdir()
+    config = RetentionConfig(**{**SMALL.__dict__, "archive_dir": archive, "max_bytes": 1})
+    Retention(journal, config).run_once(FUTURE)
+    journal.read("DELETE FROM snapshots")  # as if another core had written them
+    path = journal.path
+    journal.close()
+    runner = runner_for(path, dealer())
+    with pytest.raises(JournalError, match=r"pruned .*copy the pruned segments from the archive"):
+        runner.recover()
+    for copied in archive.iterdir():
+        shutil.copyfile(copied, runner.journal.segments_dir / copied.name)
+    report = runner.recover()
+    assert report.diverged == []
+    assert report.inputs > 1000  # every input, from the journal's start
+    assert not runner.journal.pruned()
+    assert runner.journal.verify(segments=True).ok
+    runner.journal.close()
+
+
+# ---------------------------------------------------------------------- the pit's request
+
+PIT, PIT_PUBLIC = new_key()
+DEALER, DEALER_PUBLIC = new_key()
+KEYRING = parse_keyring(
+    {
+        "keys": {
+            "pit-1": {"person": "pit", "roles": ["pit"], "public_key": PIT_PUBLIC},
+            "ann": {"person": "Ann", "roles": ["dealer"], "public_key": DEALER_PUBLIC},
+        }
+    }
+)
+
+
+def _request(key: Any, key_id: str, fields: dict[str, Any], txn: str) -> bytes:
+    body = {**fields, "transaction": txn}
+    now = datetime.now(UTC)
+    return json.dumps(sign_request(key, key_id, "stored", "T1", body, now=now)).encode()
+
+
+def test_stored_through_the_gate(played: Path, tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite"
+    shutil.copyfile(played, path)
+
+    async def scenario() -> None:
+        runner = runner_for(path, dealer())
+        runner.recover()
+        handler = CommandHandler(runner, Gate("T1", Policy(), KEYRING))
+        journal = runner.journal
+        epoch, last = journal.epoch, journal.epoch_last(journal.epoch) or 0
+
+        async def ask(payload: bytes) -> dict[str, Any]:
+            return await handler.handle("stored", payload, datetime.now(UTC))
+
+        fields = {"pit": "pit-1", "epoch": epoch, "seq": 5}
+        ok = await ask(_request(PIT, "pit-1", fields, "a"))
+        assert (ok["status"], ok["data"]) == ("ok", {"epoch": epoch, "seq": 5})
+        lower = await ask(_request(PIT, "pit-1", {**fields, "seq": 2}, "b"))
+        assert lower["data"] == {"epoch": epoch, "seq": 5}
+        refusals = {
+            "unsigned": json.dumps({**fields, "transaction": "c"}).encode(),
+            "may not give stored": _request(DEALER, "ann", fields, "d"),
+            "is not this journal's": _request(PIT, "pit-1", {**fields, "epoch": "nope"}, "e"),
+            "beyond the last event": _request(PIT, "pit-1", {**fields, "seq": last + 1000}, "f"),
+            "below 0": _request(PIT, "pit-1", {**fields, "seq": -1}, "g"),
+            "seq": _request(PIT, "pit-1", {**fields, "seq": "7"}, "h"),
+            "does not take": _request(PIT, "pit-1", {**fields, "extra": 1}, "i"),
+        }
+        for reason, payload in refusals.items():
+            answer = await ask(payload)
+            assert answer["status"] == "error", reason
+            assert reason in answer["error"], (reason, answer["error"])
+        assert journal.confirmations() == {epoch: 5}
+        still = await ask(_request(PIT, "pit-1", {**fields, "seq": last}, "j"))
+        assert still["data"]["seq"] == last  # the table went on after every refusal
+        await runner.writer.close()
+
+    asyncio.run(scenario())
+
+
+# ---------------------------------------------------------------------- an invariant
+
+
+@settings(
+    max_examples=8,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(steps=st.lists(st.sampled_from(["archive", "confirm", "prune"]), max_size=8))
+def test_any_interleaving_keeps_every_row_once(
+    played: Path, tmp_path: Path, steps: list[str]
+) -> None:
+    """Archives, confirmations and prunes in any order: every chained row is in exactly one
+    place until pruned, verify is ok, and the export is the events minus the pruned."""
+    path = Path(tempfile.mkdtemp(dir=tmp_path)) / "journal.sqlite"
+    shutil.copyfile(played, path)
+    journal = Journal.open_existing(path)
+    original = events(journal)
+    config = RetentionConfig(live_hands=1, inbox_seconds=0, segment_rows=300, recent_inputs=20)
+    try:
+        for step in steps:
+            if step == "archive":
+                Retention(journal, config).run_once(FUTURE)
+            elif step == "confirm":
+                journal.confirm(journal.epoch, (journal.epoch_last(journal.epoch) or 0) // 2, "p")
+            elif step == "prune":
+                pruning = RetentionConfig(**{**config.__dict__, "max_bytes": 1})
+                Retention(journal, pruning).run_once(FUTURE)
+            report = journal.verify(segments=True)
+            assert report.ok, report.problems
+            pruned = {
+                seq
+                for s in journal.pruned()
+                for first, last in s.epochs.values()
+                for seq in range(first, last + 1)
+            }
+            exported = events(journal)
+            assert exported == [e for e in original if json.loads(e)["seq"] not in pruned]
+    finally:
+        journal.close()
+
+
+def test_salvage_keeps_the_intact_segments_and_names_the_damaged_one(
+    journal: Journal, tmp_path: Path
+) -> None:
+    segments = _archived(journal)
+    whole = salvage(journal.path, tmp_path / "whole" / "journal.sqlite")
+    assert whole.complete, whole.lines()
+    damaged = segments[1]
+    path = journal.segments_dir / damaged.name
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    path.write_bytes(bytes(data))
+    target = tmp_path / "salvaged" / "journal.sqlite"
+    report = salvage(journal.path, target)
+    assert not report.complete
+    lines = report.lines()
+    assert any(damaged.name in line and line.startswith("could not keep") for line in lines)
+    assert any(f"in damaged segment {damaged.name}" in line for line in lines)
+    salvaged = Journal.open_existing(target)
+    try:
+        kept = [s.name for s in salvaged.segments()]
+        assert kept == [s.name for s in segments if s is not damaged]
+        checked = salvaged.verify(segments=True)
+        assert [b.pos for b in checked.breaks] == [damaged.first_pos]
+        assert f"positions {damaged.first_pos}-{damaged.last_pos}" in checked.problems[0]
+        assert salvaged.verify().problems == checked.problems  # a start sees the gap too
+    finally:
+        salvaged.close()
+
+
+def test_what_a_start_or_a_redelivery_needs_stays_live(journal: Journal) -> None:
+    """The last live_hands closed hands, the inputs of the last inbox_seconds, the events the
+    broker has not acknowledged: none of them is archived."""
+    last_ts = datetime.fromisoformat(journal.read("SELECT MAX(ts) FROM inputs")[0][0])
+    window = RetentionConfig(**{**SMALL.__dict__, "inbox_seconds": 3600})
+    assert Retention(journal, window).run_once(last_ts + timedelta(minutes=10)).archived == 0
+    unacknowledged = journal.read("SELECT MIN(seq) FROM events WHERE hand_id IS NOT NULL")[0][0]
+    journal.read(
+        "INSERT INTO outbox (seq, stream, live, created_ns) VALUES (?, 'public', 1, 0)",
+        (unacknowledged + 500,),
+    )
+    Retention(journal, window).run_once(last_ts + timedelta(hours=2))
+    assert journal.archived_head().pos < journal.chain_of(unacknowledged + 500).pos  # type: ignore[union-attr]
+    journal.read("DELETE FROM outbox")
+    Retention(journal, window).run_once(last_ts + timedelta(hours=2))
+    live_ends = journal.read("SELECT COUNT(*) FROM events WHERE type = 'hand.completed'")[0][0]
+    assert live_ends >= SMALL.live_hands
+    assert journal.segments()
+
+
+def test_an_archive_not_there_stops_nothing_and_prunes_nothing(
+    journal: Journal, tmp_path: Path
+) -> None:
+    """A NAS not mounted: the copies wait (one try a round), nothing unconfirmed is pruned,
+    and the copies go once it is back."""
+    archive = tmp_path / "nas"
+    config = RetentionConfig(**{**SMALL.__dict__, "archive_dir": archive, "max_bytes": 1})
+    retention = Retention(journal, config)
+    waiting = retention.run_once(FUTURE)
+    assert (waiting.copied, waiting.pruned) == (0, 0)
+    assert waiting.alarm() is not None
+    archive.mkdir()
+    back = retention.run_once(FUTURE)
+    assert back.copied == back.pruned == waiting.archived
+    assert back.alarm() is None
