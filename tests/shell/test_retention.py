@@ -129,6 +129,20 @@ def test_archive_verify_export_and_replay_round_trip(journal: Journal, played: P
     runner.journal.close()
 
 
+def test_a_replay_reads_the_archived_events_then_the_live_ones(journal: Journal) -> None:
+    """The pit's replay of a range that spans the archive and the live rows gets every event of
+    it, in order, with the bodies the journal wrote."""
+    last = journal.last_seq()
+    before = journal.events_between(1, last)
+    assert [key for key, _ in before] == list(range(1, last + 1))
+    Retention(journal, SMALL).run_once(FUTURE)
+    archived_upto = max(segment.keys["events"][1] for segment in journal.segments())
+    assert 1 < archived_upto < last  # the range below spans both
+    assert journal.events_between(1, last) == before
+    middle = (archived_upto - 5, archived_upto + 5)
+    assert journal.events_between(*middle) == [r for r in before if middle[0] <= r[0] <= middle[1]]
+
+
 def _archived(journal: Journal) -> list[Any]:
     Retention(journal, SMALL).run_once(FUTURE)
     segments = journal.segments()
