@@ -65,6 +65,9 @@ RETAINED_EVERY = 0.5
 #: seconds without one, or once this many wait (bounding what a crash would publish again).
 DELETE_AFTER = 1.0
 DELETE_AT = 1024
+#: Rows handed over and not yet taken (no connection, or a burst): past this many the link forgets
+#: them and reads the outbox instead, so a table without its broker does not grow without end.
+FRESH_MAX = 4 * BATCH
 
 
 class MqttLink:
@@ -134,7 +137,11 @@ class MqttLink:
 
     def offer(self, rows: Sequence[OutboxRow]) -> None:
         """Outbox rows just journaled: publish them (the journal's writer calls this)."""
-        self._fresh.extend(rows)
+        fresh = self._fresh
+        fresh.extend(rows)
+        if len(fresh) > FRESH_MAX:  # nobody takes them now: the journal has them all
+            fresh.clear()
+            self._caught_up = False
         self.wake.set()
 
     def set_alarms(self, alarms: list[dict[str, Any]]) -> None:
@@ -394,6 +401,12 @@ class MqttLink:
 
     async def _drain(self, client: aiomqtt.Client) -> None:
         self._caught_up = False  # what the last connection did not get out is in the journal
+        try:
+            await self._drain_rows(client)
+        finally:
+            self._caught_up = False
+
+    async def _drain_rows(self, client: aiomqtt.Client) -> None:
         while True:
             self.wake.clear()
             await self._publish_responses(client)
