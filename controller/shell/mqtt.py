@@ -114,6 +114,7 @@ class MqttLink:
         #: read them back; used only while nothing older waits in the journal (``_caught_up``).
         self._fresh: deque[OutboxRow] = deque()
         self._caught_up = False
+        self._dropped = 0  # times the handed-over rows were left to the journal
         writer.on_outbox = self.offer
         self._retained: dict[str, bytes] = {}
         self._dirty: dict[str, None] = {}
@@ -142,6 +143,7 @@ class MqttLink:
         if len(fresh) > FRESH_MAX:  # nobody takes them now: the journal has them all
             fresh.clear()
             self._caught_up = False
+            self._dropped += 1
         self.wake.set()
 
     def set_alarms(self, alarms: list[dict[str, Any]]) -> None:
@@ -458,8 +460,10 @@ class MqttLink:
             while fresh and len(rows) < BATCH:
                 rows.append(fresh.popleft())
             return rows
+        dropped = self._dropped
         rows = await self.writer.call(self.writer.journal.pending, BATCH, self._acked_upto)
-        self._caught_up = len(rows) < BATCH
+        # caught up unless rows written during the read were handed over and then dropped
+        self._caught_up = len(rows) < BATCH and self._dropped == dropped
         return rows
 
     async def _idle(self) -> None:
