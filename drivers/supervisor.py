@@ -117,6 +117,23 @@ async def retry_forever(
         await asyncio.sleep(await ended(error, loop.time() - started))
 
 
+async def until_first_failure(tasks: list[asyncio.Task[None]]) -> None:
+    """Wait for ``tasks`` until one fails, cancel the others, and raise that failure as itself.
+
+    Not a TaskGroup: a connection's tasks end on a lost connection, and the reconnect loop must
+    see that error (an ``MqttError``), not an exception group around it.
+    """
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    for task in done:
+        if not task.cancelled() and (error := task.exception()) is not None:
+            raise error
+
+
 @dataclass(frozen=True, slots=True)
 class RestartPolicy:
     """How a device is restarted: backoff, when it counts as failed, how long a reject waits."""

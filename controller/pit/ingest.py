@@ -49,7 +49,7 @@ from controller.pit.metrics import PitMetrics
 from controller.pit.store import Applied, EventIn, Store
 from controller.pit.worker import StoreWorker
 from controller.shell.properties import read_properties_once
-from drivers.supervisor import Backoff, retry_forever
+from drivers.supervisor import Backoff, retry_forever, until_first_failure
 
 log = structlog.get_logger("tablectl.pit.ingest")
 
@@ -323,19 +323,12 @@ class Ingest:
                 self.connected.set()
                 self.metrics.connected.set(1)
                 log.info("pit.mqtt.connected", host=self.config.broker.host, id=pit.id)
-                tasks = [
-                    asyncio.create_task(self._receive(client), name="pit:receive"),
-                    asyncio.create_task(self._commit(client), name="pit:commit"),
-                ]
-                try:
-                    done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-                finally:
-                    for task in tasks:
-                        task.cancel()
-                    await asyncio.gather(*tasks, return_exceptions=True)
-                for task in done:
-                    if not task.cancelled() and task.exception() is not None:
-                        raise task.exception()  # type: ignore[misc]
+                await until_first_failure(
+                    [
+                        asyncio.create_task(self._receive(client), name="pit:receive"),
+                        asyncio.create_task(self._commit(client), name="pit:commit"),
+                    ]
+                )
             finally:
                 self.connected.clear()
                 self.metrics.connected.set(0)

@@ -51,7 +51,7 @@ from controller.shell.space import JournalFullError
 from controller.shell.topics import Topics
 from controller.shell.writer import JournalWriter
 from controller.table.codec import event_from_json, rfc3339
-from drivers.supervisor import Backoff, retry_forever
+from drivers.supervisor import Backoff, retry_forever, until_first_failure
 
 log = structlog.get_logger("tablectl.mqtt")
 
@@ -303,21 +303,12 @@ class MqttLink:
         if self.on_change is not None:
             self.on_change()
         log.info("mqtt.connected", host=self.broker.host, port=self.broker.port, bdseq=self.bdseq)
-        # Not a nested TaskGroup: the first failure (a lost connection) is re-raised as itself,
-        # so the reconnect loop sees an MqttError rather than an exception group.
-        tasks = [
-            asyncio.create_task(self._receive(client), name="mqtt:receive"),
-            asyncio.create_task(self._drain(client), name="mqtt:drain"),
-        ]
-        try:
-            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-        for task in done:
-            if not task.cancelled() and task.exception() is not None:
-                raise task.exception()  # type: ignore[misc]
+        await until_first_failure(
+            [
+                asyncio.create_task(self._receive(client), name="mqtt:receive"),
+                asyncio.create_task(self._drain(client), name="mqtt:drain"),
+            ]
+        )
 
     async def _broker_head(self, client: aiomqtt.Client) -> dict[str, Any] | None:
         """The head the broker holds retained for this table (None: none it can read).
