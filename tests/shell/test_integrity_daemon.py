@@ -16,7 +16,8 @@ from tests.shell.test_daemon_inprocess import Running, now, phase, request, unti
 from tests.shell.test_integrity import rewrite_chain
 
 
-def config_for(tmp_path: Path) -> TableConfig:
+def config_for(tmp_path: Path, journal: dict[str, object] | None = None) -> TableConfig:
+    """A virtual table in ``tmp_path`` (``journal``: its journal section, if not the default)."""
     return parse_config(
         {
             "table": {
@@ -37,7 +38,7 @@ def config_for(tmp_path: Path) -> TableConfig:
                 "unsigned_roles": ["dealer", "floor", "maintenance"],
             },
             "broker": {"host": "127.0.0.1", "port": free_port(), "reconnect_min": 0.05},
-            "journal": {"path": str(tmp_path / "journal.sqlite")},
+            "journal": journal or {"path": str(tmp_path / "journal.sqlite")},
         }
     )
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.config import TableConfig, parse_config
+from controller.config import TableConfig
 from controller.shell.daemon import Daemon
 from controller.shell.journal import Journal, NewEvent
 from controller.shell.space import is_full
@@ -25,40 +25,16 @@ from controller.table.events import Severity, TableEvent
 from controller.table.state import Phase
 from tests.disk import fill as fill_disk
 from tests.disk import small_disk
-from tests.integration.broker import free_port
 from tests.shell.test_daemon_inprocess import Running, now, phase, request, until
 from tests.shell.test_disk_full import ROOM
 from tests.shell.test_integrity import rewrite_chain
+from tests.shell.test_integrity_daemon import config_for as daemon_table
 
 
 def config_for(tmp_path: Path, journal: Path | None = None) -> TableConfig:
     """A virtual table whose journal's disk is looked at often (``journal``: elsewhere)."""
-    return parse_config(
-        {
-            "table": {
-                "id": "T1",
-                "stacks": {"1": 50, "2": 50, "3": 50},
-                "button": 3,
-                "blinds": [1, 2],
-            },
-            "devices": {
-                "shuffler": {
-                    "driver": "virtual",
-                    "seed": 3,
-                    "state_file": str(tmp_path / "shuffler.json"),
-                }
-            },
-            "security": {
-                "require_signed": False,
-                "unsigned_roles": ["dealer", "floor", "maintenance"],
-            },
-            "broker": {"host": "127.0.0.1", "port": free_port(), "reconnect_min": 0.05},
-            "journal": {
-                "path": str(journal or tmp_path / "journal.sqlite"),
-                "disk_poll": 0.02,
-            },
-        }
-    )
+    path = str(journal or tmp_path / "journal.sqlite")
+    return daemon_table(tmp_path, {"path": path, "disk_poll": 0.02})
 
 
 def fill_before_start(journal: Journal) -> None:
