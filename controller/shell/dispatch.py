@@ -107,6 +107,16 @@ def reveals(in_play: list[int], events: list[TableEvent]) -> list[Need]:
 
 
 _RETIRED_KEPT = 8  # decks a TSP/1 shuffler keeps for REVEAL_DECK after retiring them
+# Decks whose group numbers and reveals are remembered. A table runs for years, one deck or more
+# a hand: what the planner keeps per deck must be bounded, and no deck older than the ones a
+# device still keeps is ever dispensed from or revealed again.
+_DECKS_KEPT = 2 * _RETIRED_KEPT
+
+
+def _keep_last(ids: dict[int, Any], n: int) -> None:
+    """Forget all but the ``n`` most recently added keys (a dict keeps insertion order)."""
+    for sid in list(ids)[:-n] if len(ids) > n else ():
+        del ids[sid]
 
 
 class Planner:
@@ -123,7 +133,8 @@ class Planner:
         self.outstanding: dict[Need, Dispatch] = {}
         self.last_group: dict[int, int] = {}
         self.in_play: list[int] = []  # the decks the current (or last) hand dealt from
-        self.revealed: set[int] = set()  # decks revealed or asked for
+        #: Decks revealed or asked for, most recent last (a dict used as an ordered set).
+        self.revealed: dict[int, None] = {}
 
     def plan(self, after: TableState, events: list[TableEvent]) -> list[tuple[Need, int | None]]:
         """The needs of ``after`` not yet outstanding, with the group number each will use."""
@@ -155,14 +166,26 @@ class Planner:
             self.outstanding[dispatch.need] = dispatch
             if dispatch.group is not None and dispatch.need.shuffle_id is not None:
                 sid = dispatch.need.shuffle_id
-                self.last_group[sid] = max(self.last_group.get(sid, 0), dispatch.group)
+                self.last_group[sid] = max(self.last_group.pop(sid, 0), dispatch.group)
             if dispatch.need.kind == "reveal" and dispatch.need.shuffle_id is not None:
-                self.revealed.add(dispatch.need.shuffle_id)
+                self.reveal_asked(dispatch.need.shuffle_id)
         current = set(wanted(state))
+        reveals = [need for need in self.outstanding if need.kind == "reveal"]
         for need in list(self.outstanding):
             if need.kind != "reveal" and need not in current:
                 del self.outstanding[need]
+        # A reveal no device answered (none connected, or it never came back) is abandoned
+        # once its deck is older than the retired decks a shuffler keeps: it would be refused.
+        for need in reveals[:-_RETIRED_KEPT]:
+            del self.outstanding[need]
+        _keep_last(self.last_group, _DECKS_KEPT)
         self.track(state)
+
+    def reveal_asked(self, shuffle_id: int) -> None:
+        """A deck was revealed or asked for: it leaves the decks to reveal."""
+        self.revealed.pop(shuffle_id, None)
+        self.revealed[shuffle_id] = None
+        _keep_last(self.revealed, _DECKS_KEPT)
 
     def track(self, state: TableState) -> None:
         """Remember the deck in play, to reveal it once the next one is verified."""
@@ -182,7 +205,7 @@ class Planner:
         """A command that needs no more sending (a reveal came back, or was refused)."""
         self.outstanding.pop(need, None)
         if need.kind == "reveal" and need.shuffle_id is not None:
-            self.revealed.add(need.shuffle_id)
+            self.reveal_asked(need.shuffle_id)
             if need.shuffle_id in self.in_play:
                 self.in_play.remove(need.shuffle_id)
 

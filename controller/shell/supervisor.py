@@ -123,7 +123,11 @@ class Devices:
             await space.writable.wait()
             if not all(self._asked(d) for d in self.devices):
                 await self.query_all()
-            for dispatch in list(self.runner.planner.outstanding.values()):
+            outstanding = list(self.runner.planner.outstanding.values())
+            # a command no longer outstanding is never sent again: forget it (a table runs for
+            # years, ten commands a hand)
+            self._sent.intersection_update(d.id for d in outstanding)
+            for dispatch in outstanding:
                 if dispatch.id in self._sent or not self._asked(dispatch.device):
                     continue
                 if space.full:

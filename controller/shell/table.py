@@ -222,7 +222,7 @@ class TableRunner:
         for dispatch, _ in rows:
             need = dispatch.need
             if need.kind == "reveal" and need.shuffle_id is not None:
-                self.planner.revealed.add(need.shuffle_id)
+                self.planner.reveal_asked(need.shuffle_id)
         self.planner.adopt(dispatches, state)
         for sid in revealed:
             self.planner.done(Need("reveal", None, sid))

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
-from controller.shell.dispatch import Need, Planner, reveals
+from controller.shell.dispatch import Dispatch, Need, Planner, reveals
 from controller.table.event_types import DeckVerified
 from controller.table.events import TableEvent
 from simulators.scenario.core_runner import run_core
@@ -45,3 +46,31 @@ def test_the_planner_keeps_both_decks_of_a_hand_with_a_stub_reshuffle() -> None:
     assert needs == [Need("reveal", None, decks[0]), Need("reveal", None, decks[1])]
     planner.done(needs[0])
     assert planner.in_play == [decks[1]]
+
+
+def test_the_planner_keeps_a_bounded_memory_over_thousands_of_decks() -> None:
+    """A year is ~200,000 decks: group numbers, reveals asked and reveals never answered (no
+    shuffler connected) stay bounded, and the newest reveals are the ones kept."""
+    run = run_core(load_scenario(SCENARIOS / "board-host-turn-premature-burn.toml"))
+    state = replace(run.state, last_hand=None)  # between hands, no deck of its own in play
+    assert state.hand is None
+    planner = Planner("shuffler")
+    key = 0
+    for sid in range(1, 3001):
+        planner.in_play = [sid]
+        key += 1
+        dispense = Dispatch(key, "shuffler", Need("dispense", f"h{sid}", sid, "hole", 1, 2), 1)
+        planner.adopt([dispense], state)
+        planned = planner.plan(state, [verified(sid + 1)])
+        assert [need for need, _ in planned] == [Need("reveal", None, sid)]
+        dispatches = []
+        for need, group in planned:
+            key += 1
+            dispatches.append(Dispatch(key, "shuffler", need, group))
+        planner.adopt(dispatches, state)
+    outstanding = [need.shuffle_id for need in planner.outstanding]
+    assert outstanding == list(range(2993, 3001))  # the newest eight, oldest first
+    assert len(planner.last_group) <= 16
+    assert planner.last_group[3000] == 1
+    assert len(planner.revealed) <= 16
+    assert 3000 in planner.revealed
