@@ -1,6 +1,8 @@
 """The rig's child processes: started in their own session, stopped by their own pid.
 
-Each child writes its output to a log file in the rig's directory. A child that announces
+A ``tablectl`` child is forked by the launcher (:mod:`simulators.rig.launcher`), which has
+imported tablectl once for all of them; any other command is executed. Each child writes its
+output to a log file in the rig's directory. A child that announces
 readiness on its first line of standard output (the simulators print their device path) is
 waited for; the rest of its output goes to the log. Stopping sends SIGTERM and, if the child does
 not exit in time, SIGKILL, and always waits for it: the rig leaves no process behind.
@@ -15,6 +17,8 @@ import signal
 import sys
 from pathlib import Path
 from typing import IO
+
+from simulators.rig.launcher import LaunchedProcess, launch
 
 
 class ChildError(RuntimeError):
@@ -36,7 +40,7 @@ class Child:
         self.argv = argv
         self.log_path = directory / f"{name}.log"
         self.env = env
-        self.proc: asyncio.subprocess.Process | None = None
+        self.proc: asyncio.subprocess.Process | LaunchedProcess | None = None
         self._log: IO[bytes] | None = None
         self._copy: asyncio.Task[None] | None = None
 
@@ -54,14 +58,23 @@ class Child:
         """Start the process; with ``first_line``, wait for it and return it (else "")."""
         self._log = self.log_path.open("ab")
         env = {**os.environ, "PYTHONUNBUFFERED": "1", **(self.env or {})}
-        self.proc = await asyncio.create_subprocess_exec(
-            *self.argv,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE if first_line else self._log,
-            stderr=self._log,
-            env=env,
-            start_new_session=True,  # a Ctrl-C at the terminal reaches the rig, which stops us
-        )
+        prefix = tablectl()
+        if self.argv[: len(prefix)] == prefix:
+            self.proc = await launch(
+                self.argv[len(prefix) :],
+                env,
+                stdout=None if first_line else self._log.fileno(),
+                stderr=self._log.fileno(),
+            )
+        else:
+            self.proc = await asyncio.create_subprocess_exec(
+                *self.argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE if first_line else self._log,
+                stderr=self._log,
+                env=env,
+                start_new_session=True,  # a Ctrl-C at the terminal reaches the rig: it stops us
+            )
         if not first_line:
             return ""
         assert self.proc.stdout is not None

@@ -32,9 +32,10 @@ def demo(*args: str, timeout: float = 100.0) -> subprocess.CompletedProcess[str]
     )
 
 
-def children_of(pid: int) -> list[int]:
-    """Every process whose parent is ``pid``."""
-    found = []
+def descendants_of(pid: int) -> list[int]:
+    """Every process started by ``pid``, or by one of those (the rig's launcher forks the
+    daemon and the simulators)."""
+    parents: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -42,8 +43,14 @@ def children_of(pid: int) -> list[int]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-            found.append(int(entry.name))
+        parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found: list[int] = []
+    frontier = [pid]
+    while frontier:
+        parent = frontier.pop()
+        children = [child for child, of in parents.items() if of == parent]
+        found += children
+        frontier += children
     return found
 
 
@@ -151,8 +158,9 @@ def test_ctrl_c_stops_every_process(broker_url: str) -> None:
         for _ in range(30):
             line = proc.stdout.readline()
             assert line, f"the demo ended early: {proc.stderr.read() if proc.stderr else ''}"
-        children = [pid for pid in children_of(proc.pid) if alive(pid)]
-        assert len(children) >= 3  # the daemon and the two simulators (and a broker)
+        children = [pid for pid in descendants_of(proc.pid) if alive(pid)]
+        # the daemon, the two simulators, the launcher that forked them (and a broker)
+        assert len(children) >= 4
         proc.send_signal(signal.SIGINT)
         # the rig stops each child with SIGTERM, then SIGKILL after ten seconds: bounded
         _, err = proc.communicate(timeout=60)

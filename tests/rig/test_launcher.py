@@ -1,0 +1,70 @@
+"""The rig's launcher: children forked from a preloaded tablectl behave as executed ones."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+from pathlib import Path
+
+from simulators.rig.children import Child, tablectl
+from simulators.rig.launcher import LaunchedProcess, _Server, launch
+
+
+async def test_a_launched_child_has_its_own_pid_session_streams_and_exit_code(
+    tmp_path: Path,
+) -> None:
+    log = (tmp_path / "out.log").open("ab")
+    try:
+        process = await launch(["--version"], dict(os.environ), stdout=None, stderr=log.fileno())
+        assert process.stdout is not None
+        line = await asyncio.wait_for(process.stdout.readline(), 20)
+        assert line.startswith(b"tablectl ")
+        assert await asyncio.wait_for(process.wait(), 20) == 0
+        assert process.pid != os.getpid()
+        bad = await launch(
+            ["no-such-verb"], dict(os.environ), stdout=log.fileno(), stderr=log.fileno()
+        )
+        assert await asyncio.wait_for(bad.wait(), 20) == 2  # argparse's usage error
+    finally:
+        log.close()
+    assert b"invalid choice: 'no-such-verb'" in (tmp_path / "out.log").read_bytes()
+
+
+async def test_a_killed_child_reports_the_signal_in_its_own_session(tmp_path: Path) -> None:
+    child = Child(
+        "sim", tablectl("sim", "shuffler", "--link", str(tmp_path / "tty"), "--baud", "0"), tmp_path
+    )
+    await child.start(first_line=True, timeout=20)
+    try:
+        assert isinstance(child.proc, LaunchedProcess)
+        pid = child.pid
+        assert pid is not None
+        assert os.getsid(pid) == pid  # a session of its own, as start_new_session gives
+        assert os.readlink(f"/proc/{pid}/cwd") == os.getcwd()
+    finally:
+        code = await child.stop(sig=signal.SIGKILL)
+    assert code == -signal.SIGKILL
+
+
+async def test_a_child_runs_with_the_environment_it_was_given(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere" / "table.toml"
+    env = {**os.environ, "TABLECTL_CONFIG": str(missing)}
+    with (tmp_path / "err.log").open("ab") as log:
+        process = await launch(["run"], env, stdout=log.fileno(), stderr=log.fileno())
+        assert await asyncio.wait_for(process.wait(), 20) == 2
+    assert str(missing) in (tmp_path / "err.log").read_text()
+
+
+async def test_a_malformed_request_is_answered_and_the_launcher_goes_on() -> None:
+    server = await asyncio.to_thread(_Server.get)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(20)
+        sock.connect(str(server.path))
+        sock.sendall(b"not json")
+        answer = json.loads(sock.makefile("rb").readline())
+    assert "error" in answer
+    process = await launch(["--version"], dict(os.environ), stdout=None, stderr=2)
+    assert await asyncio.wait_for(process.wait(), 20) == 0
