@@ -121,6 +121,7 @@ async def test_pages_send_a_browser_without_a_login_to_the_login_page(
         assert answer.status_code == 303, path
         assert answer.headers["location"] == f"/login?next={path}"
     assert (await client.get("/api/live/floor")).status_code == 401
+    assert "Log in" in (await client.get("/login?next=/holds")).text
     form = {"username": "ann", "password": PASSWORD, "next": "/holds"}
     answer = await client.post("/login", data=form)
     assert answer.status_code == 303

@@ -68,7 +68,9 @@ def render(template: str, **context: Any) -> str:
 
 def render_login(request: Request, *, error: str, next: str, status: int) -> HTMLResponse:
     """The login page."""
-    return HTMLResponse(render("login.html", error=error, next=next, viewer=None), status)
+    return HTMLResponse(
+        render("login.html", error=error, next=next, viewer=None, live=None), status
+    )
 
 
 def add_pages(app: FastAPI) -> None:
