@@ -482,8 +482,8 @@ def create_app(
             Store.hands,
             table=table,
             rule=rule,
-            since=_utc(since),
-            until=_utc(until),
+            since=utc_time(since),
+            until=utc_time(until),
             limit=limit,
         )
 
@@ -529,7 +529,7 @@ def create_app(
     ) -> list[dict[str, Any]]:
         """Integrity alarms and critical events, newest first, with who acknowledged each."""
         return await reader.call(
-            Store.alarms, since=_utc(since), limit=limit, unacknowledged=unacknowledged
+            Store.alarms, since=utc_time(since), limit=limit, unacknowledged=unacknowledged
         )
 
     @app.post(
@@ -554,13 +554,9 @@ def create_app(
         acked = await reader.call(
             Store.ack_alarm, table, epoch, seq, user.username, user.roles, time.time()
         )
-        if not acked:
-            known = await reader.call(Store.alarms, limit=100_000)
-            exists = any(
-                (a["table_id"], a["epoch"], a["seq"]) == (table, epoch, seq) for a in known
-            )
-            if not exists:
-                raise HTTPException(status_code=404, detail="no such alarm")
+        if acked == "unknown":
+            raise HTTPException(status_code=404, detail="no such alarm")
+        if acked == "already":
             raise HTTPException(status_code=409, detail="acknowledged already")
         app.state.board.touch()
         if _wants_page(request):
@@ -703,7 +699,7 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _utc(value: str | None) -> str | None:
+def utc_time(value: str | None) -> str | None:
     """An RFC 3339 time as the tables write it (UTC, ``Z``), for comparing with ``ts``."""
     if value is None:
         return None

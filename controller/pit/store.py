@@ -1170,22 +1170,22 @@ class Store:
 
     def ack_alarm(
         self, table: str, epoch: str, seq: int, person: str, roles: Sequence[str], now: float
-    ) -> bool:
-        """``person`` acknowledged an alarm; False when there is no such alarm or it was
-        acknowledged already (the first acknowledgement stands)."""
+    ) -> Literal["acked", "unknown", "already"]:
+        """``person`` acknowledged an alarm: ``acked``, or ``unknown`` (no such alarm) or
+        ``already`` (the first acknowledgement stands)."""
         with self.db.transaction():
             known = self.db.one(
                 "SELECT 1 FROM alarms WHERE table_id = ? AND epoch = ? AND seq = ?",
                 (table, epoch, seq),
             )
             if known is None:
-                return False
+                return "unknown"
             rows = self.db.returning_many(
                 "INSERT INTO alarm_acks (table_id, epoch, seq, person, roles, acked_at) "
                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING seq",
                 [(table, epoch, seq, person, json.dumps(sorted(roles)), now)],
             )
-        return rows[0] is not None
+        return "acked" if rows[0] is not None else "already"
 
     def table_states(self) -> dict[str, dict[str, Any]]:
         """Every table's last retained snapshot, by table."""

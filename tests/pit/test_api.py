@@ -159,3 +159,26 @@ async def test_a_hand_not_completed_has_no_phh_and_times_are_checked(
     )
     metrics = await client.get("/metrics")
     assert "tablectl_pit_events_stored_total" in metrics.text
+
+
+async def test_an_alarm_is_acknowledged_by_name_from_the_alarms_page(
+    client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'pit.sqlite'}")
+    alarm = envelope(7, "integrity.alarm", data={"reason": "foreign card"}, severity="critical")
+    store.ingest([event_in(alarm)])
+    store.close()
+    login = await client.post("/login", data={"username": "ann", "password": PASSWORD})
+    token = csrf_token(login.cookies[SESSION_COOKIE])
+    page = await client.get("/alarms")
+    assert "foreign card" in page.text
+    assert "Acknowledge" in page.text
+    ack = "/api/alarms/T1/e1/7/ack"
+    assert (await client.post(ack, data={"csrf": "forged"})).status_code == 403
+    done = await client.post(ack, data={"csrf": token})
+    assert (done.status_code, done.headers["location"]) == (303, "/alarms")
+    assert (await client.post(ack, data={"csrf": token})).status_code == 409
+    assert (await client.post("/api/alarms/T1/e1/8/ack", data={"csrf": token})).status_code == 404
+    (acked,) = (await client.get("/api/alarms")).json()
+    assert acked["acked_by"] == "ann"
+    assert "✓ ann" in (await client.get("/alarms")).text

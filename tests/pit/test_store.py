@@ -154,9 +154,9 @@ def test_an_alarm_is_acknowledged_once_with_who_and_when(store: Store) -> None:
     alarm = envelope(3, "integrity.alarm", data={"reason": "duplicate card"}, severity="critical")
     store.ingest([event_in(alarm)])
     assert [a["acked_by"] for a in store.alarms(unacknowledged=True)] == [None]
-    assert not store.ack_alarm("T1", "e1", 4, "ann", ["floor"], 10.0)  # no such alarm
-    assert store.ack_alarm("T1", "e1", 3, "ann", ["floor"], 10.0)
-    assert not store.ack_alarm("T1", "e1", 3, "sam", ["surveillance"], 11.0)  # the first stands
+    assert store.ack_alarm("T1", "e1", 4, "ann", ["floor"], 10.0) == "unknown"
+    assert store.ack_alarm("T1", "e1", 3, "ann", ["floor"], 10.0) == "acked"
+    assert store.ack_alarm("T1", "e1", 3, "sam", ["surveillance"], 11.0) == "already"
     (acked,) = store.alarms()
     assert (acked["acked_by"], acked["acked_at"]) == ("ann", 10.0)
     assert store.alarms(unacknowledged=True) == []

@@ -22,7 +22,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response, Streamin
 from fastapi.staticfiles import StaticFiles
 
 from controller import __version__
-from controller.pit.api import Authed, User, current_user
+from controller.pit.api import Authed, User, current_user, utc_time
 from controller.pit.console.views import (
     Viewer,
     event_view,
@@ -35,9 +35,12 @@ from controller.pit.live import LiveBoard
 from controller.pit.store import Store, Stream
 from controller.pit.users import csrf_token
 from controller.pit.worker import StoreWorker
+from controller.table.state import Ruling
 
 #: Seconds a stream stays quiet before it sends a comment (proxies close silent connections).
 KEEPALIVE = 15.0
+#: What the floor may decide instead when it overrides a hold (the controller's rulings).
+DECISIONS = tuple(r.value for r in Ruling)
 #: Events a table page shows, newest first.
 TABLE_EVENTS = 60
 
@@ -158,7 +161,11 @@ def add_pages(app: FastAPI) -> None:
         return {
             "holds-open": (
                 "_holds_open.html",
-                {"holds": [hold_view(h, viewer) for h in open_holds], "viewer": viewer},
+                {
+                    "holds": [hold_view(h, viewer) for h in open_holds],
+                    "viewer": viewer,
+                    "decisions": DECISIONS,
+                },
             ),
             "holds-resolved": (
                 "_holds_resolved.html",
@@ -226,8 +233,6 @@ def add_pages(app: FastAPI) -> None:
         until: str = "",
     ) -> HTMLResponse:
         viewer = await viewer_of(request)
-        from controller.pit.api import _utc  # noqa: PLC0415
-
         error = ""
         found: list[dict[str, Any]] = []
         try:
@@ -239,8 +244,8 @@ def add_pages(app: FastAPI) -> None:
                     Store.hands,
                     table=table.strip() or None,
                     rule=rule.strip() or None,
-                    since=_utc(since.strip() or None),
-                    until=_utc(until.strip() or None),
+                    since=utc_time(since.strip() or None),
+                    until=utc_time(until.strip() or None),
                     limit=200,
                 )
         except HTTPException as exc:
@@ -293,9 +298,7 @@ def add_pages(app: FastAPI) -> None:
 
     # ------------------------------------------------------------------ live streams
 
-    def live(
-        request: Request, viewer: Viewer, sections: Callable[[], Awaitable[Sections]]
-    ) -> StreamingResponse:
+    def live(request: Request, sections: Callable[[], Awaitable[Sections]]) -> StreamingResponse:
         return StreamingResponse(
             _stream(request, board, sections),
             media_type="text/event-stream",
@@ -306,13 +309,13 @@ def add_pages(app: FastAPI) -> None:
     async def live_floor(request: Request, user: Authed) -> StreamingResponse:
         """The floor map's tiles as they change (Server-Sent Events: ``replace``)."""
         viewer = _viewer(request, user)
-        return live(request, viewer, lambda: floor_sections(viewer))
+        return live(request, lambda: floor_sections(viewer))
 
     @app.get("/api/live/holds", tags=["live"], response_class=StreamingResponse)
     async def live_holds(request: Request, user: Authed) -> StreamingResponse:
         """The holds queue as it changes (Server-Sent Events: ``replace``)."""
         viewer = _viewer(request, user)
-        return live(request, viewer, lambda: holds_sections(viewer))
+        return live(request, lambda: holds_sections(viewer))
 
     @app.get("/api/live/tables/{table}", tags=["live"], response_class=StreamingResponse)
     async def live_table(
@@ -323,13 +326,13 @@ def add_pages(app: FastAPI) -> None:
         """A table's state and events as they change (Server-Sent Events: ``replace``)."""
         viewer = _viewer(request, user)
         await table_sections(viewer, table)  # 404 before the stream starts
-        return live(request, viewer, lambda: table_sections(viewer, table))
+        return live(request, lambda: table_sections(viewer, table))
 
     @app.get("/api/live/alarms", tags=["live"], response_class=StreamingResponse)
     async def live_alarms(request: Request, user: Authed) -> StreamingResponse:
         """The alarms as they change (Server-Sent Events: ``replace``)."""
         viewer = _viewer(request, user)
-        return live(request, viewer, lambda: alarms_sections(viewer))
+        return live(request, lambda: alarms_sections(viewer))
 
 
 def _viewer(request: Request, user: User) -> Viewer:
