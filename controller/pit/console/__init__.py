@@ -11,8 +11,10 @@ step and nothing from another site: the templates, the script and the style ship
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -108,7 +110,7 @@ def add_pages(app: FastAPI) -> None:
 
     # ------------------------------------------------------------------ floor map
 
-    async def floor_sections(viewer: Viewer) -> Sections:
+    async def floor_sections() -> Sections:
         tables = await reader.call(Store.tables)
         states = await reader.call(Store.table_states)
         holds = await reader.call(Store.holds, open_only=True)
@@ -146,10 +148,13 @@ def add_pages(app: FastAPI) -> None:
             )
         return sections
 
+    # the floor map is the same for everyone: read once per change, however many are watching
+    floor = Shared(floor_sections)
+
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-    async def floor(request: Request) -> HTMLResponse:
+    async def floor_page(request: Request) -> HTMLResponse:
         viewer = await viewer_of(request)
-        sections = await floor_sections(viewer)
+        sections = await floor.get(board.version)
         return page("floor.html", viewer, "/api/live/floor", sections=_html(sections))
 
     # ------------------------------------------------------------------ holds queue
@@ -308,8 +313,7 @@ def add_pages(app: FastAPI) -> None:
     @app.get("/api/live/floor", tags=["live"], response_class=StreamingResponse)
     async def live_floor(request: Request, user: Authed) -> StreamingResponse:
         """The floor map's tiles as they change (Server-Sent Events: ``replace``)."""
-        viewer = _viewer(request, user)
-        return live(request, lambda: floor_sections(viewer))
+        return live(request, lambda: floor.get(board.version))
 
     @app.get("/api/live/holds", tags=["live"], response_class=StreamingResponse)
     async def live_holds(request: Request, user: Authed) -> StreamingResponse:
@@ -367,13 +371,45 @@ async def _stream(
             if sent.get(target) == key:
                 continue
             sent[target] = key
-            html = render(template, **context)
+            html = _rendered(template, key, context)
             yield f"event: replace\ndata: {json.dumps({'target': target, 'html': html})}\n\n"
         while (moved := await board.wait(version, KEEPALIVE)) == version and not board.closed:
             if await request.is_disconnected():
                 return
             yield ": still here\n\n"
         version = moved
+
+
+class Shared:
+    """Sections that are the same for every viewer, computed once per change of the board."""
+
+    def __init__(self, compute: Callable[[], Awaitable[Sections]]) -> None:
+        self.compute = compute
+        self.version = -1
+        self.sections: Sections = {}
+        self.lock = asyncio.Lock()
+
+    async def get(self, version: int) -> Sections:
+        """The sections as of board ``version`` (or later)."""
+        async with self.lock:
+            if self.version != version:
+                self.sections = await self.compute()
+                self.version = version
+            return self.sections
+
+
+#: A section rendered for one stream is the same for another watching the same thing.
+_RENDERED: OrderedDict[tuple[str, str], str] = OrderedDict()
+RENDERED_KEPT = 4000
+
+
+def _rendered(template: str, key: str, context: dict[str, Any]) -> str:
+    found = _RENDERED.get((template, key))
+    if found is None:
+        found = _RENDERED[(template, key)] = render(template, **context)
+        if len(_RENDERED) > RENDERED_KEPT:
+            _RENDERED.popitem(last=False)
+    return found
 
 
 def _key(value: Any) -> Any:
