@@ -388,7 +388,9 @@ class Store:
                         _text(by.get("role")),
                     )
                 )
-            if e.type in ALARM_TYPES or e.severity == "critical":
+            # a device's fault is an alarm whatever its severity: the floor acknowledges it
+            device_fault = e.type == "device.status" and isinstance(data.get("fault"), str)
+            if e.type in ALARM_TYPES or e.severity == "critical" or device_fault:
                 alarms.append(
                     (
                         e.table_id,
@@ -399,7 +401,7 @@ class Store:
                         e.type,
                         e.severity,
                         _text(data.get("rule")) or (rules[0] if rules else None),
-                        _text(data.get("reason")),
+                        _text(data.get("reason")) or _device_fault(data),
                     )
                 )
             if e.type == "hand.hold" and isinstance(data.get("hold"), str):
@@ -1446,6 +1448,14 @@ def _alarms(value: Any) -> list[dict[str, Any]]:
     if not isinstance(value, list):
         return []
     return [a for a in value if isinstance(a, dict)][:50]
+
+
+def _device_fault(data: Mapping[str, Any]) -> str | None:
+    """A device fault's reason: the device, its fault code and detail."""
+    if not isinstance(data.get("fault"), str):
+        return None
+    detail = f": {data['detail']}" if isinstance(data.get("detail"), str) else ""
+    return f"{data.get('device')} fault {data['fault']}{detail}"
 
 
 def _text(value: Any) -> str | None:

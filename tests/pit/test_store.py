@@ -160,6 +160,17 @@ def test_an_alarm_is_acknowledged_once_with_who_and_when(store: Store) -> None:
     (acked,) = store.alarms()
     assert (acked["acked_by"], acked["acked_at"]) == ("ann", 10.0)
     assert store.alarms(unacknowledged=True) == []
+    fault = envelope(
+        4,
+        "device.status",
+        data={"device": "shuffler", "fault": "JAM_INPUT", "detail": "cards jammed"},
+        severity="warn",
+    )
+    health = envelope(5, "device.status", data={"device": "shuffler", "health": "online"})
+    store.ingest([event_in(fault), event_in(health)])
+    (jam,) = store.alarms(unacknowledged=True)
+    assert jam["type"] == "device.status"
+    assert jam["reason"] == "shuffler fault JAM_INPUT: cards jammed"
 
 
 def test_resolved_holds_come_last_resolved_first(store: Store) -> None:
