@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -162,7 +161,6 @@ def add_pages(app: FastAPI) -> None:
     async def holds_sections(viewer: Viewer) -> Sections:
         open_holds = await reader.call(Store.holds, open_only=True)
         resolved = await reader.call(Store.resolved_holds, 10)
-        now = time.time()
         return {
             "holds-open": (
                 "_holds_open.html",
@@ -174,7 +172,7 @@ def add_pages(app: FastAPI) -> None:
             ),
             "holds-resolved": (
                 "_holds_resolved.html",
-                {"holds": [hold_view(h, viewer) for h in resolved], "now": int(now) // 3600},
+                {"holds": [hold_view(h, viewer) for h in resolved]},
             ),
         }
 
