@@ -133,6 +133,7 @@ async def test_pages_send_a_browser_without_a_login_to_the_login_page(
         page = await client.get(path)
         assert page.status_code == 200, (path, page.text[:2000])
         assert "<main" in page.text
+        assert page.headers["content-security-policy"].startswith("default-src 'self'")
     bad = await client.post("/login", data={**form, "next": "//elsewhere.example/"})
     assert bad.headers["location"] == "/"
 

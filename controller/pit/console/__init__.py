@@ -16,6 +16,7 @@ import json
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
+from urllib.parse import quote
 
 import jinja2
 from fastapi import FastAPI, HTTPException, Request
@@ -70,10 +71,22 @@ def render(template: str, **context: Any) -> str:
     return _env.get_template(template).render(version=__version__, **context)
 
 
+#: Every page: its script, style and streams from this site only, never framed by another.
+PAGE_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; "
+    "form-action 'self'; base-uri 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "Cache-Control": "no-store",
+}
+
+
 def render_login(request: Request, *, error: str, next: str, status: int) -> HTMLResponse:
     """The login page."""
     return HTMLResponse(
-        render("login.html", error=error, next=next, viewer=None, live=None), status
+        render("login.html", error=error, next=next, viewer=None, live=None),
+        status,
+        headers=PAGE_HEADERS,
     )
 
 
@@ -89,7 +102,7 @@ def add_pages(app: FastAPI) -> None:
 
     @app.exception_handler(LoginRequiredError)
     async def to_login(request: Request, exc: LoginRequiredError) -> Response:
-        return RedirectResponse(f"/login?next={exc.path}", status_code=303)
+        return RedirectResponse(f"/login?next={quote(exc.path)}", status_code=303)
 
     async def viewer_of(request: Request) -> Viewer:
         try:
@@ -101,7 +114,9 @@ def add_pages(app: FastAPI) -> None:
         return _viewer(request, user)
 
     def page(template: str, viewer: Viewer, live: str | None, **context: Any) -> HTMLResponse:
-        return HTMLResponse(render(template, viewer=viewer, live=live, **context))
+        return HTMLResponse(
+            render(template, viewer=viewer, live=live, **context), headers=PAGE_HEADERS
+        )
 
     @app.get("/login", response_class=HTMLResponse, include_in_schema=False)
     async def login_form(request: Request, next: str = "/") -> HTMLResponse:
