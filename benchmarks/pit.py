@@ -24,6 +24,15 @@ answered, and the baseline's rows, lost, latency and events per CPU second.
     .venv/bin/python benchmarks/pit.py [--tables 500] [--speed 10] [--duration 30]
                                        [--stores postgresql,sqlite] [--out FILE]
 
+``--console`` measures the web console instead: ``--tables`` synthetic tables (one MQTT client
+publishing each table's birth and retained state, as a table does) on a fresh mosquitto, one pit
+process (SQLite), and Debian's chromium (Playwright) logged in on the floor map. Each state
+carries its publish time and its seq; a MutationObserver in the page records when each table's
+tile changed to a new seq. Reported: updates published and seen on the map, the publish→DOM
+latency p50/p95/p99/max, the pit's CPU, the load average::
+
+    .venv/bin/python benchmarks/pit.py --console [--tables 500] [--rate 250] [--duration 20]
+
 With the defaults both runs take under two minutes of wall time. The machine's load average
 (1 minute) at the start and the end of each run is reported with its figures: on a shared
 machine the same code measures slower when others are busy.
@@ -760,6 +769,150 @@ def report(results: list[dict[str, Any]], args: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
+# --------------------------------------------------------------------------- the web console
+
+#: Records, in the page, when each tile was replaced by one of a newer seq (the browser's clock
+#: is the machine's: performance.timeOrigin + now() is Unix time in ms).
+OBSERVER = """
+window.__seen = [];
+new MutationObserver((mutations) => {
+  const now = performance.timeOrigin + performance.now();
+  for (const m of mutations) for (const node of m.addedNodes) {
+    if (node.dataset && node.dataset.table && node.dataset.seq)
+      window.__seen.push([node.dataset.table, Number(node.dataset.seq), now]);
+  }
+}).observe(document.getElementById("floor-grid"), {childList: true});
+"""
+
+
+async def console_run(args: Any) -> dict[str, Any]:
+    """One console latency run (see the module's docstring)."""
+    from playwright.async_api import async_playwright  # noqa: PLC0415
+
+    from tests.integration.pit import PASSWORD, USER, PitProcess  # noqa: PLC0415
+
+    work = Path(tempfile.mkdtemp(prefix="pit-console-bench-"))
+    (work / "broker").mkdir()
+    broker = Broker(work / "broker")
+    broker.start()
+    pit = PitProcess(work / "pit", broker)
+    names = [f"C{i:03d}" for i in range(args.tables)]
+    published: dict[tuple[str, int], float] = {}
+    load_start = os.getloadavg()[0]
+    try:
+        pit.add_user()
+        pit.start()
+        async with aiomqtt.Client(
+            "127.0.0.1", broker.port, protocol=aiomqtt.ProtocolVersion.V5
+        ) as client:
+            epoch = uuid.uuid4().hex[:12]
+            for name in names:
+                status = {"state": "online", "bdseq": 1, "ts": _now_ts(), "version": "bench"}
+                await client.publish(f"{PREFIX}/{name}/status", json.dumps(status), 1, True)
+                await client.publish(
+                    f"{PREFIX}/{name}/state", json.dumps(_state(name, epoch, 1)), 1, True
+                )
+            async with async_playwright() as playwright:
+                browser = await playwright.chromium.launch(
+                    executable_path="/usr/bin/chromium", args=["--no-sandbox"]
+                )
+                page = await browser.new_page(viewport={"width": 1280, "height": 900})
+                await page.goto(f"{pit.url}/login?next=/")
+                await page.fill("#username", USER)
+                await page.fill("#password", PASSWORD)
+                await page.click("button[type=submit]")
+                await page.wait_for_url(f"{pit.url}/")
+                await page.wait_for_function(
+                    f"document.querySelectorAll('#floor-grid .tile').length >= {len(names)}",
+                    timeout=120_000,
+                )
+                await page.wait_for_function(
+                    "document.getElementById('live-state').textContent.includes('live')"
+                )
+                await page.evaluate(OBSERVER)
+                cpu_before = cpu_seconds(pit.proc.pid) if pit.proc else 0.0
+                seqs = dict.fromkeys(names, 1)
+                interval = 0.02
+                per_tick = max(1, round(args.rate * interval))
+                started = time.monotonic()
+                turn = 0
+                while time.monotonic() - started < args.duration:
+                    tick = time.monotonic()
+                    for _ in range(per_tick):
+                        name = names[turn % len(names)]
+                        turn += 1
+                        seqs[name] += 1
+                        body = _state(name, epoch, seqs[name])
+                        published[(name, seqs[name])] = body["published"]
+                        await client.publish(f"{PREFIX}/{name}/state", json.dumps(body), 0, True)
+                    await asyncio.sleep(max(0.0, interval - (time.monotonic() - tick)))
+                elapsed = time.monotonic() - started
+                await asyncio.sleep(3.0)  # the last updates reach the page
+                cpu = (cpu_seconds(pit.proc.pid) if pit.proc else 0.0) - cpu_before
+                seen = await page.evaluate("window.__seen")
+                await browser.close()
+    finally:
+        pit.close()
+        broker.stop()
+        if os.environ.get("PIT_BENCH_KEEP") is None:
+            shutil.rmtree(work, ignore_errors=True)
+    latencies = sorted(
+        (when / 1000 - published[(name, seq)]) * 1000
+        for name, seq, when in seen
+        if (name, seq) in published
+    )
+    return {
+        "tables": len(names),
+        "published": len(published),
+        "rate": len(published) / elapsed,
+        "seen": len(latencies),
+        "p50": percentile(latencies, 0.50),
+        "p95": percentile(latencies, 0.95),
+        "p99": percentile(latencies, 0.99),
+        "max": latencies[-1] if latencies else float("nan"),
+        "pit_cpu": cpu / elapsed,
+        "load": f"{load_start:.1f} → {os.getloadavg()[0]:.1f}",
+    }
+
+
+def _state(name: str, epoch: str, seq: int) -> dict[str, Any]:
+    """A table's retained state, as a table publishes it, with its publish time."""
+    return {
+        "schema": "tablectl.state/1",
+        "table_id": name,
+        "epoch": epoch,
+        "seq": seq,
+        "button": 1,
+        "blinds": [1, 2],
+        "ante": 0,
+        "hands_started": seq // 20,
+        "deck": {"shuffle_id": seq // 20, "ready": True},
+        "seats": {"1": {"stack": 100}, "2": {"stack": 100}},
+        "hand": {"hand_id": f"{name}-{seq // 20:05d}", "phase": "betting", "pot": seq % 97},
+        "last_hand": None,
+        "published": time.time(),
+    }
+
+
+def _now_ts() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def console_report(result: dict[str, Any]) -> str:
+    """The console run's table."""
+    r = result
+    return (
+        f"pit console: {r['tables']} synthetic tables on the floor map, one pit process (SQLite), "
+        "chromium\n\n"
+        "| tables | updates published | /s | tile updates seen | publish→DOM p50 / p95 / p99 / max "
+        "ms | pit CPU (cores) | load avg |\n"
+        "|---:|---:|---:|---:|---:|---:|---|\n"
+        f"| {r['tables']} | {r['published']} | {r['rate']:.0f} | {r['seen']} | "
+        f"{r['p50']:.0f} / {r['p95']:.0f} / {r['p99']:.0f} / {r['max']:.0f} | "
+        f"{r['pit_cpu']:.2f} | {r['load']} |\n"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tables", type=int, default=500)
@@ -773,6 +926,8 @@ def main() -> int:
     parser.add_argument("--wait", type=float, default=60.0)
     parser.add_argument("--stores", default="postgresql,sqlite")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--console", action="store_true", help="measure the web console")
+    parser.add_argument("--rate", type=float, default=250.0, help="--console: updates/s")
     # the child processes
     parser.add_argument("--generator", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--baseline-insert", default=None, help=argparse.SUPPRESS)
@@ -787,6 +942,17 @@ def main() -> int:
         return 0
     if args.baseline_insert:
         baseline_insert(args.baseline_insert)
+        return 0
+    if args.console:
+        if not mosquitto_available() or not Path("/usr/bin/chromium").exists():
+            print("mosquitto and chromium are needed (apt-get install mosquitto chromium)")
+            return 2
+        if args.duration == parser.get_default("duration"):
+            args.duration = 20.0
+        text = console_report(asyncio.run(console_run(args)))
+        print(text, flush=True)
+        if args.out is not None:
+            args.out.write_text(text)
         return 0
     if not mosquitto_available() or shutil.which("mosquitto_sub") is None:
         print(

@@ -3,7 +3,10 @@
 Everything under ``/api`` needs a user (``tablectl pit user add``): the session cookie that
 ``POST /login`` sets, or HTTP Basic credentials. ``/healthz`` and ``/metrics`` (Prometheus) are
 open, for the supervisor and the scraper. The secure view of the events (hole cards) is for the
-surveillance role only.
+surveillance role only. A request that changes something and comes with the session cookie must
+carry the session's CSRF token; a user with too many wrong passwords in a row is locked out for a
+while (``[web] lockout_attempts``, ``lockout_minutes``). The console's pages are in
+:mod:`controller.pit.console`.
 """
 
 from __future__ import annotations
@@ -12,19 +15,23 @@ import asyncio
 import base64
 import binascii
 import hashlib
+import hmac
 import time
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, Form, HTTPException, Query, Request, Response
-from fastapi.responses import PlainTextResponse
+from fastapi.responses import PlainTextResponse, RedirectResponse
 from pydantic import BaseModel, Field
 
 from controller import __version__
+from controller.pit.live import LiveBoard
+from controller.pit.lockout import LockOut
 from controller.pit.metrics import PitMetrics
 from controller.pit.phh import NoHistoryError, phh_from_events
+from controller.pit.rulings import RulingError, Rulings
 from controller.pit.store import Store
-from controller.pit.users import SESSION_COOKIE, new_session, token_digest, verify
+from controller.pit.users import SESSION_COOKIE, csrf_token, new_session, token_digest, verify
 from controller.pit.worker import StoreWorker
 
 BASIC_CACHE_SECONDS = 60.0
@@ -157,6 +164,20 @@ class Alarm(BaseModel):
     severity: str
     rule: str | None
     reason: str | None
+    acked_by: str | None = Field(description="the person who acknowledged it (null: nobody yet)")
+    acked_at: float | None = Field(description="when (Unix time)")
+
+
+class RulingAnswer(BaseModel):
+    """A table's answer to a ruling the console sent."""
+
+    table_id: str
+    hold: str
+    command: str
+    person: str
+    status: Literal["ok", "error"]
+    error: str | None
+    data: Any = None
 
 
 class GapOut(BaseModel):
@@ -191,11 +212,13 @@ async def current_user(request: Request) -> User:
     reader: StoreWorker = request.app.state.reader
     basic_cache: dict[tuple[str, str], tuple[float, list[str]]] = request.app.state.basic_cache
     token = request.cookies.get(SESSION_COOKIE)
+    request.state.session_token = None
     if token:
         name = await reader.call(Store.session_user, token_digest(token), time.time())
         if name is not None:
             found = await reader.call(Store.user, name)
             if found is not None:
+                request.state.session_token = token
                 return User(username=name, roles=found[1])
     header = request.headers.get("authorization", "")
     if header.lower().startswith("basic "):
@@ -209,7 +232,7 @@ async def current_user(request: Request) -> User:
             cached = basic_cache.get(key)
             if cached is not None and cached[0] > time.monotonic():
                 return User(username=name, roles=cached[1])
-            roles = await authenticate(reader, name, password)
+            roles = await authenticate(request.app.state.lockout, reader, name, password)
             if roles is not None:
                 basic_cache[key] = (time.monotonic() + BASIC_CACHE_SECONDS, roles)
                 return User(username=name, roles=roles)
@@ -223,14 +246,51 @@ async def current_user(request: Request) -> User:
 Authed = Annotated[User, Depends(current_user)]
 
 
-async def authenticate(reader: StoreWorker, name: str, password: str) -> list[str] | None:
+class LockedOutError(HTTPException):
+    """Too many wrong passwords in a row: the user waits (429)."""
+
+    def __init__(self, name: str, seconds: float) -> None:
+        minutes = max(1, round(seconds / 60))
+        super().__init__(
+            status_code=429,
+            detail=f"{name}: too many wrong passwords, locked out for {minutes} min more",
+            headers={"Retry-After": str(int(seconds) + 1)},
+        )
+
+
+async def authenticate(
+    lockout: LockOut, reader: StoreWorker, name: str, password: str
+) -> list[str] | None:
     """The user's roles when the password is theirs (the hash checked on a thread of its own:
-    argon2 is slow on purpose, and the store's thread serves the other requests meanwhile)."""
+    argon2 is slow on purpose, and the store's thread serves the other requests meanwhile).
+    LockedOutError: the user is locked out, whatever the password."""
+    wait = lockout.locked(name)
+    if wait > 0:
+        raise LockedOutError(name, wait)
     found = await reader.call(Store.user, name)
     if not await asyncio.to_thread(verify, found[0] if found else None, password):
+        lockout.failed(name)
         return None
+    lockout.succeeded(name)
     assert found is not None
     return found[1]
+
+
+async def check_csrf(request: Request, user: Annotated[User, Depends(current_user)]) -> None:
+    """A request authenticated by the session cookie must carry the session's CSRF token (the
+    ``X-CSRF-Token`` header or the form's ``csrf`` field); 403 otherwise. HTTP Basic requests
+    carry no cookie a page of another site could borrow, and need none."""
+    token: str | None = getattr(request.state, "session_token", None)
+    if token is None:
+        return
+    given = request.headers.get("x-csrf-token")
+    if given is None and request.headers.get("content-type", "").startswith(
+        ("application/x-www-form-urlencoded", "multipart/form-data")
+    ):
+        value = (await request.form()).get("csrf")
+        given = value if isinstance(value, str) else None
+    if given is None or not hmac.compare_digest(given, csrf_token(token)):
+        raise HTTPException(status_code=403, detail="missing or wrong CSRF token: reload the page")
 
 
 def create_app(
@@ -241,8 +301,14 @@ def create_app(
     broker_connected: Callable[[], bool],
     session_hours: float = 12.0,
     secure_cookie: bool = False,
+    lockout: LockOut | None = None,
+    rulings: Rulings | None = None,
+    board: LiveBoard | None = None,
+    console: bool = True,
 ) -> FastAPI:
-    """The API of one pit process, reading through ``reader``."""
+    """The API of one pit process, reading through ``reader``; the console's pages unless
+    ``console`` is false. ``rulings`` sends the floor's rulings (none: they are refused);
+    ``board`` wakes the live pages (none: they poll)."""
     app = FastAPI(
         title="tablectl pit",
         version=__version__,
@@ -255,6 +321,10 @@ def create_app(
     )
     app.state.reader = reader
     app.state.basic_cache = {}
+    app.state.lockout = lockout or LockOut(5, 15.0)
+    app.state.rulings = rulings
+    app.state.board = board or LiveBoard()
+    app.state.session_hours = session_hours
 
     @app.get("/healthz", response_model=Health, tags=["service"])
     async def healthz(response: Response) -> Health:
@@ -283,18 +353,43 @@ def create_app(
             metrics.text(), media_type="text/plain; version=0.0.4; charset=utf-8"
         )
 
-    @app.post("/login", response_model=User, tags=["session"])
+    @app.post(
+        "/login",
+        response_model=User,
+        tags=["session"],
+        responses={
+            303: {"description": "the console's form (with next): to that page"},
+            401: {"description": "unknown user or wrong password"},
+            429: {"description": "locked out after too many wrong passwords"},
+        },
+    )
     async def login(
-        response: Response,
+        request: Request,
         username: Annotated[str, Form()],
         password: Annotated[str, Form()],
-    ) -> User:
-        """Check a user's password and set the session cookie."""
-        roles = await authenticate(reader, username, password)
+        next: Annotated[str | None, Form(description="the console's page to go to")] = None,
+    ) -> Any:
+        """Check a user's password and set the session cookie (HttpOnly, SameSite=Strict)."""
+        try:
+            roles = await authenticate(app.state.lockout, reader, username, password)
+        except LockedOutError as exc:
+            if next is None:
+                raise
+            return login_page(request, str(exc.detail), next, status=429)
         if roles is None:
-            raise HTTPException(status_code=401, detail="unknown user or wrong password")
+            if next is None:
+                raise HTTPException(status_code=401, detail="unknown user or wrong password")
+            return login_page(request, "Unknown user or wrong password.", next, status=401)
         expires = time.time() + session_hours * 3600
         token = await reader.call(new_session, username, expires)
+        response: Response
+        if next is None:
+            response = Response(
+                User(username=username, roles=roles).model_dump_json(),
+                media_type="application/json",
+            )
+        else:
+            response = RedirectResponse(_local(next), status_code=303)
         response.set_cookie(
             SESSION_COOKIE,
             token,
@@ -303,7 +398,17 @@ def create_app(
             samesite="strict",
             secure=secure_cookie,
         )
-        return User(username=username, roles=roles)
+        return response
+
+    @app.post("/logout", tags=["session"], status_code=303, dependencies=[Depends(check_csrf)])
+    async def logout(request: Request, user: Authed) -> RedirectResponse:
+        """End the session; to the login page."""
+        token = request.state.session_token
+        if token is not None:
+            await reader.call(Store.end_session, token_digest(token))
+        response = RedirectResponse("/login", status_code=303)
+        response.delete_cookie(SESSION_COOKIE, httponly=True, samesite="strict")
+        return response
 
     @app.get("/api/me", response_model=User, tags=["session"])
     async def me(user: Authed) -> User:
@@ -377,8 +482,8 @@ def create_app(
             Store.hands,
             table=table,
             rule=rule,
-            since=_utc(since),
-            until=_utc(until),
+            since=utc_time(since),
+            until=utc_time(until),
             limit=limit,
         )
 
@@ -420,9 +525,43 @@ def create_app(
         user: Authed,
         since: Annotated[str | None, Query(description="at or after (RFC 3339)")] = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+        unacknowledged: bool = False,
     ) -> list[dict[str, Any]]:
-        """Integrity alarms and critical events, newest first."""
-        return await reader.call(Store.alarms, since=_utc(since), limit=limit)
+        """Integrity alarms and critical events, newest first, with who acknowledged each."""
+        return await reader.call(
+            Store.alarms, since=utc_time(since), limit=limit, unacknowledged=unacknowledged
+        )
+
+    @app.post(
+        "/api/alarms/{table}/{epoch}/{seq}/ack",
+        tags=["alarms"],
+        dependencies=[Depends(check_csrf)],
+        responses={
+            303: {"description": "from the console's form: back to the alarms page"},
+            403: {"description": "a dealer or the pit role, or no CSRF token"},
+            404: {"description": "no such alarm"},
+            409: {"description": "acknowledged already"},
+        },
+    )
+    async def ack_alarm(request: Request, table: str, epoch: str, seq: int, user: Authed) -> Any:
+        """A person acknowledges an alarm (floor, surveillance or maintenance): stored with who
+        and when; the first acknowledgement stands."""
+        if not set(user.roles) & ACKNOWLEDGERS:
+            raise HTTPException(
+                status_code=403,
+                detail="alarms are acknowledged by the floor, surveillance or maintenance",
+            )
+        acked = await reader.call(
+            Store.ack_alarm, table, epoch, seq, user.username, user.roles, time.time()
+        )
+        if acked == "unknown":
+            raise HTTPException(status_code=404, detail="no such alarm")
+        if acked == "already":
+            raise HTTPException(status_code=409, detail="acknowledged already")
+        app.state.board.touch()
+        if _wants_page(request):
+            return RedirectResponse("/alarms", status_code=303)
+        return {"table_id": table, "epoch": epoch, "seq": seq, "acked_by": user.username}
 
     @app.get("/api/gaps", response_model=list[GapOut], tags=["tables"])
     async def gaps(
@@ -432,33 +571,135 @@ def create_app(
         """Ranges of seqs not received: open ones (asked, or lost with the table's reason)."""
         return await reader.call(Store.gaps, open_only=not all)
 
+    if console:
+        from controller.pit.console import add_pages  # noqa: PLC0415
+
+        add_pages(app)
     return app
 
 
-def _hold_action(app: FastAPI, action: str) -> None:
-    """``POST /api/holds/{hold}/{action}``: the floor's ruling (the console's, coming)."""
+#: Who may acknowledge an alarm.
+ACKNOWLEDGERS = frozenset({"floor", "surveillance", "maintenance"})
 
-    async def act(hold: str, user: Authed) -> None:
+
+def login_page(request: Request, error: str, next: str, status: int) -> Response:
+    """The console's login page again, with why (the console renders it)."""
+    from controller.pit.console import render_login  # noqa: PLC0415
+
+    return render_login(request, error=error, next=_local(next), status=status)
+
+
+def _local(path: str) -> str:
+    """A path of this site to go to after logging in (anything else: the floor map)."""
+    if not path.startswith("/") or path.startswith("//") or "\\" in path:
+        return "/"
+    return path
+
+
+def _wants_page(request: Request) -> bool:
+    """Whether the request is a console form posted without script (it gets a page back)."""
+    return "application/json" not in request.headers.get("accept", "") and request.headers.get(
+        "content-type", ""
+    ).startswith("application/x-www-form-urlencoded")
+
+
+def _hold_action(app: FastAPI, action: str) -> None:
+    """``POST /api/holds/{hold}/{action}``: the floor's ruling, sent to the hold's table."""
+
+    async def act(
+        request: Request,
+        hold: str,
+        user: Authed,
+        table: Annotated[
+            str | None, Query(description="the hold's table (needed when two tables share it)")
+        ] = None,
+    ) -> Any:
         if "floor" not in user.roles:
             raise HTTPException(status_code=403, detail="rulings are the floor's")
-        raise HTTPException(
-            status_code=501,
-            detail=f"{action}: the pit signs rulings on behalf of the floor with the web console",
+        form = await request.form() if _is_form(request) else None
+        body: dict[str, Any] = {}
+        if form is None and request.headers.get("content-type", "").startswith("application/json"):
+            try:
+                loaded = await request.json()
+            except ValueError:
+                raise HTTPException(status_code=422, detail="the body is not JSON") from None
+            body = loaded if isinstance(loaded, dict) else {}
+        elif form is not None:
+            body = {k: v for k, v in form.items() if isinstance(v, str)}
+        table = table or _str(body.get("table"))
+        open_holds = [
+            h
+            for h in await app.state.reader.call(Store.holds, open_only=True)
+            if h["hold"] == hold and (table is None or h["table_id"] == table)
+        ]
+        if not open_holds:
+            raise HTTPException(status_code=404, detail=f"no open hold {hold!r}")
+        if len(open_holds) > 1:
+            raise HTTPException(
+                status_code=409, detail=f"{hold!r} is open at several tables: give table"
+            )
+        found = open_holds[0]
+        fields: dict[str, Any] = {"hold": hold}
+        if action == "override":
+            rule = _str(body.get("rule")) or found["rule"]
+            decision = _str(body.get("decision"))
+            if not decision:
+                raise HTTPException(status_code=422, detail="an override needs a decision")
+            fields = {"rule": rule, "decision": decision}
+        rulings: Rulings | None = app.state.rulings
+        if rulings is None:
+            raise HTTPException(status_code=503, detail="this pit process sends no rulings")
+        try:
+            answer = await rulings.send(found["table_id"], action, fields, user.username)
+        except RulingError as exc:
+            raise HTTPException(status_code=504, detail=str(exc)) from None
+        out = RulingAnswer(
+            table_id=found["table_id"],
+            hold=hold,
+            command=action,
+            person=user.username,
+            status="ok" if answer.get("status") == "ok" else "error",
+            error=_str(answer.get("error")),
+            data=answer.get("data"),
         )
+        if _wants_page(request):
+            return RedirectResponse(f"/holds?answered={hold}&status={out.status}", status_code=303)
+        return out
 
     app.post(
         f"/api/holds/{{hold}}/{action}",
         tags=["holds"],
-        status_code=202,
+        response_model=RulingAnswer,
         summary=f"{action.capitalize()} a hold (floor)",
         description=f"Sends the table a `{'floor_override' if action == 'override' else action}` "
-        "request signed with the pit's key on behalf of the logged-in person (§3.10); the "
-        "table's answer comes back as events. Not served yet: 501.",
-        responses={403: {"description": "not the floor"}, 501: {"description": "not yet"}},
+        "request signed with the pit's key on behalf of the logged-in person (§3.10) and answers "
+        "the table's response. "
+        + (
+            "Fields (JSON or form): `decision`, and `rule` (default: the hold's). "
+            if action == "override"
+            else ""
+        )
+        + "With the session cookie: the CSRF token (`X-CSRF-Token` or the form's `csrf`).",
+        dependencies=[Depends(check_csrf)],
+        responses={
+            403: {"description": "not the floor, or no CSRF token"},
+            404: {"description": "no such open hold"},
+            504: {"description": "the table did not answer"},
+        },
     )(act)
 
 
-def _utc(value: str | None) -> str | None:
+def _is_form(request: Request) -> bool:
+    return request.headers.get("content-type", "").startswith(
+        ("application/x-www-form-urlencoded", "multipart/form-data")
+    )
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def utc_time(value: str | None) -> str | None:
     """An RFC 3339 time as the tables write it (UTC, ``Z``), for comparing with ``ts``."""
     if value is None:
         return None

@@ -100,11 +100,26 @@ class StoreSection(_Section):
 
 
 class WebSection(_Section):
-    """The HTTP API (and, later, the console pages)."""
+    """The HTTP API and the floor's web console (docs/console.md)."""
 
     enabled: bool = Field(default=True, description="false: an ingest-only process")
     listen: str = Field(default="127.0.0.1:8080", pattern=r"^[^:]*:\d{1,5}$")
-    session_hours: float = Field(default=12.0, gt=0, le=24 * 30)
+    session_hours: float = Field(
+        default=12.0, gt=0, le=24 * 30, description="hours a login lasts (a shift, by default)"
+    )
+    lockout_attempts: int = Field(
+        default=5, ge=1, le=1000, description="wrong passwords in a row that lock a user out"
+    )
+    lockout_minutes: float = Field(
+        default=15.0, gt=0, le=24 * 60, description="minutes a locked-out user waits"
+    )
+    secure_cookie: bool = Field(
+        default=False,
+        description="send the session cookie over HTTPS only (true behind a TLS proxy)",
+    )
+    ruling_timeout: float = Field(
+        default=10.0, gt=0, le=120, description="seconds to wait for a table to answer a ruling"
+    )
 
     @property
     def host(self) -> str:

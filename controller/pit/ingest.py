@@ -56,7 +56,9 @@ log = structlog.get_logger("tablectl.pit.ingest")
 SCHEMA = "tablectl.event/1"
 HEAD = 200
 #: The requests the pit sends whose answers it reads: gap repair's and storage confirmation's.
-ANSWERS = ("replay", "stored")
+#: The requests whose answers this process hears: its own (replay, stored) and the rulings the
+#: console sends for the floor (confirm, reject, floor_override).
+ANSWERS = ("replay", "stored", "confirm", "reject", "floor_override")
 
 
 @dataclass
@@ -82,11 +84,11 @@ class RejectedError(ValueError):
 class Route:
     """What a topic carries for this pit."""
 
-    kind: Literal["event", "status", "state", "response", "other"]
+    kind: Literal["event", "status", "state", "device", "response", "other"]
     table: str = ""
     stream: Literal["public", "secure"] = "public"
     source: Literal["live", "replay"] = "live"
-    verb: str = ""  # of a response: the request it answers
+    verb: str = ""  # of a response: the request it answers; of a device: its name
 
 
 def route(topic: str, prefix: str, pit_id: str) -> Route:
@@ -109,6 +111,8 @@ def route(topic: str, prefix: str, pit_id: str) -> Route:
         return Route("status", table)
     if rest == "state":
         return Route("state", table)
+    if rest.startswith("devices/") and rest.count("/") == 1:
+        return Route("device", table, verb=rest.removeprefix("devices/"))
     verb = rest.removeprefix("response/")
     if verb in ANSWERS:
         return Route("response", table, verb=verb)
@@ -240,6 +244,8 @@ class Ingest:
         self.prefix = config.broker.prefix
         self.connected = asyncio.Event()
         self.on_commit: list[Callable[[Applied], None]] = []
+        #: device health as the tables retain it (table, device, body; None: cleared)
+        self.on_device: Callable[[str, str, dict[str, Any] | None], None] | None = None
         self._client: aiomqtt.Client | None = None
         self._backoff = Backoff(config.broker.reconnect_min, config.broker.reconnect_max)
         self._queue: asyncio.Queue[tuple[Route, aiomqtt.Message, float]] = asyncio.Queue()
@@ -312,6 +318,7 @@ class Ingest:
                     *((f"{prefix}/+/response/{verb}", 1) for verb in ANSWERS),
                     (f"{prefix}/+/status", 1),
                     (f"{prefix}/+/state", 0),
+                    (f"{prefix}/+/devices/+", 0),
                 ]
                 if pit.secure:
                     topics += [
@@ -344,6 +351,9 @@ class Ingest:
                 self._response(where, message)
                 self._ack(client, message)
                 continue
+            if where.kind == "device":
+                self._device(where, message)
+                continue
             queue.put_nowait((where, message, time.monotonic()))
 
     def _response(self, where: Route, message: aiomqtt.Message) -> None:
@@ -355,6 +365,19 @@ class Ingest:
         except RejectedError:
             return
         handler(where.table, body)
+
+    def _device(self, where: Route, message: aiomqtt.Message) -> None:
+        if self.on_device is None:
+            return
+        payload = _payload(message)
+        if not payload:
+            self.on_device(where.table, where.verb, None)
+            return
+        try:
+            body = parse_object(payload)
+        except RejectedError:
+            return
+        self.on_device(where.table, where.verb, body)
 
     async def _commit(self, client: aiomqtt.Client) -> None:
         """Take messages in batches, store each batch, then acknowledge its messages."""

@@ -235,6 +235,19 @@ MIGRATIONS: list[str] = [
     ALTER TABLE hands ADD COLUMN ante_seat INTEGER;
     ALTER TABLE hands ADD COLUMN runouts INTEGER
     """,
+    # 4: who acknowledged an alarm in the console, with which role, and when.
+    """
+    CREATE TABLE alarm_acks (
+        table_id TEXT NOT NULL,
+        epoch TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        person TEXT NOT NULL,
+        roles TEXT NOT NULL,
+        acked_at DOUBLE PRECISION NOT NULL,
+        note TEXT,
+        PRIMARY KEY (table_id, epoch, seq)
+    )
+    """,
 ]
 
 AUTO_ID = {

@@ -22,8 +22,11 @@ import structlog
 from controller.pit.config import PitConfig
 from controller.pit.confirm import Confirmer
 from controller.pit.ingest import Ingest
+from controller.pit.live import LiveBoard
+from controller.pit.lockout import LockOut
 from controller.pit.metrics import PitMetrics
 from controller.pit.repair import Repairer
+from controller.pit.rulings import COMMANDS, Rulings
 from controller.pit.store import Store
 from controller.pit.worker import StoreWorker
 from controller.shell.notify import notify
@@ -62,6 +65,16 @@ class PitService:
             )
             self.ingest.on_response["stored"] = self.confirmer.on_response
             self.ingest.on_commit.append(self.confirmer.on_commit)
+        # the console: live pages wake on every commit and device message; the floor's rulings
+        # go out signed with the pit's key, for the person logged in
+        self.board = LiveBoard()
+        self.ingest.on_commit.append(self.board.touch)
+        self.ingest.on_device = self.board.device
+        self.rulings = Rulings(
+            config.broker.prefix, self.ingest.publish, signer, config.web.ruling_timeout
+        )
+        for command in COMMANDS.values():
+            self.ingest.on_response[command] = self.rulings.on_response
         self.stop_requested = asyncio.Event()
         self.ready = asyncio.Event()
         self.server: Any = None
@@ -95,6 +108,7 @@ class PitService:
             done, _ = await asyncio.wait([stop, *tasks], return_when=asyncio.FIRST_COMPLETED)
             failed = [t for t in done if t is not stop and t.exception() is not None]
             notify("STOPPING=1")
+            self.board.close()  # the live pages' streams end, so the server can stop
             if self.server is not None:
                 self.server.should_exit = True
             for task in [stop, *tasks]:
@@ -123,9 +137,19 @@ class PitService:
             pit_id=self.config.pit.id,
             broker_connected=self.ingest.connected.is_set,
             session_hours=web.session_hours,
+            secure_cookie=web.secure_cookie,
+            lockout=LockOut(web.lockout_attempts, web.lockout_minutes),
+            rulings=self.rulings,
+            board=self.board,
         )
         config = uvicorn.Config(
-            app, host=web.host, port=web.port, log_level="warning", access_log=False, lifespan="off"
+            app,
+            host=web.host,
+            port=web.port,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            timeout_graceful_shutdown=2,
         )
         # The socket is ours: a port already taken is one clear error, not uvicorn's exit.
         family = socket.AF_INET6 if ":" in web.host else socket.AF_INET

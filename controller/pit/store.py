@@ -388,7 +388,9 @@ class Store:
                         _text(by.get("role")),
                     )
                 )
-            if e.type in ALARM_TYPES or e.severity == "critical":
+            # a device's fault is an alarm whatever its severity: the floor acknowledges it
+            device_fault = e.type == "device.status" and isinstance(data.get("fault"), str)
+            if e.type in ALARM_TYPES or e.severity == "critical" or device_fault:
                 alarms.append(
                     (
                         e.table_id,
@@ -399,7 +401,7 @@ class Store:
                         e.type,
                         e.severity,
                         _text(data.get("rule")) or (rules[0] if rules else None),
-                        _text(data.get("reason")),
+                        _text(data.get("reason")) or _device_fault(data),
                     )
                 )
             if e.type == "hand.hold" and isinstance(data.get("hold"), str):
@@ -994,20 +996,30 @@ class Store:
             )
         return [(r[0], r[1], int(r[2])) for r in rows]
 
-    def holds(self, *, open_only: bool = True, table: str | None = None) -> list[dict[str, Any]]:
-        """Holds, oldest first (open ones: raised and not resolved)."""
+    def holds(
+        self,
+        *,
+        open_only: bool = True,
+        table: str | None = None,
+        resolved_last: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """Holds, oldest first (open ones: raised and not resolved); ``resolved_last``: that
+        many resolved ones instead, the last resolved first."""
         where = ["raised_seq IS NOT NULL"]
         params: list[Any] = []
+        order = "raised_ts, table_id, raised_seq"
         if open_only:
             where.append("resolved_seq IS NULL")
         if table is not None:
             where.append("table_id = ?")
             params.append(table)
+        if resolved_last is not None:
+            where.append("resolved_seq IS NOT NULL")
+            order = f"resolved_ts DESC, table_id LIMIT {int(resolved_last)}"
         rows = self.db.all(
             "SELECT table_id, epoch, hold, hand_id, rule, reason, ruling, seat, evidence, "
             "raised_ts, raised_seq, resolved_ts, resolved_seq, decision, resolved_by, person, "
-            f"role FROM holds WHERE {' AND '.join(where)} "
-            "ORDER BY raised_ts, table_id, raised_seq",
+            f"role FROM holds WHERE {' AND '.join(where)} ORDER BY {order}",
             params,
         )
         return [
@@ -1130,15 +1142,74 @@ class Store:
         )
         return [json.loads(r[0]) for r in rows if r[0] is not None]
 
-    def alarms(self, *, since: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
-        """Alarms, newest first."""
+    def alarms(
+        self, *, since: str | None = None, limit: int = 200, unacknowledged: bool = False
+    ) -> list[dict[str, Any]]:
+        """Alarms, newest first, with who acknowledged each (``unacknowledged``: only those
+        nobody has)."""
+        where = " AND k.seq IS NULL" if unacknowledged else ""
         rows = self.db.all(
-            "SELECT table_id, epoch, seq, ts, hand_id, type, severity, rule, reason FROM alarms "
-            "WHERE ts >= ? ORDER BY ts DESC LIMIT ?",
+            "SELECT a.table_id, a.epoch, a.seq, a.ts, a.hand_id, a.type, a.severity, a.rule, "
+            "a.reason, k.person, k.acked_at FROM alarms a LEFT JOIN alarm_acks k ON "
+            "k.table_id = a.table_id AND k.epoch = a.epoch AND k.seq = a.seq "
+            f"WHERE a.ts >= ?{where} ORDER BY a.ts DESC LIMIT ?",
             (since or "", limit),
         )
-        names = ("table_id", "epoch", "seq", "ts", "hand_id", "type", "severity", "rule", "reason")
+        names = (
+            "table_id",
+            "epoch",
+            "seq",
+            "ts",
+            "hand_id",
+            "type",
+            "severity",
+            "rule",
+            "reason",
+            "acked_by",
+            "acked_at",
+        )
         return [dict(zip(names, r, strict=True)) for r in rows]
+
+    def ack_alarm(
+        self, table: str, epoch: str, seq: int, person: str, roles: Sequence[str], now: float
+    ) -> Literal["acked", "unknown", "already"]:
+        """``person`` acknowledged an alarm: ``acked``, or ``unknown`` (no such alarm) or
+        ``already`` (the first acknowledgement stands)."""
+        with self.db.transaction():
+            known = self.db.one(
+                "SELECT 1 FROM alarms WHERE table_id = ? AND epoch = ? AND seq = ?",
+                (table, epoch, seq),
+            )
+            if known is None:
+                return "unknown"
+            rows = self.db.returning_many(
+                "INSERT INTO alarm_acks (table_id, epoch, seq, person, roles, acked_at) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING seq",
+                [(table, epoch, seq, person, json.dumps(sorted(roles)), now)],
+            )
+        return "acked" if rows[0] is not None else "already"
+
+    def table_states(self) -> dict[str, dict[str, Any]]:
+        """Every table's last retained snapshot, by table."""
+        rows = self.db.all("SELECT table_id, state FROM tables WHERE state IS NOT NULL")
+        return {r[0]: json.loads(r[1]) for r in rows}
+
+    def resolved_holds(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The holds resolved last, newest first."""
+        return self.holds(open_only=False, resolved_last=limit)
+
+    def recent_events(
+        self, table: str, epoch: str, limit: int, stream: Stream = "public", after: int = 0
+    ) -> list[dict[str, Any]]:
+        """A table's newest envelopes after seq ``after``, newest first (the secure view where it
+        is stored and ``stream`` is secure)."""
+        column = "COALESCE(secure, public)" if stream == "secure" else "public"
+        rows = self.db.all(
+            f"SELECT {column} FROM events WHERE table_id = ? AND epoch = ? AND seq > ? "
+            f"AND {column} IS NOT NULL ORDER BY seq DESC LIMIT ?",
+            (table, epoch, after, limit),
+        )
+        return [json.loads(r[0]) for r in rows]
 
     def births(self, table: str) -> list[dict[str, Any]]:
         """A table's births and deaths, in order."""
@@ -1209,6 +1280,10 @@ class Store:
                 "INSERT INTO sessions (token_sha256, username, expires_at) VALUES (?, ?, ?)",
                 (token_sha256, username, expires_at),
             )
+
+    def end_session(self, token_sha256: str) -> None:
+        """Forget a session (logging out)."""
+        self.db.execute("DELETE FROM sessions WHERE token_sha256 = ?", (token_sha256,))
 
     def session_user(self, token_sha256: str, now: float) -> str | None:
         """The user of a live session."""
@@ -1373,6 +1448,14 @@ def _alarms(value: Any) -> list[dict[str, Any]]:
     if not isinstance(value, list):
         return []
     return [a for a in value if isinstance(a, dict)][:50]
+
+
+def _device_fault(data: Mapping[str, Any]) -> str | None:
+    """A device fault's reason: the device, its fault code and detail."""
+    if not isinstance(data.get("fault"), str):
+        return None
+    detail = f": {data['detail']}" if isinstance(data.get("detail"), str) else ""
+    return f"{data.get('device')} fault {data['fault']}{detail}"
 
 
 def _text(value: Any) -> str | None:

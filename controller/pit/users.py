@@ -2,7 +2,8 @@
 
 ``tablectl pit user add NAME --role floor --password-stdin`` writes a user into the store. The
 API takes HTTP Basic credentials, or the session cookie ``POST /login`` sets (a random token;
-the store keeps only its SHA-256, with the user and when it expires).
+the store keeps only its SHA-256, with the user and when it expires). A session's forms carry a
+CSRF token derived from it (:func:`csrf_token`).
 """
 
 from __future__ import annotations
@@ -73,3 +74,10 @@ def new_session(store: Store, name: str, expires_at: float) -> str:
 def token_digest(token: str) -> str:
     """What the store keeps of a session token."""
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def csrf_token(session_token: str) -> str:
+    """The token every state-changing request of a session must carry (a form's ``csrf`` field
+    or the ``X-CSRF-Token`` header): derived from the session's secret, so a page of another
+    site, which cannot read the cookie, cannot know it; the store keeps neither."""
+    return hashlib.sha256(b"tablectl-pit-csrf\0" + session_token.encode()).hexdigest()[:40]

@@ -35,6 +35,7 @@ class PitProcess:
         key: Path | None = None,
         repair_after: float = 1.0,
         confirm_interval: float | None = None,
+        secure: bool = False,
         extra: str = "",
     ) -> None:
         self.directory = directory
@@ -54,6 +55,7 @@ class PitProcess:
         )
         self.config.write_text(
             f'[pit]\nid = "{pit_id}"\nshare_group = "pit"\nbatch_wait = 0.02\n{confirm}'
+            f"secure = {'true' if secure else 'false'}\n"
             f'[broker]\nhost = "127.0.0.1"\nport = {broker.port}\nkeepalive = 5\n'
             f"reconnect_min = 0.05\nreconnect_max = 0.5\n"
             f'[store]\nurl = "{self.store_url}"\n'
@@ -68,8 +70,14 @@ class PitProcess:
         """The HTTP API's base URL."""
         return f"http://127.0.0.1:{self.port}"
 
-    def add_user(self) -> None:
-        """The test's floor user (also surveillance, to read hole cards)."""
+    def add_user(
+        self,
+        name: str = USER,
+        roles: tuple[str, ...] = ("floor", "surveillance"),
+        password: str = PASSWORD,
+    ) -> None:
+        """A user of the pit (by default the test's floor user, also surveillance, to read hole
+        cards)."""
         done = subprocess.run(
             [
                 sys.executable,
@@ -78,16 +86,13 @@ class PitProcess:
                 "pit",
                 "user",
                 "add",
-                USER,
-                "--role",
-                "floor",
-                "--role",
-                "surveillance",
+                name,
+                *(part for role in roles for part in ("--role", role)),
                 "--password-stdin",
                 "--config",
                 str(self.config),
             ],
-            input=PASSWORD.encode() + b"\n",
+            input=password.encode() + b"\n",
             capture_output=True,
             cwd=REPO,
             check=False,

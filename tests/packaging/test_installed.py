@@ -103,6 +103,11 @@ def test_the_wheel_holds_the_packages_and_every_data_file(dists: Dists) -> None:
     assert shipped("systemd") == _repo_files("systemd")
     assert shipped("scenarios") == _repo_files("tests/scenarios", "*.toml")
     assert {"controller/py.typed", "drivers/py.typed", "simulators/py.typed"} <= set(names)
+    # the pit console's templates, script, style and rule texts (docs/rules.md) go with its code
+    console = "controller/pit/console/"
+    assert {f"{console}{n}" for n in ("templates/floor.html", "static/console.js", "rules.md")} <= (
+        set(names)
+    )
     assert "[console_scripts]\ntablectl = controller.cli:main" in entry_points
 
 

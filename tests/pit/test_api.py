@@ -12,7 +12,7 @@ from controller.cli import main
 from controller.pit.api import create_app
 from controller.pit.metrics import PitMetrics
 from controller.pit.store import Store
-from controller.pit.users import SESSION_COOKIE
+from controller.pit.users import SESSION_COOKIE, csrf_token
 from controller.pit.worker import StoreWorker
 from tests.pit.test_store import envelope, event_in
 
@@ -89,9 +89,53 @@ async def test_login_sets_a_session_cookie(client: httpx.AsyncClient) -> None:
     assert answer.json() == {"username": "ann", "roles": ["floor"]}
     assert SESSION_COOKIE in answer.cookies
     assert (await client.get("/api/me")).json()["username"] == "ann"
-    assert (await client.post("/api/holds/T1-00001-h1/confirm")).status_code == 501
+    token = csrf_token(answer.cookies[SESSION_COOKIE])
+    forged = await client.post("/api/holds/T1-00001-h1/confirm", data={"csrf": "0" * 40})
+    assert forged.status_code == 403
+    assert (await client.post("/api/holds/T1-00001-h1/confirm")).status_code == 403
+    unknown = await client.post("/api/holds/T1-00001-h1/confirm", headers={"X-CSRF-Token": token})
+    assert unknown.status_code == 404
     client.cookies.clear()
     assert (await client.get("/api/me")).status_code == 401
+
+
+async def test_a_user_is_locked_out_after_wrong_passwords_even_with_the_right_one(
+    client: httpx.AsyncClient,
+) -> None:
+    for _ in range(5):
+        refused = await client.post("/login", data={"username": "sam", "password": "wrong one"})
+        assert refused.status_code == 401
+    locked = await client.post("/login", data={"username": "sam", "password": PASSWORD})
+    assert locked.status_code == 429
+    assert "locked out" in locked.json()["detail"]
+    assert (await client.get("/api/me", auth=("sam", PASSWORD))).status_code == 429
+    other = await client.post("/login", data={"username": "ann", "password": PASSWORD})
+    assert other.status_code == 200
+
+
+async def test_pages_send_a_browser_without_a_login_to_the_login_page(
+    client: httpx.AsyncClient,
+) -> None:
+    for path in ("/", "/holds", "/tables/T1", "/hands", "/alarms"):
+        answer = await client.get(path)
+        assert answer.status_code == 303, path
+        assert answer.headers["location"] == f"/login?next={path}"
+    assert (await client.get("/api/live/floor")).status_code == 401
+    assert "Log in" in (await client.get("/login?next=/holds")).text
+    form = {"username": "ann", "password": PASSWORD, "next": "/holds"}
+    answer = await client.post("/login", data=form)
+    assert answer.status_code == 303
+    assert answer.headers["location"] == "/holds"
+    cookie = answer.headers["set-cookie"].lower()
+    assert "httponly" in cookie
+    assert "samesite=strict" in cookie
+    for path in ("/", "/holds", "/tables/T1", "/hands", "/hands?rule=SEAT-COUNT", "/alarms"):
+        page = await client.get(path)
+        assert page.status_code == 200, (path, page.text[:2000])
+        assert "<main" in page.text
+        assert page.headers["content-security-policy"].startswith("default-src 'self'")
+    bad = await client.post("/login", data={**form, "next": "//elsewhere.example/"})
+    assert bad.headers["location"] == "/"
 
 
 async def test_a_hand_not_completed_has_no_phh_and_times_are_checked(
@@ -116,3 +160,26 @@ async def test_a_hand_not_completed_has_no_phh_and_times_are_checked(
     )
     metrics = await client.get("/metrics")
     assert "tablectl_pit_events_stored_total" in metrics.text
+
+
+async def test_an_alarm_is_acknowledged_by_name_from_the_alarms_page(
+    client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'pit.sqlite'}")
+    alarm = envelope(7, "integrity.alarm", data={"reason": "foreign card"}, severity="critical")
+    store.ingest([event_in(alarm)])
+    store.close()
+    login = await client.post("/login", data={"username": "ann", "password": PASSWORD})
+    token = csrf_token(login.cookies[SESSION_COOKIE])
+    page = await client.get("/alarms")
+    assert "foreign card" in page.text
+    assert "Acknowledge" in page.text
+    ack = "/api/alarms/T1/e1/7/ack"
+    assert (await client.post(ack, data={"csrf": "forged"})).status_code == 403
+    done = await client.post(ack, data={"csrf": token})
+    assert (done.status_code, done.headers["location"]) == (303, "/alarms")
+    assert (await client.post(ack, data={"csrf": token})).status_code == 409
+    assert (await client.post("/api/alarms/T1/e1/8/ack", data={"csrf": token})).status_code == 404
+    (acked,) = (await client.get("/api/alarms")).json()
+    assert acked["acked_by"] == "ann"
+    assert "✓ ann" in (await client.get("/alarms")).text

@@ -150,6 +150,48 @@ def test_hands_holds_rulings_and_alarms_are_derived_once(store: Store) -> None:
     assert store.counts()["hands"] == 1
 
 
+def test_an_alarm_is_acknowledged_once_with_who_and_when(store: Store) -> None:
+    alarm = envelope(3, "integrity.alarm", data={"reason": "duplicate card"}, severity="critical")
+    store.ingest([event_in(alarm)])
+    assert [a["acked_by"] for a in store.alarms(unacknowledged=True)] == [None]
+    assert store.ack_alarm("T1", "e1", 4, "ann", ["floor"], 10.0) == "unknown"
+    assert store.ack_alarm("T1", "e1", 3, "ann", ["floor"], 10.0) == "acked"
+    assert store.ack_alarm("T1", "e1", 3, "sam", ["surveillance"], 11.0) == "already"
+    (acked,) = store.alarms()
+    assert (acked["acked_by"], acked["acked_at"]) == ("ann", 10.0)
+    assert store.alarms(unacknowledged=True) == []
+    fault = envelope(
+        4,
+        "device.status",
+        data={"device": "shuffler", "fault": "JAM_INPUT", "detail": "cards jammed"},
+        severity="warn",
+    )
+    health = envelope(5, "device.status", data={"device": "shuffler", "health": "online"})
+    store.ingest([event_in(fault), event_in(health)])
+    (jam,) = store.alarms(unacknowledged=True)
+    assert jam["type"] == "device.status"
+    assert jam["reason"] == "shuffler fault JAM_INPUT: cards jammed"
+
+
+def test_resolved_holds_come_last_resolved_first(store: Store) -> None:
+    for n, seat in ((1, 1), (2, 2)):
+        raised = envelope(
+            n * 10,
+            "hand.hold",
+            data={"hold": f"h{n}", "rule": "SEAT-COUNT", "reason": "r", "ruling": "misdeal"},
+        )
+        resume = envelope(
+            n * 10 + 1,
+            "hand.resume",
+            data={"hold": f"h{n}", "decision": "misdeal", "by": "confirm", "seat": seat},
+            by={"person": f"p{n}", "role": "floor"},
+        )
+        store.ingest([event_in(raised), event_in(resume)])
+    assert [h["hold"] for h in store.resolved_holds(10)] == ["h2", "h1"]
+    assert [h["resolution"]["person"] for h in store.resolved_holds(1)] == ["p2"]
+    assert store.holds() == []
+
+
 def test_births_and_deaths_the_newest_connection_decides(store: Store) -> None:
     online = {"state": "online", "bdseq": 2, "ts": "t", "version": "1"}
     assert store.record_status("T1", online, 1.0)
