@@ -24,6 +24,7 @@ import contextlib
 import importlib
 import json
 import os
+import select
 import selectors
 import shutil
 import signal
@@ -213,6 +214,41 @@ class _Server:
             return cls._instance
 
 
+def _request(
+    argv: list[str], env: dict[str, str], cwd: str, fds: list[int]
+) -> tuple[int, socket.socket]:
+    """Ask the launcher for a child with standard streams ``fds``: its pid, and the connection
+    on which its exit will be told (blocking: the launcher answers as soon as it has forked)."""
+    server = _Server.get()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(30.0)
+        sock.connect(str(server.path))
+        request = {"argv": argv, "env": env, "cwd": cwd}
+        socket.send_fds(sock, [json.dumps(request).encode()], fds)
+        line = b""
+        while not line.endswith(b"\n"):
+            chunk = sock.recv(1)
+            if not chunk:
+                break
+            line += chunk
+        answer = json.loads(line or b"{}")
+        if "pid" not in answer:
+            raise LauncherError(answer.get("error", "the launcher closed the connection"))
+    except BaseException:
+        sock.close()
+        raise
+    sock.settimeout(None)
+    return int(answer["pid"]), sock
+
+
+def _read_exit(line: bytes) -> int:
+    try:
+        return int(json.loads(line)["exit"]) if line else 255
+    except (ValueError, KeyError, TypeError):
+        return 255
+
+
 class LaunchedProcess:
     """A child started by the launcher, with the part of :class:`asyncio.subprocess.Process`
     the rig uses: ``pid``, ``returncode``, ``stdout``, ``wait``, ``send_signal``, ``kill``."""
@@ -230,9 +266,8 @@ class LaunchedProcess:
 
     async def _watch(self) -> None:
         try:
-            line = await self._reader.readline()
-            self.returncode = int(json.loads(line)["exit"]) if line else 255
-        except (ValueError, KeyError, TypeError, OSError):
+            self.returncode = _read_exit(await self._reader.readline())
+        except OSError:
             self.returncode = 255
         finally:
             self._writer.close()
@@ -283,39 +318,83 @@ async def launch(
     argv: list[str], env: dict[str, str], *, stdout: int | None, stderr: int
 ) -> LaunchedProcess:
     """Start ``tablectl *argv``; ``stdout`` None gives a pipe (``process.stdout``)."""
-    server = await asyncio.to_thread(_Server.get)
-    loop = asyncio.get_running_loop()
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     pipe_r: int | None = None
+    if stdout is None:
+        pipe_r, stdout = os.pipe()
+    stdin = os.open(os.devnull, os.O_RDONLY)
     try:
-        sock.setblocking(False)
-        await loop.sock_connect(sock, str(server.path))
-        if stdout is None:
-            pipe_r, stdout = os.pipe()
-        stdin = os.open(os.devnull, os.O_RDONLY)
-        try:  # a few hundred bytes into an empty socket: never blocks
-            request = {"argv": argv, "env": env, "cwd": os.getcwd()}
-            socket.send_fds(sock, [json.dumps(request).encode()], [stdin, stdout, stderr])
-        finally:
-            os.close(stdin)
-            if pipe_r is not None:
-                os.close(stdout)
-        reader, writer = await asyncio.open_unix_connection(sock=sock)
+        pid, sock = await asyncio.to_thread(
+            _request, argv, env, os.getcwd(), [stdin, stdout, stderr]
+        )
     except BaseException:
-        sock.close()
         if pipe_r is not None:
             os.close(pipe_r)
         raise
-    answer = json.loads(await reader.readline() or b"{}")
-    if "pid" not in answer:
-        writer.close()
+    finally:
+        os.close(stdin)
         if pipe_r is not None:
-            os.close(pipe_r)
-        raise LauncherError(answer.get("error", "the launcher closed the connection"))
-    process = LaunchedProcess(int(answer["pid"]), reader, writer)
+            os.close(stdout)
+    reader, writer = await asyncio.open_unix_connection(sock=sock)
+    process = LaunchedProcess(pid, reader, writer)
     if pipe_r is not None:
         await process.attach_stdout(pipe_r)
     return process
+
+
+class SpawnedProcess:
+    """A child started by the launcher, for code without an event loop: the part of
+    :class:`subprocess.Popen` a test harness uses (``pid``, ``returncode``, ``poll``,
+    ``wait``, ``send_signal``, ``terminate``, ``kill``)."""
+
+    def __init__(self, pid: int, sock: socket.socket, argv: list[str]) -> None:
+        self.pid = pid
+        self.args = argv
+        self.returncode: int | None = None
+        self._sock = sock
+
+    def poll(self) -> int | None:
+        """The exit code, or None while the child runs."""
+        return self.wait(0) if self._exited(0) else self.returncode
+
+    def _exited(self, timeout: float | None) -> bool:
+        if self.returncode is not None:
+            return True
+        ready, _, _ = select.select([self._sock], [], [], timeout)
+        return bool(ready)
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Wait for the child to exit (:class:`subprocess.TimeoutExpired` after ``timeout``)."""
+        if self.returncode is None:
+            if not self._exited(timeout):
+                raise subprocess.TimeoutExpired(self.args, timeout or 0)
+            with self._sock, self._sock.makefile("rb") as answers:
+                self.returncode = _read_exit(answers.readline())
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        """Send ``sig`` to the child, unless it has been waited for."""
+        if self.returncode is None:
+            os.kill(self.pid, sig)
+
+    def terminate(self) -> None:
+        """SIGTERM."""
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        """SIGKILL."""
+        self.send_signal(signal.SIGKILL)
+
+
+def spawn(
+    argv: list[str], env: dict[str, str], *, stdout: int, stderr: int, cwd: str | None = None
+) -> SpawnedProcess:
+    """Start ``tablectl *argv`` with its output on ``stdout`` and ``stderr`` (blocking)."""
+    stdin = os.open(os.devnull, os.O_RDONLY)
+    try:
+        pid, sock = _request(argv, env, cwd or os.getcwd(), [stdin, stdout, stderr])
+    finally:
+        os.close(stdin)
+    return SpawnedProcess(pid, sock, argv)
 
 
 if __name__ == "__main__":

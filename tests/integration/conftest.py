@@ -9,8 +9,6 @@ import os
 import shutil
 import signal
 import socket
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -26,6 +24,7 @@ from paho.mqtt.properties import Properties
 from controller.authority import Role
 from controller.shell.topics import Topics
 from simulators.rig.keys import RigKeys
+from simulators.rig.launcher import SpawnedProcess, spawn
 from tests.integration.broker import Broker, mosquitto_available
 
 REPO = Path(__file__).resolve().parents[2]
@@ -100,7 +99,7 @@ class DaemonProcess:
         self._listener = threading.Thread(target=self._listen, daemon=True)
         self._listener.start()
         self.environment = environment or {}
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.proc: SpawnedProcess | None = None
         self.starts = 0
         self._mark = 0
 
@@ -134,14 +133,15 @@ class DaemonProcess:
         log = (self.directory / "daemon.log").open("ab")
         with self._heard:
             self._mark = len(self.messages)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "controller.cli", "run", "--config", str(self.config)],
-            stdout=log,
-            stderr=log,
-            env=env,
-            cwd=REPO,
-        )
-        log.close()
+        # forked by the launcher, which has imported tablectl once for every daemon of the run
+        with log:
+            self.proc = spawn(
+                ["run", "--config", str(self.config)],
+                env,
+                stdout=log.fileno(),
+                stderr=log.fileno(),
+                cwd=str(REPO),
+            )
         self.starts += 1
 
     def _listen(self) -> None:
