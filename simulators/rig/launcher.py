@@ -309,6 +309,10 @@ class LaunchedProcess:
             raise ProcessLookupError(self.pid)
         os.kill(self.pid, sig)
 
+    def terminate(self) -> None:
+        """SIGTERM."""
+        self.send_signal(signal.SIGTERM)
+
     def kill(self) -> None:
         """SIGKILL."""
         self.send_signal(signal.SIGKILL)

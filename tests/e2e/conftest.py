@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +17,7 @@ from controller.table.inputs import DeviceInput
 from drivers.shuffler.driver import ShufflerDriver
 from drivers.shuffler.options import ShufflerOptions
 from simulators.control_client import ControlClient
+from simulators.rig.launcher import LaunchedProcess, launch
 
 
 async def wait_until(
@@ -35,7 +36,7 @@ async def wait_until(
 class Simulator:
     """A running ``tablectl sim shuffler`` process."""
 
-    process: asyncio.subprocess.Process
+    process: LaunchedProcess
     link: Path
     control: ControlClient
 
@@ -70,11 +71,12 @@ async def start_sim(tmp_path: Path) -> AsyncIterator[SimFactory]:
     async def start(*args: str, name: str = "shuffler") -> Simulator:
         link = tmp_path / f"{name}.tty"
         control = tmp_path / f"{name}.ctl"
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "controller.cli", "sim", "shuffler",
-            "--link", str(link), "--control", str(control), "--shuffle-time", "0.05",
-            *args,
-            stdout=asyncio.subprocess.PIPE,
+        process = await launch(
+            ["sim", "shuffler", "--link", str(link), "--control", str(control),
+             "--shuffle-time", "0.05", *args],
+            dict(os.environ),
+            stdout=None,
+            stderr=2,  # where this process writes its own (the test run captures it)
         )  # fmt: skip
         assert process.stdout is not None
         line = await asyncio.wait_for(process.stdout.readline(), 20)

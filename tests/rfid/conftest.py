@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import select
 import signal
 import subprocess
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from controller.table.inputs import (
 from drivers.rfid.pn532.driver import Pn532Reader
 from simulators.control_client import ControlClient
 from simulators.pn532.server import Pn532Simulator
+from simulators.rig.launcher import spawn
 
 #: Fast but forgiving timings for ptys on a loaded 2-core CI machine.
 FAST = {"poll_interval": 0.01, "ack_timeout": 0.1, "response_timeout": 0.2, "reconnect_min": 0.05}
@@ -144,14 +145,18 @@ class SimProcess:
     def __init__(self, tmp_path: Path, *args: str) -> None:
         self.link = tmp_path / "pn532"
         self.control = tmp_path / "pn532.ctl"
-        command = [sys.executable, "-m", "controller.cli", "sim", "pn532"]
-        command += ["--link", str(self.link), "--control", str(self.control), *args]
-        self.proc = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
-        assert self.proc.stdout is not None
-        ready, _, _ = select.select([self.proc.stdout], [], [], 20.0)
-        line = self.proc.stdout.readline() if ready else ""
+        command = ["sim", "pn532", "--link", str(self.link), "--control", str(self.control)]
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        try:  # forked by the launcher, which has imported tablectl once for the whole run
+            self.proc = spawn([*command, *args], dict(os.environ), stdout=out_w, stderr=err_w)
+        finally:
+            os.close(out_w)
+            os.close(err_w)
+        self.stdout = open(out_r, encoding="utf-8")  # noqa: SIM115 (closed by stop)
+        self.stderr_pipe = open(err_r, encoding="utf-8")  # noqa: SIM115 (closed by stop)
+        ready, _, _ = select.select([self.stdout], [], [], 20.0)
+        line = self.stdout.readline() if ready else ""
         if not line.startswith("/dev/pts/"):
             self.stop()
             raise RuntimeError(f"the simulator did not start: {line!r} {self.stderr()}")
@@ -170,9 +175,9 @@ class SimProcess:
         return asyncio.run(send())
 
     def stderr(self) -> str:
-        if self.proc.poll() is None or self.proc.stderr is None:
+        if self.proc.poll() is None or self.stderr_pipe.closed:
             return ""
-        return self.proc.stderr.read()
+        return self.stderr_pipe.read()
 
     def stop(self) -> int:
         if self.proc.poll() is None:
@@ -182,9 +187,9 @@ class SimProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        for stream in (self.proc.stdout, self.proc.stderr):
-            if stream is not None:
-                stream.close()
+        for stream in (self.stdout, self.stderr_pipe):
+            stream.close()
+        assert self.proc.returncode is not None
         return self.proc.returncode
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from simulators.control_client import ControlClient, ControlError
 from simulators.errors import ScenarioError
 from simulators.rfid.commands import FaultCommand, PlaceCommand, parse_command
 from simulators.rfid.scenario import load_scenario
+from simulators.rig.launcher import LaunchedProcess, launch
 from tests.tsp_reader.conftest import ANTENNAS, FAST, UIDS, EventLog
 
 A, B, C = UIDS[:3]
@@ -27,7 +29,7 @@ TABLECTL = [sys.executable, "-m", "controller.cli"]
 
 @dataclass
 class SimProcess:
-    process: asyncio.subprocess.Process
+    process: LaunchedProcess
     link: Path
     control: ControlClient
 
@@ -42,10 +44,12 @@ async def sim_rfid(tmp_path: Path) -> AsyncIterator[Start]:
 
     async def start(*args: str) -> SimProcess:
         link, control = tmp_path / f"rfid{len(started)}", tmp_path / f"rfid{len(started)}.ctl"
-        process = await asyncio.create_subprocess_exec(
-            *TABLECTL, "sim", "rfid", "--link", str(link), "--control", str(control), *args,
-            stdout=asyncio.subprocess.PIPE,
-        )  # fmt: skip
+        process = await launch(
+            ["sim", "rfid", "--link", str(link), "--control", str(control), *args],
+            dict(os.environ),
+            stdout=None,
+            stderr=2,  # where this process writes its own (the test run captures it)
+        )
         assert process.stdout is not None
         line = await asyncio.wait_for(process.stdout.readline(), 20)
         assert line.startswith(b"/dev/pts/"), line
