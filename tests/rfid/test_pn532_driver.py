@@ -229,3 +229,23 @@ def test_module_device_ids() -> None:
     )
     assert [m.device_id for m in reader.modules] == ["rfid-seat10", "rfid-board"]
     assert not any(isinstance(e, TagDeparted) for e in reader.pending_events())
+
+
+async def test_a_poll_that_fails_after_halting_tags_wakes_them_at_the_next(
+    simulators: StartSim, reader_with_log: StartReader, until: Until
+) -> None:
+    """Three cards need a halting round (two answer at a time); a corrupted answer between the
+    InDeselect and the field cycle leaves them halted on the chip: the next poll must wake
+    them, or they would stop answering and depart."""
+    sim = await simulators(seed=3, tags=(A, B, C))
+    reader, log = await reader_with_log([{"port": sim.device, "zone": "seat:4"}], depart_n=8)
+    for tag in (A, B, C):
+        await log.arrived(tag)
+    sim.set_corrupt(0.5)  # past the link's two NACKs now and then: a command fails
+    module = reader.modules[0]
+    polls = module.polls
+    await until(lambda: module.polls >= polls + 60, timeout=60)
+    assert module.failed_polls > 3  # commands really failed…
+    assert log.departures() == []  # …and no card left
+    sim.set_corrupt(0.0)
+    assert reader.present("seat:4") == {A, B, C}

@@ -70,6 +70,7 @@ class ModulePoller:
         self.failed_polls = 0
         self.missed_reads = 0
         """Good polls that missed a tag believed present (flapping, stacking), counted per tag."""
+        self._halted = False  # tags were halted (InDeselect) and the field not yet cycled
         self.link: Pn532Link | None = None
         self._tracker = tracker
         self._sink: InputSink | None = None
@@ -143,8 +144,9 @@ class ModulePoller:
         (InDeselect) so the next round finds the others. Halted tags wake again when the RF
         field is cycled, ready for the next poll.
         """
+        if self._halted:  # a poll that halted tags failed before it woke them: wake them now
+            await self._cycle_field(link)
         found: dict[str, None] = {}
-        halted = False
         while True:
             answer = await link.call(cmd.in_list_passive_target(MAX_TARGETS))
             targets = cmd.decode_targets_a(answer)
@@ -152,13 +154,14 @@ class ModulePoller:
             found.update(dict.fromkeys(fresh))
             if len(targets) < MAX_TARGETS or not fresh or len(found) >= self.max_tags:
                 break
+            # from here until the field is cycled the halted tags answer no round: if this poll
+            # fails before then, the next one must wake them first, or they would look gone
+            self._halted = True
             status = cmd.decode_status(cmd.Command.IN_DESELECT, await link.call(cmd.in_deselect()))
             if status:
                 raise RfFaultError(f"InDeselect failed with status 0x{status:02x}")
-            halted = True
-        if halted:
-            await link.call(cmd.rf_field(False))
-            await link.call(cmd.rf_field(True))
+        if self._halted:
+            await self._cycle_field(link)
         if self._tracker.present(self.zone) - found.keys():
             # Something we believe present is missing: make sure the RF front end is working
             # (a module whose antenna drivers shut down finds no tags, which is no news).
@@ -166,6 +169,12 @@ class ModulePoller:
             if general.rf_fault is not None:
                 raise RfFaultError(f"{general.rf_fault} (error 0x{general.error:02x})")
         return set(found)
+
+    async def _cycle_field(self, link: Pn532Link) -> None:
+        """RF field off and on: halted tags lose power and answer the next round again."""
+        await link.call(cmd.rf_field(False))
+        await link.call(cmd.rf_field(True))
+        self._halted = False
 
     # ----------------------------------------------------------------- reporting
 
