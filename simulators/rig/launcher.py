@@ -13,7 +13,8 @@ stdin, stdout and stderr); the launcher answers ``{"pid": N}`` once the child ru
 ``{"exit": CODE}`` when it has exited (CODE negative for a signal, as :mod:`subprocess` says).
 
 The launcher is single-threaded (a fork from a process with threads could copy a held lock) and
-exits when the process that started it closes its standard input.
+exits when the process that started it closes its standard input (or dies), stopping the
+children it still has.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import traceback
 from pathlib import Path
 from typing import Any
@@ -49,6 +51,7 @@ PRELOAD = (
     "simulators.rfid.server",
 )
 _MAX_REQUEST = 1 << 20
+_STOP_TIMEOUT = 10.0  # seconds for orphaned children to stop on SIGTERM before SIGKILL
 _DRAIN_TIMEOUT = 5.0  # seconds for a child's output to be read once it has exited
 
 
@@ -116,7 +119,8 @@ def serve(path: Path) -> None:
         for key, _ in selector.select():
             if key.data == "stdin":
                 if not os.read(sys.stdin.fileno(), 4096):
-                    return  # the rig's process is gone: the children are on their own
+                    _stop_all(waiting)
+                    return
             elif key.data == "reap":
                 os.read(wake_r, 4096)
                 _reap(waiting)
@@ -150,6 +154,22 @@ def _start(connection: socket.socket, keep: list[int]) -> int | None:
     with contextlib.suppress(OSError):  # the client is gone: the child is still waited for
         connection.sendall(json.dumps({"pid": pid}).encode() + b"\n")
     return pid
+
+
+def _stop_all(waiting: dict[int, socket.socket]) -> None:
+    """The process that started the launcher is gone without stopping its children (it was
+    killed, or a test run was interrupted): stop them as it would have (SIGTERM, then SIGKILL),
+    rather than leave daemons running with no one to stop them."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in list(waiting):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + _STOP_TIMEOUT
+        while waiting and time.monotonic() < deadline:
+            _reap(waiting)
+            time.sleep(0.05)  # polling the children's exit while nothing else is left to do
+        if not waiting:
+            return
 
 
 def _reap(waiting: dict[int, socket.socket]) -> None:

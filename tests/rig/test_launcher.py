@@ -7,10 +7,14 @@ import json
 import os
 import signal
 import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from simulators.rig.children import Child, tablectl
 from simulators.rig.launcher import LaunchedProcess, _Server, launch
+from tests.rig.conftest import alive
 
 
 async def test_a_launched_child_has_its_own_pid_session_streams_and_exit_code(
@@ -68,3 +72,39 @@ async def test_a_malformed_request_is_answered_and_the_launcher_goes_on() -> Non
     assert "error" in answer
     process = await launch(["--version"], dict(os.environ), stdout=None, stderr=2)
     assert await asyncio.wait_for(process.wait(), 20) == 0
+
+
+def test_the_children_of_a_killed_rig_are_stopped(tmp_path: Path) -> None:
+    """A rig killed with SIGKILL cannot stop its children: the launcher does, when it sees its
+    parent gone, instead of leaving a daemon running that no one will stop."""
+    script = (
+        "import os, sys\n"
+        "from simulators.rig.launcher import spawn\n"
+        f"child = spawn(['sim', 'shuffler', '--link', {str(tmp_path / 'tty')!r}, '--baud', '0'],"
+        " dict(os.environ), stdout=2, stderr=2)\n"
+        "print(child.pid, flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    rig = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    try:
+        assert rig.stdout is not None
+        child = int(rig.stdout.readline())
+        assert alive(child)
+        rig.kill()
+        rig.wait()
+        deadline = time.monotonic() + 30
+        while alive(child) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(child)
+    finally:
+        if rig.poll() is None:
+            rig.kill()
+            rig.wait()
+        for stream in (rig.stdin, rig.stdout):
+            if stream is not None:
+                stream.close()
