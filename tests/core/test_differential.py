@@ -15,7 +15,10 @@ from controller.table.inputs import StartHand
 from simulators.autoplay import AutoDealer, Style, random_table
 from tests.oracle import pokerkit_stacks
 
-HANDS = 2000
+HANDS = 2000  # the base profile; the other profiles a quarter of it each
+# Each house-money variant (antes, straddles, run twice, rake) plays its own 250 hands: 15
+# variants, 3,750 hands in all, on top of the base profiles' 3,000.
+VARIANT_HANDS = HANDS // 8
 STYLES = (
     Style(fold=0.12, aggressive=0.3, all_in=0.35),  # all-ins and side pots
     Style(fold=0.3, aggressive=0.15, all_in=0.05),  # folds and uncontested pots
@@ -102,7 +105,7 @@ ANTES = (
 @pytest.mark.parametrize("house", ANTES, ids=lambda h: ",".join(f"{k}={v}" for k, v in h.items()))
 def test_random_hands_with_a_table_ante_match_pokerkit(house: dict[str, Any]) -> None:
     counters: Counter[str] = Counter()
-    for seed in range(HANDS // 4):
+    for seed in range(VARIANT_HANDS):
         _play(seed, "rrop-cash", counters, house)
     print(dict(counters))
     assert counters["table antes"] > counters["hands"] // 10
@@ -147,7 +150,7 @@ STRADDLES = (
 )
 def test_random_straddled_hands_match_pokerkit(house: dict[str, Any]) -> None:
     counters: Counter[str] = Counter()
-    for seed in range(HANDS // 4):
+    for seed in range(VARIANT_HANDS):
         _play(seed, "rrop-cash", counters, house)
     print(dict(counters))
     assert counters["straddled"] > counters["hands"] // 5
@@ -164,7 +167,7 @@ TWICE = (
 @pytest.mark.parametrize("house", TWICE, ids=lambda h: ",".join(f"{k}={v}" for k, v in h.items()))
 def test_random_hands_run_twice_match_pokerkit(house: dict[str, Any]) -> None:
     counters: Counter[str] = Counter()
-    for seed in range(HANDS // 4):
+    for seed in range(VARIANT_HANDS):
         _play(seed, "rrop-cash", counters, house)
     print(dict(counters))
     assert counters["run twice"] > counters["hands"] // 20
@@ -190,7 +193,7 @@ RAKES = (
 @pytest.mark.parametrize("house", RAKES, ids=lambda h: ",".join(f"{k}={v}" for k, v in h.items()))
 def test_random_raked_hands_match_pokerkit_stacks_and_take(house: dict[str, Any]) -> None:
     counters: Counter[str] = Counter()
-    for seed in range(HANDS // 4):
+    for seed in range(VARIANT_HANDS):
         _play(seed, "rrop-cash", counters, house)
     print(dict(counters))
     assert counters["raked"] > counters["hands"] // 4
