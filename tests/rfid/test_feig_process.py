@@ -159,7 +159,7 @@ async def test_link_faults_are_failed_sweeps_and_no_news(feig: Any) -> None:
     for fault in ({"fault": "crc", "rate": 0.5}, {"fault": "partial", "rate": 0.5}):
         failed = reader.failed_sweeps
         await control(sim, **fault)
-        await until(lambda failed=failed: reader.failed_sweeps >= failed + 5)
+        await until_failed(reader, failed + 5)
         await control(sim, clear=fault["fault"])
     mark = len(log.events)
     await control(sim, fault="stall", seconds=0.5)
@@ -200,3 +200,7 @@ async def until(condition: Callable[[], bool], timeout: float = 20.0) -> None:
 
 async def until_sweeps(reader: FeigReader, count: int) -> None:
     await until(lambda: reader.sweeps >= count)
+
+
+async def until_failed(reader: FeigReader, count: int) -> None:
+    await until(lambda: reader.failed_sweeps >= count)
