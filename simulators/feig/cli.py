@@ -35,6 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--crosstalk", type=float, default=0.0, metavar="RATE", help="reads on a neighbour antenna")
     add("--stacked-miss", type=float, default=0.0, metavar="RATE",
         help="chance a stack's third card and those under it are not read")  # fmt: skip
+    add("--spread", type=int, action="append", default=[], metavar="ANTENNA",
+        help="an antenna whose cards lie side by side, never stacked (e.g. the board)")  # fmt: skip
     add("--trace", action="store_true", help="log every byte exchanged to standard error")
 
 
@@ -80,6 +82,7 @@ async def _serve(args: argparse.Namespace, scenario: FeigScenario) -> None:
     )
     sim.reader.radio.crosstalk = args.crosstalk
     sim.reader.radio.stacked_miss = args.stacked_miss
+    sim.reader.radio.spread = set(args.spread)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):

@@ -5,7 +5,8 @@ put down; each tag has a strength on its own antenna (RSSI 55…80, a little noi
 One inventory of an antenna:
 
 - a tag of a stack beyond the second answers only sometimes (``stacked_miss``: the chance the
-  third card and those under it are not read in one inventory);
+  third card put down on an antenna, and each one after it, is not read in one inventory); on
+  the antennas in ``spread`` (the board: its cards lie side by side) nothing stacks;
 - ``flap``: any tag misses a read now and then;
 - ``crosstalk``: a tag is also heard by a neighbour antenna (the number below or above) at a
   lower RSSI (12…24 less);
@@ -67,6 +68,7 @@ class Radio:
     flap: float = 0.0
     crosstalk: float = 0.0
     stacked_miss: float = 0.0
+    spread: set[int] = field(default_factory=set)
     faults: dict[int, AntennaFault] = field(default_factory=dict)
     #: antenna → the UIDs on it, in the order they were put down (the bottom of the stack first).
     tags: dict[int, list[bytes]] = field(default_factory=dict)
@@ -132,8 +134,9 @@ class Radio:
     def _answering(self, antenna: int) -> list[Heard]:
         rng = self.rng
         out: list[Heard] = []
+        stacks = antenna not in self.spread
         for depth, uid in enumerate(self.tags.get(antenna, [])):
-            if depth >= 2 and rng.random() < self.stacked_miss:
+            if stacks and depth >= 2 and rng.random() < self.stacked_miss:
                 self.stacked_misses += 1
                 continue
             if rng.random() < self.flap:

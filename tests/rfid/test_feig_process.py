@@ -161,6 +161,7 @@ async def test_link_faults_are_failed_sweeps_and_no_news(feig: Any) -> None:
         await control(sim, **fault)
         await until_failed(reader, failed + 5)
         await control(sim, clear=fault["fault"])
+    await until_sweeps(reader, reader.sweeps + 1)  # a good sweep: the count of failures restarts
     mark = len(log.events)
     await control(sim, fault="stall", seconds=0.5)
     await log.health("rfid", Health.STALE, after=mark)

@@ -84,7 +84,9 @@ class FeigReader(Device):
         self.zones = options.zone_map()
         self.tracker: PresenceTracker[Zone] = PresenceTracker(options.debounce)
         self.arbiter: Arbiter[Zone] = Arbiter(
-            margin=options.crosstalk_margin, switch_after=options.crosstalk_switch_after
+            margin=options.crosstalk_margin,
+            switch_after=options.crosstalk_switch_after,
+            settle=options.crosstalk_settle,
         )
         self.version: p.SoftwareVersion | None = None
         self.link: FeigLink | None = None

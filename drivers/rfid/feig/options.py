@@ -66,6 +66,9 @@ class FeigOptions(BaseModel):
     crosstalk_switch_after: int = Field(
         default=3, ge=1, le=255, description="sweeps it must do so before the tag moves there"
     )
+    crosstalk_settle: int = Field(
+        default=1, ge=0, le=255, description="sweeps a new card's first zone is weighed longer"
+    )
     reconnect_min: float = Field(default=0.2, gt=0)
     reconnect_max: float = Field(default=5.0, gt=0)
 
