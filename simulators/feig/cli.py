@@ -80,6 +80,7 @@ async def _serve(args: argparse.Namespace, scenario: FeigScenario) -> None:
         rf_timing=not args.no_rf_timing,
         trace=trace if args.trace else None,
     )
+    sim.start_rates = {"crosstalk": args.crosstalk, "stacked_miss": args.stacked_miss}
     sim.reader.radio.crosstalk = args.crosstalk
     sim.reader.radio.stacked_miss = args.stacked_miss
     sim.reader.radio.spread = set(args.spread)

@@ -122,7 +122,7 @@ def _clear(sim: FeigSimulator, command: ClearCommand) -> None:
         reader.link.stall_until = 0.0
     for rate in ("flap", "crosstalk", "stacked_miss"):
         if name in (rate, "all"):
-            setattr(radio, rate, 0.0)
+            setattr(radio, rate, sim.start_rates.get(rate, 0.0))
     if name in ("antenna", "all"):
         if command.antenna is None:
             radio.faults.clear()

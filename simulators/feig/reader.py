@@ -143,7 +143,7 @@ class FeigReaderModel:
 
     @staticmethod
     def _record(item: Heard) -> p.TagRecord:
-        return p.TagRecord(item.uid[::-1], item.antenna, item.rssi)
+        return p.TagRecord.of(item.uid, item.antenna, item.rssi)
 
     def _diagnostic(self, mode: int) -> Answer:
         if mode == p.DIAG_GENERAL:

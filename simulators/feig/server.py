@@ -40,6 +40,8 @@ class FeigSimulator:
         self._busy_until = 0.0
         self._sends: set[asyncio.TimerHandle] = set()
         self.unplugs = 0
+        #: The RF rates it started with (``--crosstalk``…): what ``clear`` returns to.
+        self.start_rates: dict[str, float] = {}
 
     @property
     def device(self) -> str:

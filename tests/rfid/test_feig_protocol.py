@@ -96,6 +96,11 @@ def test_driver_reads_the_example_answers() -> None:
     assert (record.antenna, record.rssi, record.antenna_status) == (3, 0x5A, 0)
     assert uid_from_bytes(record.uid, lsb_first=True) == "e0040150a1b2c3d4"
 
+    nfc = _answer(_vector("inventory answer, ISO 14443-A"))
+    [record] = p.decode_inventory_data(nfc.data)
+    assert (record.tr_type, record.antenna, record.rssi) == (p.TR_TYPE_ISO14443A, 2, 0x40)
+    assert uid_from_bytes(record.uid, lsb_first=True) == "04262d64c1556c"
+
     paged = _answer(_vector("inventory answer 0x94"))
     assert paged.status == p.Status.MORE_DATA
     records = p.decode_inventory_data(paged.data)
@@ -143,6 +148,14 @@ def test_simulator_inventory_answer_is_byte_faithful() -> None:
     assert answer.data[:17] == expected[:17]
     assert len(answer.data) == len(expected)
     assert _bitwise_crc(answer.data[:-2]) == answer.data[-2] | answer.data[-1] << 8
+
+
+def test_simulator_answers_an_iso14443a_tag_as_the_example() -> None:
+    reader = FeigReaderModel(antennas=4, seed=1)
+    reader.radio.place(bytes.fromhex("04262d64c1556c"), 2)
+    [answer] = reader.receive(p.inventory_request([1, 2, 3, 4]), 0)
+    expected = _vector("inventory answer, ISO 14443-A")
+    assert answer.data[:17] == expected[:17]  # all but the RSSI and the CRC
 
 
 def test_more_than_a_frame_holds_is_paged_with_0x94() -> None:

@@ -41,6 +41,8 @@ ANT_SEL_BYTES: Final = 4
 MAX_ANTENNA: Final = 32
 
 TR_TYPE_ISO15693: Final = 0x03
+TR_TYPE_ISO14443A: Final = 0x04
+"""An ISO/IEC 14443-A tag (4- or 7-byte UID, least significant byte first, zero-filled to 8)."""
 RECORD_SIZE: Final = 13
 """One inventory data set: TR-TYPE, DSFID, UID (8, least significant byte first), ANT_NR,
 ANT_STATUS, RSSI."""
@@ -234,12 +236,25 @@ class TagRecord:
     dsfid: int = 0
     tr_type: int = TR_TYPE_ISO15693
 
+    @classmethod
+    def of(cls, uid: bytes, antenna: int, rssi: int) -> TagRecord:
+        """The data set of a tag whose UID is ``uid`` (most significant byte first, as
+        spelt): an 8-byte UID is ISO/IEC 15693, a 4- or 7-byte one ISO/IEC 14443-A."""
+        if len(uid) == 8:
+            return cls(uid[::-1], antenna, rssi)
+        if len(uid) in (4, 7):
+            return cls(uid[::-1], antenna, rssi, tr_type=TR_TYPE_ISO14443A)
+        raise ProtocolError(f"no transponder type has a {len(uid)}-byte UID")
+
     def encode(self) -> bytes:
         """The data set's 13 bytes."""
-        if len(self.uid) != 8:
-            raise ProtocolError(f"an ISO 15693 UID has 8 bytes, not {len(self.uid)}")
+        uid = self.uid
+        if self.tr_type == TR_TYPE_ISO14443A and len(uid) in (4, 7):
+            uid += bytes(8 - len(uid))
+        if len(uid) != 8:
+            raise ProtocolError(f"a data set's UID field has 8 bytes, not {len(self.uid)}")
         head = bytes((self.tr_type, self.dsfid))
-        return head + self.uid + bytes((self.antenna, self.antenna_status, self.rssi))
+        return head + uid + bytes((self.antenna, self.antenna_status, self.rssi))
 
 
 def encode_inventory_data(records: Iterable[TagRecord]) -> bytes:
@@ -261,7 +276,10 @@ def decode_inventory_data(data: bytes) -> list[TagRecord]:
     for index in range(count):
         at = 1 + index * RECORD_SIZE
         raw = data[at : at + RECORD_SIZE]
-        records.append(TagRecord(raw[2:10], raw[10], raw[12], raw[11], raw[1], raw[0]))
+        uid = raw[2:10]
+        if raw[0] == TR_TYPE_ISO14443A:
+            uid = uid[:7] if uid[7] == 0 and any(uid[4:7]) else uid[:4]
+        records.append(TagRecord(uid, raw[10], raw[12], raw[11], raw[1], raw[0]))
     return records
 
 
