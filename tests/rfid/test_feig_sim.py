@@ -12,7 +12,7 @@ import pytest
 from simulators.command_vocabulary import CommandError
 from simulators.errors import ScenarioError
 from simulators.feig.commands import FaultCommand, SlideCommand, parse_command
-from simulators.feig.radio import Radio
+from simulators.feig.radio import AntennaFault, Radio
 from simulators.feig.scenario import parse_scenario
 
 UIDS = [bytes.fromhex(f"e00401500000{n:04x}") for n in range(4)]
@@ -61,7 +61,7 @@ def test_a_slide_is_heard_on_both_antennas_then_on_the_new_one() -> None:
 def test_broken_antennas_hear_nothing() -> None:
     radio = Radio(3, random.Random(4))
     radio.place(UIDS[0], 1)
-    radio.faults[1] = "open"  # type: ignore[assignment]
+    radio.faults[1] = AntennaFault.OPEN
     assert sweeps(radio, 1) == [[]]
 
 
