@@ -19,8 +19,19 @@ from simulators.command_vocabulary import CommandModel, parse_keyed
 from simulators.feig.radio import AntennaFault
 
 FaultName = Literal[
-    "crc", "partial", "stall", "unplug", "replug", "antenna", "flap", "crosstalk", "stacked_miss"
+    "crc",
+    "partial",
+    "stall",
+    "unplug",
+    "replug",
+    "antenna",
+    "flap",
+    "crosstalk",
+    "stacked_miss",
+    "rf",
 ]
+#: The reader's RF front-end problems (``[0x6E]`` mode 0x01 flags).
+RF_PROBLEMS = {"hardware": 0x01, "noise": 0x02, "overtemperature": 0x04}
 #: The options each fault takes (besides ``fault`` itself).
 FAULT_OPTIONS: dict[str, frozenset[str]] = {
     "crc": frozenset({"rate"}),
@@ -32,9 +43,10 @@ FAULT_OPTIONS: dict[str, frozenset[str]] = {
     "flap": frozenset({"rate"}),
     "crosstalk": frozenset({"rate"}),
     "stacked_miss": frozenset({"rate"}),
+    "rf": frozenset({"problem"}),
 }
 RATE_FAULTS = ("crc", "partial", "flap", "crosstalk", "stacked_miss")
-CLEARABLE = (*RATE_FAULTS, "stall", "antenna", "all")
+CLEARABLE = (*RATE_FAULTS, "stall", "antenna", "rf", "all")
 
 
 def _uids(values: list[str]) -> list[str]:
@@ -91,6 +103,7 @@ class FaultCommand(CommandModel):
     seconds: float = Field(default=1.0, gt=0.0, le=600.0)
     antenna: int | None = Field(default=None, ge=1, le=32)
     code: AntennaFault = AntennaFault.OPEN
+    problem: Literal["hardware", "noise", "overtemperature"] = "hardware"
 
     @model_validator(mode="after")
     def _options_belong(self) -> Self:
@@ -107,7 +120,9 @@ class FaultCommand(CommandModel):
 class ClearCommand(CommandModel):
     """Remove a fault (a broken antenna: that one, or all of them), or ``all``."""
 
-    clear: Literal["crc", "partial", "flap", "crosstalk", "stacked_miss", "stall", "antenna", "all"]
+    clear: Literal[
+        "crc", "partial", "flap", "crosstalk", "stacked_miss", "stall", "antenna", "rf", "all"
+    ]
     antenna: int | None = Field(default=None, ge=1, le=32)
 
 

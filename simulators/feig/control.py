@@ -12,6 +12,7 @@ from typing import Any
 
 from simulators.control_server import serve_control
 from simulators.feig.commands import (
+    RF_PROBLEMS,
     ClearCommand,
     Command,
     FaultCommand,
@@ -48,6 +49,7 @@ def status(sim: FeigSimulator) -> dict[str, Any]:
             "flap": radio.flap,
             "crosstalk": radio.crosstalk,
             "stacked_miss": radio.stacked_miss,
+            "rf": [name for name, bit in RF_PROBLEMS.items() if reader.rf_flags & bit],
         },
         "commands": {f"{code:02x}": n for code, n in sorted(reader.commands.items())},
         "inventories": reader.inventories,
@@ -104,6 +106,8 @@ def _fault(sim: FeigSimulator, command: FaultCommand) -> None:
         sim.unplug()
     elif name == "replug":
         sim.replug()
+    elif name == "rf":
+        reader.rf_flags |= RF_PROBLEMS[command.problem]
     elif name == "antenna":
         assert command.antenna is not None
         radio.check_antenna(command.antenna)
@@ -120,6 +124,8 @@ def _clear(sim: FeigSimulator, command: ClearCommand) -> None:
         reader.link.partial = 0.0
     if name in ("stall", "all"):
         reader.link.stall_until = 0.0
+    if name in ("rf", "all"):
+        reader.rf_flags = 0
     for rate in ("flap", "crosstalk", "stacked_miss"):
         if name in (rate, "all"):
             setattr(radio, rate, sim.start_rates.get(rate, 0.0))

@@ -58,6 +58,8 @@ class FeigReaderModel:
     journal: deque[str] = field(default_factory=lambda: deque(maxlen=64))
     _rng: random.Random = field(init=False)
     _decoder: p.FrameDecoder = field(init=False)
+    rf_flags: int = 0
+    """The RF front end's problems (``GeneralDiagnostic`` flags): inventories fail with 0x83."""
     _pending: list[p.TagRecord] = field(default_factory=list)
     _pending_status: int = p.Status.OK
 
@@ -115,6 +117,9 @@ class FeigReaderModel:
         if len(data) != 2 + p.ANT_SEL_BYTES or not data[1] & p.MODE_ANT:
             return self._reply(p.CMD_ISO_HOST, p.Status.LENGTH_ERROR)
         rf_seconds = 0.0
+        if self.rf_flags:
+            self._pending = []
+            return self._reply(p.CMD_ISO_HOST, p.Status.RF_COMMUNICATION_ERROR)
         if not data[1] & p.MODE_MORE:
             self.inventories += 1
             selected = p.selected_antennas(data[2:])
@@ -147,7 +152,8 @@ class FeigReaderModel:
 
     def _diagnostic(self, mode: int) -> Answer:
         if mode == p.DIAG_GENERAL:
-            return self._reply(p.CMD_DIAGNOSTIC, p.Status.OK, bytes((p.DIAG_GENERAL, 0)))
+            flags = bytes((p.DIAG_GENERAL, self.rf_flags))
+            return self._reply(p.CMD_DIAGNOSTIC, p.Status.OK, flags)
         if mode == p.DIAG_ANTENNAS:
             codes = {
                 AntennaFault.OPEN: p.AntennaState.OPEN,

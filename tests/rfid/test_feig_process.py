@@ -205,3 +205,26 @@ async def until_sweeps(reader: FeigReader, count: int) -> None:
 
 async def until_failed(reader: FeigReader, count: int) -> None:
     await until(lambda: reader.failed_sweeps >= count)
+
+
+async def test_an_rf_fault_is_named_by_the_readers_diagnostic_and_no_news(feig: Any) -> None:
+    _reader, log, sim = await feig("--baud", "0", "--no-rf-timing", stale_after=2)
+    tag = uid(7, 1)
+    await control(sim, place=[tag], antenna=7)
+    await log.arrived(tag)
+    mark = len(log.events)
+    await control(sim, fault="rf", problem="noise")
+    stale = await log.health("rfid", Health.STALE, after=mark)
+    assert "RF_COMMUNICATION_ERROR" in stale.detail
+    assert "RF front end: noise" in stale.detail
+    await control(sim, remove=[tag])  # lifted while the reader cannot see
+    await control(sim, clear="rf")
+    await log.health("rfid", Health.ONLINE, after=mark)
+    await log.departed(tag, after=mark)  # once it sees again, not before
+    departed_at = next(i for i, e in enumerate(log.events) if isinstance(e, TagDeparted))
+    online_at = max(
+        i
+        for i, e in enumerate(log.events)
+        if getattr(e, "device", None) == "rfid" and getattr(e, "health", None) is Health.ONLINE
+    )
+    assert departed_at > online_at

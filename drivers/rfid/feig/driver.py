@@ -67,6 +67,10 @@ MAX_PAGES = 64
 class ReaderStatusError(DeviceError):
     """The reader answered with an error status."""
 
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
 
 class FeigReader(Device):
     """One ID ISC reader; its antennas' zones, arbitrated, reported through one input stream."""
@@ -208,6 +212,9 @@ class FeigReader(Device):
                 await self._antenna_states(link, warning)
         except DeviceUnavailableError:
             raise
+        except ReaderStatusError as exc:
+            await self._failed(link, await self._diagnosed(link, exc))
+            return
         except DeviceError as exc:
             await self._failed(link, str(exc))
             return
@@ -262,10 +269,25 @@ class FeigReader(Device):
         if inventory:
             ok |= {p.Status.NO_TRANSPONDER, p.Status.RF_WARNING, p.Status.MORE_DATA}
         if frame.status not in ok:
+            status = frame.status or 0
             raise ReaderStatusError(
-                f"0x{frame.command:02x} answered {p.status_name(frame.status or 0)}"
+                f"0x{frame.command:02x} answered {p.status_name(status)}", status
             )
         return frame
+
+    async def _diagnosed(self, link: FeigLink, exc: ReaderStatusError) -> str:
+        """Why the reader refused: its own diagnostic (``[0x6E]`` mode 0x01) says, if it can."""
+        if exc.status != p.Status.RF_COMMUNICATION_ERROR:
+            return str(exc)
+        try:
+            request = p.diagnostic_request(p.DIAG_GENERAL, self.options.address)
+            general = p.GeneralDiagnostic.decode((await self._call(link, request)).data)
+        except DeviceUnavailableError:
+            raise
+        except DeviceError:
+            return str(exc)
+        problems = general.problems()
+        return f"{exc}: RF front end: {', '.join(problems)}" if problems else str(exc)
 
     async def _antenna_states(self, link: FeigLink, warning: bool) -> None:
         """Ask the multiplexer which antennas are broken; report what changed."""
