@@ -112,7 +112,8 @@ def test_on_the_feig_reader_crosstalk_makes_no_irregularity() -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [e["type"] for e in events].count("hand.completed") == 8
-    assert [e for e in events if e["type"] == "irregularity.detected"] == []
+    irregular = [e for e in events if e["type"] == "irregularity.detected"]
+    assert [(e["hand_id"], e["data"]) for e in irregular] == []
     online = [e for e in events if e["type"] == "device.status" and "ID ISC" in str(e["data"])]
     assert online, "the reader is the FEIG simulator"
 
