@@ -50,6 +50,8 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/link.py
 	$(BIN)/python benchmarks/pn532.py
 	$(BIN)/python benchmarks/tsp_reader.py
+	$(BIN)/python benchmarks/feig.py
+	$(BIN)/python benchmarks/feig_soak.py
 	$(BIN)/python benchmarks/pipeline.py
 	$(BIN)/python benchmarks/pipeline.py --broker-nodelay
 	$(BIN)/python benchmarks/rig.py

@@ -21,6 +21,7 @@ ENTRY_POINT_GROUP = "tablectl.drivers"
 #: name → "module:Class" of every driver shipped with tablectl.
 BUILTIN_DRIVERS: dict[str, str] = {
     "jsonl": "drivers.jsonl:LineSource",
+    "feig-isc": "drivers.rfid.feig.driver:FeigReader",
     "pn532": "drivers.rfid.pn532.driver:Pn532Reader",
     "tsp-reader": "drivers.rfid.tsp_reader.driver:TspReader",
     "tsp-reader-usb": "drivers.rfid.tsp_reader.usb:TspUsbReader",

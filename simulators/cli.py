@@ -14,6 +14,7 @@ from typing import Any, Protocol, cast
 
 #: simulator kind → module providing add_arguments() and run().
 SIMULATORS: dict[str, str] = {
+    "feig": "simulators.feig.cli",
     "pn532": "simulators.pn532.cli",
     "rfid": "simulators.rfid.cli",
     "shuffler": "simulators.shuffler",

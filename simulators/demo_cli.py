@@ -46,6 +46,13 @@ def add_parsers(subparsers: Any) -> None:
     )
     demo.add_argument("--core", action="store_true", help="the pure core only (no devices)")
     demo.add_argument(
+        "--reader",
+        choices=("tsp", "feig"),
+        default="tsp",
+        help="the reader under the table: the TSP/1 reader, or a FEIG ID ISC reader whose "
+        "antennas hear their neighbours' cards one sweep in ten (default: tsp)",
+    )
+    demo.add_argument(
         "--pace",
         type=float,
         default=None,
@@ -80,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
         json=args.json,
         keep=args.keep,
         pace=max(0.0, pace),
+        reader=args.reader,
     )
     try:
         return asyncio.run(run_demo(options))

@@ -1,7 +1,8 @@
 """The bench: the shuffler and reader simulators the rig's tables run on, reused between tables.
 
-A :class:`Bench` is ``tablectl sim shuffler`` and ``tablectl sim rfid`` (16 antennas), each a
-process on a pty with its control socket, their output unpaced. When a table closes the bench is
+A :class:`Bench` is ``tablectl sim shuffler`` and ``tablectl sim rfid`` (16 antennas), or
+``tablectl sim feig`` (14 antennas, crosstalk on), each a process on a pty with its control
+socket, their output unpaced. When a table closes the bench is
 tidied while its daemon still runs (every tag lifted, the faults cleared, the lid closed), and
 the next table gets it only if both simulators still run, are plugged in and hold no event for a
 host; anything else (an unapproved firmware, a cable left out) gets a fresh bench.
@@ -15,18 +16,29 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from controller.table.inputs import Zone
 from simulators.control_client import ControlClient, ControlError
 from simulators.rig.children import Child, ChildError, tablectl
 from simulators.rig.errors import RigError
+from simulators.rig.setup import ANTENNAS, FIRST_ANTENNA, ZONE_ANTENNA, ReaderKind
 from simulators.rig.world import ShufflerUnit, TableTags
 
 
 class Bench:
     """The simulators: a TSP/1 shuffler and a TSP/1 reader, each a process of its own."""
 
-    def __init__(self, directory: Path, shuffle_time: float, *, unapproved: bool = False) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        shuffle_time: float,
+        *,
+        unapproved: bool = False,
+        reader: ReaderKind = "tsp",
+        crosstalk: float = 0.1,
+    ) -> None:
         self.directory = directory
         self.unapproved = unapproved
+        self.reader = reader
         self.sockets = Path(tempfile.mkdtemp(prefix="bench"))
         self.shuffler_control = ControlClient(self.sockets / "shuffler.ctl")
         self.reader_control = ControlClient(self.sockets / "reader.ctl")
@@ -46,10 +58,22 @@ class Bench:
             "--antennas", "16",
             "--baud", "0",
         ]  # fmt: skip
+        if reader == "feig":
+            # A FEIG reader under the table (14 antennas, the board's cards side by side), its
+            # antennas hearing their neighbours' cards now and then.
+            reader_args = [
+                "sim", "feig",
+                "--link", str(self.sockets / "reader.tty"),
+                "--control", str(self.reader_control.path),
+                "--antennas", str(len(ANTENNAS)),
+                "--baud", "0", "--no-rf-timing",
+                "--crosstalk", str(crosstalk),
+                "--spread", str(ZONE_ANTENNA[Zone.parse("board")] + FIRST_ANTENNA["feig"]),
+            ]  # fmt: skip
         self.shuffler_sim = Child("shuffler", tablectl(*shuffler_args), directory)
         self.reader_sim = Child("reader", tablectl(*reader_args), directory)
         self.shuffler = ShufflerUnit(self.shuffler_control)
-        self.tags = TableTags(self.reader_control)
+        self.tags = TableTags(self.reader_control, FIRST_ANTENNA[reader])
         self.spoiled = False  # a table left it in a state a tidy-up cannot undo
 
     async def start(self, timeout: float) -> None:

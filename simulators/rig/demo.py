@@ -32,7 +32,7 @@ from simulators.rig.dealer import TableDealer
 from simulators.rig.errors import RigError
 from simulators.rig.mirror import Mirror, open_reader
 from simulators.rig.rig import OpenTable, Rig, RigOptions
-from simulators.rig.setup import TableSetup
+from simulators.rig.setup import ReaderKind, TableSetup
 from simulators.scenario.model import Scenario, ScenarioMeta, TableSpec
 
 SEATS = {1: 200, 2: 200, 3: 200, 4: 200, 5: 200, 6: 200}
@@ -52,6 +52,7 @@ class DemoOptions:
     json: bool = False
     keep: Path | None = None
     pace: float = 0.0  # seconds between the dealer's acts
+    reader: ReaderKind = "tsp"  # feig: the FEIG reader simulator, crosstalk on
 
 
 def line(env: dict[str, Any]) -> str:
@@ -145,7 +146,10 @@ async def run_demo(options: DemoOptions) -> int:
     screen = Screen(sys.stdout.isatty() and not options.json, options.json)
     completed = 0
     try:
-        async with Rig(RigOptions(broker=options.broker, directory=options.keep)) as rig:
+        rig_options = RigOptions(
+            broker=options.broker, directory=options.keep, reader=options.reader
+        )
+        async with Rig(rig_options) as rig:
             print(
                 f"# tablectl demo: seed {seed}, profile {options.profile}, {rig.broker_note}; "
                 "Ctrl-C to stop",

@@ -49,6 +49,8 @@ PRELOAD = (
     "simulators.cli",
     "simulators.shuffler.server",
     "simulators.rfid.server",
+    "simulators.feig.cli",
+    "simulators.pn532.cli",
 )
 _MAX_REQUEST = 1 << 20
 _STOP_TIMEOUT = 10.0  # seconds for orphaned children to stop on SIGTERM before SIGKILL

@@ -46,7 +46,7 @@ from simulators.rig.console import Console, MqttConsole, SocketConsole
 from simulators.rig.errors import RigError
 from simulators.rig.keys import RigKeys
 from simulators.rig.link import BrokerLink, NotifySocket
-from simulators.rig.setup import RigPaths, TableSetup, daemon_config
+from simulators.rig.setup import ReaderKind, RigPaths, TableSetup, daemon_config
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,8 @@ class RigOptions:
     directory: Path | None = None  # keep the files here (default: a temporary directory)
     shuffle_time: float = 0.05
     start_timeout: float = 30.0
+    reader: ReaderKind = "tsp"  # feig: the FEIG reader simulator, its crosstalk arbitrated
+    crosstalk: float = 0.1  # feig: how often an antenna hears a neighbour's card
 
 
 class Rig:
@@ -188,7 +190,14 @@ class Rig:
         if bench is not None:
             await bench.stop()
         self.bench = None
-        bench = Bench(self.directory, self.options.shuffle_time, unapproved=unapproved)
+        o = self.options
+        bench = Bench(
+            self.directory,
+            o.shuffle_time,
+            unapproved=unapproved,
+            reader=o.reader,
+            crosstalk=o.crosstalk,
+        )
         await bench.start(self.options.start_timeout)
         self.bench = bench
         return bench
@@ -239,6 +248,7 @@ class OpenTable:
                 prefix=self.rig.options.prefix,
                 keyring=self.rig.keys.keyring,
                 login=address.table if address else None,
+                reader=self.rig.options.reader,
             )
         )
         await self.start_daemon()

@@ -17,6 +17,8 @@ from typing import Any, Literal
 from controller.table.inputs import Zone
 from simulators.rig.broker import Login
 
+ReaderKind = Literal["tsp", "feig"]
+
 SHUFFLER = "shuffler"
 READER = "reader"
 
@@ -29,6 +31,8 @@ ANTENNAS: dict[int, str] = {
     13: "shuffler_in",
 }
 ZONE_ANTENNA: dict[Zone, int] = {Zone.parse(zone): antenna for antenna, zone in ANTENNAS.items()}
+#: The number of the rig's first antenna on each reader (a FEIG multiplexer counts from 1).
+FIRST_ANTENNA: dict[str, int] = {"tsp": 0, "feig": 1}
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,34 @@ def toml_value(value: Any) -> str:
     raise TypeError(f"no TOML for {type(value).__name__}")
 
 
+def _reader_options(reader: ReaderKind, paths: RigPaths) -> list[str]:
+    port = f"port = {toml_value(str(paths.reader_link))}"
+    if reader == "feig":
+        # The FEIG reader does not debounce: the driver does, and arbitrates the crosstalk the
+        # simulator is started with (the defaults: two sweeps to arrive, three to depart).
+        return [
+            'driver = "feig-isc"',
+            port,
+            "scan_period_ms = 4",
+            "response_timeout = 0.3",
+            "reconnect_min = 0.05",
+            "reconnect_max = 0.5",
+        ]
+    return [
+        'driver = "tsp-reader"',
+        port,
+        # One read asserts a tag and one clean miss releases it: the simulated antennas do not
+        # flap unless told to, and the rig waits for every edge.
+        "scan_period_ms = 4",
+        "arrive_n = 1",
+        "depart_n = 1",
+        "snapshot_ms = 1000",
+        "heartbeat_interval = 0.5",
+        "backoff_base = 0.05",
+        "backoff_cap = 0.5",
+    ]
+
+
 def daemon_config(
     setup: TableSetup,
     paths: RigPaths,
@@ -121,8 +153,10 @@ def daemon_config(
     prefix: str = "tables",
     keyring: Path | None = None,
     login: Login | None = None,
+    reader: ReaderKind = "tsp",
 ) -> str:
-    """The daemon's config for ``setup`` on the rig's devices."""
+    """The daemon's config for ``setup`` on the rig's devices (the TSP/1 reader, or the FEIG
+    reader: ``reader = "feig"``)."""
     table = {
         "id": setup.id,
         "profile": setup.profile,
@@ -148,23 +182,13 @@ def daemon_config(
         "backoff_cap = 0.5",
         "",
         f"[devices.{READER}]",
-        'driver = "tsp-reader"',
-        f"port = {toml_value(str(paths.reader_link))}",
-        # One read asserts a tag and one clean miss releases it: the simulated antennas do not
-        # flap unless told to, and the rig waits for every edge.
-        "scan_period_ms = 4",
-        "arrive_n = 1",
-        "depart_n = 1",
-        "snapshot_ms = 1000",
-        "heartbeat_interval = 0.5",
-        "backoff_base = 0.05",
-        "backoff_cap = 0.5",
+        *_reader_options(reader, paths),
     ]
     for antenna, zone in ANTENNAS.items():
         lines += [
             "",
             f"[[devices.{READER}.antennas]]",
-            f"antenna = {antenna}",
+            f"antenna = {antenna + FIRST_ANTENNA[reader]}",
             f"zone = {toml_value(zone)}",
         ]
     # The rig's dealer is a program: it sends requests faster than a person at a table does.

@@ -150,8 +150,9 @@ class ShufflerUnit:
 class TableTags:
     """Where each card's tag lies on the reader's antennas."""
 
-    def __init__(self, control: ControlClient) -> None:
+    def __init__(self, control: ControlClient, first_antenna: int = 0) -> None:
         self.control = control
+        self.first_antenna = first_antenna
         self.where: dict[str, Zone] = {}
 
     async def place(self, zone: Zone, uid: str) -> bool:
@@ -162,7 +163,7 @@ class TableTags:
         antenna = ZONE_ANTENNA.get(zone)
         if antenna is None:
             raise ValueError(f"the rig's reader has no antenna under {zone}")
-        await self.control.send({"place": [uid], "antenna": antenna})
+        await self.control.send({"place": [uid], "antenna": antenna + self.first_antenna})
         self.where[uid] = zone
         return True
 

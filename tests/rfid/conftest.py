@@ -21,6 +21,7 @@ from controller.table.inputs import (
     TagArrived,
     TagDeparted,
 )
+from drivers.contract import Device
 from drivers.rfid.pn532.driver import Pn532Reader
 from simulators.control_client import ControlClient
 from simulators.pn532.server import Pn532Simulator
@@ -33,7 +34,7 @@ FAST = {"poll_interval": 0.01, "ack_timeout": 0.1, "response_timeout": 0.2, "rec
 class EventLog:
     """Collects a reader's events in the background; tests wait on conditions, never on time."""
 
-    def __init__(self, reader: Pn532Reader) -> None:
+    def __init__(self, reader: Device) -> None:
         self.reader = reader
         self.events: list[DeviceInput] = []
         self._changed = asyncio.Event()
@@ -140,12 +141,12 @@ async def reader_with_log() -> AsyncIterator[
 
 
 class SimProcess:
-    """``tablectl sim pn532`` running as its own process, with a link and a control socket."""
+    """``tablectl sim KIND`` running as its own process, with a link and a control socket."""
 
-    def __init__(self, tmp_path: Path, *args: str) -> None:
-        self.link = tmp_path / "pn532"
-        self.control = tmp_path / "pn532.ctl"
-        command = ["sim", "pn532", "--link", str(self.link), "--control", str(self.control)]
+    def __init__(self, tmp_path: Path, *args: str, kind: str = "pn532") -> None:
+        self.link = tmp_path / kind
+        self.control = tmp_path / f"{kind}.ctl"
+        command = ["sim", kind, "--link", str(self.link), "--control", str(self.control)]
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         try:  # forked by the launcher, which has imported tablectl once for the whole run
@@ -198,8 +199,8 @@ def sim_process(tmp_path: Path) -> Iterator[Callable[..., SimProcess]]:
     """Start simulator processes (``sim_process("--tag", UID, …)``); stopped at teardown."""
     started: list[SimProcess] = []
 
-    def start(*args: str) -> SimProcess:
-        started.append(SimProcess(tmp_path, *args))
+    def start(*args: str, kind: str = "pn532") -> SimProcess:
+        started.append(SimProcess(tmp_path, *args, kind=kind))
         return started[-1]
 
     yield start

@@ -109,6 +109,22 @@ def test_on_the_journal_alone_every_envelope_as_json() -> None:
     assert all(len(e["data"]["cards"]) >= 1 for e in delivered)
 
 
+def test_on_the_feig_reader_crosstalk_makes_no_irregularity() -> None:
+    """``--reader feig``: the FEIG simulator's antennas hear their neighbours' cards one sweep in
+    ten; the driver's arbitration keeps that from the core."""
+    proc = demo(
+        "--reader", "feig", "--hands", "8", "--seed", "2", "--irregularities", "0",
+        "--broker", "none", "--json",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [e["type"] for e in events].count("hand.completed") == 8
+    irregular = [e for e in events if e["type"] == "irregularity.detected"]
+    assert [(e["hand_id"], e["data"]) for e in irregular] == []
+    online = [e for e in events if e["type"] == "device.status" and "ID ISC" in str(e["data"])]
+    assert online, "the reader is the FEIG simulator"
+
+
 def test_mistakes_are_held_and_resolved_end_to_end(broker_url: str) -> None:
     proc = demo(
         "--hands", "12", "--seed", "11", "--irregularities", "0.7", "--json",

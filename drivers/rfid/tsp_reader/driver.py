@@ -82,8 +82,8 @@ class TspReader(TspDriver[ReaderIdentity, ReaderStatus]):
         return {self.device_id: self.supervisor.health if self.supervisor else None, **zones}
 
     def present(self, zone: Zone | str) -> frozenset[str]:
-        """The tags the host believes are in a zone now."""
-        return self.view.present(Zone.parse(zone) if isinstance(zone, str) else zone)
+        """The tags the core was told are in a zone now (crosstalk arbitrated)."""
+        return self.reporter.arbiter.present(Zone.parse(zone) if isinstance(zone, str) else zone)
 
     # ------------------------------------------------------------------ the device contract
 
@@ -115,7 +115,7 @@ class TspReader(TspDriver[ReaderIdentity, ReaderStatus]):
         """SCAN_NOW: reconcile the view with the reader's now; return every zone's tags."""
         snapshot = InventorySnapshot.decode(await self._call(MsgType.SCAN_NOW))
         await self.reporter.snapshot(snapshot)
-        return {zone: self.view.present(zone) for zone in self._antennas}
+        return {zone: self.reporter.arbiter.present(zone) for zone in self._antennas}
 
     async def read_tag_memory(self, zone: Zone | str, uid: str, block: int, count: int) -> bytes:
         """READ_TAG_MEMORY of a tag lying in a zone (``count`` blocks from ``block``)."""

@@ -27,9 +27,11 @@ from controller.table.inputs import (
 )
 from controller.uids import UidError, uid_from_bytes
 from drivers.contract import InputSink
+from drivers.rfid.arbiter import Arbiter
 from drivers.rfid.presence import Arrived, Departed, PresenceEdge, ZoneFresh, ZoneStale
 from drivers.rfid.tsp_reader.codes import ZONE_CAPACITY, AntennaCode, fault_name, zone_code, zone_of
 from drivers.rfid.tsp_reader.events import (
+    RSSI_NONE,
     AntennaFault,
     InventorySnapshot,
     ReaderEvent,
@@ -65,6 +67,8 @@ class Reporter:
         self._sink = sink
         self._clock = clock
         self.view = ReaderView()
+        #: What the core is told: one zone per tag, crosstalk kept out (drivers/rfid/arbiter.py).
+        self.arbiter: Arbiter[Zone] = Arbiter()
         self.zone_health: dict[Zone, Health] = {}
         self._lock = asyncio.Lock()
         # Every snapshot lists every antenna: a configuration problem is logged once per antenna,
@@ -145,9 +149,14 @@ class Reporter:
             log.error("reader.bad_uid", device=self.device_id, error=str(exc))
             return
         if isinstance(event, TagArrivedEvent):
-            await self._publish(self.view.arrived(ts, zone, uid))
+            edges = self.view.arrived(ts, zone, uid)
+            rssi = {(zone, uid): event.rssi} if event.rssi != RSSI_NONE else {}
+            sweep = self.arbiter.sweep(ts, edges, rssi, complete=False, sweep_id=event.sweep)
+            await self._publish(sweep)
         else:
-            await self._publish(self.view.departed(ts, zone, uid))
+            await self._publish(
+                self.arbiter.sweep(ts, self.view.departed(ts, zone, uid), complete=False)
+            )
 
     async def _apply_snapshot(self, ts: datetime, snapshot: InventorySnapshot) -> None:
         listed: dict[Zone, frozenset[str] | None] = {}
@@ -171,7 +180,7 @@ class Reporter:
                 device=self.device_id,
                 edges=[f"{type(e).__name__} {e.zone}" for e in edges],
             )
-        await self._publish(edges)
+        await self._publish(self.arbiter.sweep(ts, edges, complete=False))
 
     async def _on_antenna_fault(
         self, ts: datetime, event: AntennaFault, origin: Origin | None
@@ -189,7 +198,7 @@ class Reporter:
             fault = DeviceFault(ts, self.device_id, "ANTENNA_FAULT", event.antenna, "error", reason)
             await self._sink(replace(fault, origin=origin))
             edges = self.view.antenna_fault(ts, zone, reason)
-        await self._publish(edges)
+        await self._publish(self.arbiter.sweep(ts, edges, complete=False))
 
     async def _on_overflow(self, ts: datetime, event: ZoneOverflow, origin: Origin | None) -> None:
         zone = self._zone(event.antenna)
