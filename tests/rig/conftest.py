@@ -39,8 +39,10 @@ def alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    stat = Path(f"/proc/{pid}/stat")
-    return not (stat.exists() and ") Z " in stat.read_text())
+    try:
+        return ") Z " not in Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:  # it was reaped meanwhile
+        return False
 
 
 def stop_leftovers(pids: list[int]) -> list[int]:
