@@ -34,6 +34,14 @@ def postgres() -> Iterator[PostgresServer]:
     server.stop()
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: one worker more than the cores this run may use. Most tests spend much of
+    their time waiting on processes, ptys and the broker; with one worker a core the cores idle
+    a third of the time (2 cores: 2 workers 5 min 18 s, 3 workers 4 min 31 s, 4 workers 4 min
+    41 s for the same suite)."""
+    return len(os.sched_getaffinity(0)) + 1
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The tests marked ``slow`` first, the heaviest (``slow(weight=N)``, default 1) first among
     them, then the others; each group in its collection order.
