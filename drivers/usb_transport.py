@@ -18,9 +18,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import importlib
 import queue
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from typing import Any
 
 import usb.core
@@ -32,6 +35,34 @@ from drivers.transport import DataCallback, LostCallback
 #: The vendor control request that returns a device's identity without claiming it
 #: (``bmRequestType`` 0xC0, ``bRequest`` 0x01; docs/protocols/tsp1.md §5.5).
 IDENTITY_REQUEST = (0xC0, 0x01)
+
+#: Where a USB backend other than libusb is found, by the name the options give. tablectl's own
+#: package declares ``simulated`` (the simulators' fake bus): a driver never imports a simulator
+#: (docs/architecture.md).
+USB_BACKEND_GROUP = "tablectl.usb_backends"
+
+
+def provided_backend(name: str) -> Callable[[Any], Any]:
+    """The factory of the USB backend an installed package provides as ``name``."""
+    for entry in entry_points(group=USB_BACKEND_GROUP, name=name):
+        factory: Callable[[Any], Any] = entry.load()
+        return factory
+    raise DeviceUnavailableError(
+        f"no USB backend {name!r} is installed (entry-point group {USB_BACKEND_GROUP}): "
+        "install tablectl into this environment again"
+    )
+
+
+def backend_named(name: str, options: Any) -> Any:
+    """The pyusb backend a driver's options name: ``libusb1``, or one a package provides (made
+    from the driver's ``options``). Raises :class:`DeviceUnavailableError`."""
+    if name != "libusb1":
+        return provided_backend(name)(options)
+    libusb1 = importlib.import_module("usb.backend.libusb1")
+    backend = libusb1.get_backend()
+    if backend is None:
+        raise DeviceUnavailableError("libusb 1.0 is not available (Debian: libusb-1.0-0)")
+    return backend
 
 
 @dataclass(frozen=True, slots=True)

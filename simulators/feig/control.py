@@ -1,14 +1,16 @@
 """Carrying out the FEIG simulator's commands (:mod:`simulators.feig.commands`).
 
 The control channel (``--control``, served by :mod:`simulators.control_server`) and the
-scenario's timed steps both end here; ``docs/simulators.md`` lists the commands.
+scenario's timed steps both end here; ``docs/simulators.md`` lists the commands. They act on a
+:class:`FeigHost`: the reader on a pty (:class:`~simulators.feig.server.FeigSimulator`) or on
+the simulated USB bus (:class:`~simulators.feig.usb_device.SimulatedFeigUsbReader`).
 """
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from simulators.control_server import serve_control
 from simulators.feig.commands import (
@@ -23,10 +25,46 @@ from simulators.feig.commands import (
     TagsCommand,
     parse_command,
 )
+from simulators.feig.reader import FeigReaderModel
 from simulators.feig.server import FeigSimulator
 
 
-def status(sim: FeigSimulator) -> dict[str, Any]:
+class FeigHost(Protocol):
+    """Where a simulated reader is plugged in: what the commands need of it."""
+
+    reader: FeigReaderModel
+    unplugs: int
+    start_rates: dict[str, float]
+
+    @property
+    def device(self) -> str:
+        """What a driver opens (a pty path, a USB bus position)."""
+        ...
+
+    @property
+    def path(self) -> str | None:
+        """Where the reader is now (None while unplugged)."""
+        ...
+
+    @property
+    def plugged(self) -> bool:
+        """False while unplugged."""
+        ...
+
+    def now(self) -> float:
+        """The simulator's clock."""
+        ...
+
+    def unplug(self) -> None:
+        """Pull the cable."""
+        ...
+
+    def replug(self) -> str:
+        """Plug it back in; where it is now."""
+        ...
+
+
+def status(sim: FeigHost) -> dict[str, Any]:
     """What the simulator shows to a curious test or operator."""
     reader, radio = sim.reader, sim.reader.radio
     antennas = {
@@ -40,7 +78,7 @@ def status(sim: FeigSimulator) -> dict[str, Any]:
     }
     return {
         "device": sim.device,
-        "path": sim.cable.path if sim.plugged else None,
+        "path": sim.path,
         "plugged": sim.plugged,
         "antennas": antennas,
         "queued_events": 0,
@@ -64,7 +102,7 @@ def status(sim: FeigSimulator) -> dict[str, Any]:
     }
 
 
-def apply(sim: FeigSimulator, command: Command) -> dict[str, Any]:
+def apply(sim: FeigHost, command: Command) -> dict[str, Any]:
     """Carry out a validated command; return the reply's fields."""
     radio = sim.reader.radio
     if isinstance(command, PlaceCommand):
@@ -93,7 +131,7 @@ def apply(sim: FeigSimulator, command: Command) -> dict[str, Any]:
     return {"tags": {str(a): [u.hex() for u in uids] for a, uids in radio.tags.items() if uids}}
 
 
-def _fault(sim: FeigSimulator, command: FaultCommand) -> None:
+def _fault(sim: FeigHost, command: FaultCommand) -> None:
     reader, radio, rate = sim.reader, sim.reader.radio, command.rate or 0.0
     name = command.fault
     if name == "crc":
@@ -116,7 +154,7 @@ def _fault(sim: FeigSimulator, command: FaultCommand) -> None:
         setattr(radio, name, rate)
 
 
-def _clear(sim: FeigSimulator, command: ClearCommand) -> None:
+def _clear(sim: FeigHost, command: ClearCommand) -> None:
     reader, radio, name = sim.reader, sim.reader.radio, command.clear
     if name in ("crc", "all"):
         reader.link.crc = 0.0
@@ -136,7 +174,7 @@ def _clear(sim: FeigSimulator, command: ClearCommand) -> None:
             radio.faults.pop(command.antenna, None)
 
 
-def handle(sim: FeigSimulator, data: Any) -> dict[str, Any]:
+def handle(sim: FeigHost, data: Any) -> dict[str, Any]:
     """Validate and carry out one decoded command; the reply for the control channel (a bad
     command raises a ValueError, which the channel answers with its message)."""
     return {"ok": True, **apply(sim, parse_command(data))}

@@ -49,6 +49,11 @@ class FeigSimulator:
         return self.cable.device
 
     @property
+    def path(self) -> str | None:
+        """The pty while plugged in, else None."""
+        return self.cable.path if self.cable.plugged else None
+
+    @property
     def plugged(self) -> bool:
         """False between :meth:`unplug` and :meth:`replug`."""
         return self.cable.plugged

@@ -1,4 +1,4 @@
-"""A fake pyusb backend: simulated TSP/1 readers on a simulated USB bus.
+"""A fake pyusb backend: simulated readers (TSP/1, FEIG ID ISC) on a simulated USB bus.
 
 :class:`SimulatedUsbBus` implements ``usb.backend.IBackend`` (the methods pyusb 1.3 calls, with
 libusb1's signatures and return values), so the driver's real ``usb.core.find``,
@@ -9,14 +9,18 @@ and string-descriptor code runs unmodified against it::
     reader = bus.add_reader("RDR-0001")
     dev = usb.core.find(idVendor=0x1209, idProduct=0x0001, backend=bus)
 
-Each reader is vendor class (0xFF), one configuration, interface 0 with bulk OUT 0x01 and bulk
-IN 0x81 (64-byte packets), strings 1 manufacturer, 2 product, 3 serial number, and the vendor
-identity request (``0xC0``, ``0x01``). Errors are libusb's: ENODEV for an unplugged device,
-ETIMEDOUT for an idle read, EBUSY for an interface claimed elsewhere, EPIPE (a stall) for a
-request it does not know.
+The bus knows USB, not readers: any :class:`~simulators.rfid.usb_device.SimulatedUsbDevice`
+plugs in (:meth:`SimulatedUsbBus.add`; :meth:`~SimulatedUsbBus.add_reader` makes a TSP/1 reader,
+:func:`simulators.feig.usb_device.add_feig_reader` a FEIG ID ISC reader). Each device is vendor
+class (0xFF), one configuration, interface 0 with bulk OUT 0x01 and bulk IN 0x81 (64-byte
+packets), strings 1 manufacturer, 2 product, 3 serial number, and whatever vendor requests its
+model answers (the TSP/1 reader's identity request, ``0xC0``, ``0x01``). Errors are libusb's:
+ENODEV for an unplugged device, ETIMEDOUT for an idle read, EBUSY for an interface claimed
+elsewhere, EPIPE (a stall) for a request it does not know.
 
 :func:`backend_for` gives a process its simulated bus from driver options
-(``backend = "simulated"``), with an optional control socket and scenario file.
+(``backend = "simulated"`` on ``tsp-reader-usb`` or ``feig-isc``), with an optional control
+socket and scenario file.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import random
 import threading
 import time
 from collections import Counter
-from typing import Any
+from typing import Any, TypeVar
 
 import usb.backend
 import usb.core
@@ -51,15 +55,23 @@ from simulators.rfid.usb_descriptors import (
     InterfaceDescriptor,
     string_descriptor,
 )
-from simulators.rfid.usb_device import NO_DEVICE, SimulatedUsbReader, usb_error
+from simulators.rfid.usb_device import (
+    NO_DEVICE,
+    SimulatedUsbDevice,
+    SimulatedUsbReader,
+    usb_error,
+)
+
+_Device = TypeVar("_Device", bound=SimulatedUsbDevice)
 
 
 class SimulatedUsbBus(usb.backend.IBackend):  # type: ignore[misc]  # pyusb is untyped
-    """A USB bus of simulated readers, as a pyusb backend."""
+    """A USB bus of simulated devices, as a pyusb backend."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.readers: list[SimulatedUsbReader] = []
+        #: Every device on the bus, plugged in or not, in the order they were added.
+        self.readers: list[SimulatedUsbDevice] = []
         self._lock = threading.Lock()
         self._address = 0
         #: How often pyusb called each backend method (tests check the real paths ran).
@@ -82,7 +94,7 @@ class SimulatedUsbBus(usb.backend.IBackend):  # type: ignore[misc]  # pyusb is u
         timers: DeviceTimers | None = None,
         chunk: int = 64,
     ) -> SimulatedUsbReader:
-        """Plug a new simulated reader into the bus."""
+        """Plug a new simulated TSP/1 reader into the bus."""
         rng = random.Random(seed)
         config = config or ReaderConfig()
         config.serial = serial
@@ -97,17 +109,21 @@ class SimulatedUsbBus(usb.backend.IBackend):  # type: ignore[misc]  # pyusb is u
             chunk=chunk,
             next_address=self.next_address,
         )
-        self.readers.append(reader)
-        return reader
+        return self.add(reader)
 
-    def remove(self, reader: SimulatedUsbReader) -> None:
-        """Take a reader off the bus for good (it is unplugged and its thread stopped)."""
+    def add(self, device: _Device) -> _Device:
+        """Plug a device into the bus (made with :meth:`next_address` as its address)."""
+        self.readers.append(device)
+        return device
+
+    def remove(self, reader: SimulatedUsbDevice) -> None:
+        """Take a device off the bus for good (it is unplugged and stopped)."""
         reader.unplug()
         reader.close()
         self.readers.remove(reader)
 
     def close(self) -> None:
-        """Stop every reader's thread."""
+        """Stop every device."""
         for reader in list(self.readers):
             self.remove(reader)
 
@@ -146,7 +162,7 @@ class SimulatedUsbBus(usb.backend.IBackend):  # type: ignore[misc]  # pyusb is u
 
     # ------------------------------------------------------------------ handles
 
-    def _alive(self, handle: Handle) -> SimulatedUsbReader:
+    def _alive(self, handle: Handle) -> SimulatedUsbDevice:
         reader = handle.dev.reader
         if handle.closed:
             raise usb_error(INVALID)
@@ -212,7 +228,7 @@ class SimulatedUsbBus(usb.backend.IBackend):  # type: ignore[misc]  # pyusb is u
 
     # ------------------------------------------------------------------ transfers
 
-    def _claimed(self, dev_handle: Handle, ep: int, wanted: int) -> SimulatedUsbReader:
+    def _claimed(self, dev_handle: Handle, ep: int, wanted: int) -> SimulatedUsbDevice:
         reader = self._alive(dev_handle)
         if ep != wanted:
             raise usb_error(INVALID)
@@ -254,11 +270,13 @@ class SimulatedUsbBus(usb.backend.IBackend):  # type: ignore[misc]  # pyusb is u
         return size
 
     def _control_answer(
-        self, reader: SimulatedUsbReader, dev: DeviceId, request_type: int, request: int, value: int
+        self, reader: SimulatedUsbDevice, dev: DeviceId, request_type: int, request: int, value: int
     ) -> bytes:
-        if (request_type, request) == (0xC0, 0x01):  # the vendor identity request
-            with reader.lock:
-                return reader.model.identity().encode()
+        if request_type & 0x60 == 0x40:  # a vendor request: the device model's own
+            answer = reader.vendor_request(request_type, request)
+            if answer is None:
+                raise usb_error(STALL)
+            return answer
         if (request_type, request) != (0x80, 0x06):  # anything but GET_DESCRIPTOR
             raise usb_error(STALL)
         kind, index = value >> 8, value & 0xFF
@@ -266,8 +284,7 @@ class SimulatedUsbBus(usb.backend.IBackend):  # type: ignore[misc]  # pyusb is u
             return self.get_device_descriptor(dev).to_bytes()
         if kind != 3:
             raise usb_error(STALL)
-        config = reader.model.config
-        strings = {1: config.vendor, 2: config.model, 3: config.serial}
+        strings = reader.strings()
         if index == 0:
             return bytes([4, 3]) + LANGID_EN_US.to_bytes(2, "little")
         if index not in strings:
@@ -299,19 +316,28 @@ def process_bus() -> SimulatedUsbBus:
 
 
 def backend_for(options: Any) -> SimulatedUsbBus:
-    """The simulated bus for a ``tsp-reader-usb`` driver with ``backend = "simulated"``.
+    """The simulated bus for a USB reader driver (``tsp-reader-usb``, ``feig-isc``) with
+    ``backend = "simulated"``.
 
-    Plugs in a reader with the options' VID, PID and serial number unless one is there, serves
-    its control socket (``simulator_control``) and plays its scenario (``simulator_scenario``).
+    Plugs in a reader of the driver's kind with the options' VID, PID and serial number unless
+    one is there, serves its control socket (``simulator_control``) and plays its scenario
+    (``simulator_scenario``).
     """
-    from simulators.rfid.usb_runner import start_reader  # noqa: PLC0415 - avoids a cycle
+    # Imported here: the device modules import this one.
+    from drivers.rfid.feig.options import FeigOptions  # noqa: PLC0415
+    from simulators.feig import usb_device as feig  # noqa: PLC0415
+    from simulators.rfid.usb_runner import start_reader  # noqa: PLC0415
 
     bus = process_bus()
-    serial = options.serial_number or "RDR-0001"
+    is_feig = isinstance(options, FeigOptions)
+    serial = options.serial_number or (feig.DEFAULT_SERIAL if is_feig else "RDR-0001")
     for reader in bus.readers:
         if (reader.vid, reader.pid, reader.serial) == (options.vid, options.pid, serial):
             return bus
-    start_reader(bus, options)
+    if is_feig:
+        feig.start_reader(bus, options)
+    else:
+        start_reader(bus, options)
     return bus
 
 

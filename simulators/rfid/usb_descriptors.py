@@ -11,7 +11,7 @@ import errno
 import struct
 from dataclasses import dataclass, field
 
-from simulators.rfid.usb_device import SimulatedUsbReader
+from simulators.rfid.usb_device import SimulatedUsbDevice
 
 EP_OUT = 0x01
 EP_IN = 0x81
@@ -25,9 +25,9 @@ LANGID_EN_US = 0x0409
 
 @dataclass(frozen=True, slots=True)
 class DeviceId:
-    """What ``enumerate_devices`` yields: a reader as it was when enumerated."""
+    """What ``enumerate_devices`` yields: a device as it was when enumerated."""
 
-    reader: SimulatedUsbReader
+    reader: SimulatedUsbDevice
     generation: int
     address: int
 

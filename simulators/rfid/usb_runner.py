@@ -1,6 +1,7 @@
 """A simulated USB reader inside the process that drives it: its control socket and scenario.
 
-When a daemon's ``tsp-reader-usb`` driver says ``backend = "simulated"``, the reader lives in the
+When a daemon's ``tsp-reader-usb`` (or ``feig-isc``) driver says ``backend = "simulated"``, the
+reader lives in the
 daemon's own process (there is no kernel device to share). It is still driven from outside like
 the pty simulator: a Unix control socket speaking the same JSON lines (served by a thread, so it
 answers whatever the daemon's event loop is doing), and a scenario file played by another thread.
@@ -12,6 +13,7 @@ import contextlib
 import socketserver
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,7 @@ from simulators.control_server import handle_line
 from simulators.errors import ScenarioError
 from simulators.rfid.scenario import ReaderScenario, load_scenario
 from simulators.rfid.usb_backend import SimulatedUsbBus
-from simulators.rfid.usb_device import SimulatedUsbReader
+from simulators.rfid.usb_device import SimulatedUsbDevice, SimulatedUsbReader
 
 
 class _ControlHandler(socketserver.StreamRequestHandler):
@@ -35,14 +37,14 @@ class _ControlHandler(socketserver.StreamRequestHandler):
 class _ControlServer(socketserver.ThreadingUnixStreamServer):
     daemon_threads = True
 
-    def __init__(self, path: Path, reader: SimulatedUsbReader) -> None:
+    def __init__(self, path: Path, reader: SimulatedUsbDevice) -> None:
         self.reader = reader
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
         super().__init__(str(path), _ControlHandler)
 
 
-def serve_control(reader: SimulatedUsbReader, path: Path) -> socketserver.BaseServer:
+def serve_control(reader: SimulatedUsbDevice, path: Path) -> socketserver.BaseServer:
     """Serve the reader's control channel on a Unix socket, from a background thread, until the
     reader is closed."""
     server = _ControlServer(path, reader)
@@ -61,17 +63,21 @@ def serve_control(reader: SimulatedUsbReader, path: Path) -> socketserver.BaseSe
     return server
 
 
-def play(reader: SimulatedUsbReader, scenario: ReaderScenario) -> threading.Thread:
-    """Play a scenario's timed steps on a background thread."""
+def play(
+    reader: SimulatedUsbDevice,
+    steps: Sequence[tuple[float, Any]],
+    apply: Callable[[Any], object],
+) -> threading.Thread:
+    """Play a scenario's timed steps (``apply`` carries one out) on a background thread."""
     started = time.monotonic()
     stopped = threading.Event()
     reader.on_close.append(stopped.set)
 
     def run() -> None:
-        for at, command in scenario.steps:
+        for at, command in steps:
             if stopped.wait(max(0.0, started + at - time.monotonic())):
                 return
-            reader.apply(command)
+            apply(command)
 
     thread = threading.Thread(target=run, name="usb-sim-scenario", daemon=True)
     thread.start()
@@ -99,5 +105,5 @@ def start_reader(bus: SimulatedUsbBus, options: Any) -> SimulatedUsbReader:
         except OSError as exc:
             raise DeviceUnavailableError(f"simulated reader: control socket: {exc}") from None
     if scenario.steps:
-        play(reader, scenario)
+        play(reader, scenario.steps, reader.apply)
     return reader

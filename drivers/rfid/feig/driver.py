@@ -4,7 +4,7 @@ One :class:`FeigReader` per reader, one connection per :meth:`run` (the supervis
 :mod:`drivers.supervisor` reconnects with backoff). A connection
 
 1. opens the serial port (pyserial; a CDC-ACM USB reader is a tty too) or, with ``vid``/``pid``,
-   the USB device's bulk endpoints (pyusb);
+   the USB device's bulk endpoints (pyusb; ``backend = "simulated"``: the simulators' fake bus);
 2. reads the software version (``[0x65]``), resets the RF (``[0x69]``) and reports the reader
    ``online``;
 3. sweeps every ``scan_period_ms``: one ISO Host Command Inventory (``[0xB0][0x01]``) over every
@@ -82,9 +82,16 @@ class FeigReader(Device):
     options: FeigOptions
 
     def __init__(
-        self, device_id: str, options: FeigOptions, context: DeviceContext | None = None
+        self,
+        device_id: str,
+        options: FeigOptions,
+        context: DeviceContext | None = None,
+        *,
+        usb_backend: Any = None,
     ) -> None:
         super().__init__(device_id, options, context)
+        self.usb_backend = usb_backend
+        """The pyusb backend of a USB reader (tests pass a simulated bus; else the options')."""
         self.zones = options.zone_map()
         self.tracker: PresenceTracker[Zone] = PresenceTracker(options.debounce)
         self.arbiter: Arbiter[Zone] = Arbiter(
@@ -170,16 +177,15 @@ class FeigReader(Device):
         o = self.options
         if o.port is not None:
             return await SerialTransport.open(o.port, on_data, on_lost, o.baudrate)
+        # pyusb only for a USB reader; ``backend = "simulated"`` is the simulators' fake bus.
         usb = importlib.import_module("drivers.usb_transport")
-        libusb1 = importlib.import_module("usb.backend.libusb1")
-        backend = libusb1.get_backend()
-        if backend is None:
-            raise DeviceUnavailableError("libusb 1.0 is not available (Debian: libusb-1.0-0)")
+        if self.usb_backend is None:
+            self.usb_backend = usb.backend_named(o.backend, o)
         assert o.vid is not None
         assert o.pid is not None
         match = usb.UsbMatch(o.vid, o.pid, o.serial_number, o.interface)
         transport: ByteTransport = await usb.UsbBulkTransport.open(
-            match, on_data, on_lost, backend=backend
+            match, on_data, on_lost, backend=self.usb_backend
         )
         return transport
 

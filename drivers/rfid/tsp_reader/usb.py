@@ -14,20 +14,19 @@ tablectl's own package declares ``simulated``: a driver never imports a simulato
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
-from importlib.metadata import entry_points
 from typing import Any, ClassVar
 
 from drivers.contract import DeviceContext
-from drivers.errors import DeviceUnavailableError
 from drivers.rfid.tsp_reader.driver import TspReader
 from drivers.rfid.tsp_reader.options import ReaderOptions, TspUsbReaderOptions
 from drivers.transport import ByteTransport, DataCallback, LostCallback
-from drivers.usb_transport import UsbBulkTransport, UsbMatch
-
-#: Where a USB backend other than libusb is found, by the name the options give.
-USB_BACKEND_GROUP = "tablectl.usb_backends"
+from drivers.usb_transport import (
+    USB_BACKEND_GROUP,
+    UsbBulkTransport,
+    UsbMatch,
+    backend_named,
+    provided_backend,
+)
 
 
 class TspUsbReader(TspReader):
@@ -53,18 +52,9 @@ class TspUsbReader(TspReader):
 
     def _backend(self) -> Any:
         assert isinstance(self.options, TspUsbReaderOptions)
-        if self.usb_backend is not None:
-            return self.usb_backend
-        if self.options.backend != "libusb1":
-            # A process pointed at a simulated reader (tablectl run against the fake backend).
-            self.usb_backend = provided_backend(self.options.backend)(self.options)
-            return self.usb_backend
-        libusb1 = importlib.import_module("usb.backend.libusb1")
-        backend = libusb1.get_backend()
-        if backend is None:
-            raise DeviceUnavailableError("libusb 1.0 is not available (Debian: libusb-1.0-0)")
-        self.usb_backend = backend
-        return backend
+        if self.usb_backend is None:
+            self.usb_backend = backend_named(self.options.backend, self.options)
+        return self.usb_backend
 
     async def _open(self, on_data: DataCallback, on_lost: LostCallback) -> ByteTransport:
         options = self.options
@@ -82,12 +72,4 @@ class TspUsbReader(TspReader):
         return transport
 
 
-def provided_backend(name: str) -> Callable[[TspUsbReaderOptions], Any]:
-    """The factory of the USB backend an installed package provides as ``name``."""
-    for entry in entry_points(group=USB_BACKEND_GROUP, name=name):
-        factory: Callable[[TspUsbReaderOptions], Any] = entry.load()
-        return factory
-    raise DeviceUnavailableError(
-        f"no USB backend {name!r} is installed (entry-point group {USB_BACKEND_GROUP}): "
-        "install tablectl into this environment again"
-    )
+__all__ = ["USB_BACKEND_GROUP", "TspUsbReader", "provided_backend"]

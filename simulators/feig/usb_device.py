@@ -1,0 +1,184 @@
+"""A simulated FEIG ID ISC reader on the simulated USB bus (:mod:`simulators.rfid.usb_backend`).
+
+The reader's USB face: vendor ID 0x0AB1 (FEIG ELECTRONIC's), product ID :data:`SIMULATED_PID`
+(the simulator's choice: FEIG's product IDs differ by model, so the driver's ``pid`` is
+configurable), vendor class, one bulk OUT and one bulk IN endpoint carrying the same ID ISC
+frames as the serial line. Behind them is the byte-level
+:class:`~simulators.feig.reader.FeigReaderModel` the pty simulator uses: every bulk OUT transfer
+is fed to it, and each answer is put in the IN endpoint's buffer once the reader's radio has
+done its work (the inventory's RF time; USB adds no wire time worth counting).
+
+It is driven like the pty simulator, with the same commands (:mod:`simulators.feig.control`):
+``{"fault": "unplug"}`` takes it off the bus (ENODEV on open handles), ``{"fault": "replug"}``
+powers it up afresh at a new bus address.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from drivers.errors import DeviceUnavailableError
+from drivers.rfid.feig.options import FEIG_VID, FeigOptions
+from simulators.errors import ScenarioError
+from simulators.feig import control
+from simulators.feig.commands import Command
+from simulators.feig.reader import FeigReaderModel
+from simulators.feig.scenario import FeigScenario, load_scenario
+from simulators.rfid.usb_backend import SimulatedUsbBus
+from simulators.rfid.usb_device import SimulatedUsbDevice
+
+SIMULATED_PID = 0x0F01
+"""The simulated reader's product ID (the simulator's choice; a real reader's is its model's)."""
+DEFAULT_SERIAL = "FEIG-0001"
+
+
+class SimulatedFeigUsbReader(SimulatedUsbDevice):
+    """One ID ISC reader model behind two bulk endpoints."""
+
+    def __init__(
+        self,
+        model: FeigReaderModel,
+        serial: str,
+        *,
+        vid: int,
+        pid: int,
+        address: int,
+        rng: random.Random | None = None,
+        rf_timing: bool = True,
+        chunk: int = 64,
+        next_address: Callable[[], int] | None = None,
+    ) -> None:
+        super().__init__(
+            vid=vid, pid=pid, address=address, rng=rng, chunk=chunk, next_address=next_address
+        )
+        #: The reader model (``reader``, as :class:`~simulators.feig.control.FeigHost` names it).
+        self.reader = model
+        self.rf_timing = rf_timing
+        self.start_rates: dict[str, float] = {}
+        self._serial = serial
+        self._busy_until = 0.0
+
+    @property
+    def serial(self) -> str:
+        """The USB serial number."""
+        return self._serial
+
+    @property
+    def device(self) -> str:
+        """Where a driver finds it: VID, PID and serial number."""
+        return f"usb {self.vid:04x}:{self.pid:04x} serial {self.serial}"
+
+    @property
+    def path(self) -> str | None:
+        """Its bus position while plugged in, else None."""
+        return self.where() if self.plugged else None
+
+    def strings(self) -> dict[int, str]:
+        """Manufacturer, product and serial number."""
+        return {1: "FEIG ELECTRONIC GmbH", 2: "ID ISC.MR102-USB (simulated)", 3: self.serial}
+
+    def bulk_out(self, generation: int, data: bytes) -> int:
+        """The host's bytes go to the reader model; its answers wait out the RF time."""
+        with self.lock:
+            self.check(generation)
+            self.transfers["out"] += 1
+            now = self.now()
+            for answer in self.reader.receive(data, now):
+                # One request at a time on the reader: an answer waits for the RF work.
+                work = answer.rf_seconds if self.rf_timing else 0.0
+                self._busy_until = max(now, self._busy_until) + work
+                if answer.data:
+                    self.send(answer.data, self._busy_until if work else None)
+            return len(data)
+
+    def power_on(self) -> None:
+        """No half-read request, no inventory pages waiting."""
+        self.reader.power_on()
+        self._busy_until = 0.0
+
+    def handle(self, data: Any) -> dict[str, Any]:
+        """One decoded control command (a bad one raises ValueError with its message)."""
+        with self.lock:
+            return control.handle(self, data)
+
+    def apply(self, command: Command) -> dict[str, Any]:
+        """One validated command (scenario steps)."""
+        with self.lock:
+            return control.apply(self, command)
+
+    def describe(self) -> dict[str, Any]:
+        """Where the reader is, and what the model shows."""
+        with self.lock:
+            return {**control.status(self), **super().describe()}
+
+
+def add_feig_reader(
+    bus: SimulatedUsbBus,
+    serial: str = DEFAULT_SERIAL,
+    *,
+    vid: int = FEIG_VID,
+    pid: int = SIMULATED_PID,
+    antennas: int = 16,
+    seed: int | None = None,
+    rf_timing: bool = True,
+) -> SimulatedFeigUsbReader:
+    """Plug a new simulated ID ISC reader into ``bus``."""
+    model = FeigReaderModel(antennas=antennas, seed=seed)
+    device = SimulatedFeigUsbReader(
+        model,
+        serial,
+        vid=vid,
+        pid=pid,
+        address=bus.next_address(),
+        rng=random.Random(seed),
+        rf_timing=rf_timing,
+        next_address=bus.next_address,
+    )
+    return bus.add(device)
+
+
+def start_reader(bus: SimulatedUsbBus, options: FeigOptions) -> SimulatedFeigUsbReader:
+    """Plug a reader as ``feig-isc``'s options describe; serve its control socket and scenario."""
+    # Imported here: the runner imports the bus, which imports this module lazily.
+    from simulators.rfid.usb_runner import play, serve_control  # noqa: PLC0415
+
+    try:
+        scenario = (
+            load_scenario(options.simulator_scenario)
+            if options.simulator_scenario
+            else FeigScenario()
+        )
+    except ScenarioError as exc:
+        raise DeviceUnavailableError(f"simulated reader: {exc}") from None
+    seed = options.simulator_seed if options.simulator_seed is not None else scenario.seed
+    assert options.vid is not None
+    assert options.pid is not None
+    antennas = max(16, *(a.antenna for a in options.antennas))
+    device = add_feig_reader(
+        bus,
+        options.serial_number or DEFAULT_SERIAL,
+        vid=options.vid,
+        pid=options.pid,
+        antennas=antennas,
+        seed=seed,
+    )
+    if options.simulator_control:
+        try:
+            serve_control(device, Path(options.simulator_control))
+        except OSError as exc:
+            raise DeviceUnavailableError(f"simulated reader: control socket: {exc}") from None
+    if scenario.steps:
+        play(device, scenario.steps, device.apply)
+    return device
+
+
+__all__ = [
+    "DEFAULT_SERIAL",
+    "SIMULATED_PID",
+    "SimulatedFeigUsbReader",
+    "add_feig_reader",
+    "start_reader",
+]
