@@ -38,6 +38,9 @@ from simulators.scenario.model import Scenario, ScenarioMeta, TableSpec
 SEATS = {1: 200, 2: 200, 3: 200, 4: 200, 5: 200, 6: 200}
 STYLE = Style(fold=0.25, aggressive=0.2, all_in=0.1)
 SETTLE = 1.0  # the readers' settle time at the demo table: a missed card is noticed quickly
+# The FEIG reader sweeps 14 antennas in 90-180 ms and places a card after 3 sweeps and one more
+# for crosstalk: about 0.7 s on an idle machine, several times that on a loaded one.
+SETTLE_FEIG = 3.0
 
 
 @dataclass(frozen=True)
@@ -130,11 +133,12 @@ class JournalFollower:
             self.mirror.close()
 
 
-def demo_scenario(profile: str) -> Scenario:
+def demo_scenario(profile: str, reader: ReaderKind = "tsp") -> Scenario:
     """The demo table: six seats of 200, blinds 1 and 2."""
+    settle = SETTLE_FEIG if reader == "feig" else SETTLE
     return Scenario(
         scenario=ScenarioMeta(name="demo", profile=profile),
-        table=TableSpec(id="DEMO", stacks=SEATS, button=6, blinds=(1, 2), settle=SETTLE),
+        table=TableSpec(id="DEMO", stacks=SEATS, button=6, blinds=(1, 2), settle=settle),
     )
 
 
@@ -142,7 +146,7 @@ async def run_demo(options: DemoOptions) -> int:
     """Play the demo; return the exit status (0 after ``hands`` hands or on Ctrl-C)."""
     seed = options.seed if options.seed is not None else random.randrange(1 << 30)
     rng = random.Random(seed)
-    scenario = demo_scenario(options.profile)
+    scenario = demo_scenario(options.profile, options.reader)
     screen = Screen(sys.stdout.isatty() and not options.json, options.json)
     completed = 0
     try:
