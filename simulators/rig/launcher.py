@@ -138,12 +138,17 @@ def serve(path: Path) -> None:
 
 def _start(connection: socket.socket, keep: list[int]) -> int | None:
     connection.settimeout(10.0)
+    fds: list[int] = []
     try:
         data, fds, _, _ = socket.recv_fds(connection, _MAX_REQUEST, 3)
         request = json.loads(data)
         if len(fds) != 3:
             raise LauncherError(f"expected 3 file descriptors, got {len(fds)}")
+        if not isinstance(request, dict) or not {"argv", "env", "cwd"} <= request.keys():
+            raise LauncherError("a request names argv, env and cwd")
     except (OSError, ValueError, LauncherError) as exc:
+        for fd in fds:  # what came with a refused request is not kept
+            os.close(fd)
         with contextlib.suppress(OSError):
             connection.sendall(json.dumps({"error": str(exc)}).encode() + b"\n")
         connection.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -72,6 +73,27 @@ async def test_a_malformed_request_is_answered_and_the_launcher_goes_on() -> Non
     assert "error" in answer
     process = await launch(["--version"], dict(os.environ), stdout=None, stderr=2)
     assert await asyncio.wait_for(process.wait(), 20) == 0
+
+
+def test_a_refused_request_keeps_none_of_the_descriptors_it_brought() -> None:
+    server = _Server.get()
+    pipe_r, pipe_w = os.pipe()
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(20)
+            sock.connect(str(server.path))
+            socket.send_fds(sock, [b'{"argv": ["--version"]}'], [pipe_w, pipe_w, pipe_w])
+            answer = json.loads(sock.makefile("rb").readline())
+        assert answer == {"error": "a request names argv, env and cwd"}
+        os.close(pipe_w)
+        pipe_w = -1
+        ready, _, _ = select.select([pipe_r], [], [], 20)
+        assert ready  # end of file: no copy of the write end is left open in the launcher
+        assert os.read(pipe_r, 1) == b""
+    finally:
+        os.close(pipe_r)
+        if pipe_w >= 0:
+            os.close(pipe_w)
 
 
 def test_the_children_of_a_killed_rig_are_stopped(tmp_path: Path) -> None:
