@@ -234,11 +234,21 @@ def maybe_deal_done(ctx: Context, hand: HandState) -> None:
 
 
 def check_seat_counts(ctx: Context, hand: HandState) -> None:
-    """The readers have settled: every seat must hold two cards (SEAT-COUNT, SEAT-DEALT-OUT)."""
+    """The readers have settled: every seat must hold two cards (SEAT-COUNT, SEAT-DEALT-OUT).
+
+    Not counted: a seat out of the hand (dead, folded), one still owed a replacement, and one
+    whose cards the showdown already took: tabled or shown (two cards, or § 1550(b)(1) ruled on
+    it then) or mucked. A hand all in before the flop reaches the showdown within seconds, and
+    the dealer may push a killed hand to the muck before the settle time is up; counting that
+    seat again would hold a hand for cards that are exactly where the rules sent them.
+    """
     hand.edit_deal().deadline = None
     after = cutoff_passed(hand, ctx.table.profile)
+    showdown = hand.showdown
     for seat in hand.order:
         if seat in hand.irregular.dead or seat in hand.chips.folded or hand.deal.owed.get(seat):
+            continue
+        if seat in showdown.tabled or seat in showdown.shown or seat in showdown.mucked:
             continue
         count = len(live_cards(hand, seat))
         if count == 2:

@@ -40,6 +40,14 @@ def test_seat_count_t4_one_card_after_the_cutoff() -> None:
     cited("SEAT-COUNT", "T04-seat-count-after-cutoff.toml")
 
 
+def test_seat_count_not_counted_again_once_the_showdown_took_the_hand() -> None:
+    """A killed or mucked hand may reach the muck before the settle check; a short live hand
+    is still held then."""
+    killed = run_file("rule-SEAT-COUNT-killed-hand-mucked.toml")
+    assert not [e for e in killed.events if e.type == "hand.hold"]
+    cited("SEAT-COUNT", "rule-SEAT-COUNT-at-showdown.toml")
+
+
 def test_seat_wrong_first_first_group_at_the_wrong_seat() -> None:
     cited("SEAT-WRONG-FIRST", "rule-SEAT-WRONG-FIRST.toml")
 
