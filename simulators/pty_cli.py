@@ -1,9 +1,10 @@
-"""What ``tablectl sim pn532`` and ``tablectl sim feig`` share: a pty simulator as its own process.
+"""What the ``tablectl sim`` commands of the pty simulators share: a simulator as its own process.
 
-The common options (``--link``, ``--scenario``, ``--control``, ``--seed``, ``--trace``), and the
+:func:`run_until_interrupted` runs any of them (``rfid`` too): exit status 1 when the pty, the
+link or the control socket cannot be made. For a :class:`PtySimulator` (``pn532``, ``feig``):
+the common options (``--link``, ``--scenario``, ``--control``, ``--seed``, ``--trace``), and the
 serving: the pty path on the first line of standard output once the device and the control
-socket are ready, the scenario's timed commands played from the start, until SIGINT or SIGTERM;
-exit status 1 when the pty, the link or the control socket cannot be made.
+socket are ready, the scenario's timed commands played from the start, until SIGINT or SIGTERM.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from simulators.control_server import serve_control
+from simulators.control_server import control_channel
 from simulators.pty_simulator import PtySimulator
+from simulators.schedule import play_steps
 
 SimT = TypeVar("SimT", bound=PtySimulator)
 CommandT = TypeVar("CommandT")
@@ -67,28 +69,12 @@ async def serve_until_signalled(
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
-    async with sim:
-        server = await serve_control(lambda data: handle(sim, data), control) if control else None
+    async with sim, control_channel(lambda data: handle(sim, data), control):
         print(sim.cable.path, flush=True)
-        script = asyncio.create_task(_play(sim, steps, apply, loop.time()))
+        script = asyncio.create_task(
+            play_steps(steps, lambda command: apply(sim, command), loop.time())
+        )
         try:
             await stop.wait()
         finally:
             script.cancel()
-            if server is not None:
-                server.close()
-            if control is not None:
-                with contextlib.suppress(FileNotFoundError):
-                    control.unlink()
-
-
-async def _play(
-    sim: SimT,
-    steps: Sequence[tuple[float, CommandT]],
-    apply: Callable[[SimT, CommandT], object],
-    start: float,
-) -> None:
-    loop = asyncio.get_running_loop()
-    for at, command in steps:
-        await asyncio.sleep(max(0.0, start + at - loop.time()))
-        apply(sim, command)
