@@ -10,15 +10,14 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from simulators.command_vocabulary import RemoveCommand, StatusCommand
 from simulators.feig.commands import (
     RF_PROBLEMS,
     ClearCommand,
     Command,
     FaultCommand,
     PlaceCommand,
-    RemoveCommand,
     SlideCommand,
-    StatusCommand,
     TagsCommand,
     parse_command,
 )

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from simulators.command_vocabulary import PlaceCommand, RemoveCommand, StatusCommand
 from simulators.pn532.commands import (
     ClearCommand,
     Command,
     FaultCommand,
-    PlaceCommand,
-    RemoveCommand,
-    StatusCommand,
     TagsCommand,
     parse_command,
     uid_bytes,
