@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from drivers.errors import DeviceUnavailableError
+from drivers.rfid.tsp_reader.options import TspUsbReaderOptions
+from drivers.usb_options import UsbBackendOptions
 from simulators.control_server import handle_line
 from simulators.errors import ScenarioError
 from simulators.rfid.scenario import ReaderScenario, load_scenario
@@ -85,25 +87,6 @@ def play(
     return thread
 
 
-class SimulatorOptions(Protocol):
-    """A USB driver's options for its simulated backend."""
-
-    @property
-    def simulator_control(self) -> Path | None:
-        """The control socket to serve, if any."""
-        ...
-
-    @property
-    def simulator_scenario(self) -> Path | None:
-        """The scenario file to play, if any."""
-        ...
-
-    @property
-    def simulator_seed(self) -> int | None:
-        """The RNG seed (over the scenario's)."""
-        ...
-
-
 class Scenario(Protocol):
     """What a simulator's scenario file gives: a seed and timed steps."""
 
@@ -123,7 +106,7 @@ DeviceT = TypeVar("DeviceT", bound=SimulatedUsbDevice)
 
 
 def device_scenario(
-    options: SimulatorOptions, load: Callable[[Path], ScenarioT], empty: Callable[[], ScenarioT]
+    options: UsbBackendOptions, load: Callable[[Path], ScenarioT], empty: Callable[[], ScenarioT]
 ) -> tuple[ScenarioT, int | None]:
     """The scenario the options name (or ``empty()``) and the seed (the options' over the
     scenario's); a scenario that cannot be read makes the device unavailable."""
@@ -137,7 +120,7 @@ def device_scenario(
 
 def drive(
     device: DeviceT,
-    options: SimulatorOptions,
+    options: UsbBackendOptions,
     steps: Sequence[tuple[float, Any]],
     apply: Callable[[Any], object],
 ) -> DeviceT:
@@ -152,7 +135,7 @@ def drive(
     return device
 
 
-def start_reader(bus: SimulatedUsbBus, options: Any) -> SimulatedUsbReader:
+def start_reader(bus: SimulatedUsbBus, options: TspUsbReaderOptions) -> SimulatedUsbReader:
     """Plug a reader as the driver options describe; serve its control socket and scenario."""
     scenario, seed = device_scenario(options, load_scenario, ReaderScenario)
     serial = options.serial_number or "RDR-0001"
