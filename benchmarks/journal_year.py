@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import random
 import resource
 import sys
 import tempfile
@@ -48,10 +47,7 @@ from controller.shell.retention import (  # noqa: E402
     confirm_stored,
 )
 from controller.shell.segments import STATES  # noqa: E402
-from controller.shell.table import TableRunner, initial_state  # noqa: E402
-from controller.shell.writer import JournalWriter  # noqa: E402
-from simulators.autoplay import AutoDealer, Style  # noqa: E402
-from simulators.scenario.model import Scenario, ScenarioMeta, TableSpec  # noqa: E402
+from simulators.table_journal import endless_dealer, journal_runner  # noqa: E402
 
 YEAR = timedelta(days=365)
 
@@ -63,43 +59,14 @@ def rss_mb() -> float:
     return pages * resource.getpagesize() / 1e6
 
 
-def new_dealer(seed: int) -> AutoDealer:
-    scenario = Scenario(
-        scenario=ScenarioMeta(name="year", profile="rrop-cash"),
-        table=TableSpec(id="T1", stacks=dict.fromkeys(range(1, 7), 10**9), button=1, blinds=(1, 2)),
-    )
-    return AutoDealer(
-        scenario, random.Random(seed), Style(fold=0.0, aggressive=0.0, muck_loser=0.3)
-    )
-
-
-def genesis(dealer: AutoDealer) -> dict[str, Any]:
-    table = dealer.scenario.table
-    return {
-        "table_id": table.id,
-        "profile": dealer.scenario.scenario.profile,
-        "house_rules": {},
-        "stacks": {str(s): c for s, c in table.stacks.items()},
-        "button": table.button,
-        "blinds": list(table.blinds),
-        "ante": table.ante,
-    }
-
-
-def open_runner(path: Path, dealer: AutoDealer) -> TableRunner:
-    journal = Journal.open(path, table_id="T1", genesis=genesis(dealer))
-    state = initial_state(genesis(dealer), dealer.run.state.profile, dealer.manifest)
-    return TableRunner(JournalWriter(journal), state, "shuffler")
-
-
 class Year:
     """The simulated year's state and its measurements."""
 
     def __init__(self, args: argparse.Namespace, path: Path) -> None:
         self.args = args
         self.path = path
-        self.dealer = new_dealer(args.seed)
-        self.runner = open_runner(path, self.dealer)
+        self.dealer = endless_dealer("year", args.seed, stack=10**9)
+        self.runner = journal_runner(path, self.dealer)
         self.journal = self.runner.journal
         self.retention = Retention(
             self.journal,
@@ -184,8 +151,8 @@ def timed(action: Any) -> tuple[float, float, Any]:
 
 def start(path: Path, seed: int) -> tuple[int, Any]:
     """What the daemon does before READY: open, verify from the verified head, replay."""
-    dealer = new_dealer(seed)
-    runner = open_runner(path, dealer)
+    dealer = endless_dealer("year", seed, stack=10**9)
+    runner = journal_runner(path, dealer)
     report = runner.journal.verify(runner.journal.verified_head())
     assert report.ok, report.problems[:3]
     recovered = runner.recover()

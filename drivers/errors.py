@@ -18,6 +18,10 @@ class DeviceUnavailableError(DeviceError):
     """The port cannot be opened, or the device went away (unplug, hang-up, EIO)."""
 
 
+class LinkLostError(DeviceUnavailableError):
+    """The port failed or went away in the middle of a link's life: the connection is over."""
+
+
 class LinkTimeoutError(DeviceError):
     """A request got no response after every retransmission."""
 

@@ -3,14 +3,29 @@
 Each simulator names its commands by a key (``{"fault": …}``, ``{"place": …}``) and describes each
 with a pydantic model that forbids unknown keys. Both the control socket and scenario files go
 through :func:`parse_keyed`, so a typo reads the same wherever it was made.
+
+The tag readers' simulators (PN532, FEIG, the TSP/1 reader) speak of the same things the same
+way: tags placed and removed (:class:`PlaceCommand`, :class:`RemoveCommand`, extended with an
+antenna where the reader has several), the antennas' whole contents (:class:`AntennaTagsCommand`),
+faults that each take only their own options (:class:`FaultModel`) and ``{"status": true}``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, TypeVar
+from collections.abc import Collection, Mapping
+from typing import Annotated, Any, ClassVar, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from controller.uids import UidError, normalize_uid
 
 
 class CommandModel(BaseModel):
@@ -46,3 +61,70 @@ def parse_keyed(data: Any, by_key: Mapping[str, type[CommandT]]) -> CommandT:
             for err in exc.errors()
         )
         raise CommandError(problems) from None
+
+
+# --------------------------------------------------------------------------- tag readers
+
+
+def normalized_uids(values: list[str]) -> list[str]:
+    """Tag UIDs in their one written form (a ValueError names a UID that is none)."""
+    try:
+        return [normalize_uid(value) for value in values]
+    except UidError as exc:
+        raise ValueError(str(exc)) from None
+
+
+Uids = Annotated[list[str], AfterValidator(normalized_uids)]
+
+
+class PlaceCommand(CommandModel):
+    """Put tags on the antenna."""
+
+    place: Uids
+
+
+class RemoveCommand(CommandModel):
+    """Lift tags off the table."""
+
+    remove: Uids
+
+
+class AntennaTagsCommand(CommandModel):
+    """Make the antennas hold exactly these tags (antenna number → UIDs; others are emptied)."""
+
+    tags: dict[int, list[str]]
+
+    @field_validator("tags")
+    @classmethod
+    def _all_uids(cls, value: dict[int, list[str]]) -> dict[int, list[str]]:
+        return {antenna: normalized_uids(uids) for antenna, uids in value.items()}
+
+
+class FaultModel(CommandModel):
+    """Inject a fault: each fault takes only its own ``OPTIONS``; one of ``RATE_FAULTS`` needs
+    its rate (a rate is a number: ``true`` is not 1)."""
+
+    OPTIONS: ClassVar[Mapping[str, frozenset[str]]]
+    RATE_FAULTS: ClassVar[Collection[str]] = ()
+
+    fault: str
+    rate: float | None = Field(default=None, ge=0.0, le=1.0, strict=True)
+
+    @model_validator(mode="after")
+    def _options_belong(self) -> Self:
+        extra = sorted(self.model_fields_set - {"fault"} - self.OPTIONS[self.fault])
+        if extra:
+            raise ValueError(f"{self.fault} does not take {', '.join(extra)}")
+        if self.fault in self.RATE_FAULTS and self.rate is None:
+            raise ValueError(f"{self.fault} needs a rate from 0 to 1")
+        self._check_options()
+        return self
+
+    def _check_options(self) -> None:
+        """The simulator's own checks of a fault's options (a ValueError says what is wrong)."""
+
+
+class StatusCommand(CommandModel):
+    """Report the simulator's state."""
+
+    status: bool = True

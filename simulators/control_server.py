@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -55,3 +55,18 @@ async def serve_control(handle: Handler, path: Path) -> asyncio.Server:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
     return await asyncio.start_unix_server(client, path=str(path), limit=MAX_LINE)
+
+
+@contextlib.asynccontextmanager
+async def control_channel(handle: Handler, path: Path | None) -> AsyncIterator[None]:
+    """Serve the control channel at ``path`` (none if it is None) while the block runs; then
+    stop listening and remove the socket."""
+    server = await serve_control(handle, path) if path is not None else None
+    try:
+        yield
+    finally:
+        if server is not None:
+            server.close()
+        if path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()

@@ -8,8 +8,9 @@ naming the file (and the step).
 
 from __future__ import annotations
 
+import asyncio
 import tomllib
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -58,3 +59,13 @@ def parse_steps(
         except ValueError as exc:
             raise ScenarioError(f"{source}: step {index}: {exc}") from None
     return sorted(out, key=lambda item: item[0])
+
+
+async def play_steps(
+    steps: Iterable[tuple[float, T]], apply: Callable[[T], object], start: float
+) -> None:
+    """Carry out each step's command at ``start + at`` (the running loop's clock)."""
+    loop = asyncio.get_running_loop()
+    for at, command in steps:
+        await asyncio.sleep(max(0.0, start + at - loop.time()))
+        apply(command)

@@ -1,14 +1,15 @@
-"""Suite-wide configuration: hypothesis profiles, a PostgreSQL server for the pit's tests, and
-the long tests first."""
+"""Suite-wide configuration: hypothesis profiles, a PostgreSQL server for the pit's tests, drivers
+on simulated USB buses for the readers' tests, and the long tests first."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.device_rig import UsbRigs
 from tests.postgres import PostgresServer, binaries
 
 settings.register_profile("dev", max_examples=100, deadline=None)
@@ -32,6 +33,14 @@ def postgres() -> Iterator[PostgresServer]:
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+async def usb_rigs() -> AsyncIterator[UsbRigs]:
+    """Buses and drivers for :class:`~tests.device_rig.UsbRig` rigs; all stopped at teardown."""
+    rigs = UsbRigs()
+    yield rigs
+    await rigs.close()
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

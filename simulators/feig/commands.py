@@ -10,12 +10,19 @@ the fault named, are errors that name the key.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Self
+from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field
 
-from controller.uids import UidError, normalize_uid
-from simulators.command_vocabulary import CommandModel, parse_keyed
+from simulators import command_vocabulary as vocabulary
+from simulators.command_vocabulary import (
+    AntennaTagsCommand,
+    CommandModel,
+    RemoveCommand,
+    StatusCommand,
+    Uids,
+    parse_keyed,
+)
 from simulators.feig.radio import AntennaFault
 
 FaultName = Literal[
@@ -48,73 +55,38 @@ FAULT_OPTIONS: dict[str, frozenset[str]] = {
 RATE_FAULTS = ("crc", "partial", "flap", "crosstalk", "stacked_miss")
 CLEARABLE = (*RATE_FAULTS, "stall", "antenna", "rf", "all")
 
-
-def _uids(values: list[str]) -> list[str]:
-    try:
-        return [normalize_uid(value) for value in values]
-    except UidError as exc:
-        raise ValueError(str(exc)) from None
+TagsCommand = AntennaTagsCommand
 
 
-class PlaceCommand(CommandModel):
+class PlaceCommand(vocabulary.PlaceCommand):
     """Put tags on an antenna (a tag lying elsewhere moves at once)."""
 
-    place: list[str]
     antenna: int = Field(ge=1, le=32)
-
-    _check = field_validator("place")(_uids)
-
-
-class RemoveCommand(CommandModel):
-    """Lift tags off the table."""
-
-    remove: list[str]
-
-    _check = field_validator("remove")(_uids)
-
-
-class TagsCommand(CommandModel):
-    """Make the antennas hold exactly these tags (antenna number → UIDs; others are emptied)."""
-
-    tags: dict[int, list[str]]
-
-    @field_validator("tags")
-    @classmethod
-    def _all_uids(cls, value: dict[int, list[str]]) -> dict[int, list[str]]:
-        return {antenna: _uids(uids) for antenna, uids in value.items()}
 
 
 class SlideCommand(CommandModel):
     """Slide tags to another antenna: heard on both for ``inventories``, then on the new one."""
 
-    slide: list[str]
+    slide: Uids
     antenna: int = Field(ge=1, le=32)
     inventories: int = Field(default=3, ge=1, le=1000)
 
-    _check = field_validator("slide")(_uids)
 
-
-class FaultCommand(CommandModel):
+class FaultCommand(vocabulary.FaultModel):
     """Inject a fault."""
 
+    OPTIONS = FAULT_OPTIONS
+    RATE_FAULTS = RATE_FAULTS
+
     fault: FaultName
-    # strict: a rate is a number (true is not 1)
-    rate: float | None = Field(default=None, ge=0.0, le=1.0, strict=True)
     seconds: float = Field(default=1.0, gt=0.0, le=600.0)
     antenna: int | None = Field(default=None, ge=1, le=32)
     code: AntennaFault = AntennaFault.OPEN
     problem: Literal["hardware", "noise", "overtemperature"] = "hardware"
 
-    @model_validator(mode="after")
-    def _options_belong(self) -> Self:
-        extra = sorted(self.model_fields_set - {"fault"} - FAULT_OPTIONS[self.fault])
-        if extra:
-            raise ValueError(f"{self.fault} does not take {', '.join(extra)}")
-        if self.fault in RATE_FAULTS and self.rate is None:
-            raise ValueError(f"{self.fault} needs a rate from 0 to 1")
+    def _check_options(self) -> None:
         if self.fault == "antenna" and self.antenna is None:
             raise ValueError("antenna needs the antenna number")
-        return self
 
 
 class ClearCommand(CommandModel):
@@ -124,12 +96,6 @@ class ClearCommand(CommandModel):
         "crc", "partial", "flap", "crosstalk", "stacked_miss", "stall", "antenna", "rf", "all"
     ]
     antenna: int | None = Field(default=None, ge=1, le=32)
-
-
-class StatusCommand(CommandModel):
-    """Report the simulator's state."""
-
-    status: bool = True
 
 
 Command = (

@@ -8,25 +8,20 @@ the simulated USB bus (:class:`~simulators.feig.usb_device.SimulatedFeigUsbReade
 
 from __future__ import annotations
 
-import asyncio
-from pathlib import Path
 from typing import Any, Protocol
 
-from simulators.control_server import serve_control
+from simulators.command_vocabulary import RemoveCommand, StatusCommand
 from simulators.feig.commands import (
     RF_PROBLEMS,
     ClearCommand,
     Command,
     FaultCommand,
     PlaceCommand,
-    RemoveCommand,
     SlideCommand,
-    StatusCommand,
     TagsCommand,
     parse_command,
 )
 from simulators.feig.reader import FeigReaderModel
-from simulators.feig.server import FeigSimulator
 
 
 class FeigHost(Protocol):
@@ -178,8 +173,3 @@ def handle(sim: FeigHost, data: Any) -> dict[str, Any]:
     """Validate and carry out one decoded command; the reply for the control channel (a bad
     command raises a ValueError, which the channel answers with its message)."""
     return {"ok": True, **apply(sim, parse_command(data))}
-
-
-async def serve(sim: FeigSimulator, path: Path) -> asyncio.Server:
-    """Listen for control connections on a Unix-domain socket at ``path``."""
-    return await serve_control(lambda data: handle(sim, data), path)

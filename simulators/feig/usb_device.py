@@ -17,12 +17,9 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from drivers.errors import DeviceUnavailableError
 from drivers.rfid.feig.options import FEIG_VID, FeigOptions
-from simulators.errors import ScenarioError
 from simulators.feig import control
 from simulators.feig.commands import Command
 from simulators.feig.reader import FeigReaderModel
@@ -143,17 +140,9 @@ def add_feig_reader(
 def start_reader(bus: SimulatedUsbBus, options: FeigOptions) -> SimulatedFeigUsbReader:
     """Plug a reader as ``feig-isc``'s options describe; serve its control socket and scenario."""
     # Imported here: the runner imports the bus, which imports this module lazily.
-    from simulators.rfid.usb_runner import play, serve_control  # noqa: PLC0415
+    from simulators.rfid.usb_runner import device_scenario, drive  # noqa: PLC0415
 
-    try:
-        scenario = (
-            load_scenario(options.simulator_scenario)
-            if options.simulator_scenario
-            else FeigScenario()
-        )
-    except ScenarioError as exc:
-        raise DeviceUnavailableError(f"simulated reader: {exc}") from None
-    seed = options.simulator_seed if options.simulator_seed is not None else scenario.seed
+    scenario, seed = device_scenario(options, load_scenario, FeigScenario)
     assert options.vid is not None
     assert options.pid is not None
     antennas = max(16, *(a.antenna for a in options.antennas))
@@ -165,14 +154,7 @@ def start_reader(bus: SimulatedUsbBus, options: FeigOptions) -> SimulatedFeigUsb
         antennas=antennas,
         seed=seed,
     )
-    if options.simulator_control:
-        try:
-            serve_control(device, Path(options.simulator_control))
-        except OSError as exc:
-            raise DeviceUnavailableError(f"simulated reader: control socket: {exc}") from None
-    if scenario.steps:
-        play(device, scenario.steps, device.apply)
-    return device
+    return drive(device, options, scenario.steps, device.apply)
 
 
 __all__ = [

@@ -9,12 +9,17 @@ fault named, are errors that name the key.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Self
+from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
-
-from controller.uids import UidError, normalize_uid
-from simulators.command_vocabulary import CommandModel, parse_keyed
+from simulators.command_vocabulary import (
+    CommandModel,
+    FaultModel,
+    PlaceCommand,
+    RemoveCommand,
+    StatusCommand,
+    Uids,
+    parse_keyed,
+)
 from simulators.pn532.faults import AntennaMode
 
 FaultName = Literal["flap", "stacked_miss", "corrupt", "antenna", "unplug", "replug"]
@@ -30,65 +35,26 @@ FAULT_OPTIONS: dict[str, frozenset[str]] = {
 RATE_FAULTS = ("flap", "stacked_miss", "corrupt")
 
 
-def _uids(values: list[str]) -> list[str]:
-    try:
-        return [normalize_uid(value) for value in values]
-    except UidError as exc:
-        raise ValueError(str(exc)) from None
-
-
-class PlaceCommand(CommandModel):
-    """Put tags on the antenna."""
-
-    place: list[str]
-
-    _check = field_validator("place")(_uids)
-
-
-class RemoveCommand(CommandModel):
-    """Lift tags off the antenna."""
-
-    remove: list[str]
-
-    _check = field_validator("remove")(_uids)
-
-
 class TagsCommand(CommandModel):
     """Make the antenna hold exactly these tags."""
 
-    tags: list[str]
-
-    _check = field_validator("tags")(_uids)
+    tags: Uids
 
 
-class FaultCommand(CommandModel):
+class FaultCommand(FaultModel):
     """Inject a fault: a rate of misses or garbled frames, a broken antenna, a pulled cable."""
 
-    fault: FaultName
-    # strict: a rate is a number (true is not 1)
-    rate: float | None = Field(default=None, ge=0.0, le=1.0, strict=True)
-    mode: AntennaMode = AntennaMode.TIMEOUT
+    OPTIONS = FAULT_OPTIONS
+    RATE_FAULTS = RATE_FAULTS
 
-    @model_validator(mode="after")
-    def _options_belong(self) -> Self:
-        extra = sorted(self.model_fields_set - {"fault"} - FAULT_OPTIONS[self.fault])
-        if extra:
-            raise ValueError(f"{self.fault} does not take {', '.join(extra)}")
-        if self.fault in RATE_FAULTS and self.rate is None:
-            raise ValueError(f"{self.fault} needs a rate from 0 to 1")
-        return self
+    fault: FaultName
+    mode: AntennaMode = AntennaMode.TIMEOUT
 
 
 class ClearCommand(CommandModel):
     """Remove a fault, or all of them."""
 
     clear: Literal["flap", "stacked_miss", "corrupt", "antenna", "all"]
-
-
-class StatusCommand(CommandModel):
-    """Report the simulator's state."""
-
-    status: bool = True
 
 
 Command = PlaceCommand | RemoveCommand | TagsCommand | FaultCommand | ClearCommand | StatusCommand

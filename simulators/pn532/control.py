@@ -6,18 +6,13 @@ scenario's timed steps both end here; ``docs/simulators.md`` lists the commands.
 
 from __future__ import annotations
 
-import asyncio
-from pathlib import Path
 from typing import Any
 
-from simulators.control_server import serve_control
+from simulators.command_vocabulary import PlaceCommand, RemoveCommand, StatusCommand
 from simulators.pn532.commands import (
     ClearCommand,
     Command,
     FaultCommand,
-    PlaceCommand,
-    RemoveCommand,
-    StatusCommand,
     TagsCommand,
     parse_command,
     uid_bytes,
@@ -31,7 +26,7 @@ def status(sim: Pn532Simulator) -> dict[str, Any]:
     stats = module.stats
     return {
         "device": sim.device,
-        "path": sim.cable.path if sim.plugged else None,
+        "path": sim.path,
         "plugged": sim.plugged,
         "asleep": module.asleep,
         "sam_mode": module.chip.sam_mode,
@@ -97,8 +92,3 @@ def handle(sim: Pn532Simulator, data: Any) -> dict[str, Any]:
     command raises :class:`~simulators.command_vocabulary.CommandError`, which the channel
     answers with its message)."""
     return {"ok": True, **apply(sim, parse_command(data))}
-
-
-async def serve(sim: Pn532Simulator, path: Path) -> asyncio.Server:
-    """Listen for control connections on a Unix-domain socket at ``path``."""
-    return await serve_control(lambda data: handle(sim, data), path)

@@ -11,17 +11,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from types import TracebackType
 
 from simulators.pn532.faults import AntennaMode
 from simulators.pn532.module import Pn532Module
-from simulators.pty import PtyCable
+from simulators.pty_simulator import PtySimulator
 
 RETRY_PERIOD_S = 0.05
 """How often a command that is still polling (endless retries, InAutoPoll) looks again."""
 
 
-class Pn532Simulator:
+class Pn532Simulator(PtySimulator):
     """One PN532 module on one pty."""
 
     def __init__(
@@ -32,48 +31,11 @@ class Pn532Simulator:
         tags: Iterable[bytes] = (),
         trace: Callable[[str], None] | None = None,
     ) -> None:
+        super().__init__(link=link, trace=trace)
         self.module = Pn532Module(seed=seed)
-        self.cable = PtyCable(link)
-        self._trace = trace
-        self._loop: asyncio.AbstractEventLoop | None = None
         self._timer: asyncio.TimerHandle | None = None
-        self.unplugs = 0
         for uid in tags:
             self.module.antenna.place(uid)
-
-    @property
-    def device(self) -> str:
-        """The path a driver should open: the symlink if one was asked for, else the pty."""
-        return self.cable.device
-
-    @property
-    def plugged(self) -> bool:
-        """False between :meth:`unplug` and :meth:`replug`."""
-        return self.cable.plugged
-
-    # ----------------------------------------------------------------- lifecycle
-
-    async def start(self) -> str:
-        """Open the pty and start serving; returns the device path."""
-        self._loop = asyncio.get_running_loop()
-        self._plug()
-        return self.device
-
-    def stop(self) -> None:
-        """Stop serving and close the pty."""
-        self._unplug()
-
-    async def __aenter__(self) -> Pn532Simulator:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     # ----------------------------------------------------------------- scripted actions
 
@@ -116,47 +78,18 @@ class Pn532Simulator:
         self.module.faults.antenna = mode
         self._kick()
 
-    def unplug(self) -> None:
-        """Pull the cable: the pty closes and the symlink disappears; the chip loses power."""
-        if self.cable.plugged:
-            self.unplugs += 1
-        self._unplug()
-
-    def replug(self) -> str:
-        """Plug the cable back: a fresh pty, the symlink re-pointed, the chip freshly powered."""
-        if not self.cable.plugged:
-            self.module.power_on()
-            self._plug()
-        return self.device
-
     # ----------------------------------------------------------------- byte pump
 
-    def _plug(self) -> None:
-        loop = self._require_loop()
-        self.cable.plug()
-        loop.add_reader(self.cable.master_fd, self._on_readable)
-        self._log(f"plugged {self.cable.path}")
+    def _power_on(self) -> None:
+        self.module.power_on()
 
-    def _unplug(self) -> None:
+    def _cancel_pending(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if self.cable.plugged and self._loop is not None:
-            self._loop.remove_reader(self.cable.master_fd)
-            self._log(f"unplugged {self.cable.path}")
-        self.cable.unplug()
 
-    def _require_loop(self) -> asyncio.AbstractEventLoop:
-        if self._loop is None:
-            raise RuntimeError("the simulator is not started")
-        return self._loop
-
-    def _on_readable(self) -> None:
-        data = self.cable.read()
-        if not data:
-            return
-        self._log(f"<- {data.hex(' ')}")
-        self._send(self.module.receive(data, self._require_loop().time()))
+    def _received(self, data: bytes, now: float) -> None:
+        self._send(self.module.receive(data, now))
         self._schedule()
 
     def _kick(self) -> None:
@@ -165,16 +98,9 @@ class Pn532Simulator:
         self._send(self.module.advance(self._loop.time()))
         self._schedule()
 
-    def _send(self, data: bytes) -> None:
-        if data and self.cable.plugged:
-            self._log(f"-> {data.hex(' ')}")
-            self.cable.write(data)
-
     def _schedule(self) -> None:
         """Look again while a command is still polling, and at its deadline."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self._cancel_pending()
         if self.module.busy_with is None or self._loop is None:
             return
         when = self._loop.time() + RETRY_PERIOD_S
@@ -182,7 +108,3 @@ class Pn532Simulator:
         if deadline is not None:
             when = min(when, deadline)
         self._timer = self._loop.call_at(when, self._kick)
-
-    def _log(self, line: str) -> None:
-        if self._trace is not None:
-            self._trace(line)

@@ -10,20 +10,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import random
 import signal
 import sys
+from functools import partial
 from pathlib import Path
 
 from controller.uids import UidError, uid_to_bytes
-from simulators.control_server import serve_control
+from simulators.control_server import control_channel
 from simulators.errors import ScenarioError
 from simulators.pty import PtyCable
+from simulators.pty_cli import run_until_interrupted
 from simulators.rfid import control
 from simulators.rfid.model import ReaderConfig, ReaderModel
 from simulators.rfid.scenario import ReaderScenario, load_scenario
 from simulators.rfid.server import ReaderPtyServer
+from simulators.schedule import play_steps
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -74,13 +76,7 @@ def run(args: argparse.Namespace) -> int:
     except (ScenarioError, UidError, ValueError) as exc:
         print(f"tablectl sim rfid: {exc}", file=sys.stderr)
         return 2
-    try:
-        with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(_serve(args, scenario, tags))
-    except OSError as exc:
-        print(f"tablectl sim rfid: {exc}", file=sys.stderr)
-        return 1
-    return 0
+    return run_until_interrupted("rfid", _serve(args, scenario, tags))
 
 
 async def _serve(
@@ -95,23 +91,15 @@ async def _serve(
     for antenna, uid in tags:
         model.place(antenna, [uid])
     path = server.start()
-    socket = await serve_control(server.handle, args.control) if args.control else None
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, server.stop)
-    started = loop.time()
-
-    async def play() -> None:
-        for at, command in scenario.steps:
-            await asyncio.sleep(max(0.0, started + at - loop.time()))
-            control.apply(server, command)
-
-    player = asyncio.create_task(play(), name="scenario")
-    print(path, flush=True)
-    try:
-        await server.serve()
-    finally:
-        player.cancel()
-        if socket is not None:
-            socket.close()
-            with contextlib.suppress(FileNotFoundError):
-                args.control.unlink()
+    async with control_channel(server.handle, args.control):
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, server.stop)
+        apply = partial(control.apply, server)
+        player = asyncio.create_task(
+            play_steps(scenario.steps, apply, loop.time()), name="scenario"
+        )
+        print(path, flush=True)
+        try:
+            await server.serve()
+        finally:
+            player.cancel()

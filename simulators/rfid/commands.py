@@ -8,13 +8,18 @@ options that do not belong to the fault named, are errors that name the key.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Self
+from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator
 
-from controller.uids import UidError, normalize_uid
 from drivers.rfid.tsp_reader.codes import AntennaCode, fault_code
-from simulators.command_vocabulary import CommandModel, parse_keyed
+from simulators import command_vocabulary as vocabulary
+from simulators.command_vocabulary import (
+    AntennaTagsCommand,
+    CommandModel,
+    StatusCommand,
+    parse_keyed,
+)
 
 FaultName = Literal[
     "crc",
@@ -50,44 +55,25 @@ ANTENNA_FAULTS |= {"detuned": AntennaCode.DETUNED, "noise": AntennaCode.NOISE}
 CLEARABLE = ("flap", "stacked_miss", "antenna", "lose_edges", "garble_edges", "crc", "partial")
 
 
-def _uids(values: list[str]) -> list[str]:
-    try:
-        return [normalize_uid(value) for value in values]
-    except UidError as exc:
-        raise ValueError(str(exc)) from None
+TagsCommand = AntennaTagsCommand
 
 
-class PlaceCommand(CommandModel):
+class PlaceCommand(vocabulary.PlaceCommand):
     """Put tags on an antenna (a tag lying on another antenna moves)."""
 
-    place: list[str]
     antenna: int = Field(ge=0, le=255)
 
-    _check = field_validator("place")(_uids)
 
-
-class RemoveCommand(CommandModel):
+class RemoveCommand(vocabulary.RemoveCommand):
     """Lift tags off an antenna, or off whichever antenna they lie on."""
 
-    remove: list[str]
     antenna: int | None = Field(default=None, ge=0, le=255)
 
-    _check = field_validator("remove")(_uids)
 
-
-class TagsCommand(CommandModel):
-    """Make the antennas hold exactly these tags (antenna number → UIDs; others are emptied)."""
-
-    tags: dict[int, list[str]]
-
-    @field_validator("tags")
-    @classmethod
-    def _all_uids(cls, value: dict[int, list[str]]) -> dict[int, list[str]]:
-        return {antenna: _uids(uids) for antenna, uids in value.items()}
-
-
-class FaultCommand(CommandModel):
+class FaultCommand(vocabulary.FaultModel):
     """Inject a fault."""
+
+    OPTIONS = FAULT_OPTIONS
 
     fault: FaultName
     rate: float = Field(default=0.0, ge=0.0, le=1.0)
@@ -99,12 +85,7 @@ class FaultCommand(CommandModel):
     severity: Literal["info", "warn", "error", "critical"] = "error"
     detail: str = ""
 
-    @model_validator(mode="after")
-    def _options_belong(self) -> Self:
-        given = self.model_fields_set - {"fault"}
-        extra = sorted(given - FAULT_OPTIONS[self.fault])
-        if extra:
-            raise ValueError(f"{self.fault} does not take {', '.join(extra)}")
+    def _check_options(self) -> None:
         if self.fault == "antenna":
             if self.antenna is None:
                 raise ValueError("antenna needs the antenna number")
@@ -112,7 +93,6 @@ class FaultCommand(CommandModel):
                 raise ValueError(f"antenna code must be one of {', '.join(ANTENNA_FAULTS)}")
         if self.fault == "raise":
             fault_code(self.code or "")
-        return self
 
 
 class ClearCommand(CommandModel):
@@ -131,12 +111,6 @@ class ClearCommand(CommandModel):
                 known = ", ".join((*CLEARABLE, "all"))
                 raise ValueError(f"clear takes one of {known} or a device fault name") from None
         return value
-
-
-class StatusCommand(CommandModel):
-    """Report the simulator's state."""
-
-    status: bool = True
 
 
 Command = PlaceCommand | RemoveCommand | TagsCommand | FaultCommand | ClearCommand | StatusCommand

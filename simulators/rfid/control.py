@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from controller.table.inputs import Zone
 from drivers.rfid.tsp_reader.codes import AntennaCode, fault_code, zone_of
 from drivers.tsp.common import Severity
-from simulators.command_vocabulary import CommandError
+from simulators.command_vocabulary import CommandError, StatusCommand
 from simulators.rfid.commands import (
     ANTENNA_FAULTS,
     ClearCommand,
@@ -21,7 +21,6 @@ from simulators.rfid.commands import (
     FaultCommand,
     PlaceCommand,
     RemoveCommand,
-    StatusCommand,
     TagsCommand,
     parse_command,
 )

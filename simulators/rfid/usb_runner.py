@@ -1,10 +1,11 @@
 """A simulated USB reader inside the process that drives it: its control socket and scenario.
 
 When a daemon's ``tsp-reader-usb`` (or ``feig-isc``) driver says ``backend = "simulated"``, the
-reader lives in the
-daemon's own process (there is no kernel device to share). It is still driven from outside like
-the pty simulator: a Unix control socket speaking the same JSON lines (served by a thread, so it
-answers whatever the daemon's event loop is doing), and a scenario file played by another thread.
+reader lives in the daemon's own process (there is no kernel device to share). It is still
+driven from outside like the pty simulator: a Unix control socket speaking the same JSON lines
+(served by a thread, so it answers whatever the daemon's event loop is doing), and a scenario
+file played by another thread. Every simulated USB reader starts the same way:
+:func:`device_scenario`, then :func:`drive`.
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from drivers.errors import DeviceUnavailableError
+from drivers.rfid.tsp_reader.options import TspUsbReaderOptions
+from drivers.usb_options import UsbBackendOptions
 from simulators.control_server import handle_line
 from simulators.errors import ScenarioError
 from simulators.rfid.scenario import ReaderScenario, load_scenario
@@ -84,26 +87,59 @@ def play(
     return thread
 
 
-def start_reader(bus: SimulatedUsbBus, options: Any) -> SimulatedUsbReader:
-    """Plug a reader as the driver options describe; serve its control socket and scenario."""
+class Scenario(Protocol):
+    """What a simulator's scenario file gives: a seed and timed steps."""
+
+    @property
+    def seed(self) -> int | None:
+        """The scenario's RNG seed."""
+        ...
+
+    @property
+    def steps(self) -> Sequence[tuple[float, Any]]:
+        """The timed commands."""
+        ...
+
+
+ScenarioT = TypeVar("ScenarioT", bound=Scenario)
+DeviceT = TypeVar("DeviceT", bound=SimulatedUsbDevice)
+
+
+def device_scenario(
+    options: UsbBackendOptions, load: Callable[[Path], ScenarioT], empty: Callable[[], ScenarioT]
+) -> tuple[ScenarioT, int | None]:
+    """The scenario the options name (or ``empty()``) and the seed (the options' over the
+    scenario's); a scenario that cannot be read makes the device unavailable."""
     try:
-        scenario = (
-            load_scenario(options.simulator_scenario)
-            if options.simulator_scenario
-            else ReaderScenario()
-        )
+        scenario = load(options.simulator_scenario) if options.simulator_scenario else empty()
     except ScenarioError as exc:
         raise DeviceUnavailableError(f"simulated reader: {exc}") from None
     seed = options.simulator_seed if options.simulator_seed is not None else scenario.seed
+    return scenario, seed
+
+
+def drive(
+    device: DeviceT,
+    options: UsbBackendOptions,
+    steps: Sequence[tuple[float, Any]],
+    apply: Callable[[Any], object],
+) -> DeviceT:
+    """Serve the device's control socket (if the options ask for one) and play ``steps``."""
+    if options.simulator_control:
+        try:
+            serve_control(device, Path(options.simulator_control))
+        except OSError as exc:
+            raise DeviceUnavailableError(f"simulated reader: control socket: {exc}") from None
+    if steps:
+        play(device, steps, apply)
+    return device
+
+
+def start_reader(bus: SimulatedUsbBus, options: TspUsbReaderOptions) -> SimulatedUsbReader:
+    """Plug a reader as the driver options describe; serve its control socket and scenario."""
+    scenario, seed = device_scenario(options, load_scenario, ReaderScenario)
     serial = options.serial_number or "RDR-0001"
     reader = bus.add_reader(serial, vid=options.vid, pid=options.pid, seed=seed)
     if scenario.tags is not None:
         reader.apply(scenario.tags)
-    if options.simulator_control:
-        try:
-            serve_control(reader, Path(options.simulator_control))
-        except OSError as exc:
-            raise DeviceUnavailableError(f"simulated reader: control socket: {exc}") from None
-    if scenario.steps:
-        play(reader, scenario.steps, reader.apply)
-    return reader
+    return drive(reader, options, scenario.steps, reader.apply)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import random
 import signal
 import sys
@@ -17,12 +16,14 @@ from pathlib import Path
 
 from controller.cards import parse_card
 from drivers.shuffler.codes import Capability
+from simulators.control_server import control_channel
 from simulators.errors import ScenarioError
 from simulators.pty import PtyCable
+from simulators.schedule import play_steps
 from simulators.shuffler.firmware import default_firmware
 from simulators.shuffler.model import DEFAULT_CAPS, DeviceConfig, ShufflerModel
 from simulators.shuffler.scenario import load_scenario
-from simulators.shuffler.server import SimulatorServer, serve_control
+from simulators.shuffler.server import SimulatorServer, handle
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -74,26 +75,17 @@ async def _main(args: argparse.Namespace) -> int:
     model = build_model(args, rng, loop.time())
     server = SimulatorServer(model, PtyCable(args.link), baud=args.baud, chunk=args.chunk, rng=rng)
     path = server.start()
-    control = await serve_control(server, args.control) if args.control else None
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, server.stop)
-    started = loop.time()
-
-    async def play() -> None:
-        for at, command in schedule:
-            await asyncio.sleep(max(0.0, started + at - loop.time()))
-            server.apply(command)
-
-    player = asyncio.create_task(play(), name="scenario")
-    print(path, flush=True)
-    try:
-        await server.serve()
-    finally:
-        player.cancel()
-        if control is not None:
-            control.close()
-            with contextlib.suppress(FileNotFoundError):
-                args.control.unlink()
+    async with control_channel(lambda data: handle(server, data), args.control):
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, server.stop)
+        player = asyncio.create_task(
+            play_steps(schedule, server.apply, loop.time()), name="scenario"
+        )
+        print(path, flush=True)
+        try:
+            await server.serve()
+        finally:
+            player.cancel()
     return 0
 
 

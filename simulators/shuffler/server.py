@@ -8,10 +8,8 @@ writes, unplug and replug. This module adds the shuffler's own faults and comman
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import random
-from pathlib import Path
 from typing import Any
 
 from controller.cards import card_code, card_from_code, parse_card
@@ -25,7 +23,6 @@ from drivers.shuffler.codes import (
     fault_code,
 )
 from drivers.tsp.device_link import DeviceTimers
-from simulators import control_server
 from simulators.command_vocabulary import CommandError
 from simulators.errors import RefusedError
 from simulators.pty import PtyCable
@@ -208,8 +205,3 @@ def handle(server: SimulatorServer, data: Any) -> dict[str, Any]:
         return server.apply(parse_command(data))
     except CommandError as exc:
         return {"ok": False, "error": str(exc)}
-
-
-async def serve_control(server: SimulatorServer, path: Path) -> asyncio.Server:
-    """Listen on a Unix socket for JSON-line commands; one JSON reply per line."""
-    return await control_server.serve_control(lambda data: handle(server, data), path)

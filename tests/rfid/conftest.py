@@ -1,9 +1,9 @@
-"""Fixtures for PN532 driver tests: simulators on real ptys, readers, an event log to wait on."""
+"""Fixtures for PN532 driver tests: simulators on real ptys, readers, an event log to wait on
+(:mod:`tests.device_rig`)."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import select
 import signal
@@ -14,92 +14,21 @@ from typing import Any
 
 import pytest
 
-from controller.table.inputs import (
-    DeviceHealthChanged,
-    DeviceInput,
-    Health,
-    TagArrived,
-    TagDeparted,
-)
-from drivers.contract import Device
 from drivers.rfid.pn532.driver import Pn532Reader
 from simulators.control_client import ControlClient
 from simulators.pn532.server import Pn532Simulator
 from simulators.rig.launcher import spawn
+from tests.device_rig import EventLog
+from tests.device_rig import until as until_condition
 
 #: Fast but forgiving timings for ptys on a loaded 2-core CI machine.
 FAST = {"poll_interval": 0.01, "ack_timeout": 0.1, "response_timeout": 0.2, "reconnect_min": 0.05}
 
 
-class EventLog:
-    """Collects a reader's events in the background; tests wait on conditions, never on time."""
-
-    def __init__(self, reader: Device) -> None:
-        self.reader = reader
-        self.events: list[DeviceInput] = []
-        self._changed = asyncio.Event()
-        self._task = asyncio.create_task(self._collect())
-
-    async def _collect(self) -> None:
-        async for event in self.reader.events():
-            self.events.append(event)
-            self._changed.set()
-
-    async def wait_for(
-        self, predicate: Callable[[DeviceInput], bool], timeout: float = 10.0, after: int = 0
-    ) -> DeviceInput:
-        """The first event from index ``after`` on that matches (waiting for it if needed)."""
-        async with asyncio.timeout(timeout):
-            while True:
-                for event in self.events[after:]:
-                    if predicate(event):
-                        return event
-                self._changed.clear()
-                await self._changed.wait()
-
-    async def health(self, device: str, health: Health, after: int = 0) -> DeviceHealthChanged:
-        event = await self.wait_for(
-            lambda e: (
-                isinstance(e, DeviceHealthChanged) and e.device == device and e.health is health
-            ),
-            after=after,
-        )
-        assert isinstance(event, DeviceHealthChanged)
-        return event
-
-    async def arrived(self, uid: str, after: int = 0) -> TagArrived:
-        event = await self.wait_for(
-            lambda e: isinstance(e, TagArrived) and e.uid == uid, after=after
-        )
-        assert isinstance(event, TagArrived)
-        return event
-
-    async def departed(self, uid: str, after: int = 0) -> TagDeparted:
-        event = await self.wait_for(
-            lambda e: isinstance(e, TagDeparted) and e.uid == uid, after=after
-        )
-        assert isinstance(event, TagDeparted)
-        return event
-
-    def departures(self) -> list[TagDeparted]:
-        return [e for e in self.events if isinstance(e, TagDeparted)]
-
-    async def close(self) -> None:
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
-
-
-async def _until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.005)
-
-
 @pytest.fixture
 def until() -> Callable[..., Awaitable[None]]:
     """``await until(condition, timeout)``: poll a condition, with a deadline."""
-    return _until
+    return until_condition
 
 
 @pytest.fixture

@@ -17,7 +17,8 @@ from controller.table.inputs import (
     Zone,
 )
 from drivers.rfid.feig.driver import FeigReader
-from tests.rfid.conftest import EventLog, SimProcess
+from tests.device_rig import EventLog
+from tests.rfid.conftest import SimProcess
 
 #: The demo table's antennas, numbered as the multiplexer numbers them.
 ANTENNAS = {

@@ -4,8 +4,7 @@ fake pyusb backend (the same simulated bus as the TSP/1 reader's)."""
 from __future__ import annotations
 
 import errno
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ from simulators.control_client import ControlClient
 from simulators.feig.reader import VERSION
 from simulators.feig.usb_device import SIMULATED_PID, SimulatedFeigUsbReader, add_feig_reader
 from simulators.rfid.usb_backend import SimulatedUsbBus, process_bus
-from tests.rfid.conftest import EventLog, _until
+from tests.device_rig import EventLog, UsbRig, UsbRigs, until
 
 ANTENNAS = {1: "seat:1", 2: "seat:2", 3: "board", 4: "muck"}
 FAST = {
@@ -105,30 +104,19 @@ def test_pyusb_finds_claims_and_talks_to_the_simulated_feig_reader() -> None:
         bus.close()
 
 
-@dataclass
-class Rig:
-    bus: SimulatedUsbBus
-    device: SimulatedFeigUsbReader
-    reader: FeigReader
-    log: EventLog
-
-    def sim(self, **command: Any) -> dict[str, Any]:
-        reply = self.device.handle(command)
-        assert reply["ok"], reply
-        return reply
+class Rig(UsbRig[SimulatedFeigUsbReader, FeigReader]):
+    """The ``feig-isc`` driver on a simulated ID ISC reader on its own simulated bus."""
 
     async def sweeps(self, count: int) -> None:
         """Wait until the driver has swept ``count`` more times."""
         start = self.reader.sweeps
-        await _until(lambda: self.reader.sweeps - start >= count)
+        await until(lambda: self.reader.sweeps - start >= count)
 
 
 @pytest.fixture
-async def rig() -> AsyncIterator[Callable[..., Awaitable[Rig]]]:
-    made: list[tuple[SimulatedUsbBus, FeigReader, EventLog]] = []
-
+def rig(usb_rigs: UsbRigs) -> Callable[..., Awaitable[Rig]]:
     async def make(**options: Any) -> Rig:
-        bus = SimulatedUsbBus()
+        bus = usb_rigs.bus()
         device = add_feig_reader(bus, "FEIG-0042", seed=3)
         antennas = [{"antenna": a, "zone": z} for a, z in ANTENNAS.items()]
         settings = {
@@ -140,17 +128,9 @@ async def rig() -> AsyncIterator[Callable[..., Awaitable[Rig]]]:
             **options,
         }
         reader = FeigReader.from_options("rfid", settings, usb_backend=bus)
-        await reader.start()
-        log = EventLog(reader)
-        made.append((bus, reader, log))
-        await log.health("rfid", Health.ONLINE)
-        return Rig(bus, device, reader, log)
+        return await usb_rigs.start(Rig(bus, device, reader, EventLog()))
 
-    yield make
-    for bus, reader, log in made:
-        await reader.stop()
-        await log.close()
-        bus.close()
+    return make
 
 
 async def test_tags_arrive_and_depart_over_usb(rig: Callable[..., Awaitable[Rig]]) -> None:
@@ -188,7 +168,7 @@ async def test_unplug_reconnects_and_replug_reconciles(rig: Callable[..., Awaita
     supervisor = r.reader.supervisor
     assert supervisor is not None
     sessions = supervisor.sessions
-    await _until(lambda: supervisor.sessions >= sessions + 2)  # it keeps looking meanwhile
+    await until(lambda: supervisor.sessions >= sessions + 2)  # it keeps looking meanwhile
     r.sim(remove=[A])  # lifted while the reader was off the bus
     address = r.device.address
     r.sim(fault="replug")

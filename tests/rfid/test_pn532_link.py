@@ -6,10 +6,10 @@ from collections.abc import Callable
 
 import pytest
 
-from drivers.errors import LinkTimeoutError
+from drivers.errors import LinkLostError, LinkTimeoutError
 from drivers.rfid.pn532 import commands as cmd
 from drivers.rfid.pn532.frames import ACK_BYTES, encode_information
-from drivers.rfid.pn532.link import CommandRejectedError, LinkLostError, Pn532Link
+from drivers.rfid.pn532.link import CommandRejectedError, Pn532Link
 from simulators.pn532.faults import AntennaMode
 from simulators.pn532.module import Pn532Module
 

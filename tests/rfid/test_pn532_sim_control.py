@@ -7,15 +7,12 @@ from typing import Any
 
 import pytest
 
-from simulators.command_vocabulary import CommandError
+from simulators.command_vocabulary import CommandError, PlaceCommand, RemoveCommand, StatusCommand
 from simulators.errors import ScenarioError
 from simulators.pn532.commands import (
     ClearCommand,
     Command,
     FaultCommand,
-    PlaceCommand,
-    RemoveCommand,
-    StatusCommand,
     TagsCommand,
     parse_command,
 )

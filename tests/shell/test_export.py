@@ -21,6 +21,7 @@ from controller.shell.writer import JournalWriter
 from controller.table.inputs import Confirm, DealerInput
 from simulators.scenario.core_runner import run_core
 from simulators.scenario.model import load_scenario
+from simulators.table_journal import genesis_of
 from tests.core.test_phh import replay
 from tests.helpers import SCENARIOS
 
@@ -31,15 +32,7 @@ def journal_of(name: str, tmp_path: Path, change: Any = None) -> tuple[Path, Any
     run = run_core(scenario)
     inputs = [change(item) if change else item for item in run.inputs]
     table = scenario.table
-    genesis = {
-        "table_id": table.id,
-        "profile": scenario.scenario.profile,
-        "house_rules": scenario.scenario.house_rules,
-        "stacks": {str(s): c for s, c in table.stacks.items()},
-        "button": table.button,
-        "blinds": list(table.blinds),
-        "ante": table.ante,
-    }
+    genesis = genesis_of(scenario)
     path = tmp_path / "journal.sqlite"
 
     async def live() -> None:

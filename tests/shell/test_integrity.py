@@ -22,7 +22,8 @@ from controller.table.event_types import JournalAccepted
 from controller.table.events import Severity, TableEvent
 from controller.table.inputs import DeviceFaultCleared, Origin
 from controller.table.state import TableState
-from tests.shell.test_replay import genesis_of, played
+from simulators.table_journal import genesis_of
+from tests.shell.test_replay import played
 
 GENESIS_TABLE = {"table_id": "T1", "profile": "rrop-cash", "stacks": {"1": 10, "2": 10}}
 
@@ -291,7 +292,7 @@ def test_a_device_event_is_recognised_by_its_origin_not_its_bytes(
     tmp_path: Path, restart: bool
 ) -> None:
     dealer, _ = played(1, 0)
-    genesis = genesis_of(dealer)
+    genesis = genesis_of(dealer.scenario)
     path = tmp_path / "journal.sqlite"
 
     def runner() -> TableRunner:

@@ -12,13 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.shell.checkpoint import core_files
-from controller.shell.journal import Journal
 from controller.shell.snapshot import snapshot
-from controller.shell.table import RecoveryReport, TableRunner, initial_state
-from controller.shell.writer import JournalWriter
+from controller.shell.table import RecoveryReport
 from controller.table.inputs import Input
 from controller.table.state import TableState
 from simulators.autoplay import AutoDealer, Style, random_table
+from simulators.table_journal import journal_runner
 from tests.test_layering import ROOT, imports_in, owner
 
 
@@ -31,26 +30,6 @@ def played(seed: int, hands: int) -> tuple[AutoDealer, list[Input]]:
     return dealer, dealer.run.inputs
 
 
-def genesis_of(dealer: AutoDealer) -> dict[str, object]:
-    table = dealer.scenario.table
-    return {
-        "table_id": table.id,
-        "profile": dealer.scenario.scenario.profile,
-        "house_rules": {},
-        "stacks": {str(s): c for s, c in table.stacks.items()},
-        "button": table.button,
-        "blinds": list(table.blinds),
-        "ante": table.ante,
-    }
-
-
-def runner_for(path: Path, dealer: AutoDealer) -> TableRunner:
-    genesis = genesis_of(dealer)
-    journal = Journal.open(path, table_id=str(genesis["table_id"]), genesis=genesis)
-    state: TableState = initial_state(genesis, dealer.run.state.profile, dealer.manifest)
-    return TableRunner(JournalWriter(journal), state, "shuffler")
-
-
 @settings(max_examples=12, deadline=None)
 @given(seed=st.integers(0, 10**6), hands=st.integers(1, 3))
 def test_replay_gives_the_live_state_and_events(
@@ -60,7 +39,7 @@ def test_replay_gives_the_live_state_and_events(
     path = tmp_path_factory.mktemp("replay") / "journal.sqlite"
 
     async def live() -> TableState:
-        runner = runner_for(path, dealer)
+        runner = journal_runner(path, dealer)
         for item in inputs:
             await runner.submit(item)
         await runner.writer.close()
@@ -70,7 +49,7 @@ def test_replay_gives_the_live_state_and_events(
     assert snapshot(state, seq=0, epoch="e") == snapshot(dealer.run.state, seq=0, epoch="e")
 
     async def replay() -> RecoveryReport:
-        runner = runner_for(path, dealer)
+        runner = journal_runner(path, dealer)
         report = runner.recover()
         assert report.diverged == []  # every input gave the events it gave the first time
         assert snapshot(runner.state, seq=0, epoch="e") == snapshot(state, seq=0, epoch="e")
@@ -96,7 +75,7 @@ def test_a_damaged_or_foreign_snapshot_is_not_used(tmp_path: Path) -> None:
     path = tmp_path / "journal.sqlite"
 
     async def live() -> None:
-        runner = runner_for(path, dealer)
+        runner = journal_runner(path, dealer)
         for item in inputs:
             await runner.submit(item)
         await runner.writer.close()
@@ -105,13 +84,13 @@ def test_a_damaged_or_foreign_snapshot_is_not_used(tmp_path: Path) -> None:
     with sqlite3.connect(path) as conn:
         assert conn.execute("SELECT COUNT(*) FROM snapshots").fetchone()[0] >= 1
         conn.execute("UPDATE snapshots SET state = zeroblob(64)")  # damaged
-    runner = runner_for(path, dealer)
+    runner = journal_runner(path, dealer)
     assert runner.recover().snapshot == 0
     assert runner.state.stacks == dealer.run.state.stacks
     runner.journal.close()
     with sqlite3.connect(path) as conn:
         conn.execute("UPDATE snapshots SET core = 'another core'")
-    runner = runner_for(path, dealer)
+    runner = journal_runner(path, dealer)
     assert runner.recover().snapshot == 0  # written by another version of the rules
     runner.journal.close()
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 import shutil
 import signal
 import sqlite3
@@ -29,55 +28,24 @@ from controller.shell.journal import Journal, JournalError
 from controller.shell.retention import Retention, RetentionConfig
 from controller.shell.salvage import salvage
 from controller.shell.segments import PRUNED
-from controller.shell.table import TableRunner, initial_state
-from controller.shell.writer import JournalWriter
 from controller.signing import new_key, sign_request
 from controller.table.inputs import Input
-from simulators.autoplay import AutoDealer, Style
-from simulators.scenario.model import Scenario, ScenarioMeta, TableSpec
+from simulators.table_journal import endless_dealer, journal_runner
 from tests.test_layering import ROOT
 
 FUTURE = datetime.now(UTC) + timedelta(days=3650)  # every input is older than any window
 SMALL = RetentionConfig(live_hands=3, inbox_seconds=0, segment_rows=1500, recent_inputs=100)
 
 
-def dealer() -> AutoDealer:
-    scenario = Scenario(
-        scenario=ScenarioMeta(name="retention", profile="rrop-cash"),
-        table=TableSpec(id="T1", stacks=dict.fromkeys(range(1, 7), 10**6), button=1, blinds=(1, 2)),
-    )
-    # checks and calls only: the stacks never run out, so hands go on as long as asked
-    return AutoDealer(scenario, random.Random(1), Style(fold=0.0, aggressive=0.0, muck_loser=0.3))
-
-
-def genesis(auto: AutoDealer) -> dict[str, Any]:
-    table = auto.scenario.table
-    return {
-        "table_id": table.id,
-        "profile": auto.scenario.scenario.profile,
-        "house_rules": {},
-        "stacks": {str(s): c for s, c in table.stacks.items()},
-        "button": table.button,
-        "blinds": list(table.blinds),
-        "ante": table.ante,
-    }
-
-
-def runner_for(path: Path, auto: AutoDealer) -> TableRunner:
-    journal = Journal.open(path, table_id="T1", genesis=genesis(auto))
-    state = initial_state(genesis(auto), auto.run.state.profile, auto.manifest)
-    return TableRunner(JournalWriter(journal), state, "shuffler")
-
-
 def inputs_of(hands: int) -> list[Input]:
-    auto = dealer()
+    auto = endless_dealer("retention")
     for _ in range(hands):
         assert auto.play_hand()
     return list(auto.run.inputs)
 
 
 async def _write(path: Path, inputs: list[Input]) -> None:
-    runner = runner_for(path, dealer())
+    runner = journal_runner(path, endless_dealer("retention"))
     for item in inputs:
         await runner.submit(item)
     await runner.writer.close()
@@ -123,7 +91,7 @@ def test_archive_verify_export_and_replay_round_trip(journal: Journal, played: P
     assert of_hand
     assert of_hand == [e for e in before if json.loads(e).get("hand_id") == hand]
     # a start replays from the snapshot; the archived rows are not needed
-    runner = runner_for(journal.path, dealer())
+    runner = journal_runner(journal.path, endless_dealer("retention"))
     recovered = runner.recover()
     assert recovered.diverged == []
     runner.journal.close()
@@ -306,7 +274,7 @@ def test_a_start_without_a_snapshot_needs_the_pruned_segments_back(
     journal.read("DELETE FROM snapshots")  # as if another core had written them
     path = journal.path
     journal.close()
-    runner = runner_for(path, dealer())
+    runner = journal_runner(path, endless_dealer("retention"))
     with pytest.raises(JournalError, match=r"pruned .*copy the pruned segments from the archive"):
         runner.recover()
     for copied in archive.iterdir():
@@ -344,7 +312,7 @@ def test_stored_through_the_gate(played: Path, tmp_path: Path) -> None:
     shutil.copyfile(played, path)
 
     async def scenario() -> None:
-        runner = runner_for(path, dealer())
+        runner = journal_runner(path, endless_dealer("retention"))
         runner.recover()
         handler = CommandHandler(runner, Gate("T1", Policy(), KEYRING))
         journal = runner.journal

@@ -21,7 +21,8 @@ from simulators.errors import ScenarioError
 from simulators.rfid.commands import FaultCommand, PlaceCommand, parse_command
 from simulators.rfid.scenario import load_scenario
 from simulators.rig.launcher import LaunchedProcess, launch
-from tests.tsp_reader.conftest import ANTENNAS, FAST, UIDS, EventLog
+from tests.device_rig import EventLog
+from tests.tsp_reader.conftest import ANTENNAS, FAST, UIDS
 
 A, B, C = UIDS[:3]
 TABLECTL = [sys.executable, "-m", "controller.cli"]

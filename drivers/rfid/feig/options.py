@@ -17,14 +17,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Literal, Self
+from typing import Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from controller.table.inputs import Zone
 from drivers.rfid.feig.protocol import MAX_ANTENNA
 from drivers.rfid.presence import Debounce
+from drivers.usb_options import UsbBackendOptions
 
 FEIG_VID = 0x0AB1
 """FEIG ELECTRONIC's USB vendor ID (the product ID is the reader model's)."""
@@ -44,10 +44,8 @@ class FeigAntenna(BaseModel):
         return str(Zone.parse(value))
 
 
-class FeigOptions(BaseModel):
-    """Every option of the ``feig-isc`` driver."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class FeigOptions(UsbBackendOptions):
+    """Every option of the ``feig-isc`` driver (the USB backend's: :class:`UsbBackendOptions`)."""
 
     port: str | None = Field(default=None, min_length=1, description="serial device path")
     baudrate: int = Field(default=115200, gt=0)
@@ -55,16 +53,6 @@ class FeigOptions(BaseModel):
     pid: int | None = Field(default=None, ge=0, le=0xFFFF, description="USB product ID")
     serial_number: str | None = Field(default=None, min_length=1, description="USB serial")
     interface: int = Field(default=0, ge=0, le=255)
-    backend: Literal["libusb1", "simulated"] = Field(
-        default="libusb1", description="USB: libusb1 for real devices, simulated: the fake bus"
-    )
-    simulator_control: Path | None = Field(
-        default=None, description="simulated backend: Unix socket for control commands"
-    )
-    simulator_scenario: Path | None = Field(
-        default=None, description="simulated backend: scenario file (timed commands)"
-    )
-    simulator_seed: int | None = Field(default=None, description="simulated backend: RNG seed")
     address: int = Field(default=0xFF, ge=0, le=0xFF, description="COM-ADR (255: broadcast)")
     antennas: tuple[FeigAntenna, ...] = Field(min_length=1)
     scan_period_ms: int = Field(default=100, ge=1, le=60000, description="ms between sweeps")
@@ -101,13 +89,6 @@ class FeigOptions(BaseModel):
             raise ValueError("a USB reader needs both vid and pid")
         if self.backend != "libusb1" and not usb:
             raise ValueError(f"backend = {self.backend!r} is for a USB reader (vid and pid)")
-        given = [
-            name
-            for name in ("simulator_control", "simulator_scenario", "simulator_seed")
-            if getattr(self, name) is not None
-        ]
-        if given and self.backend != "simulated":
-            raise ValueError(f"{', '.join(given)} only apply to backend = 'simulated'")
         if self.reconnect_max < self.reconnect_min:
             raise ValueError("reconnect_max must not be below reconnect_min")
         return self

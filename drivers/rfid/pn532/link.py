@@ -1,13 +1,15 @@
 """Command/response exchanges with one PN532 over its HSU byte stream (UM0701-02 §6.2).
 
-One command at a time: send the command frame, wait for the ACK frame, then for the response
-(code + 1). A response with a bad checksum is asked for again with a NACK; a response that never
-comes is aborted with an ACK so that it cannot be mistaken later for the answer to another
-command; a response to an earlier, abandoned command is recognised by its code and dropped.
+One command at a time (:class:`~drivers.request_link.RequestLink`): send the command frame, wait
+for the ACK frame, then for the response (code + 1). A response with a bad checksum is asked for
+again with a NACK; a response that never comes is aborted with an ACK so that it cannot be
+mistaken later for the answer to another command; a response to an earlier, abandoned command is
+recognised by its code and dropped.
 
 Failures are of the one error tree (:mod:`drivers.errors`): no answer in time is
 :class:`~drivers.errors.LinkTimeoutError`, the error frame :class:`CommandRejectedError`, and a
-port that went away :class:`LinkLostError`, a :class:`~drivers.errors.DeviceUnavailableError`.
+port that went away :class:`~drivers.errors.LinkLostError`, a
+:class:`~drivers.errors.DeviceUnavailableError`.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-from drivers.errors import DeviceCommandError, DeviceUnavailableError, LinkTimeoutError
+from drivers.errors import DeviceCommandError, LinkTimeoutError
+from drivers.request_link import LinkCounters, RequestLink
 from drivers.rfid.pn532.commands import WAKE_UP, command_name, response_params
 from drivers.rfid.pn532.frames import (
     ACK_BYTES,
@@ -40,28 +43,16 @@ class CommandRejectedError(DeviceCommandError):
     """The module answered with the error frame (it found the command malformed)."""
 
 
-class LinkLostError(DeviceUnavailableError):
-    """The serial port failed or went away: the connection is over."""
-
-
 @dataclass(slots=True)
-class LinkCounters:
-    """What happened on the link, for health details and benchmarks."""
+class Pn532LinkCounters(LinkCounters):
+    """The link's counters, and the commands sent, rejected, and NACKs sent."""
 
     commands: int = 0
-    timeouts: int = 0
     rejected: int = 0
     nacks_sent: int = 0
-    garbage_bytes: int = 0
-    stale_frames: int = 0
 
 
-class _Lost:
-    def __init__(self, exc: Exception) -> None:
-        self.exc = exc
-
-
-class Pn532Link:
+class Pn532Link(RequestLink[DecodedItem, Pn532LinkCounters]):
     """The host side of the HSU link; also the protocol its serial stream feeds."""
 
     def __init__(
@@ -71,25 +62,15 @@ class Pn532Link:
         ack_timeout: float = 0.2,
         response_timeout: float = 1.0,
     ) -> None:
-        self.write = write
+        super().__init__(
+            write,
+            decoder=FrameDecoder(),
+            garbage=Garbage,
+            corrupt=lambda reason: "checksum" in reason,
+            counters=Pn532LinkCounters(),
+        )
         self.ack_timeout = ack_timeout
         self.response_timeout = response_timeout
-        self.counters = LinkCounters()
-        self._decoder = FrameDecoder()
-        self._items: asyncio.Queue[DecodedItem | _Lost] = asyncio.Queue()
-        self._lost: Exception | None = None
-
-    # ----------------------------------------------------------------- stream protocol
-
-    def data_received(self, data: bytes) -> None:
-        """Bytes from the module: decode and queue."""
-        for item in self._decoder.feed(data):
-            self._items.put_nowait(item)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        """The port is gone: the exchange in progress, and every later one, fails."""
-        self._lost = exc or OSError("the port was closed")
-        self._items.put_nowait(_Lost(self._lost))
 
     # ----------------------------------------------------------------- commands
 
@@ -101,7 +82,7 @@ class Pn532Link:
         """Send a command (``data[0]`` is its code); return the response's parameters."""
         code = data[0]
         name = command_name(code)
-        self._discard_unsolicited()
+        self._flush()
         self.counters.commands += 1
         self._send(encode_information(TFI_HOST, data))
         loop = asyncio.get_running_loop()
@@ -145,46 +126,3 @@ class Pn532Link:
             self.counters.rejected += 1
             raise CommandRejectedError(f"{command_name(code)} was rejected with the error frame")
         return response_params(code, item.data)
-
-    def _send(self, data: bytes) -> None:
-        if self._lost is not None:
-            raise LinkLostError(str(self._lost))
-        if self.write is None:
-            raise LinkLostError("not connected")
-        self.write(data)  # a transport never raises: a lost port is reported to connection_lost
-
-    def _discard_unsolicited(self) -> None:
-        """Like a host flushing its input before a command: leftovers are not answers."""
-        self.counters.garbage_bytes += self._decoder.pending
-        self._decoder.reset()
-        while not self._items.empty():
-            item = self._items.get_nowait()
-            if isinstance(item, _Lost):
-                raise LinkLostError(str(item.exc))
-            self._count(item)
-
-    def _count(self, item: DecodedItem) -> None:
-        if isinstance(item, Garbage):
-            self.counters.garbage_bytes += item.size
-        else:
-            self.counters.stale_frames += 1
-
-    async def _next(self, deadline: float, what: str) -> DecodedItem:
-        """The next frame (garbage is counted and skipped unless it may be a corrupted frame)."""
-        while True:
-            remaining = deadline - asyncio.get_running_loop().time()
-            try:
-                if remaining <= 0:
-                    raise TimeoutError
-                async with asyncio.timeout(remaining):
-                    item = await self._items.get()
-            except TimeoutError:
-                self.counters.timeouts += 1
-                raise LinkTimeoutError(what) from None
-            if isinstance(item, _Lost):
-                raise LinkLostError(str(item.exc))
-            if isinstance(item, Garbage):
-                self.counters.garbage_bytes += item.size
-                if "checksum" not in item.reason:
-                    continue
-            return item

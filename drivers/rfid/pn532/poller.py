@@ -13,7 +13,7 @@ depart; after reconnection the first good polls reconcile the view. After ``rein
 failures in a row the module is woken up and configured again (it may have reset).
 
 By type: a :class:`~drivers.errors.DeviceUnavailableError` (the port cannot be opened, or
-:class:`~drivers.rfid.pn532.link.LinkLostError`) ends the connection; any other
+:class:`~drivers.errors.LinkLostError`) ends the connection; any other
 :class:`~drivers.errors.DeviceError` of an exchange is a failed poll, and polling goes on.
 """
 
@@ -26,10 +26,10 @@ import structlog
 
 from controller.table.inputs import DeviceHealthChanged, Health, TagArrived, TagDeparted, Zone
 from drivers.contract import InputSink
-from drivers.errors import DeviceError, DeviceUnavailableError
+from drivers.errors import DeviceError, DeviceUnavailableError, LinkLostError
 from drivers.rfid.pn532 import commands as cmd
 from drivers.rfid.pn532.config import Pn532Config
-from drivers.rfid.pn532.link import LinkLostError, Pn532Link
+from drivers.rfid.pn532.link import Pn532Link
 from drivers.rfid.presence import Arrived, Departed, PresenceEdge, PresenceTracker, ZoneHealth
 from drivers.serial_transport import SerialTransport
 from drivers.supervisor import utc_now

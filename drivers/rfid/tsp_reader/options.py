@@ -21,13 +21,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Literal, Self
+from typing import Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from controller.table.inputs import Zone
 from drivers.tsp.options import TspOptions
+from drivers.usb_options import UsbBackendOptions
 
 #: pid.codes' open-source vendor ID and a test product ID: fine for prototypes, not for products.
 DEFAULT_VID = 0x1209
@@ -86,8 +86,9 @@ class TspReaderOptions(ReaderOptions):
     baudrate: int = Field(default=115200, gt=0)
 
 
-class TspUsbReaderOptions(ReaderOptions):
-    """The reader on USB vendor bulk endpoints, found by VID, PID and serial number."""
+class TspUsbReaderOptions(ReaderOptions, UsbBackendOptions):
+    """The reader on USB vendor bulk endpoints, found by VID, PID and serial number (the USB
+    backend's options: :class:`UsbBackendOptions`)."""
 
     vid: int = Field(default=DEFAULT_VID, ge=0, le=0xFFFF)
     pid: int = Field(default=DEFAULT_PID, ge=0, le=0xFFFF)
@@ -95,26 +96,5 @@ class TspUsbReaderOptions(ReaderOptions):
         default=None, min_length=1, description="USB serial number (required with two readers)"
     )
     interface: int = Field(default=0, ge=0, le=255)
-    backend: Literal["libusb1", "simulated"] = Field(
-        default="libusb1", description="libusb1: real devices; simulated: the fake pyusb backend"
-    )
     read_timeout_ms: int = Field(default=100, ge=1, description="bulk IN poll (idle) timeout")
     write_timeout_ms: int = Field(default=500, ge=1, description="a bulk OUT slower is a loss")
-    simulator_control: Path | None = Field(
-        default=None, description="simulated backend: Unix socket for control commands"
-    )
-    simulator_scenario: Path | None = Field(
-        default=None, description="simulated backend: scenario file (tags and timed commands)"
-    )
-    simulator_seed: int | None = Field(default=None, description="simulated backend: RNG seed")
-
-    @model_validator(mode="after")
-    def _simulator_options(self) -> Self:
-        given = [
-            name
-            for name in ("simulator_control", "simulator_scenario", "simulator_seed")
-            if getattr(self, name) is not None
-        ]
-        if given and self.backend != "simulated":
-            raise ValueError(f"{', '.join(given)} only apply to backend = 'simulated'")
-        return self
