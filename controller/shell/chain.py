@@ -102,6 +102,13 @@ CREATE TABLE IF NOT EXISTS confirmations (
     pit TEXT NOT NULL,
     at TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS origins (
+    device TEXT PRIMARY KEY,
+    boot_id INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    parts TEXT NOT NULL,
+    input_id INTEGER NOT NULL
+);
 """
 
 #: The chained tables and the columns their hash covers, in order.

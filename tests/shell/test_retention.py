@@ -32,7 +32,7 @@ from controller.shell.segments import PRUNED
 from controller.shell.table import TableRunner, initial_state
 from controller.shell.writer import JournalWriter
 from controller.signing import new_key, sign_request
-from controller.table.inputs import Input
+from controller.table.inputs import DeviceFaultCleared, Input, Origin
 from simulators.autoplay import AutoDealer, Style
 from simulators.scenario.model import Scenario, ScenarioMeta, TableSpec
 from tests.test_layering import ROOT
@@ -485,3 +485,53 @@ def test_an_archive_not_there_stops_nothing_and_prunes_nothing(
     back = retention.run_once(FUTURE)
     assert back.copied == back.pruned == waiting.archived
     assert back.alarm() is None
+
+
+# ---------------------------------------------------------------------- redeliveries
+
+
+def _cleared(seq: int, *, boot: int = 7, when: float = 0) -> DeviceFaultCleared:
+    ts = datetime.fromtimestamp(1_700_000_000 + when, UTC)
+    return DeviceFaultCleared(ts, "shuffler", "LID_OPEN", 3, origin=Origin(boot, seq))
+
+
+def test_a_device_event_redelivered_after_its_input_was_pruned_is_not_journaled_twice(
+    tmp_path: Path,
+) -> None:
+    """The shuffler's last event was journaled, its acknowledgement lost, and the shuffler
+    left unplugged while the table went on: its input is archived and pruned, the daemon
+    restarts, and the shuffler, plugged in again, resends the event. It is recognised."""
+    path = tmp_path / "journal.sqlite"
+    archive = tmp_path / "nas"
+    archive.mkdir()
+
+    async def first_life() -> None:
+        runner = runner_for(path, dealer())
+        assert await runner.submit(_cleared(5)) is not None
+        for item in inputs_of(12):
+            await runner.submit(item)
+        await runner.writer.close()
+
+    asyncio.run(first_life())
+    journal = Journal.open_existing(path)
+    journal.read("DELETE FROM outbox")  # the broker acknowledged every event
+    config = RetentionConfig(**{**SMALL.__dict__, "archive_dir": archive, "max_bytes": 1})
+    assert Retention(journal, config).run_once(FUTURE).pruned >= 1
+    assert next(row.key for row in journal.inputs()) > 1  # input 1 is in a pruned segment
+    journal.close()
+
+    async def second_life() -> list[bool]:
+        runner = runner_for(path, dealer())
+        runner.recover()
+        kept = [
+            await runner.submit(_cleared(5, when=9000)) is not None,  # the redelivery
+            await runner.submit(_cleared(6, when=9001)) is not None,  # the next event
+            await runner.submit(_cleared(6, when=9002)) is not None,  # it again
+        ]
+        await runner.writer.close()
+        return kept
+
+    assert asyncio.run(second_life()) == [False, True, False]
+    journal = Journal.open_existing(path)
+    assert journal.read("SELECT device, boot_id, seq FROM origins") == [("shuffler", 7, 6)]
+    journal.close()
