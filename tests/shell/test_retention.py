@@ -32,7 +32,7 @@ from controller.shell.segments import PRUNED
 from controller.shell.table import TableRunner, initial_state
 from controller.shell.writer import JournalWriter
 from controller.signing import new_key, sign_request
-from controller.table.inputs import DeviceFaultCleared, Input, Origin
+from controller.table.inputs import DeviceFaultCleared, Input, Origin, StartHand
 from simulators.autoplay import AutoDealer, Style
 from simulators.scenario.model import Scenario, ScenarioMeta, TableSpec
 from tests.test_layering import ROOT
@@ -535,3 +535,54 @@ def test_a_device_event_redelivered_after_its_input_was_pruned_is_not_journaled_
     journal = Journal.open_existing(path)
     assert journal.read("SELECT device, boot_id, seq FROM origins") == [("shuffler", 7, 6)]
     journal.close()
+
+
+def test_a_request_redelivered_after_its_inbox_row_was_archived_is_refused_as_stale(
+    tmp_path: Path,
+) -> None:
+    """Within the window the same request gets its stored response; once its inbox row is
+    archived (older than inbox_seconds, which is at least twice clock_skew) the same signed
+    bytes are older than clock_skew: refused as stale, the hand not started again."""
+    path = tmp_path / "journal.sqlite"
+    archive = tmp_path / "nas"
+    archive.mkdir()
+    inputs = inputs_of(12)
+    assert isinstance(inputs[0], StartHand)
+    assert inputs[0].button is None
+    began = inputs[0].ts
+    body = {"transaction": "s-1"}
+    payload = json.dumps(sign_request(DEALER, "ann", "start_hand", "T1", body, now=began))
+
+    async def first_life() -> None:
+        runner = runner_for(path, dealer())
+        handler = CommandHandler(runner, Gate("T1", Policy(), KEYRING))
+        answer = await handler.handle("start_hand", payload.encode(), began)
+        assert answer["status"] == "ok"
+        again = await handler.handle("start_hand", payload.encode(), began + timedelta(seconds=5))
+        assert again == answer  # the stored response
+        for item in inputs[1:]:
+            await runner.submit(item)
+        await runner.writer.close()
+
+    asyncio.run(first_life())
+    journal = Journal.open_existing(path)
+    journal.read("DELETE FROM outbox")
+    config = RetentionConfig(**{**SMALL.__dict__, "archive_dir": archive, "max_bytes": 1})
+    assert Retention(journal, config).run_once(FUTURE).pruned >= 1
+    assert journal.read("SELECT COUNT(*) FROM commands")[0][0] == 0  # the inbox row is gone
+    journal.close()
+
+    async def second_life() -> tuple[dict[str, Any], bool]:
+        runner = runner_for(path, dealer())
+        runner.recover()
+        handler = CommandHandler(runner, Gate("T1", Policy(), KEYRING))
+        late = began + timedelta(seconds=2 * Policy().clock_skew + 1)
+        answer = await handler.handle("start_hand", payload.encode(), late)
+        in_hand = runner.state.hand is not None
+        await runner.writer.close()
+        return answer, in_hand
+
+    answer, in_hand = asyncio.run(second_life())
+    assert answer["status"] == "error"
+    assert "auth.ts is 61 s from the table's clock" in answer["error"]
+    assert not in_hand
