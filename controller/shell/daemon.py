@@ -144,6 +144,7 @@ class Daemon:
             journal,
             retention_config(config),
             may_archive=lambda: not self.integrity.alarms,  # not while the chain is in doubt
+            pressed=lambda: self.space.full or self.space.low,
         )
         self.retention_task = RetentionTask(self.retention, self.writer.call, self._retained)
         self.metrics = Metrics(
@@ -474,7 +475,7 @@ class Daemon:
 
     def _alarms_changed(self) -> None:
         """The journal's disk or its integrity changed: the status topic and ``STATUS=``."""
-        if self.space.low:
+        if self.space.low or self.space.full:
             self.retention_task.wake.set()  # a round now: pruning may give room back
         self.link.set_alarms([*self.space.alarms(), *self.integrity.status_alarms()])
         self._status_changed()

@@ -47,6 +47,10 @@ NEARLY_FULL = 1024 * 1024
 #: Journals an event that no input caused; raises JournalFullError when it cannot.
 Record = Callable[[TableEvent], Awaitable[object]]
 
+#: The reserve file's size: room for retention's bookkeeping on a full disk (a few WAL pages a
+#: record, and SQLite's shared memory), with a wide margin.
+RESERVE_BYTES = 1024 * 1024
+
 
 class JournalFullError(RuntimeError):
     """The journal cannot take a write: its disk is full. Nothing was written."""
@@ -65,6 +69,59 @@ def journal_bytes(path: Path) -> int:
         with contextlib.suppress(OSError):
             total += (path.parent / (path.name + suffix)).stat().st_size
     return total
+
+
+class Reserve:
+    """A file of :data:`RESERVE_BYTES` beside the journal, released to let a bookkeeping write
+    commit on a full disk (retention's record of a prune) and made again once there is room.
+
+    It holds nothing: losing it (a crash after it was released) costs only its re-creation.
+    """
+
+    def __init__(self, journal: Path, size: int = RESERVE_BYTES) -> None:
+        self.path = journal.with_name(journal.name + ".reserve")
+        self.size = size
+
+    @property
+    def held(self) -> bool:
+        """The reserve is there, whole."""
+        try:
+            return self.path.stat().st_size >= self.size
+        except OSError:
+            return False
+
+    def release(self) -> bool:
+        """Give the reserve's room back to the file system; whether there was one."""
+        if not self.path.exists():
+            return False
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        log.warning("journal.reserve_released", bytes=self.size)
+        return True
+
+    def make(self) -> bool:
+        """Create the reserve when it is not there and the disk has room for it and as much
+        again; whether it is there now. Never fills the disk: a write that fails for want of
+        space leaves no partial reserve."""
+        if self.held:
+            return True
+        try:
+            if free_bytes(self.path.parent) < 2 * self.size + NEARLY_FULL:
+                return False
+            temporary = self.path.with_name(self.path.name + ".tmp")
+            with temporary.open("wb") as file:
+                block = b"\0" * 65536
+                for offset in range(0, self.size, len(block)):
+                    file.write(block[: min(len(block), self.size - offset)])
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(temporary, self.path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                self.path.with_name(self.path.name + ".tmp").unlink()
+            log.warning("journal.reserve_not_made", error=str(exc))
+            return False
+        return True
 
 
 def is_full(error: BaseException, directory: Path) -> bool:

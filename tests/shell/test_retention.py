@@ -12,7 +12,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -29,12 +29,15 @@ from controller.shell.journal import Journal, JournalError
 from controller.shell.retention import Retention, RetentionConfig
 from controller.shell.salvage import salvage
 from controller.shell.segments import PRUNED
+from controller.shell.space import Reserve, is_full
 from controller.shell.table import TableRunner, initial_state
 from controller.shell.writer import JournalWriter
 from controller.signing import new_key, sign_request
 from controller.table.inputs import DeviceFaultCleared, Input, Origin, StartHand
 from simulators.autoplay import AutoDealer, Style
 from simulators.scenario.model import Scenario, ScenarioMeta, TableSpec
+from tests.disk import fill as fill_disk
+from tests.disk import small_disk
 from tests.test_layering import ROOT
 
 FUTURE = datetime.now(UTC) + timedelta(days=3650)  # every input is older than any window
@@ -586,3 +589,58 @@ def test_a_request_redelivered_after_its_inbox_row_was_archived_is_refused_as_st
     assert answer["status"] == "error"
     assert "auth.ts is 61 s from the table's clock" in answer["error"]
     assert not in_hand
+
+
+# ---------------------------------------------------------------------- a full disk
+
+
+def test_segments_stored_elsewhere_are_pruned_on_a_completely_full_disk(
+    played: Path, tmp_path: Path
+) -> None:
+    """On a real file system filled to the last byte the journal takes no write, yet the round
+    prunes every archived segment: the reserve beside the journal is released so the records
+    commit, then the files go; the reserve is made again once there is room."""
+    archive = tmp_path / "nas"
+    archive.mkdir()
+    with small_disk(tmp_path / "disk", "16m") as disk:
+        path = disk / "journal.sqlite"
+        shutil.copyfile(played, path)
+        journal = Journal.open_existing(path)
+        config = RetentionConfig(**{**SMALL.__dict__, "archive_dir": archive})
+        first = Retention(journal, config).run_once(FUTURE)
+        assert first.copied == first.archived >= 2
+        assert first.pruned == 0  # no budget, no pressure: the segments stay
+        reserve = Reserve(path)
+        assert reserve.held
+        fill_disk(disk / "filler", 0)
+
+        def until_it_fails(write: Callable[[], object]) -> None:
+            for _ in range(2000):  # until the WAL has to grow
+                write()
+
+        for write in (  # the last frame of the WAL taken: even a one-page write fails
+            lambda: journal.append(input_row=("ts", "X", "x" * 5000), events=[]),
+            journal.next_bdseq,
+        ):
+            with pytest.raises(sqlite3.OperationalError) as caught:
+                until_it_fails(write)
+            assert is_full(caught.value, disk)
+
+        steps: list[str] = []
+        report = Retention(journal, config, pressed=lambda: True, hook=steps.append).run_once(
+            FUTURE
+        )
+        assert steps[0] == "released"  # the first record needed the reserve's room
+        assert report.pruned == first.archived
+        assert {s.state for s in journal.segments()} == {PRUNED}
+        assert not any(journal.segments_dir.iterdir())
+        verified = journal.verify(segments=True)
+        assert verified.ok, verified.problems
+        assert len(verified.pruned) == 1  # one run of segments, pruned as archived
+        assert sorted(p.name for p in archive.iterdir()) == [s.name for s in journal.segments()]
+
+        (disk / "filler").unlink()  # room again: the next round makes the reserve again
+        Retention(journal, config).run_once(FUTURE)
+        assert reserve.held
+        journal.append(input_row=("ts", "X", "x"), events=[])
+        journal.close()
