@@ -61,6 +61,7 @@ from controller.shell.space import (
     SpaceConfig,
     free_bytes,
     is_full,
+    last_recovered,
 )
 from controller.shell.supervisor import Devices
 from controller.shell.table import RecoveryReport, ShutdownError, TableRunner, journal_table
@@ -196,6 +197,9 @@ class Daemon:
         self.space.on_change = self._alarms_changed
         self.space.measure()
         self._alarms_changed()
+        journal = self.writer.journal
+        recorded = await self.writer.call(journal.event_bodies, "journal.disk")
+        await self.space.resume(self._record_event, last_recovered(recorded))
         self._changed()
         for device_id, device in self.devices.devices.items():
             self.devices.set_device(device_id, device, health=None)

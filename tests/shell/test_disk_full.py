@@ -21,6 +21,7 @@ from controller.config import TableConfig, parse_config
 from controller.shell.daemon import Daemon
 from controller.shell.journal import Journal, NewEvent
 from controller.shell.space import JournalFullError, JournalSpace, SpaceConfig, is_full
+from controller.table.codec import rfc3339
 from drivers.virtual import VirtualTable
 from tests.disk import fill as fill_disk
 from tests.disk import small_disk
@@ -132,6 +133,56 @@ async def test_a_daemon_that_starts_on_a_full_journal_goes_ready_degraded(
         ok = await daemon.commands.handle("action", request(transaction="b", seat=1), now())
         assert "journal full" not in (ok["error"] or "")
         assert daemon.writer.journal.verify().ok
+
+
+async def test_a_restart_that_ends_an_outage_journals_its_end(tmp_path: Path) -> None:
+    """Stopped while full, started again still full, then with room: the journal's
+    ``recovered`` record names the outage's first moment, and the outage is recorded once."""
+
+    def recoveries(journal: Journal) -> list[dict[str, Any]]:
+        bodies = [json.loads(body)["data"] for body in journal.event_bodies("journal.disk")]
+        return [data for data in bodies if data["condition"] == "recovered"]
+
+    async with Running(config_for(tmp_path)) as daemon:
+        await fill(daemon)
+        assert daemon.space.full_since is not None
+        since = rfc3339(daemon.space.full_since)
+    marker = tmp_path / "journal.sqlite.full"  # the outage's start, kept across the stop
+    async with Running(config_for(tmp_path, max_pages=1)) as daemon:  # still no room
+        assert daemon.space.full
+        assert daemon.space.full_since is not None
+        assert rfc3339(daemon.space.full_since) == since
+        assert recoveries(daemon.writer.journal) == []
+        assert marker.is_file()
+    async with Running(config_for(tmp_path)) as daemon:  # room: the outage ends
+        assert not daemon.space.full
+        ended = recoveries(daemon.writer.journal)
+        assert [r["full_since"] for r in ended] == [since]
+        assert ended[0]["seconds"] > 0
+    assert not marker.exists()
+    async with Running(config_for(tmp_path)) as daemon:
+        assert [r["full_since"] for r in recoveries(daemon.writer.journal)] == [since]
+
+
+async def test_a_marker_left_after_the_record_was_journaled_is_only_removed(
+    tmp_path: Path,
+) -> None:
+    """A crash between the ``recovered`` record and the marker's removal: the next start
+    finds the record and records the outage no second time."""
+    async with Running(config_for(tmp_path)) as daemon:
+        await fill(daemon)
+        assert daemon.space.full_since is not None
+        since = daemon.space.full_since
+        await daemon.writer.call(daemon.writer.journal.cap_pages, ROOM)
+        await until(lambda: not daemon.space.full)
+        marker = daemon.space.marker
+        assert not marker.exists()
+        daemon.space._mark(since)  # as the crash left it
+    async with Running(config_for(tmp_path)) as daemon:
+        assert not daemon.space.full
+        assert not marker.exists()
+        bodies = daemon.writer.journal.event_bodies("journal.disk")
+        assert [json.loads(b)["data"]["condition"] for b in bodies] == ["recovered"]
 
 
 async def test_the_low_disk_alarm_is_raised_journaled_and_cleared(tmp_path: Path) -> None:
