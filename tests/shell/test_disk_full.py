@@ -277,6 +277,20 @@ def test_every_journal_write_on_a_really_full_disk_fails_cleanly_and_leaves_it_u
         journal.close()
 
 
+def test_the_outage_marker_is_made_on_a_disk_with_no_byte_free(tmp_path: Path) -> None:
+    """The marker is an empty file whose modification time is the outage's start: it needs no
+    data block, so a file system filled to the last byte takes it."""
+    with small_disk(tmp_path / "disk", "2m") as disk:
+        fill_disk(disk / "filler", 0)
+        with pytest.raises(OSError, match="No space left"):
+            (disk / "one-byte").write_bytes(b"x")
+        space = JournalSpace(disk / "j.sqlite")
+        space.mark_full(OSError(28, "No space left on device"))
+        assert space.full_since is not None
+        assert space.marker.stat().st_size == 0
+        assert JournalSpace(disk / "j.sqlite")._marked_since() == space.full_since
+
+
 def forget_and_delete(journal: Journal, row_ids: list[int]) -> None:
     """The link's way to delete acknowledged outbox rows when nothing else is written."""
     journal.forget(row_ids)
