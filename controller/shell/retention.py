@@ -10,8 +10,9 @@ than a table PC's disk. Each retention round (:meth:`Retention.run_once`):
    rows deleted, in the transaction that records the segment. A crash before that leaves a file
    no record names (removed by the next round; the rows are still live); after it, the rows are
    in the segment only. What a start needs stays live: the last ``live_hands`` closed hands,
-   the :data:`~controller.shell.table.RECENT_INPUTS` inputs before the newest snapshot (device
-   de-duplication) and everything after it, the events the broker has not acknowledged, and
+   the :data:`~controller.shell.table.RECENT_INPUTS` inputs before the newest snapshot (a deck
+   or group reported again after a device's power cut; each device's last numbered event is
+   kept apart, in the journal's ``origins``) and everything after it, the events the broker has not acknowledged, and
    every input of the last ``inbox_seconds`` with its inbox row (a request redelivered within
    that window gets its stored response).
 2. **Copies** each segment to ``archive_dir`` when set (a temporary name, fsync, rename, the
