@@ -12,9 +12,9 @@ than a table PC's disk. Each retention round (:meth:`Retention.run_once`):
    in the segment only. What a start needs stays live: the last ``live_hands`` closed hands,
    the :data:`~controller.shell.table.RECENT_INPUTS` inputs before the newest snapshot (a deck
    or group reported again after a device's power cut; each device's last numbered event is
-   kept apart, in the journal's ``origins``) and everything after it, the events the broker has not acknowledged, and
-   every input of the last ``inbox_seconds`` with its inbox row (a request redelivered within
-   that window gets its stored response).
+   kept apart, in the journal's ``origins``) and everything after it, the events the broker
+   has not acknowledged, and every input of the last ``inbox_seconds`` with its inbox row (a
+   request redelivered within that window gets its stored response).
 2. **Copies** each segment to ``archive_dir`` when set (a temporary name, fsync, rename, the
    copy's SHA-256 compared), then marks it ``archived``.
 3. **Prunes** the oldest segments first, while the journal (database, WAL, local segments) is

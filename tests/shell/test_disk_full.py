@@ -277,6 +277,28 @@ def test_every_journal_write_on_a_really_full_disk_fails_cleanly_and_leaves_it_u
         journal.close()
 
 
+def test_a_journal_on_a_disk_with_no_byte_free_opens_and_reads(tmp_path: Path) -> None:
+    """A second connection (a tool, the daemon restarted) opens a journal on a full disk and
+    reads it; it is not called damaged."""
+    with small_disk(tmp_path / "disk", "2m") as disk:
+        journal = Journal.open(disk / "j.sqlite", table_id="T1")
+        for _ in range(5):
+            journal.append(input_row=("ts", "X", "x" * 500), events=[NewEvent("a.b", None, "y")])
+        fill_disk(disk / "filler", 0)
+
+        def until_it_fails() -> None:
+            for _ in range(200):
+                journal.append(input_row=("ts", "X", "x" * 5000), events=[])
+
+        with pytest.raises(sqlite3.OperationalError):
+            until_it_fails()
+        other = Journal.open_existing(disk / "j.sqlite")
+        assert other.verify().ok
+        assert other.counts()["inputs"] >= 5
+        other.close()
+        journal.close()
+
+
 def test_the_outage_marker_is_made_on_a_disk_with_no_byte_free(tmp_path: Path) -> None:
     """The marker is an empty file whose modification time is the outage's start: it needs no
     data block, so a file system filled to the last byte takes it."""
