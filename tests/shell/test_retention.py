@@ -594,6 +594,23 @@ def test_a_request_redelivered_after_its_inbox_row_was_archived_is_refused_as_st
 # ---------------------------------------------------------------------- a full disk
 
 
+def fill_to_the_last_frame(journal: Journal, disk: Path) -> None:
+    """Fill the file system, then the journal's WAL until even a one-page write fails."""
+    fill_disk(disk / "filler", 0)
+
+    def until_it_fails(write: Callable[[], object]) -> None:
+        for _ in range(2000):
+            write()
+
+    for write in (
+        lambda: journal.append(input_row=("ts", "X", "x" * 5000), events=[]),
+        journal.next_bdseq,
+    ):
+        with pytest.raises(sqlite3.OperationalError) as caught:
+            until_it_fails(write)
+        assert is_full(caught.value, disk)
+
+
 def test_segments_stored_elsewhere_are_pruned_on_a_completely_full_disk(
     played: Path, tmp_path: Path
 ) -> None:
@@ -612,19 +629,7 @@ def test_segments_stored_elsewhere_are_pruned_on_a_completely_full_disk(
         assert first.pruned == 0  # no budget, no pressure: the segments stay
         reserve = Reserve(path)
         assert reserve.held
-        fill_disk(disk / "filler", 0)
-
-        def until_it_fails(write: Callable[[], object]) -> None:
-            for _ in range(2000):  # until the WAL has to grow
-                write()
-
-        for write in (  # the last frame of the WAL taken: even a one-page write fails
-            lambda: journal.append(input_row=("ts", "X", "x" * 5000), events=[]),
-            journal.next_bdseq,
-        ):
-            with pytest.raises(sqlite3.OperationalError) as caught:
-                until_it_fails(write)
-            assert is_full(caught.value, disk)
+        fill_to_the_last_frame(journal, disk)
 
         steps: list[str] = []
         report = Retention(journal, config, pressed=lambda: True, hook=steps.append).run_once(
@@ -644,3 +649,43 @@ def test_segments_stored_elsewhere_are_pruned_on_a_completely_full_disk(
         assert reserve.held
         journal.append(input_row=("ts", "X", "x"), events=[])
         journal.close()
+
+
+@pytest.mark.parametrize("step", ["released", "marked"])
+def test_a_prune_on_a_full_disk_killed_at_any_step_leaves_a_consistent_journal(
+    played: Path, tmp_path: Path, step: str
+) -> None:
+    """Killed once the reserve is released (before the record), or once a segment is marked
+    pruned (before its file goes), on a disk with no byte free: verify is ok, no record names
+    a file that is gone, and the next round finishes the prune."""
+    with small_disk(tmp_path / "disk", "16m") as disk:
+        path = disk / "journal.sqlite"
+        shutil.copyfile(played, path)
+        journal = Journal.open_existing(path)
+        journal.confirm(journal.epoch, journal.epoch_last(journal.epoch) or 0, "pit-1")
+        assert Retention(journal, SMALL).run_once(FUTURE).archived >= 2
+        assert Reserve(path).held
+        fill_to_the_last_frame(journal, disk)
+        # (kept open: a journal closed on a full disk has no shared memory to open it with)
+        killed = subprocess.run(
+            [sys.executable, "-c", KILLED_AT, str(path), step, FUTURE.isoformat()],
+            check=False,
+            capture_output=True,
+            cwd=ROOT,
+            timeout=120,
+        )
+        assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()[-2000:]
+        journal.close()
+        reopened = Journal.open_existing(path)
+        try:
+            report = reopened.verify(segments=True)
+            assert report.ok, report.problems
+            records = reopened.segments()
+            on_disk = {p.name for p in reopened.segments_dir.iterdir()}
+            assert {s.name for s in records if s.state != PRUNED} <= on_disk
+            Retention(reopened, SMALL, pressed=lambda: True).run_once(FUTURE)
+            assert reopened.verify(segments=True).ok
+            assert {s.state for s in reopened.segments()} == {PRUNED}
+            assert not any(reopened.segments_dir.iterdir())
+        finally:
+            reopened.close()
