@@ -224,7 +224,7 @@ class JournalSpace:
         self.full_detail = "the journal's disk was full when the daemon stopped"
         self.refused = 0
         self.retries = 0
-        log.warning("journal.full_at_start", full_since=rfc3339(since))
+        log.warning("journal.full_before_start", full_since=rfc3339(since))
         self._changed()
         await asyncio.to_thread(self.measure)
         await self._try_recover(record)
