@@ -20,6 +20,7 @@ import pytest
 from controller.config import TableConfig, parse_config
 from controller.shell.daemon import Daemon
 from controller.shell.journal import Journal, NewEvent
+from controller.shell.segments import PRUNED
 from controller.shell.space import JournalFullError, JournalSpace, SpaceConfig, is_full
 from controller.table.codec import rfc3339
 from drivers.virtual import VirtualTable
@@ -27,6 +28,8 @@ from tests.disk import fill as fill_disk
 from tests.disk import small_disk
 from tests.integration.broker import free_port
 from tests.shell.test_daemon_inprocess import Running, now, request, until
+from tests.shell.test_retention import _write as write_hands
+from tests.shell.test_retention import inputs_of
 
 ROOM = 1_000_000  # pages: a cap far above what the tests write
 
@@ -183,6 +186,52 @@ async def test_a_marker_left_after_the_record_was_journaled_is_only_removed(
         assert not marker.exists()
         bodies = daemon.writer.journal.event_bodies("journal.disk")
         assert [json.loads(b)["data"]["condition"] for b in bodies] == ["recovered"]
+
+
+async def test_a_full_disk_wakes_retention_which_prunes_what_is_stored_elsewhere(
+    tmp_path: Path,
+) -> None:
+    """The daemon's journal on a real file system filled to the last byte: the table degrades,
+    retention wakes and prunes the archived segments through the reserve, and the room they
+    give back ends the outage by itself."""
+    archive = tmp_path / "nas"
+    archive.mkdir()
+    with small_disk(tmp_path / "disk", "16m") as disk:
+        path = disk / "journal.sqlite"
+        await write_hands(path, inputs_of(40))  # more inputs than a start reads before its snapshot
+        conn = sqlite3.connect(path)
+        conn.execute("DELETE FROM outbox")  # the broker has every event
+        conn.commit()
+        conn.close()
+        config = config_for(
+            tmp_path,
+            path=str(path),
+            live_hands=3,
+            archive_dir=str(archive),
+            low_disk_bytes=0,
+            retention_interval=3600,  # a round at start, then only when woken
+        )
+        async with Running(config) as daemon:
+            journal = daemon.writer.journal
+            await until(lambda: daemon.retention.last.copied >= 1, timeout=60)
+            archived = [s.name for s in journal.segments()]
+            assert daemon.retention.last.pruned == 0
+            fill_disk(disk / "filler", 0)
+            for n in range(5000):  # journaled refusals until the WAL has no frame left
+                body = await daemon.commands.handle(
+                    "action", request(transaction=f"f{n}", seat="x"), now()
+                )
+                if "journal full" in (body["error"] or ""):
+                    break
+            else:
+                raise AssertionError("5000 journaled refusals never filled the disk")
+            await until(lambda: not daemon.space.full, timeout=60)
+            assert {s.state for s in journal.segments()} == {PRUNED}
+            assert sorted(p.name for p in archive.iterdir()) == archived
+            assert not any(journal.segments_dir.iterdir())
+            disk_events = [json.loads(b)["data"] for b in journal.event_bodies("journal.disk")]
+            assert disk_events[-1]["condition"] == "recovered"
+            assert journal.verify(segments=True).ok
 
 
 async def test_the_low_disk_alarm_is_raised_journaled_and_cleared(tmp_path: Path) -> None:
