@@ -255,7 +255,7 @@ class JournalSection(_Section):
         default=3600.0,
         ge=0,
         description="requests younger than this stay live, so a redelivered one gets its "
-        "stored response",
+        "stored response; at least twice security.clock_skew (an older one is refused as stale)",
     )
 
 
@@ -412,6 +412,15 @@ def parse_config(data: Mapping[str, Any], source: str = "config") -> TableConfig
         security.load_keyring()
     except KeyringError as exc:
         problems.append(f"security.keyring: {exc}")
+    if config.journal.inbox_seconds < 2 * security.clock_skew:
+        # A request is admitted while its ts is within clock_skew of the table's clock: the
+        # same signed bytes may come again up to 2 × clock_skew after the first was taken, and
+        # must find its inbox row still live (docs/operations.md, "Retention").
+        problems.append(
+            f"journal.inbox_seconds: at least twice security.clock_skew "
+            f"({2 * security.clock_skew:g} s): a request redelivered sooner must find its "
+            f"stored response (got {config.journal.inbox_seconds:g})"
+        )
     if problems:
         raise ConfigError(source, problems)
     return config

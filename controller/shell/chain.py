@@ -102,6 +102,13 @@ CREATE TABLE IF NOT EXISTS confirmations (
     pit TEXT NOT NULL,
     at TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS origins (
+    device TEXT PRIMARY KEY,
+    boot_id INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    parts TEXT NOT NULL,
+    input_id INTEGER NOT NULL
+);
 """
 
 #: The chained tables and the columns their hash covers, in order.
@@ -223,8 +230,16 @@ def connect(path: Path) -> sqlite3.Connection:
     # the read: the row then fails its hash, and the rest of the journal stays readable.
     conn.text_factory = _lenient
     # A new journal gives the pages its archived rows leave back to the file system (retention
-    # counts the file's size); set before anything is written, and a no-op on an existing one.
-    conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
+    # counts the file's size); set before anything is written, and a no-op on an existing one,
+    # except that on a full disk it fails: an existing journal must still open there (the tools,
+    # a restart, a second connection), and it has its setting already.
+    try:
+        conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
+    except sqlite3.OperationalError as exc:
+        full = getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_FULL
+        if not full or not _has_pages(path):
+            conn.close()
+            raise
     conn.execute("PRAGMA journal_mode=WAL")
     # the WAL shrinks back to this after a checkpoint (an archive's large delete grew it)
     conn.execute("PRAGMA journal_size_limit=8388608")
@@ -232,6 +247,13 @@ def connect(path: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA busy_timeout=5000")
     conn.execute("PRAGMA foreign_keys=OFF")
     return conn
+
+
+def _has_pages(path: Path) -> bool:
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False
 
 
 def next_key(conn: sqlite3.Connection, table: str) -> int:

@@ -61,6 +61,7 @@ from controller.shell.space import (
     SpaceConfig,
     free_bytes,
     is_full,
+    last_recovered,
 )
 from controller.shell.supervisor import Devices
 from controller.shell.table import RecoveryReport, ShutdownError, TableRunner, journal_table
@@ -144,6 +145,7 @@ class Daemon:
             journal,
             retention_config(config),
             may_archive=lambda: not self.integrity.alarms,  # not while the chain is in doubt
+            pressed=lambda: self.space.full or self.space.low,
         )
         self.retention_task = RetentionTask(self.retention, self.writer.call, self._retained)
         self.metrics = Metrics(
@@ -195,6 +197,9 @@ class Daemon:
         self.space.on_change = self._alarms_changed
         self.space.measure()
         self._alarms_changed()
+        journal = self.writer.journal
+        recorded = await self.writer.call(journal.event_bodies, "journal.disk")
+        await self.space.resume(self._record_event, last_recovered(recorded))
         self._changed()
         for device_id, device in self.devices.devices.items():
             self.devices.set_device(device_id, device, health=None)
@@ -474,7 +479,7 @@ class Daemon:
 
     def _alarms_changed(self) -> None:
         """The journal's disk or its integrity changed: the status topic and ``STATUS=``."""
-        if self.space.low:
+        if self.space.low or self.space.full:
             self.retention_task.wake.set()  # a round now: pruning may give room back
         self.link.set_alarms([*self.space.alarms(), *self.integrity.status_alarms()])
         self._status_changed()

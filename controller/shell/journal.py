@@ -18,6 +18,10 @@ Everything the table decided is here, in order, and nothing else is needed to re
   the chain runs through them and on into the live rows;
 * ``confirmations`` — the highest event number the pit confirmed storing, per epoch (its
   ``stored`` request); outside the chain, like the snapshots;
+* ``origins`` — per device, the last event it numbered (its boot id and sequence number, and
+  the parts of it journaled), written with the input: a device resends only its last event, so
+  this one row per device is all a start needs to recognise a redelivery, however long ago the
+  input was archived; outside the chain (derived from the inputs, like the snapshots);
 * ``epochs`` — where each epoch begins: an event's id is ``{table}:{epoch}:{n}`` where ``n``
   counts from 1 at the first event of its epoch. A journal has one epoch until it is found
   rolled back or maintenance accepts it after an integrity alarm (docs/operations.md); each new
@@ -123,6 +127,15 @@ class Appended:
     response: Mapping[str, Any] | None = None
     #: The outbox rows it wrote, as :meth:`Journal.pending` would read them back.
     outbox: tuple[OutboxRow, ...] = ()
+
+
+class DeviceOrigin(NamedTuple):
+    """A device's last numbered event: its boot id, sequence number and the parts journaled."""
+
+    device: str
+    boot_id: int
+    seq: int
+    parts: frozenset[int]
 
 
 class EventId(NamedTuple):
@@ -378,11 +391,13 @@ class Journal:
         snapshot: tuple[str, bytes] | None = None,
         epoch: NewEpoch | None = None,
         meta: Mapping[str, str | None] | None = None,
+        origin: DeviceOrigin | None = None,
     ) -> Appended:
         """Write an input (``(ts, type, body)``), its events and the rest in one transaction.
 
         ``snapshot`` is ``(core fingerprint, state)`` of the table after this input; ``epoch``
-        begins a new epoch first; ``meta`` sets (None: removes) meta values.
+        begins a new epoch first; ``meta`` sets (None: removes) meta values; ``origin`` is the
+        device's last numbered event once this input is in (it replaces the device's row).
         """
         conn = self._conn
         pos, head = self._head_pos, self._head_hash
@@ -445,6 +460,17 @@ class Journal:
                     json.dumps(response, separators=(",", ":"), ensure_ascii=False),
                 )
                 pos, head = insert_row(conn, "commands", pos, head, content)
+            if origin is not None and input_id is not None:
+                conn.execute(
+                    "INSERT OR REPLACE INTO origins VALUES (?, ?, ?, ?, ?)",
+                    (
+                        origin.device,
+                        origin.boot_id,
+                        origin.seq,
+                        json.dumps(sorted(origin.parts)),
+                        input_id,
+                    ),
+                )
             if snapshot is not None and input_id is not None:
                 core, blob = snapshot
                 digest = hashlib.sha256(core.encode() + blob).hexdigest()
@@ -1024,6 +1050,26 @@ class Journal:
                 conn.execute("ROLLBACK")
             raise
         return int(row[0])
+
+    def origins(self) -> dict[str, tuple[DeviceOrigin, int]]:
+        """Per device, its last numbered event journaled and the input that carried it."""
+        try:
+            rows = self._conn.execute(
+                "SELECT device, boot_id, seq, parts, input_id FROM origins"
+            ).fetchall()
+        except sqlite3.OperationalError:  # a journal older than origins, opened read-only
+            return {}
+        found = {}
+        for device, boot_id, seq, parts, input_id in rows:
+            try:
+                numbers = frozenset(int(p) for p in json.loads(parts))
+            except (ValueError, TypeError):
+                continue  # a damaged row: the inputs replayed at start still tell
+            found[str(device)] = (
+                DeviceOrigin(str(device), int(boot_id), int(seq), numbers),
+                int(input_id),
+            )
+        return found
 
     def confirmations(self) -> dict[str, int]:
         """The highest seq the pit confirmed storing, per epoch."""

@@ -10,10 +10,11 @@ than a table PC's disk. Each retention round (:meth:`Retention.run_once`):
    rows deleted, in the transaction that records the segment. A crash before that leaves a file
    no record names (removed by the next round; the rows are still live); after it, the rows are
    in the segment only. What a start needs stays live: the last ``live_hands`` closed hands,
-   the :data:`~controller.shell.table.RECENT_INPUTS` inputs before the newest snapshot (device
-   de-duplication) and everything after it, the events the broker has not acknowledged, and
-   every input of the last ``inbox_seconds`` with its inbox row (a request redelivered within
-   that window gets its stored response).
+   the :data:`~controller.shell.table.RECENT_INPUTS` inputs before the newest snapshot (a deck
+   or group reported again after a device's power cut; each device's last numbered event is
+   kept apart, in the journal's ``origins``) and everything after it, the events the broker
+   has not acknowledged, and every input of the last ``inbox_seconds`` with its inbox row (a
+   request redelivered within that window gets its stored response).
 2. **Copies** each segment to ``archive_dir`` when set (a temporary name, fsync, rename, the
    copy's SHA-256 compared), then marks it ``archived``.
 3. **Prunes** the oldest segments first, while the journal (database, WAL, local segments) is
@@ -21,7 +22,26 @@ than a table PC's disk. Each retention round (:meth:`Retention.run_once`):
    stored elsewhere: ``archived``, or every event in it confirmed by the pit's ``stored``
    request. The file goes; the record stays (the chain is checked across the gap). When the
    budget cannot be kept for want of confirmation, nothing unconfirmed is deleted: the round
-   reports the bytes waiting, which the daemon raises as an alarm.
+   reports the bytes waiting, which the daemon raises as an alarm. While the disk is low or
+   full (``pressed``) every segment stored elsewhere goes, oldest first, whatever the budget.
+
+**On a full disk** the round archives nothing (a segment needs room before its rows can go)
+but still prunes, although its record of a prune is a write and the disk has no room for one.
+A :class:`~controller.shell.space.Reserve` file of 1 MiB sits beside the journal for that: a
+bookkeeping write that fails for want of space (the prune's mark, the copy's ``archived``)
+releases the reserve and is tried once more; the round makes the reserve again at its end once
+the disk has room for it and as much again. The order of a prune stays *record, then delete*,
+so a crash at any point leaves a consistent journal:
+
+* after the reserve was released, before the record: nothing changed but the reserve, made
+  again by a later round;
+* after the record, before the file was deleted: a segment marked ``pruned`` whose file is
+  still there, with its SHA-256: the next round readopts it (``local``) and prunes it again;
+* after the delete: done.
+
+The other order (delete first, then record) needs no reserve, but a crash between the two
+would leave a record naming a file that is gone, which ``journal verify`` must report as a lost
+segment: a pruned segment would look like a deleted one.
 
 Every journal write goes through ``write`` (in the daemon: the journal's writer thread); the
 segment files are built and copied off it, on a connection of their own.
@@ -35,6 +55,7 @@ import heapq
 import json
 import os
 import shutil
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -66,7 +87,7 @@ from controller.shell.segments import (
     segment_name,
     write_file,
 )
-from controller.shell.space import JournalFullError, journal_bytes
+from controller.shell.space import JournalFullError, Reserve, is_full, journal_bytes
 from controller.shell.table import RECENT_INPUTS
 
 log = structlog.get_logger("tablectl.retention")
@@ -151,13 +172,19 @@ class Retention:
         write: Write = direct,
         hook: Callable[[str], None] = lambda step: None,
         may_archive: Callable[[], bool] = lambda: True,
+        pressed: Callable[[], bool] = lambda: False,
+        reserve: Reserve | None = None,
     ) -> None:
         self.journal = journal
         self.config = config
         self.write = write
         self.may_archive = may_archive
+        #: The disk is low or full: prune everything stored elsewhere, whatever the budget.
+        self.pressed = pressed
+        self.reserve = reserve or Reserve(journal.path)
         #: Called between the steps of an archive (``written``, ``published``, ``committed``)
-        #: and of a prune (``marked``): the crash tests raise there.
+        #: and of a prune (``marked``), and once the reserve was released (``released``): the
+        #: crash tests raise there.
         self.hook = hook
         self.stopping = threading.Event()
         self.last = RoundReport()
@@ -172,13 +199,22 @@ class Retention:
     def run_once(self, now: datetime) -> RoundReport:
         """Archive, copy, prune; the report (also kept as :attr:`last`)."""
         report = RoundReport()
+        pressed = self.pressed()
         self._clean()
         limit = self._write(archive_limit, self.journal, self.config, now)
         while not self.stopping.is_set() and self.may_archive():
             planned = self._write(plan_archive, self.journal, self.config, limit)
             if planned is None:
                 break
-            self.archive(*planned)
+            try:
+                self.archive(*planned)
+            except (JournalFullError, sqlite3.Error, OSError) as exc:
+                if not self._full(exc):
+                    raise
+                log.warning("retention.archive_waits", reason="the disk is full", error=str(exc))
+                self._remove_orphans()  # the file whose rows stay live gives its room back
+                pressed = True
+                break
             report.archived += 1
         if self.config.archive_dir is not None:
             for segment in self._write(self.journal.segments):
@@ -187,7 +223,9 @@ class Retention:
                 if not self.copy(segment):
                     break  # the archive cannot take it now: the next round tries again
                 report.copied += 1
-        self._prune(now, report)
+        self._prune(now, report, pressed=pressed)
+        if not self.stopping.is_set():
+            self.reserve.make()
         self.last = report
         return report
 
@@ -196,15 +234,31 @@ class Retention:
             raise StoppedError("retention stopped")
         return self.write(fn, *args, **kwargs)
 
+    def _record(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """A bookkeeping write; on a full disk, once more with the reserve released."""
+        try:
+            return self._write(fn, *args, **kwargs)
+        except (JournalFullError, sqlite3.Error, OSError) as exc:
+            if not self._full(exc) or not self.reserve.release():
+                raise
+        self.hook("released")
+        return self._write(fn, *args, **kwargs)
+
+    def _full(self, error: BaseException) -> bool:
+        return isinstance(error, JournalFullError) or is_full(error, self.journal.path.parent)
+
     def _clean(self) -> None:
         """Remove what a crash left (files no record names: their rows are still live) and
         readopt pruned segments whose files are back (restored, or a prune cut short)."""
+        self._remove_orphans()
+        for segment in self._record(self.journal.readopt_restored):
+            log.info("retention.readopted", segment=segment.name)
+
+    def _remove_orphans(self) -> None:
         records = self._write(self.journal.segments)
         for path in orphans(self.directory, {s.name for s in records}):
             log.warning("retention.orphan_removed", file=path.name)
             remove(path)
-        for segment in self._write(self.journal.readopt_restored):
-            log.info("retention.readopted", segment=segment.name)
 
     # ------------------------------------------------------------------ archiving
 
@@ -250,12 +304,12 @@ class Retention:
             log.warning("retention.archive_copy_failed", segment=segment.name, error=str(exc))
             return False
         reason = f"archived: a copy with the same sha256 in {archive}"
-        self._write(self.journal.set_segment_state, segment.name, ARCHIVED, reason)
+        self._record(self.journal.set_segment_state, segment.name, ARCHIVED, reason)
         return True
 
     # ------------------------------------------------------------------ pruning
 
-    def _prune(self, now: datetime, report: RoundReport) -> None:
+    def _prune(self, now: datetime, report: RoundReport, *, pressed: bool) -> None:
         journal = self.journal
         records = self._write(journal.segments)
         confirmed = self._write(journal.confirmations)
@@ -269,14 +323,14 @@ class Retention:
             oldest = now - timedelta(days=self.config.keep_days)
         for segment in kept:
             aged = oldest is not None and _ended_before(segment, oldest)
-            if over <= 0 and not aged:
+            if over <= 0 and not aged and not pressed:
                 break
             why = prune_reason(segment, confirmed)
             if why is None:
                 break  # oldest first: a younger segment never goes before an older one
             if self.stopping.is_set():
                 break
-            self._write(journal.set_segment_state, segment.name, PRUNED, why)
+            self._record(journal.set_segment_state, segment.name, PRUNED, why)
             self.hook("marked")
             remove(self.directory / segment.name)
             log.info("retention.pruned", segment=segment.name, bytes=segment.bytes, reason=why)

@@ -13,6 +13,15 @@ error with no space left) changes nothing and puts the table in a *degraded* sta
   event that records the outage (since when, how many requests were refused). Once it is
   journaled the table takes inputs again, and the devices' held inputs go in, in order.
 
+The outage outlives a stop: while it lasts an empty *marker* file beside the journal
+(``journal.sqlite.full``) holds its start as its modification time: an empty file and its
+times need no data block, so it can be made on a disk with no byte free, where the journal
+cannot record anything. A start that finds it (:meth:`JournalSpace.resume`) is degraded from
+that moment on and journals the ``recovered`` record as soon as it can, so the journal says
+when every outage ended even when a restart ended it (systemd's, or an operator's after making
+room). The marker goes once the record is in; a marker left by a crash between the two is
+recognised by the record's ``full_since``.
+
 Before that, a *low-disk* alarm: when the free space of the journal's file system falls below
 ``[journal] low_disk_bytes`` a ``journal.disk`` event (``low``) is journaled and the alarm is
 raised on the status topic and in ``STATUS=``; it clears (``ok``) once the free space is back
@@ -24,16 +33,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import json
 import os
 import sqlite3
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import structlog
 
+from controller.shell.segments import fsync_directory
 from controller.table.codec import rfc3339
 from controller.table.event_types import JournalDisk
 from controller.table.events import Severity, TableEvent
@@ -46,6 +57,10 @@ NEARLY_FULL = 1024 * 1024
 
 #: Journals an event that no input caused; raises JournalFullError when it cannot.
 Record = Callable[[TableEvent], Awaitable[object]]
+
+#: The reserve file's size: room for retention's bookkeeping on a full disk (a few WAL pages a
+#: record, and SQLite's shared memory), with a wide margin.
+RESERVE_BYTES = 1024 * 1024
 
 
 class JournalFullError(RuntimeError):
@@ -65,6 +80,59 @@ def journal_bytes(path: Path) -> int:
         with contextlib.suppress(OSError):
             total += (path.parent / (path.name + suffix)).stat().st_size
     return total
+
+
+class Reserve:
+    """A file of :data:`RESERVE_BYTES` beside the journal, released to let a bookkeeping write
+    commit on a full disk (retention's record of a prune) and made again once there is room.
+
+    It holds nothing: losing it (a crash after it was released) costs only its re-creation.
+    """
+
+    def __init__(self, journal: Path, size: int = RESERVE_BYTES) -> None:
+        self.path = journal.with_name(journal.name + ".reserve")
+        self.size = size
+
+    @property
+    def held(self) -> bool:
+        """The reserve is there, whole."""
+        try:
+            return self.path.stat().st_size >= self.size
+        except OSError:
+            return False
+
+    def release(self) -> bool:
+        """Give the reserve's room back to the file system; whether there was one."""
+        if not self.path.exists():
+            return False
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        log.warning("journal.reserve_released", bytes=self.size)
+        return True
+
+    def make(self) -> bool:
+        """Create the reserve when it is not there and the disk has room for it and as much
+        again; whether it is there now. Never fills the disk: a write that fails for want of
+        space leaves no partial reserve."""
+        if self.held:
+            return True
+        try:
+            if free_bytes(self.path.parent) < 2 * self.size + NEARLY_FULL:
+                return False
+            temporary = self.path.with_name(self.path.name + ".tmp")
+            with temporary.open("wb") as file:
+                block = b"\0" * 65536
+                for offset in range(0, self.size, len(block)):
+                    file.write(block[: min(len(block), self.size - offset)])
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(temporary, self.path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                self.path.with_name(self.path.name + ".tmp").unlink()
+            log.warning("journal.reserve_not_made", error=str(exc))
+            return False
+        return True
 
 
 def is_full(error: BaseException, directory: Path) -> bool:
@@ -97,6 +165,8 @@ class JournalSpace:
 
     def __init__(self, path: Path, config: SpaceConfig = SpaceConfig()) -> None:
         self.path = path
+        #: Present while the journal is full: its modification time is the outage's start.
+        self.marker = path.with_name(path.name + ".full")
         self.config = config
         #: Set while the journal takes writes; cleared by a full disk until a write succeeds.
         self.writable = asyncio.Event()
@@ -136,7 +206,53 @@ class JournalSpace:
             free_bytes=self.free,
             detail="degraded: no input is taken until a write succeeds again",
         )
+        self._mark(self.full_since)
         self._changed()
+
+    async def resume(self, record: Record, recorded: str | None) -> None:
+        """At start: an outage the marker says was not over at the stop is this run's too;
+        journal its ``recovered`` record now if the disk has room (else the watch will).
+        ``recorded`` is the ``full_since`` of the journal's last ``recovered`` record."""
+        since = self._marked_since()
+        if since is None:
+            return
+        if recorded == rfc3339(since):  # recorded before the stop: only the marker was left
+            self._unmark()
+            return
+        self.writable.clear()
+        self.full_since = since
+        self.full_detail = "the journal's disk was full when the daemon stopped"
+        self.refused = 0
+        self.retries = 0
+        log.warning("journal.full_before_start", full_since=rfc3339(since))
+        self._changed()
+        await asyncio.to_thread(self.measure)
+        await self._try_recover(record)
+
+    def _mark(self, since: datetime) -> None:
+        try:
+            descriptor = os.open(self.marker, os.O_WRONLY | os.O_CREAT, 0o600)
+            try:
+                micros = (since - EPOCH) // timedelta(microseconds=1)
+                os.utime(descriptor, ns=(micros * 1000, micros * 1000))
+                os.fsync(descriptor)
+            finally:
+                os.close(descriptor)
+            fsync_directory(self.marker.parent)
+        except OSError as exc:  # the outage is still recorded by this run, if it sees its end
+            log.warning("journal.full_marker_failed", file=str(self.marker), error=str(exc))
+
+    def _marked_since(self) -> datetime | None:
+        try:
+            nanoseconds = self.marker.stat().st_mtime_ns
+        except OSError:
+            return None
+        return EPOCH + timedelta(microseconds=nanoseconds // 1000)
+
+    def _unmark(self) -> None:
+        with contextlib.suppress(OSError):
+            self.marker.unlink()
+            fsync_directory(self.marker.parent)
 
     def refusal(self) -> str:
         """The reason every request gets while the table is degraded."""
@@ -218,6 +334,7 @@ class JournalSpace:
         )
         self.full_since = None
         self.full_detail = ""
+        self._unmark()
         self.writable.set()
         self._changed()
 
@@ -256,6 +373,23 @@ class JournalSpace:
     def _changed(self) -> None:
         if self.on_change is not None:
             self.on_change()
+
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def last_recovered(bodies: list[str]) -> str | None:
+    """The ``full_since`` of the last ``journal.disk`` ``recovered`` record among the journal
+    texts of the ``journal.disk`` events (None: none)."""
+    for body in reversed(bodies):
+        try:
+            data = json.loads(body)["data"]
+        except (ValueError, KeyError, TypeError):
+            continue  # a damaged row: its own hash fails
+        if isinstance(data, dict) and data.get("condition") == "recovered":
+            since = data.get("full_since")
+            return since if isinstance(since, str) else None
+    return None
 
 
 def disk_event(condition: str, space: JournalSpace, **extra: Any) -> TableEvent:

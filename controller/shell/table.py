@@ -32,6 +32,7 @@ from controller.shell.checkpoint import core_fingerprint, dump_state, load_state
 from controller.shell.dispatch import Dispatch, Need, Planner
 from controller.shell.journal import (
     Appended,
+    DeviceOrigin,
     Journal,
     NewCommand,
     NewDispatch,
@@ -183,6 +184,7 @@ class TableRunner:
             if row.input_id is not None:
                 journaled.setdefault(row.input_id, []).append(row.body)
         revealed: set[int] = set()
+        numbered: dict[str, int] = {}  # per device, the input of its last numbered event read
         for row in self.journal.inputs(after=max(0, after - RECENT_INPUTS)):
             try:
                 item = input_from_json(row.body)
@@ -191,6 +193,8 @@ class TableRunner:
                     self._diverged(report, row.key, accepted, "unreadable", str(exc))
                 continue
             self._remember(item)
+            if isinstance(item, DeviceInput) and item.origin is not None:
+                numbered[item.device] = row.key
             if row.key <= after:  # before the snapshot: only remembered, for de-duplication
                 continue
             if isinstance(item, DeckRevealed):
@@ -206,6 +210,7 @@ class TableRunner:
             replayed = [event_from_json(event_to_json(e)) for e in events]
             if stored != replayed:
                 self._diverged(report, row.key, accepted, type(item).__name__, "other events")
+        self._adopt_origins(numbered)
         self.state = state
         rows = []
         for key, device, body, input_id in self.journal.dispatches():
@@ -240,6 +245,14 @@ class TableRunner:
         else:
             report.diverged.append(input_id)
             log.error("journal.replay_diverged", input_id=input_id, input=what, detail=why)
+
+    def _adopt_origins(self, numbered: Mapping[str, int]) -> None:
+        """Each device's last numbered event from the journal's ``origins`` rows: a device's
+        last event may be older than every input a start reads (it sat unplugged while the
+        others went on), and only that one can come again."""
+        for device, (origin, input_id) in self.journal.origins().items():
+            if input_id >= numbered.get(device, 0):
+                self._origins[device] = ((origin.boot_id, origin.seq), set(origin.parts))
 
     def _from_snapshot(self, report: RecoveryReport) -> tuple[TableState, int]:
         found = self.journal.latest_snapshot(core_fingerprint())
@@ -297,6 +310,7 @@ class TableRunner:
                     ],
                     command=command,
                     live=self.connected(),
+                    origin=self._origin_after(item),
                 )
             finally:
                 self.commit_started = None
@@ -421,6 +435,17 @@ class TableRunner:
                 return origin.part in last[1]
         key = _identity(item)
         return key is not None and key in self._keys
+
+    def _origin_after(self, item: Input) -> DeviceOrigin | None:
+        """The device's last numbered event once ``item`` is journaled (None: not numbered)."""
+        if not isinstance(item, DeviceInput) or item.origin is None:
+            return None
+        origin = item.origin
+        parts = {origin.part}
+        last = self._origins.get(item.device)
+        if last is not None and last[0] == (origin.boot_id, origin.seq):
+            parts |= last[1]
+        return DeviceOrigin(item.device, origin.boot_id, origin.seq, frozenset(parts))
 
     def _remember(self, item: Input) -> None:
         if not isinstance(item, DeviceInput):

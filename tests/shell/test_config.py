@@ -158,6 +158,23 @@ def test_a_keyring_is_required_by_default_and_checked(tmp_path: Path) -> None:
     assert any("keys.ann.public_key" in p and "32 bytes" in p for p in found)
 
 
+def test_requests_stay_live_while_a_redelivery_could_be_admitted() -> None:
+    """A signed request is admitted while its ts is within clock_skew: its inbox row must
+    outlive 2 x clock_skew, or the same bytes could run again."""
+    found = problems({**MINIMAL, "journal": {"inbox_seconds": 59}})
+    assert found == [
+        "journal.inbox_seconds: at least twice security.clock_skew (60 s): a request "
+        "redelivered sooner must find its stored response (got 59)"
+    ]
+    parse_config({**MINIMAL, "journal": {"inbox_seconds": 60}})
+    skewed = {
+        **MINIMAL,
+        "security": {**MINIMAL["security"], "clock_skew": 600},
+        "journal": {"inbox_seconds": 1000},
+    }
+    assert any("(1200 s)" in p for p in problems(skewed))
+
+
 def test_a_relative_keyring_is_beside_the_config(tmp_path: Path) -> None:
     (tmp_path / "keyring.toml").write_text("")
     path = tmp_path / "table.toml"

@@ -20,12 +20,16 @@ import pytest
 from controller.config import TableConfig, parse_config
 from controller.shell.daemon import Daemon
 from controller.shell.journal import Journal, NewEvent
+from controller.shell.segments import PRUNED
 from controller.shell.space import JournalFullError, JournalSpace, SpaceConfig, is_full
+from controller.table.codec import rfc3339
 from drivers.virtual import VirtualTable
 from tests.disk import fill as fill_disk
 from tests.disk import small_disk
 from tests.integration.broker import free_port
 from tests.shell.test_daemon_inprocess import Running, now, request, until
+from tests.shell.test_retention import _write as write_hands
+from tests.shell.test_retention import inputs_of
 
 ROOM = 1_000_000  # pages: a cap far above what the tests write
 
@@ -134,6 +138,102 @@ async def test_a_daemon_that_starts_on_a_full_journal_goes_ready_degraded(
         assert daemon.writer.journal.verify().ok
 
 
+async def test_a_restart_that_ends_an_outage_journals_its_end(tmp_path: Path) -> None:
+    """Stopped while full, started again still full, then with room: the journal's
+    ``recovered`` record names the outage's first moment, and the outage is recorded once."""
+
+    def recoveries(journal: Journal) -> list[dict[str, Any]]:
+        bodies = [json.loads(body)["data"] for body in journal.event_bodies("journal.disk")]
+        return [data for data in bodies if data["condition"] == "recovered"]
+
+    async with Running(config_for(tmp_path)) as daemon:
+        await fill(daemon)
+        assert daemon.space.full_since is not None
+        since = rfc3339(daemon.space.full_since)
+    marker = tmp_path / "journal.sqlite.full"  # the outage's start, kept across the stop
+    async with Running(config_for(tmp_path, max_pages=1)) as daemon:  # still no room
+        assert daemon.space.full
+        assert daemon.space.full_since is not None
+        assert rfc3339(daemon.space.full_since) == since
+        assert recoveries(daemon.writer.journal) == []
+        assert marker.is_file()
+    async with Running(config_for(tmp_path)) as daemon:  # room: the outage ends
+        assert not daemon.space.full
+        ended = recoveries(daemon.writer.journal)
+        assert [r["full_since"] for r in ended] == [since]
+        assert ended[0]["seconds"] > 0
+    assert not marker.exists()
+    async with Running(config_for(tmp_path)) as daemon:
+        assert [r["full_since"] for r in recoveries(daemon.writer.journal)] == [since]
+
+
+async def test_a_marker_left_after_the_record_was_journaled_is_only_removed(
+    tmp_path: Path,
+) -> None:
+    """A crash between the ``recovered`` record and the marker's removal: the next start
+    finds the record and records the outage no second time."""
+    async with Running(config_for(tmp_path)) as daemon:
+        await fill(daemon)
+        assert daemon.space.full_since is not None
+        since = daemon.space.full_since
+        await daemon.writer.call(daemon.writer.journal.cap_pages, ROOM)
+        await until(lambda: not daemon.space.full)
+        marker = daemon.space.marker
+        assert not marker.exists()
+        daemon.space._mark(since)  # as the crash left it
+    async with Running(config_for(tmp_path)) as daemon:
+        assert not daemon.space.full
+        assert not marker.exists()
+        bodies = daemon.writer.journal.event_bodies("journal.disk")
+        assert [json.loads(b)["data"]["condition"] for b in bodies] == ["recovered"]
+
+
+async def test_a_full_disk_wakes_retention_which_prunes_what_is_stored_elsewhere(
+    tmp_path: Path,
+) -> None:
+    """The daemon's journal on a real file system filled to the last byte: the table degrades,
+    retention wakes and prunes the archived segments through the reserve, and the room they
+    give back ends the outage by itself."""
+    archive = tmp_path / "nas"
+    archive.mkdir()
+    with small_disk(tmp_path / "disk", "16m") as disk:
+        path = disk / "journal.sqlite"
+        await write_hands(path, inputs_of(40))  # more inputs than a start reads before its snapshot
+        conn = sqlite3.connect(path)
+        conn.execute("DELETE FROM outbox")  # the broker has every event
+        conn.commit()
+        conn.close()
+        config = config_for(
+            tmp_path,
+            path=str(path),
+            live_hands=3,
+            archive_dir=str(archive),
+            low_disk_bytes=0,
+            retention_interval=3600,  # a round at start, then only when woken
+        )
+        async with Running(config) as daemon:
+            journal = daemon.writer.journal
+            await until(lambda: daemon.retention.last.copied >= 1, timeout=60)
+            archived = [s.name for s in journal.segments()]
+            assert daemon.retention.last.pruned == 0
+            fill_disk(disk / "filler", 0)
+            for n in range(5000):  # journaled refusals until the WAL has no frame left
+                body = await daemon.commands.handle(
+                    "action", request(transaction=f"f{n}", seat="x"), now()
+                )
+                if "journal full" in (body["error"] or ""):
+                    break
+            else:
+                raise AssertionError("5000 journaled refusals never filled the disk")
+            await until(lambda: not daemon.space.full, timeout=60)
+            assert {s.state for s in journal.segments()} == {PRUNED}
+            assert sorted(p.name for p in archive.iterdir()) == archived
+            assert not any(journal.segments_dir.iterdir())
+            disk_events = [json.loads(b)["data"] for b in journal.event_bodies("journal.disk")]
+            assert disk_events[-1]["condition"] == "recovered"
+            assert journal.verify(segments=True).ok
+
+
 async def test_the_low_disk_alarm_is_raised_journaled_and_cleared(tmp_path: Path) -> None:
     async with Running(config_for(tmp_path, low_disk_bytes=2**62)) as daemon:
         await until(lambda: daemon.space.low)
@@ -224,6 +324,42 @@ def test_every_journal_write_on_a_really_full_disk_fails_cleanly_and_leaves_it_u
             write()
         assert journal.verify().ok
         journal.close()
+
+
+def test_a_journal_on_a_disk_with_no_byte_free_opens_and_reads(tmp_path: Path) -> None:
+    """A second connection (a tool, the daemon restarted) opens a journal on a full disk and
+    reads it; it is not called damaged."""
+    with small_disk(tmp_path / "disk", "2m") as disk:
+        journal = Journal.open(disk / "j.sqlite", table_id="T1")
+        for _ in range(5):
+            journal.append(input_row=("ts", "X", "x" * 500), events=[NewEvent("a.b", None, "y")])
+        fill_disk(disk / "filler", 0)
+
+        def until_it_fails() -> None:
+            for _ in range(200):
+                journal.append(input_row=("ts", "X", "x" * 5000), events=[])
+
+        with pytest.raises(sqlite3.OperationalError):
+            until_it_fails()
+        other = Journal.open_existing(disk / "j.sqlite")
+        assert other.verify().ok
+        assert other.counts()["inputs"] >= 5
+        other.close()
+        journal.close()
+
+
+def test_the_outage_marker_is_made_on_a_disk_with_no_byte_free(tmp_path: Path) -> None:
+    """The marker is an empty file whose modification time is the outage's start: it needs no
+    data block, so a file system filled to the last byte takes it."""
+    with small_disk(tmp_path / "disk", "2m") as disk:
+        fill_disk(disk / "filler", 0)
+        with pytest.raises(OSError, match="No space left"):
+            (disk / "one-byte").write_bytes(b"x")
+        space = JournalSpace(disk / "j.sqlite")
+        space.mark_full(OSError(28, "No space left on device"))
+        assert space.full_since is not None
+        assert space.marker.stat().st_size == 0
+        assert JournalSpace(disk / "j.sqlite")._marked_since() == space.full_since
 
 
 def forget_and_delete(journal: Journal, row_ids: list[int]) -> None:

@@ -11,7 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -28,9 +28,12 @@ from controller.shell.journal import Journal, JournalError
 from controller.shell.retention import Retention, RetentionConfig
 from controller.shell.salvage import salvage
 from controller.shell.segments import PRUNED
+from controller.shell.space import Reserve, is_full
 from controller.signing import new_key, sign_request
-from controller.table.inputs import Input
+from controller.table.inputs import DeviceFaultCleared, Input, Origin, StartHand
 from simulators.table_journal import endless_dealer, journal_runner
+from tests.disk import fill as fill_disk
+from tests.disk import small_disk
 from tests.test_layering import ROOT
 
 FUTURE = datetime.now(UTC) + timedelta(days=3650)  # every input is older than any window
@@ -453,3 +456,204 @@ def test_an_archive_not_there_stops_nothing_and_prunes_nothing(
     back = retention.run_once(FUTURE)
     assert back.copied == back.pruned == waiting.archived
     assert back.alarm() is None
+
+
+# ---------------------------------------------------------------------- redeliveries
+
+
+def _cleared(seq: int, *, boot: int = 7, when: float = 0) -> DeviceFaultCleared:
+    ts = datetime.fromtimestamp(1_700_000_000 + when, UTC)
+    return DeviceFaultCleared(ts, "shuffler", "LID_OPEN", 3, origin=Origin(boot, seq))
+
+
+def test_a_device_event_redelivered_after_its_input_was_pruned_is_not_journaled_twice(
+    tmp_path: Path,
+) -> None:
+    """The shuffler's last event was journaled, its acknowledgement lost, and the shuffler
+    left unplugged while the table went on: its input is archived and pruned, the daemon
+    restarts, and the shuffler, plugged in again, resends the event. It is recognised."""
+    path = tmp_path / "journal.sqlite"
+    archive = tmp_path / "nas"
+    archive.mkdir()
+
+    async def first_life() -> None:
+        runner = journal_runner(path, endless_dealer("retention"))
+        assert await runner.submit(_cleared(5)) is not None
+        for item in inputs_of(12):
+            await runner.submit(item)
+        await runner.writer.close()
+
+    asyncio.run(first_life())
+    journal = Journal.open_existing(path)
+    journal.read("DELETE FROM outbox")  # the broker acknowledged every event
+    config = RetentionConfig(**{**SMALL.__dict__, "archive_dir": archive, "max_bytes": 1})
+    assert Retention(journal, config).run_once(FUTURE).pruned >= 1
+    assert next(row.key for row in journal.inputs()) > 1  # input 1 is in a pruned segment
+    journal.close()
+
+    async def second_life() -> list[bool]:
+        runner = journal_runner(path, endless_dealer("retention"))
+        runner.recover()
+        kept = [
+            await runner.submit(_cleared(5, when=9000)) is not None,  # the redelivery
+            await runner.submit(_cleared(6, when=9001)) is not None,  # the next event
+            await runner.submit(_cleared(6, when=9002)) is not None,  # it again
+        ]
+        await runner.writer.close()
+        return kept
+
+    assert asyncio.run(second_life()) == [False, True, False]
+    journal = Journal.open_existing(path)
+    assert journal.read("SELECT device, boot_id, seq FROM origins") == [("shuffler", 7, 6)]
+    journal.close()
+
+
+def test_a_request_redelivered_after_its_inbox_row_was_archived_is_refused_as_stale(
+    tmp_path: Path,
+) -> None:
+    """Within the window the same request gets its stored response; once its inbox row is
+    archived (older than inbox_seconds, which is at least twice clock_skew) the same signed
+    bytes are older than clock_skew: refused as stale, the hand not started again."""
+    path = tmp_path / "journal.sqlite"
+    archive = tmp_path / "nas"
+    archive.mkdir()
+    inputs = inputs_of(12)
+    assert isinstance(inputs[0], StartHand)
+    assert inputs[0].button is None
+    began = inputs[0].ts
+    body = {"transaction": "s-1"}
+    payload = json.dumps(sign_request(DEALER, "ann", "start_hand", "T1", body, now=began))
+
+    async def first_life() -> None:
+        runner = journal_runner(path, endless_dealer("retention"))
+        handler = CommandHandler(runner, Gate("T1", Policy(), KEYRING))
+        answer = await handler.handle("start_hand", payload.encode(), began)
+        assert answer["status"] == "ok"
+        again = await handler.handle("start_hand", payload.encode(), began + timedelta(seconds=5))
+        assert again == answer  # the stored response
+        for item in inputs[1:]:
+            await runner.submit(item)
+        await runner.writer.close()
+
+    asyncio.run(first_life())
+    journal = Journal.open_existing(path)
+    journal.read("DELETE FROM outbox")
+    config = RetentionConfig(**{**SMALL.__dict__, "archive_dir": archive, "max_bytes": 1})
+    assert Retention(journal, config).run_once(FUTURE).pruned >= 1
+    assert journal.read("SELECT COUNT(*) FROM commands")[0][0] == 0  # the inbox row is gone
+    journal.close()
+
+    async def second_life() -> tuple[dict[str, Any], bool]:
+        runner = journal_runner(path, endless_dealer("retention"))
+        runner.recover()
+        handler = CommandHandler(runner, Gate("T1", Policy(), KEYRING))
+        late = began + timedelta(seconds=2 * Policy().clock_skew + 1)
+        answer = await handler.handle("start_hand", payload.encode(), late)
+        in_hand = runner.state.hand is not None
+        await runner.writer.close()
+        return answer, in_hand
+
+    answer, in_hand = asyncio.run(second_life())
+    assert answer["status"] == "error"
+    assert "auth.ts is 61 s from the table's clock" in answer["error"]
+    assert not in_hand
+
+
+# ---------------------------------------------------------------------- a full disk
+
+
+def fill_to_the_last_frame(journal: Journal, disk: Path) -> None:
+    """Fill the file system, then the journal's WAL until even a one-page write fails."""
+    fill_disk(disk / "filler", 0)
+
+    def until_it_fails(write: Callable[[], object]) -> None:
+        for _ in range(2000):
+            write()
+
+    for write in (
+        lambda: journal.append(input_row=("ts", "X", "x" * 5000), events=[]),
+        journal.next_bdseq,
+    ):
+        with pytest.raises(sqlite3.OperationalError) as caught:
+            until_it_fails(write)
+        assert is_full(caught.value, disk)
+
+
+def test_segments_stored_elsewhere_are_pruned_on_a_completely_full_disk(
+    played: Path, tmp_path: Path
+) -> None:
+    """On a real file system filled to the last byte the journal takes no write, yet the round
+    prunes every archived segment: the reserve beside the journal is released so the records
+    commit, then the files go; the reserve is made again once there is room."""
+    archive = tmp_path / "nas"
+    archive.mkdir()
+    with small_disk(tmp_path / "disk", "16m") as disk:
+        path = disk / "journal.sqlite"
+        shutil.copyfile(played, path)
+        journal = Journal.open_existing(path)
+        config = RetentionConfig(**{**SMALL.__dict__, "archive_dir": archive})
+        first = Retention(journal, config).run_once(FUTURE)
+        assert first.copied == first.archived >= 2
+        assert first.pruned == 0  # no budget, no pressure: the segments stay
+        reserve = Reserve(path)
+        assert reserve.held
+        fill_to_the_last_frame(journal, disk)
+
+        steps: list[str] = []
+        report = Retention(journal, config, pressed=lambda: True, hook=steps.append).run_once(
+            FUTURE
+        )
+        assert steps[0] == "released"  # the first record needed the reserve's room
+        assert report.pruned == first.archived
+        assert {s.state for s in journal.segments()} == {PRUNED}
+        assert not any(journal.segments_dir.iterdir())
+        verified = journal.verify(segments=True)
+        assert verified.ok, verified.problems
+        assert len(verified.pruned) == 1  # one run of segments, pruned as archived
+        assert sorted(p.name for p in archive.iterdir()) == [s.name for s in journal.segments()]
+
+        (disk / "filler").unlink()  # room again: the next round makes the reserve again
+        Retention(journal, config).run_once(FUTURE)
+        assert reserve.held
+        journal.append(input_row=("ts", "X", "x"), events=[])
+        journal.close()
+
+
+@pytest.mark.parametrize("step", ["released", "marked"])
+def test_a_prune_on_a_full_disk_killed_at_any_step_leaves_a_consistent_journal(
+    played: Path, tmp_path: Path, step: str
+) -> None:
+    """Killed once the reserve is released (before the record), or once a segment is marked
+    pruned (before its file goes), on a disk with no byte free: verify is ok, no record names
+    a file that is gone, and the next round finishes the prune."""
+    with small_disk(tmp_path / "disk", "16m") as disk:
+        path = disk / "journal.sqlite"
+        shutil.copyfile(played, path)
+        journal = Journal.open_existing(path)
+        journal.confirm(journal.epoch, journal.epoch_last(journal.epoch) or 0, "pit-1")
+        assert Retention(journal, SMALL).run_once(FUTURE).archived >= 2
+        assert Reserve(path).held
+        fill_to_the_last_frame(journal, disk)
+        # (kept open: a journal closed on a full disk has no shared memory to open it with)
+        killed = subprocess.run(
+            [sys.executable, "-c", KILLED_AT, str(path), step, FUTURE.isoformat()],
+            check=False,
+            capture_output=True,
+            cwd=ROOT,
+            timeout=120,
+        )
+        assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()[-2000:]
+        journal.close()
+        reopened = Journal.open_existing(path)
+        try:
+            report = reopened.verify(segments=True)
+            assert report.ok, report.problems
+            records = reopened.segments()
+            on_disk = {p.name for p in reopened.segments_dir.iterdir()}
+            assert {s.name for s in records if s.state != PRUNED} <= on_disk
+            Retention(reopened, SMALL, pressed=lambda: True).run_once(FUTURE)
+            assert reopened.verify(segments=True).ok
+            assert {s.state for s in reopened.segments()} == {PRUNED}
+            assert not any(reopened.segments_dir.iterdir())
+        finally:
+            reopened.close()
