@@ -34,7 +34,7 @@ import socket
 import ssl
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -46,7 +46,7 @@ from controller import __version__
 from controller.config import BrokerSection
 from controller.envelope import chain_stamp, envelope
 from controller.shell.journal import OutboxRow
-from controller.shell.properties import packed
+from controller.shell.properties import PackedProperties, packed
 from controller.shell.space import JournalFullError
 from controller.shell.topics import Topics
 from controller.shell.writer import JournalWriter
@@ -61,6 +61,9 @@ RequestSink = Callable[[str, bytes, Callable[[dict[str, Any], bool], None]], Non
 HeadCheck = Callable[[dict[str, Any] | None], Awaitable[None]]
 BATCH = 64
 RETAINED_EVERY = 0.5
+#: The retained snapshots go at most this often while events keep changing them (a burst is one
+#: publish of the state it ends in, not one per event).
+RETAINED_GAP = 0.1
 #: Acknowledged outbox rows are deleted with the journal's next write, or after this many
 #: seconds without one, or once this many wait (bounding what a crash would publish again).
 DELETE_AFTER = 1.0
@@ -406,15 +409,17 @@ class MqttLink:
             if self._status_dirty and not self._stopping:
                 await self._publish_status(client)
             rows = await self._next_rows()
-            # Retained snapshots are "latest wins": sent once the events are out, or at least
-            # every RETAINED_EVERY seconds while a stream of events keeps the outbox busy.
-            stale = time.monotonic() - self._retained_at > RETAINED_EVERY
-            if self._dirty and (not rows or stale):
+            # Retained snapshots are "latest wins": sent once the events are out, but not again
+            # within RETAINED_GAP seconds (each event of a burst changes the state: its last
+            # version goes), and at least every RETAINED_EVERY seconds while a stream of events
+            # keeps the outbox busy.
+            since = time.monotonic() - self._retained_at
+            if self._dirty and (since > RETAINED_EVERY or (not rows and since >= RETAINED_GAP)):
                 await self._publish_retained(client)
             if not rows:
-                idle = not (self._responses or self._bulk_responses or self._dirty)
+                idle = not (self._responses or self._bulk_responses)
                 if idle and not (self._status_dirty and not self._stopping):
-                    await self._idle()
+                    await self._idle(RETAINED_GAP - since if self._dirty else None)
                 continue
             if rows[-1].seq > self._head_sent:
                 await self._publish_head(client, rows[-1])
@@ -427,8 +432,12 @@ class MqttLink:
                     # be one round trip instead of two, but a broker without set_tcp_nodelay
                     # holds the second PUBACK back until this host's delayed ACK of the first
                     # (40 ms or more per event; benchmarks/pipeline.py shows it).
-                    for row in event:
-                        await self._publish_row(client, row)
+                    for row, payload, properties, historical in self._messages(event):
+                        await client.publish(
+                            self.topics.stream(row.stream), payload, qos=1, properties=properties
+                        )
+                        self.published += 1
+                        self.historical += historical
                         acked.append(row.id)
             finally:
                 if acked:
@@ -457,19 +466,19 @@ class MqttLink:
         self._caught_up = len(rows) < BATCH and self._dropped == dropped
         return rows
 
-    async def _idle(self) -> None:
-        """Wait for something to publish; meanwhile delete what the broker acknowledged, if the
-        journal has not written anything to do it with."""
+    async def _idle(self, within: float | None = None) -> None:
+        """Wait for something to publish, or ``within`` seconds at most (the retained snapshots
+        are due then); meanwhile delete what the broker acknowledged, if the journal has not
+        written anything to do it with."""
         if self.writer.journal.forgotten() >= DELETE_AT:
             await self._delete()
-        if not self.writer.journal.forgotten():
-            await self.wake.wait()
-            return
+        delete = bool(self.writer.journal.forgotten()) and (within is None or within > DELETE_AFTER)
         try:
-            async with asyncio.timeout(DELETE_AFTER):
+            async with asyncio.timeout(DELETE_AFTER if delete else within):
                 await self.wake.wait()
         except TimeoutError:
-            await self._delete()
+            if delete:
+                await self._delete()
 
     async def _delete(self) -> None:
         """Delete the acknowledged outbox rows; on a full disk, later (they are not sent again)."""
@@ -498,24 +507,32 @@ class MqttLink:
                 self._dirty.pop(topic, None)
         self._retained_at = time.monotonic()
 
-    async def _publish_row(self, client: aiomqtt.Client, row: OutboxRow) -> None:
-        late = time.time_ns() - row.created_ns > self.historical_after_ns
-        historical = not row.live or late
-        event = event_from_json(row.body)
-        body = envelope(
-            event,
-            table_id=self.topics.table,
-            epoch=row.event.epoch,
-            seq=row.event.seq,
-            historical=historical,
-            secure=row.stream == "secure",
-            chain=chain_stamp(event.type, row.chain.pos, row.chain.hash),
-        )
-        properties = packed(content_type="application/json", user=("event_id", body["event_id"]))
-        payload = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
-        await client.publish(self.topics.stream(row.stream), payload, qos=1, properties=properties)
-        self.published += 1
-        self.historical += historical
+    def _messages(
+        self, rows: list[OutboxRow]
+    ) -> Iterator[tuple[OutboxRow, bytes, PackedProperties, bool]]:
+        """Each outbox row of one event with its payload, its properties and whether it is
+        historical (judged as it is about to go): the event is read back once for all its
+        streams, and its properties (the same ``event_id``) are made once."""
+        first = rows[0]
+        event = event_from_json(first.body)
+        epoch, seq = first.event
+        event_id = f"{self.topics.table}:{epoch}:{seq}"
+        properties = packed(content_type="application/json", user=("event_id", event_id))
+        chain = chain_stamp(event.type, first.chain.pos, first.chain.hash)
+        for row in rows:
+            late = time.time_ns() - row.created_ns > self.historical_after_ns
+            historical = not row.live or late
+            body = envelope(
+                event,
+                table_id=self.topics.table,
+                epoch=epoch,
+                seq=seq,
+                historical=historical,
+                secure=row.stream == "secure",
+                chain=chain,
+            )
+            payload = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+            yield row, payload, properties, historical
 
     # ------------------------------------------------------------------ shutdown
 
