@@ -39,6 +39,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import aiomqtt
+import paho.mqtt.client as mqtt
 import structlog
 from paho.mqtt.properties import Properties
 
@@ -124,7 +125,7 @@ class MqttLink:
         self._retained_at = 0.0
         self._responses: deque[tuple[str, bytes, Properties | None]] = deque()
         self._bulk_responses: deque[tuple[str, bytes, Properties | None]] = deque()
-        self._client: aiomqtt.Client | None = None
+        self._client: _LoopClient | None = None
         self._stopping = False
         self._backoff = Backoff(broker.reconnect_min, broker.reconnect_max)
 
@@ -248,7 +249,7 @@ class MqttLink:
         log.info("mqtt.reconnect_in", seconds=round(delay, 2), attempt=self._backoff.attempt)
         return delay
 
-    def _client_for_attempt(self) -> aiomqtt.Client:
+    def _client_for_attempt(self) -> _LoopClient:
         broker = self.broker
         offline = json.dumps(self.status_body("offline"), separators=(",", ":")).encode()
         will = aiomqtt.Will(self.topics.status, offline, qos=1, retain=True)
@@ -278,7 +279,7 @@ class MqttLink:
             socket_options=((socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),),
         )
 
-    async def _session(self, client: aiomqtt.Client) -> None:
+    async def _session(self, client: _LoopClient) -> None:
         self.connects += 1
         if self._stopping:
             # The shutdown began while this connection was being made: say offline, not
@@ -313,7 +314,7 @@ class MqttLink:
             ]
         )
 
-    async def _broker_head(self, client: aiomqtt.Client) -> dict[str, Any] | None:
+    async def _broker_head(self, client: _LoopClient) -> dict[str, Any] | None:
         """The head the broker holds retained for this table (None: none it can read).
 
         A broker sends a subscription's retained messages right after its SUBACK, in order.
@@ -337,12 +338,13 @@ class MqttLink:
         await client.unsubscribe(self.topics.status)
         return head
 
-    async def _publish_head(self, client: aiomqtt.Client, row: OutboxRow) -> None:
+    def _publish_head(self, client: _LoopClient, row: OutboxRow) -> None:
         """The head, retained, before the events up to it go out: whatever event the broker
         took, its head already names it or a later one.
 
-        QoS 0, not waited for: the broker reads one connection's packets in order, so an event
-        it took came after the head that names it; a connection lost between the two loses the
+        QoS 0, not waited for (queued, it goes out in the same write as the first event): the
+        broker reads one connection's packets in order, so an event it took came after the head
+        that names it; a connection lost between the two loses the
         events as well, and they go again (after a new head) on the next connection.
         """
         epoch, seq = row.event
@@ -356,10 +358,10 @@ class MqttLink:
             "ts": rfc3339(datetime.now(UTC)),
         }
         payload = json.dumps(body, separators=(",", ":")).encode()
-        await client.publish(self.topics.head, payload, qos=0, retain=True)
+        client.send_now(self.topics.head, payload, retain=True)
         self._head_sent = row.seq
 
-    async def _receive(self, client: aiomqtt.Client) -> None:
+    async def _receive(self, client: _LoopClient) -> None:
         """Hand every request on at once: the broker's queue for this client stays empty, and
         the intake decides what runs first (a flood must not hold a dealer's request back)."""
         async for message in client.messages:
@@ -395,14 +397,14 @@ class MqttLink:
             return
         self.on_request(verb, data, reply)
 
-    async def _drain(self, client: aiomqtt.Client) -> None:
+    async def _drain(self, client: _LoopClient) -> None:
         self._caught_up = False  # what the last connection did not get out is in the journal
         try:
             await self._drain_rows(client)
         finally:
             self._caught_up = False
 
-    async def _drain_rows(self, client: aiomqtt.Client) -> None:
+    async def _drain_rows(self, client: _LoopClient) -> None:
         while True:
             self.wake.clear()
             await self._publish_responses(client)
@@ -422,7 +424,7 @@ class MqttLink:
                     await self._idle(RETAINED_GAP - since if self._dirty else None)
                 continue
             if rows[-1].seq > self._head_sent:
-                await self._publish_head(client, rows[-1])
+                self._publish_head(client, rows[-1])
             acked: list[int] = []
             try:
                 for event in _by_event(rows):
@@ -485,12 +487,12 @@ class MqttLink:
         with contextlib.suppress(JournalFullError):
             await self.writer.call(self.writer.journal.delete_outbox)
 
-    async def _publish_status(self, client: aiomqtt.Client) -> None:
+    async def _publish_status(self, client: _LoopClient) -> None:
         self._status_dirty = False
         birth = json.dumps(self.status_body("online"), separators=(",", ":")).encode()
         await client.publish(self.topics.status, birth, qos=1, retain=True)
 
-    async def _publish_responses(self, client: aiomqtt.Client) -> None:
+    async def _publish_responses(self, client: _LoopClient) -> None:
         """The urgent answers, then the others (each time one went, urgent ones first again)."""
         while self._responses or self._bulk_responses:
             queue = self._responses or self._bulk_responses
@@ -498,7 +500,7 @@ class MqttLink:
             await client.publish(topic, payload, qos=1, properties=properties)
             queue.popleft()
 
-    async def _publish_retained(self, client: aiomqtt.Client) -> None:
+    async def _publish_retained(self, client: _LoopClient) -> None:
         while self._dirty:
             topic = next(iter(self._dirty))
             payload = self._retained[topic]
@@ -590,6 +592,13 @@ class _LoopClient(aiomqtt.Client):
                 super(_LoopClient, self)._on_socket_register_write(client, userdata, sock)
 
         self._loop.call_soon(write)
+
+    def send_now(self, topic: str, payload: bytes, *, retain: bool = False) -> None:
+        """Queue a QoS 0 message without waiting for it to be written: it goes out before
+        whatever is published after it (paho writes its packets in order), in the same write."""
+        info = self._client.publish(topic, payload, qos=0, retain=retain)
+        if info.rc != mqtt.MQTT_ERR_SUCCESS:
+            raise aiomqtt.MqttCodeError(info.rc, "Could not publish message")
 
 
 def degrading(alarm: dict[str, Any]) -> bool:
