@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import socket
 import ssl
 import time
@@ -592,6 +593,32 @@ class _LoopClient(aiomqtt.Client):
                 super(_LoopClient, self)._on_socket_register_write(client, userdata, sock)
 
         self._loop.call_soon(write)
+
+    async def publish(  # type: ignore[override]
+        self,
+        topic: str,
+        payload: bytes,
+        qos: int = 0,
+        retain: bool = False,
+        properties: Properties | None = None,
+    ) -> None:
+        """Publish and wait until it is done (QoS 1: its PUBACK), as aiomqtt does, but with the
+        wait bounded by a timer rather than by a task made for every message."""
+        info = self._client.publish(topic, payload, qos, retain, properties)
+        if info.rc != mqtt.MQTT_ERR_SUCCESS:
+            lost = self._disconnected.done() and self._disconnected.exception()
+            raise aiomqtt.MqttCodeError(info.rc, "Could not publish message") from lost or None
+        if info.is_published():
+            return
+        done = asyncio.Event()  # set by aiomqtt's on_publish, as for its own publish
+        self._pending_publishes[info.mid] = done
+        try:
+            async with asyncio.timeout(None if self.timeout == math.inf else self.timeout):
+                await done.wait()
+        except TimeoutError:
+            raise aiomqtt.MqttError("Operation timed out") from None
+        finally:
+            self._pending_publishes.pop(info.mid, None)
 
     def send_now(self, topic: str, payload: bytes, *, retain: bool = False) -> None:
         """Queue a QoS 0 message without waiting for it to be written: it goes out before
