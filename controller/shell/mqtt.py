@@ -48,7 +48,7 @@ from controller import __version__
 from controller.config import BrokerSection
 from controller.envelope import chain_stamp, envelope
 from controller.shell.journal import OutboxRow
-from controller.shell.properties import PackedProperties, packed
+from controller.shell.properties import PackedProperties, packed, read_properties_once
 from controller.shell.space import JournalFullError
 from controller.shell.topics import Topics
 from controller.shell.writer import JournalWriter
@@ -129,6 +129,7 @@ class MqttLink:
         self._client: _LoopClient | None = None
         self._stopping = False
         self._backoff = Backoff(broker.reconnect_min, broker.reconnect_max)
+        read_properties_once()  # each PUBACK's and request's properties: cheaper to read
 
     # ------------------------------------------------------------------ what to publish
 
