@@ -464,8 +464,8 @@ class Daemon:
         self._counted_seq = self.runner.last_seq
         self.metrics.holds.set(len(hand.irregular.holds) if hand is not None else 0)
         epoch, seq = self.writer.journal.event_id(self.runner.last_seq)  # (…, 0): no event yet
-        body = snapshot(state, seq=seq, epoch=epoch)
-        self.link.set_retained(self.topics.state, body)
+        # made when it is about to go (the core never changes a state it returned)
+        self.link.set_retained(self.topics.state, lambda: snapshot(state, seq=seq, epoch=epoch))
         self.link.wake.set()
         self.devices.table_changed()
         if deadline(state) != self._tick_due:

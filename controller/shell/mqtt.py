@@ -121,7 +121,9 @@ class MqttLink:
         self._caught_up = False
         self._dropped = 0  # times the handed-over rows were left to the journal
         writer.on_outbox = self.offer
-        self._retained: dict[str, bytes] = {}
+        #: Each retained topic's body, or what makes it when it is about to go.
+        self._retained: dict[str, bytes | Callable[[], dict[str, Any]]] = {}
+        self._retained_sent: dict[str, bytes] = {}  # on this connection
         self._dirty: dict[str, None] = {}
         self._retained_at = 0.0
         self._responses: deque[tuple[str, bytes, Properties | None]] = deque()
@@ -133,12 +135,19 @@ class MqttLink:
 
     # ------------------------------------------------------------------ what to publish
 
-    def set_retained(self, topic: str, body: dict[str, Any]) -> None:
-        """Publish ``body`` retained on ``topic`` (now if connected, else on connect)."""
-        payload = json.dumps(body, separators=(",", ":")).encode()
-        if self._retained.get(topic) == payload:
-            return
-        self._retained[topic] = payload
+    def set_retained(self, topic: str, body: dict[str, Any] | Callable[[], dict[str, Any]]) -> None:
+        """Publish ``body`` retained on ``topic`` (now if connected, else on connect).
+
+        A callable is called for the body only when it is about to go: a snapshot that changes
+        with every event is then made once per publish, not once per event.
+        """
+        if callable(body):
+            self._retained[topic] = body
+        else:
+            payload = _compact(body)
+            if self._retained.get(topic) == payload:
+                return
+            self._retained[topic] = payload
         self._dirty[topic] = None
         self.wake.set()
 
@@ -294,6 +303,7 @@ class MqttLink:
         await client.publish(self.topics.status, birth, qos=1, retain=True)
         for topic in self._retained:
             self._dirty[topic] = None
+        self._retained_sent.clear()
         self._head_sent = 0
         await client.subscribe(self.topics.request(), qos=1)
         if self.on_head is not None:
@@ -505,8 +515,12 @@ class MqttLink:
     async def _publish_retained(self, client: _LoopClient) -> None:
         while self._dirty:
             topic = next(iter(self._dirty))
-            payload = self._retained[topic]
-            await client.publish(topic, payload, qos=1, retain=True)
+            value = self._retained[topic]
+            payload = value if isinstance(value, bytes) else _compact(value())
+            self._retained[topic] = payload  # made once: a reconnect sends it again as it is
+            if payload != self._retained_sent.get(topic):  # (a body made again the same)
+                await client.publish(topic, payload, qos=1, retain=True)
+                self._retained_sent[topic] = payload
             if self._retained[topic] is payload:  # not replaced while it was on its way
                 self._dirty.pop(topic, None)
         self._retained_at = time.monotonic()
@@ -627,6 +641,10 @@ class _LoopClient(aiomqtt.Client):
         info = self._client.publish(topic, payload, qos=0, retain=retain)
         if info.rc != mqtt.MQTT_ERR_SUCCESS:
             raise aiomqtt.MqttCodeError(info.rc, "Could not publish message")
+
+
+def _compact(body: dict[str, Any]) -> bytes:
+    return json.dumps(body, separators=(",", ":")).encode()
 
 
 def degrading(alarm: dict[str, Any]) -> bool:
