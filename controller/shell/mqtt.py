@@ -582,32 +582,53 @@ class _LoopClient(aiomqtt.Client):
 
     paho asks for its socket to be watched for writing on every packet it queues, and aiomqtt,
     which cannot know which thread asks (paho connects on an executor thread), always hands
-    that to the loop through its self-pipe: a write and a read of the pipe, an extra wakeup and
-    two changes of the epoll set for every message, a quarter of what publishing one costs
-    (benchmarks/pipeline.py). Asked from the loop itself, this client writes the packet on the
-    loop's next turn instead, and watches the socket only when its buffer is full.
+    that to the loop through its self-pipe: a write and a read of the pipe, two more turns of
+    the loop and two changes of the epoll set for every message, a quarter of what publishing
+    one costs (benchmarks/pipeline.py). This client writes what it publishes at once, anything
+    else paho queues from the loop on the loop's next turn, and watches the socket only when
+    its buffer is full.
     """
 
+    _publishing = False
+
     def _on_socket_register_write(self, client: Any, userdata: Any, sock: Any) -> None:
+        if self._publishing:
+            return  # _hand_over writes it before it returns
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
             running = None
-        if running is not self._loop:
+        if running is self._loop:
+            self._loop.call_soon(self._write)
+        else:
             super()._on_socket_register_write(client, userdata, sock)
+
+    def _write(self) -> None:
+        """Write what paho has queued; watch the socket if it cannot take it all now."""
+        client = self._client
+        try:
+            client.loop_write()
+        except Exception as exc:  # as aiomqtt's own writer: the connection broke
+            if not self._disconnected.done():
+                self._disconnected.set_exception(exc)
             return
+        if client.want_write():  # the socket's buffer is full: write once it drains
+            super()._on_socket_register_write(client, None, client.socket())
 
-        def write() -> None:
-            try:
-                client.loop_write()
-            except Exception as exc:  # as aiomqtt's own writer: the connection broke
-                if not self._disconnected.done():
-                    self._disconnected.set_exception(exc)
-                return
-            if client.want_write():  # the socket's buffer is full: write once it drains
-                super(_LoopClient, self)._on_socket_register_write(client, userdata, sock)
-
-        self._loop.call_soon(write)
+    def _hand_over(
+        self, topic: str, payload: bytes, qos: int, retain: bool, properties: Properties | None
+    ) -> mqtt.MQTTMessageInfo:
+        """Hand a message to paho and write it (with whatever paho queued before it) now."""
+        self._publishing = True
+        try:
+            info = self._client.publish(topic, payload, qos, retain, properties)
+        finally:
+            self._publishing = False
+            self._write()
+        if info.rc != mqtt.MQTT_ERR_SUCCESS:
+            lost = self._disconnected.done() and self._disconnected.exception()
+            raise aiomqtt.MqttCodeError(info.rc, "Could not publish message") from lost or None
+        return info
 
     async def publish(  # type: ignore[override]
         self,
@@ -619,10 +640,7 @@ class _LoopClient(aiomqtt.Client):
     ) -> None:
         """Publish and wait until it is done (QoS 1: its PUBACK), as aiomqtt does, but with the
         wait bounded by a timer rather than by a task made for every message."""
-        info = self._client.publish(topic, payload, qos, retain, properties)
-        if info.rc != mqtt.MQTT_ERR_SUCCESS:
-            lost = self._disconnected.done() and self._disconnected.exception()
-            raise aiomqtt.MqttCodeError(info.rc, "Could not publish message") from lost or None
+        info = self._hand_over(topic, payload, qos, retain, properties)
         if info.is_published():
             return
         done = asyncio.Event()  # set by aiomqtt's on_publish, as for its own publish
@@ -636,11 +654,9 @@ class _LoopClient(aiomqtt.Client):
             self._pending_publishes.pop(info.mid, None)
 
     def send_now(self, topic: str, payload: bytes, *, retain: bool = False) -> None:
-        """Queue a QoS 0 message without waiting for it to be written: it goes out before
-        whatever is published after it (paho writes its packets in order), in the same write."""
-        info = self._client.publish(topic, payload, qos=0, retain=retain)
-        if info.rc != mqtt.MQTT_ERR_SUCCESS:
-            raise aiomqtt.MqttCodeError(info.rc, "Could not publish message")
+        """Send a QoS 0 message without waiting for it: it goes out before whatever is
+        published after it (paho writes its packets in order)."""
+        self._hand_over(topic, payload, 0, retain, None)
 
 
 def _compact(body: dict[str, Any]) -> bytes:
