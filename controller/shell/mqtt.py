@@ -583,10 +583,10 @@ class _LoopClient(aiomqtt.Client):
     paho asks for its socket to be watched for writing on every packet it queues, and aiomqtt,
     which cannot know which thread asks (paho connects on an executor thread), always hands
     that to the loop through its self-pipe: a write and a read of the pipe, two more turns of
-    the loop and two changes of the epoll set for every message, a quarter of what publishing
-    one costs (benchmarks/pipeline.py). This client writes what it publishes at once, anything
-    else paho queues from the loop on the loop's next turn, and watches the socket only when
-    its buffer is full.
+    the loop and two changes of the epoll set for every message. This client writes what it
+    publishes at once, anything else paho queues from the loop on the loop's next turn, and
+    watches the socket only when its buffer is full (benchmarks/pipeline.py measures the CPU
+    the daemon spends per event).
     """
 
     _publishing = False
