@@ -13,9 +13,11 @@ from pathlib import Path
 import pytest
 
 from controller.authority import Role
+from controller.table.inputs import DeviceHealthChanged, Health
 from simulators.rig.broker import AUTO
+from simulators.rig.mirror import Mirror, open_reader
 from simulators.rig.rig import OpenTable, Rig, RigOptions
-from simulators.rig.setup import TableSetup
+from simulators.rig.setup import READER, SHUFFLER, TableSetup
 from tests.integration.broker import mosquitto_available
 
 pytestmark = pytest.mark.broker
@@ -28,7 +30,31 @@ async def table(broker_url: str, tmp_path: Path) -> AsyncIterator[OpenTable]:
     if broker_url == "none":
         pytest.skip("mosquitto is not installed")
     async with Rig(RigOptions(broker=broker_url, prefix="cli", directory=tmp_path)) as rig:
-        yield await rig.open_table(TableSetup(id="T9", stacks={1: 100, 2: 100, 3: 100}, button=3))
+        table = await rig.open_table(TableSetup(id="T9", stacks={1: 100, 2: 100, 3: 100}, button=3))
+        await devices_online_and_published(table)
+        yield table
+
+
+async def devices_online_and_published(table: OpenTable) -> None:
+    """Both devices online, and the events saying so delivered by the broker: a tail started
+    after this sees only what the test makes happen (on a busy machine a device may come online
+    after READY, and its event would be the first the tail prints)."""
+    mirror = Mirror(await open_reader(table.journal))
+    try:
+        for device in (SHUFFLER, READER):
+
+            def online(item: object, device: str = device) -> bool:
+                return (
+                    isinstance(item, DeviceHealthChanged)
+                    and item.device == device
+                    and item.health is Health.ONLINE
+                )
+
+            await mirror.wait_for(online, f"the {device} online", 0, 20)
+        assert table.rig.link is not None
+        await table.rig.link.wait_events(mirror.epoch, mirror.last_seq, timeout=20)
+    finally:
+        mirror.close()
 
 
 def target(table: OpenTable) -> list[str]:
