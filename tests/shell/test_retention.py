@@ -184,6 +184,18 @@ Retention(journal, config, hook=hook).run_once(datetime.fromisoformat(sys.argv[3
 """
 
 
+def round_killed_at(path: Path, step: str) -> None:
+    """A retention round over the journal at ``path`` in another process, SIGKILLed at ``step``."""
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_AT, str(path), step, FUTURE.isoformat()],
+        check=False,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()[-2000:]
+
+
 @pytest.mark.parametrize("step", ["written", "published", "committed", "marked"])
 def test_a_process_killed_at_any_step_loses_nothing_and_keeps_nothing_twice(
     journal: Journal, step: str
@@ -195,14 +207,7 @@ def test_a_process_killed_at_any_step_loses_nothing_and_keeps_nothing_twice(
     journal.confirm(journal.epoch, journal.epoch_last(journal.epoch) or 0, "pit-1")
     path = journal.path
     journal.close()
-    killed = subprocess.run(
-        [sys.executable, "-c", KILLED_AT, str(path), step, FUTURE.isoformat()],
-        check=False,
-        capture_output=True,
-        cwd=ROOT,
-        timeout=120,
-    )
-    assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()[-2000:]
+    round_killed_at(path, step)
     reopened = Journal.open_existing(path)
     try:
         report = reopened.verify(segments=True)
@@ -635,14 +640,7 @@ def test_a_prune_on_a_full_disk_killed_at_any_step_leaves_a_consistent_journal(
         assert Reserve(path).held
         fill_to_the_last_frame(journal, disk)
         # (kept open: a journal closed on a full disk has no shared memory to open it with)
-        killed = subprocess.run(
-            [sys.executable, "-c", KILLED_AT, str(path), step, FUTURE.isoformat()],
-            check=False,
-            capture_output=True,
-            cwd=ROOT,
-            timeout=120,
-        )
-        assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()[-2000:]
+        round_killed_at(path, step)
         journal.close()
         reopened = Journal.open_existing(path)
         try:
