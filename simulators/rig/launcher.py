@@ -71,8 +71,14 @@ def _child(request: dict[str, Any], fds: list[int], keep: list[int]) -> None:
         for fd in keep:
             os.close(fd)
         signal.set_wakeup_fd(-1)
-        for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGPIPE):
+        # The signals as a freshly started interpreter has them. SIGPIPE in particular stays
+        # ignored (CPython ignores it at start-up, so a write to a closed socket raises
+        # BrokenPipeError): were it the default, a daemon writing to a broker that has just died
+        # would be killed outright, which no installed daemon ever is.
+        for sig in (signal.SIGCHLD, signal.SIGTERM):
             signal.signal(sig, signal.SIG_DFL)
+        for sig in (signal.SIGPIPE, signal.SIGXFSZ):
+            signal.signal(sig, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         os.setsid()
         for target, fd in enumerate(fds):

@@ -54,6 +54,34 @@ async def test_a_killed_child_reports_the_signal_in_its_own_session(tmp_path: Pa
     assert code == -signal.SIGKILL
 
 
+def ignored_signals(pid: int) -> int:
+    """The mask of the signals ``pid`` ignores (SigIgn in /proc/PID/status)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigIgn:"):
+            return int(line.split()[1], 16)
+    raise AssertionError(f"no SigIgn for {pid}")
+
+
+async def test_a_child_ignores_the_signals_a_fresh_interpreter_ignores(tmp_path: Path) -> None:
+    """SIGPIPE above all: a forked child that took it back to the default died, silently, the
+    first time it wrote to a socket whose peer had gone (a broker stopped under a daemon)."""
+    fresh = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE
+    )
+    child = Child(
+        "sim", tablectl("sim", "shuffler", "--link", str(tmp_path / "tty"), "--baud", "0"), tmp_path
+    )
+    await child.start(first_line=True, timeout=20)
+    try:
+        assert child.pid is not None
+        expected = ignored_signals(fresh.pid)
+        assert expected & (1 << (signal.SIGPIPE - 1))
+        assert ignored_signals(child.pid) == expected
+    finally:
+        await child.stop()
+        fresh.communicate(b"")
+
+
 async def test_a_child_runs_with_the_environment_it_was_given(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere" / "table.toml"
     env = {**os.environ, "TABLECTL_CONFIG": str(missing)}
