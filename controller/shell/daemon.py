@@ -80,6 +80,7 @@ from drivers.registry import build_device
 log = structlog.get_logger("tablectl.daemon")
 
 STUCK_COMMIT = 10.0
+_ANY_CHANGE = object()  # the ticker waits for no deadline: any change of state wakes it
 HOLD_PING = 10.0  # seconds between two start-timeout extensions while held
 HOLD_EXTEND = 30.0  # how far each one pushes systemd's start timeout
 
@@ -153,6 +154,9 @@ class Daemon:
         )
         self._counted_seq = self.runner.last_seq
         self._tick_wake = asyncio.Event()
+        #: The deadline the ticker waits for: a change of state wakes it only when the state's
+        #: deadline is another.
+        self._tick_due: object = _ANY_CHANGE
         self._tasks: list[asyncio.Task[None]] = []
         self._device_tasks: list[asyncio.Task[None]] = []
         self._status = ""
@@ -327,6 +331,7 @@ class Daemon:
         while True:
             self._tick_wake.clear()
             due = deadline(self.runner.state)
+            self._tick_due = due
             delay = None if due is None else (due - datetime.now(UTC)).total_seconds()
             if delay is not None and delay <= 0:
                 tick = Tick(datetime.now(UTC), "clock")
@@ -334,6 +339,7 @@ class Daemon:
                     await self.runner.submit_when_writable(tick)
                     continue
                 delay = None
+                self._tick_due = _ANY_CHANGE  # the core may take the tick after any input
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(delay):
                     await self._tick_wake.wait()
@@ -463,11 +469,12 @@ class Daemon:
         self._counted_seq = self.runner.last_seq
         self.metrics.holds.set(len(hand.irregular.holds) if hand is not None else 0)
         epoch, seq = self.writer.journal.event_id(self.runner.last_seq)  # (…, 0): no event yet
-        body = snapshot(state, seq=seq, epoch=epoch)
-        self.link.set_retained(self.topics.state, body)
+        # made when it is about to go (the core never changes a state it returned)
+        self.link.set_retained(self.topics.state, lambda: snapshot(state, seq=seq, epoch=epoch))
         self.link.wake.set()
-        self.devices.wake.set()
-        self._tick_wake.set()
+        self.devices.table_changed()
+        if deadline(state) != self._tick_due:
+            self._tick_wake.set()
         self._status_changed()
 
     def _device_changed(self, device: str, body: dict[str, Any]) -> None:

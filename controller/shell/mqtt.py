@@ -30,15 +30,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import socket
 import ssl
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 import aiomqtt
+import paho.mqtt.client as mqtt
 import structlog
 from paho.mqtt.properties import Properties
 
@@ -46,7 +48,7 @@ from controller import __version__
 from controller.config import BrokerSection
 from controller.envelope import chain_stamp, envelope
 from controller.shell.journal import OutboxRow
-from controller.shell.properties import packed
+from controller.shell.properties import PackedProperties, packed, read_properties_once
 from controller.shell.space import JournalFullError
 from controller.shell.topics import Topics
 from controller.shell.writer import JournalWriter
@@ -61,6 +63,9 @@ RequestSink = Callable[[str, bytes, Callable[[dict[str, Any], bool], None]], Non
 HeadCheck = Callable[[dict[str, Any] | None], Awaitable[None]]
 BATCH = 64
 RETAINED_EVERY = 0.5
+#: The retained snapshots go at most this often while events keep changing them (a burst is one
+#: publish of the state it ends in, not one per event).
+RETAINED_GAP = 0.1
 #: Acknowledged outbox rows are deleted with the journal's next write, or after this many
 #: seconds without one, or once this many wait (bounding what a crash would publish again).
 DELETE_AFTER = 1.0
@@ -116,23 +121,33 @@ class MqttLink:
         self._caught_up = False
         self._dropped = 0  # times the handed-over rows were left to the journal
         writer.on_outbox = self.offer
-        self._retained: dict[str, bytes] = {}
+        #: Each retained topic's body, or what makes it when it is about to go.
+        self._retained: dict[str, bytes | Callable[[], dict[str, Any]]] = {}
+        self._retained_sent: dict[str, bytes] = {}  # on this connection
         self._dirty: dict[str, None] = {}
         self._retained_at = 0.0
         self._responses: deque[tuple[str, bytes, Properties | None]] = deque()
         self._bulk_responses: deque[tuple[str, bytes, Properties | None]] = deque()
-        self._client: aiomqtt.Client | None = None
+        self._client: _LoopClient | None = None
         self._stopping = False
         self._backoff = Backoff(broker.reconnect_min, broker.reconnect_max)
+        read_properties_once()  # each PUBACK's and request's properties: cheaper to read
 
     # ------------------------------------------------------------------ what to publish
 
-    def set_retained(self, topic: str, body: dict[str, Any]) -> None:
-        """Publish ``body`` retained on ``topic`` (now if connected, else on connect)."""
-        payload = json.dumps(body, separators=(",", ":")).encode()
-        if self._retained.get(topic) == payload:
-            return
-        self._retained[topic] = payload
+    def set_retained(self, topic: str, body: dict[str, Any] | Callable[[], dict[str, Any]]) -> None:
+        """Publish ``body`` retained on ``topic`` (now if connected, else on connect).
+
+        A callable is called for the body only when it is about to go: a snapshot that changes
+        with every event is then made once per publish, not once per event.
+        """
+        if callable(body):
+            self._retained[topic] = body
+        else:
+            payload = _compact(body)
+            if self._retained.get(topic) == payload:
+                return
+            self._retained[topic] = payload
         self._dirty[topic] = None
         self.wake.set()
 
@@ -245,7 +260,7 @@ class MqttLink:
         log.info("mqtt.reconnect_in", seconds=round(delay, 2), attempt=self._backoff.attempt)
         return delay
 
-    def _client_for_attempt(self) -> aiomqtt.Client:
+    def _client_for_attempt(self) -> _LoopClient:
         broker = self.broker
         offline = json.dumps(self.status_body("offline"), separators=(",", ":")).encode()
         will = aiomqtt.Will(self.topics.status, offline, qos=1, retain=True)
@@ -257,7 +272,7 @@ class MqttLink:
                 keyfile=str(broker.tls.key_file) if broker.tls.key_file else None,
                 cert_reqs=ssl.CERT_REQUIRED,
             )
-        return aiomqtt.Client(
+        return _LoopClient(
             broker.host,
             broker.port,
             username=broker.username,
@@ -275,7 +290,7 @@ class MqttLink:
             socket_options=((socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),),
         )
 
-    async def _session(self, client: aiomqtt.Client) -> None:
+    async def _session(self, client: _LoopClient) -> None:
         self.connects += 1
         if self._stopping:
             # The shutdown began while this connection was being made: say offline, not
@@ -288,6 +303,7 @@ class MqttLink:
         await client.publish(self.topics.status, birth, qos=1, retain=True)
         for topic in self._retained:
             self._dirty[topic] = None
+        self._retained_sent.clear()
         self._head_sent = 0
         await client.subscribe(self.topics.request(), qos=1)
         if self.on_head is not None:
@@ -310,7 +326,7 @@ class MqttLink:
             ]
         )
 
-    async def _broker_head(self, client: aiomqtt.Client) -> dict[str, Any] | None:
+    async def _broker_head(self, client: _LoopClient) -> dict[str, Any] | None:
         """The head the broker holds retained for this table (None: none it can read).
 
         A broker sends a subscription's retained messages right after its SUBACK, in order.
@@ -334,12 +350,13 @@ class MqttLink:
         await client.unsubscribe(self.topics.status)
         return head
 
-    async def _publish_head(self, client: aiomqtt.Client, row: OutboxRow) -> None:
+    def _publish_head(self, client: _LoopClient, row: OutboxRow) -> None:
         """The head, retained, before the events up to it go out: whatever event the broker
         took, its head already names it or a later one.
 
-        QoS 0, not waited for: the broker reads one connection's packets in order, so an event
-        it took came after the head that names it; a connection lost between the two loses the
+        QoS 0, not waited for (queued, it goes out in the same write as the first event): the
+        broker reads one connection's packets in order, so an event it took came after the head
+        that names it; a connection lost between the two loses the
         events as well, and they go again (after a new head) on the next connection.
         """
         epoch, seq = row.event
@@ -353,10 +370,10 @@ class MqttLink:
             "ts": rfc3339(datetime.now(UTC)),
         }
         payload = json.dumps(body, separators=(",", ":")).encode()
-        await client.publish(self.topics.head, payload, qos=0, retain=True)
+        client.send_now(self.topics.head, payload, retain=True)
         self._head_sent = row.seq
 
-    async def _receive(self, client: aiomqtt.Client) -> None:
+    async def _receive(self, client: _LoopClient) -> None:
         """Hand every request on at once: the broker's queue for this client stays empty, and
         the intake decides what runs first (a flood must not hold a dealer's request back)."""
         async for message in client.messages:
@@ -392,32 +409,34 @@ class MqttLink:
             return
         self.on_request(verb, data, reply)
 
-    async def _drain(self, client: aiomqtt.Client) -> None:
+    async def _drain(self, client: _LoopClient) -> None:
         self._caught_up = False  # what the last connection did not get out is in the journal
         try:
             await self._drain_rows(client)
         finally:
             self._caught_up = False
 
-    async def _drain_rows(self, client: aiomqtt.Client) -> None:
+    async def _drain_rows(self, client: _LoopClient) -> None:
         while True:
             self.wake.clear()
             await self._publish_responses(client)
             if self._status_dirty and not self._stopping:
                 await self._publish_status(client)
             rows = await self._next_rows()
-            # Retained snapshots are "latest wins": sent once the events are out, or at least
-            # every RETAINED_EVERY seconds while a stream of events keeps the outbox busy.
-            stale = time.monotonic() - self._retained_at > RETAINED_EVERY
-            if self._dirty and (not rows or stale):
+            # Retained snapshots are "latest wins": sent once the events are out, but not again
+            # within RETAINED_GAP seconds (each event of a burst changes the state: its last
+            # version goes), and at least every RETAINED_EVERY seconds while a stream of events
+            # keeps the outbox busy.
+            since = time.monotonic() - self._retained_at
+            if self._dirty and (since > RETAINED_EVERY or (not rows and since >= RETAINED_GAP)):
                 await self._publish_retained(client)
             if not rows:
-                idle = not (self._responses or self._bulk_responses or self._dirty)
+                idle = not (self._responses or self._bulk_responses)
                 if idle and not (self._status_dirty and not self._stopping):
-                    await self._idle()
+                    await self._idle(RETAINED_GAP - since if self._dirty else None)
                 continue
             if rows[-1].seq > self._head_sent:
-                await self._publish_head(client, rows[-1])
+                self._publish_head(client, rows[-1])
             acked: list[int] = []
             try:
                 for event in _by_event(rows):
@@ -427,8 +446,12 @@ class MqttLink:
                     # be one round trip instead of two, but a broker without set_tcp_nodelay
                     # holds the second PUBACK back until this host's delayed ACK of the first
                     # (40 ms or more per event; benchmarks/pipeline.py shows it).
-                    for row in event:
-                        await self._publish_row(client, row)
+                    for row, payload, properties, historical in self._messages(event):
+                        await client.publish(
+                            self.topics.stream(row.stream), payload, qos=1, properties=properties
+                        )
+                        self.published += 1
+                        self.historical += historical
                         acked.append(row.id)
             finally:
                 if acked:
@@ -457,31 +480,31 @@ class MqttLink:
         self._caught_up = len(rows) < BATCH and self._dropped == dropped
         return rows
 
-    async def _idle(self) -> None:
-        """Wait for something to publish; meanwhile delete what the broker acknowledged, if the
-        journal has not written anything to do it with."""
+    async def _idle(self, within: float | None = None) -> None:
+        """Wait for something to publish, or ``within`` seconds at most (the retained snapshots
+        are due then); meanwhile delete what the broker acknowledged, if the journal has not
+        written anything to do it with."""
         if self.writer.journal.forgotten() >= DELETE_AT:
             await self._delete()
-        if not self.writer.journal.forgotten():
-            await self.wake.wait()
-            return
+        delete = bool(self.writer.journal.forgotten()) and (within is None or within > DELETE_AFTER)
         try:
-            async with asyncio.timeout(DELETE_AFTER):
+            async with asyncio.timeout(DELETE_AFTER if delete else within):
                 await self.wake.wait()
         except TimeoutError:
-            await self._delete()
+            if delete:
+                await self._delete()
 
     async def _delete(self) -> None:
         """Delete the acknowledged outbox rows; on a full disk, later (they are not sent again)."""
         with contextlib.suppress(JournalFullError):
             await self.writer.call(self.writer.journal.delete_outbox)
 
-    async def _publish_status(self, client: aiomqtt.Client) -> None:
+    async def _publish_status(self, client: _LoopClient) -> None:
         self._status_dirty = False
         birth = json.dumps(self.status_body("online"), separators=(",", ":")).encode()
         await client.publish(self.topics.status, birth, qos=1, retain=True)
 
-    async def _publish_responses(self, client: aiomqtt.Client) -> None:
+    async def _publish_responses(self, client: _LoopClient) -> None:
         """The urgent answers, then the others (each time one went, urgent ones first again)."""
         while self._responses or self._bulk_responses:
             queue = self._responses or self._bulk_responses
@@ -489,33 +512,45 @@ class MqttLink:
             await client.publish(topic, payload, qos=1, properties=properties)
             queue.popleft()
 
-    async def _publish_retained(self, client: aiomqtt.Client) -> None:
+    async def _publish_retained(self, client: _LoopClient) -> None:
         while self._dirty:
             topic = next(iter(self._dirty))
-            payload = self._retained[topic]
-            await client.publish(topic, payload, qos=1, retain=True)
+            value = self._retained[topic]
+            payload = value if isinstance(value, bytes) else _compact(value())
+            self._retained[topic] = payload  # made once: a reconnect sends it again as it is
+            if payload != self._retained_sent.get(topic):  # (a body made again the same)
+                await client.publish(topic, payload, qos=1, retain=True)
+                self._retained_sent[topic] = payload
             if self._retained[topic] is payload:  # not replaced while it was on its way
                 self._dirty.pop(topic, None)
         self._retained_at = time.monotonic()
 
-    async def _publish_row(self, client: aiomqtt.Client, row: OutboxRow) -> None:
-        late = time.time_ns() - row.created_ns > self.historical_after_ns
-        historical = not row.live or late
-        event = event_from_json(row.body)
-        body = envelope(
-            event,
-            table_id=self.topics.table,
-            epoch=row.event.epoch,
-            seq=row.event.seq,
-            historical=historical,
-            secure=row.stream == "secure",
-            chain=chain_stamp(event.type, row.chain.pos, row.chain.hash),
-        )
-        properties = packed(content_type="application/json", user=("event_id", body["event_id"]))
-        payload = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
-        await client.publish(self.topics.stream(row.stream), payload, qos=1, properties=properties)
-        self.published += 1
-        self.historical += historical
+    def _messages(
+        self, rows: list[OutboxRow]
+    ) -> Iterator[tuple[OutboxRow, bytes, PackedProperties, bool]]:
+        """Each outbox row of one event with its payload, its properties and whether it is
+        historical (judged as it is about to go): the event is read back once for all its
+        streams, and its properties (the same ``event_id``) are made once."""
+        first = rows[0]
+        event = event_from_json(first.body)
+        epoch, seq = first.event
+        event_id = f"{self.topics.table}:{epoch}:{seq}"
+        properties = packed(content_type="application/json", user=("event_id", event_id))
+        chain = chain_stamp(event.type, first.chain.pos, first.chain.hash)
+        for row in rows:
+            late = time.time_ns() - row.created_ns > self.historical_after_ns
+            historical = not row.live or late
+            body = envelope(
+                event,
+                table_id=self.topics.table,
+                epoch=epoch,
+                seq=seq,
+                historical=historical,
+                secure=row.stream == "secure",
+                chain=chain,
+            )
+            payload = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+            yield row, payload, properties, historical
 
     # ------------------------------------------------------------------ shutdown
 
@@ -540,6 +575,92 @@ class MqttLink:
                 await client.publish(self.topics.status, offline, qos=1, retain=True)
                 return True
         return False
+
+
+class _LoopClient(aiomqtt.Client):
+    """aiomqtt's client, writing what the event loop publishes without a detour.
+
+    paho asks for its socket to be watched for writing on every packet it queues, and aiomqtt,
+    which cannot know which thread asks (paho connects on an executor thread), always hands
+    that to the loop through its self-pipe: a write and a read of the pipe, two more turns of
+    the loop and two changes of the epoll set for every message. This client writes what it
+    publishes at once, anything else paho queues from the loop on the loop's next turn, and
+    watches the socket only when its buffer is full (benchmarks/pipeline.py measures the CPU
+    the daemon spends per event).
+    """
+
+    _publishing = False
+
+    def _on_socket_register_write(self, client: Any, userdata: Any, sock: Any) -> None:
+        if self._publishing:
+            return  # _hand_over writes it before it returns
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is self._loop:
+            self._loop.call_soon(self._write)
+        else:
+            super()._on_socket_register_write(client, userdata, sock)
+
+    def _write(self) -> None:
+        """Write what paho has queued; watch the socket if it cannot take it all now."""
+        client = self._client
+        try:
+            client.loop_write()
+        except Exception as exc:  # as aiomqtt's own writer: the connection broke
+            if not self._disconnected.done():
+                self._disconnected.set_exception(exc)
+            return
+        if client.want_write():  # the socket's buffer is full: write once it drains
+            super()._on_socket_register_write(client, None, client.socket())
+
+    def _hand_over(
+        self, topic: str, payload: bytes, qos: int, retain: bool, properties: Properties | None
+    ) -> mqtt.MQTTMessageInfo:
+        """Hand a message to paho and write it (with whatever paho queued before it) now."""
+        self._publishing = True
+        try:
+            info = self._client.publish(topic, payload, qos, retain, properties)
+        finally:
+            self._publishing = False
+            self._write()
+        if info.rc != mqtt.MQTT_ERR_SUCCESS:
+            lost = self._disconnected.done() and self._disconnected.exception()
+            raise aiomqtt.MqttCodeError(info.rc, "Could not publish message") from lost or None
+        return info
+
+    async def publish(  # type: ignore[override]
+        self,
+        topic: str,
+        payload: bytes,
+        qos: int = 0,
+        retain: bool = False,
+        properties: Properties | None = None,
+    ) -> None:
+        """Publish and wait until it is done (QoS 1: its PUBACK), as aiomqtt does, but with the
+        wait bounded by a timer rather than by a task made for every message."""
+        info = self._hand_over(topic, payload, qos, retain, properties)
+        if info.is_published():
+            return
+        done = asyncio.Event()  # set by aiomqtt's on_publish, as for its own publish
+        self._pending_publishes[info.mid] = done
+        try:
+            async with asyncio.timeout(None if self.timeout == math.inf else self.timeout):
+                await done.wait()
+        except TimeoutError:
+            raise aiomqtt.MqttError("Operation timed out") from None
+        finally:
+            self._pending_publishes.pop(info.mid, None)
+
+    def send_now(self, topic: str, payload: bytes, *, retain: bool = False) -> None:
+        """Send a QoS 0 message without waiting for it: it goes out before whatever is
+        published after it (paho writes its packets in order)."""
+        self._hand_over(topic, payload, 0, retain, None)
+
+
+def _compact(body: dict[str, Any]) -> bytes:
+    return json.dumps(body, separators=(",", ":")).encode()
 
 
 def degrading(alarm: dict[str, Any]) -> bool:

@@ -13,7 +13,8 @@ and validates each property it reads through ``__setattr__`` (a quarter of the C
 spends on a message, benchmarks/pit_ingest.py). :func:`read_properties_once` makes paho decode
 received properties with :class:`ReceivedProperties`, which shares one table and sets what it
 reads directly; what the caller sees (the attributes, ``UserProperty`` as a list of pairs) is the
-same.
+same. The pit's ingest and the daemon's broker link (every PUBACK carries a property table too)
+both use it.
 """
 
 from __future__ import annotations

@@ -53,6 +53,7 @@ class Devices:
         self._publish = publish
         self.health: dict[str, dict[str, Any]] = {}
         self.wake = asyncio.Event()
+        self._had_outstanding = False
         self._sent: set[int] = set()
         #: device → the connection (its supervisor's count of them) it was last asked in.
         self._queried: dict[str, int] = {}
@@ -72,6 +73,15 @@ class Devices:
         if isinstance(item, DeviceHealthChanged):
             device = self.devices.get(item.device)
             self.set_device(item.device, device, item.health.value, item.approved, item.detail)
+
+    def table_changed(self) -> None:
+        """The table changed: the dispatch loop looks at the outstanding commands again, if
+        there are or were any or a device is still to be asked where it is (not for every
+        event of a table that commands nothing)."""
+        outstanding = bool(self.runner.planner.outstanding)
+        if outstanding or self._had_outstanding or not all(self._asked(d) for d in self.devices):
+            self.wake.set()
+        self._had_outstanding = outstanding
 
     async def supervise(self, device_id: str) -> None:
         """Run one device for ever (see :class:`~drivers.supervisor.Supervisor`)."""
