@@ -612,8 +612,11 @@ class _LoopClient(aiomqtt.Client):
             if not self._disconnected.done():
                 self._disconnected.set_exception(exc)
             return
-        if client.want_write():  # the socket's buffer is full: write once it drains
-            super()._on_socket_register_write(client, None, client.socket())
+        sock = client.socket()
+        # A write that found the connection broken (EPIPE, ECONNRESET) has made paho close the
+        # socket and report the disconnection: then there is nothing left to watch.
+        if sock is not None and client.want_write():  # the buffer is full: write once it drains
+            super()._on_socket_register_write(client, None, sock)
 
     def _hand_over(
         self, topic: str, payload: bytes, qos: int, retain: bool, properties: Properties | None
@@ -625,9 +628,13 @@ class _LoopClient(aiomqtt.Client):
         finally:
             self._publishing = False
             self._write()
-        if info.rc != mqtt.MQTT_ERR_SUCCESS:
+        rc = info.rc
+        if rc == mqtt.MQTT_ERR_SUCCESS and self._client.socket() is None:
+            # queued, but the write found the connection gone: it will not go on this one
+            rc = mqtt.MQTT_ERR_CONN_LOST
+        if rc != mqtt.MQTT_ERR_SUCCESS:
             lost = self._disconnected.done() and self._disconnected.exception()
-            raise aiomqtt.MqttCodeError(info.rc, "Could not publish message") from lost or None
+            raise aiomqtt.MqttCodeError(rc, "Could not publish message") from lost or None
         return info
 
     async def publish(  # type: ignore[override]
