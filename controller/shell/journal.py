@@ -76,12 +76,14 @@ from controller.shell.chain import (
 from controller.shell.segments import (
     LOCAL,
     PRUNED,
+    STATES,
     Segment,
     SegmentError,
     SegmentRow,
     check,
     directory_of,
     file_sha256,
+    read_header,
     read_rows,
 )
 
@@ -195,12 +197,24 @@ def archived_keys(records: Sequence[Segment]) -> dict[str, int]:
     return keys
 
 
-def segment_records(conn: sqlite3.Connection) -> list[Segment]:
-    """Every archive segment's record in the journal of ``conn``, oldest first."""
-    cursor = conn.execute(
-        "SELECT name, first_pos, last_pos, prev_hash, last_hash, rows, bytes, sha256, "
-        "created, state, header, reason FROM segments ORDER BY first_pos"
-    )
+_SEGMENTS = (
+    "SELECT name, first_pos, last_pos, prev_hash, last_hash, rows, bytes, sha256, created, "
+    "state, header, reason FROM segments WHERE ? OR state != 'pruned' ORDER BY first_pos"
+)
+#: What a pruned segment's record keeps of its header: the epochs and keys a verify, a
+#: confirmation check and the archive's key maxima read. The rest (the hands it held, and the
+#: fields its columns repeat) goes, so that the records of years of pruned segments stay small;
+#: a readopted segment gets its whole header back from its file.
+_SLIM_PRUNED_HEADER = (
+    "UPDATE segments SET header = json_remove(header, '$.hands', '$.name', '$.first_pos', "
+    "'$.last_pos', '$.prev_hash', '$.last_hash', '$.rows') WHERE name = ?"
+)
+
+
+def segment_records(conn: sqlite3.Connection, *, pruned: bool = True) -> list[Segment]:
+    """Every archive segment's record in the journal of ``conn``, oldest first (without
+    ``pruned``: only those whose files are still here)."""
+    cursor = conn.execute(_SEGMENTS, (pruned,))
     return [
         Segment(
             str(r[0]), int(r[1]), int(r[2]), str(r[3]), str(r[4]), int(r[5]), int(r[6]),
@@ -887,9 +901,28 @@ class Journal:
         """Where this journal's archive segments live."""
         return directory_of(self.path)
 
-    def segments(self) -> list[Segment]:
-        """Every archive segment's record, oldest first."""
-        return segment_records(self._conn)
+    def segments(self, *, pruned: bool = True) -> list[Segment]:
+        """Every archive segment's record, oldest first (without ``pruned``: only the segments
+        whose files are still here, what a retention round works on: the records of the pruned
+        ones grow with every year the journal lives)."""
+        return segment_records(self._conn, pruned=pruned)
+
+    def segment_names(self, state: str | None = None) -> set[str]:
+        """The names of the segments on record (of those in ``state``)."""
+        if state is None:
+            return {r[0] for r in self._conn.execute("SELECT name FROM segments")}
+        return {
+            r[0] for r in self._conn.execute("SELECT name FROM segments WHERE state = ?", (state,))
+        }
+
+    def segment_counts(self) -> dict[str, int]:
+        """How many segments are in each state."""
+        counts = dict.fromkeys(STATES, 0)
+        for state, count in self._conn.execute(
+            "SELECT state, COUNT(*) FROM segments GROUP BY state"
+        ):
+            counts[str(state)] = int(count)
+        return counts
 
     def _segments_if_any(self) -> list[Segment]:
         try:
@@ -961,14 +994,25 @@ class Journal:
         # incremental auto-vacuum; on an older one this does nothing)
         conn.executescript("PRAGMA incremental_vacuum;")  # stepped to the end: every page
 
-    def set_segment_state(self, name: str, state: str, reason: str | None) -> None:
-        """A segment was copied to the archive, or pruned (with the reason it was allowed)."""
+    def set_segment_state(
+        self, name: str, state: str, reason: str | None, header: Mapping[str, Any] | None = None
+    ) -> None:
+        """A segment was copied to the archive, or pruned (with the reason it was allowed; its
+        its header slimmed to what a pruned record needs), or readopted (``header``:
+        the whole header again, from its file)."""
         conn = self._conn
         try:
             conn.execute("BEGIN IMMEDIATE")
             conn.execute(
                 "UPDATE segments SET state = ?, reason = ? WHERE name = ?", (state, reason, name)
             )
+            if state == PRUNED:
+                conn.execute(_SLIM_PRUNED_HEADER, (name,))
+            elif header is not None:
+                conn.execute(
+                    "UPDATE segments SET header = ? WHERE name = ?",
+                    (json.dumps(header, separators=(",", ":")), name),
+                )
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
@@ -1008,13 +1052,24 @@ class Journal:
         readopted."""
         directory = self.segments_dir
         present = {p.name for p in directory.iterdir()} if directory.is_dir() else set()
+        back = present & self._pruned_names_if_any()  # (most rounds: none)
         readopted = []
-        for segment in self.pruned():
+        for segment in self.pruned() if back else ():
             path = directory / segment.name
-            if segment.name in present and file_sha256(path) == segment.sha256:
-                self.set_segment_state(segment.name, LOCAL, None)
+            if segment.name in back and file_sha256(path) == segment.sha256:
+                try:
+                    header = read_header(path)
+                except (SegmentError, OSError):
+                    continue  # the right bytes, yet unreadable: left pruned, as it was
+                self.set_segment_state(segment.name, LOCAL, None, header)
                 readopted.append(segment)
         return readopted
+
+    def _pruned_names_if_any(self) -> set[str]:
+        try:
+            return self.segment_names(PRUNED)
+        except sqlite3.OperationalError:  # a journal older than segments, opened read-only
+            return set()
 
     def event_pruned(self, seq: int) -> bool:
         """Whether the event with journal key ``seq`` was in a segment since pruned."""

@@ -217,7 +217,7 @@ class Retention:
                 break
             report.archived += 1
         if self.config.archive_dir is not None:
-            for segment in self._write(self.journal.segments):
+            for segment in self._write(self.journal.segments, pruned=False):
                 if segment.state != LOCAL or self.stopping.is_set():
                     continue
                 if not self.copy(segment):
@@ -255,8 +255,8 @@ class Retention:
             log.info("retention.readopted", segment=segment.name)
 
     def _remove_orphans(self) -> None:
-        records = self._write(self.journal.segments)
-        for path in orphans(self.directory, {s.name for s in records}):
+        recorded = self._write(self.journal.segment_names)
+        for path in orphans(self.directory, recorded):
             log.warning("retention.orphan_removed", file=path.name)
             remove(path)
 
@@ -311,16 +311,18 @@ class Retention:
 
     def _prune(self, now: datetime, report: RoundReport, *, pressed: bool) -> None:
         journal = self.journal
-        records = self._write(journal.segments)
+        # the segments whose files are here (the records of pruned ones are not read: years of
+        # them would make every round slower than the last)
+        kept = self._write(journal.segments, pruned=False)
         confirmed = self._write(journal.confirmations)
         report.live_bytes = journal_bytes(journal.path)
-        kept = [s for s in records if s.state != PRUNED]
         report.segment_bytes = sum(s.bytes for s in kept)
         budget = self.config.max_bytes
         over = report.total_bytes - budget if budget is not None else 0
         oldest = None
         if self.config.keep_days is not None:
             oldest = now - timedelta(days=self.config.keep_days)
+        pruned: set[str] = set()
         for segment in kept:
             aged = oldest is not None and _ended_before(segment, oldest)
             if over <= 0 and not aged and not pressed:
@@ -335,14 +337,15 @@ class Retention:
             remove(self.directory / segment.name)
             log.info("retention.pruned", segment=segment.name, bytes=segment.bytes, reason=why)
             report.pruned += 1
+            pruned.add(segment.name)
             report.segment_bytes -= segment.bytes
             over -= segment.bytes
-        records = self._write(journal.segments)
-        for segment in records:
-            report.by_state[segment.state] += 1
+        report.by_state.update(self._write(journal.segment_counts))
         report.over_budget = over > 0
         report.waiting_bytes = sum(
-            s.bytes for s in records if s.state == LOCAL and not segment_confirmed(s, confirmed)
+            s.bytes
+            for s in kept
+            if s.state == LOCAL and s.name not in pruned and not segment_confirmed(s, confirmed)
         )
 
 

@@ -165,17 +165,33 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def read_rows(path: Path) -> tuple[dict[str, Any], Iterator[SegmentRow]]:
-    """The header and rows of a segment file (:class:`SegmentError` when it cannot be read)."""
+def _open(path: Path) -> tuple[IO[str], dict[str, Any]]:
+    """A segment file opened, and its header read (:class:`SegmentError`: it cannot be)."""
     try:
-        source = gzip.open(path, "rt", encoding="utf-8")  # noqa: SIM115 (the rows' iterator closes it)
-        first = source.readline()
-        header = json.loads(first)
+        source = gzip.open(path, "rt", encoding="utf-8")  # noqa: SIM115 (the caller closes it)
+    except OSError as exc:
+        raise SegmentError(f"unreadable ({exc})") from None
+    try:
+        header = json.loads(source.readline())
     except (OSError, EOFError, zlib.error, ValueError) as exc:
+        source.close()
         raise SegmentError(f"unreadable ({exc})") from None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         source.close()
         raise SegmentError(f"not a {FORMAT} file")
+    return source, header
+
+
+def read_header(path: Path) -> dict[str, Any]:
+    """The header of a segment file (:class:`SegmentError` when it cannot be read)."""
+    source, header = _open(path)
+    source.close()
+    return header
+
+
+def read_rows(path: Path) -> tuple[dict[str, Any], Iterator[SegmentRow]]:
+    """The header and rows of a segment file (:class:`SegmentError` when it cannot be read)."""
+    source, header = _open(path)
 
     def rows() -> Iterator[SegmentRow]:
         with source:

@@ -270,6 +270,48 @@ def test_an_archive_copy_allows_pruning(journal: Journal, tmp_path: Path) -> Non
     assert journal.verify(segments=True).ok
 
 
+def test_a_pruned_record_keeps_only_what_it_needs_and_a_readopted_one_is_whole_again(
+    journal: Journal, tmp_path: Path
+) -> None:
+    """Years of pruned segments must not weigh on the live database: a pruned record keeps its
+    epochs and keys (verify, confirmations, the archive's key maxima), not the hands it held
+    nor the fields its columns repeat; a segment copied back gets its whole header again."""
+    archive = tmp_path / "nas"
+    archive.mkdir()
+    config = RetentionConfig(**{**SMALL.__dict__, "archive_dir": archive})
+    Retention(journal, config).run_once(FUTURE)  # archived and copied, nothing pruned yet
+    whole = {s.name: s.header for s in journal.segments()}
+    assert len(whole) >= 2
+    assert all(header["hands"] for header in whole.values())
+    config = RetentionConfig(**{**config.__dict__, "max_bytes": 1})
+    assert Retention(journal, config).run_once(FUTURE).pruned == len(whole)
+    slim = {s.name: s.header for s in journal.pruned()}
+    assert slim.keys() == whole.keys()
+    for name, header in slim.items():
+        assert "hands" not in header
+        assert "last_hash" not in header
+        assert header["epochs"] == whole[name]["epochs"]
+        assert header["keys"] == whole[name]["keys"]
+    stored = journal.read("SELECT SUM(LENGTH(header)) FROM segments")[0][0]
+    assert stored < sum(len(json.dumps(h)) for h in whole.values()) / 2
+    report = journal.verify(segments=True)
+    assert report.ok, report.problems
+    assert report.pruned
+    assert journal.event_pruned(1)
+    assert journal.segment_counts() == {"local": 0, "archived": 0, "pruned": len(whole)}
+    # one segment is copied back from the archive: readopted with its whole header
+    name = sorted(whole)[1]
+    shutil.copyfile(archive / name, journal.segments_dir / name)
+    assert [s.name for s in journal.readopt_restored()] == [name]
+    (readopted,) = [s for s in journal.segments() if s.name == name]
+    assert readopted.header == whole[name]
+    hand = whole[name]["hands"][-1]
+    rows = list(journal.archived_rows("inputs", hand_id=hand))
+    assert rows
+    assert rows[-1].content[0] == whole[name]["keys"]["inputs"][1]
+    assert journal.verify(segments=True).ok
+
+
 def test_a_start_without_a_snapshot_needs_the_pruned_segments_back(
     journal: Journal, tmp_path: Path
 ) -> None:
