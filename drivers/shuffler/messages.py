@@ -21,9 +21,7 @@ from drivers.shuffler.codes import (
     ShuffleMode,
     StatusFlag,
 )
-from drivers.shuffler.events import FaultRaised
-from drivers.tsp import common
-from drivers.tsp.common import IdentityHead, read_identity_head
+from drivers.tsp.common import FaultRaised, IdentityHead, read_identity_head
 from drivers.tsp.payload import PayloadReader, PayloadWriter
 
 # --------------------------------------------------------------------------- responses
@@ -93,11 +91,6 @@ class Status:
             r.u32("boot_id"),
             r.u8("evt_queue"),
         )
-
-
-#: Shared by every TSP/1 message set (:mod:`drivers.tsp.common`).
-ErrorResponse = common.ErrorResponse
-Result = common.Result
 
 
 @dataclass(frozen=True, slots=True)

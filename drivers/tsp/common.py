@@ -2,7 +2,7 @@
 the one-byte result responses.
 
 The shuffler and the RFID reader give these the same type numbers and the same layouts, so one
-codec serves both; each message set keeps its own fault-code names.
+codec serves both; each message set keeps its own fault-code names in a :class:`FaultNames`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from enum import IntEnum
 from typing import ClassVar, Literal, Protocol, Self
 
 from drivers.tsp.frame import TYPE_ERROR, TYPE_GET_STATUS, TYPE_IDENTIFY, TYPE_PING, Frame
+from drivers.tsp.layout import U8, U16, FlatMessage, Text
 from drivers.tsp.payload import PayloadError, PayloadReader, PayloadWriter
 
 TYPE_FAULT_RAISED = 0x46
@@ -101,58 +102,49 @@ class ErrorResponse:
 
 
 @dataclass(frozen=True, slots=True)
-class FaultRaised:
+class FaultRaised(FlatMessage):
     """FAULT_RAISED (also the layout of each entry of the shuffler's GET_FAULTS response)."""
 
     TYPE: ClassVar[int] = TYPE_FAULT_RAISED
-    fault_id: int
-    code: int
-    severity: int
-    flags: int
-    card_index: int
-    detail: str = ""
-
-    def encode(self) -> bytes:
-        """The payload bytes."""
-        w = PayloadWriter().u16(self.fault_id).u16(self.code).u8(self.severity)
-        return w.u8(self.flags).u8(self.card_index).text(self.detail).build()
-
-    @classmethod
-    def read(cls, r: PayloadReader) -> Self:
-        """Read one fault from ``r`` (shared with the GET_FAULTS list)."""
-        return cls(
-            r.u16("fault_id"),
-            r.u16("code"),
-            r.u8("severity"),
-            r.u8("flags"),
-            r.u8("card_index"),
-            r.text("detail"),
-        )
-
-    @classmethod
-    def decode(cls, payload: bytes) -> Self:
-        """Parse the payload bytes."""
-        return cls.read(PayloadReader(payload, "FAULT_RAISED"))
+    WHAT: ClassVar[str] = "FAULT_RAISED"
+    fault_id: U16
+    code: U16
+    severity: U8
+    flags: U8
+    card_index: U8
+    detail: Text = ""
 
 
 @dataclass(frozen=True, slots=True)
-class FaultCleared:
+class FaultCleared(FlatMessage):
     """FAULT_CLEARED."""
 
     TYPE: ClassVar[int] = TYPE_FAULT_CLEARED
-    fault_id: int
-    code: int
-    by: int
+    WHAT: ClassVar[str] = "FAULT_CLEARED"
+    fault_id: U16
+    code: U16
+    by: U8
 
-    def encode(self) -> bytes:
-        """The payload bytes."""
-        return PayloadWriter().u16(self.fault_id).u16(self.code).u8(self.by).build()
 
-    @classmethod
-    def decode(cls, payload: bytes) -> Self:
-        """Parse the payload bytes."""
-        r = PayloadReader(payload, "FAULT_CLEARED")
-        return cls(r.u16("fault_id"), r.u16("code"), r.u8("by"))
+class FaultNames:
+    """A message set's fault codes (high byte = class, docs/protocols/tsp1.md §3.5) and names."""
+
+    def __init__(self, names: dict[int, str], what: str = "fault") -> None:
+        self.names = names
+        self.codes = {name: code for code, name in names.items()}
+        self._what = what
+
+    def name(self, code: int) -> str:
+        """The name of a fault code (``FAULT_0x0999`` for one this host does not know)."""
+        return self.names.get(code, f"FAULT_{code:#06x}")
+
+    def code(self, name: str) -> int:
+        """The code of a fault name; raise ValueError naming the known ones."""
+        try:
+            return self.codes[name.upper()]
+        except KeyError:
+            known = ", ".join(self.codes)
+            raise ValueError(f"unknown {self._what} {name!r} (known: {known})") from None
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,16 +21,14 @@ from drivers.rfid.tsp_reader.codes import (
     ScanMode,
     StatusFlag,
 )
-from drivers.tsp.common import ErrorResponse, IdentityHead, Result, read_identity_head
+from drivers.tsp.common import IdentityHead, read_identity_head
 from drivers.tsp.payload import PayloadReader, PayloadWriter
 
 __all__ = [
     "AntennaAssignment",
-    "ErrorResponse",
     "ReadTagMemory",
     "ReaderIdentity",
     "ReaderStatus",
-    "Result",
     "SetAntennaMap",
     "SetScan",
     "TagMemory",
