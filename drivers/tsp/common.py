@@ -13,7 +13,7 @@ from enum import IntEnum
 from typing import ClassVar, Literal, Protocol, Self
 
 from drivers.tsp.frame import TYPE_ERROR, TYPE_GET_STATUS, TYPE_IDENTIFY, TYPE_PING, Frame
-from drivers.tsp.layout import U8, U16, FlatMessage, Text
+from drivers.tsp.layout import U8, U16, U32, Bytes32, FlatMessage, Text, known
 from drivers.tsp.payload import PayloadError, PayloadReader, PayloadWriter
 
 TYPE_FAULT_RAISED = 0x46
@@ -93,7 +93,7 @@ class ErrorResponse:
         r = PayloadReader(payload, "ERROR")
         code = r.u8("code")
         detail = r.text("detail") if r.remaining else ""
-        return cls(ErrorCode(code) if code in ErrorCode._value2member_map_ else code, detail)
+        return cls(known(ErrorCode, code), detail)
 
     @property
     def name(self) -> str:
@@ -148,40 +148,19 @@ class FaultNames:
 
 
 @dataclass(frozen=True, slots=True)
-class IdentityHead:
+class IdentityHead(FlatMessage):
     """The fields every TSP/1 device's IDENTIFY response starts with (its own fields follow)."""
 
-    proto_min: int
-    proto_max: int
-    vendor: str
-    model: str
-    serial: str
-    hw_rev: str
-    fw_version: str
-    fw_sha256: bytes
-    boot_id: int
-
-    def head(self) -> PayloadWriter:
-        """A writer holding the common fields; the device's message appends its own."""
-        w = PayloadWriter().u8(self.proto_min).u8(self.proto_max)
-        for text in (self.vendor, self.model, self.serial, self.hw_rev, self.fw_version):
-            w.text(text)
-        return w.raw(self.fw_sha256).u32(self.boot_id)
-
-
-def read_identity_head(r: PayloadReader) -> tuple[int, int, str, str, str, str, str, bytes, int]:
-    """The common fields of an IDENTIFY response, in order."""
-    return (
-        r.u8("proto_min"),
-        r.u8("proto_max"),
-        r.text("vendor"),
-        r.text("model"),
-        r.text("serial"),
-        r.text("hw_rev"),
-        r.text("fw_version"),
-        r.raw(32, "fw_sha256"),
-        r.u32("boot_id"),
-    )
+    WHAT: ClassVar[str] = "IDENTIFY response"
+    proto_min: U8
+    proto_max: U8
+    vendor: Text
+    model: Text
+    serial: Text
+    hw_rev: Text
+    fw_version: Text
+    fw_sha256: Bytes32
+    boot_id: U32
 
 
 class HasBootId(Protocol):

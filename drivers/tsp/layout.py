@@ -11,10 +11,12 @@ from __future__ import annotations
 import dataclasses
 import typing
 from collections.abc import Callable
-from enum import IntEnum
-from typing import Annotated, Any, ClassVar, NamedTuple, Self
+from enum import IntEnum, IntFlag
+from typing import Annotated, Any, ClassVar, NamedTuple, Self, TypeVar
 
 from drivers.tsp.payload import PayloadReader, PayloadWriter
+
+N = TypeVar("N", bound=IntEnum)
 
 
 class Wire(NamedTuple):
@@ -28,11 +30,21 @@ def _fixed(size: int) -> Wire:
     return Wire(PayloadWriter.raw, lambda r, field: r.raw(size, field))
 
 
-U8 = Annotated[int, Wire(PayloadWriter.u8, PayloadReader.u8)]
-I8 = Annotated[int, Wire(PayloadWriter.i8, PayloadReader.i8)]
-U16 = Annotated[int, Wire(PayloadWriter.u16, PayloadReader.u16)]
-U32 = Annotated[int, Wire(PayloadWriter.u32, PayloadReader.u32)]
-U64 = Annotated[int, Wire(PayloadWriter.u64, PayloadReader.u64)]
+u8 = Wire(PayloadWriter.u8, PayloadReader.u8)
+i8 = Wire(PayloadWriter.i8, PayloadReader.i8)
+u16 = Wire(PayloadWriter.u16, PayloadReader.u16)
+u32 = Wire(PayloadWriter.u32, PayloadReader.u32)
+u64 = Wire(PayloadWriter.u64, PayloadReader.u64)
+
+U8 = Annotated[int, u8]
+I8 = Annotated[int, i8]
+U16 = Annotated[int, u16]
+U32 = Annotated[int, u32]
+U64 = Annotated[int, u64]
+#: A u8 that says yes (1) or no (0).
+Bool = Annotated[bool, Wire(lambda w, v: w.u8(int(v)), lambda r, field: bool(r.u8(field)))]
+#: A count meter: a u32 that wraps round rather than overflow the field.
+Meter = Annotated[int, Wire(lambda w, v: w.u32(v & 0xFFFFFFFF), PayloadReader.u32)]
 #: A u8 count and that many bytes.
 Counted = Annotated[bytes, Wire(PayloadWriter.counted, PayloadReader.counted)]
 #: A u8 length and UTF-8 text.
@@ -41,6 +53,21 @@ Text = Annotated[str, Wire(PayloadWriter.text, PayloadReader.text)]
 Bytes16 = Annotated[bytes, _fixed(16)]
 #: A SHA-256 digest or an HMAC-SHA256: 32 bytes as they are.
 Bytes32 = Annotated[bytes, _fixed(32)]
+
+
+def known(enum: type[N], value: int) -> N | int:
+    """The enum's member for ``value``, or the number itself (a newer device's value)."""
+    return enum(value) if value in enum._value2member_map_ else value
+
+
+def enum_of(enum: type[IntEnum], wire: Wire) -> Wire:
+    """An enum field: read as its member, or as the number when this host does not know it."""
+    return Wire(wire.write, lambda r, field: known(enum, wire.read(r, field)))
+
+
+def flags_of(flag: type[IntFlag], wire: Wire) -> Wire:
+    """A bit field read as its flag type."""
+    return Wire(wire.write, lambda r, field: flag(wire.read(r, field)))
 
 
 class FlatMessage:
@@ -61,12 +88,14 @@ class FlatMessage:
     @classmethod
     def read(cls, r: PayloadReader) -> Self:
         """Read the message's fields from ``r`` (a list of them shares a payload)."""
-        return cls(*(wire.read(r, name) for name, wire in _layout(cls)[1]))
+        return cls(*[wire.read(r, name) for name, wire in _layout(cls)[1]])
 
     @classmethod
     def decode(cls, payload: bytes) -> Self:
         """Parse the payload bytes; raise PayloadError when it is too short."""
-        return cls.read(PayloadReader(payload, _layout(cls)[0]))
+        what, fields = _layout(cls)
+        r = PayloadReader(payload, what)
+        return cls(*[wire.read(r, name) for name, wire in fields])
 
 
 _Layout = tuple[str, tuple[tuple[str, Wire], ...]]
