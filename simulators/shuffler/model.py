@@ -12,7 +12,7 @@ import hashlib
 import hmac
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import NamedTuple
 
 from controller.cards import CODE_WITHHELD, Card, card_code
@@ -174,7 +174,7 @@ class ShufflerModel:
             StatusFlag.RNG_SELFTEST_OK | StatusFlag.FW_SELFTEST_OK | StatusFlag.CONFIG_PENDING
         )
         self.config_in_force = SetConfig()
-        self.counters = dict.fromkeys(Counters.__dataclass_fields__, 0)
+        self.counters = {f.name: 0 for f in fields(Counters)}
         self.faults: dict[int, _Fault] = {}
         self._fault_ids = 0
         self.shuffle_id = rng.randint(1000, 9000)
