@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import IntEnum, IntFlag
 
 from controller.table.inputs import DeckFault, Purpose
-from drivers.tsp import common
+from drivers.tsp.common import FaultNames
 
 
 class MsgType(IntEnum):
@@ -143,13 +143,6 @@ class Trigger(IntEnum):
     HOST = 1
 
 
-# FAULT_CLEARED ``by``, FAULT_RAISED ``severity`` and ERROR ``code`` are shared by every TSP/1
-# message set (:mod:`drivers.tsp.common`).
-ClearedBy = common.ClearedBy
-Severity = common.Severity
-ErrorCode = common.ErrorCode
-
-
 class FaultFlag(IntFlag):
     """FAULT_RAISED ``flags``."""
 
@@ -172,50 +165,38 @@ class DeckVerdict(IntFlag):
     WRONG_PROFILE = 0x20
 
 
-#: Fault codes (high byte = class) and their names, docs/protocols/tsp1.md §3.5.
-FAULT_NAMES: dict[int, str] = {
-    0x0101: "JAM_INPUT",
-    0x0102: "JAM_PATH",
-    0x0103: "JAM_OUTPUT",
-    0x0104: "MISFEED",
-    0x0105: "ELEVATOR_FAULT",
-    0x0106: "CAROUSEL_FAULT",
-    0x0107: "MOTOR_STALL",
-    0x0201: "LID_OPEN",
-    0x0202: "SERVICE_COVER_OPEN",
-    0x0203: "TRAY_NOT_SEATED",
-    0x0301: "CAMERA_FAULT",
-    0x0302: "CARD_UNREADABLE",
-    0x0303: "RECOGNITION_CALIBRATION_REQUIRED",
-    0x0304: "FOREIGN_BACK",
-    0x0401: "COUNT_MISMATCH",
-    0x0402: "DUPLICATE_CARD",
-    0x0403: "MISSING_CARD",
-    0x0404: "EXTRA_CARD",
-    0x0501: "RNG_HEALTH_FAIL",
-    0x0502: "FIRMWARE_INTEGRITY_FAIL",
-    0x0503: "CONFIG_INVALID",
-    0x0504: "OVERTEMP",
-    0x0505: "POWER_LOSS_DURING_SHUFFLE",
-    0x0506: "WATCHDOG_RESET",
-    0x0507: "HOST_LINK_LOST",
-}
-FAULT_CODES: dict[str, int] = {name: code for code, name in FAULT_NAMES.items()}
-
-
-def fault_name(code: int) -> str:
-    """The name of a fault code (``FAULT_0x0999`` for one this host does not know)."""
-    return FAULT_NAMES.get(code, f"FAULT_{code:#06x}")
-
-
-def fault_code(name: str) -> int:
-    """The code of a fault name; raise ValueError naming the known ones."""
-    try:
-        return FAULT_CODES[name.upper()]
-    except KeyError:
-        known = ", ".join(FAULT_CODES)
-        raise ValueError(f"unknown fault {name!r} (known: {known})") from None
-
+#: Fault codes (high byte = class) and their names, docs/protocols/tsp1.md §3.5. FAULT_CLEARED
+#: ``by``, FAULT_RAISED ``severity`` and ERROR ``code`` are every message set's
+#: (:mod:`drivers.tsp.common`).
+FAULTS = FaultNames(
+    {
+        0x0101: "JAM_INPUT",
+        0x0102: "JAM_PATH",
+        0x0103: "JAM_OUTPUT",
+        0x0104: "MISFEED",
+        0x0105: "ELEVATOR_FAULT",
+        0x0106: "CAROUSEL_FAULT",
+        0x0107: "MOTOR_STALL",
+        0x0201: "LID_OPEN",
+        0x0202: "SERVICE_COVER_OPEN",
+        0x0203: "TRAY_NOT_SEATED",
+        0x0301: "CAMERA_FAULT",
+        0x0302: "CARD_UNREADABLE",
+        0x0303: "RECOGNITION_CALIBRATION_REQUIRED",
+        0x0304: "FOREIGN_BACK",
+        0x0401: "COUNT_MISMATCH",
+        0x0402: "DUPLICATE_CARD",
+        0x0403: "MISSING_CARD",
+        0x0404: "EXTRA_CARD",
+        0x0501: "RNG_HEALTH_FAIL",
+        0x0502: "FIRMWARE_INTEGRITY_FAIL",
+        0x0503: "CONFIG_INVALID",
+        0x0504: "OVERTEMP",
+        0x0505: "POWER_LOSS_DURING_SHUFFLE",
+        0x0506: "WATCHDOG_RESET",
+        0x0507: "HOST_LINK_LOST",
+    }
+)
 
 #: Group purposes on the wire and in the core.
 PURPOSES: dict[int, Purpose] = {

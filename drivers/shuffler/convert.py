@@ -20,15 +20,9 @@ from controller.table.inputs import (
     Purpose,
     ShuffleCompleted,
 )
-from drivers.shuffler.codes import DECK_FAULTS, PURPOSES, DeckVerdict, ShuffleResult, fault_name
-from drivers.shuffler.events import (
-    DeckCheck,
-    FaultCleared,
-    FaultRaised,
-    GroupDispensedEvent,
-    ShuffleComplete,
-)
-from drivers.tsp.common import SEVERITY_NAMES
+from drivers.shuffler.codes import DECK_FAULTS, FAULTS, PURPOSES, DeckVerdict, ShuffleResult
+from drivers.shuffler.events import DeckCheck, GroupDispensedEvent, ShuffleComplete
+from drivers.tsp.common import SEVERITY_NAMES, FaultCleared, FaultRaised
 
 log = structlog.get_logger("tablectl.shuffler")
 
@@ -86,11 +80,11 @@ def to_input(event: object, device: str, ts: datetime) -> DeviceInput | None:
         return DeviceFault(
             ts,
             device,
-            fault_name(event.code),
+            FAULTS.name(event.code),
             event.fault_id,
             SEVERITY_NAMES.get(event.severity, "error"),
             event.detail,
         )
     if isinstance(event, FaultCleared):
-        return DeviceFaultCleared(ts, device, fault_name(event.code), event.fault_id)
+        return DeviceFaultCleared(ts, device, FAULTS.name(event.code), event.fault_id)
     return None

@@ -38,11 +38,7 @@ from drivers.shuffler.codes import (
     ShuffleMode,
 )
 from drivers.shuffler.convert import cards_of, to_input
-from drivers.shuffler.events import (
-    DeviceEvent,
-    UnknownEvent,
-    decode_event,
-)
+from drivers.shuffler.events import EVENTS, DeviceEvent
 from drivers.shuffler.integrity import DeckLedger
 from drivers.shuffler.messages import (
     ChallengeResult,
@@ -54,7 +50,6 @@ from drivers.shuffler.messages import (
     FwChallenge,
     Identity,
     PlanStep,
-    Result,
     RevealDeck,
     SetConfig,
     StartShuffle,
@@ -67,7 +62,9 @@ from drivers.shuffler.options import ShufflerOptions
 from drivers.supervisor import RestartPolicy, utc_now
 from drivers.transport import ByteTransport, DataCallback, LostCallback
 from drivers.tsp.client import LinkClient
+from drivers.tsp.common import Result
 from drivers.tsp.driver import TspDriver
+from drivers.tsp.events import UnknownEvent
 from drivers.tsp.link import EventReceived
 from drivers.tsp.payload import PayloadError
 
@@ -277,7 +274,7 @@ class ShufflerDriver(TspDriver[Identity, Status]):
 
     async def _on_event(self, item: EventReceived) -> None:
         try:
-            event = decode_event(item.frame.type, item.frame.payload)
+            event = EVENTS.decode(item.frame.type, item.frame.payload)
         except PayloadError as exc:
             log.error(
                 "shuffler.bad_event", device=self.device_id, type=item.frame.type, error=str(exc)

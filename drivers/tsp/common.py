@@ -2,7 +2,7 @@
 the one-byte result responses.
 
 The shuffler and the RFID reader give these the same type numbers and the same layouts, so one
-codec serves both; each message set keeps its own fault-code names.
+codec serves both; each message set keeps its own fault-code names in a :class:`FaultNames`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from enum import IntEnum
 from typing import ClassVar, Literal, Protocol, Self
 
 from drivers.tsp.frame import TYPE_ERROR, TYPE_GET_STATUS, TYPE_IDENTIFY, TYPE_PING, Frame
+from drivers.tsp.layout import U8, U16, U32, Bytes32, FlatMessage, Text, known
 from drivers.tsp.payload import PayloadError, PayloadReader, PayloadWriter
 
 TYPE_FAULT_RAISED = 0x46
@@ -92,7 +93,7 @@ class ErrorResponse:
         r = PayloadReader(payload, "ERROR")
         code = r.u8("code")
         detail = r.text("detail") if r.remaining else ""
-        return cls(ErrorCode(code) if code in ErrorCode._value2member_map_ else code, detail)
+        return cls(known(ErrorCode, code), detail)
 
     @property
     def name(self) -> str:
@@ -101,95 +102,65 @@ class ErrorResponse:
 
 
 @dataclass(frozen=True, slots=True)
-class FaultRaised:
+class FaultRaised(FlatMessage):
     """FAULT_RAISED (also the layout of each entry of the shuffler's GET_FAULTS response)."""
 
     TYPE: ClassVar[int] = TYPE_FAULT_RAISED
-    fault_id: int
-    code: int
-    severity: int
-    flags: int
-    card_index: int
-    detail: str = ""
-
-    def encode(self) -> bytes:
-        """The payload bytes."""
-        w = PayloadWriter().u16(self.fault_id).u16(self.code).u8(self.severity)
-        return w.u8(self.flags).u8(self.card_index).text(self.detail).build()
-
-    @classmethod
-    def read(cls, r: PayloadReader) -> Self:
-        """Read one fault from ``r`` (shared with the GET_FAULTS list)."""
-        return cls(
-            r.u16("fault_id"),
-            r.u16("code"),
-            r.u8("severity"),
-            r.u8("flags"),
-            r.u8("card_index"),
-            r.text("detail"),
-        )
-
-    @classmethod
-    def decode(cls, payload: bytes) -> Self:
-        """Parse the payload bytes."""
-        return cls.read(PayloadReader(payload, "FAULT_RAISED"))
+    WHAT: ClassVar[str] = "FAULT_RAISED"
+    fault_id: U16
+    code: U16
+    severity: U8
+    flags: U8
+    card_index: U8
+    detail: Text = ""
 
 
 @dataclass(frozen=True, slots=True)
-class FaultCleared:
+class FaultCleared(FlatMessage):
     """FAULT_CLEARED."""
 
     TYPE: ClassVar[int] = TYPE_FAULT_CLEARED
-    fault_id: int
-    code: int
-    by: int
+    WHAT: ClassVar[str] = "FAULT_CLEARED"
+    fault_id: U16
+    code: U16
+    by: U8
 
-    def encode(self) -> bytes:
-        """The payload bytes."""
-        return PayloadWriter().u16(self.fault_id).u16(self.code).u8(self.by).build()
 
-    @classmethod
-    def decode(cls, payload: bytes) -> Self:
-        """Parse the payload bytes."""
-        r = PayloadReader(payload, "FAULT_CLEARED")
-        return cls(r.u16("fault_id"), r.u16("code"), r.u8("by"))
+class FaultNames:
+    """A message set's fault codes (high byte = class, docs/protocols/tsp1.md §3.5) and names."""
+
+    def __init__(self, names: dict[int, str], what: str = "fault") -> None:
+        self.names = names
+        self.codes = {name: code for code, name in names.items()}
+        self._what = what
+
+    def name(self, code: int) -> str:
+        """The name of a fault code (``FAULT_0x0999`` for one this host does not know)."""
+        return self.names.get(code, f"FAULT_{code:#06x}")
+
+    def code(self, name: str) -> int:
+        """The code of a fault name; raise ValueError naming the known ones."""
+        try:
+            return self.codes[name.upper()]
+        except KeyError:
+            known = ", ".join(self.codes)
+            raise ValueError(f"unknown {self._what} {name!r} (known: {known})") from None
 
 
 @dataclass(frozen=True, slots=True)
-class IdentityHead:
+class IdentityHead(FlatMessage):
     """The fields every TSP/1 device's IDENTIFY response starts with (its own fields follow)."""
 
-    proto_min: int
-    proto_max: int
-    vendor: str
-    model: str
-    serial: str
-    hw_rev: str
-    fw_version: str
-    fw_sha256: bytes
-    boot_id: int
-
-    def head(self) -> PayloadWriter:
-        """A writer holding the common fields; the device's message appends its own."""
-        w = PayloadWriter().u8(self.proto_min).u8(self.proto_max)
-        for text in (self.vendor, self.model, self.serial, self.hw_rev, self.fw_version):
-            w.text(text)
-        return w.raw(self.fw_sha256).u32(self.boot_id)
-
-
-def read_identity_head(r: PayloadReader) -> tuple[int, int, str, str, str, str, str, bytes, int]:
-    """The common fields of an IDENTIFY response, in order."""
-    return (
-        r.u8("proto_min"),
-        r.u8("proto_max"),
-        r.text("vendor"),
-        r.text("model"),
-        r.text("serial"),
-        r.text("hw_rev"),
-        r.text("fw_version"),
-        r.raw(32, "fw_sha256"),
-        r.u32("boot_id"),
-    )
+    WHAT: ClassVar[str] = "IDENTIFY response"
+    proto_min: U8
+    proto_max: U8
+    vendor: Text
+    model: Text
+    serial: Text
+    hw_rev: Text
+    fw_version: Text
+    fw_sha256: Bytes32
+    boot_id: U32
 
 
 class HasBootId(Protocol):

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from drivers.rfid.tsp_reader.codes import AntennaCode, fault_code
+from drivers.rfid.tsp_reader.codes import FAULTS, AntennaCode
 from simulators import command_vocabulary as vocabulary
 from simulators.command_vocabulary import (
     AntennaTagsCommand,
@@ -92,7 +92,7 @@ class FaultCommand(vocabulary.FaultModel):
             if (self.code or "open") not in ANTENNA_FAULTS:
                 raise ValueError(f"antenna code must be one of {', '.join(ANTENNA_FAULTS)}")
         if self.fault == "raise":
-            fault_code(self.code or "")
+            FAULTS.code(self.code or "")
 
 
 class ClearCommand(CommandModel):
@@ -106,7 +106,7 @@ class ClearCommand(CommandModel):
     def _known(cls, value: str) -> str:
         if value not in (*CLEARABLE, "all"):
             try:
-                fault_code(value)
+                FAULTS.code(value)
             except ValueError:
                 known = ", ".join((*CLEARABLE, "all"))
                 raise ValueError(f"clear takes one of {known} or a device fault name") from None

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from controller.table.inputs import Zone
-from drivers.rfid.tsp_reader.codes import AntennaCode, fault_code, zone_of
+from drivers.rfid.tsp_reader.codes import FAULTS, AntennaCode, zone_of
 from drivers.tsp.common import Severity
 from simulators.command_vocabulary import CommandError, StatusCommand
 from simulators.rfid.commands import (
@@ -145,7 +145,7 @@ def _fault(runtime: ReaderRuntime, command: FaultCommand) -> dict[str, Any]:
     elif kind == "garble_edges":
         model.events.garble_rate = command.rate
     elif kind == "raise":
-        code = fault_code(command.code or "")
+        code = FAULTS.code(command.code or "")
         return {"fault_id": model.raise_fault(code, SEVERITIES[command.severity], command.detail)}
     return {}
 
@@ -173,7 +173,7 @@ def _clear(runtime: ReaderRuntime, command: ClearCommand) -> dict[str, Any]:
     if everything:
         return {"cleared": model.clear_fault(None)}
     if name not in ("flap", "stacked_miss", "lose_edges", "garble_edges", "crc", "partial"):
-        return {"cleared": model.clear_fault(fault_code(name))}
+        return {"cleared": model.clear_fault(FAULTS.code(name))}
     return {}
 
 

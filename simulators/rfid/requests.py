@@ -12,14 +12,8 @@ from typing import TYPE_CHECKING
 
 from drivers.rfid.presence import Debounce
 from drivers.rfid.tsp_reader.codes import MsgType, ScanMode
-from drivers.rfid.tsp_reader.messages import (
-    ReadTagMemory,
-    Result,
-    SetAntennaMap,
-    SetScan,
-    TagMemory,
-)
-from drivers.tsp.common import ErrorCode, ErrorResponse
+from drivers.rfid.tsp_reader.messages import ReadTagMemory, SetAntennaMap, SetScan, TagMemory
+from drivers.tsp.common import ErrorCode, ErrorResponse, Result
 from drivers.tsp.payload import PayloadError
 from simulators.errors import RefusedError
 from simulators.rfid.antenna import Assignment

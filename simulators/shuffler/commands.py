@@ -16,7 +16,7 @@ from pydantic import Field, field_validator
 
 from controller.cards import parse_card
 from controller.table.inputs import Purpose
-from drivers.shuffler.codes import fault_code
+from drivers.shuffler.codes import FAULTS
 from simulators.command_vocabulary import CommandModel, parse_keyed
 
 FaultName = Literal[
@@ -55,7 +55,7 @@ class FaultCommand(CommandModel):
     @classmethod
     def _known_code(cls, value: str | None) -> str | None:
         if value is not None:
-            fault_code(value)
+            FAULTS.code(value)
         return value
 
 
@@ -100,7 +100,7 @@ class ClearCommand(CommandModel):
     @classmethod
     def _known(cls, value: str) -> str:
         if value != "all":
-            fault_code(value)
+            FAULTS.code(value)
         return value
 
 

@@ -12,33 +12,28 @@ import hashlib
 import hmac
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import NamedTuple
 
 from controller.cards import CODE_WITHHELD, Card, card_code
 from controller.deck_order import deck_order
 from drivers.shuffler.codes import (
+    FAULTS,
     Capability,
-    ClearedBy,
     DeckMove,
     DeckVerdict,
     DeviceState,
-    ErrorCode,
     FaultFlag,
     IdPolicy,
     MsgType,
-    Severity,
     ShuffleResult,
     StatusFlag,
     Trigger,
-    fault_code,
 )
 from drivers.shuffler.commitment import deck_commitment
 from drivers.shuffler.events import (
     DeckCheck,
     DeckMoved,
-    FaultCleared,
-    FaultRaised,
     GroupDispensedEvent,
     OperatorInput,
     ShuffleComplete,
@@ -51,12 +46,10 @@ from drivers.shuffler.messages import (
     Counters,
     DeckReveal,
     DispenseGroup,
-    ErrorResponse,
     FaultList,
     FwChallenge,
     Identity,
     PlanStep,
-    Result,
     RevealDeck,
     SetConfig,
     StartShuffle,
@@ -64,6 +57,15 @@ from drivers.shuffler.messages import (
     Status,
     TimeSync,
     TimeSyncResult,
+)
+from drivers.tsp.common import (
+    ClearedBy,
+    ErrorCode,
+    ErrorResponse,
+    FaultCleared,
+    FaultRaised,
+    Result,
+    Severity,
 )
 from drivers.tsp.payload import PayloadError
 from simulators.errors import RefusedError
@@ -172,7 +174,7 @@ class ShufflerModel:
             StatusFlag.RNG_SELFTEST_OK | StatusFlag.FW_SELFTEST_OK | StatusFlag.CONFIG_PENDING
         )
         self.config_in_force = SetConfig()
-        self.counters = dict.fromkeys(Counters.__dataclass_fields__, 0)
+        self.counters = {f.name: 0 for f in fields(Counters)}
         self.faults: dict[int, _Fault] = {}
         self._fault_ids = 0
         self.shuffle_id = rng.randint(1000, 9000)
@@ -472,7 +474,7 @@ class ShufflerModel:
         fault = _Fault(self._fault_ids, code, severity, flags, card_index, detail)
         self.faults[fault.fault_id] = fault
         self._emit(fault.event())
-        if code == fault_code("JAM_INPUT") or code >> 8 == 0x01:
+        if code == FAULTS.code("JAM_INPUT") or code >> 8 == 0x01:
             self.counters["jams"] += 1
         if severity >= Severity.ERROR:
             if self.state is DeviceState.SHUFFLING:
@@ -488,7 +490,7 @@ class ShufflerModel:
             for f in self.faults.values()
             if (fault_id in (0xFFFF, f.fault_id))
             and (f.flags & FaultFlag.RECOVERABLE or by is not ClearedBy.HOST)
-            and not (f.code == fault_code("LID_OPEN") and self.flags & StatusFlag.LID_OPEN)
+            and not (f.code == FAULTS.code("LID_OPEN") and self.flags & StatusFlag.LID_OPEN)
         ]
         for fault in chosen:
             del self.faults[fault.fault_id]
@@ -506,7 +508,7 @@ class ShufflerModel:
 
     def lid(self, is_open: bool) -> None:
         """The dealer opens or closes the lid (LID_OPEN is raised and cleared by itself)."""
-        lid_code = fault_code("LID_OPEN")
+        lid_code = FAULTS.code("LID_OPEN")
         if is_open and not self.flags & StatusFlag.LID_OPEN:
             self.flags |= StatusFlag.LID_OPEN
             self.counters["lid_opens"] += 1
@@ -531,7 +533,7 @@ class ShufflerModel:
         self.config_in_force = SetConfig()
         if interrupted:
             self.raise_fault(
-                fault_code("POWER_LOSS_DURING_SHUFFLE"), Severity.ERROR,
+                FAULTS.code("POWER_LOSS_DURING_SHUFFLE"), Severity.ERROR,
                 FaultFlag.RECOVERABLE | FaultFlag.SHUFFLE_ABORTED, "power lost while shuffling",
             )  # fmt: skip
 
@@ -563,7 +565,7 @@ class ShufflerModel:
 
     def burst(self, count: int) -> None:
         """Raise and clear ``count`` tray warnings: a stream of ordered events for link tests."""
-        code = fault_code("TRAY_NOT_SEATED")
+        code = FAULTS.code("TRAY_NOT_SEATED")
         for _ in range(count):
             fault_id = self.raise_fault(code, Severity.WARN, FaultFlag.RECOVERABLE, "tray")
             self.clear_faults(fault_id, ClearedBy.AUTO)
@@ -640,7 +642,7 @@ class ShufflerModel:
         counted, self.next_count = self.next_count, None
         if counted is not None and counted != len(deck.order):
             self.raise_fault(
-                fault_code("COUNT_MISMATCH"), Severity.WARN, FaultFlag.OPERATOR_ACTION,
+                FAULTS.code("COUNT_MISMATCH"), Severity.WARN, FaultFlag.OPERATOR_ACTION,
                 f"counted {counted} cards",
             )  # fmt: skip
         check = deck_check(deck.shuffle_id, deck.order, kind, counted)

@@ -13,15 +13,8 @@ import random
 from typing import Any
 
 from controller.cards import card_code, card_from_code, parse_card
-from drivers.shuffler.codes import (
-    PURPOSE_CODES,
-    PURPOSES,
-    Button,
-    ClearedBy,
-    FaultFlag,
-    Severity,
-    fault_code,
-)
+from drivers.shuffler.codes import FAULTS, PURPOSE_CODES, PURPOSES, Button, FaultFlag
+from drivers.tsp.common import ClearedBy, Severity
 from drivers.tsp.device_link import DeviceTimers
 from simulators.command_vocabulary import CommandError
 from simulators.errors import RefusedError
@@ -99,7 +92,7 @@ class SimulatorServer(TspPtyServer):
         elif isinstance(command, ClearCommand):
             if command.clear == "all":
                 return {"cleared": model.clear_faults(0xFFFF, ClearedBy.OPERATOR)}
-            return {"cleared": model.clear_code(fault_code(command.clear), ClearedBy.OPERATOR)}
+            return {"cleared": model.clear_code(FAULTS.code(command.clear), ClearedBy.OPERATOR)}
         elif isinstance(command, BurstCommand):
             model.burst(command.burst)
         elif isinstance(command, DispenseCommand):
@@ -139,7 +132,7 @@ class SimulatorServer(TspPtyServer):
         elif kind == "replug":
             return {"path": self.replug()}
         elif kind in ("jam", "raise"):
-            code = fault_code(command.code or "JAM_INPUT")
+            code = FAULTS.code(command.code or "JAM_INPUT")
             severity = SEVERITIES[command.severity]
             flags = FaultFlag.RECOVERABLE | FaultFlag.OPERATOR_ACTION
             return {"fault_id": model.raise_fault(code, severity, flags, command.detail)}

@@ -10,20 +10,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from controller.table.inputs import DeckFault, Purpose
-from drivers.shuffler.codes import Capability, fault_code, fault_name
+from drivers.shuffler.codes import FAULTS, Capability
 from drivers.shuffler.convert import deck_faults, to_input
 from drivers.shuffler.events import (
+    EVENTS,
     DeckCheck,
     DeckMoved,
-    FaultCleared,
-    FaultRaised,
     GroupDispensedEvent,
     OperatorInput,
     ShuffleComplete,
     ShuffleStarted,
     StateChanged,
-    UnknownEvent,
-    decode_event,
 )
 from drivers.shuffler.messages import (
     ChallengeResult,
@@ -31,12 +28,10 @@ from drivers.shuffler.messages import (
     Counters,
     DeckReveal,
     DispenseGroup,
-    ErrorResponse,
     FaultList,
     FwChallenge,
     Identity,
     PlanStep,
-    Result,
     RevealDeck,
     SetConfig,
     StartShuffle,
@@ -45,6 +40,8 @@ from drivers.shuffler.messages import (
     TimeSync,
     TimeSyncResult,
 )
+from drivers.tsp.common import ErrorResponse, FaultCleared, FaultRaised, Result
+from drivers.tsp.events import UnknownEvent
 from drivers.tsp.payload import PayloadError
 
 u8, u16, u32 = st.integers(0, 255), st.integers(0, 0xFFFF), st.integers(0, 0xFFFFFFFF)
@@ -125,19 +122,19 @@ def test_decode_event_never_raises_anything_but_payload_error(
     msg_type: int, payload: bytes
 ) -> None:
     with contextlib.suppress(PayloadError):
-        decode_event(msg_type, payload)
+        EVENTS.decode(msg_type, payload)
 
 
 def test_unknown_event_type_is_kept() -> None:
-    assert decode_event(0x5A, b"\x01") == UnknownEvent(0x5A, b"\x01")
+    assert EVENTS.decode(0x5A, b"\x01") == UnknownEvent(0x5A, b"\x01")
 
 
 def test_fault_names() -> None:
-    assert fault_name(0x0101) == "JAM_INPUT"
-    assert fault_code("lid_open") == 0x0201
-    assert fault_name(0x0999) == "FAULT_0x0999"
+    assert FAULTS.name(0x0101) == "JAM_INPUT"
+    assert FAULTS.code("lid_open") == 0x0201
+    assert FAULTS.name(0x0999) == "FAULT_0x0999"
     with pytest.raises(ValueError, match="unknown fault 'NOPE'"):
-        fault_code("NOPE")
+        FAULTS.code("NOPE")
 
 
 def test_deck_faults_from_verdict_bits() -> None:

@@ -9,10 +9,10 @@ import pytest
 
 from drivers.shuffler.codes import DeviceState, StatusFlag
 from drivers.shuffler.commitment import deck_commitment
-from drivers.shuffler.events import FaultRaised, GroupDispensedEvent
-from drivers.shuffler.messages import DispenseGroup, ErrorResponse, Status
+from drivers.shuffler.events import GroupDispensedEvent
+from drivers.shuffler.messages import DispenseGroup, Status
 from drivers.tsp.cobs import cobs_encode
-from drivers.tsp.common import ErrorCode
+from drivers.tsp.common import ErrorCode, ErrorResponse, FaultRaised
 from drivers.tsp.deframer import Deframer
 from drivers.tsp.frame import Flags, Frame, parse_frame
 

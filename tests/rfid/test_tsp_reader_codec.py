@@ -24,27 +24,25 @@ from drivers.rfid.tsp_reader.codes import (
     zone_of,
 )
 from drivers.rfid.tsp_reader.events import (
-    EVENT_CLASSES,
+    EVENTS,
     AntennaFault,
     InventorySnapshot,
     SnapshotEntry,
     TagArrivedEvent,
     TagDepartedEvent,
-    UnknownEvent,
     ZoneOverflow,
-    decode_event,
 )
 from drivers.rfid.tsp_reader.messages import (
     AntennaAssignment,
     ReaderIdentity,
     ReaderStatus,
     ReadTagMemory,
-    Result,
     SetAntennaMap,
     SetScan,
     TagMemory,
 )
-from drivers.tsp.common import FaultCleared, FaultRaised
+from drivers.tsp.common import FaultCleared, FaultRaised, Result
+from drivers.tsp.events import UnknownEvent
 from drivers.tsp.frame import Flags, Frame, parse_frame
 from drivers.tsp.payload import PayloadError
 
@@ -66,23 +64,23 @@ def _vector(name_start: str) -> Frame:
 def test_golden_vectors_decode_to_their_messages() -> None:
     arrived = _vector("TAG_ARRIVED")
     assert (arrived.flags, arrived.seq) == (Flags.EVT, 9)
-    assert decode_event(arrived.type, arrived.payload) == TagArrivedEvent(
+    assert EVENTS.decode(arrived.type, arrived.payload) == TagArrivedEvent(
         3, ZoneCode.SEAT_HOLE, 3, UID, -41, 123456, 2, 880
     )
     departed = _vector("TAG_DEPARTED")
-    assert decode_event(departed.type, departed.payload) == TagDepartedEvent(
+    assert EVENTS.decode(departed.type, departed.payload) == TagDepartedEvent(
         3, 1, 3, UID, 124000, 890
     )
     snapshot = _vector("INVENTORY_SNAPSHOT")
-    assert decode_event(snapshot.type, snapshot.payload) == InventorySnapshot(
+    assert EVENTS.decode(snapshot.type, snapshot.payload) == InventorySnapshot(
         900, 125000, (SnapshotEntry(3, 0, (UID,)), SnapshotEntry(10, 0), SnapshotEntry(4, 1))
     )
     fault = _vector("ANTENNA_FAULT, EVT seq 12")
-    assert decode_event(fault.type, fault.payload) == AntennaFault(4, 1, 1000)
+    assert EVENTS.decode(fault.type, fault.payload) == AntennaFault(4, 1, 1000)
     repaired = _vector("ANTENNA_FAULT, EVT seq 13")
-    assert decode_event(repaired.type, repaired.payload) == AntennaFault(4, 0, 0)
+    assert EVENTS.decode(repaired.type, repaired.payload) == AntennaFault(4, 0, 0)
     overflow = _vector("ZONE_OVERFLOW")
-    assert decode_event(overflow.type, overflow.payload) == ZoneOverflow(3, 3)
+    assert EVENTS.decode(overflow.type, overflow.payload) == ZoneOverflow(3, 3)
     mapping = _vector("SET_ANTENNA_MAP")
     assert SetAntennaMap.decode(mapping.payload) == SetAntennaMap(
         (AntennaAssignment(0, 1, 1, 10), AntennaAssignment(10, 2, 0, 20))
@@ -196,17 +194,17 @@ def test_every_message_round_trips(name: str, strategy: st.SearchStrategy[Any], 
             decode(payload[: data.draw(st.integers(0, len(payload) - 1))])
 
 
-@given(st.sampled_from(sorted(EVENT_CLASSES)), st.binary(max_size=64))
+@given(st.sampled_from(sorted(EVENTS.classes)), st.binary(max_size=64))
 def test_garbage_event_payloads_raise_only_payload_errors(msg_type: int, payload: bytes) -> None:
     try:
-        event = decode_event(msg_type, payload)
+        event = EVENTS.decode(msg_type, payload)
     except PayloadError:
         return
-    assert type(event) is EVENT_CLASSES[msg_type]
+    assert type(event) is EVENTS.classes[msg_type]
 
 
 def test_unknown_event_types_are_kept_not_fatal() -> None:
-    assert decode_event(0x6F, b"\x01\x02") == UnknownEvent(0x6F, b"\x01\x02")
+    assert EVENTS.decode(0x6F, b"\x01\x02") == UnknownEvent(0x6F, b"\x01\x02")
 
 
 ZONES = ["seat:1", "seat:10", "board", "burn", "muck", "enroll", "shuffler_in"]

@@ -16,12 +16,12 @@ from drivers.rfid.tsp_reader.codes import (
     ZoneCode,
 )
 from drivers.rfid.tsp_reader.events import (
+    EVENTS,
     AntennaFault,
     InventorySnapshot,
     TagArrivedEvent,
     TagDepartedEvent,
     ZoneOverflow,
-    decode_event,
 )
 from drivers.rfid.tsp_reader.messages import (
     AntennaAssignment,
@@ -61,7 +61,7 @@ def sweeps(model: ReaderModel, count: int) -> list[object]:
     assert model.next_sweep is not None
     for _ in range(count):
         model.tick(model.next_sweep)
-    return [decode_event(t, p) for t, p in model.take_events()]
+    return [EVENTS.decode(t, p) for t, p in model.take_events()]
 
 
 def test_a_new_reader_is_unconfigured_and_sweeps_nothing() -> None:
@@ -241,9 +241,9 @@ def test_tag_memory_and_scan_now() -> None:
 def test_a_broken_antenna_is_reported_again_when_mapped_after_a_reboot() -> None:
     model = configured()
     model.break_antenna(0, AntennaCode.SHORT, 7, 0.5)
-    assert [decode_event(t, p) for t, p in model.take_events()] == [AntennaFault(0, 2, 7)]
+    assert [EVENTS.decode(t, p) for t, p in model.take_events()] == [AntennaFault(0, 2, 7)]
     model.boot(1.0)
     model.handle(MsgType.SET_ANTENNA_MAP, SEAT_AND_BOARD.encode(), 1.0)
-    assert [decode_event(t, p) for t, p in model.take_events()] == [AntennaFault(0, 2, 7)]
+    assert [EVENTS.decode(t, p) for t, p in model.take_events()] == [AntennaFault(0, 2, 7)]
     model.handle(MsgType.SET_ANTENNA_MAP, SEAT_AND_BOARD.encode(), 1.1)  # the same map again
     assert model.take_events() == []

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from controller.cards import STANDARD_DECK, Card, card_code, card_from_code
 from drivers.shuffler.codes import DeckVerdict, DeviceState, MsgType
-from drivers.shuffler.events import DeckCheck, GroupDispensedEvent, ShuffleComplete, decode_event
+from drivers.shuffler.events import EVENTS, DeckCheck, GroupDispensedEvent, ShuffleComplete
 from drivers.shuffler.messages import DispenseGroup, StartShuffle
 from simulators.command_vocabulary import CommandError
 from simulators.errors import RefusedError
@@ -31,7 +31,7 @@ def shuffled(m: ShufflerModel) -> int:
 
 
 def groups(m: ShufflerModel) -> list[GroupDispensedEvent]:
-    seen = [decode_event(t, p) for t, p in m.take_events()]
+    seen = [EVENTS.decode(t, p) for t, p in m.take_events()]
     return [e for e in seen if isinstance(e, GroupDispensedEvent)]
 
 
@@ -88,7 +88,7 @@ def test_a_stub_reshuffle_counts_the_stub_and_the_cards_put_back() -> None:
     sid = m.reshuffle_stub(back, seed=9, now=1.0)
     assert sid != first
     m.tick(10.0)
-    seen = [decode_event(t, p) for t, p in m.take_events()]
+    seen = [EVENTS.decode(t, p) for t, p in m.take_events()]
     check = next(e for e in seen if isinstance(e, DeckCheck))
     complete = next(e for e in seen if isinstance(e, ShuffleComplete))
     assert (check.verdict, check.counted, complete.card_count) == (DeckVerdict.OK, 49, 49)
@@ -108,7 +108,7 @@ def test_after_a_power_cut_the_stub_of_the_retired_deck_is_reshuffled() -> None:
     assert m.deck is None
     m.reshuffle_stub(b"", seed=1, now=2.0)
     m.tick(10.0)
-    check = next(e for t, p in m.take_events() if isinstance(e := decode_event(t, p), DeckCheck))
+    check = next(e for t, p in m.take_events() if isinstance(e := EVENTS.decode(t, p), DeckCheck))
     assert check.counted == 50
 
 

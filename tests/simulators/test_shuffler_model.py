@@ -9,13 +9,12 @@ import pytest
 
 from controller.cards import Card, card_code
 from controller.deck_order import deck_order
-from drivers.shuffler.codes import DeviceState, ErrorCode, IdPolicy, MsgType, ShuffleResult
+from drivers.shuffler.codes import DeviceState, IdPolicy, MsgType, ShuffleResult
 from drivers.shuffler.commitment import verify_commitment
-from drivers.shuffler.events import GroupDispensedEvent, ShuffleComplete, decode_event
+from drivers.shuffler.events import EVENTS, GroupDispensedEvent, ShuffleComplete
 from drivers.shuffler.messages import (
     DeckReveal,
     DispenseGroup,
-    ErrorResponse,
     Identity,
     RevealDeck,
     SetConfig,
@@ -23,6 +22,7 @@ from drivers.shuffler.messages import (
     StartShuffleResult,
     Status,
 )
+from drivers.tsp.common import ErrorCode, ErrorResponse
 from simulators.shuffler.model import DeviceConfig, ShufflerModel
 
 
@@ -50,7 +50,7 @@ def shuffled(m: ShufflerModel) -> int:
 
 
 def events(m: ShufflerModel) -> list[object]:
-    return [decode_event(t, p) for t, p in m.take_events()]
+    return [EVENTS.decode(t, p) for t, p in m.take_events()]
 
 
 def test_identify_reports_the_firmware_hash_and_boot_id() -> None:

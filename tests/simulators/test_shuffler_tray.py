@@ -8,7 +8,7 @@ import pytest
 
 from controller.cards import Card, card_code
 from drivers.shuffler.codes import MsgType
-from drivers.shuffler.events import GroupDispensedEvent, decode_event
+from drivers.shuffler.events import EVENTS, GroupDispensedEvent
 from drivers.shuffler.messages import DispenseGroup
 from simulators.command_vocabulary import CommandError
 from simulators.errors import RefusedError
@@ -26,7 +26,7 @@ def gated(order: tuple[str, ...] = ("As", "Kd", "Qh", "7c", "2d")) -> tuple[Shuf
 
 
 def groups(m: ShufflerModel) -> list[GroupDispensedEvent]:
-    seen = [decode_event(t, p) for t, p in m.take_events()]
+    seen = [EVENTS.decode(t, p) for t, p in m.take_events()]
     return [e for e in seen if isinstance(e, GroupDispensedEvent)]
 
 

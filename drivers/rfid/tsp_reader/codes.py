@@ -5,6 +5,7 @@ from __future__ import annotations
 from enum import IntEnum, IntFlag
 
 from controller.table.inputs import Zone, ZoneKind
+from drivers.tsp.common import FaultNames
 
 
 class MsgType(IntEnum):
@@ -114,22 +115,7 @@ class AntennaCode(IntEnum):
 
 
 #: Fault codes of the reader's FAULT_RAISED / FAULT_CLEARED (class 0x06).
-FAULT_NAMES: dict[int, str] = {0x0601: "RF_FRONTEND", 0x0602: "OVERTEMP", 0x0603: "RESET"}
-FAULT_CODES: dict[str, int] = {name: code for code, name in FAULT_NAMES.items()}
-
-
-def fault_name(code: int) -> str:
-    """The name of a reader fault code (``FAULT_0x0699`` for one this host does not know)."""
-    return FAULT_NAMES.get(code, f"FAULT_{code:#06x}")
-
-
-def fault_code(name: str) -> int:
-    """The code of a reader fault name; raise ValueError naming the known ones."""
-    try:
-        return FAULT_CODES[name.upper()]
-    except KeyError:
-        known = ", ".join(FAULT_CODES)
-        raise ValueError(f"unknown reader fault {name!r} (known: {known})") from None
+FAULTS = FaultNames({0x0601: "RF_FRONTEND", 0x0602: "OVERTEMP", 0x0603: "RESET"}, "reader fault")
 
 
 _KIND_CODES: dict[ZoneKind, ZoneCode] = {

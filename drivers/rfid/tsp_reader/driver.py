@@ -31,13 +31,12 @@ from controller.table.inputs import Health, Origin, Zone
 from drivers.contract import READ, DeviceContext, DeviceStatus
 from drivers.errors import DeviceUnavailableError
 from drivers.rfid.tsp_reader.codes import MsgType, Report, ScanMode, zone_code
-from drivers.rfid.tsp_reader.events import InventorySnapshot, decode_event
+from drivers.rfid.tsp_reader.events import EVENTS, InventorySnapshot
 from drivers.rfid.tsp_reader.messages import (
     AntennaAssignment,
     ReaderIdentity,
     ReaderStatus,
     ReadTagMemory,
-    Result,
     SetAntennaMap,
     SetScan,
     TagMemory,
@@ -48,6 +47,7 @@ from drivers.serial_transport import SerialTransport
 from drivers.supervisor import utc_now
 from drivers.transport import ByteTransport, DataCallback, LostCallback
 from drivers.tsp.client import LinkClient
+from drivers.tsp.common import Result
 from drivers.tsp.driver import TspDriver
 from drivers.tsp.link import EventReceived
 from drivers.tsp.payload import PayloadError
@@ -177,7 +177,7 @@ class TspReader(TspDriver[ReaderIdentity, ReaderStatus]):
 
     async def _on_event(self, item: EventReceived) -> None:
         try:
-            event = decode_event(item.frame.type, item.frame.payload)
+            event = EVENTS.decode(item.frame.type, item.frame.payload)
         except PayloadError as exc:
             # Acknowledged and dropped: the next snapshot repairs whatever it said.
             self.bad_events += 1

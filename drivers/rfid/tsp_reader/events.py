@@ -1,8 +1,11 @@
 """Payloads of the reader's events (docs/protocols/tsp1.md §5.3), both directions.
 
-:func:`decode_event` turns an event frame into its dataclass; unknown types come back as
-:class:`UnknownEvent` so a newer reader never breaks an older host. UIDs are bytes here, most
-significant byte first (canonical order); the driver spells them with :mod:`controller.uids`.
+Each event but INVENTORY_SNAPSHOT is a :class:`~drivers.tsp.layout.FlatMessage`: its fields, in
+order, are its payload. FAULT_RAISED and FAULT_CLEARED are every message set's
+(:mod:`drivers.tsp.common`). :data:`EVENTS` turns an event frame into its dataclass
+(:class:`~drivers.tsp.events.UnknownEvent` for a type this host does not know). UIDs are bytes
+here, most significant byte first (canonical order); the driver spells them with
+:mod:`controller.uids`.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from typing import ClassVar, Self
 
 from drivers.rfid.tsp_reader.codes import MsgType
 from drivers.tsp.common import FaultCleared, FaultRaised
+from drivers.tsp.events import EventSet
+from drivers.tsp.layout import I8, U8, U16, U32, Counted, FlatMessage
 from drivers.tsp.payload import PayloadReader, PayloadWriter
 
 #: RSSI value meaning "not measured".
@@ -19,70 +24,31 @@ RSSI_NONE = -128
 
 
 @dataclass(frozen=True, slots=True)
-class TagArrivedEvent:
+class TagArrivedEvent(FlatMessage):
     """TAG_ARRIVED: the reader asserts a tag on an antenna (after ``arrive_n`` reads)."""
 
-    TYPE: ClassVar[int] = MsgType.TAG_ARRIVED
-    antenna: int
-    zone_kind: int
-    zone_index: int
-    uid: bytes
-    rssi: int = RSSI_NONE
-    t_dev_ms: int = 0
-    reads: int = 0
-    sweep: int = 0
-
-    def encode(self) -> bytes:
-        """The payload bytes."""
-        w = PayloadWriter().u8(self.antenna).u8(self.zone_kind).u8(self.zone_index)
-        w.counted(self.uid).i8(self.rssi).u32(self.t_dev_ms).u8(self.reads)
-        return w.u16(self.sweep).build()
-
-    @classmethod
-    def decode(cls, payload: bytes) -> Self:
-        """Parse the payload bytes."""
-        r = PayloadReader(payload, "TAG_ARRIVED")
-        return cls(
-            r.u8("antenna"),
-            r.u8("zone_kind"),
-            r.u8("zone_index"),
-            r.counted("uid"),
-            r.i8("rssi"),
-            r.u32("t_dev_ms"),
-            r.u8("reads"),
-            r.u16("sweep"),
-        )
+    TYPE: ClassVar[MsgType] = MsgType.TAG_ARRIVED
+    antenna: U8
+    zone_kind: U8
+    zone_index: U8
+    uid: Counted
+    rssi: I8 = RSSI_NONE
+    t_dev_ms: U32 = 0
+    reads: U8 = 0
+    sweep: U16 = 0
 
 
 @dataclass(frozen=True, slots=True)
-class TagDepartedEvent:
+class TagDepartedEvent(FlatMessage):
     """TAG_DEPARTED: the reader released a tag (after ``depart_n`` clean misses)."""
 
-    TYPE: ClassVar[int] = MsgType.TAG_DEPARTED
-    antenna: int
-    zone_kind: int
-    zone_index: int
-    uid: bytes
-    t_last_ms: int = 0
-    sweep: int = 0
-
-    def encode(self) -> bytes:
-        """The payload bytes."""
-        w = PayloadWriter().u8(self.antenna).u8(self.zone_kind).u8(self.zone_index)
-        return w.counted(self.uid).u32(self.t_last_ms).u16(self.sweep).build()
-
-    @classmethod
-    def decode(cls, payload: bytes) -> Self:
-        """Parse the payload bytes."""
-        r = PayloadReader(payload, "TAG_DEPARTED")
-        return cls(
-            r.u8("antenna"),
-            r.u8("zone_kind"),
-            r.u8("zone_index"),
-            r.counted("uid"),
-            r.u32("t_last_ms"),
-            r.u16("sweep"),
-        )
+    TYPE: ClassVar[MsgType] = MsgType.TAG_DEPARTED
+    antenna: U8
+    zone_kind: U8
+    zone_index: U8
+    uid: Counted
+    t_last_ms: U32 = 0
+    sweep: U16 = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +85,7 @@ class InventorySnapshot:
     sends several snapshots with the same ``sweep``.
     """
 
-    TYPE: ClassVar[int] = MsgType.INVENTORY_SNAPSHOT
+    TYPE: ClassVar[MsgType] = MsgType.INVENTORY_SNAPSHOT
     sweep: int
     t_dev_ms: int
     entries: tuple[SnapshotEntry, ...]
@@ -143,51 +109,23 @@ class InventorySnapshot:
 
 
 @dataclass(frozen=True, slots=True)
-class AntennaFault:
+class AntennaFault(FlatMessage):
     """ANTENNA_FAULT: an antenna broke (``code`` 1…4), or works again (``code`` 0)."""
 
-    TYPE: ClassVar[int] = MsgType.ANTENNA_FAULT
-    antenna: int
-    code: int
-    value: int = 0
-
-    def encode(self) -> bytes:
-        """The payload bytes."""
-        return PayloadWriter().u8(self.antenna).u8(self.code).u16(self.value).build()
-
-    @classmethod
-    def decode(cls, payload: bytes) -> Self:
-        """Parse the payload bytes."""
-        r = PayloadReader(payload, "ANTENNA_FAULT")
-        return cls(r.u8("antenna"), r.u8("code"), r.u16("value"))
+    TYPE: ClassVar[MsgType] = MsgType.ANTENNA_FAULT
+    antenna: U8
+    code: U8
+    value: U16 = 0
 
 
 @dataclass(frozen=True, slots=True)
-class ZoneOverflow:
+class ZoneOverflow(FlatMessage):
     """ZONE_OVERFLOW: an antenna asserts more tags than its zone holds (``count`` at or below
     the zone's capacity: the overflow is over)."""
 
-    TYPE: ClassVar[int] = MsgType.ZONE_OVERFLOW
-    antenna: int
-    count: int
-
-    def encode(self) -> bytes:
-        """The payload bytes."""
-        return PayloadWriter().u8(self.antenna).u8(self.count).build()
-
-    @classmethod
-    def decode(cls, payload: bytes) -> Self:
-        """Parse the payload bytes."""
-        r = PayloadReader(payload, "ZONE_OVERFLOW")
-        return cls(r.u8("antenna"), r.u8("count"))
-
-
-@dataclass(frozen=True, slots=True)
-class UnknownEvent:
-    """An event type this host does not know (acknowledged and logged, never fatal)."""
-
-    type: int
-    payload: bytes
+    TYPE: ClassVar[MsgType] = MsgType.ZONE_OVERFLOW
+    antenna: U8
+    count: U8
 
 
 ReaderEvent = (
@@ -200,23 +138,12 @@ ReaderEvent = (
     | FaultCleared
 )
 
-EVENT_CLASSES: dict[int, type[ReaderEvent]] = {
-    cls.TYPE: cls
-    for cls in (
-        TagArrivedEvent,
-        TagDepartedEvent,
-        InventorySnapshot,
-        AntennaFault,
-        ZoneOverflow,
-        FaultRaised,
-        FaultCleared,
-    )
-}
-
-
-def decode_event(msg_type: int, payload: bytes) -> ReaderEvent | UnknownEvent:
-    """The event in a frame; raise PayloadError when its payload is too short."""
-    cls = EVENT_CLASSES.get(msg_type)
-    if cls is None:
-        return UnknownEvent(msg_type, payload)
-    return cls.decode(payload)
+EVENTS: EventSet[ReaderEvent] = EventSet(
+    TagArrivedEvent,
+    TagDepartedEvent,
+    InventorySnapshot,
+    AntennaFault,
+    ZoneOverflow,
+    FaultRaised,
+    FaultCleared,
+)

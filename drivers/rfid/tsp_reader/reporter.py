@@ -29,7 +29,7 @@ from controller.uids import UidError, uid_from_bytes
 from drivers.contract import InputSink
 from drivers.rfid.arbiter import Arbiter
 from drivers.rfid.presence import Arrived, Departed, PresenceEdge, ZoneFresh, ZoneStale
-from drivers.rfid.tsp_reader.codes import ZONE_CAPACITY, AntennaCode, fault_name, zone_code, zone_of
+from drivers.rfid.tsp_reader.codes import FAULTS, ZONE_CAPACITY, AntennaCode, zone_code, zone_of
 from drivers.rfid.tsp_reader.events import (
     RSSI_NONE,
     AntennaFault,
@@ -37,11 +37,11 @@ from drivers.rfid.tsp_reader.events import (
     ReaderEvent,
     TagArrivedEvent,
     TagDepartedEvent,
-    UnknownEvent,
     ZoneOverflow,
 )
 from drivers.rfid.tsp_reader.view import ReaderView
 from drivers.tsp.common import SEVERITY_NAMES, FaultCleared, FaultRaised
+from drivers.tsp.events import UnknownEvent
 
 log = structlog.get_logger("tablectl.rfid")
 
@@ -94,13 +94,13 @@ class Reporter:
                 await self._on_overflow(ts, event, origin)
             elif isinstance(event, FaultRaised):
                 severity = SEVERITY_NAMES.get(event.severity, "error")
-                name = fault_name(event.code)
+                name = FAULTS.name(event.code)
                 fault = DeviceFault(
                     ts, self.device_id, name, event.fault_id, severity, event.detail
                 )
                 await self._sink(replace(fault, origin=origin))
             elif isinstance(event, FaultCleared):
-                name = fault_name(event.code)
+                name = FAULTS.name(event.code)
                 cleared = DeviceFaultCleared(ts, self.device_id, name, event.fault_id)
                 await self._sink(replace(cleared, origin=origin))
             else:
