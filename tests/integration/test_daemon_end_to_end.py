@@ -100,7 +100,11 @@ async def test_watchdog_pings_and_status_lines(daemon_factory: Any, broker: Any)
 
 async def test_tail_and_dealer_commands(daemon_factory: Any, broker: Any) -> None:
     daemon = daemon_factory()
-    daemon.start()
+    async with Collector(broker, daemon.topics) as collector:
+        daemon.start()
+        # The shuffler's device.status delivered first: a tail started after it sees only what
+        # the test makes happen (on a busy machine the device may come online after READY).
+        await collector.wait_for(lambda c: any(e["type"] == "device.status" for e in c.public))
     base = [sys.executable, "-m", "controller.cli"]
     target = ["--broker", broker.url, "--table", daemon.table]
     tail = subprocess.Popen(
