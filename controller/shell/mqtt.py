@@ -604,19 +604,28 @@ class _LoopClient(aiomqtt.Client):
             super()._on_socket_register_write(client, userdata, sock)
 
     def _write(self) -> None:
-        """Write what paho has queued; watch the socket if it cannot take it all now."""
+        """Write what paho has queued; watch the socket while some of it is still to go."""
         client = self._client
+        sock = client.socket()
+        if sock is None:
+            return  # no connection: paho has nothing to write to
+        fd = sock.fileno()
         try:
             client.loop_write()
         except Exception as exc:  # as aiomqtt's own writer: the connection broke
+            self._loop.remove_writer(fd)
             if not self._disconnected.done():
                 self._disconnected.set_exception(exc)
             return
-        sock = client.socket()
-        # A write that found the connection broken (EPIPE, ECONNRESET) has made paho close the
-        # socket and report the disconnection: then there is nothing left to watch.
-        if sock is not None and client.want_write():  # the buffer is full: write once it drains
-            super()._on_socket_register_write(client, None, sock)
+        # Watched while some of it is still to go (the buffer is full), and no longer once it
+        # has gone (or once a write found the connection broken and paho closed the socket),
+        # both at once: aiomqtt adds its watch on the loop's next turn, and a write made before
+        # that turn would leave the socket watched with nothing to write, the loop woken on
+        # every turn (a socket is always writable) and the daemon spinning.
+        if client.socket() is not None and client.want_write():
+            self._loop.add_writer(fd, self._write)
+        else:
+            self._loop.remove_writer(fd)
 
     def _hand_over(
         self, topic: str, payload: bytes, qos: int, retain: bool, properties: Properties | None

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import selectors
+
 import aiomqtt
 import paho.mqtt.client as mqtt
 import pytest
@@ -36,3 +39,35 @@ async def publish_many(client: _LoopClient, count: int) -> None:
     """``count`` QoS 0 publishes, with no turn of the event loop between them."""
     for _ in range(count):
         await client.publish("t/x", b"x" * 4096, qos=0)
+
+
+async def test_a_burst_that_fills_the_socket_leaves_nothing_watched_once_it_is_written(
+    broker: Broker,
+) -> None:
+    """A burst larger than the socket's buffer is written in parts, the socket watched in
+    between. Once all of it has gone the socket must no longer be watched for writing: a watch
+    left behind wakes the event loop on every turn (the socket is always writable) and the
+    daemon spins a core while the table is idle."""
+    client = _LoopClient("127.0.0.1", broker.port, protocol=aiomqtt.ProtocolVersion.V5, timeout=5)
+    async with client:
+        sock = client._client.socket()
+        assert sock is not None
+        fd = sock.fileno()
+        for _ in range(5):
+            for _ in range(40):  # ~10 MB with no turn of the loop: the socket fills
+                client.send_now("t/burst", b"x" * 256_000)
+            async with asyncio.timeout(30):
+                while client._client.want_write():
+                    await asyncio.sleep(0.01)
+            for _ in range(5):  # the loop's next turns: anything deferred has been done
+                await asyncio.sleep(0)
+            assert not watched_for_writing(fd)
+
+
+def watched_for_writing(fd: int) -> bool:
+    loop = asyncio.get_running_loop()
+    try:
+        key = loop._selector.get_key(fd)  # type: ignore[attr-defined]
+    except KeyError:
+        return False
+    return bool(key.events & selectors.EVENT_WRITE)
