@@ -188,7 +188,7 @@ async def test_a_simulated_backend_from_the_options_alone(tmp_path: Path) -> Non
         for device in [r for r in bus.readers if r.serial == "SIM-USB-9"]:
             bus.remove(device)
     assert not control.exists()  # the reader's control socket went with it
-    assert log.of(DeviceHealthChanged)[0].health is Health.ONLINE
+    assert Health.ONLINE in [e.health for e in log.of(DeviceHealthChanged)]
 
 
 def test_driver_options_are_checked() -> None:
