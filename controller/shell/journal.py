@@ -998,8 +998,8 @@ class Journal:
         self, name: str, state: str, reason: str | None, header: Mapping[str, Any] | None = None
     ) -> None:
         """A segment was copied to the archive, or pruned (with the reason it was allowed; its
-        its header slimmed to what a pruned record needs), or readopted (``header``:
-        the whole header again, from its file)."""
+        header slimmed to what a pruned record needs), or readopted (``header``: the whole
+        header again, from its file)."""
         conn = self._conn
         try:
             conn.execute("BEGIN IMMEDIATE")
