@@ -1,4 +1,4 @@
-"""The broker link's client writes each message at once: a write that finds the broker gone."""
+"""The broker link's client, writing at once: when the broker has gone, when a burst fills it."""
 
 from __future__ import annotations
 
