@@ -26,13 +26,6 @@ from simulators.rfid.usb_device import SimulatedUsbDevice
 E = TypeVar("E", bound=DeviceInput)
 
 
-async def until(condition: Callable[[], object], timeout: float = 10.0) -> None:
-    """Poll a condition, with a deadline."""
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.005)
-
-
 class EventLog:
     """A driver's inputs, through its sink (:meth:`sink`) or, given the driver, collected from
     its :meth:`~drivers.contract.Device.events` in the background."""

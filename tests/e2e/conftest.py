@@ -20,18 +20,6 @@ from simulators.control_client import ControlClient
 from simulators.rig.launcher import LaunchedProcess, launch
 
 
-async def wait_until(
-    predicate: Callable[[], object], timeout: float = 10.0, what: str = ""
-) -> None:
-    """Poll ``predicate`` until it holds; fail the test after ``timeout`` seconds."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():
-        if loop.time() > deadline:
-            pytest.fail(f"timed out after {timeout}s waiting for {what or predicate}")
-        await asyncio.sleep(0.01)
-
-
 @dataclass
 class Simulator:
     """A running ``tablectl sim shuffler`` process."""

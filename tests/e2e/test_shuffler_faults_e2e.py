@@ -16,7 +16,8 @@ from controller.table.inputs import (
     ShuffleCompleted,
 )
 from drivers.errors import DeviceNotReadyError
-from tests.e2e.conftest import Rig, RigFactory, wait_until
+from tests.e2e.conftest import Rig, RigFactory
+from tests.waiting import until
 
 pytestmark = [pytest.mark.slow]
 
@@ -46,11 +47,11 @@ async def test_one_percent_corruption_loses_and_duplicates_nothing(rig: RigFacto
     await r.sim.fault("crc", rate=0.01)
     await r.sim.send({"burst": 300})
     shuffle_id = await r.driver.start_shuffle()
-    await wait_until(lambda: len(fault_stream(r.inputs)) == 600, 60, "600 fault events")
-    await wait_until(lambda: r.of(ShuffleCompleted), 10)
+    await until(lambda: len(fault_stream(r.inputs)) == 600, 60, "600 fault events")
+    await until(lambda: r.of(ShuffleCompleted), 10)
     for group in range(1, 11):
         await r.driver.dispense_group(shuffle_id, group, 2, Purpose.HOLE, group)
-    await wait_until(lambda: len(r.of(GroupDispensed)) == 10, 20, "ten groups")
+    await until(lambda: len(r.of(GroupDispensed)) == 10, 20, "ten groups")
     assert fault_stream(r.inputs) == burst_of(1, 300)
     assert [g.group for g in r.of(GroupDispensed)] == list(range(1, 11))
     status = await r.sim.send({"status": True})
@@ -65,7 +66,7 @@ async def test_partial_frames_are_resynchronised(rig: RigFactory) -> None:
     r = await rig()
     await r.sim.fault("partial", rate=0.05)
     await r.sim.send({"burst": 60})
-    await wait_until(lambda: len(fault_stream(r.inputs)) == 120, 40, "120 fault events")
+    await until(lambda: len(fault_stream(r.inputs)) == 120, 40, "120 fault events")
     assert fault_stream(r.inputs) == burst_of(1, 60)
     assert (await r.sim.send({"status": True}))["truncated"] > 0
     assert r.driver.stats.crc_errors + r.driver.stats.framing_errors > 0
@@ -74,10 +75,10 @@ async def test_partial_frames_are_resynchronised(rig: RigFactory) -> None:
 async def test_stall_makes_the_device_stale_then_online(rig: RigFactory) -> None:
     r = await rig()
     await r.sim.fault("stall", seconds=1.5)
-    await wait_until(lambda: r.driver.health is Health.STALE, 10, "stale")
+    await until(lambda: r.driver.health is Health.STALE, 10, "stale")
     await r.sim.send({"burst": 3})  # queued during the stall
-    await wait_until(lambda: r.driver.health is Health.ONLINE, 10, "online again")
-    await wait_until(lambda: len(fault_stream(r.inputs)) == 6, 10)
+    await until(lambda: r.driver.health is Health.ONLINE, 10, "online again")
+    await until(lambda: len(fault_stream(r.inputs)) == 6, 10)
     assert fault_stream(r.inputs) == burst_of(1, 3)
     assert health_path(r)[:3] == [Health.ONLINE, Health.STALE, Health.ONLINE]
 
@@ -85,8 +86,8 @@ async def test_stall_makes_the_device_stale_then_online(rig: RigFactory) -> None
 async def test_long_stall_reconnects(rig: RigFactory) -> None:
     r = await rig(heartbeat_failures=2)
     await r.sim.fault("stall", seconds=4.0)
-    await wait_until(lambda: r.driver.health is Health.RECONNECTING, 15, "reconnecting")
-    await wait_until(lambda: r.driver.health is Health.ONLINE, 15, "online again")
+    await until(lambda: r.driver.health is Health.RECONNECTING, 15, "reconnecting")
+    await until(lambda: r.driver.health is Health.ONLINE, 15, "online again")
     assert health_path(r) == [Health.ONLINE, Health.STALE, Health.RECONNECTING, Health.ONLINE]
 
 
@@ -94,15 +95,15 @@ async def test_unplug_and_replug_lose_nothing(rig: RigFactory) -> None:
     r = await rig()
     await r.sim.send({"burst": 20})
     await r.sim.fault("unplug")  # whatever was in flight is cut off mid-stream
-    await wait_until(lambda: r.driver.health is Health.RECONNECTING, 10, "reconnecting")
+    await until(lambda: r.driver.health is Health.RECONNECTING, 10, "reconnecting")
     assert not r.sim.link.is_symlink()  # the device node is gone while unplugged
     await r.sim.send({"burst": 15})  # happens while the cable is out
     jam = await r.sim.fault("jam", code="JAM_PATH")
     with pytest.raises(DeviceNotReadyError):
         await r.driver.start_shuffle()
     await r.sim.fault("replug")
-    await wait_until(lambda: r.driver.health is Health.ONLINE, 15, "online after replug")
-    await wait_until(lambda: len(fault_stream(r.inputs)) == 71, 20, "every event")
+    await until(lambda: r.driver.health is Health.ONLINE, 15, "online after replug")
+    await until(lambda: len(fault_stream(r.inputs)) == 71, 20, "every event")
     assert fault_stream(r.inputs) == [*burst_of(1, 35), ("raised", jam["fault_id"])]
     assert [f.code for f in r.of(DeviceFault)][-1] == "JAM_PATH"
     assert not r.of(DeviceRebooted)  # the same boot: the de-duplication state carried over
@@ -117,10 +118,10 @@ async def test_power_loss_reports_a_reboot_and_keeps_queued_events(rig: RigFacto
     await r.driver.start_shuffle()
     await r.sim.send({"burst": 5})
     await r.sim.fault("power_loss")
-    await wait_until(lambda: r.of(DeviceRebooted), 10, "reboot")
+    await until(lambda: r.of(DeviceRebooted), 10, "reboot")
     assert r.of(DeviceRebooted)[0].boot_id != old_boot
-    await wait_until(lambda: any(f.code == "POWER_LOSS_DURING_SHUFFLE" for f in r.of(DeviceFault)))
-    await wait_until(lambda: health_path(r)[-2:] == [Health.RECONNECTING, Health.ONLINE])
+    await until(lambda: any(f.code == "POWER_LOSS_DURING_SHUFFLE" for f in r.of(DeviceFault)))
+    await until(lambda: health_path(r)[-2:] == [Health.RECONNECTING, Health.ONLINE])
     raised = [(f.code, f.fault_id) for f in r.of(DeviceFault)]
     assert [code for code, _ in raised[:5]] == ["TRAY_NOT_SEATED"] * 5
     assert raised[-1][0] == "POWER_LOSS_DURING_SHUFFLE"
@@ -130,7 +131,7 @@ async def test_power_loss_reports_a_reboot_and_keeps_queued_events(rig: RigFacto
 
 async def test_unapproved_firmware_is_refused(rig: RigFactory) -> None:
     r = await rig("--unapproved", online=False)
-    await wait_until(lambda: r.driver.health is Health.REJECTED, 15, "rejected")
+    await until(lambda: r.driver.health is Health.REJECTED, 15, "rejected")
     rejected = r.of(DeviceHealthChanged)[-1]
     assert (rejected.health, rejected.approved) == (Health.REJECTED, False)
     assert "not approved" in rejected.detail
@@ -142,7 +143,7 @@ async def test_unapproved_firmware_is_refused(rig: RigFactory) -> None:
     await r.sim.send({"burst": 2})
     supervisor = r.driver.supervisor
     assert supervisor is not None
-    await wait_until(lambda: supervisor.sessions >= 3, 10, "two retries")
+    await until(lambda: supervisor.sessions >= 3, 10, "two retries")
     assert not r.of(DeviceFault)
     assert r.driver.health is Health.REJECTED
 
@@ -150,7 +151,7 @@ async def test_unapproved_firmware_is_refused(rig: RigFactory) -> None:
 async def test_flashing_unapproved_firmware_is_refused_after_the_reboot(rig: RigFactory) -> None:
     r = await rig()
     await r.sim.fault("unapproved_firmware")
-    await wait_until(lambda: r.driver.health is Health.REJECTED, 15, "rejected")
+    await until(lambda: r.driver.health is Health.REJECTED, 15, "rejected")
     assert r.of(DeviceRebooted)
     with pytest.raises(DeviceNotReadyError):
         await r.driver.start_shuffle()
@@ -161,6 +162,6 @@ async def test_unverifiable_firmware_is_refused(rig: RigFactory, fault: str) -> 
     r = await rig()
     await r.sim.fault(fault)
     await r.sim.fault("power_loss")  # the next session re-identifies and re-challenges
-    await wait_until(lambda: r.driver.health is Health.REJECTED, 15, "rejected")
+    await until(lambda: r.driver.health is Health.REJECTED, 15, "rejected")
     detail = r.of(DeviceHealthChanged)[-1].detail
     assert ("challenge failed" if fault == "lying_firmware" else "unverifiable") in detail

@@ -21,7 +21,8 @@ from drivers.errors import AlreadyDoneError, DeviceCommandError
 from drivers.shuffler.codes import Capability, DeckMove, DeviceState, Trigger
 from drivers.shuffler.commitment import deck_commitment
 from drivers.shuffler.events import DeckMoved, OperatorInput, ShuffleStarted, StateChanged
-from tests.e2e.conftest import RigFactory, wait_until
+from tests.e2e.conftest import RigFactory
+from tests.waiting import until
 
 
 async def test_identify_approve_configure_and_sync(rig: RigFactory) -> None:
@@ -44,13 +45,13 @@ async def test_identify_approve_configure_and_sync(rig: RigFactory) -> None:
     assert [(h.health, h.approved) for h in health] == [(Health.ONLINE, True)]
     assert health[0].ts.tzinfo is not None
     # The heartbeat keeps PINGing.
-    await wait_until(lambda: r.driver.last_status is not None and r.driver.stats.requests >= 8)
+    await until(lambda: r.driver.last_status is not None and r.driver.stats.requests >= 8)
 
 
 async def test_shuffle_dispense_withheld_and_reveal(rig: RigFactory) -> None:
     r = await rig("--seed", "11")
     shuffle_id = await r.driver.start_shuffle()
-    await wait_until(lambda: r.of(ShuffleCompleted), what="shuffle complete")
+    await until(lambda: r.of(ShuffleCompleted), what="shuffle complete")
     checked, completed = r.of(DeckChecked)[0], r.of(ShuffleCompleted)[0]
     assert (checked.shuffle_id, checked.faults, checked.counted) == (shuffle_id, frozenset(), 52)
     assert (completed.ok, completed.card_count, len(completed.commitment)) == (True, 52, 64)
@@ -59,7 +60,7 @@ async def test_shuffle_dispense_withheld_and_reveal(rig: RigFactory) -> None:
         await r.driver.dispense_group(shuffle_id, group, 2, Purpose.HOLE, seat)
     await r.driver.dispense_group(shuffle_id, 4, 1, Purpose.BURN)
     await r.driver.dispense_group(shuffle_id, 5, 3, Purpose.FLOP)
-    await wait_until(lambda: len(r.of(GroupDispensed)) == 5, what="five groups")
+    await until(lambda: len(r.of(GroupDispensed)) == 5, what="five groups")
     groups = r.of(GroupDispensed)
     assert [(g.group, g.purpose, g.seat, len(g.cards)) for g in groups] == [
         (1, Purpose.HOLE, 1, 2),
@@ -88,10 +89,10 @@ async def test_shuffle_dispense_withheld_and_reveal(rig: RigFactory) -> None:
 async def test_live_identities_when_configured(rig: RigFactory) -> None:
     r = await rig("--order", "As,Kd,7h,7c", id_policy="live")
     shuffle_id = await r.driver.start_shuffle()
-    await wait_until(lambda: r.of(ShuffleCompleted))
+    await until(lambda: r.of(ShuffleCompleted))
     await r.driver.dispense_group(shuffle_id, 1, 2, Purpose.HOLE, 4)
     await r.driver.dispense_group(shuffle_id, 2, 2, Purpose.HOLE, 5)
-    await wait_until(lambda: len(r.of(GroupDispensed)) == 2)
+    await until(lambda: len(r.of(GroupDispensed)) == 2)
     assert [g.cards for g in r.of(GroupDispensed)] == [("As", "Kd"), ("7h", "7c")]
     await r.driver.abort()
     revealed = await r.driver.reveal_deck(shuffle_id)
@@ -102,9 +103,9 @@ async def test_live_identities_when_configured(rig: RigFactory) -> None:
 async def test_live_is_refused_without_the_capability(rig: RigFactory) -> None:
     r = await rig("--no-live", "--order", "As,Kd", id_policy="live")
     shuffle_id = await r.driver.start_shuffle()
-    await wait_until(lambda: r.of(ShuffleCompleted))
+    await until(lambda: r.of(ShuffleCompleted))
     await r.driver.dispense_group(shuffle_id, 1, 2, Purpose.HOLE, 1)
-    await wait_until(lambda: r.of(GroupDispensed))
+    await until(lambda: r.of(GroupDispensed))
     assert r.of(GroupDispensed)[0].cards == (None, None)
 
 
@@ -112,17 +113,17 @@ async def test_dispense_per_plan_with_count_zero(rig: RigFactory) -> None:
     plan = [{"count": 2, "purpose": "hole"}, {"count": 1, "purpose": "burn"}]
     r = await rig(dispense_plan=plan)
     shuffle_id = await r.driver.start_shuffle()
-    await wait_until(lambda: r.of(ShuffleCompleted))
+    await until(lambda: r.of(ShuffleCompleted))
     await r.driver.dispense_group(shuffle_id, 1, 0, Purpose.HOLE, 1)
     await r.driver.dispense_group(shuffle_id, 2, 0, Purpose.BURN)
-    await wait_until(lambda: len(r.of(GroupDispensed)) == 2)
+    await until(lambda: len(r.of(GroupDispensed)) == 2)
     assert [len(g.cards) for g in r.of(GroupDispensed)] == [2, 1]
 
 
 async def test_faults_clear_counters_and_fault_list(rig: RigFactory) -> None:
     r = await rig()
     reply = await r.sim.fault("jam", code="JAM_INPUT", detail="jam at pick roller")
-    await wait_until(lambda: r.of(DeviceFault), what="fault")
+    await until(lambda: r.of(DeviceFault), what="fault")
     fault = r.of(DeviceFault)[0]
     assert (fault.code, fault.severity, fault.fault_id) == ("JAM_INPUT", "error", reply["fault_id"])
     assert fault.detail == "jam at pick roller"
@@ -132,7 +133,7 @@ async def test_faults_clear_counters_and_fault_list(rig: RigFactory) -> None:
     with pytest.raises(DeviceCommandError, match="FAULT_ACTIVE"):
         await r.driver.start_shuffle()
     assert await r.driver.clear_fault() == 1
-    await wait_until(lambda: r.of(DeviceFaultCleared))
+    await until(lambda: r.of(DeviceFaultCleared))
     cleared = r.of(DeviceFaultCleared)[0]
     assert cleared.code == "JAM_INPUT"
     # each event carries its identity on the device (boot id, event number): a copy the
@@ -149,11 +150,11 @@ async def test_faults_clear_counters_and_fault_list(rig: RigFactory) -> None:
 async def test_lid_open_and_close(rig: RigFactory) -> None:
     r = await rig()
     await r.sim.fault("lid_open")
-    await wait_until(lambda: r.of(DeviceFault))
+    await until(lambda: r.of(DeviceFault))
     assert (r.of(DeviceFault)[0].code, r.of(DeviceFault)[0].severity) == ("LID_OPEN", "warn")
     assert (await r.driver.clear_fault()) == 0  # the lid is still open: not clearable
     await r.sim.fault("lid_close")
-    await wait_until(lambda: r.of(DeviceFaultCleared))
+    await until(lambda: r.of(DeviceFaultCleared))
     assert r.of(DeviceFaultCleared)[0].code == "LID_OPEN"
     assert (await r.driver.get_counters()).lid_opens == 1
 
@@ -173,7 +174,7 @@ async def test_bad_deck_checks(
     r = await rig("--seed", "3")
     await r.sim.send(command)
     await r.driver.start_shuffle()
-    await wait_until(lambda: r.of(ShuffleCompleted))
+    await until(lambda: r.of(ShuffleCompleted))
     checked = r.of(DeckChecked)[0]
     assert {f.value for f in checked.faults} == faults
     assert checked.counted == counted
@@ -183,14 +184,14 @@ async def test_bad_deck_checks(
         assert checked.duplicates == order[:1]
         assert checked.missing == order[-1:]
     if command.get("fault") == "count_mismatch":
-        await wait_until(lambda: r.of(DeviceFault))
+        await until(lambda: r.of(DeviceFault))
         assert r.of(DeviceFault)[0].code == "COUNT_MISMATCH"
 
 
 async def test_bad_commitment_raises_an_integrity_alarm(rig: RigFactory) -> None:
     r = await rig("--seed", "5")
     shuffle_id = await r.driver.start_shuffle()
-    await wait_until(lambda: r.of(ShuffleCompleted))
+    await until(lambda: r.of(ShuffleCompleted))
     await r.driver.abort()
     await r.sim.fault("bad_commitment")
     revealed = await r.driver.reveal_deck(shuffle_id)
@@ -202,7 +203,7 @@ async def test_bad_commitment_raises_an_integrity_alarm(rig: RigFactory) -> None
 async def test_card_code_of_revealed_order_round_trips(rig: RigFactory) -> None:
     r = await rig("--order", "2c,As")
     shuffle_id = await r.driver.start_shuffle()
-    await wait_until(lambda: r.of(ShuffleCompleted))
+    await until(lambda: r.of(ShuffleCompleted))
     await r.driver.abort()
     revealed = await r.driver.reveal_deck(shuffle_id)
     assert [card_code(c) for c in revealed.order[:2]] == [0, 51]
@@ -211,10 +212,10 @@ async def test_card_code_of_revealed_order_round_trips(rig: RigFactory) -> None:
 async def test_events_the_core_does_not_consume_reach_observers(rig: RigFactory) -> None:
     r = await rig()
     await r.sim.send({"press": "shuffle"})  # the dealer's button starts a shuffle
-    await wait_until(lambda: r.of(ShuffleCompleted), what="dealer shuffle")
+    await until(lambda: r.of(ShuffleCompleted), what="dealer shuffle")
     await r.driver.present()
     # DeckMoved and the state change it causes are two events, acknowledged one at a time.
-    await wait_until(
+    await until(
         lambda: (
             any(isinstance(e, DeckMoved) for e in r.device_events)
             and any(

@@ -13,7 +13,8 @@ from controller.table.inputs import DeviceFault, DeviceHealthChanged, DeviceInpu
 from drivers.shuffler.driver import ShufflerDriver
 from drivers.shuffler.options import ShufflerOptions
 from simulators.control_client import ControlError
-from tests.e2e.conftest import RigFactory, SimFactory, wait_until
+from tests.e2e.conftest import RigFactory, SimFactory
+from tests.waiting import until
 
 
 async def test_scenario_file_schedules_faults(rig: RigFactory, tmp_path: Path) -> None:
@@ -24,7 +25,7 @@ async def test_scenario_file_schedules_faults(rig: RigFactory, tmp_path: Path) -
         encoding="utf-8",
     )
     r = await rig("--scenario", str(scenario))
-    await wait_until(lambda: r.of(DeviceFault), 10, "the scheduled jam")
+    await until(lambda: r.of(DeviceFault), 10, "the scheduled jam")
     assert r.of(DeviceFault)[0].code == "JAM_OUTPUT"
 
 
@@ -64,7 +65,7 @@ async def test_missing_port_goes_from_reconnecting_to_failed(tmp_path: Path) -> 
     driver = ShufflerDriver("shuffler", options)
     task = asyncio.create_task(driver.supervise(sink).run())
     try:
-        await wait_until(lambda: driver.health is Health.FAILED, 10, "failed")
+        await until(lambda: driver.health is Health.FAILED, 10, "failed")
     finally:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):

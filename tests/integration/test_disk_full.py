@@ -26,6 +26,7 @@ from simulators.dealer_console import AutoConsole
 from tests.disk import fill
 from tests.disk import small_disk as mounted
 from tests.integration.conftest import Collector, DaemonProcess
+from tests.waiting import until
 
 # several daemons and whole hands: minutes when every core is busy
 pytestmark = [pytest.mark.broker, pytest.mark.slow, pytest.mark.timeout(600)]
@@ -76,12 +77,6 @@ def refusals(console: list[AutoConsole]) -> list[str]:
     return [e for e in errors if "journal full" in e]
 
 
-async def until(predicate: Any, timeout: float = 120.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.02)
-
-
 def statuses(collector: Collector) -> list[dict[str, Any]]:
     return [s for s in collector.status if s["state"] == "online"]
 
@@ -123,7 +118,9 @@ async def test_a_disk_filling_mid_hand_degrades_the_table_until_room_returns(
         fill(filler, 0)  # full, mid-hand: the next write fails (the WAL has to grow)
         await collector.wait_for(lambda c: any(s["degraded"] for s in statuses(c)), timeout=120)
         victim.wait_notify("STATUS=DEGRADED: journal disk full", 60, prefix=True)
-        await until(lambda: len(refusals(console)) >= 2)  # answered, with the reason
+        await until(
+            lambda: len(refusals(console)) >= 2, 120, "two refusals", every=0.02
+        )  # with the reason
         assert not playing.done()
         degraded = next(s for s in statuses(collector) if s["degraded"])
         assert degraded["alarms"][0]["alarm"] == "journal.full"
@@ -162,7 +159,7 @@ async def test_a_capped_journal_fills_mid_hand_and_a_restart_on_it_starts_degrad
         playing = asyncio.create_task(play(victim, broker.port, console))
         await collector.wait_for(lambda c: any(s["degraded"] for s in statuses(c)), timeout=120)
         victim.wait_notify("STATUS=DEGRADED: journal disk full", 60, prefix=True)
-        await until(lambda: len(refusals(console)) >= 1)
+        await until(lambda: len(refusals(console)) >= 1, 120, "a refusal", every=0.02)
         assert not playing.done()
 
         assert victim.kill(signal.SIGTERM) == 0  # a clean stop on a full journal

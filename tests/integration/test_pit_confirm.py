@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from controller.signing import canonical, signature_holds
 from simulators.rig.keys import RigKeys
 from tests.integration.broker import Broker
 from tests.integration.pit import PitProcess
+from tests.waiting import until
 
 pytestmark = [pytest.mark.broker]
 
@@ -61,15 +61,6 @@ def verified(keyring: Keyring, body: dict[str, Any]) -> dict[str, Any]:
     )
     assert signature_holds(entry.raw_public_key, auth["sig"], message), body
     return fields
-
-
-async def until(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
-    try:
-        async with asyncio.timeout(timeout):
-            while not condition():
-                await asyncio.sleep(0.05)
-    except TimeoutError:
-        raise AssertionError(f"waited {timeout} s for {what}") from None
 
 
 async def test_the_watermark_stops_below_a_gap_advances_once_repaired_and_is_signed(
@@ -120,24 +111,24 @@ async def test_the_watermark_stops_below_a_gap_advances_once_repaired_and_is_sig
                 await table.publish(f"{BASE}/status", status("online", 1), qos=1, retain=True)
                 for seq in (*range(1, 11), *range(16, 21)):  # 11-15 held back
                     await table.publish(f"{BASE}/events", envelope(seq), qos=1)
-                await until(lambda: 10 in confirmed, "the watermark at 10")
-                await until(lambda: bool(replays), "the pit to ask for the gap")
+                await until(lambda: 10 in confirmed, 60, "the watermark at 10")
+                await until(lambda: bool(replays), 60, "the pit to ask for the gap")
                 assert (replays[0]["from_seq"], replays[0]["to_seq"]) == (11, 15)
                 seen = len(confirmed)
                 # the gap stays: the pit goes on scanning, and no confirmation passes it
-                await until(lambda: len(replays) >= 2, "the gap asked for again", timeout=60)
+                await until(lambda: len(replays) >= 2, 60, "the gap asked for again")
                 assert max(confirmed) == 10, confirmed
                 assert len(confirmed) == seen  # nothing advanced: nothing sent again
                 for seq in range(11, 16):  # the replay, as the table would answer it
                     await table.publish(f"{BASE}/replay/pit-1", envelope(seq), qos=1)
-                await until(lambda: 20 in confirmed, "the watermark at 20 once repaired")
+                await until(lambda: 20 in confirmed, 60, "the watermark at 20 once repaired")
                 assert all(seq <= 10 or seq == 20 for seq in confirmed), confirmed
                 assert confirmed == sorted(confirmed)
                 # the table comes back online: told at once though nothing advanced
                 count = len(confirmed)
                 await table.publish(f"{BASE}/status", status("offline", 1), qos=1, retain=True)
                 await table.publish(f"{BASE}/status", status("online", 2), qos=1, retain=True)
-                await until(lambda: len(confirmed) > count, "a confirmation after the birth")
+                await until(lambda: len(confirmed) > count, 60, "a confirmation after the birth")
                 assert confirmed[count] == 20
             finally:
                 answering.cancel()

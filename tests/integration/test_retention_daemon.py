@@ -11,13 +11,11 @@ live rows as one chain and names the pruned range, and the daemon starts again o
 
 from __future__ import annotations
 
-import asyncio
 import json
 import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +28,7 @@ from controller.signing import load_private_key, sign_request
 from tests.integration.conftest import REPO, Collector, DaemonProcess
 from tests.integration.requester import Requester
 from tests.shell.test_retention import _write, inputs_of
+from tests.waiting import until
 
 pytestmark = [pytest.mark.broker, pytest.mark.timeout(600)]
 
@@ -66,15 +65,6 @@ def retention_alarm(collector: Collector) -> dict[str, Any] | None:
     return next((a for a in alarms if a["alarm"] == "journal.retention"), None)
 
 
-async def until(condition: Any, timeout: float, what: str) -> None:
-    """Wait for ``condition()`` (a bound: a loaded machine is slow)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not {what} in {timeout} s")
-        await asyncio.sleep(0.1)
-
-
 def pruned(path: Path) -> list[str]:
     journal = Journal.open_existing(path)
     try:
@@ -92,7 +82,12 @@ async def test_the_daemon_archives_waits_for_the_pit_then_prunes(
     async with Collector(broker, daemon.topics, identifier="retention-watch") as collector:
         daemon.start()
         daemon.wait_status(WAITING, 120)
-        await until(lambda: retention_alarm(collector) is not None, 60, "on the status topic")
+        await until(
+            lambda: retention_alarm(collector) is not None,
+            60,
+            "the retention alarm on the status topic",
+            every=0.1,
+        )
         alarm = retention_alarm(collector)
         assert alarm is not None
         assert alarm["detail"].startswith("retention: ")
@@ -127,8 +122,18 @@ async def test_the_daemon_archives_waits_for_the_pit_then_prunes(
             ok = await requests.request_raw("stored", signed(daemon, Role.PIT, body))
             assert ok["status"] == "ok", ok
             assert ok["data"] == {"epoch": epoch, "seq": last}
-        await until(lambda: pruned(path) != [], 60, "pruned after the pit's confirmation")
-        await until(lambda: retention_alarm(collector) is None, 60, "cleared")
+        await until(
+            lambda: pruned(path) != [],
+            60,
+            "a pruned segment after the pit's confirmation",
+            every=0.1,
+        )
+        await until(
+            lambda: retention_alarm(collector) is None,
+            60,
+            "the retention alarm to clear",
+            every=0.1,
+        )
     assert daemon.kill(signal.SIGTERM) == 0
     verify = subprocess.run(
         [sys.executable, "-m", "controller.cli", "journal", "verify", "--journal", str(path)],

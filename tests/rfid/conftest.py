@@ -19,7 +19,7 @@ from simulators.control_client import ControlClient
 from simulators.pn532.server import Pn532Simulator
 from simulators.rig.launcher import spawn
 from tests.device_rig import EventLog
-from tests.device_rig import until as until_condition
+from tests.waiting import until as until_condition
 
 #: Fast but forgiving timings for ptys on a loaded 2-core CI machine.
 FAST = {"poll_interval": 0.01, "ack_timeout": 0.1, "response_timeout": 0.2, "reconnect_min": 0.05}

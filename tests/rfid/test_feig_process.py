@@ -19,6 +19,7 @@ from controller.table.inputs import (
 from drivers.rfid.feig.driver import FeigReader
 from tests.device_rig import EventLog
 from tests.rfid.conftest import SimProcess
+from tests.waiting import until
 
 #: The demo table's antennas, numbered as the multiplexer numbers them.
 ANTENNAS = {
@@ -194,18 +195,12 @@ async def test_crosstalk_never_moves_a_card_and_a_slide_does(feig: Any) -> None:
     assert reader.present("muck") == {card}
 
 
-async def until(condition: Callable[[], bool], timeout: float = 20.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.005)
-
-
 async def until_sweeps(reader: FeigReader, count: int) -> None:
-    await until(lambda: reader.sweeps >= count)
+    await until(lambda: reader.sweeps >= count, 20, f"{count} sweeps")
 
 
 async def until_failed(reader: FeigReader, count: int) -> None:
-    await until(lambda: reader.failed_sweeps >= count)
+    await until(lambda: reader.failed_sweeps >= count, 20, f"{count} failed sweeps")
 
 
 async def test_an_rf_fault_is_named_by_the_readers_diagnostic_and_no_news(feig: Any) -> None:

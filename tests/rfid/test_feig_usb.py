@@ -24,7 +24,8 @@ from simulators.control_client import ControlClient
 from simulators.feig.reader import VERSION
 from simulators.feig.usb_device import SIMULATED_PID, SimulatedFeigUsbReader, add_feig_reader
 from simulators.rfid.usb_backend import SimulatedUsbBus, process_bus
-from tests.device_rig import EventLog, UsbRig, UsbRigs, until
+from tests.device_rig import EventLog, UsbRig, UsbRigs
+from tests.waiting import until
 
 ANTENNAS = {1: "seat:1", 2: "seat:2", 3: "board", 4: "muck"}
 FAST = {

@@ -15,7 +15,6 @@ import socket
 import tempfile
 import termios
 import tty
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from controller.table.inputs import (
 )
 from controller.table.state import Phase
 from tests.integration.broker import free_port
+from tests.waiting import until
 
 
 def config_for(tmp_path: Path, **virtual: Any) -> TableConfig:
@@ -64,12 +64,6 @@ def config_for(tmp_path: Path, **virtual: Any) -> TableConfig:
             "journal": {"path": str(tmp_path / "journal.sqlite")},
         }
     )
-
-
-async def until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.005)
 
 
 class Running:

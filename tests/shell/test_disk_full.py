@@ -27,9 +27,10 @@ from drivers.virtual import VirtualTable
 from tests.disk import fill as fill_disk
 from tests.disk import small_disk
 from tests.integration.broker import free_port
-from tests.shell.test_daemon_inprocess import Running, now, request, until
+from tests.shell.test_daemon_inprocess import Running, now, request
 from tests.shell.test_retention import _write as write_hands
 from tests.shell.test_retention import inputs_of
+from tests.waiting import until
 
 ROOM = 1_000_000  # pages: a cap far above what the tests write
 

@@ -12,8 +12,9 @@ from controller.config import TableConfig, parse_config
 from controller.shell.daemon import Daemon
 from controller.table.state import Phase
 from tests.integration.broker import free_port
-from tests.shell.test_daemon_inprocess import Running, now, phase, request, until
+from tests.shell.test_daemon_inprocess import Running, now, phase, request
 from tests.shell.test_integrity import rewrite_chain
+from tests.waiting import until
 
 
 def config_for(tmp_path: Path, journal: dict[str, object] | None = None) -> TableConfig:

@@ -25,10 +25,11 @@ from controller.table.events import Severity, TableEvent
 from controller.table.state import Phase
 from tests.disk import fill as fill_disk
 from tests.disk import small_disk
-from tests.shell.test_daemon_inprocess import Running, now, phase, request, until
+from tests.shell.test_daemon_inprocess import Running, now, phase, request
 from tests.shell.test_disk_full import ROOM
 from tests.shell.test_integrity import rewrite_chain
 from tests.shell.test_integrity_daemon import config_for as daemon_table
+from tests.waiting import until
 
 
 def config_for(tmp_path: Path, journal: Path | None = None) -> TableConfig:

@@ -20,7 +20,8 @@ from simulators.pty import PtyCable
 from simulators.rfid.model import ReaderConfig, ReaderModel
 from simulators.rfid.server import ReaderPtyServer
 from simulators.rfid.usb_device import SimulatedUsbReader
-from tests.device_rig import EventLog, UsbRig, UsbRigs, until
+from tests.device_rig import EventLog, UsbRig, UsbRigs
+from tests.waiting import until
 
 #: Fast timings that stay forgiving on a loaded 2-core machine.
 FAST: dict[str, Any] = {

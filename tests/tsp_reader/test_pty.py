@@ -14,8 +14,8 @@ from controller.table.inputs import (
     TagDeparted,
 )
 from drivers.errors import DeviceNotReadyError
-from tests.device_rig import until
 from tests.tsp_reader.conftest import UIDS, RigFactory
+from tests.waiting import until
 
 A, B, C, D = UIDS[:4]
 

@@ -23,8 +23,9 @@ from drivers.rfid.tsp_reader.options import DEFAULT_PID, DEFAULT_VID
 from drivers.rfid.tsp_reader.usb import TspUsbReader
 from simulators.control_client import ControlClient
 from simulators.rfid.usb_backend import SimulatedUsbBus, process_bus
-from tests.device_rig import EventLog, until
+from tests.device_rig import EventLog
 from tests.tsp_reader.conftest import ANTENNAS, FAST, UIDS, UsbRigFactory
+from tests.waiting import until
 
 A, B, C = UIDS[:3]
 
