@@ -195,6 +195,10 @@ class BrokerSection(_Section):
             raise ValueError("reconnect_max must not be below reconnect_min")
         return self
 
+    def url(self) -> str:
+        """The broker as people write it: ``mqtts://host:port`` when TLS is on."""
+        return f"{'mqtts' if self.tls.enabled else 'mqtt'}://{self.host}:{self.port}"
+
     def secret(self) -> str | None:
         """The password, from the config or its file."""
         if self.password_file is not None:

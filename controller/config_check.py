@@ -35,7 +35,7 @@ def run_problems(config: TableConfig, *, journal_content: bool = True) -> list[s
     """Every problem ``tablectl run`` would meet with ``config`` here, one line each (without
     ``journal_content``, not what an existing journal holds: ``run`` opens it to find out)."""
     return [
-        *_broker(config.broker),
+        *broker_problems(config.broker),
         *_journal(config, content=journal_content),
         *_console(config.daemon.console),
         *_shuffler(config),
@@ -54,7 +54,8 @@ def _readable(key: str, path: Path) -> list[str]:
     return []
 
 
-def _broker(broker: BrokerSection) -> list[str]:
+def broker_problems(broker: BrokerSection) -> list[str]:
+    """What would keep a client from reaching this broker: files missing or not PEM."""
     if not broker.enabled:
         return []
     problems: list[str] = []

@@ -36,7 +36,9 @@ class AutoConsole:
     ) -> None:
         self.topics = topics
         self.client = client
-        self.dealer = DealerClient(client, topics, other=self._message)
+        self.dealer = DealerClient(
+            client, topics, other=self._message, on_lost=lambda _: self._changed.set()
+        )
         self.sign = sign  # signs each request (with the key of the role that gives it)
         self.retry = retry
         self.snapshot: dict[str, Any] | None = None
@@ -62,13 +64,23 @@ class AutoConsole:
             self._changed.set()
 
     async def wait_snapshot(self, after_seq: int, timeout: float) -> dict[str, Any] | None:
-        """The first snapshot at or past ``after_seq`` (the latest one on timeout)."""
+        """The first snapshot at or past ``after_seq`` (the latest one on timeout).
+
+        Raises MqttError once the connection is lost: no snapshot can come any more, and a
+        console that kept waiting would play on from a table state that no longer holds.
+        """
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout):
                 while self.snapshot is None or self.snapshot["seq"] < after_seq:
+                    self._check_connected()
                     self._changed.clear()
                     await self._changed.wait()
+        self._check_connected()
         return self.snapshot
+
+    def _check_connected(self) -> None:
+        if self.dealer.lost is not None:
+            raise aiomqtt.MqttError(f"the connection to the broker was lost ({self.dealer.lost})")
 
     async def send(self, command: str, fields: dict[str, Any] | None = None) -> dict[str, Any]:
         """Send until answered (same transaction every time)."""

@@ -30,8 +30,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import socket
-import ssl
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -48,6 +46,7 @@ from controller.pit.db import transient
 from controller.pit.metrics import PitMetrics
 from controller.pit.store import Applied, EventIn, Store
 from controller.pit.worker import StoreWorker
+from controller.shell.broker_connection import new_client
 from controller.shell.properties import read_properties_once
 from drivers.supervisor import Backoff, retry_forever, until_first_failure
 
@@ -277,28 +276,12 @@ class Ingest:
         properties = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
         properties.SessionExpiryInterval = pit.session_expiry
         properties.ReceiveMaximum = pit.receive_maximum
-        tls_params = None
-        if broker.tls.enabled:
-            tls_params = aiomqtt.TLSParameters(
-                ca_certs=str(broker.tls.ca_file) if broker.tls.ca_file else None,
-                certfile=str(broker.tls.cert_file) if broker.tls.cert_file else None,
-                keyfile=str(broker.tls.key_file) if broker.tls.key_file else None,
-                cert_reqs=ssl.CERT_REQUIRED,
-            )
-        client = aiomqtt.Client(
-            broker.host,
-            broker.port,
-            username=broker.username,
-            password=broker.secret(),
+        client = new_client(
+            broker,
+            aiomqtt.Client,
             identifier=self.config.client_id,
-            protocol=aiomqtt.ProtocolVersion.V5,
             clean_start=False,
             properties=properties,
-            keepalive=broker.keepalive,
-            timeout=broker.timeout,
-            tls_params=tls_params,
-            tls_insecure=broker.tls.insecure if broker.tls.enabled else None,
-            socket_options=((socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),),
         )
         # Acknowledge only what is committed (paho's manual acknowledgement; aiomqtt 2 has no
         # option of its own for it).

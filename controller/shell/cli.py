@@ -10,16 +10,21 @@ import sqlite3
 import sys
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+
+from pydantic import ValidationError
 
 from controller.authority import Role
 from controller.config import (
     DEFAULT_CONFIG,
+    BrokerSection,
     ConfigError,
     TableConfig,
+    _format,
     config_schema,
     load_config,
 )
+from controller.config_check import broker_problems
 from controller.signing import Signer, SigningError
 
 CONFIG_ENV = "TABLECTL_CONFIG"
@@ -139,33 +144,94 @@ def add_parsers(subparsers: Any) -> None:
 
 
 def _broker_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--broker", default="mqtt://localhost:1883", help="mqtt://host:port")
+    parser.add_argument(
+        "--broker",
+        default=None,
+        help="mqtt://host:port, or mqtts://host:port for TLS (default: the --config's broker, "
+        "else mqtt://localhost:1883)",
+    )
     parser.add_argument("--table", default=None, help="table id (default: from --config)")
-    parser.add_argument("--prefix", default="tables")
-    parser.add_argument("--config", type=Path, default=None)
+    parser.add_argument(
+        "--prefix", default=None, help="topic prefix (default: from --config, else tables)"
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help="the table's config: its broker's address, login and TLS settings, its table id",
+    )
     parser.add_argument("--username", default=None, help="the broker user (its ACL decides)")
     parser.add_argument(
         "--password-file", type=Path, default=None, help="the broker user's password, in a file"
     )
+    parser.add_argument(
+        "--ca-file", type=Path, default=None, help="TLS: the CA bundle (default: system CAs)"
+    )
+    parser.add_argument(
+        "--cert-file", type=Path, default=None, help="TLS: a client certificate (PEM)"
+    )
+    parser.add_argument("--key-file", type=Path, default=None, help="TLS: its key (PEM)")
 
 
-def _credentials(args: argparse.Namespace) -> tuple[str | None, str | None]:
-    """The broker user: given, or the table config's (``--config``)."""
-    if args.username is None and args.config is not None:
-        broker = load_config(args.config).broker
-        return broker.username, broker.secret()
-    password = None
-    if args.password_file is not None:
-        password = args.password_file.read_text(encoding="utf-8").strip()
-    return args.username, password
+class _Target(NamedTuple):
+    """Where a command-line tool connects: the broker, and the table's topics on it."""
+
+    broker: BrokerSection
+    table: str
+    prefix: str
 
 
-def _broker_failed(verb: str, host: str, port: int, username: str | None, exc: Exception) -> int:
+class _TargetError(Exception):
+    """Command-line broker options that cannot be used; the message says which and why."""
+
+
+def _broker_target(args: argparse.Namespace) -> _Target:
+    """The table config's broker (``--config``), with what the command line gives over it."""
+    config = load_config(args.config) if args.config is not None else None
+    settings = config.broker.model_dump() if config is not None else {}
+    tls = dict(settings.get("tls", {}))
+    if args.broker is not None:
+        scheme, sep, address = args.broker.partition("://")
+        if not sep or scheme not in ("mqtt", "mqtts"):
+            raise _TargetError(
+                f"--broker {args.broker}: give mqtt://host:port or mqtts://host:port"
+            )
+        host, _, port_text = address.partition(":")
+        if port_text and not port_text.isdigit():
+            raise _TargetError(f"--broker {args.broker}: the port is not a number")
+        settings["host"] = host
+        settings["port"] = int(port_text) if port_text else (8883 if scheme == "mqtts" else 1883)
+        tls["enabled"] = scheme == "mqtts"
+    files = {"ca_file": args.ca_file, "cert_file": args.cert_file, "key_file": args.key_file}
+    given = {key: path for key, path in files.items() if path is not None}
+    if given and not tls.get("enabled"):
+        options = ", ".join("--" + key.replace("_", "-") for key in given)
+        raise _TargetError(f"{options}: TLS files for a broker without TLS (use mqtts://)")
+    tls.update(given)
+    if args.username is not None or args.password_file is not None:
+        settings["username"] = args.username
+        settings["password"] = None
+        settings["password_file"] = args.password_file
+    try:
+        broker = BrokerSection.model_validate({**settings, "tls": tls, "enabled": True})
+    except ValidationError as exc:
+        raise _TargetError("; ".join(_format(exc))) from None
+    problems = broker_problems(broker)
+    if problems:
+        raise _TargetError("; ".join(problems))
+    table = args.table or (config.table.id if config is not None else None)
+    if not table:
+        raise _TargetError("give --table or --config")
+    prefix = args.prefix or (config.broker.prefix if config is not None else "tables")
+    return _Target(broker, table, prefix)
+
+
+def _broker_failed(verb: str, broker: BrokerSection, exc: Exception) -> int:
     """A broker that could not be reached or refused us: said in one line, exit status 2."""
     hint = ""
-    if username is None:
+    if broker.username is None:
         hint = " (a broker with an ACL takes only its users: --username and --password-file)"
-    print(f"tablectl {verb}: the broker at mqtt://{host}:{port}: {exc}{hint}", file=sys.stderr)
+    print(f"tablectl {verb}: the broker at {broker.url()}: {exc}{hint}", file=sys.stderr)
     return 2
 
 
@@ -384,24 +450,24 @@ def tail_command(args: argparse.Namespace) -> int:
 
     from controller.shell.client import tail  # noqa: PLC0415
 
-    host, port, table, prefix = _broker_target(args)
-    username, password = _credentials(args)
+    try:
+        target = _broker_target(args)
+    except (_TargetError, ConfigError) as exc:
+        print(f"tablectl tail: {exc}", file=sys.stderr)
+        return 2
     try:
         return asyncio.run(
             tail(
-                host,
-                port,
-                prefix,
-                table,
+                target.broker,
+                target.prefix,
+                target.table,
                 secure=args.secure,
                 count=args.count,
                 as_json=args.json,
-                username=username,
-                password=password,
             )
         )
     except MqttError as exc:
-        return _broker_failed("tail", host, port, username, exc)
+        return _broker_failed("tail", target.broker, exc)
 
 
 def dealer_command(args: argparse.Namespace) -> int:
@@ -410,7 +476,12 @@ def dealer_command(args: argparse.Namespace) -> int:
 
     from controller.shell.client import request  # noqa: PLC0415
 
-    host, port, table, prefix = _broker_target(args)
+    try:
+        target = _broker_target(args)
+    except (_TargetError, ConfigError) as exc:
+        print(f"tablectl dealer: {exc}", file=sys.stderr)
+        return 2
+    table = target.table
     fields: dict[str, Any] = {}
     for item in args.fields:
         key, sep, value = item.partition("=")
@@ -430,25 +501,21 @@ def dealer_command(args: argparse.Namespace) -> int:
             print(f"tablectl dealer: {exc}", file=sys.stderr)
             return 2
         signer.on_behalf_of = args.on_behalf_of
-    username, password = _credentials(args)
     try:
         body = asyncio.run(
             request(
-                host,
-                port,
-                prefix,
+                target.broker,
+                target.prefix,
                 table,
                 args.command,
                 fields,
                 transaction,
                 args.timeout,
                 signer=signer,
-                username=username,
-                password=password,
             )
         )
     except MqttError as exc:
-        return _broker_failed("dealer", host, port, username, exc)
+        return _broker_failed("dealer", target.broker, exc)
     print(json.dumps(body))
     return 0 if body.get("status") == "ok" else 1
 
@@ -502,23 +569,6 @@ def keyring_entry(key_id: str, entry: dict[str, Any]) -> str:
             rendered = json.dumps(value)
         lines.append(f"{name} = {rendered}")
     return "\n".join(lines) + "\n"
-
-
-def _broker_target(args: argparse.Namespace) -> tuple[str, int, str, str]:
-    table, prefix = args.table, args.prefix
-    host, port = "localhost", 1883
-    if args.config is not None:
-        config = load_config(args.config)
-        table = table or config.table.id
-        prefix = config.broker.prefix
-        host, port = config.broker.host, config.broker.port
-    url = args.broker.removeprefix("mqtt://")
-    if args.config is None or args.broker != "mqtt://localhost:1883":
-        host, _, port_text = url.partition(":")
-        port = int(port_text) if port_text else 1883
-    if not table:
-        raise SystemExit("give --table or --config")
-    return host, port, table, prefix
 
 
 def broker_setup(args: argparse.Namespace) -> int:

@@ -17,6 +17,8 @@ from typing import Any
 
 import aiomqtt
 
+from controller.config import BrokerSection
+from controller.shell.broker_connection import new_client
 from controller.shell.topics import Topics
 from controller.signing import Signer
 
@@ -30,11 +32,14 @@ class DealerClient:
         topics: Topics,
         other: Callable[[aiomqtt.Message], None] | None = None,
         signer: Signer | None = None,
+        on_lost: Callable[[aiomqtt.MqttError], None] | None = None,
     ) -> None:
         self.client = client
         self.topics = topics
         self.other = other  # messages on other subscribed topics go here
         self.signer = signer  # signs every request (a table that requires it refuses others)
+        self.on_lost = on_lost  # told when the connection ends (no response can come any more)
+        self.lost: aiomqtt.MqttError | None = None  # why the responses stopped, once they have
         self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._reader: asyncio.Task[None] | None = None
 
@@ -51,6 +56,20 @@ class DealerClient:
                 await self._reader
 
     async def _read(self) -> None:
+        try:
+            await self._read_responses()
+        except aiomqtt.MqttError as exc:
+            # The connection is gone: a request waiting for its response would wait its whole
+            # timeout for nothing; it fails now, and so does every request after it (``lost``
+            # keeps why; the reader ends without raising, so ``stop`` does not either).
+            self.lost = exc
+            for future in self._waiting.values():
+                if not future.done():
+                    future.set_exception(_lost(exc))
+            if self.on_lost is not None:
+                self.on_lost(exc)
+
+    async def _read_responses(self) -> None:
         async for message in self.client.messages:
             if not message.topic.matches(f"{self.topics.base}/response/+"):
                 if self.other is not None:
@@ -73,10 +92,13 @@ class DealerClient:
         timeout: float = 10.0,
         sign: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
-        """Send one request and wait for its response (TimeoutError if none comes).
+        """Send one request and wait for its response (TimeoutError if none comes, MqttError
+        once the connection is lost).
 
         ``sign`` signs this request instead of the client's signer (a console of several keys).
         """
+        if self.lost is not None:
+            raise _lost(self.lost)
         transaction = transaction or uuid.uuid4().hex
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[transaction] = future
@@ -94,9 +116,12 @@ class DealerClient:
             self._waiting.pop(transaction, None)
 
 
+def _lost(exc: aiomqtt.MqttError) -> aiomqtt.MqttError:
+    return aiomqtt.MqttError(f"the connection to the broker was lost ({exc})")
+
+
 async def request(
-    host: str,
-    port: int,
+    broker: BrokerSection,
     prefix: str,
     table: str,
     command: str,
@@ -105,13 +130,9 @@ async def request(
     timeout: float,
     *,
     signer: Signer | None = None,
-    username: str | None = None,
-    password: str | None = None,
 ) -> dict[str, Any]:
     """One request, its response (``tablectl dealer``)."""
-    async with aiomqtt.Client(
-        host, port, username=username, password=password, protocol=aiomqtt.ProtocolVersion.V5
-    ) as client:
+    async with new_client(broker, aiomqtt.Client) as client:
         dealer = DealerClient(client, Topics(prefix, table), signer=signer)
         await dealer.start()
         try:
@@ -132,24 +153,19 @@ def pretty(body: Mapping[str, Any]) -> str:
 
 
 async def tail(
-    host: str,
-    port: int,
+    broker: BrokerSection,
     prefix: str,
     table: str,
     *,
     secure: bool = False,
     count: int = 0,
     as_json: bool = False,
-    username: str | None = None,
-    password: str | None = None,
 ) -> int:
     """Print events as they arrive (``tablectl tail``): pretty lines, or ``as_json`` each
     envelope as it came (one JSON line each; the status changes go to standard error)."""
     topics = Topics(prefix, table)
     seen = 0
-    async with aiomqtt.Client(
-        host, port, username=username, password=password, protocol=aiomqtt.ProtocolVersion.V5
-    ) as client:
+    async with new_client(broker, aiomqtt.Client) as client:
         await client.subscribe(topics.secure_events if secure else topics.events, qos=1)
         await client.subscribe(topics.status, qos=1)
         async for message in client.messages:

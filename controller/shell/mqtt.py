@@ -32,7 +32,6 @@ import contextlib
 import json
 import math
 import socket
-import ssl
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -47,6 +46,7 @@ from paho.mqtt.properties import Properties
 from controller import __version__
 from controller.config import BrokerSection
 from controller.envelope import chain_stamp, envelope
+from controller.shell.broker_connection import new_client
 from controller.shell.journal import OutboxRow
 from controller.shell.properties import PackedProperties, packed, read_properties_once
 from controller.shell.space import JournalFullError
@@ -261,33 +261,10 @@ class MqttLink:
         return delay
 
     def _client_for_attempt(self) -> _LoopClient:
-        broker = self.broker
         offline = json.dumps(self.status_body("offline"), separators=(",", ":")).encode()
         will = aiomqtt.Will(self.topics.status, offline, qos=1, retain=True)
-        tls_params = None
-        if broker.tls.enabled:
-            tls_params = aiomqtt.TLSParameters(
-                ca_certs=str(broker.tls.ca_file) if broker.tls.ca_file else None,
-                certfile=str(broker.tls.cert_file) if broker.tls.cert_file else None,
-                keyfile=str(broker.tls.key_file) if broker.tls.key_file else None,
-                cert_reqs=ssl.CERT_REQUIRED,
-            )
-        return _LoopClient(
-            broker.host,
-            broker.port,
-            username=broker.username,
-            password=broker.secret(),
-            identifier=self.client_id,
-            protocol=aiomqtt.ProtocolVersion.V5,
-            will=will,
-            clean_start=True,
-            keepalive=broker.keepalive,
-            timeout=broker.timeout,
-            tls_params=tls_params,
-            tls_insecure=broker.tls.insecure if broker.tls.enabled else None,
-            # Small messages, and a console waiting for each response: without this, Nagle's
-            # algorithm and the broker's delayed ACKs hold a response back 40 ms or more.
-            socket_options=((socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),),
+        return new_client(
+            self.broker, _LoopClient, identifier=self.client_id, will=will, clean_start=True
         )
 
     async def _session(self, client: _LoopClient) -> None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -194,3 +196,49 @@ def test_pki_helper_makes_a_chain(pki: Path) -> None:
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+async def tablectl(*args: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "controller.cli", *args,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+
+
+async def test_tail_and_dealer_reach_a_broker_that_takes_only_client_certificates(
+    tmp_path: Path, pki: Path
+) -> None:
+    """``tablectl tail --config`` connects as the table's config says, TLS and client
+    certificate included; ``tablectl dealer`` does with ``mqtts://`` and the TLS options."""
+    broker, tls_port = tls_broker(tmp_path, pki, "require_certificate true\nallow_anonymous true\n")
+    try:
+        tls = (
+            f'[broker.tls]\nenabled = true\nca_file = "{pki}/ca.pem"\n'
+            f'cert_file = "{pki}/client.pem"\nkey_file = "{pki}/client.key"\n'
+        )
+        daemon = DaemonProcess(tmp_path / "table", broker, broker_port=tls_port, broker_extra=tls)
+        try:
+            assert await connects(daemon, broker)
+            tail = await tablectl("tail", "--config", str(daemon.config), "--count", "1")
+            assert tail.stdout is not None
+            async with asyncio.timeout(60):  # subscribed once the table's retained status came
+                first = await tail.stdout.readline()
+            assert first.startswith(b"# status online"), first
+            dealer = await tablectl(
+                "dealer", "--broker", f"mqtts://127.0.0.1:{tls_port}", "--table", daemon.table,
+                "--ca-file", f"{pki}/ca.pem", "--cert-file", f"{pki}/client.pem",
+                "--key-file", f"{pki}/client.key", *daemon.key_args(),
+                "action", "seat=2", "action=fold", "--transaction", "over-tls",
+            )  # fmt: skip
+            out, err = await asyncio.wait_for(dealer.communicate(), 60)
+            response = json.loads(out)
+            assert response["transaction"] == "over-tls", err
+            assert response["status"] == "error"
+            assert "no hand" in response["error"]
+            printed, _ = await asyncio.wait_for(tail.communicate(), 60)
+            assert tail.returncode == 0
+            assert "command.rejected" in printed.decode()  # the table's answer, as an event
+        finally:
+            daemon.close()
+    finally:
+        broker.stop()
