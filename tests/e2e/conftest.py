@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 
-from controller.table.inputs import DeviceInput
+from controller.table.inputs import DeviceHealthChanged, DeviceInput, Health
 from drivers.shuffler.driver import ShufflerDriver
 from drivers.shuffler.options import ShufflerOptions
 from simulators.control_client import ControlClient
 from simulators.rig.launcher import LaunchedProcess, launch
+from tests.waiting import until
 
 
 @dataclass
@@ -43,9 +44,21 @@ class Rig:
     driver: ShufflerDriver
     inputs: list[DeviceInput] = field(default_factory=list)
     device_events: list[object] = field(default_factory=list)
+    #: Where in ``inputs`` the driver's health last became ONLINE before the test began: on a
+    #: busy machine the first connection may take a few attempts (RECONNECTING first).
+    online_at: int = 0
 
     def of(self, kind: type) -> list[Any]:
         return [item for item in self.inputs if isinstance(item, kind)]
+
+    def health_changes(self) -> list[DeviceHealthChanged]:
+        """The driver's health changes since it came online for the test."""
+        since = self.inputs[self.online_at :]
+        return [item for item in since if isinstance(item, DeviceHealthChanged)]
+
+    def health_path(self) -> list[Health]:
+        """The healths the driver went through since it came online for the test."""
+        return [change.health for change in self.health_changes()]
 
 
 SimFactory = Callable[..., Awaitable[Simulator]]
@@ -95,6 +108,15 @@ async def start_sim(tmp_path: Path) -> AsyncIterator[SimFactory]:
 RigFactory = Callable[..., Awaitable[Rig]]
 
 
+def _online_index(inputs: list[DeviceInput]) -> int | None:
+    """Where the last ONLINE health change is in ``inputs`` (None: not there yet)."""
+    for index in range(len(inputs) - 1, -1, -1):
+        item = inputs[index]
+        if isinstance(item, DeviceHealthChanged) and item.health is Health.ONLINE:
+            return index
+    return None
+
+
 @pytest.fixture
 async def rig(start_sim: SimFactory) -> AsyncIterator[RigFactory]:
     """A driver connected to a fresh simulator; ``rig(*sim_args, **option_overrides)``."""
@@ -118,9 +140,12 @@ async def rig(start_sim: SimFactory) -> AsyncIterator[RigFactory]:
         device_events: list[object] = []
         driver = ShufflerDriver("shuffler", options, on_device_event=device_events.append)
         tasks.append(asyncio.create_task(driver.supervise(sink).run(), name="driver"))
+        rig = Rig(sim, driver, inputs, device_events)
         if online:
-            await driver.wait_online(timeout=15)
-        return Rig(sim, driver, inputs, device_events)
+            await driver.wait_online(timeout=30)
+            await until(lambda: _online_index(inputs) is not None, 30, "the ONLINE health input")
+            rig.online_at = _online_index(inputs) or 0
+        return rig
 
     yield make
     for task in tasks:

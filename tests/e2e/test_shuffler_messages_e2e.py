@@ -11,7 +11,6 @@ from controller.table.inputs import (
     DeckRevealed,
     DeviceFault,
     DeviceFaultCleared,
-    DeviceHealthChanged,
     GroupDispensed,
     Health,
     Purpose,
@@ -41,7 +40,7 @@ async def test_identify_approve_configure_and_sync(rig: RigFactory) -> None:
     status = await r.driver.get_status()
     assert status.state == DeviceState.IDLE
     assert status.boot_id == identity.boot_id
-    health = r.of(DeviceHealthChanged)
+    health = r.health_changes()  # from the connection the test began with
     assert [(h.health, h.approved) for h in health] == [(Health.ONLINE, True)]
     assert health[0].ts.tzinfo is not None
     # The heartbeat keeps PINGing.
