@@ -201,8 +201,15 @@ class TspDriver(Device, Generic[IdentityT, StatusT]):
         if change.previous is None:
             return
         log.warning(f"{self.kind}.rebooted", device=self.device_id, boot_id=change.boot_id)
+        restart = self._session_boot is not None and change.boot_id != self._session_boot
+        if restart:
+            # The rebooted device is not set up (and new firmware takes effect at a reboot):
+            # neither its events nor the application's requests pass until the next connection
+            # has set it up again. Its events stay unacknowledged, so it sends them again then.
+            self._client = None
+            self._ready.clear()
         await self._emit(DeviceRebooted(utc_now(), self.device_id, change.boot_id))
-        if self._session_boot is not None and change.boot_id != self._session_boot:
+        if restart:
             self._restart.set()
 
     # ------------------------------------------------------------------ plumbing

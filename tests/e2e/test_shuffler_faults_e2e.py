@@ -165,3 +165,19 @@ async def test_unverifiable_firmware_is_refused(rig: RigFactory, fault: str) -> 
     await until(lambda: r.driver.health is Health.REJECTED, 15, "rejected")
     detail = r.of(DeviceHealthChanged)[-1].detail
     assert ("challenge failed" if fault == "lying_firmware" else "unverifiable") in detail
+
+
+async def test_events_of_a_device_rebooted_into_unapproved_firmware_are_never_taken(
+    rig: RigFactory,
+) -> None:
+    # The device reboots with events still queued: after the reboot it sends the first one
+    # right behind the PING response that tells the host of the new boot id. Nothing it says
+    # is taken before the next connection has checked its approval again, and that refuses it.
+    r = await rig()
+    await r.sim.fault("stall", seconds=0.5)  # the firmware hangs: the events stay queued
+    await r.sim.send({"burst": 3})
+    await r.sim.fault("unapproved_firmware")
+    await until(lambda: r.driver.health is Health.REJECTED, 15, "rejected")
+    new_boot = r.of(DeviceRebooted)[0].boot_id
+    taken = [f for f in r.of(DeviceFault) if f.origin is not None and f.origin.boot_id == new_boot]
+    assert taken == []
