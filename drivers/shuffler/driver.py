@@ -227,7 +227,11 @@ class ShufflerDriver(TspDriver[Identity, Status]):
         await self._configure(client, identity)
 
     async def _go_online(self, identity: Identity) -> str:
-        """Sync the clock."""
+        """Sync the clock of a device that has one to set (TIME_SYNC is optional)."""
+        if not identity.caps & Capability.TIME_SYNC:
+            log.info("shuffler.no_time_sync", device=self.device_id)
+            self.clock_offset_ms = None
+            return ""
         await self.time_sync()
         return ""
 

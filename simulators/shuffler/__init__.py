@@ -41,6 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-live", action="store_true", help="no LIVE_CARD_IDS capability (always withhold)"
     )
+    parser.add_argument(
+        "--no-time-sync", action="store_true", help="no TIME_SYNC capability (no settable clock)"
+    )
     parser.add_argument("--serial", default="SIM-0001", help="device serial number")
     parser.add_argument("--shuffle-time", type=float, default=0.5, help="seconds per shuffle")
     parser.add_argument("--baud", type=int, default=115200, help="pace output (0: no pacing)")
@@ -57,6 +60,8 @@ def build_model(args: argparse.Namespace, rng: random.Random, now: float) -> Shu
     if args.order:
         order = tuple(parse_card(text) for text in args.order.split(",") if text.strip())
     caps = DEFAULT_CAPS & ~Capability.LIVE_CARD_IDS if args.no_live else DEFAULT_CAPS
+    if args.no_time_sync:
+        caps &= ~Capability.TIME_SYNC
     config = DeviceConfig(
         firmware=image,
         serial=args.serial,

@@ -420,6 +420,8 @@ class ShufflerModel:
 
     def _time_sync(self, payload: bytes, now: float) -> bytes:
         request = TimeSync.decode(payload)
+        if not self.config.caps & Capability.TIME_SYNC:
+            raise RefusedError(ErrorCode.NOT_SUPPORTED, "no settable clock")
         before = self.device_ms(now)
         self.clock_offset_ms = request.unix_ms - int(now * 1000)
         return TimeSyncResult(before).encode()

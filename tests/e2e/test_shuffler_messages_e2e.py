@@ -231,3 +231,12 @@ async def test_events_the_core_does_not_consume_reach_observers(rig: RigFactory)
     assert states == [DeviceState.SHUFFLING, DeviceState.READY, DeviceState.PRESENTED]
     moved = next(e for e in r.device_events if isinstance(e, DeckMoved))
     assert moved.what == DeckMove.PRESENTED
+
+
+async def test_shuffler_without_a_settable_clock_comes_online_unsynced(rig: RigFactory) -> None:
+    # TIME_SYNC is a capability: a device without it refuses the request (NOT_SUPPORTED), and
+    # the driver does not ask, so the device still comes online and deals.
+    r = await rig("--no-time-sync")
+    assert r.driver.clock_offset_ms is None
+    await r.driver.start_shuffle()
+    await until(lambda: r.of(ShuffleCompleted), 10, "shuffle complete")
