@@ -336,3 +336,31 @@ def test_event_in_hand_survives_a_reconnect_and_abandoned_one_is_redelivered() -
     rig.host.abandon_event(second.boot_id, second.frame.seq)
     rig.run_until(lambda: rig.events == [2])
     assert rig.events == [2]
+
+
+def test_events_numbered_from_a_counter_shared_with_responses_are_taken_at_once() -> None:
+    # A device may number its responses and its events from one counter: each event then skips
+    # the numbers its responses took. Such events are taken and acknowledged as they come, none
+    # held back (a held GROUP_DISPENSED would reach the table after the cards' reads).
+    host = HostLink(LinkTimers(0.3, 3), boot_probe)
+    boot = (0x5EED1234).to_bytes(4, "little")
+    device_seq = 0
+
+    def next_device_seq() -> int:
+        nonlocal device_seq
+        device_seq = device_seq % 255 + 1
+        return device_seq
+
+    taken: list[int] = []
+    for round_ in range(300):  # more than one wrap of the counter
+        seq = host.request(TYPE_PING, b"", float(round_))
+        host.take_output()
+        host.receive(Frame(TYPE_PING, Flags.RSP, next_device_seq(), seq, boot).to_wire(), round_)
+        event_seq = next_device_seq()
+        host.receive(Frame(EVENT, Flags.EVT, event_seq, 0, b"\x01").to_wire(), round_ + 0.1)
+        delivered = [e for e in host.take_events() if isinstance(e, EventReceived)]
+        assert [e.frame.seq for e in delivered] == [event_seq]
+        host.event_done(0x5EED1234, event_seq)
+        assert host.take_output() == Frame(0x00, Flags.ACK, 0, event_seq).to_wire()
+        taken.append(event_seq)
+    assert len(taken) == 300
