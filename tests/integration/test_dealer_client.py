@@ -11,6 +11,7 @@ from controller.shell.client import DealerClient
 from controller.shell.topics import Topics
 from simulators.dealer_console import AutoConsole
 from tests.integration.broker import Broker
+from tests.waiting import until
 
 pytestmark = pytest.mark.broker
 
@@ -28,7 +29,11 @@ async def test_a_request_waiting_for_its_response_fails_when_the_broker_goes(
         dealer = DealerClient(client, Topics("tables", "T0"), on_lost=lost.append)
         await dealer.start()
         waiting = asyncio.create_task(dealer.send("start_hand", timeout=600))
-        await client.publish("tables/T0/probe", b"", qos=1)  # the request went out before it
+        # once the request is registered it has been written (nothing awaits in between); a
+        # publish after it is acknowledged after it (one connection, in order), so both reached
+        # the broker before it stops
+        await until(lambda: bool(dealer._waiting), 10, "the request sent")
+        await client.publish("tables/T0/probe", b"", qos=1)
         broker.stop()
         async with asyncio.timeout(60):  # well under the request's own 600 s
             with pytest.raises(aiomqtt.MqttError, match="lost"):
