@@ -72,15 +72,11 @@ class AutoConsole:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout):
                 while self.snapshot is None or self.snapshot["seq"] < after_seq:
-                    self._check_connected()
+                    self.dealer.raise_if_lost()
                     self._changed.clear()
                     await self._changed.wait()
-        self._check_connected()
+        self.dealer.raise_if_lost()
         return self.snapshot
-
-    def _check_connected(self) -> None:
-        if self.dealer.lost is not None:
-            raise aiomqtt.MqttError(f"the connection to the broker was lost ({self.dealer.lost})")
 
     async def send(self, command: str, fields: dict[str, Any] | None = None) -> dict[str, Any]:
         """Send until answered (same transaction every time)."""

@@ -83,6 +83,11 @@ class DealerClient:
             if future is not None and not future.done():
                 future.set_result(body)
 
+    def raise_if_lost(self) -> None:
+        """Raise MqttError once the connection is lost: nothing can come over it any more."""
+        if self.lost is not None:
+            raise _lost(self.lost)
+
     async def send(
         self,
         command: str,
@@ -97,8 +102,7 @@ class DealerClient:
 
         ``sign`` signs this request instead of the client's signer (a console of several keys).
         """
-        if self.lost is not None:
-            raise _lost(self.lost)
+        self.raise_if_lost()
         transaction = transaction or uuid.uuid4().hex
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[transaction] = future

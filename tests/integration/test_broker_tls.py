@@ -101,6 +101,14 @@ def tls_broker(tmp_path: Path, pki: Path, listener: str) -> tuple[Broker, int]:
     return broker, port
 
 
+def client_certificate_tls(pki: Path) -> str:
+    """The table config's ``[broker.tls]`` for a broker that takes only client certificates."""
+    return (
+        f'[broker.tls]\nenabled = true\nca_file = "{pki}/ca.pem"\n'
+        f'cert_file = "{pki}/client.pem"\nkey_file = "{pki}/client.key"\n'
+    )
+
+
 async def connects(daemon: DaemonProcess, broker: Broker) -> bool:
     """Start the daemon; True once its birth arrives."""
     async with Collector(broker, daemon.topics) as collector:
@@ -123,10 +131,7 @@ async def refused(daemon: DaemonProcess, broker: Broker) -> bool:
 async def test_client_certificate(tmp_path: Path, pki: Path) -> None:
     broker, tls_port = tls_broker(tmp_path, pki, "require_certificate true\nallow_anonymous true\n")
     try:
-        tls = (
-            f'[broker.tls]\nenabled = true\nca_file = "{pki}/ca.pem"\n'
-            f'cert_file = "{pki}/client.pem"\nkey_file = "{pki}/client.key"\n'
-        )
+        tls = client_certificate_tls(pki)
         daemon = DaemonProcess(
             tmp_path / "with-cert", broker, broker_port=tls_port, broker_extra=tls
         )
@@ -212,10 +217,7 @@ async def test_tail_and_dealer_reach_a_broker_that_takes_only_client_certificate
     certificate included; ``tablectl dealer`` does with ``mqtts://`` and the TLS options."""
     broker, tls_port = tls_broker(tmp_path, pki, "require_certificate true\nallow_anonymous true\n")
     try:
-        tls = (
-            f'[broker.tls]\nenabled = true\nca_file = "{pki}/ca.pem"\n'
-            f'cert_file = "{pki}/client.pem"\nkey_file = "{pki}/client.key"\n'
-        )
+        tls = client_certificate_tls(pki)
         daemon = DaemonProcess(tmp_path / "table", broker, broker_port=tls_port, broker_extra=tls)
         try:
             assert await connects(daemon, broker)
