@@ -65,6 +65,7 @@ from controller.shell.space import (
 )
 from controller.shell.supervisor import Devices
 from controller.shell.table import RecoveryReport, ShutdownError, TableRunner, journal_table
+from controller.shell.tasks import cancel_and_wait
 from controller.shell.topics import Topics
 from controller.shell.writer import JournalWriter
 from controller.table.engine import deadline
@@ -532,20 +533,11 @@ class Daemon:
 
 
 async def _cancel_all(tasks: list[asyncio.Task[None]]) -> None:
-    """Cancel ``tasks`` and wait until they are done.
-
-    Cancelling again until they are: on Python 3.11 ``asyncio.wait_for`` (inside aiomqtt) can
-    swallow a cancellation that lands as the awaited operation completes, and a task that lost
-    its cancellation would keep the daemon from exiting.
-    """
-    for _ in range(50):
-        pending = [task for task in tasks if not task.done()]
-        if not pending:
-            return
-        for task in pending:
-            task.cancel()
-        await asyncio.wait(pending, timeout=0.2)
-    log.error("daemon.tasks_not_cancelled", tasks=[t.get_name() for t in tasks if not t.done()])
+    """Cancel ``tasks`` and wait until they are done (a task that lost its cancellation would
+    keep the daemon from exiting: :mod:`controller.shell.tasks`)."""
+    stuck = await cancel_and_wait(tasks)
+    if stuck:
+        log.error("daemon.tasks_not_cancelled", tasks=[t.get_name() for t in stuck])
 
 
 async def run_daemon(config: TableConfig) -> int:

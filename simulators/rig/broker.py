@@ -90,7 +90,8 @@ def free_port() -> int:
 async def can_connect(address: BrokerAddress) -> bool:
     """Whether something accepts TCP connections at ``address``."""
     try:
-        _, writer = await asyncio.wait_for(asyncio.open_connection(address.host, address.port), 1.0)
+        async with asyncio.timeout(1.0):
+            _, writer = await asyncio.open_connection(address.host, address.port)
     except (OSError, TimeoutError):
         return False
     writer.close()

@@ -79,7 +79,8 @@ class Child:
             return ""
         assert self.proc.stdout is not None
         try:
-            line = await asyncio.wait_for(self.proc.stdout.readline(), timeout)
+            async with asyncio.timeout(timeout):
+                line = await self.proc.stdout.readline()
         except TimeoutError:
             await self.stop()
             raise ChildError(f"{self.name} did not start in {timeout} s: {self.tail()}") from None
@@ -104,14 +105,16 @@ class Child:
             with contextlib.suppress(ProcessLookupError):
                 proc.send_signal(sig)
             try:
-                await asyncio.wait_for(proc.wait(), timeout)
+                async with asyncio.timeout(timeout):
+                    await proc.wait()
             except TimeoutError:
                 with contextlib.suppress(ProcessLookupError):
                     proc.kill()
                 await proc.wait()
         if self._copy is not None:
-            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
-                await asyncio.wait_for(self._copy, 2.0)
+            with contextlib.suppress(TimeoutError):  # what the child wrote last, unless stuck
+                async with asyncio.timeout(2.0):
+                    await self._copy
             self._copy = None
         if self._log is not None:
             self._log.close()

@@ -99,7 +99,8 @@ class SocketConsole:
             try:
                 self._writer.write(line)
                 await self._writer.drain()
-                reply = await asyncio.wait_for(self._reader.readline(), 5.0)
+                async with asyncio.timeout(5.0):
+                    reply = await self._reader.readline()
             except (OSError, TimeoutError):
                 await self.close()
                 raise

@@ -13,9 +13,10 @@ import asyncio
 import contextlib
 import json
 import random
+import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from typing import Any
 from rich.console import Console
 from rich.live import Live
 
+from controller.shell.tasks import cancel_and_wait
 from controller.view.model import TableView
 from controller.view.render import render
 from simulators.autoplay import Style
@@ -41,6 +43,8 @@ SETTLE = 1.0  # the readers' settle time at the demo table: a missed card is not
 # The FEIG reader sweeps 14 antennas in 90-180 ms and places a card after 3 sweeps and one more
 # for crosstalk: about 0.7 s on an idle machine, several times that on a loaded one.
 SETTLE_FEIG = 3.0
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+RECANCEL = 10.0  # seconds the demo has to wind down after Ctrl-C before it is cancelled again
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,13 @@ class DemoOptions:
     keep: Path | None = None
     pace: float = 0.0  # seconds between the dealer's acts
     reader: ReaderKind = "tsp"  # feig: the FEIG reader simulator, crosstalk on
+
+
+@dataclass
+class Tally:
+    """The hands completed so far, at every table (what the demo reports on the way out)."""
+
+    hands: int = 0
 
 
 def line(env: dict[str, Any]) -> str:
@@ -143,40 +154,77 @@ def demo_scenario(profile: str, reader: ReaderKind = "tsp") -> Scenario:
 
 
 async def run_demo(options: DemoOptions) -> int:
-    """Play the demo; return the exit status (0 after ``hands`` hands or on Ctrl-C)."""
+    """Play the demo; return the exit status (0 after ``hands`` hands, on Ctrl-C or SIGTERM)."""
     seed = options.seed if options.seed is not None else random.randrange(1 << 30)
     rng = random.Random(seed)
     scenario = demo_scenario(options.profile, options.reader)
     screen = Screen(sys.stdout.isatty() and not options.json, options.json)
-    completed = 0
+    tally = Tally()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in STOP_SIGNALS:
+        loop.add_signal_handler(sig, stop.set)
+    rig = Rig(RigOptions(broker=options.broker, directory=options.keep, reader=options.reader))
     try:
-        rig_options = RigOptions(
-            broker=options.broker, directory=options.keep, reader=options.reader
-        )
-        async with Rig(rig_options) as rig:
+        await _until_stopped(rig.start(), stop)
+        if not stop.is_set():
             print(
                 f"# tablectl demo: seed {seed}, profile {options.profile}, {rig.broker_note}; "
                 "Ctrl-C to stop",
                 file=sys.stderr,
                 flush=True,
             )
-            tables = 0
-            while not options.hands or completed < options.hands:
-                if tables:
-                    screen.new_table()  # the players went broke: a fresh table, a new journal
-                table = await _open(rig, scenario)
-                tables += 1
-                completed += await _play_table(table, scenario, rng, options, screen, completed)
-    except asyncio.CancelledError:
-        pass  # Ctrl-C: the rig has stopped every process on the way out
+            await _until_stopped(_play(rig, scenario, rng, options, screen, tally), stop)
     except (BrokerError, RigError, ScenarioError) as exc:
         print(f"tablectl demo: {exc}", file=sys.stderr)
         return 2
     finally:
+        # Not cancellable: a Ctrl-C from here on only sets ``stop`` again, and every process
+        # the rig started is stopped (each bounded: SIGTERM, then SIGKILL).
+        await rig.close()
+        for sig in STOP_SIGNALS:
+            loop.remove_signal_handler(sig)
         screen.close()
-    view = screen.view
-    print(f"# {completed} hands completed, {view.irregularities} irregularities", file=sys.stderr)
+    irregular = screen.view.irregularities
+    print(f"# {tally.hands} hands completed, {irregular} irregularities", file=sys.stderr)
     return 0
+
+
+async def _until_stopped(work: Coroutine[Any, Any, None], stop: asyncio.Event) -> None:
+    """Run ``work`` until it ends or ``stop`` is set; then cancel it until it has ended.
+
+    Once is not always enough (:mod:`controller.shell.tasks`): a demo that lost its Ctrl-C
+    would play on. It is cancelled again only after ``RECANCEL`` seconds, so the last events
+    it still shows on the way out are not cut short on a busy machine.
+    """
+    task = asyncio.create_task(work, name="demo")
+    stopping = asyncio.create_task(stop.wait(), name="demo:stop")
+    try:
+        await asyncio.wait({task, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        await cancel_and_wait([task], again_after=RECANCEL)
+    finally:
+        stopping.cancel()
+    if not task.cancelled():
+        task.result()  # its error, if it failed
+
+
+async def _play(
+    rig: Rig,
+    scenario: Scenario,
+    rng: random.Random,
+    options: DemoOptions,
+    screen: Screen,
+    tally: Tally,
+) -> None:
+    """Deal hands, table after table, until ``options.hands`` are complete (0: until
+    stopped)."""
+    tables = 0
+    while not options.hands or tally.hands < options.hands:
+        if tables:
+            screen.new_table()  # the players went broke: a fresh table, a new journal
+        table = await _open(rig, scenario)
+        tables += 1
+        await _play_table(table, scenario, rng, options, screen, tally)
 
 
 async def _open(rig: Rig, scenario: Scenario) -> OpenTable:
@@ -198,8 +246,8 @@ async def _play_table(
     rng: random.Random,
     options: DemoOptions,
     screen: Screen,
-    completed: int,
-) -> int:
+    tally: Tally,
+) -> None:
     """Play at one table until enough hands are complete or two seats have no chips left."""
     link = table.rig.link
     follower: JournalFollower | None = None
@@ -218,18 +266,16 @@ async def _play_table(
         mirror = Mirror(await open_reader(table.journal))
         dealer.attach(table, mirror)
         await dealer.settle_at_start(unapproved=False)
-        while not options.hands or completed + dealer.completed < options.hands:
+        while not options.hands or tally.hands + dealer.completed < options.hands:
             if not await dealer.deal_hand():
                 break
-        return dealer.completed
     finally:
+        tally.hands += dealer.completed
         if link is not None:
             await _drain(link, mirror)
             link.listeners = []
         if following is not None and follower is not None:
-            following.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await following
+            await cancel_and_wait([following])
             with contextlib.suppress(Exception):
                 follower.flush()  # the last events
             follower.close()

@@ -312,7 +312,8 @@ class LaunchedProcess:
         if self._pipe is not None:
             transport, closed = self._pipe
             try:  # what the child wrote before it exited is still to be read
-                await asyncio.wait_for(asyncio.shield(closed), _DRAIN_TIMEOUT)
+                async with asyncio.timeout(_DRAIN_TIMEOUT):
+                    await asyncio.shield(closed)
             except TimeoutError:  # a process it started holds the pipe open
                 transport.close()
         assert self.returncode is not None

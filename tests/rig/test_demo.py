@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -172,11 +173,13 @@ def test_ctrl_c_stops_every_process(broker_url: str) -> None:
     children: list[int] = []
     try:
         assert proc.stdout is not None
-        # the table is dealing (the devices and the daemon are up) once events come; however
-        # long that takes on a busy machine, the test's own timeout is the bound
-        for _ in range(30):
+        # a hand was completed at the table (the devices and the daemon are up); however long
+        # that takes on a busy machine, the test's own timeout is the bound
+        while True:
             line = proc.stdout.readline()
             assert line, f"the demo ended early: {proc.stderr.read() if proc.stderr else ''}"
+            if parse_line(line)["type"] == "hand.completed":
+                break
         children = [pid for pid in descendants_of(proc.pid) if alive(pid)]
         # the daemon, the two simulators, the launcher that forked them (and a broker)
         assert len(children) >= 4
@@ -184,10 +187,16 @@ def test_ctrl_c_stops_every_process(broker_url: str) -> None:
         # the rig stops each child with SIGTERM, then SIGKILL after ten seconds: bounded
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err[-3000:]
-        assert "hands" in err
+        # the hands completed before the Ctrl-C are counted, not only those of full tables
+        summary = re.search(r"# (\d+) hands completed", err)
+        assert summary is not None, err[-3000:]
+        assert int(summary[1]) >= 1
         assert not [pid for pid in children if alive(pid)]
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
         stop_leftovers(children)

@@ -1,0 +1,56 @@
+"""Tasks stopped for good (controller/shell/tasks.py): one that loses its cancellation is
+cancelled again until it ends."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import pytest
+
+from controller.shell.tasks import cancel_and_wait
+
+pytestmark = pytest.mark.timeout(30)
+
+
+async def swallows(times: list[int], cancelled: list[int]) -> None:
+    """Keep running through the first ``times[0]`` cancellations, as a task whose cancellation
+    an ``asyncio.wait_for`` dropped would."""
+    while True:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.append(1)
+            if len(cancelled) > times[0]:
+                raise
+
+
+async def test_a_task_that_loses_its_cancellations_is_cancelled_until_it_ends() -> None:
+    cancelled: list[int] = []
+    task = asyncio.create_task(swallows([3], cancelled))
+    await asyncio.sleep(0)
+    stuck = await cancel_and_wait([task], again_after=0.01)
+    assert stuck == []
+    assert task.cancelled()
+    assert len(cancelled) == 4
+
+
+async def test_a_task_that_never_ends_is_returned_after_the_attempts() -> None:
+    cancelled: list[int] = []
+    times = [1_000_000]
+    task = asyncio.create_task(swallows(times, cancelled))
+    await asyncio.sleep(0)
+    stuck = await cancel_and_wait([task], again_after=0.01, attempts=5)
+    assert stuck == [task]
+    assert len(cancelled) == 5
+    times[0] = 0
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+async def test_finished_tasks_are_left_alone() -> None:
+    done = asyncio.create_task(asyncio.sleep(0))
+    await done
+    assert await cancel_and_wait([done]) == []
+    assert not done.cancelled()
