@@ -8,6 +8,8 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
+from xdist.remote import Producer
+from xdist.scheduler import LoadScopeScheduling
 
 from tests.device_rig import UsbRigs
 from tests.postgres import PostgresServer, binaries
@@ -49,6 +51,39 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     a third of the time (2 cores: 2 workers 5 min 18 s, 3 workers 4 min 31 s, 4 workers 4 min
     41 s for the same suite)."""
     return len(os.sched_getaffinity(0)) + 1
+
+
+# The modules whose tests share one costly module-scoped fixture (the built wheel and its venv; a
+# pit with its browser): all the tests of one of them run on one worker, in file order.
+ONE_WORKER_MODULES = frozenset(
+    {"tests/packaging/test_installed.py", "tests/integration/test_pit_console.py"}
+)
+
+
+def scope_of(nodeid: str) -> str:
+    """The unit of work a test belongs to: its module for ``ONE_WORKER_MODULES``, else itself."""
+    module = nodeid.split("::", 1)[0]
+    return module if module in ONE_WORKER_MODULES else nodeid
+
+
+class OneWorkerModules(LoadScopeScheduling):  # type: ignore[misc]  # xdist has no types
+    """``--dist loadgroup`` as this suite means it: each test a unit of work of its own, given
+    to the next free worker, except the tests of ``ONE_WORKER_MODULES``, one unit each.
+
+    Not xdist's own loadgroup: it finds a test's ``xdist_group`` by a suffix it writes into the
+    test's node id, which pytest 9.2 no longer lets a plugin change (pytest-xdist issue 1386);
+    the groups were silently ignored and every worker built a venv of its own.
+    """
+
+    def _split_scope(self, nodeid: str) -> str:
+        return scope_of(nodeid)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> LoadScopeScheduling | None:
+    """The scheduler of ``--dist loadgroup`` (the suite's addopts); xdist's for the others."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    return OneWorkerModules(config, log)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -10,6 +10,12 @@ turns that into commands for the shuffler and keeps them honest:
 * after a crash the outstanding commands come back from the journal with their identifiers; the
   device is asked where it is, and a command is resent only if the device has not done it, and
   a device that did it anyway refuses the duplicate group number. No card goes out twice.
+* what a device reports is taken as a command done only for a command that was ever sent (by
+  this run, or by the run that journaled it): a shuffle journaled before the shuffler was first
+  reached is sent, whatever deck the device already has. One limit remains: a shuffle the last
+  run journaled but never sent (killed in between), on a device whose last deck is not the one
+  the table knows (shuffled from its keypad meanwhile), passes for done, and the hand waits for
+  a deck (TSP/1's status does not say which host reference the last shuffle carried).
 
 :func:`wanted` is pure: the commands a table state calls for.
 """
@@ -131,6 +137,9 @@ class Planner:
         self.shuffler = shuffler
         self.host_paced = host_paced
         self.outstanding: dict[Need, Dispatch] = {}
+        #: The outstanding commands journaled before this process started: sent, perhaps, and
+        #: perhaps carried out, by the run that journaled them.
+        self.inherited: set[int] = set()
         self.last_group: dict[int, int] = {}
         self.in_play: list[int] = []  # the decks the current (or last) hand dealt from
         #: Decks revealed or asked for, most recent last (a dict used as an ordered set).
@@ -155,13 +164,18 @@ class Planner:
             new.append((need, group))
         return new
 
-    def adopt(self, dispatches: list[Dispatch], state: TableState) -> None:
+    def adopt(
+        self, dispatches: list[Dispatch], state: TableState, *, inherited: bool = False
+    ) -> None:
         """Journaled commands become outstanding; needs the state no longer has are dropped.
 
-        A dealer-paced table sends none, not even those a host-paced run journaled before.
+        ``inherited``: the commands an earlier run journaled (read back at recovery). A
+        dealer-paced table sends none, not even those a host-paced run journaled before.
         """
         if not self.host_paced:
             dispatches = []
+        if inherited:
+            self.inherited.update(dispatch.id for dispatch in dispatches)
         for dispatch in dispatches:
             self.outstanding[dispatch.need] = dispatch
             if dispatch.group is not None and dispatch.need.shuffle_id is not None:
@@ -178,6 +192,7 @@ class Planner:
         # once its deck is older than the retired decks a shuffler keeps: it would be refused.
         for need in reveals[:-_RETIRED_KEPT]:
             del self.outstanding[need]
+        self.inherited.intersection_update(d.id for d in self.outstanding.values())
         _keep_last(self.last_group, _DECKS_KEPT)
         self.track(state)
 

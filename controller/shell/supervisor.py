@@ -55,6 +55,7 @@ class Devices:
         self.wake = asyncio.Event()
         self._had_outstanding = False
         self._sent: set[int] = set()
+        self._attempted: set[int] = set()  # the commands this process tried to send
         #: device → the connection (its supervisor's count of them) it was last asked in.
         self._queried: dict[str, int] = {}
         policy = RestartPolicy(config.device_restart_min, config.device_restart_max)
@@ -110,7 +111,11 @@ class Devices:
                 return
             self._queried[device_id] = session
             for dispatch in self.runner.planner.outstanding.values():
-                if dispatch.device == device_id and _carried_out(dispatch, status):
+                if (
+                    dispatch.device == device_id
+                    and self._may_have_reached_a_device(dispatch)
+                    and _carried_out(dispatch, status)
+                ):
                     self._sent.add(dispatch.id)
             log.info(
                 "device.queried",
@@ -121,6 +126,16 @@ class Devices:
             )
 
         await asyncio.gather(*(query(d, device) for d, device in self.devices.items()))
+
+    def _may_have_reached_a_device(self, dispatch: Dispatch) -> bool:
+        """Whether the command was ever sent: by this process, or by the run that journaled it.
+
+        One that never was cannot have been carried out, whatever the device says: a shuffle
+        needed before the shuffler was first reached is sent, even though the device reports a
+        deck the table has never seen (shuffled before this table knew it, or left from another
+        table), which would otherwise pass for it and hold the hand for ever.
+        """
+        return dispatch.id in self._attempted or dispatch.id in self.runner.planner.inherited
 
     async def dispatch_loop(self) -> None:
         """Send outstanding device commands; retry the ones a device could not take."""
@@ -136,7 +151,9 @@ class Devices:
             outstanding = list(self.runner.planner.outstanding.values())
             # a command no longer outstanding is never sent again: forget it (a table runs for
             # years, ten commands a hand)
-            self._sent.intersection_update(d.id for d in outstanding)
+            ids = {d.id for d in outstanding}
+            self._sent.intersection_update(ids)
+            self._attempted.intersection_update(ids)
             for dispatch in outstanding:
                 if dispatch.id in self._sent or not self._asked(dispatch.device):
                     continue
@@ -152,6 +169,7 @@ class Devices:
         if device is None:
             return
         need = dispatch.need
+        self._attempted.add(dispatch.id)  # from here on the device may have carried it out
         try:
             if need.kind == "shuffle":
                 await device.shuffle(dispatch.id)

@@ -228,7 +228,7 @@ class TableRunner:
             need = dispatch.need
             if need.kind == "reveal" and need.shuffle_id is not None:
                 self.planner.reveal_asked(need.shuffle_id)
-        self.planner.adopt(dispatches, state)
+        self.planner.adopt(dispatches, state, inherited=True)
         for sid in revealed:
             self.planner.done(Need("reveal", None, sid))
         report.outstanding = len(self.planner.outstanding)

@@ -41,11 +41,11 @@ playwright_api = pytest.importorskip("playwright.sync_api")
 
 pytestmark = [
     pytest.mark.broker,
-    # the module's tests run one after the other on one worker (they share the rig): about 20 s
-    # in all, started early so that the run does not wait for them at its end
+    # the module's tests run one after the other on one worker (they share the rig:
+    # ONE_WORKER_MODULES in tests/conftest.py): about 20 s in all, started early so that the run
+    # does not wait for them at its end
     pytest.mark.slow,
     pytest.mark.timeout(300),
-    pytest.mark.xdist_group("pit-console"),
     pytest.mark.skipif(not CHROMIUM.exists(), reason="chromium is not installed"),
 ]
 

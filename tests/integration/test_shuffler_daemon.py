@@ -125,9 +125,11 @@ def readers(tmp_path: Path) -> Iterator[Readers]:
     instance.close()
 
 
-def devices(sim: ShufflerSim, readers: Readers) -> str:
+def devices(sim: ShufflerSim | Path, readers: Readers) -> str:
+    """The daemon's devices: the shuffler simulator (or where its link will be) and readers."""
+    link = sim.link if isinstance(sim, ShufflerSim) else sim
     return (
-        f'[devices.shuffler]\ndriver = "tsp-shuffler"\nport = "{sim.link}"\nid_policy = "live"\n'
+        f'[devices.shuffler]\ndriver = "tsp-shuffler"\nport = "{link}"\nid_policy = "live"\n'
         "heartbeat_interval = 0.25\nbackoff_base = 0.05\nbackoff_cap = 0.4\n"
         # a simulator starved of CPU (every core busy) answers late, not never
         "response_timeout = 1.0\n"
@@ -180,6 +182,43 @@ async def test_hands_through_the_shuffler_simulator(
         assert body["identity"]["approved"] is True
     finally:
         sim.stop()
+
+
+async def test_a_hand_started_before_the_shuffler_is_reached_gets_its_shuffle(
+    tmp_path: Path, daemon_factory: Any, broker: Any, readers: Readers
+) -> None:
+    """The shuffle a hand needs is journaled while no shuffler is connected; the device, once
+    reached, reports a deck the table never saw (its own last shuffle): that is not the
+    table's shuffle, which must still be sent, and the hand dealt."""
+    daemon = daemon_factory(devices=devices(tmp_path / "shuffler.tty", readers))
+    sim: ShufflerSim | None = None
+    async with Collector(broker, daemon.topics) as collector:
+        daemon.start()
+        dealing = asyncio.create_task(deal_with_hands(collector, readers))
+        async with aiomqtt.Client(
+            "127.0.0.1", broker.port, protocol=aiomqtt.ProtocolVersion.V5
+        ) as client:
+            console = AutoConsole(client, daemon.topics, retry=1.0, sign=daemon.sign)
+            await console.start()
+            playing = asyncio.create_task(console.play(hands=1, timeout=120))
+            try:
+                await collector.wait_for(
+                    lambda c: any(e["type"] == "hand.started" for e in c.public), 60
+                )
+                assert not any(e["type"] == "deck.verified" for e in collector.public)
+                sim = await asyncio.to_thread(ShufflerSim, tmp_path, "--seed", "11")
+                assert await playing == 1
+            finally:
+                if sim is not None:
+                    sim.stop()
+                for task in (playing, dealing):
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
+                await console.stop()
+    types = [e["type"] for e in collector.public]
+    assert types.count("deck.verified") == 1
+    assert types.count("hand.completed") == 1
 
 
 def daemon_seqs(daemon: DaemonProcess) -> list[int]:

@@ -3,8 +3,9 @@ fresh venv outside the checkout, and its commands run from there; then the examp
 installed beside it, found by its entry point, checked by ``tablectl config check``, tested, and
 run by the installed daemon against the pit's broker.
 
-The tests share one venv (building and installing take most of the time) and run in file order:
-tablectl alone first, then with the plugin.
+The tests share one venv (building and installing take most of the time) and run in file order
+on one worker (``ONE_WORKER_MODULES`` in tests/conftest.py): tablectl alone first, then with the
+plugin.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ from tests.packaging.venv import EXAMPLE, REPO, Dists, Venv, build
 pytestmark = [
     pytest.mark.slow(weight=2),
     pytest.mark.timeout(600),
-    pytest.mark.xdist_group("packaging"),  # one worker builds the venv they share
 ]
 
 SCENARIO = "normal-hand-4-seats.toml"
