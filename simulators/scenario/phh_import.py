@@ -91,9 +91,15 @@ def phh_to_scenario(
     antes = list(doc.get("antes", [0] * count))
     if len(antes) == 2:
         antes.reverse()
-    # a short stack posts what it has: its blind first, then what it can of the ante
-    bets = [min(bet, stack) for bet, stack in zip(bets, stacks, strict=True)]
-    antes = [min(a, s - b) for a, s, b in zip(antes, stacks, bets, strict=True)]
+    # A short stack posts what it has, in the order the table posts (controller/rules/start.py):
+    # every seat's ante before the blinds; the one ante of a big blind or the button after them
+    # (a short big blind's chips go to its blind first).
+    if rules.get("ante.kind") in ("big_blind", "button"):
+        bets = [min(bet, stack) for bet, stack in zip(bets, stacks, strict=True)]
+        antes = [min(a, s - b) for a, s, b in zip(antes, stacks, bets, strict=True)]
+    else:
+        antes = [min(a, s) for a, s in zip(antes, stacks, strict=True)]
+        bets = [min(bet, s - a) for bet, s, a in zip(bets, stacks, antes, strict=True)]
     behind = [s - b - a for s, b, a in zip(stacks, bets, antes, strict=True)]
     betting = _Betting(list(bets), behind)
     steps: list[dict[str, Any]] = [
