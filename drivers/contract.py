@@ -29,7 +29,6 @@ the daemon (``controller/shell/``) sees nothing else. A device is
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -42,7 +41,7 @@ from controller.decks import DeckManifest
 from controller.table.inputs import DeviceInput, Health
 from controller.table.plan import DispenseRequest
 from drivers.errors import DeviceCommandError
-from drivers.supervisor import RestartPolicy, Supervisor
+from drivers.supervisor import RestartPolicy, Supervisor, cancel_and_wait
 
 #: Takes one input; returns once it is journaled.
 InputSink = Callable[[DeviceInput], Awaitable[None]]
@@ -204,9 +203,7 @@ class Device(ABC):
         """Stop the background task (its connection closes) and close the device."""
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await cancel_and_wait([task])
         await self.close()
 
     async def __aenter__(self) -> Self:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, NoReturn, Protocol
@@ -117,6 +117,28 @@ async def retry_forever(
         await asyncio.sleep(await ended(error, loop.time() - started))
 
 
+async def cancel_and_wait(
+    tasks: Iterable[asyncio.Task[object]], *, again_after: float = 0.2, attempts: int = 50
+) -> list[asyncio.Task[object]]:
+    """Cancel ``tasks`` and wait until they are done, cancelling again every ``again_after``
+    seconds while one is still running; the tasks still running after ``attempts`` tries.
+
+    Once is not always enough: on Python 3.11 ``asyncio.wait_for`` returns the awaited result
+    and drops the ``CancelledError`` when the operation completes in the same moment the
+    cancellation lands (aiomqtt waits that way), the more likely the busier the machine. A task
+    that lost its cancellation runs on, and whatever waits for it to end waits for ever.
+    """
+    pending = [task for task in tasks if not task.done()]
+    for _ in range(attempts):
+        if not pending:
+            break
+        for task in pending:
+            task.cancel()
+        await asyncio.wait(pending, timeout=again_after)
+        pending = [task for task in pending if not task.done()]
+    return pending
+
+
 async def until_first_failure(tasks: list[asyncio.Task[None]]) -> None:
     """Wait for ``tasks`` until one fails, cancel the others, and raise that failure as itself.
 
@@ -126,9 +148,7 @@ async def until_first_failure(tasks: list[asyncio.Task[None]]) -> None:
     try:
         done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
     finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_and_wait(tasks)
     for task in done:
         if not task.cancelled() and (error := task.exception()) is not None:
             raise error

@@ -65,7 +65,6 @@ from controller.shell.space import (
 )
 from controller.shell.supervisor import Devices
 from controller.shell.table import RecoveryReport, ShutdownError, TableRunner, journal_table
-from controller.shell.tasks import cancel_and_wait
 from controller.shell.topics import Topics
 from controller.shell.writer import JournalWriter
 from controller.table.engine import deadline
@@ -77,6 +76,7 @@ from controller.table.inputs import (
 from drivers.contract import Device, DeviceContext
 from drivers.errors import DeviceError
 from drivers.registry import build_device
+from drivers.supervisor import cancel_and_wait
 
 log = structlog.get_logger("tablectl.daemon")
 
@@ -534,7 +534,7 @@ class Daemon:
 
 async def _cancel_all(tasks: list[asyncio.Task[None]]) -> None:
     """Cancel ``tasks`` and wait until they are done (a task that lost its cancellation would
-    keep the daemon from exiting: :mod:`controller.shell.tasks`)."""
+    keep the daemon from exiting: drivers/supervisor.py, cancel_and_wait)."""
     stuck = await cancel_and_wait(tasks)
     if stuck:
         log.error("daemon.tasks_not_cancelled", tasks=[t.get_name() for t in stuck])

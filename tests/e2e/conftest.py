@@ -16,6 +16,7 @@ import pytest
 from controller.table.inputs import DeviceHealthChanged, DeviceInput, Health
 from drivers.shuffler.driver import ShufflerDriver
 from drivers.shuffler.options import ShufflerOptions
+from drivers.supervisor import cancel_and_wait
 from simulators.control_client import ControlClient
 from simulators.rig.launcher import LaunchedProcess, launch
 from tests.waiting import until
@@ -148,7 +149,5 @@ async def rig(start_sim: SimFactory) -> AsyncIterator[RigFactory]:
         return rig
 
     yield make
-    for task in tasks:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+    stuck = await cancel_and_wait(tasks)
+    assert not stuck, "a driver did not stop when cancelled"

@@ -1,5 +1,5 @@
-"""Tasks stopped for good (controller/shell/tasks.py): one that loses its cancellation is
-cancelled again until it ends."""
+"""Tasks stopped for good (``cancel_and_wait`` in drivers/supervisor.py): one that loses its
+cancellation is cancelled again until it ends."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import contextlib
 
 import pytest
 
-from controller.shell.tasks import cancel_and_wait
+from drivers.supervisor import cancel_and_wait
 
 pytestmark = pytest.mark.timeout(30)
 
