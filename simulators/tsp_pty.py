@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import random
 
+from drivers.supervisor import cancel_and_wait
 from simulators.pty import PtyCable
 from simulators.tsp_device import WireDevice
 
@@ -60,12 +61,11 @@ class TspPtyServer:
         try:
             await self._stopped.wait()
         finally:
-            for task in (pump, writer):
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-            self._unwatch()
-            self.port.unplug()
+            try:
+                await cancel_and_wait([pump, writer])
+            finally:
+                self._unwatch()
+                self.port.unplug()
 
     def stop(self) -> None:
         """Ask :meth:`serve` to return."""

@@ -8,7 +8,6 @@ it once (with the stored response if it already ran it).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import sys
 import uuid
@@ -21,6 +20,7 @@ from controller.config import BrokerSection
 from controller.shell.broker_connection import new_client
 from controller.shell.topics import Topics
 from controller.signing import Signer
+from drivers.supervisor import cancel_and_wait
 
 
 class DealerClient:
@@ -51,9 +51,7 @@ class DealerClient:
     async def stop(self) -> None:
         """Stop reading responses."""
         if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
+            await cancel_and_wait([self._reader])
 
     async def _read(self) -> None:
         try:

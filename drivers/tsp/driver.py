@@ -39,7 +39,7 @@ import structlog
 from controller.table.inputs import DeviceHealthChanged, DeviceInput, DeviceRebooted, Health
 from drivers.contract import Device, DeviceContext, InputSink
 from drivers.errors import DeviceNotReadyError
-from drivers.supervisor import RestartPolicy, utc_now
+from drivers.supervisor import RestartPolicy, cancel_and_wait, utc_now
 from drivers.transport import ByteTransport, DataCallback, LostCallback
 from drivers.tsp.client import LinkClient
 from drivers.tsp.common import HasBootId, IdentityHead, boot_id_reader
@@ -167,14 +167,17 @@ class TspDriver(Device, Generic[IdentityT, StatusT]):
         finally:
             self._client = None
             self._ready.clear()
-            consumer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await consumer
-            # An event half-way into the sink is finished, not dropped.
-            await pump.finish()
-            transport.close()
-            await transport.wait_closed()
-            client.detach()
+            try:
+                # Not ``cancel(); await`` with CancelledError suppressed: a cancellation of this
+                # connection landing meanwhile would be suppressed with it, and the supervisor
+                # would connect again instead of stopping.
+                await cancel_and_wait([consumer])
+            finally:
+                # An event half-way into the sink is finished, not dropped.
+                await pump.finish()
+                transport.close()
+                await transport.wait_closed()
+                client.detach()
 
     @abstractmethod
     async def _open(self, on_data: DataCallback, on_lost: LostCallback) -> ByteTransport:
