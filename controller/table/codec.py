@@ -105,7 +105,7 @@ def input_from_json(text: str) -> Input:
     """The input of a journal text."""
     try:
         data = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except (TypeError, ValueError) as exc:  # not text (a damaged row reads back NULL), not JSON
         raise CodecError(f"journaled input is not JSON: {exc}") from None
     return input_from_dict(data)
 
