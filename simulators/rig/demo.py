@@ -62,13 +62,6 @@ class DemoOptions:
     reader: ReaderKind = "tsp"  # feig: the FEIG reader simulator, crosstalk on
 
 
-@dataclass
-class Tally:
-    """The hands completed so far, at every table (what the demo reports on the way out)."""
-
-    hands: int = 0
-
-
 def line(env: dict[str, Any]) -> str:
     """One event as a line: seq, hand, type, rules and the interesting data."""
     rules = ",".join(env["rules"])
@@ -110,6 +103,22 @@ class Screen:
             self.live.update(render(self.view), refresh=True)
             self.live.stop()
             self.live = None
+
+
+@dataclass
+class Dealing:
+    """What the demo deals, table after table, and the hands completed so far at every table
+    (what it reports on the way out)."""
+
+    options: DemoOptions
+    scenario: Scenario
+    rng: random.Random
+    screen: Screen
+    hands: int = 0
+
+    def wants_more(self, playing: int = 0) -> bool:
+        """Whether another hand is to be dealt (``playing``: completed at the current table)."""
+        return not self.options.hands or self.hands + playing < self.options.hands
 
 
 class JournalFollower:
@@ -156,10 +165,10 @@ def demo_scenario(profile: str, reader: ReaderKind = "tsp") -> Scenario:
 async def run_demo(options: DemoOptions) -> int:
     """Play the demo; return the exit status (0 after ``hands`` hands, on Ctrl-C or SIGTERM)."""
     seed = options.seed if options.seed is not None else random.randrange(1 << 30)
-    rng = random.Random(seed)
-    scenario = demo_scenario(options.profile, options.reader)
     screen = Screen(sys.stdout.isatty() and not options.json, options.json)
-    tally = Tally()
+    dealing = Dealing(
+        options, demo_scenario(options.profile, options.reader), random.Random(seed), screen
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in STOP_SIGNALS:
@@ -174,7 +183,7 @@ async def run_demo(options: DemoOptions) -> int:
                 file=sys.stderr,
                 flush=True,
             )
-            await _until_stopped(_play(rig, scenario, rng, options, screen, tally), stop)
+            await _until_stopped(_play(rig, dealing), stop)
     except (BrokerError, RigError, ScenarioError) as exc:
         print(f"tablectl demo: {exc}", file=sys.stderr)
         return 2
@@ -186,7 +195,7 @@ async def run_demo(options: DemoOptions) -> int:
             loop.remove_signal_handler(sig)
         screen.close()
     irregular = screen.view.irregularities
-    print(f"# {tally.hands} hands completed, {irregular} irregularities", file=sys.stderr)
+    print(f"# {dealing.hands} hands completed, {irregular} irregularities", file=sys.stderr)
     return 0
 
 
@@ -208,23 +217,16 @@ async def _until_stopped(work: Coroutine[Any, Any, None], stop: asyncio.Event) -
         task.result()  # its error, if it failed
 
 
-async def _play(
-    rig: Rig,
-    scenario: Scenario,
-    rng: random.Random,
-    options: DemoOptions,
-    screen: Screen,
-    tally: Tally,
-) -> None:
+async def _play(rig: Rig, dealing: Dealing) -> None:
     """Deal hands, table after table, until ``options.hands`` are complete (0: until
     stopped)."""
     tables = 0
-    while not options.hands or tally.hands < options.hands:
+    while dealing.wants_more():
         if tables:
-            screen.new_table()  # the players went broke: a fresh table, a new journal
-        table = await _open(rig, scenario)
+            dealing.screen.new_table()  # the players went broke: a fresh table, a new journal
+        table = await _open(rig, dealing.scenario)
         tables += 1
-        await _play_table(table, scenario, rng, options, screen, tally)
+        await _play_table(table, dealing)
 
 
 async def _open(rig: Rig, scenario: Scenario) -> OpenTable:
@@ -240,15 +242,9 @@ async def _open(rig: Rig, scenario: Scenario) -> OpenTable:
     return await rig.open_table(setup)
 
 
-async def _play_table(
-    table: OpenTable,
-    scenario: Scenario,
-    rng: random.Random,
-    options: DemoOptions,
-    screen: Screen,
-    tally: Tally,
-) -> None:
+async def _play_table(table: OpenTable, dealing: Dealing) -> None:
     """Play at one table until enough hands are complete or two seats have no chips left."""
+    options, screen = dealing.options, dealing.screen
     link = table.rig.link
     follower: JournalFollower | None = None
     following: asyncio.Task[None] | None = None
@@ -258,7 +254,7 @@ async def _play_table(
     else:
         follower = JournalFollower(table.journal, screen.show)
         following = asyncio.create_task(follower.follow(), name="demo:journal")
-    dealer = TableDealer(scenario, rng, options.irregularities)
+    dealer = TableDealer(dealing.scenario, dealing.rng, options.irregularities)
     dealer.style = STYLE
     dealer.pace = options.pace
     mirror: Mirror | None = None
@@ -266,11 +262,11 @@ async def _play_table(
         mirror = Mirror(await open_reader(table.journal))
         dealer.attach(table, mirror)
         await dealer.settle_at_start(unapproved=False)
-        while not options.hands or tally.hands + dealer.completed < options.hands:
+        while dealing.wants_more(dealer.completed):
             if not await dealer.deal_hand():
                 break
     finally:
-        tally.hands += dealer.completed
+        dealing.hands += dealer.completed
         if link is not None:
             await _drain(link, mirror)
             link.listeners = []
