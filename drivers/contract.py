@@ -41,7 +41,7 @@ from controller.decks import DeckManifest
 from controller.table.inputs import DeviceInput, Health
 from controller.table.plan import DispenseRequest
 from drivers.errors import DeviceCommandError
-from drivers.supervisor import RestartPolicy, Supervisor, cancel_and_wait
+from drivers.supervisor import RestartPolicy, Supervisor, stop_task
 
 #: Takes one input; returns once it is journaled.
 InputSink = Callable[[DeviceInput], Awaitable[None]]
@@ -202,9 +202,11 @@ class Device(ABC):
     async def stop(self) -> None:
         """Stop the background task (its connection closes) and close the device."""
         task, self._task = self._task, None
-        if task is not None:
-            await cancel_and_wait([task])
-        await self.close()
+        try:
+            if task is not None:
+                await stop_task(task)  # a supervisor that failed fails the stop, once closed
+        finally:
+            await self.close()
 
     async def __aenter__(self) -> Self:
         """Start (without a sink, unless :meth:`start` already ran); stop at the end."""

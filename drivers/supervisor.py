@@ -139,6 +139,18 @@ async def cancel_and_wait(
     return pending
 
 
+async def stop_task(task: asyncio.Task[object]) -> None:
+    """Cancel ``task``, wait until it has ended, and raise the error it ended with, if any.
+
+    What ``cancel(); await`` with ``CancelledError`` suppressed did, without its two faults: a
+    task that lost its cancellation is cancelled again (:func:`cancel_and_wait`), and a
+    cancellation of the caller landing meanwhile is not suppressed with the task's.
+    """
+    await cancel_and_wait([task])
+    if task.done() and not task.cancelled() and (error := task.exception()) is not None:
+        raise error
+
+
 async def until_first_failure(tasks: list[asyncio.Task[None]]) -> None:
     """Wait for ``tasks`` until one fails, cancel the others, and raise that failure as itself.
 

@@ -1,5 +1,5 @@
-"""Tasks stopped for good (``cancel_and_wait`` in drivers/supervisor.py): one that loses its
-cancellation is cancelled again until it ends."""
+"""Tasks stopped for good (``cancel_and_wait`` and ``stop_task`` in drivers/supervisor.py): one
+that loses its cancellation is cancelled again until it ends; one that failed raises its error."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import contextlib
 
 import pytest
 
-from drivers.supervisor import cancel_and_wait
+from drivers.supervisor import cancel_and_wait, stop_task
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -54,3 +54,22 @@ async def test_finished_tasks_are_left_alone() -> None:
     await done
     assert await cancel_and_wait([done]) == []
     assert not done.cancelled()
+
+
+async def test_stop_task_raises_the_error_the_task_ended_with() -> None:
+    async def fails() -> None:
+        raise OSError("port gone")
+
+    task = asyncio.create_task(fails())
+    await asyncio.wait([task])
+    with pytest.raises(OSError, match="port gone"):
+        await stop_task(task)
+
+
+async def test_stop_task_of_a_cancelled_task_raises_nothing() -> None:
+    cancelled: list[int] = []
+    task = asyncio.create_task(swallows([2], cancelled))
+    await asyncio.sleep(0)
+    await stop_task(task)
+    assert task.cancelled()
+    assert len(cancelled) == 3
