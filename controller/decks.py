@@ -20,6 +20,7 @@ import hashlib
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from controller.cards import STANDARD_DECK, Card, CardError, parse_card
@@ -82,10 +83,27 @@ def _problems(uid_to_card: Mapping[str, Card]) -> list[str]:
 
 
 def load_manifest(path: Path) -> DeckManifest:
-    """Read and validate a manifest file."""
+    """Read and validate a manifest file.
+
+    The same bytes are not parsed twice: every table, simulated ones by the thousand in the
+    tests, reads every shipped manifest to know the other decks' tags, and parsing one costs
+    about a millisecond. The manifest is frozen, so the one parse can be shared.
+    """
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ManifestError(f"{path}: {exc}") from None
+    return _parse_manifest(path, raw)
+
+
+@lru_cache(maxsize=64)
+def _parse_manifest(path: Path, content: bytes) -> DeckManifest:
+    """The manifest ``path`` holds when its bytes are ``content``."""
+    try:
+        # newlines read as a text file reads them (\r\n and a lone \r are \n)
+        text = content.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+        data = tomllib.loads(text)
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ManifestError(f"{path}: {exc}") from None
     deck = data.get("deck")
     if not isinstance(deck, dict) or not isinstance(deck.get("id"), str) or not deck["id"]:

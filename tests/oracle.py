@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 from typing import Any
 
-from pokerkit import Automation, Mode, NoLimitTexasHoldem, Pot, State
-from pokerkit.utilities import rake
+from pokerkit import Automation, Card, Mode, NoLimitTexasHoldem, Pot, StandardHighHand, State
+from pokerkit.utilities import CardsLike, rake
 
 from controller.profiles import AnteKind, RakeMode, RakePots, RulesProfile
 from controller.rules.start import table_ante_seat
@@ -30,13 +31,39 @@ TWICE_AUTOMATIONS = tuple(a for a in AUTOMATIONS if a is not Automation.RUNOUT_C
 _BOARD_SLICES = {Street.FLOP: (0, 3), Street.TURN: (3, 4), Street.RIVER: (4, 5)}
 
 
+class RememberedHighHand(StandardHighHand):
+    """pokerkit's own high hand, each seat's cards evaluated once.
+
+    pokerkit evaluates a seat's best five of seven again for every pot, every comparison and
+    every street it checks (some twenty-five times a hand, each time all twenty-one combinations),
+    which was two thirds of the oracle's time. The evaluation is pokerkit's, unchanged: only its
+    repeats are remembered.
+    """
+
+    @classmethod
+    def from_game(cls, hole_cards: CardsLike, board_cards: CardsLike = ()) -> StandardHighHand:
+        return _best_hand(tuple(Card.clean(hole_cards)), tuple(Card.clean(board_cards)))
+
+
+@lru_cache(maxsize=4096)
+def _best_hand(hole: tuple[Card, ...], board: tuple[Card, ...]) -> StandardHighHand:
+    hand = StandardHighHand.from_game(hole, board)
+    assert isinstance(hand, StandardHighHand)
+    return hand
+
+
 def pokerkit_stacks(
     hand: HandState,
     blinds: tuple[int, int],
     ante: int,
     profile: RulesProfile | None = None,
+    *,
+    evaluate_once: bool = True,
 ) -> dict[int, int]:
     """Replay ``hand`` (completed by our core, every live hand tabled) in pokerkit.
+
+    ``evaluate_once`` has pokerkit evaluate each seat's cards once (:class:`RememberedHighHand`);
+    the engine benchmark turns it off, to time pokerkit as it is.
 
     pokerkit's positions are ours: position 0 is the first seat left of the button, the last
     position is the button; heads-up its reversed blinds put the small blind on the button too.
@@ -80,6 +107,8 @@ def pokerkit_stacks(
         mode=Mode.CASH_GAME,
         rake=pokerkit_rake(profile) if raking and profile is not None else rake,
     )
+    if evaluate_once:
+        state.hand_types = (RememberedHighHand,)
     if raking:
         state.__class__ = RakedState
         state.profile = profile  # type: ignore[attr-defined]

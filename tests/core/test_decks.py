@@ -59,3 +59,30 @@ def test_jokers_are_listed_apart_and_never_as_cards(tmp_path: Path) -> None:
     clash = text.replace(uid, synthetic_uid)
     with pytest.raises(ManifestError, match="joker UID is also a card"):
         load_manifest(write(tmp_path, clash))
+
+
+def test_a_manifest_rewritten_in_place_is_read_again(tmp_path: Path) -> None:
+    # the same size, the same inode, written within the same clock tick: only the bytes differ
+    path = write(tmp_path, synthetic_manifest("one").to_toml())
+    first = load_manifest(path)
+    assert load_manifest(path) is first  # unchanged bytes: the one parse is shared
+    swapped = synthetic_manifest("one").to_toml().replace('"As"', '"@@"')
+    swapped = swapped.replace('"Ks"', '"As"').replace('"@@"', '"Ks"')
+    path.write_text(swapped)
+    second = load_manifest(path)
+    assert second.card(first.uid("As")) == "Ks"
+    assert second.card(first.uid("Ks")) == "As"
+
+
+def test_a_manifest_that_is_not_utf8_or_is_missing_is_a_manifest_error(tmp_path: Path) -> None:
+    path = tmp_path / "deck.toml"
+    path.write_bytes(b'[deck]\nid = "\xff"\n')
+    with pytest.raises(ManifestError, match="deck.toml: 'utf-8' codec can't decode"):
+        load_manifest(path)
+    with pytest.raises(ManifestError, match="No such file"):
+        load_manifest(tmp_path / "absent.toml")
+
+
+def test_windows_line_ends_read_as_before(tmp_path: Path) -> None:
+    text = synthetic_manifest("crlf").to_toml().replace("\n", "\r\n")
+    assert load_manifest(write(tmp_path, text)).deck_id == "crlf"
