@@ -46,6 +46,8 @@ PRELOAD = (
     "controller.cli",
     "controller.shell.cli",
     "controller.shell.daemon",
+    "drivers.shuffler.driver",  # the rig's table drives its simulators with these two
+    "drivers.rfid.tsp_reader.driver",
     "simulators.cli",
     "simulators.shuffler.server",
     "simulators.rfid.server",
