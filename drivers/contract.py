@@ -41,7 +41,7 @@ from controller.decks import DeckManifest
 from controller.table.inputs import DeviceInput, Health
 from controller.table.plan import DispenseRequest
 from drivers.errors import DeviceCommandError
-from drivers.supervisor import RestartPolicy, Supervisor, stop_task
+from drivers.supervisor import RestartPolicy, Supervisor, stop_tasks
 
 #: Takes one input; returns once it is journaled.
 InputSink = Callable[[DeviceInput], Awaitable[None]]
@@ -204,7 +204,7 @@ class Device(ABC):
         task, self._task = self._task, None
         try:
             if task is not None:
-                await stop_task(task)  # a supervisor that failed fails the stop, once closed
+                await stop_tasks(task)  # a supervisor that failed fails the stop, once closed
         finally:
             await self.close()
 

@@ -139,16 +139,18 @@ async def cancel_and_wait(
     return pending
 
 
-async def stop_task(task: asyncio.Task[object]) -> None:
-    """Cancel ``task``, wait until it has ended, and raise the error it ended with, if any.
+async def stop_tasks(*tasks: asyncio.Task[object]) -> None:
+    """Cancel ``tasks``, wait until every one has ended, and raise the first error one of them
+    ended with, if any.
 
     What ``cancel(); await`` with ``CancelledError`` suppressed did, without its two faults: a
     task that lost its cancellation is cancelled again (:func:`cancel_and_wait`), and a
-    cancellation of the caller landing meanwhile is not suppressed with the task's.
+    cancellation of the caller landing meanwhile is not suppressed with the tasks'.
     """
-    await cancel_and_wait([task])
-    if task.done() and not task.cancelled() and (error := task.exception()) is not None:
-        raise error
+    await cancel_and_wait(tasks)
+    for task in tasks:
+        if task.done() and not task.cancelled() and (error := task.exception()) is not None:
+            raise error
 
 
 async def until_first_failure(tasks: list[asyncio.Task[None]]) -> None:

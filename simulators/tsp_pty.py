@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import random
 
-from drivers.supervisor import cancel_and_wait
+from drivers.supervisor import stop_tasks
 from simulators.pty import PtyCable
 from simulators.tsp_device import WireDevice
 
@@ -62,7 +62,7 @@ class TspPtyServer:
             await self._stopped.wait()
         finally:
             try:
-                await cancel_and_wait([pump, writer])
+                await stop_tasks(pump, writer)
             finally:
                 self._unwatch()
                 self.port.unplug()

@@ -20,7 +20,7 @@ from controller.config import BrokerSection
 from controller.shell.broker_connection import new_client
 from controller.shell.topics import Topics
 from controller.signing import Signer
-from drivers.supervisor import stop_task
+from drivers.supervisor import stop_tasks
 
 
 class DealerClient:
@@ -51,7 +51,7 @@ class DealerClient:
     async def stop(self) -> None:
         """Stop reading responses."""
         if self._reader is not None:
-            await stop_task(self._reader)
+            await stop_tasks(self._reader)
 
     async def _read(self) -> None:
         try:

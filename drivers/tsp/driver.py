@@ -39,7 +39,7 @@ import structlog
 from controller.table.inputs import DeviceHealthChanged, DeviceInput, DeviceRebooted, Health
 from drivers.contract import Device, DeviceContext, InputSink
 from drivers.errors import DeviceNotReadyError
-from drivers.supervisor import RestartPolicy, stop_task, utc_now
+from drivers.supervisor import RestartPolicy, stop_tasks, utc_now
 from drivers.transport import ByteTransport, DataCallback, LostCallback
 from drivers.tsp.client import LinkClient
 from drivers.tsp.common import HasBootId, IdentityHead, boot_id_reader
@@ -171,7 +171,7 @@ class TspDriver(Device, Generic[IdentityT, StatusT]):
                 # Not ``cancel(); await`` with CancelledError suppressed: a cancellation of this
                 # connection landing meanwhile would be suppressed with it, and the supervisor
                 # would connect again instead of stopping.
-                await stop_task(consumer)
+                await stop_tasks(consumer)
             finally:
                 # An event half-way into the sink is finished, not dropped.
                 await pump.finish()

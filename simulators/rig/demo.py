@@ -26,7 +26,7 @@ from rich.live import Live
 
 from controller.view.model import TableView
 from controller.view.render import render
-from drivers.supervisor import cancel_and_wait
+from drivers.supervisor import cancel_and_wait, stop_tasks
 from simulators.autoplay import Style
 from simulators.errors import ScenarioError
 from simulators.rig.broker import BrokerError
@@ -270,13 +270,16 @@ async def _play_table(table: OpenTable, dealing: Dealing) -> None:
         if link is not None:
             await _drain(link, mirror)
             link.listeners = []
-        if following is not None and follower is not None:
-            await cancel_and_wait([following])
-            with contextlib.suppress(Exception):
-                follower.flush()  # the last events
-            follower.close()
-        if mirror is not None:
-            mirror.close()
+        try:
+            if following is not None:
+                await stop_tasks(following)  # a follower that failed fails the demo
+        finally:
+            if follower is not None:
+                with contextlib.suppress(Exception):
+                    follower.flush()  # the last events
+                follower.close()
+            if mirror is not None:
+                mirror.close()
 
 
 async def _drain(link: Any, mirror: Mirror | None) -> None:

@@ -1,4 +1,4 @@
-"""Tasks stopped for good (``cancel_and_wait`` and ``stop_task`` in drivers/supervisor.py): one
+"""Tasks stopped for good (``cancel_and_wait`` and ``stop_tasks`` in drivers/supervisor.py): one
 that loses its cancellation is cancelled again until it ends; one that failed raises its error."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import contextlib
 
 import pytest
 
-from drivers.supervisor import cancel_and_wait, stop_task
+from drivers.supervisor import cancel_and_wait, stop_tasks
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -63,13 +63,28 @@ async def test_stop_task_raises_the_error_the_task_ended_with() -> None:
     task = asyncio.create_task(fails())
     await asyncio.wait([task])
     with pytest.raises(OSError, match="port gone"):
-        await stop_task(task)
+        await stop_tasks(task)
 
 
 async def test_stop_task_of_a_cancelled_task_raises_nothing() -> None:
     cancelled: list[int] = []
     task = asyncio.create_task(swallows([2], cancelled))
     await asyncio.sleep(0)
-    await stop_task(task)
+    await stop_tasks(task)
     assert task.cancelled()
     assert len(cancelled) == 3
+
+
+async def test_stop_tasks_ends_every_task_before_raising_the_first_error() -> None:
+    async def fails() -> None:
+        raise ValueError("bad frame")
+
+    failed = asyncio.create_task(fails())
+    await asyncio.wait([failed])
+    cancelled: list[int] = []
+    running = asyncio.create_task(swallows([1], cancelled))
+    await asyncio.sleep(0)
+    with pytest.raises(ValueError, match="bad frame"):
+        await stop_tasks(running, failed)
+    assert running.cancelled()  # stopped too, although the other one failed
+    assert len(cancelled) == 2
