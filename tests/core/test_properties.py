@@ -55,7 +55,7 @@ def fingerprint(state: TableState) -> bytes:
     state of the table and not the hand's to change: they are in the pickler's memo before it
     starts, so it writes a reference to each instead of its contents. The same state pickled
     twice gives the same bytes unless something in it was changed in place. (A deep copy and an
-    equality check did the same at four times the cost: three quarters of these tests' time.)
+    equality check did the same at two and a half times the cost, most of these tests' time.)
     """
     configuration = (state.manifest, state.profile, state.other_decks)
     buffer = io.BytesIO()
