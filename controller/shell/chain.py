@@ -140,7 +140,13 @@ class JournalDamagedError(JournalError):
 
 def damaged(path: Path, exc: BaseException) -> JournalDamagedError:
     """The one-line error of a damaged journal: what SQLite said and what to do."""
-    return JournalDamagedError(f"{path} is damaged ({exc}): {damage_advice(path)}")
+    return JournalDamagedError(f"{path} is damaged ({one_line(exc)}): {damage_advice(path)}")
+
+
+def one_line(exc: BaseException) -> str:
+    """What ``exc`` says, on one line: SQLite quotes the damaged bytes of the file back in its
+    messages (a flipped byte in the schema can be a newline), and a failure is one line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(exc))
 
 
 def damage_advice(path: Path) -> str:
@@ -356,7 +362,7 @@ def verify_chain(
     except UNREADABLE as exc:
         if not unreadable(exc):
             raise
-        report.damaged = f"the file is damaged after position {report.head.pos} ({exc})"
+        report.damaged = f"the file is damaged after position {report.head.pos} ({one_line(exc)})"
         report.add(report.head.pos + 1, report.damaged)
     finally:
         if began and conn.in_transaction:
@@ -426,10 +432,20 @@ def _walk(
     head_pos, head_hash = meta.get("head_pos", "0"), meta.get("head_hash", GENESIS_HASH)
     last = report.head
     if str(last.pos) != head_pos or last.hash != head_hash:
+        # whether the file holds a row the walk did not reach tells a row deleted from one
+        # that is there but out of the chain's order
+        highest = max(
+            (
+                conn.execute(f"SELECT MAX(pos) FROM {table}").fetchone()[0] or 0  # noqa: S608
+                for table in CHAINED
+            ),
+            default=0,
+        )
         report.add(
             last.pos + 1,
             f"the chain ends at position {last.pos} but the journal head is at {head_pos}: "
-            "rows were deleted from the end, or added outside the journal",
+            "rows were deleted from the end, or added outside the journal "
+            f"(the highest position in the file is {highest})",
         )
     for table in CHAINED:
         row = conn.execute(f"SELECT MAX({KEY[table]}) FROM {table}").fetchone()  # noqa: S608

@@ -70,6 +70,7 @@ from controller.shell.chain import (
     damaged,
     insert_row,
     next_key,
+    one_line,
     unreadable,
     verify_chain,
 )
@@ -246,7 +247,9 @@ class Journal:
             self.genesis: dict[str, Any] = json.loads(meta.get("genesis", "{}"))
             self._head_pos = int(meta.get("head_pos", "0"))
         except ValueError as exc:
-            raise JournalDamagedError(f"{path}: its meta table is damaged ({exc})") from None
+            raise JournalDamagedError(
+                f"{path}: its meta table is damaged ({one_line(exc)})"
+            ) from None
         self._head_hash = meta.get("head_hash", GENESIS_HASH)
         #: The journal's own name: its first epoch. A head on the broker with another origin
         #: belongs to another journal (a replaced disk), which can share no event id with this.
@@ -367,14 +370,14 @@ class Journal:
             conn = connect(path)
         except UNREADABLE as exc:
             raise JournalDamagedError(
-                f"{path} is not a journal, or is damaged ({exc}): {damage_advice(path)}"
+                f"{path} is not a journal, or is damaged ({one_line(exc)}): {damage_advice(path)}"
             ) from None
         try:
             rows = conn.execute("SELECT value FROM meta WHERE key = 'table_id'").fetchall()
         except UNREADABLE as exc:
             conn.close()
             raise JournalDamagedError(
-                f"{path} is not a journal, or is damaged ({exc}): {damage_advice(path)}"
+                f"{path} is not a journal, or is damaged ({one_line(exc)}): {damage_advice(path)}"
             ) from None
         if not rows:
             conn.close()
@@ -822,7 +825,7 @@ class Journal:
                 raise
             through = 0
             if report.damaged is None:
-                report.damaged = f"the file is damaged ({exc})"
+                report.damaged = f"the file is damaged ({one_line(exc)})"
                 report.add(report.head.pos + 1, report.damaged)
         if through:
             report.accepted = [b for b in report.breaks if b.pos <= through]
@@ -1041,7 +1044,7 @@ class Journal:
                         yield row
             except (SegmentError, OSError) as exc:
                 raise JournalDamagedError(
-                    f"segment {segment.name} ({segment.span()}) cannot be read ({exc}): "
+                    f"segment {segment.name} ({segment.span()}) cannot be read ({one_line(exc)}): "
                     "`tablectl journal verify` names what is wrong with it"
                 ) from None
 

@@ -38,6 +38,7 @@ from controller.shell.chain import (
     UNREADABLE,
     JournalError,
     connect,
+    one_line,
     row_hash,
 )
 from controller.shell.journal import segment_records
@@ -127,7 +128,7 @@ def salvage(source: Path, target: Path, table: Mapping[str, Any] | None = None) 
         try:
             conn = sqlite3.connect(copy, isolation_level=None)
         except UNREADABLE as exc:
-            raise SalvageError(f"{source} cannot be opened at all ({exc})") from None
+            raise SalvageError(f"{source} cannot be opened at all ({one_line(exc)})") from None
         conn.text_factory = lambda b: b.decode("utf-8", "replace")
         try:
             _salvage(conn, report, table)
@@ -203,7 +204,7 @@ def _archive_segments(conn: sqlite3.Connection, report: SalvageReport) -> list[S
     try:
         found = segment_records(conn)
     except (*UNREADABLE, KeyError, ValueError, TypeError) as exc:
-        report.notes.append(f"the archive segments' records could not be read ({exc})")
+        report.notes.append(f"the archive segments' records could not be read ({one_line(exc)})")
         return []
     directory = directory_of(report.source)
     for segment in found:
@@ -224,7 +225,7 @@ def _meta(conn: sqlite3.Connection, report: SalvageReport) -> dict[str, str]:
     try:
         rows = conn.execute("SELECT key, value FROM meta").fetchall()
     except UNREADABLE as exc:
-        report.notes.append(f"the meta table could not be read ({exc})")
+        report.notes.append(f"the meta table could not be read ({one_line(exc)})")
         return {}
     meta = {str(k): v for k, v in rows if isinstance(k, str) and isinstance(v, str)}
     try:
@@ -271,7 +272,7 @@ def _rows(conn: sqlite3.Connection, table: str, issued: int) -> Iterator[tuple[R
                 try:
                     found += conn.execute(select, (key, key)).fetchall()
                 except UNREADABLE as exc:
-                    yield Row(table, key, [], 0, "", ""), f"unreadable ({exc})"
+                    yield Row(table, key, [], 0, "", ""), f"unreadable ({one_line(exc)})"
         empty = 0 if found else empty + 1
         for values in found:
             yield _checked(table, values)
@@ -329,8 +330,8 @@ def _outbox(
         ).fetchall()
     except UNREADABLE as exc:
         report.notes.append(
-            f"the outbox could not be read ({exc}): events not yet published may never be; "
-            "the pit asks for missing ones with its replay request"
+            f"the outbox could not be read ({one_line(exc)}): events not yet published may "
+            "never be; the pit asks for missing ones with its replay request"
         )
         return []
     return [

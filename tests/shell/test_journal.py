@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from controller.shell.chain import one_line
 from controller.shell.journal import (
     EventId,
     Journal,
@@ -137,6 +138,7 @@ def test_intact_chain_verifies(tmp_path: Path) -> None:
         ("DELETE FROM events WHERE seq = 4", "missing"),
         ("DELETE FROM inputs WHERE id = 1", "missing"),
         ("DELETE FROM commands WHERE id = 3", "rows deleted from the end"),
+        ("DELETE FROM commands WHERE id = 3", "(the highest position in the file is 14)"),
     ],
 )
 def test_verify_detects_edits_and_deletions(tmp_path: Path, sql: str, expected: str) -> None:
@@ -225,3 +227,12 @@ def test_outbox_keeps_order_and_nothing_is_lost_across_crashes(
         assert [(r.id, r.seq, r.stream) for r in journal.pending(1000)] == kept
         assert journal.pending_count() == len(kept) - len(acked)
     journal.close()
+
+
+def test_an_error_quoting_damaged_bytes_is_told_on_one_line() -> None:
+    error = sqlite3.DatabaseError(
+        'malformed database schema - unrecognized token: "a\nb\x00\u2028"'
+    )
+    text = one_line(error)
+    assert text == 'malformed database schema - unrecognized token: "a\\nb\\x00\\u2028"'
+    assert len(text.splitlines()) == 1
