@@ -56,7 +56,7 @@ async def test_finished_tasks_are_left_alone() -> None:
     assert not done.cancelled()
 
 
-async def test_stop_task_raises_the_error_the_task_ended_with() -> None:
+async def test_stop_tasks_raises_the_error_a_task_ended_with() -> None:
     async def fails() -> None:
         raise OSError("port gone")
 
@@ -66,7 +66,7 @@ async def test_stop_task_raises_the_error_the_task_ended_with() -> None:
         await stop_tasks(task)
 
 
-async def test_stop_task_of_a_cancelled_task_raises_nothing() -> None:
+async def test_stop_tasks_of_a_cancelled_task_raises_nothing() -> None:
     cancelled: list[int] = []
     task = asyncio.create_task(swallows([2], cancelled))
     await asyncio.sleep(0)
