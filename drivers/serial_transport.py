@@ -44,12 +44,20 @@ class SerialTransport:
         on_data: DataCallback,
         on_lost: LostCallback,
         baudrate: int = 115200,
+        *,
+        parity: str = serial.PARITY_NONE,
     ) -> SerialTransport:
-        """Open ``path`` (8N1, no flow control, exclusive) and start reading."""
+        """Open ``path`` (8 data bits, ``parity`` as pyserial names it, 1 stop bit, no flow
+        control, exclusive) and start reading."""
 
         def _open() -> serial.Serial:
             return serial.Serial(
-                path, baudrate=baudrate, timeout=0, write_timeout=0, exclusive=True
+                path,
+                baudrate=baudrate,
+                parity=parity,
+                timeout=0,
+                write_timeout=0,
+                exclusive=True,
             )
 
         try:

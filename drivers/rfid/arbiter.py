@@ -22,7 +22,9 @@ the core one zone per tag:
   on its way, then gone from the first) therefore reaches the core as the move it is;
 - a shadow scoring better by ``margin`` for ``switch_after`` sweeps in a row takes the tag over
   (a card slid onto a neighbour whose crosstalk keeps it alive on the old antenna still moves);
-- a sweep without RSSI (a snapshot) keeps the current placement;
+- a sweep without RSSI (a snapshot) keeps the current placement; a sweep that read some zones
+  only (``swept``: a reader of several on the line failed, or a zone was not due) leaves the
+  others' scores as they were: not read is not "not heard";
 - ``settle`` sweeps (0 by default) hold a new tag's first placement, so that a card put down on
   a deep pile, missed by its own antenna in the sweeps that its neighbour heard it, is weighed
   on more readings (each arrival is that many sweeps later).
@@ -38,7 +40,7 @@ presence tracker's edge types, so every reader family uses it the same way.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Collection, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Generic, TypeVar
@@ -121,14 +123,16 @@ class Arbiter(Generic[Z]):
         *,
         complete: bool = True,
         sweep_id: int | None = None,
+        swept: Collection[Z] | None = None,
     ) -> list[PresenceEdge[Z]]:
         """One sweep at ``ts``: its per-zone edges and the strengths it read.
 
         ``rssi`` maps (zone, uid) to the RSSI read (larger is stronger); None or empty is a sweep
         without RSSI. ``complete``: it lists everything the sweep heard (a tag and zone missing
         from it were not heard); otherwise only the arrivals' own readings (``sweep_id`` then
-        names the reader's sweep). Returns the edges for the core, in order: the health edges
-        that pass through, departures, then arrivals.
+        names the reader's sweep). ``swept`` names the zones this sweep read when it read only some
+        (None: all). Returns the edges for the core, in order: the health edges that pass
+        through, departures, then arrivals.
         """
         strengths = rssi or {}
         self._sweeps += 1
@@ -162,7 +166,7 @@ class Arbiter(Generic[Z]):
             else:
                 health.append(edge)
         if strengths:
-            touched.update(dict.fromkeys(self._score(strengths, complete)))
+            touched.update(dict.fromkeys(self._score(strengths, complete, swept)))
         touched.update(dict.fromkeys(u for u, t in self._tags.items() if t.placed is None))
         arrived: list[PresenceEdge[Z]] = []
         for uid in touched:
@@ -178,7 +182,12 @@ class Arbiter(Generic[Z]):
 
     # ------------------------------------------------------------------ scores
 
-    def _score(self, strengths: Mapping[tuple[Z, str], int], complete: bool) -> list[str]:
+    def _score(
+        self,
+        strengths: Mapping[tuple[Z, str], int],
+        complete: bool,
+        swept: Collection[Z] | None = None,
+    ) -> list[str]:
         """Fold this sweep's readings into the scores; the tags whose scores changed."""
         heard: dict[str, dict[Z, int]] = {}
         for (zone, uid), value in strengths.items():
@@ -194,6 +203,8 @@ class Arbiter(Generic[Z]):
         for uid, tag in self._tags.items():
             now = heard.get(uid, {})
             for zone in tag.score.keys() | now.keys():
+                if swept is not None and zone not in swept and zone not in now:
+                    continue  # not read this sweep: its score stands
                 tag.score[zone] = (1 - a) * tag.score.get(zone, 0.0) + a * now.get(zone, 0)
             tag.recent = [r for r in tag.recent if r[0] > oldest]
             tag.recent += [(now_sweep, zone, value) for zone, value in now.items()]

@@ -11,45 +11,17 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
+from drivers.approvals import ApprovalConfigError, read_approval_file
 from drivers.errors import DeviceRejectedError
 from drivers.shuffler.codes import Capability
 from drivers.shuffler.messages import ChallengeResult, Identity
 
 HMAC_SHA256 = 1
 
-
-class ApprovalConfigError(ValueError):
-    """The approved-device list cannot be used; the message names the file and key."""
-
-
-class _Entry(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    vendor: str = Field(min_length=1)
-    model: str = Field(min_length=1)
-    firmware_version: str | None = None
-    firmware_sha256: str
-    firmware_image: Path
-
-    @field_validator("firmware_sha256")
-    @classmethod
-    def _hex_digest(cls, value: str) -> str:
-        cleaned = value.strip().lower()
-        if len(cleaned) != 64 or any(c not in "0123456789abcdef" for c in cleaned):
-            raise ValueError("must be 64 hexadecimal digits (a SHA-256)")
-        return cleaned
-
-
-class _File(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    device: list[_Entry] = Field(min_length=1)
+__all__ = ["ApprovalConfigError", "ApprovalList", "ApprovedFirmware", "check_challenge"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,16 +48,7 @@ class ApprovalList:
     @classmethod
     def load(cls, path: Path) -> ApprovalList:
         """Read and validate the file; check every image against its hash."""
-        try:
-            document = _File.model_validate(tomllib.loads(path.read_text(encoding="utf-8")))
-        except OSError as exc:
-            raise ApprovalConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ApprovalConfigError(f"{path}: not valid TOML: {exc}") from None
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(part) for part in first["loc"]) or "(top level)"
-            raise ApprovalConfigError(f"{path}: {where}: {first['msg']}") from None
+        document = read_approval_file(path)
         entries = []
         for index, entry in enumerate(document.device):
             image_path = (path.parent / entry.firmware_image).resolve()

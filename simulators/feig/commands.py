@@ -4,8 +4,9 @@ A command is one JSON object (one TOML table in a scenario) whose leading key sa
 ``{"place": ["e0040150a1b2c3d4"], "antenna": 3}``, ``{"remove": […]}``,
 ``{"tags": {"3": […]}}``, ``{"slide": […], "antenna": 13, "inventories": 3}``,
 ``{"fault": "crosstalk", "rate": 0.1}``, ``{"fault": "antenna", "antenna": 2, "code": "open"}``,
-``{"clear": "crosstalk"}``, ``{"status": true}``. Unknown keys, and options that do not belong to
-the fault named, are errors that name the key.
+``{"clear": "crosstalk"}``, ``{"setup": {"reader": 1, "baudrate": 38400}}``, ``{"status": true}``.
+Antennas are the line's (1… across its readers, 8 a reader). Unknown keys, and options that do
+not belong to the fault named, are errors that name the key.
 """
 
 from __future__ import annotations
@@ -37,8 +38,6 @@ FaultName = Literal[
     "stacked_miss",
     "rf",
 ]
-#: The reader's RF front-end problems (``[0x6E]`` mode 0x01 flags).
-RF_PROBLEMS = {"hardware": 0x01, "noise": 0x02, "overtemperature": 0x04}
 #: The options each fault takes (besides ``fault`` itself).
 FAULT_OPTIONS: dict[str, frozenset[str]] = {
     "crc": frozenset({"rate"}),
@@ -56,19 +55,21 @@ RATE_FAULTS = ("crc", "partial", "flap", "crosstalk", "stacked_miss")
 CLEARABLE = (*RATE_FAULTS, "stall", "antenna", "rf", "all")
 
 TagsCommand = AntennaTagsCommand
+LINE_ANTENNAS = 255
+"""The most antennas a command may name (a line's own count is checked when it is carried out)."""
 
 
 class PlaceCommand(vocabulary.PlaceCommand):
     """Put tags on an antenna (a tag lying elsewhere moves at once)."""
 
-    antenna: int = Field(ge=1, le=32)
+    antenna: int = Field(ge=1, le=LINE_ANTENNAS)
 
 
 class SlideCommand(CommandModel):
     """Slide tags to another antenna: heard on both for ``inventories``, then on the new one."""
 
     slide: Uids
-    antenna: int = Field(ge=1, le=32)
+    antenna: int = Field(ge=1, le=LINE_ANTENNAS)
     inventories: int = Field(default=3, ge=1, le=1000)
 
 
@@ -80,7 +81,7 @@ class FaultCommand(vocabulary.FaultModel):
 
     fault: FaultName
     seconds: float = Field(default=1.0, gt=0.0, le=600.0)
-    antenna: int | None = Field(default=None, ge=1, le=32)
+    antenna: int | None = Field(default=None, ge=1, le=LINE_ANTENNAS)
     code: AntennaFault = AntennaFault.OPEN
     problem: Literal["hardware", "noise", "overtemperature"] = "hardware"
 
@@ -95,11 +96,33 @@ class ClearCommand(CommandModel):
     clear: Literal[
         "crc", "partial", "flap", "crosstalk", "stacked_miss", "stall", "antenna", "rf", "all"
     ]
-    antenna: int | None = Field(default=None, ge=1, le=32)
+    antenna: int | None = Field(default=None, ge=1, le=LINE_ANTENNAS)
+
+
+class ReaderSetup(CommandModel):
+    """What a reader on the line is set up as (its CFG1 and CFG4, RAM and EEPROM, and what its
+    [0x65] answer says it is); the fields left out stay as they are."""
+
+    reader: int = Field(ge=0, le=254, description="its COM-ADR")
+    address: int | None = Field(default=None, ge=0, le=254, description="a new COM-ADR")
+    baudrate: Literal[4800, 9600, 19200, 38400, 57600, 115200] | None = None
+    parity: Literal["none", "even", "odd"] | None = None
+    scan_mode: bool | None = None
+    time_slots: Literal[1, 16] | None = None
+    afi: int | None = Field(default=None, ge=0, le=255, description="0: no AFI filter")
+    sw_type: int | None = Field(default=None, ge=0, le=255)
+    firmware: str | None = Field(default=None, pattern=r"^\d{2}\.\d{2}\.\d{2}$")
+
+
+class SetupCommand(CommandModel):
+    """Set a reader up otherwise (to see what a driver makes of it)."""
+
+    setup: ReaderSetup
 
 
 Command = (
     PlaceCommand
+    | SetupCommand
     | RemoveCommand
     | TagsCommand
     | SlideCommand
@@ -115,6 +138,7 @@ _BY_KEY: dict[str, type[Command]] = {
     "slide": SlideCommand,
     "fault": FaultCommand,
     "clear": ClearCommand,
+    "setup": SetupCommand,
     "status": StatusCommand,
 }
 

@@ -2,32 +2,36 @@
 
 The control channel (``--control``, served by :mod:`simulators.control_server`) and the
 scenario's timed steps both end here; ``docs/simulators.md`` lists the commands. They act on a
-:class:`FeigHost`: the reader on a pty (:class:`~simulators.feig.server.FeigSimulator`) or on
-the simulated USB bus (:class:`~simulators.feig.usb_device.SimulatedFeigUsbReader`).
+:class:`FeigHost`: the line of readers on a pty (:class:`~simulators.feig.server.FeigSimulator`)
+or one reader on the simulated USB bus
+(:class:`~simulators.feig.usb_device.SimulatedFeigUsbReader`).
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
-from simulators.command_vocabulary import RemoveCommand, StatusCommand
+from drivers.rfid.feig import setup
+from simulators.command_vocabulary import CommandError, RemoveCommand, StatusCommand
+from simulators.feig.bus import FeigLine
 from simulators.feig.commands import (
-    RF_PROBLEMS,
     ClearCommand,
     Command,
     FaultCommand,
     PlaceCommand,
+    ReaderSetup,
+    SetupCommand,
     SlideCommand,
     TagsCommand,
     parse_command,
 )
-from simulators.feig.reader import FeigReaderModel
+from simulators.feig.reader import RF_PROBLEMS, ReaderModel
 
 
 class FeigHost(Protocol):
-    """Where a simulated reader is plugged in: what the commands need of it."""
+    """Where a simulated line is plugged in: what the commands need of it."""
 
-    reader: FeigReaderModel
+    line: FeigLine
     unplugs: int
     start_rates: dict[str, float]
 
@@ -38,7 +42,7 @@ class FeigHost(Protocol):
 
     @property
     def path(self) -> str | None:
-        """Where the reader is now (None while unplugged)."""
+        """Where the line is now (None while unplugged)."""
         ...
 
     @property
@@ -59,47 +63,76 @@ class FeigHost(Protocol):
         ...
 
 
+def _reader_status(reader: ReaderModel) -> dict[str, Any]:
+    interface = reader.interface
+    transponder = setup.Transponder(reader.ram[setup.CFG_TRANSPONDER])
+    return {
+        "address": reader.address,
+        "model": reader.version.reader_type,
+        "firmware": reader.version.firmware,
+        "antennas": reader.owned(),
+        "line": f"{interface.baudrate} baud parity {interface.parity}",
+        "scan_mode": interface.scan_mode,
+        "time_slots": transponder.time_slots,
+        "afi": transponder.afi,
+        "rf_on": reader.rf_on,
+        "rf": [name for name, flag in RF_PROBLEMS.items() if reader.rf_flags & flag],
+        "commands": {f"{code:02x}": n for code, n in sorted(reader.commands.items())},
+        "inventories": reader.inventories,
+        "pages_sent": reader.pages_sent,
+        "rf_resets": reader.resets,
+    }
+
+
 def status(sim: FeigHost) -> dict[str, Any]:
     """What the simulator shows to a curious test or operator."""
-    reader, radio = sim.reader, sim.reader.radio
-    antennas = {
-        str(antenna): {
-            "tags": [uid.hex() for uid in radio.tags.get(antenna, [])],
+    line, radio = sim.line, sim.line.radio
+    antennas = {}
+    for antenna in range(1, radio.antennas + 1):
+        reader, ant_nr = line.reader_of(antenna)
+        tags = [uid.hex() for uid in radio.tags.get(antenna, [])]
+        antennas[str(antenna)] = {
+            "reader": reader.address,
+            "ant_nr": ant_nr,
+            "tags": tags,
             # what the bench waits on before reusing the reader: nothing lies on it
-            "asserted": [uid.hex() for uid in radio.tags.get(antenna, [])],
+            "asserted": tags,
             "fault": radio.faults[antenna].value if antenna in radio.faults else None,
         }
-        for antenna in range(1, radio.antennas + 1)
-    }
+    counters = line.counters
     return {
         "device": sim.device,
         "path": sim.path,
         "plugged": sim.plugged,
+        "readers": [_reader_status(reader) for reader in line.readers],
         "antennas": antennas,
         "queued_events": 0,
         "faults": {
-            **reader.link.describe(sim.now()),
+            **line.link.describe(sim.now()),
             "flap": radio.flap,
             "crosstalk": radio.crosstalk,
             "stacked_miss": radio.stacked_miss,
-            "rf": [name for name, bit in RF_PROBLEMS.items() if reader.rf_flags & bit],
         },
-        "commands": {f"{code:02x}": n for code, n in sorted(reader.commands.items())},
-        "inventories": reader.inventories,
-        "pages_sent": reader.pages_sent,
-        "ignored_requests": reader.ignored_requests,
-        "rf_resets": reader.resets,
+        "inventories": sum(reader.inventories for reader in line.readers),
+        "pages_sent": sum(reader.pages_sent for reader in line.readers),
+        "rf_resets": sum(reader.resets for reader in line.readers),
+        "frames": counters.frames,
+        "ignored_requests": counters.ignored,
+        "data_timeouts": counters.data_timeouts,
+        "advanced_frames": counters.advanced,
+        "collisions": counters.collisions,
+        "rushed_requests": counters.rushed,
         "crosstalk_reads": radio.crosstalk_reads,
         "stacked_misses": radio.stacked_misses,
-        "collisions": radio.collisions,
+        "collided_slots": radio.collisions,
         "unplugs": sim.unplugs,
-        "journal": list(reader.journal),
+        "journal": list(line.journal),
     }
 
 
 def apply(sim: FeigHost, command: Command) -> dict[str, Any]:
     """Carry out a validated command; return the reply's fields."""
-    radio = sim.reader.radio
+    radio = sim.line.radio
     if isinstance(command, PlaceCommand):
         for uid in command.place:
             radio.place(bytes.fromhex(uid), command.antenna)
@@ -121,26 +154,29 @@ def apply(sim: FeigHost, command: Command) -> dict[str, Any]:
         _fault(sim, command)
     elif isinstance(command, ClearCommand):
         _clear(sim, command)
+    elif isinstance(command, SetupCommand):
+        _setup(sim.line, command.setup)
     elif isinstance(command, StatusCommand):
         return status(sim)
     return {"tags": {str(a): [u.hex() for u in uids] for a, uids in radio.tags.items() if uids}}
 
 
 def _fault(sim: FeigHost, command: FaultCommand) -> None:
-    reader, radio, rate = sim.reader, sim.reader.radio, command.rate or 0.0
+    line, radio, rate = sim.line, sim.line.radio, command.rate or 0.0
     name = command.fault
     if name == "crc":
-        reader.link.crc = rate
+        line.link.crc = rate
     elif name == "partial":
-        reader.link.partial = rate
+        line.link.partial = rate
     elif name == "stall":
-        reader.link.stall_until = sim.now() + command.seconds
+        line.link.stall_until = sim.now() + command.seconds
     elif name == "unplug":
         sim.unplug()
     elif name == "replug":
         sim.replug()
     elif name == "rf":
-        reader.rf_flags |= RF_PROBLEMS[command.problem]
+        for reader in line.readers:
+            reader.rf_flags |= RF_PROBLEMS[command.problem]
     elif name == "antenna":
         assert command.antenna is not None
         radio.check_antenna(command.antenna)
@@ -150,15 +186,16 @@ def _fault(sim: FeigHost, command: FaultCommand) -> None:
 
 
 def _clear(sim: FeigHost, command: ClearCommand) -> None:
-    reader, radio, name = sim.reader, sim.reader.radio, command.clear
+    line, radio, name = sim.line, sim.line.radio, command.clear
     if name in ("crc", "all"):
-        reader.link.crc = 0.0
+        line.link.crc = 0.0
     if name in ("partial", "all"):
-        reader.link.partial = 0.0
+        line.link.partial = 0.0
     if name in ("stall", "all"):
-        reader.link.stall_until = 0.0
+        line.link.stall_until = 0.0
     if name in ("rf", "all"):
-        reader.rf_flags = 0
+        for reader in line.readers:
+            reader.rf_flags = 0
     for rate in ("flap", "crosstalk", "stacked_miss"):
         if name in (rate, "all"):
             setattr(radio, rate, sim.start_rates.get(rate, 0.0))
@@ -167,6 +204,44 @@ def _clear(sim: FeigHost, command: ClearCommand) -> None:
             radio.faults.clear()
         else:
             radio.faults.pop(command.antenna, None)
+
+
+def _setup(line: FeigLine, wanted: ReaderSetup) -> None:
+    """Set a reader up as ``wanted`` says, in RAM and EEPROM alike."""
+    readers = [reader for reader in line.readers if reader.address == wanted.reader]
+    if not readers:
+        raise CommandError(f"setup.reader: no reader at COM-ADR {wanted.reader} on the line")
+    reader = readers[0]
+    interface = reader.interface
+    record = interface.with_line(
+        address=reader.address if wanted.address is None else wanted.address,
+        baudrate=wanted.baudrate or interface.baudrate,
+        parity=wanted.parity or interface.parity,
+    ).record
+    if wanted.scan_mode is not None:
+        mode = record[13] & ~setup.SCAN_MODE | (setup.SCAN_MODE if wanted.scan_mode else 0)
+        record = record[:13] + bytes((mode,))
+    cfg4 = bytearray(reader.ram[setup.CFG_TRANSPONDER])
+    if wanted.time_slots is not None:
+        cfg4[4] = cfg4[4] & ~setup.NO_TS | (setup.NO_TS if wanted.time_slots == 1 else 0)
+    if wanted.afi is not None:
+        cfg4[4] = cfg4[4] & ~setup.AFI | (setup.AFI if wanted.afi else 0)
+        cfg4[5] = wanted.afi
+    for memory in (reader.ram, reader.eeprom):
+        memory[setup.CFG_INTERFACE] = record
+        memory[setup.CFG_TRANSPONDER] = bytes(cfg4)
+    reader.address = record[0]
+    version = reader.version
+    if wanted.sw_type is not None:
+        version = type(version)(
+            version.sw_rev, version.d_rev, version.hw_type, wanted.sw_type, version.tr_type
+        )
+    if wanted.firmware is not None:
+        major, minor, development = (int(part) for part in wanted.firmware.split("."))
+        version = type(version)(
+            major << 8 | minor, development, version.hw_type, version.sw_type, version.tr_type
+        )
+    reader.version = version
 
 
 def handle(sim: FeigHost, data: Any) -> dict[str, Any]:

@@ -38,6 +38,7 @@ class AntennaFault(StrEnum):
 
     OPEN = "open"
     SHORT = "short"
+    POWER = "power"
 
 
 @dataclass(slots=True)

@@ -1,10 +1,12 @@
-"""Serve a simulated FEIG ID ISC reader on a pty from the asyncio event loop.
+"""Serve a simulated line of FEIG ID ISC.M02.M8 readers on a pty from the asyncio event loop.
 
 :class:`FeigSimulator` moves bytes between the pty and the pure
-:class:`~simulators.feig.reader.FeigReaderModel`, and paces the answers like the real reader:
-the RF time of the inventory (antenna switching, anticollision rounds), then the frame's wire
-time at ``baud`` (0: unpaced). It carries out the scripted actions (tags placed, lifted, slid;
-faults; unplug and replug) and runs in a ``tablectl sim feig`` process or in a test's loop.
+:class:`~simulators.feig.bus.FeigLine`, and paces the answers as the readers would: the request's
+own time on the wire, the reader's work (5 ms of reaction, the inventory's RF time from FEIG's
+chart, 15 ms for an RF reset: :mod:`simulators.feig.timing`), then the answer's bytes at the
+line's baud rate and parity (0 baud: unpaced). It carries out the scripted actions (tags placed,
+lifted, slid; faults; unplug and replug) and runs in a ``tablectl sim feig`` process or in a
+test's loop.
 """
 
 from __future__ import annotations
@@ -13,26 +15,38 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
-from simulators.feig.reader import FeigReaderModel
+from drivers.rfid.feig.setup import CFG_INTERFACE
+from simulators.feig.bus import FeigLine
+from simulators.feig.timing import wire_seconds
 from simulators.pty_simulator import PtySimulator
 
 
 class FeigSimulator(PtySimulator):
-    """One reader on one pty."""
+    """One line of readers on one pty."""
 
     def __init__(
         self,
         *,
-        antennas: int = 16,
+        addresses: tuple[int, ...] = (0,),
+        antennas: int | None = None,
         seed: int | None = None,
         link: Path | str | None = None,
         baud: int = 115200,
+        parity: str = "even",
         rf_timing: bool = True,
+        transponders: frozenset[str] = frozenset({"iso15693", "iso14443a"}),
         trace: Callable[[str], None] | None = None,
     ) -> None:
         super().__init__(link=link, trace=trace)
-        self.reader = FeigReaderModel(antennas=antennas, seed=seed)
+        self.line = FeigLine(addresses, antennas, seed, transponders)
+        if baud:
+            for reader in self.line.readers:
+                line = reader.interface.with_line(
+                    address=reader.address, baudrate=baud, parity=parity
+                )
+                reader.eeprom[CFG_INTERFACE] = reader.ram[CFG_INTERFACE] = line.record
         self.baud = baud
+        self.parity = parity
         self.rf_timing = rf_timing
         self._busy_until = 0.0
         self._sends: set[asyncio.TimerHandle] = set()
@@ -40,7 +54,7 @@ class FeigSimulator(PtySimulator):
         self.start_rates: dict[str, float] = {}
 
     def _power_on(self) -> None:
-        self.reader.power_on()
+        self.line.power_on()
 
     def _cancel_pending(self) -> None:
         for handle in self._sends:
@@ -49,14 +63,14 @@ class FeigSimulator(PtySimulator):
 
     def _received(self, data: bytes, now: float) -> None:
         loop = self._require_loop()
-        for answer in self.reader.receive(data, now):
-            # One request at a time on the reader: an answer waits for the request's bytes, the
-            # RF work and its own bytes on the line.
-            work = answer.rf_seconds if self.rf_timing else 0.0
-            wire = (len(data) + len(answer.data)) * 10 / self.baud if self.baud else 0.0
-            self._busy_until = max(now, self._busy_until) + work + wire
-            if self._busy_until <= now:
-                self._send(answer.data)
-                continue
+        request_wire = wire_seconds(len(data), self.baud, self.parity)
+        for answer in self.line.receive(data, now):
+            # One request at a time on the line: an answer waits for the request's bytes, the
+            # reader's work and its own bytes.
+            work = answer.work if self.rf_timing else 0.0
+            start = max(now + request_wire, self._busy_until) + work
+            end = start + wire_seconds(len(answer.data), self.baud, self.parity)
+            self._busy_until = end
+            self.line.answered_until = end
             self._sends = {h for h in self._sends if h.when() > now}
-            self._sends.add(loop.call_at(self._busy_until, self._send, answer.data))
+            self._sends.add(loop.call_at(end, self._send, answer.data))

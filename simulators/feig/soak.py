@@ -14,7 +14,7 @@ this plays hundreds of hands in seconds. ``benchmarks/feig_soak.py`` runs it.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -268,6 +268,7 @@ class PassThrough(Arbiter[Zone]):
         *,
         complete: bool = True,
         sweep_id: int | None = None,
+        swept: Collection[Zone] | None = None,
     ) -> list[PresenceEdge[Zone]]:
         """The edges as they come."""
         out = list(edges)

@@ -2,11 +2,13 @@
 
 The reader's USB face: vendor ID 0x0AB1 (FEIG ELECTRONIC's), product ID :data:`SIMULATED_PID`
 (the simulator's choice: FEIG's product IDs differ by model, so the driver's ``pid`` is
-configurable), vendor class, one bulk OUT and one bulk IN endpoint carrying the same ID ISC
-frames as the serial line. Behind them is the byte-level
-:class:`~simulators.feig.reader.FeigReaderModel` the pty simulator uses: every bulk OUT transfer
-is fed to it, and each answer is put in the IN endpoint's buffer once the reader's radio has
-done its work (the inventory's RF time; USB adds no wire time worth counting).
+configurable), the manufacturer and product strings FEIG's own udev rule matches
+("FEIG ELECTRONIC GmbH", "OBID RFID-Reader": ``41-feig.rules`` of FEIG's Linux SDK), vendor
+class, one bulk OUT and one bulk IN endpoint carrying the same ID ISC frames as the serial line.
+Behind them is one reader of the byte-level :class:`~simulators.feig.bus.FeigLine` the pty
+simulator uses: every bulk OUT transfer is fed to it, and each answer is put in the IN
+endpoint's buffer once the reader has done its work (its reaction and the inventory's RF time;
+USB adds no wire time worth counting).
 
 It is driven like the pty simulator, with the same commands (:mod:`simulators.feig.control`):
 ``{"fault": "unplug"}`` takes it off the bus (ENODEV on open handles), ``{"fault": "replug"}``
@@ -21,8 +23,8 @@ from typing import Any
 
 from drivers.rfid.feig.options import FEIG_VID, FeigOptions
 from simulators.feig import control
+from simulators.feig.bus import FeigLine
 from simulators.feig.commands import Command
-from simulators.feig.reader import FeigReaderModel
 from simulators.feig.scenario import FeigScenario, load_scenario
 from simulators.rfid.usb_backend import SimulatedUsbBus
 from simulators.rfid.usb_device import SimulatedUsbDevice
@@ -37,7 +39,7 @@ class SimulatedFeigUsbReader(SimulatedUsbDevice):
 
     def __init__(
         self,
-        model: FeigReaderModel,
+        line: FeigLine,
         serial: str,
         *,
         vid: int,
@@ -51,8 +53,8 @@ class SimulatedFeigUsbReader(SimulatedUsbDevice):
         super().__init__(
             vid=vid, pid=pid, address=address, rng=rng, chunk=chunk, next_address=next_address
         )
-        #: The reader model (``reader``, as :class:`~simulators.feig.control.FeigHost` names it).
-        self.reader = model
+        #: Its line of one reader (``line``, as :class:`~simulators.feig.control.FeigHost` says).
+        self.line = line
         self.rf_timing = rf_timing
         self.start_rates: dict[str, float] = {}
         self._serial = serial
@@ -75,7 +77,7 @@ class SimulatedFeigUsbReader(SimulatedUsbDevice):
 
     def strings(self) -> dict[int, str]:
         """Manufacturer, product and serial number."""
-        return {1: "FEIG ELECTRONIC GmbH", 2: "ID ISC.MR102-USB (simulated)", 3: self.serial}
+        return {1: "FEIG ELECTRONIC GmbH", 2: "OBID RFID-Reader", 3: self.serial}
 
     def bulk_out(self, generation: int, data: bytes) -> int:
         """The host's bytes go to the reader model; its answers wait out the RF time."""
@@ -83,9 +85,9 @@ class SimulatedFeigUsbReader(SimulatedUsbDevice):
             self.check(generation)
             self.transfers["out"] += 1
             now = self.now()
-            for answer in self.reader.receive(data, now):
-                # One request at a time on the reader: an answer waits for the RF work.
-                work = answer.rf_seconds if self.rf_timing else 0.0
+            for answer in self.line.receive(data, now):
+                # One request at a time on the reader: an answer waits for its work.
+                work = answer.work if self.rf_timing else 0.0
                 self._busy_until = max(now, self._busy_until) + work
                 if answer.data:
                     self.send(answer.data, self._busy_until if work else None)
@@ -93,7 +95,7 @@ class SimulatedFeigUsbReader(SimulatedUsbDevice):
 
     def power_on(self) -> None:
         """No half-read request, no inventory pages waiting."""
-        self.reader.power_on()
+        self.line.power_on()
         self._busy_until = 0.0
 
     def handle(self, data: Any) -> dict[str, Any]:
@@ -118,14 +120,14 @@ def add_feig_reader(
     *,
     vid: int = FEIG_VID,
     pid: int = SIMULATED_PID,
-    antennas: int = 16,
+    antennas: int = 8,
     seed: int | None = None,
     rf_timing: bool = True,
 ) -> SimulatedFeigUsbReader:
     """Plug a new simulated ID ISC reader into ``bus``."""
-    model = FeigReaderModel(antennas=antennas, seed=seed)
+    line = FeigLine((0,), antennas, seed)
     device = SimulatedFeigUsbReader(
-        model,
+        line,
         serial,
         vid=vid,
         pid=pid,
@@ -145,7 +147,7 @@ def start_reader(bus: SimulatedUsbBus, options: FeigOptions) -> SimulatedFeigUsb
     scenario, seed = device_scenario(options, load_scenario, FeigScenario)
     assert options.vid is not None
     assert options.pid is not None
-    antennas = max(16, *(a.antenna for a in options.antennas))
+    antennas = 8
     device = add_feig_reader(
         bus,
         options.serial_number or DEFAULT_SERIAL,

@@ -1,22 +1,29 @@
-"""The ``feig-isc`` driver: a FEIG ID ISC reader, ISO/IEC 15693 tags on multiplexed antennas.
+"""The ``feig-isc`` driver: FEIG ID ISC readers on one line, ISO 15693 tags on their antennas.
 
-One :class:`FeigReader` per reader, one connection per :meth:`run` (the supervision loop of
-:mod:`drivers.supervisor` reconnects with backoff). A connection
+One :class:`FeigReader` per line (an RS-485 bus with one or more readers, or one USB reader),
+one connection per :meth:`run` (the supervision loop of :mod:`drivers.supervisor` reconnects
+with backoff). A connection
 
-1. opens the serial port (pyserial; a CDC-ACM USB reader is a tty too) or, with ``vid``/``pid``,
-   the USB device's bulk endpoints (pyusb; ``backend = "simulated"``: the simulators' fake bus);
-2. reads the software version (``[0x65]``), resets the RF (``[0x69]``) and reports the reader
-   ``online``;
-3. sweeps every ``scan_period_ms``: one ISO Host Command Inventory (``[0xB0][0x01]``) over every
-   mapped antenna (ANT_SEL), asking for the next page (MODE bit MORE) while the answer's status
-   is 0x94. Each antenna's tags go to the presence tracker as that zone's poll, their RSSI to
-   the crosstalk :class:`~drivers.rfid.arbiter.Arbiter`, whose edges reach the core;
-4. on status 0x84 (RF warning) asks the multiplexer diagnostic (``[0x6E]`` mode 0x04) which
-   antennas are broken: ``ANTENNA_FAULT`` and the zone ``stale`` at once, nothing departs; when
-   the antenna works again the fault clears and the zone reconciles.
+1. opens the serial port at the readers' baud rate and parity (pyserial; a CDC-ACM USB reader
+   is a tty too) or, with ``vid``/``pid``, the USB device's bulk endpoints (pyusb;
+   ``backend = "simulated"``: the simulators' fake bus);
+2. for each reader (each COM-ADR the antennas name): reads its software version (``[0x65]``)
+   and refuses a model not approved for the table (``config/approved-devices.toml``), reads its
+   configuration (``[0x80]`` CFG1 in RAM and EEPROM, CFG4) and refuses, in one line, one set up
+   other than the table needs (:mod:`drivers.rfid.feig.setup`), then resets its RF (``[0x69]``);
+3. sweeps: for each reader in turn, one ISO Host Command Inventory (``[0xB0][0x01]``) over its
+   mapped antennas (ANT_SEL), asking for the next page (MODE bit MORE) while the status is
+   0x94. Each antenna's tags go to the presence tracker as that zone's poll, their RSSI to the
+   crosstalk :class:`~drivers.rfid.arbiter.Arbiter` (across the readers, as across antennas),
+   whose edges reach the core;
+4. on status 0x84 (RF warning) asks the reader's diagnostic (``[0x6E]`` mode 0x01, then mode
+   0x05 for the multiplexer's channels) which antennas are broken: ``ANTENNA_FAULT`` and the
+   zone ``stale`` at once, nothing departs; when the antenna works again the fault clears and
+   the zone reconciles.
 
-A sweep that fails (no answer, a bad CRC, an error status) is no news: after ``stale_after`` in
-a row the reader is ``stale``, after ``reset_after`` its RF is reset. A lost port ends the
+A reader whose inventory fails (no answer, a bad CRC, an error status) is no news for its
+zones: after ``stale_after`` failures in a row they are ``stale`` (and the line, naming the
+reader), after ``reset_after`` its RF is reset; the other readers sweep on. A lost port ends the
 connection (``reconnecting``); the first sweeps after reconnection reconcile the view.
 """
 
@@ -24,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar
 
@@ -38,11 +46,14 @@ from controller.table.inputs import (
     TagDeparted,
     Zone,
 )
-from controller.uids import UidError, uid_from_bytes
 from drivers.contract import READ, Device, DeviceContext, DeviceStatus, InputSink
-from drivers.errors import DeviceError, DeviceUnavailableError
+from drivers.errors import DeviceError, DeviceRejectedError, DeviceUnavailableError
 from drivers.rfid.arbiter import Arbiter
+from drivers.rfid.feig import datasets as d
 from drivers.rfid.feig import protocol as p
+from drivers.rfid.feig import setup
+from drivers.rfid.feig.approval import ReaderApprovals
+from drivers.rfid.feig.frames import BROADCAST, Frame, ProtocolError, encode_request
 from drivers.rfid.feig.link import FeigLink
 from drivers.rfid.feig.options import FeigOptions
 from drivers.rfid.presence import (
@@ -61,19 +72,44 @@ from drivers.transport import ByteTransport, DataCallback, LostCallback
 log = structlog.get_logger("tablectl.rfid")
 
 MAX_PAGES = 64
-"""More pages than 32 antennas' worth of tags can fill: a reader that never stops is broken."""
+"""More pages than eight antennas' worth of tags can fill: a reader that never stops is broken."""
+PARITY = {"none": "N", "even": "E", "odd": "O"}
 
 
 class ReaderStatusError(DeviceError):
-    """The reader answered with an error status."""
+    """A reader answered with an error status."""
 
     def __init__(self, message: str, status: int) -> None:
         super().__init__(message)
         self.status = status
 
 
+def fault_id(address: int, antenna: int) -> int:
+    """An antenna's ``ANTENNA_FAULT`` id: COM-ADR × 100 + ANT_NR (103: reader 1, antenna 3)."""
+    return address * 100 + antenna
+
+
+@dataclass(slots=True)
+class LineReader:
+    """What the driver knows of one reader on the line."""
+
+    address: int
+    antennas: dict[int, Zone]
+    """ANT_NR → zone."""
+    version: p.SoftwareVersion | None = None
+    response_time: float = 3.0
+    """CFG1 TR-RESPONSE-TIME: the longest it works before answering."""
+    failures: int = 0
+    faulty: dict[int, p.ChannelState] = field(default_factory=dict)
+    """Broken antennas, by ANT_NR, and how the multiplexer sees them."""
+
+    def name(self) -> str:
+        """``the reader at COM-ADR 1``."""
+        return f"the reader at COM-ADR {self.address}"
+
+
 class FeigReader(Device):
-    """One ID ISC reader; its antennas' zones, arbitrated, reported through one input stream."""
+    """The readers on one line; their antennas' zones, arbitrated, in one input stream."""
 
     options_model: ClassVar[type[FeigOptions]] = FeigOptions
     kind = "reader"
@@ -93,34 +129,36 @@ class FeigReader(Device):
         self.usb_backend = usb_backend
         """The pyusb backend of a USB reader (tests pass a simulated bus; else the options')."""
         self.zones = options.zone_map()
+        self.readers: dict[int, LineReader] = {}
+        for (address, antenna), zone in self.zones.items():
+            reader = self.readers.setdefault(address, LineReader(address, {}))
+            reader.antennas[antenna] = zone
+        self.approvals = ReaderApprovals.load(options.approved_devices)
         self.tracker: PresenceTracker[Zone] = PresenceTracker(options.debounce)
         self.arbiter: Arbiter[Zone] = Arbiter(
             margin=options.crosstalk_margin,
             switch_after=options.crosstalk_switch_after,
             settle=options.crosstalk_settle,
         )
-        self.version: p.SoftwareVersion | None = None
         self.link: FeigLink | None = None
         self.zone_health: dict[Zone, Health] = {}
-        self.faulty: dict[int, int] = {}
-        """Broken antennas and their multiplexer state (OPEN, SHORT)."""
         self.sweeps = 0
         self.failed_sweeps = 0
         self.pages = 0
         self.rf_resets = 0
         self._sink: InputSink | None = None
-        self._failures = 0
-        self._warned: set[int] = set()
+        self._stale: set[int] = set()
+        self._warned: set[tuple[int, int]] = set()
 
     # ------------------------------------------------------------------ the device contract
 
     def restart_policy(self, default: RestartPolicy) -> RestartPolicy:
-        """Reconnect with the reader's own backoff; a reader is never given up on."""
+        """Reconnect with the readers' own backoff; a line is never given up on."""
         o = self.options
         return RestartPolicy(o.reconnect_min, o.reconnect_max, fail_after=None, stable_after=10.0)
 
     async def query(self) -> DeviceStatus:
-        """Online when the reader is; the detail names the zones that are not."""
+        """Online when the line is; the detail names the zones that are not."""
         health = self.supervisor.health if self.supervisor else None
         zones = ", ".join(
             f"{zone_device_id(self.device_id, z)} {h.value}" for z, h in self.zone_health.items()
@@ -128,35 +166,37 @@ class FeigReader(Device):
         return DeviceStatus(health is Health.ONLINE, detail=zones)
 
     def describe(self) -> dict[str, Any]:
-        """The reader's version and its antennas' zones."""
-        zones = {str(antenna): str(zone) for antenna, zone in sorted(self.zones.items())}
-        return {
-            "model": "FEIG ID ISC",
-            "firmware": str(self.version) if self.version else None,
-            "approved": True,
-            "zones": zones,
+        """The readers' models and firmware and their antennas' zones."""
+        readers = {
+            str(reader.address): {
+                "model": reader.version.reader_type if reader.version else None,
+                "firmware": reader.version.firmware if reader.version else None,
+                "antennas": {str(a): str(z) for a, z in sorted(reader.antennas.items())},
+            }
+            for reader in self.readers.values()
         }
+        return {"model": "FEIG ID ISC", "approved": True, "readers": readers}
 
     def present(self, zone: Zone | str) -> frozenset[str]:
         """The tags the core was told are in a zone."""
         return self.arbiter.present(Zone.parse(zone) if isinstance(zone, str) else zone)
 
     def health(self) -> dict[str, Health | None]:
-        """The reader's health, and that of every zone whose health ever changed."""
+        """The line's health, and that of every zone whose health ever changed."""
         zones = {zone_device_id(self.device_id, z): h for z, h in self.zone_health.items()}
         return {self.device_id: self.supervisor.health if self.supervisor else None, **zones}
 
     async def reset(self) -> None:
-        """Reset the reader's RF (``[0x69]``): every tag is inventoried afresh."""
+        """Reset every reader's RF (``[0x69]``): every tag is inventoried afresh."""
         if self.link is None:
             raise DeviceUnavailableError(f"{self.device_id} is not connected")
-        await self._call(self.link, p.encode_request(p.CMD_RF_RESET, b"", self.options.address))
-        self.rf_resets += 1
+        for reader in self.readers.values():
+            await self._rf_reset(self.link, reader)
 
     # ------------------------------------------------------------------ one connection
 
     async def run(self, sink: InputSink) -> None:
-        """Open the reader, set it up and sweep until the connection ends."""
+        """Open the line, check and set up its readers and sweep until the connection ends."""
         self._sink = sink
         link = FeigLink(timeout=self.options.response_timeout)
         transport = await self._open(link.data_received, link.connection_lost)
@@ -176,7 +216,9 @@ class FeigReader(Device):
     async def _open(self, on_data: DataCallback, on_lost: LostCallback) -> ByteTransport:
         o = self.options
         if o.port is not None:
-            return await SerialTransport.open(o.port, on_data, on_lost, o.baudrate)
+            return await SerialTransport.open(
+                o.port, on_data, on_lost, o.baudrate, parity=PARITY[o.parity]
+            )
         # pyusb only for a USB reader; ``backend = "simulated"`` is the simulators' fake bus.
         usb = importlib.import_module("drivers.usb_transport")
         if self.usb_backend is None:
@@ -190,15 +232,54 @@ class FeigReader(Device):
         return transport
 
     async def _set_up(self, link: FeigLink) -> None:
-        address = self.options.address
-        answer = await self._call(link, p.encode_request(p.CMD_SOFTWARE_VERSION, b"", address))
-        self.version = p.SoftwareVersion.decode(answer.data)
-        await self._call(link, p.encode_request(p.CMD_RF_RESET, b"", address))
-        self.rf_resets += 1
+        described = []
+        for reader in self.readers.values():
+            await self._check(link, reader)
+            await self._rf_reset(link, reader)
+            described.append(f"{reader.version} at COM-ADR {reader.address}")
         where = self.options.port or f"USB {self.options.vid:04x}:{self.options.pid:04x}"
-        detail = f"{self.version} on {where}, {len(self.zones)} antennas"
+        detail = f"{'; '.join(described)} on {where}, {len(self.zones)} antennas"
         log.info("reader.online", device=self.device_id, identity=detail)
         await self._health(utc_now(), Health.ONLINE, detail)
+
+    async def _check(self, link: FeigLink, reader: LineReader) -> None:
+        """Refuse a reader not approved, or not set up for the table, in one line."""
+        address = reader.address
+        answer = await self._call(link, encode_request(p.CMD_SOFTWARE_VERSION, b"", address))
+        version = p.SoftwareVersion.decode(answer.data)
+        reader.version = version
+        self.approvals.check(address, version)
+        if not version.reads(p.TransponderSupport.ISO15693) and not version.reads(
+            p.TransponderSupport.ISO14443A
+        ):
+            raise DeviceRejectedError(f"{reader.name()} ({version}) reads no card tags")
+        records = {}
+        for block, eeprom in (
+            (setup.CFG_INTERFACE, False),
+            (setup.CFG_INTERFACE, True),
+            (setup.CFG_TRANSPONDER, False),
+        ):
+            request = p.read_config_request(block, eeprom=eeprom, address=address)
+            records[(block, eeprom)] = (await self._call(link, request)).data
+        interface = setup.Interface(records[(setup.CFG_INTERFACE, False)])
+        stored = setup.Interface(records[(setup.CFG_INTERFACE, True)])
+        transponder = setup.Transponder(records[(setup.CFG_TRANSPONDER, False)])
+        serial = self.options.port is not None
+        baudrate = self.options.baudrate if serial else None
+        parity = self.options.parity
+        found = setup.problems(interface, transponder, baudrate=baudrate, parity=parity)
+        found += [
+            f"{problem} once reset (EEPROM)"
+            for problem in setup.problems(stored, transponder, baudrate=baudrate, parity=parity)
+            if problem not in found and problem.startswith("CFG1")
+        ]
+        if found:
+            raise DeviceRejectedError(f"{reader.name()} ({version}): {'; '.join(found)}")
+        reader.response_time = interface.response_time
+
+    async def _rf_reset(self, link: FeigLink, reader: LineReader) -> None:
+        await self._call(link, encode_request(p.CMD_RF_RESET, b"", reader.address))
+        self.rf_resets += 1
 
     async def _sweep_forever(self, link: FeigLink) -> None:
         loop = asyncio.get_running_loop()
@@ -211,142 +292,199 @@ class FeigReader(Device):
     # ------------------------------------------------------------------ one sweep
 
     async def sweep(self, link: FeigLink) -> None:
-        """One inventory of every mapped antenna; its edges go to the sink."""
-        try:
-            records, warning = await self._inventory(link)
-            if warning or self.faulty:
-                await self._antenna_states(link, warning)
-        except DeviceUnavailableError:
-            raise
-        except ReaderStatusError as exc:
-            await self._failed(link, await self._diagnosed(link, exc))
-            return
-        except DeviceError as exc:
-            await self._failed(link, str(exc))
-            return
-        self.sweeps += 1
-        ts = utc_now()
-        heard: dict[int, set[str]] = {antenna: set() for antenna in self.zones}
+        """One inventory of every reader's mapped antennas; its edges go to the sink."""
+        heard: dict[Zone, set[str]] = {}
         rssi: dict[tuple[Zone, str], int] = {}
-        for record in records:
-            zone = self.zones.get(record.antenna)
-            if zone is None:
-                self._unmapped(record.antenna)
-                continue
-            try:
-                uid = uid_from_bytes(record.uid, lsb_first=True)
-            except UidError as exc:
-                log.error("reader.bad_uid", device=self.device_id, error=str(exc))
-                continue
-            heard[record.antenna].add(uid)
-            rssi[(zone, uid)] = max(record.rssi, rssi.get((zone, uid), 0))
         edges: list[PresenceEdge[Zone]] = []
-        for antenna, zone in self.zones.items():
-            if antenna in self.faulty:
-                edges += self.tracker.lost(ts, zone, self._fault_detail(antenna))
-            else:
-                edges += self.tracker.seen(ts, zone, heard[antenna])
-        if self._failures:
-            self._failures = 0
-            await self._health(ts, Health.ONLINE, "sweeps succeed again")
-        await self._publish(self.arbiter.sweep(ts, edges, rssi))
+        swept: list[Zone] = []
+        failed = False
+        for reader in self.readers.values():
+            try:
+                sets = await self._inventory(link, reader)
+            except DeviceUnavailableError:
+                raise
+            except DeviceError as exc:
+                failed = True
+                edges += await self._failed(link, reader, await self._diagnosed(link, reader, exc))
+                continue
+            ts = utc_now()
+            await self._reader_fine(ts, reader)
+            for zone in reader.antennas.values():
+                heard[zone] = set()
+            for item in sets:
+                self._collect(reader, item, heard, rssi)
+            for antenna, zone in reader.antennas.items():
+                if antenna in reader.faulty:
+                    edges += self.tracker.lost(ts, zone, self._fault_detail(reader, antenna))
+                else:
+                    edges += self.tracker.seen(ts, zone, heard[zone])
+                    swept.append(zone)
+        if failed:
+            self.failed_sweeps += 1
+        else:
+            self.sweeps += 1
+        ts = utc_now()
+        partial = swept if len(swept) < len(self.zones) else None
+        await self._publish(self.arbiter.sweep(ts, edges, rssi, swept=partial))
 
-    async def _inventory(self, link: FeigLink) -> tuple[list[p.TagRecord], bool]:
-        """Every data set of one inventory, page by page; and whether it warned (0x84)."""
-        antennas, address = sorted(self.zones), self.options.address
+    def _collect(
+        self,
+        reader: LineReader,
+        item: d.DataSet,
+        heard: dict[Zone, set[str]],
+        rssi: dict[tuple[Zone, str], int],
+    ) -> None:
+        if not item.flags & d.FLAG_TRANSPONDER:
+            return  # antenna information alone: no tag to place
+        uid = item.uid_text()
+        for read in item.antennas:
+            zone = reader.antennas.get(read.antenna)
+            if zone is None:
+                self._unmapped(reader, read.antenna)
+                continue
+            heard[zone].add(uid)
+            rssi[(zone, uid)] = max(read.rssi, rssi.get((zone, uid), 0))
+
+    async def _inventory(self, link: FeigLink, reader: LineReader) -> list[d.DataSet]:
+        """Every data set of one inventory of ``reader``, page by page (its 0x84 diagnosed)."""
+        antennas, address = sorted(reader.antennas), reader.address
+        timeout = reader.response_time + self.options.response_timeout
         frame = await self._call(
-            link, p.inventory_request(antennas, address=address), inventory=True
+            link, p.inventory_request(antennas, address=address), inventory=True, timeout=timeout
         )
-        records: list[p.TagRecord] = []
+        sets: list[d.DataSet] = []
         warning = False
         for _ in range(MAX_PAGES):
-            records += p.decode_inventory_data(frame.data)
+            sets += d.decode_inventory(frame.data, with_antenna=True)
             warning |= frame.status == p.Status.RF_WARNING
             if frame.status != p.Status.MORE_DATA:
-                return records, warning
+                break
             self.pages += 1
             more = p.inventory_request(antennas, more=True, address=address)
-            frame = await self._call(link, more, inventory=True)
-        raise p.ProtocolError(f"the reader sent more than {MAX_PAGES} pages of one inventory")
+            frame = await self._call(link, more, inventory=True, timeout=timeout)
+        else:
+            raise ProtocolError(f"{reader.name()} sent more than {MAX_PAGES} pages")
+        if warning or reader.faulty:
+            await self._antenna_states(link, reader, warning)
+        return sets
 
-    async def _call(self, link: FeigLink, request: bytes, *, inventory: bool = False) -> p.Frame:
-        frame = await link.call(request)
+    async def _call(
+        self,
+        link: FeigLink,
+        request: bytes,
+        *,
+        inventory: bool = False,
+        timeout: float | None = None,
+    ) -> Frame:
+        frame = await link.call(request, timeout=timeout)
         ok = {p.Status.OK}
         if inventory:
             ok |= {p.Status.NO_TRANSPONDER, p.Status.RF_WARNING, p.Status.MORE_DATA}
         if frame.status not in ok:
             status = frame.status or 0
             raise ReaderStatusError(
-                f"0x{frame.command:02x} answered {p.status_name(status)}", status
+                f"COM-ADR {frame.address}: 0x{frame.command:02x} answered {p.status_name(status)}",
+                status,
             )
         return frame
 
-    async def _diagnosed(self, link: FeigLink, exc: ReaderStatusError) -> str:
-        """Why the reader refused: its own diagnostic (``[0x6E]`` mode 0x01) says, if it can."""
-        if exc.status != p.Status.RF_COMMUNICATION_ERROR:
+    async def _general(self, link: FeigLink, reader: LineReader) -> p.GeneralDiagnostic:
+        request = p.diagnostic_request(p.DIAG_GENERAL, reader.address)
+        return p.GeneralDiagnostic.decode((await self._call(link, request)).data)
+
+    async def _diagnosed(self, link: FeigLink, reader: LineReader, exc: DeviceError) -> str:
+        """Why an inventory failed: the reader's own diagnostic (mode 0x01) says, if it can."""
+        if not (
+            isinstance(exc, ReaderStatusError) and exc.status == p.Status.RF_COMMUNICATION_ERROR
+        ):
             return str(exc)
         try:
-            request = p.diagnostic_request(p.DIAG_GENERAL, self.options.address)
-            general = p.GeneralDiagnostic.decode((await self._call(link, request)).data)
+            problems = (await self._general(link, reader)).problems()
         except DeviceUnavailableError:
             raise
         except DeviceError:
             return str(exc)
-        problems = general.problems()
         return f"{exc}: RF front end: {', '.join(problems)}" if problems else str(exc)
 
-    async def _antenna_states(self, link: FeigLink, warning: bool) -> None:
-        """Ask the multiplexer which antennas are broken; report what changed."""
-        states: dict[int, int] = {}
+    async def _antenna_states(self, link: FeigLink, reader: LineReader, warning: bool) -> None:
+        """Ask the reader which antennas are broken; report what changed."""
+        states: dict[int, p.ChannelState] = {}
         if warning:
-            request = p.diagnostic_request(p.DIAG_ANTENNAS, self.options.address)
-            states = p.decode_antenna_diagnostic((await self._call(link, request)).data)
+            general = await self._general(link, reader)
+            if general.flags & p.GeneralFlag.MULTIPLEXER:
+                request = p.diagnostic_request(p.DIAG_MULTIPLEXER_IMPEDANCE, reader.address)
+                answer = await self._call(link, request)
+                states = p.MultiplexerImpedance.decode(answer.data).faults()
+            elif general.problems():
+                log.warning(
+                    "reader.rf_warning",
+                    device=self.device_id,
+                    reader=reader.address,
+                    problems=general.problems(),
+                )
         ts = utc_now()
-        for antenna in sorted(self.zones):
-            state = states.get(antenna, p.AntennaState.OK)
-            was = self.faulty.get(antenna)
-            if state not in (p.AntennaState.OK, was):
-                self.faulty[antenna] = state
-                assert self._sink is not None
-                detail = self._fault_detail(antenna)
-                fault = DeviceFault(ts, self.device_id, "ANTENNA_FAULT", antenna, "error", detail)
+        assert self._sink is not None
+        for antenna in sorted(reader.antennas):
+            state = states.get(antenna, p.ChannelState.OK)
+            was = reader.faulty.get(antenna)
+            if state not in (p.ChannelState.OK, was):
+                reader.faulty[antenna] = state
+                detail = self._fault_detail(reader, antenna)
+                ident = fault_id(reader.address, antenna)
+                fault = DeviceFault(ts, self.device_id, "ANTENNA_FAULT", ident, "error", detail)
                 await self._sink(fault)
-                await self._zone_health(ts, self.zones[antenna], Health.STALE, detail)
-            elif state == p.AntennaState.OK and was is not None:
-                del self.faulty[antenna]
-                assert self._sink is not None
-                await self._sink(DeviceFaultCleared(ts, self.device_id, "ANTENNA_FAULT", antenna))
+                await self._zone_health(ts, reader.antennas[antenna], Health.STALE, detail)
+            elif state is p.ChannelState.OK and was is not None:
+                del reader.faulty[antenna]
+                ident = fault_id(reader.address, antenna)
+                await self._sink(DeviceFaultCleared(ts, self.device_id, "ANTENNA_FAULT", ident))
 
-    def _fault_detail(self, antenna: int) -> str:
-        state = self.faulty.get(antenna, p.AntennaState.OK)
-        name = p.AntennaState(state).name if state in p.AntennaState._value2member_map_ else state
-        return f"antenna {antenna} ({self.zones[antenna]}): {name}"
+    def _fault_detail(self, reader: LineReader, antenna: int) -> str:
+        state = reader.faulty.get(antenna, p.ChannelState.OK)
+        zone = reader.antennas[antenna]
+        return f"COM-ADR {reader.address} antenna {antenna} ({zone}): {state.name.lower()}"
 
-    async def _failed(self, link: FeigLink, reason: str) -> None:
-        self.failed_sweeps += 1
-        self._failures += 1
+    async def _failed(
+        self, link: FeigLink, reader: LineReader, reason: str
+    ) -> list[PresenceEdge[Zone]]:
+        reader.failures += 1
         ts = utc_now()
         edges: list[PresenceEdge[Zone]] = []
-        for zone in self.zones.values():
+        for zone in reader.antennas.values():
             edges += self.tracker.failed(ts, zone, reason)
-        if self._failures == self.options.stale_after:
-            detail = f"{self._failures} sweeps failed in a row: {reason}"
+        if reader.failures == self.options.stale_after:
+            self._stale.add(reader.address)
+            detail = f"{reader.name()}: {reader.failures} inventories failed in a row: {reason}"
             await self._health(ts, Health.STALE, detail)
-        await self._publish(self.arbiter.sweep(ts, edges))
-        if self._failures % self.options.reset_after == 0:
+            for zone in reader.antennas.values():
+                await self._zone_health(ts, zone, Health.STALE, detail)
+        if reader.failures % self.options.reset_after == 0:
             try:
-                await self.reset()
+                await self._rf_reset(link, reader)
             except DeviceUnavailableError:
                 raise
             except DeviceError as exc:
                 log.warning("reader.reset_failed", device=self.device_id, error=str(exc))
+        return edges
 
-    def _unmapped(self, antenna: int) -> None:
-        if antenna not in self._warned:
-            self._warned.add(antenna)
+    async def _reader_fine(self, ts: datetime, reader: LineReader) -> None:
+        reader.failures = 0
+        if reader.address not in self._stale:
+            return
+        self._stale.discard(reader.address)
+        for antenna, zone in reader.antennas.items():
+            if antenna not in reader.faulty:
+                await self._zone_health(ts, zone, Health.ONLINE, f"{reader.name()} answers again")
+        if not self._stale:
+            await self._health(ts, Health.ONLINE, "every reader answers again")
+
+    def _unmapped(self, reader: LineReader, antenna: int) -> None:
+        if (reader.address, antenna) not in self._warned:
+            self._warned.add((reader.address, antenna))
             log.warning(
                 "reader.unmapped_antenna",
                 device=self.device_id,
+                reader=reader.address,
                 antenna=antenna,
                 detail="its reads are ignored: add it to this device's antennas in the config",
             )
@@ -363,7 +501,7 @@ class FeigReader(Device):
             elif isinstance(edge, ZoneFresh):
                 await self._zone_health(edge.ts, edge.zone, Health.ONLINE, "antenna works")
             elif isinstance(edge, ZoneStale):
-                pass  # a broken antenna reports its zone itself; a silent reader is the reader's
+                pass  # a broken antenna or a silent reader reports its zones itself
 
     async def _zone_health(self, ts: datetime, zone: Zone, health: Health, detail: str) -> None:
         if self.zone_health.get(zone, Health.ONLINE) is health:
@@ -376,3 +514,6 @@ class FeigReader(Device):
     async def _health(self, ts: datetime, health: Health, detail: str) -> None:
         assert self._sink is not None
         await self._sink(DeviceHealthChanged(ts, self.device_id, health, None, detail, "reader"))
+
+
+__all__ = ["BROADCAST", "FeigReader", "LineReader", "ReaderStatusError", "fault_id"]

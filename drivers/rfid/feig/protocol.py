@@ -1,291 +1,167 @@
-"""The subset of FEIG's ID ISC host protocol that ``feig-isc`` speaks (docs/protocols/feig-isc.md).
+"""The ID ISC commands ``feig-isc`` uses: requests, status codes and the answers' contents.
 
-Every frame is the standard protocol frame::
-
-    host → reader: [LENGTH][COM-ADR][CMD][DATA…][CRC16 LSB][CRC16 MSB]
-    reader → host: [LENGTH][COM-ADR][CMD][STATUS][DATA…][CRC16 LSB][CRC16 MSB]
-
-LENGTH counts the whole frame, CRC included; the CRC-16 (polynomial 0x8408 reflected, preset
-0xFFFF, no final XOR: CRC-16/MCRF4XX) covers every byte before it and goes least significant byte
-first. Pure: encoders, decoders and a stream decoder, no I/O.
+Every request and answer is a frame of :mod:`drivers.rfid.feig.frames`; an inventory's data sets
+are :mod:`drivers.rfid.feig.datasets`; the configuration blocks are
+:mod:`drivers.rfid.feig.setup`. Where each byte comes from is in the docstrings below and, with
+worked examples, in ``docs/protocols/feig-isc.md``. "M02" is FEIG's manual "ID ISC.M02-B"
+(H21010-1e-ID-B), "MU02" the manual "ID ISC.MU02.02" (H90701-3e-ID-B), "CPR40" the manual
+"ID CPR40.xx", "the SDK" FEIG's fedm-classlib 04.06.10. Pure.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Final
+from typing import ClassVar, Final
 
-from drivers.errors import DeviceError
+from drivers.rfid.feig.frames import BROADCAST, ProtocolError, encode_request
 
-BROADCAST: Final = 0xFF
-"""COM-ADR every reader answers."""
-MAX_FRAME: Final = 255
-"""The standard frame's LENGTH is one byte."""
-MIN_REQUEST: Final = 5
-MIN_RESPONSE: Final = 6
+# --------------------------------------------------------------------------- control bytes
+# M02 Annex E p. 104; [0x6E] from MU02 §9.8 p. 69 and the SDK.
 
-CMD_ISO_HOST: Final = 0xB0
-ISO_INVENTORY: Final = 0x01
+CMD_BAUD_RATE_DETECTION: Final = 0x52
+CMD_CPU_RESET: Final = 0x63
 CMD_SOFTWARE_VERSION: Final = 0x65
 CMD_RF_RESET: Final = 0x69
+CMD_RF_ON_OFF: Final = 0x6A
 CMD_DIAGNOSTIC: Final = 0x6E
+CMD_SET_OUTPUT: Final = 0x71
+CMD_READ_CONFIG: Final = 0x80
+CMD_WRITE_CONFIG: Final = 0x81
+CMD_SAVE_CONFIG: Final = 0x82
+CMD_DEFAULT_CONFIG: Final = 0x83
+CMD_ISO_HOST: Final = 0xB0
+ISO_INVENTORY: Final = 0x01
 
-MODE_MORE: Final = 0x01
-"""Inventory MODE bit 0: send the next data sets of the inventory already taken."""
+MODE_MORE: Final = 0x80
+"""Inventory MODE bit 7: the next data sets of the inventory already taken (M02 p. 57; the
+SDK's ``FEDM_ISC_ISO_MODE_MORE``)."""
 MODE_ANT: Final = 0x10
-"""Inventory MODE bit 4: ANT_SEL follows, and every data set carries ANT_NR, ANT_STATUS, RSSI."""
-ANT_SEL_BYTES: Final = 4
-"""ANT_SEL: a 32-bit field, most significant byte first; bit n-1 selects antenna n (1…32)."""
-MAX_ANTENNA: Final = 32
-
-TR_TYPE_ISO15693: Final = 0x03
-TR_TYPE_ISO14443A: Final = 0x04
-"""An ISO/IEC 14443-A tag (4- or 7-byte UID, least significant byte first, zero-filled to 8)."""
-RECORD_SIZE: Final = 13
-"""One inventory data set: TR-TYPE, DSFID, UID (8, least significant byte first), ANT_NR,
-ANT_STATUS, RSSI."""
-RECORDS_PER_FRAME: Final = (MAX_FRAME - MIN_RESPONSE - 1) // RECORD_SIZE
-"""19: what one standard response frame holds (the rest comes with status 0x94 and MORE)."""
-
-DIAG_GENERAL: Final = 0x01
-DIAG_ANTENNAS: Final = 0x04
+"""Inventory MODE bit 4: ANT_SEL follows and the data sets carry antenna information (MU02
+p. 76; the SDK's ``FEDM_ISC_ISO_MODE_ANT``)."""
+MAX_ANTENNA: Final = 8
+"""ANT_SEL is one byte, a bit an antenna (MU02 p. 76; the SDK's ``FEDM_ISC_TMP_B0_REQ_ANT_SEL``):
+antennas 1…8, as many as an ID ISC.M02.M8's multiplexer has."""
 
 
 class Status(IntEnum):
-    """The reader's STATUS byte (the codes this driver meets)."""
+    """The STATUS byte of an answer (M02 Annex D pp. 101-102; MU02 Annex C pp. 91-92)."""
 
     OK = 0x00
     NO_TRANSPONDER = 0x01
+    DATA_FALSE = 0x02
+    WRITE_ERROR = 0x03
+    ADDRESS_ERROR = 0x04
+    WRONG_TRANSPONDER_TYPE = 0x05
+    EEPROM_FAILURE = 0x10
+    PARAMETER_RANGE_ERROR = 0x11
+    READ_PROTECT = 0x15
+    WRITE_PROTECT = 0x16
+    FIRMWARE_ACTIVATION_REQUIRED = 0x17
     UNKNOWN_COMMAND = 0x80
     LENGTH_ERROR = 0x81
-    NOT_AVAILABLE = 0x82
+    COMMAND_NOT_AVAILABLE = 0x82
     RF_COMMUNICATION_ERROR = 0x83
     RF_WARNING = 0x84
+    EPC_ERROR = 0x85
     MORE_DATA = 0x94
-
-
-class AntennaState(IntEnum):
-    """One antenna's state in the multiplexer diagnostic (0x6E mode 0x04)."""
-
-    OK = 0x00
-    OPEN = 0x01
-    SHORT = 0x02
+    ISO15693_ERROR = 0x95
+    HARDWARE_WARNING = 0xF1
 
 
 def status_name(code: int) -> str:
-    """``MORE_DATA (0x94)``; the bare number for a code this host does not know."""
-    if code in Status._value2member_map_:
+    """``MORE_DATA (0x94)``; the bare number for a code FEIG's manuals do not list."""
+    try:
         return f"{Status(code).name} (0x{code:02x})"
-    return f"0x{code:02x}"
+    except ValueError:
+        return f"0x{code:02x}"
 
 
-class ProtocolError(DeviceError):
-    """A frame or a payload that does not follow the protocol."""
+#: Reader types, the SW-TYPE of ``[0x65]`` (M02 Annex K p. 106).
+READER_TYPES: Final = {
+    11: "ID ISC.DAT", 12: "ID ISC.UMUX", 13: "ID ISC.GPC", 20: "ID RW40.30-U",
+    30: "ID ISC.M01", 31: "ID ISC.M02", 33: "ID ISC.M02.M8", 40: "ID ISC.LR100",
+    41: "ID ISC.LR200", 42: "ID ISC.LR2000", 43: "ID ISC.LR2500-B", 44: "ID ISC.LR2500-A",
+    45: "ID ISC.LR1002", 50: "ID ISC.MU02", 54: "ID ISC.MRU102", 55: "ID ISC.MRU200",
+    56: "ID ISC.MRU200-U", 60: "ID ISC.PRH101", 61: "ID ISC.PRH101-U", 62: "ID ISC.PRHD102",
+    63: "ID ISC.PRH102", 71: "ID ISC.PRH100-U", 72: "ID ISC.PRH100", 73: "ID ISC.MR100-U",
+    74: "ID ISC.MR100 / .PR100", 75: "ID ISC.MR200-A / -E", 76: "ID ISC.MR101-A",
+    77: "ID ISC.MR102", 78: "ID ISC.MR101-U", 80: "ID CPR.M02", 81: "ID CPR.02",
+    82: "ID CPR40.30-Ux", 83: "ID CPR40.0x-Ax / -Cx", 84: "ID CPR.M03", 85: "ID CPR.03",
+    86: "ID CPR30", 87: "ID CPR.52", 88: "ID CPR.04-U", 92: "ID ISC.LRU1000",
+    93: "ID ISC.LRU2000", 94: "ID ISC.LRU3000", 100: "ID MAX50",
+}  # fmt: skip
 
 
-# --------------------------------------------------------------------------- CRC
+class TransponderSupport(IntEnum):
+    """Bits of the ``[0x65]`` TR-TYPE field: the transponders the firmware reads (M02 §6.4
+    p. 47; bits 4 and 5 from CPR40 §5.4 p. 72)."""
+
+    ICODE1 = 1 << 0
+    ISO15693 = 1 << 3
+    ISO14443A = 1 << 4
+    ISO14443B = 1 << 5
+    ISO18000_3M3 = 1 << 8
 
 
-def _crc_table() -> tuple[int, ...]:
-    table = []
-    for byte in range(256):
-        crc = byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ 0x8408 if crc & 1 else crc >> 1
-        table.append(crc)
-    return tuple(table)
+# --------------------------------------------------------------------------- inventory
 
 
-_TABLE: Final = _crc_table()
-
-
-def crc16(data: bytes) -> int:
-    """CRC-16/MCRF4XX: poly 0x8408 reflected, preset 0xFFFF (``b"123456789"`` → 0x6F91)."""
-    crc = 0xFFFF
-    for byte in data:
-        crc = (crc >> 8) ^ _TABLE[(crc ^ byte) & 0xFF]
-    return crc
-
-
-def _sealed(body: bytes) -> bytes:
-    crc = crc16(body)
-    return body + bytes((crc & 0xFF, crc >> 8))
-
-
-# --------------------------------------------------------------------------- frames
-
-
-@dataclass(frozen=True, slots=True)
-class Frame:
-    """One decoded frame: a request (``status`` None) or a response."""
-
-    address: int
-    command: int
-    data: bytes
-    status: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Garbage:
-    """Bytes that were no frame, and why (``crc`` when a whole frame failed its CRC)."""
-
-    size: int
-    reason: str
-
-
-def encode_request(command: int, data: bytes = b"", address: int = BROADCAST) -> bytes:
-    """A host → reader frame."""
-    length = 3 + len(data) + 2
-    if length > MAX_FRAME:
-        raise ProtocolError(f"request of {length} bytes does not fit a standard frame")
-    return _sealed(bytes((length, address, command)) + data)
-
-
-def encode_response(command: int, status: int, data: bytes = b"", address: int = 0x00) -> bytes:
-    """A reader → host frame."""
-    length = 4 + len(data) + 2
-    if length > MAX_FRAME:
-        raise ProtocolError(f"response of {length} bytes does not fit a standard frame")
-    return _sealed(bytes((length, address, command, status)) + data)
-
-
-class FrameDecoder:
-    """Cuts a byte stream into frames by their LENGTH byte, checking each CRC.
-
-    ``responses`` says which direction it decodes (a response has a STATUS byte). A LENGTH that
-    cannot be a frame is dropped one byte at a time; a frame whose CRC fails is dropped whole
-    (the host asks again, or the reader does not answer it).
-    """
-
-    def __init__(self, *, responses: bool) -> None:
-        self.responses = responses
-        self._minimum = MIN_RESPONSE if responses else MIN_REQUEST
-        self._buffer = bytearray()
-
-    @property
-    def pending(self) -> int:
-        """Bytes held that do not make a whole frame yet."""
-        return len(self._buffer)
-
-    def reset(self) -> None:
-        """Forget a partial frame."""
-        self._buffer.clear()
-
-    def feed(self, data: bytes) -> Iterator[Frame | Garbage]:
-        """Decode what ``data`` completes."""
-        buffer = self._buffer
-        buffer += data
-        while buffer:
-            length = buffer[0]
-            if length < self._minimum:
-                del buffer[0]
-                yield Garbage(1, f"LENGTH {length} is below {self._minimum}")
-                continue
-            if len(buffer) < length:
-                return
-            frame = bytes(buffer[:length])
-            del buffer[:length]
-            if crc16(frame[:-2]) != frame[-2] | frame[-1] << 8:
-                yield Garbage(length, "crc")
-                continue
-            if self.responses:
-                yield Frame(frame[1], frame[2], frame[4:-2], frame[3])
-            else:
-                yield Frame(frame[1], frame[2], frame[3:-2])
-
-
-# --------------------------------------------------------------------------- commands
-
-
-def antenna_select(antennas: Iterable[int]) -> bytes:
-    """ANT_SEL for these antennas (1…32)."""
+def antenna_select(antennas: Iterable[int]) -> int:
+    """ANT_SEL for these antennas: bit n-1 for antenna n."""
     mask = 0
     for antenna in antennas:
         if not 1 <= antenna <= MAX_ANTENNA:
             raise ProtocolError(f"antenna {antenna} is not 1…{MAX_ANTENNA}")
         mask |= 1 << (antenna - 1)
-    return mask.to_bytes(ANT_SEL_BYTES, "big")
+    return mask
 
 
-def selected_antennas(field: bytes) -> list[int]:
+def selected_antennas(mask: int) -> list[int]:
     """The antennas an ANT_SEL selects, ascending."""
-    mask = int.from_bytes(field, "big")
     return [bit + 1 for bit in range(MAX_ANTENNA) if mask >> bit & 1]
 
 
 def inventory_request(
-    antennas: Iterable[int], *, more: bool = False, address: int = BROADCAST
+    antennas: Iterable[int] | None,
+    *,
+    more: bool = False,
+    address: int = BROADCAST,
+    advanced: bool = False,
 ) -> bytes:
-    """``[0xB0][0x01][MODE][ANT_SEL]``: inventory on these antennas (MORE: the next page)."""
-    mode = MODE_ANT | (MODE_MORE if more else 0)
-    data = bytes((ISO_INVENTORY, mode)) + antenna_select(antennas)
-    return encode_request(CMD_ISO_HOST, data, address)
+    """``[0xB0][0x01][MODE]`` and, with ``antennas``, ``[ANT_SEL]`` (M02 p. 57, MU02 p. 76).
+
+    ``antennas`` None is the plain inventory: no ANT_SEL, data sets without antenna
+    information. ``more`` asks for the next page of the inventory already taken: the same
+    request with MODE bit MORE set (the SDK's ``TagInventory``).
+    """
+    mode = MODE_MORE if more else 0
+    data = bytes((ISO_INVENTORY,))
+    if antennas is None:
+        data += bytes((mode,))
+    else:
+        data += bytes((mode | MODE_ANT, antenna_select(antennas)))
+    return encode_request(CMD_ISO_HOST, data, address, advanced=advanced)
 
 
-@dataclass(frozen=True, slots=True)
-class TagRecord:
-    """One inventory data set: a tag as one antenna heard it."""
-
-    uid: bytes
-    """As it travels: least significant byte first."""
-    antenna: int
-    rssi: int
-    antenna_status: int = 0
-    dsfid: int = 0
-    tr_type: int = TR_TYPE_ISO15693
-
-    @classmethod
-    def of(cls, uid: bytes, antenna: int, rssi: int) -> TagRecord:
-        """The data set of a tag whose UID is ``uid`` (most significant byte first, as
-        spelt): an 8-byte UID is ISO/IEC 15693, a 4- or 7-byte one ISO/IEC 14443-A."""
-        if len(uid) == 8:
-            return cls(uid[::-1], antenna, rssi)
-        if len(uid) in (4, 7):
-            return cls(uid[::-1], antenna, rssi, tr_type=TR_TYPE_ISO14443A)
-        raise ProtocolError(f"no transponder type has a {len(uid)}-byte UID")
-
-    def encode(self) -> bytes:
-        """The data set's 13 bytes."""
-        uid = self.uid
-        if self.tr_type == TR_TYPE_ISO14443A and len(uid) in (4, 7):
-            uid += bytes(8 - len(uid))
-        if len(uid) != 8:
-            raise ProtocolError(f"a data set's UID field has 8 bytes, not {len(self.uid)}")
-        head = bytes((self.tr_type, self.dsfid))
-        return head + uid + bytes((self.antenna, self.antenna_status, self.rssi))
+# --------------------------------------------------------------------------- reader control
 
 
-def encode_inventory_data(records: Iterable[TagRecord]) -> bytes:
-    """An inventory response's DATA: DATA-SETS, then the data sets."""
-    chosen = list(records)
-    return bytes((len(chosen),)) + b"".join(record.encode() for record in chosen)
+def baud_rate_detection_request(address: int = BROADCAST) -> bytes:
+    """``[0x52][0x00]``: answered only at the reader's own baud rate and parity (M02 §6.1
+    p. 45); the answer is ``[0x52]`` with STATUS 0x00 and no data."""
+    return encode_request(CMD_BAUD_RATE_DETECTION, b"\x00", address)
 
 
-def decode_inventory_data(data: bytes) -> list[TagRecord]:
-    """An inventory response's DATA (empty for status 0x01)."""
-    if not data:
-        return []
-    count = data[0]
-    if len(data) != 1 + count * RECORD_SIZE:
-        raise ProtocolError(
-            f"inventory answer of {len(data)} bytes does not hold {count} data sets"
-        )
-    records = []
-    for index in range(count):
-        at = 1 + index * RECORD_SIZE
-        raw = data[at : at + RECORD_SIZE]
-        uid = raw[2:10]
-        if raw[0] == TR_TYPE_ISO14443A:
-            uid = uid[:7] if uid[7] == 0 and any(uid[4:7]) else uid[:4]
-        records.append(TagRecord(uid, raw[10], raw[12], raw[11], raw[1], raw[0]))
-    return records
+def rf_on_off_request(on: bool, address: int = BROADCAST) -> bytes:
+    """``[0x6A][RF]``: the reader's RF field on (0x01) or off (0x00) (M02 §6.7 p. 52)."""
+    return encode_request(CMD_RF_ON_OFF, b"\x01" if on else b"\x00", address)
 
 
 @dataclass(frozen=True, slots=True)
 class SoftwareVersion:
-    """The answer to ``[0x65]``: SW-REV, D-REV, HW-TYPE, SW-TYPE, TR-TYPE."""
+    """The answer to ``[0x65]`` (M02 §6.4 p. 47): SW-REV, D-REV, HW-TYPE, SW-TYPE, TR-TYPE."""
 
     sw_rev: int
     d_rev: int
@@ -293,8 +169,10 @@ class SoftwareVersion:
     sw_type: int
     tr_type: int
 
+    SIZE: ClassVar[int] = 7
+
     def encode(self) -> bytes:
-        """The answer's 7 data bytes."""
+        """The answer's 7 data bytes (the two-byte fields most significant byte first)."""
         return (
             self.sw_rev.to_bytes(2, "big")
             + bytes((self.d_rev, self.hw_type, self.sw_type))
@@ -304,55 +182,185 @@ class SoftwareVersion:
     @classmethod
     def decode(cls, data: bytes) -> SoftwareVersion:
         """Read the answer's data."""
-        if len(data) != 7:
-            raise ProtocolError(f"software version answer of {len(data)} bytes, not 7")
+        if len(data) != cls.SIZE:
+            raise ProtocolError(f"a software version answer of {len(data)} bytes, not 7")
         return cls(int.from_bytes(data[0:2], "big"), data[2], data[3], data[4],
                    int.from_bytes(data[5:7], "big"))  # fmt: skip
 
+    @property
+    def reader_type(self) -> str:
+        """The model's name by SW-TYPE, or the number when Annex K does not list it."""
+        return READER_TYPES.get(self.sw_type, f"reader type {self.sw_type}")
+
+    @property
+    def firmware(self) -> str:
+        """``04.02.01``: SW-REV's two bytes and D-REV."""
+        return f"{self.sw_rev >> 8:02d}.{self.sw_rev & 0xFF:02d}.{self.d_rev:02d}"
+
+    def reads(self, support: TransponderSupport) -> bool:
+        """Whether the firmware reads this kind of transponder."""
+        return bool(self.tr_type & support)
+
     def __str__(self) -> str:
-        major, minor = self.sw_rev >> 8, self.sw_rev & 0xFF
-        return f"ID ISC firmware {major:02d}.{minor:02d} (type 0x{self.sw_type:02x})"
+        return f"{self.reader_type} firmware {self.firmware}"
+
+
+# --------------------------------------------------------------------------- configuration
+
+CFG_EEPROM: Final = 0x80
+"""CFG-ADR bit 7, LOC: the EEPROM (and the RAM) instead of the RAM alone (M02 §5.1 p. 41)."""
+CFG_ALL: Final = 0x40
+"""CFG-ADR bit 6, MODE: every block ([0x82], [0x83]; M02 §5.3 p. 43)."""
+CFG_RECORD: Final = 14
+"""A configuration block's parameter bytes (M02 §4 p. 19)."""
+
+
+def config_address(block: int, *, eeprom: bool = False, every: bool = False) -> int:
+    """CFG-ADR: the block (0…63), LOC and MODE."""
+    if not 0 <= block <= 0x3F:
+        raise ProtocolError(f"configuration block {block} is not 0…63")
+    return block | (CFG_EEPROM if eeprom else 0) | (CFG_ALL if every else 0)
+
+
+def read_config_request(block: int, *, eeprom: bool = False, address: int = BROADCAST) -> bytes:
+    """``[0x80][CFG-ADR]``; the answer's data is the 14-byte CFG-REC (M02 §5.1 p. 41)."""
+    return encode_request(CMD_READ_CONFIG, bytes((config_address(block, eeprom=eeprom),)), address)
+
+
+def write_config_request(
+    block: int, record: bytes, *, eeprom: bool = False, address: int = BROADCAST
+) -> bytes:
+    """``[0x81][CFG-ADR][CFG-REC: 14]`` (M02 §5.2 p. 42)."""
+    if len(record) != CFG_RECORD:
+        raise ProtocolError(f"a configuration block has {CFG_RECORD} bytes, not {len(record)}")
+    cfg_adr = bytes((config_address(block, eeprom=eeprom),))
+    return encode_request(CMD_WRITE_CONFIG, cfg_adr + record, address)
+
+
+# --------------------------------------------------------------------------- diagnostic
+
+DIAG_GENERAL: Final = 0x01
+"""``[0x6E]`` mode 0x01, general RF status: two flag bytes, A and B (the SDK's
+``FEDM_ISCReaderDiagnostic.h`` ``ucFlagsA``/``ucFlagsB``; ``Set_0x6E_ReaderDiagnosticData``
+copies them from the answer's first two data bytes: no echo of the mode)."""
+DIAG_MULTIPLEXER: Final = 0x03
+"""Mode 0x03: one impedance-status byte for each of the multiplexer's 8 channels (the SDK's
+``ucMuxStatusCh1`` … ``ucMuxStatusCh8``)."""
+DIAG_INTERNAL: Final = 0x04
+"""Mode 0x04: hardware and configuration status, INT_ERROR A and B (MU02 p. 69; the SDK)."""
+DIAG_MULTIPLEXER_IMPEDANCE: Final = 0x05
+"""Mode 0x05: for the multiplexer on an antenna output, three bit fields, a bit a channel:
+power, impedance below 50 Ω, impedance above 50 Ω (the SDK's ``CNTRL_OUT1``,
+``PHASE_LT50_OUT1``, ``PHASE_GT50_OUT1``)."""
+
+
+class GeneralFlag(IntEnum):
+    """Mode 0x01 flags (the SDK's bit fields; A in the low byte, B in the high byte)."""
+
+    RF_HARDWARE = 0x0001
+    RF_NOISE = 0x0002
+    IMPEDANCE_BELOW_50 = 0x0004
+    IMPEDANCE_ABOVE_50 = 0x0008
+    POWER_AMPLIFIER = 0x0010
+    TEMPERATURE_WARNING = 0x0020
+    SYNC_TIMEOUT = 0x0040
+    TEMPERATURE_ALARM = 0x0080
+    MULTIPLEXER = 0x0100
+    ANTENNA_TUNER = 0x0200
+    ANTENNA_DC_POWER = 0x0400
+
+
+_FLAG_WORDS: Final = {
+    GeneralFlag.RF_HARDWARE: "RF hardware error",
+    GeneralFlag.RF_NOISE: "RF noise",
+    GeneralFlag.IMPEDANCE_BELOW_50: "antenna impedance below 50 ohm",
+    GeneralFlag.IMPEDANCE_ABOVE_50: "antenna impedance above 50 ohm",
+    GeneralFlag.POWER_AMPLIFIER: "RF power amplifier",
+    GeneralFlag.TEMPERATURE_WARNING: "temperature warning",
+    GeneralFlag.SYNC_TIMEOUT: "synchronisation timeout",
+    GeneralFlag.TEMPERATURE_ALARM: "temperature alarm",
+    GeneralFlag.MULTIPLEXER: "multiplexer",
+    GeneralFlag.ANTENNA_TUNER: "antenna tuner",
+    GeneralFlag.ANTENNA_DC_POWER: "antenna DC power",
+}
 
 
 @dataclass(frozen=True, slots=True)
 class GeneralDiagnostic:
-    """``[0x6E]`` mode 0x01: the reader's RF front end."""
+    """``[0x6E]`` mode 0x01: FLAGS A and FLAGS B."""
 
-    flags: int
+    flags_a: int
+    flags_b: int
 
-    RF_HARDWARE: Final = 0x01
-    NOISE: Final = 0x02
-    OVERTEMPERATURE: Final = 0x04
+    @property
+    def flags(self) -> int:
+        """Both bytes as one word, A low."""
+        return self.flags_a | self.flags_b << 8
 
     def problems(self) -> list[str]:
-        """What the flags say is wrong (empty: nothing)."""
-        names = {
-            self.RF_HARDWARE: "RF hardware",
-            self.NOISE: "noise",
-            self.OVERTEMPERATURE: "overtemperature",
-        }
-        return [name for bit, name in names.items() if self.flags & bit]
+        """What the flags say is wrong, in words (empty: nothing)."""
+        return [words for flag, words in _FLAG_WORDS.items() if self.flags & flag]
+
+    def encode(self) -> bytes:
+        """The answer's data."""
+        return bytes((self.flags_a, self.flags_b))
 
     @classmethod
     def decode(cls, data: bytes) -> GeneralDiagnostic:
-        """Read the answer's data: ``[MODE][FLAGS]``."""
-        if len(data) != 2 or data[0] != DIAG_GENERAL:
-            raise ProtocolError(f"general diagnostic answer {data.hex()} is not [01][FLAGS]")
-        return cls(data[1])
+        """Read the answer's data (its first two bytes; a reader may pad the record)."""
+        if len(data) < 2:
+            raise ProtocolError(f"a general diagnostic answer of {len(data)} bytes, not 2")
+        return cls(data[0], data[1])
+
+
+class ChannelState(IntEnum):
+    """A multiplexer channel's state, read off the mode 0x05 bit fields."""
+
+    OK = 0
+    OPEN = 1
+    """Impedance above 50 Ω: no antenna, a cut cable."""
+    SHORT = 2
+    """Impedance below 50 Ω: a shorted antenna or cable."""
+    POWER = 3
+    """The channel's power is wrong."""
+
+
+@dataclass(frozen=True, slots=True)
+class MultiplexerImpedance:
+    """``[0x6E]`` mode 0x05 for one multiplexer: three bit fields, bit n-1 for channel n."""
+
+    power: int
+    below_50: int
+    above_50: int
+
+    def state(self, channel: int) -> ChannelState:
+        """Channel ``channel``'s state (1…8)."""
+        bit = 1 << (channel - 1)
+        if self.above_50 & bit:
+            return ChannelState.OPEN
+        if self.below_50 & bit:
+            return ChannelState.SHORT
+        if self.power & bit:
+            return ChannelState.POWER
+        return ChannelState.OK
+
+    def faults(self) -> dict[int, ChannelState]:
+        """Every channel that is not in order."""
+        states = {n: self.state(n) for n in range(1, MAX_ANTENNA + 1)}
+        return {n: state for n, state in states.items() if state is not ChannelState.OK}
+
+    def encode(self) -> bytes:
+        """The answer's data."""
+        return bytes((self.power, self.below_50, self.above_50))
+
+    @classmethod
+    def decode(cls, data: bytes) -> MultiplexerImpedance:
+        """Read the first output's three bytes (a reader with more outputs sends more)."""
+        if len(data) < 3:
+            raise ProtocolError(f"a multiplexer impedance answer of {len(data)} bytes, not 3")
+        return cls(data[0], data[1], data[2])
 
 
 def diagnostic_request(mode: int, address: int = BROADCAST) -> bytes:
-    """``[0x6E][MODE]``."""
+    """``[0x6E][MODE]`` (MU02 §9.8 p. 69)."""
     return encode_request(CMD_DIAGNOSTIC, bytes((mode,)), address)
-
-
-def encode_antenna_diagnostic(states: Sequence[int]) -> bytes:
-    """``[0x6E]`` mode 0x04 answer data: ``[MODE][N][STATE of antenna 1 … N]``."""
-    return bytes((DIAG_ANTENNAS, len(states), *states))
-
-
-def decode_antenna_diagnostic(data: bytes) -> dict[int, int]:
-    """Antenna number (1…N) → its state, from a mode 0x04 answer."""
-    if len(data) < 2 or data[0] != DIAG_ANTENNAS or len(data) != 2 + data[1]:
-        raise ProtocolError(f"antenna diagnostic answer {data.hex()} is not [04][N][states]")
-    return dict(enumerate(data[2:], start=1))
