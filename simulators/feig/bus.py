@@ -65,6 +65,7 @@ class FeigLine:
     """The line's antennas in all (default: 8 a reader)."""
     seed: int | None = None
     transponders: frozenset[str] = frozenset({"iso15693", "iso14443a"})
+    rf_timing: bool = True
     link: LinkFaults = field(default_factory=LinkFaults)
     counters: LineCounters = field(default_factory=LineCounters)
     journal: deque[str] = field(default_factory=lambda: deque(maxlen=64))
@@ -88,7 +89,14 @@ class FeigLine:
         self._rng = random.Random(self.seed)
         self.radio = Radio(total, random.Random(self._rng.random()))
         self.readers = [
-            ReaderModel(self.radio, index, address, self.transponders, journal=self.journal.append)
+            ReaderModel(
+                self.radio,
+                index,
+                address,
+                self.transponders,
+                journal=self.journal.append,
+                rf_timing=self.rf_timing,
+            )
             for index, address in enumerate(self.addresses)
         ]
         self._decoder = FrameDecoder(answers=False)

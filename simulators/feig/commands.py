@@ -49,7 +49,7 @@ FAULT_OPTIONS: dict[str, frozenset[str]] = {
     "flap": frozenset({"rate"}),
     "crosstalk": frozenset({"rate"}),
     "stacked_miss": frozenset({"rate"}),
-    "rf": frozenset({"problem"}),
+    "rf": frozenset({"problem", "reader"}),
 }
 RATE_FAULTS = ("crc", "partial", "flap", "crosstalk", "stacked_miss")
 CLEARABLE = (*RATE_FAULTS, "stall", "antenna", "rf", "all")
@@ -84,6 +84,7 @@ class FaultCommand(vocabulary.FaultModel):
     antenna: int | None = Field(default=None, ge=1, le=LINE_ANTENNAS)
     code: AntennaFault = AntennaFault.OPEN
     problem: Literal["hardware", "noise", "overtemperature"] = "hardware"
+    reader: int | None = Field(default=None, ge=0, le=254, description="COM-ADR (default: all)")
 
     def _check_options(self) -> None:
         if self.fault == "antenna" and self.antenna is None:
@@ -110,6 +111,9 @@ class ReaderSetup(CommandModel):
     scan_mode: bool | None = None
     time_slots: Literal[1, 16] | None = None
     afi: int | None = Field(default=None, ge=0, le=255, description="0: no AFI filter")
+    response_time: float | None = Field(
+        default=None, ge=0.0, le=6553.5, description="TR-RESPONSE-TIME, seconds (0.1 steps)"
+    )
     sw_type: int | None = Field(default=None, ge=0, le=255)
     firmware: str | None = Field(default=None, pattern=r"^\d{2}\.\d{2}\.\d{2}$")
 

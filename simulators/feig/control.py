@@ -175,7 +175,10 @@ def _fault(sim: FeigHost, command: FaultCommand) -> None:
     elif name == "replug":
         sim.replug()
     elif name == "rf":
-        for reader in line.readers:
+        readers = [r for r in line.readers if command.reader in (None, r.address)]
+        if not readers:
+            raise CommandError(f"reader: no reader at COM-ADR {command.reader} on the line")
+        for reader in readers:
             reader.rf_flags |= RF_PROBLEMS[command.problem]
     elif name == "antenna":
         assert command.antenna is not None
@@ -218,6 +221,9 @@ def _setup(line: FeigLine, wanted: ReaderSetup) -> None:
         baudrate=wanted.baudrate or interface.baudrate,
         parity=wanted.parity or interface.parity,
     ).record
+    if wanted.response_time is not None:
+        tenths = round(wanted.response_time * 10).to_bytes(2, "big")
+        record = record[:6] + tenths + record[8:]
     if wanted.scan_mode is not None:
         mode = record[13] & ~setup.SCAN_MODE | (setup.SCAN_MODE if wanted.scan_mode else 0)
         record = record[:13] + bytes((mode,))

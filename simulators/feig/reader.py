@@ -72,6 +72,8 @@ class ReaderModel:
     address: int = 0
     transponders: frozenset[str] = frozenset(SUPPORTED)
     journal: Callable[[str], None] = field(default=lambda line: None)
+    rf_timing: bool = True
+    """False: the reader works in no time (no RF time, so TR-RESPONSE-TIME never runs out)."""
     version: p.SoftwareVersion = field(init=False)
     ram: dict[int, bytes] = field(init=False)
     eeprom: dict[int, bytes] = field(init=False)
@@ -313,16 +315,25 @@ class ReaderModel:
             return self._reply(p.CMD_ISO_HOST, p.Status.RF_COMMUNICATION_ERROR)
         heard, _ = self.radio.inventory([self.line_antenna(ant) for ant in selected])
         readable = self._answering([item for item in heard if self._reads(item.uid)])
-        rf = sum(
-            timing.inventory_seconds(sum(1 for h in readable if h.antenna == self.line_antenna(a)))
-            for a in selected
-        )
+        rf = self._rf_seconds(readable, selected)
+        if rf > self.interface.response_time:
+            # "At the latest after the TR-RESPONSE-TIME elapsed the Reader will send an answer
+            # … the current commands between Reader and Transponder are aborted" (M02 p. 22).
+            self._pending, self._pending_mode = [], None
+            work = self.interface.response_time
+            return self._reply(p.CMD_ISO_HOST, p.Status.RF_COMMUNICATION_ERROR, work=work)
         self._pending = self._data_sets(readable, with_antenna)
         self._pending_mode = with_antenna
         broken = any(ant in self._faults() for ant in selected)
         warned = broken or self.rf_flags & ~FAILING
         self._pending_status = p.Status.RF_WARNING if warned else p.Status.OK
         return self._page(with_antenna, rf)
+
+    def _rf_seconds(self, readable: list[Heard], selected: list[int]) -> float:
+        if not self.rf_timing:
+            return 0.0
+        per_antenna = Counter(item.antenna for item in readable)
+        return sum(timing.inventory_seconds(per_antenna[self.line_antenna(a)]) for a in selected)
 
     def _answering(self, heard: list[Heard]) -> list[Heard]:
         """What CFG4 lets answer: no tag of another AFI; with one time slot, no two at once."""

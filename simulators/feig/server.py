@@ -38,7 +38,7 @@ class FeigSimulator(PtySimulator):
         trace: Callable[[str], None] | None = None,
     ) -> None:
         super().__init__(link=link, trace=trace)
-        self.line = FeigLine(addresses, antennas, seed, transponders)
+        self.line = FeigLine(addresses, antennas, seed, transponders, rf_timing)
         if baud:
             for reader in self.line.readers:
                 line = reader.interface.with_line(

@@ -125,7 +125,7 @@ def add_feig_reader(
     rf_timing: bool = True,
 ) -> SimulatedFeigUsbReader:
     """Plug a new simulated ID ISC reader into ``bus``."""
-    line = FeigLine((0,), antennas, seed)
+    line = FeigLine((0,), antennas, seed, rf_timing=rf_timing)
     device = SimulatedFeigUsbReader(
         line,
         serial,

@@ -1,8 +1,8 @@
 """The bench: the shuffler and reader simulators the rig's tables run on, reused between tables.
 
 A :class:`Bench` is ``tablectl sim shuffler`` and ``tablectl sim rfid`` (16 antennas), or
-``tablectl sim feig`` (14 antennas, crosstalk on), each a process on a pty with its control
-socket, their output unpaced. When a table closes the bench is
+``tablectl sim feig`` (two ID ISC.M02.M8 readers on one line, 14 antennas, crosstalk on), each a
+process on a pty with its control socket, their output unpaced. When a table closes the bench is
 tidied while its daemon still runs (every tag lifted, the faults cleared, the lid closed), and
 the next table gets it only if both simulators still run, are plugged in and hold no event for a
 host; anything else (an unapproved firmware, a cable left out) gets a fresh bench.
@@ -20,7 +20,13 @@ from controller.table.inputs import Zone
 from simulators.control_client import ControlClient, ControlError
 from simulators.rig.children import Child, ChildError, tablectl
 from simulators.rig.errors import RigError
-from simulators.rig.setup import ANTENNAS, FIRST_ANTENNA, ZONE_ANTENNA, ReaderKind
+from simulators.rig.setup import (
+    ANTENNAS,
+    FEIG_READERS,
+    FIRST_ANTENNA,
+    ZONE_ANTENNA,
+    ReaderKind,
+)
 from simulators.rig.world import ShufflerUnit, TableTags
 
 
@@ -59,12 +65,13 @@ class Bench:
             "--baud", "0",
         ]  # fmt: skip
         if reader == "feig":
-            # A FEIG reader under the table (14 antennas, the board's cards side by side), its
-            # antennas hearing their neighbours' cards now and then.
+            # Two FEIG readers under the table on one line (14 antennas, the board's cards side
+            # by side), their antennas hearing their neighbours' cards now and then.
             reader_args = [
                 "sim", "feig",
                 "--link", str(self.sockets / "reader.tty"),
                 "--control", str(self.reader_control.path),
+                "--readers", ",".join(str(a) for a in FEIG_READERS),
                 "--antennas", str(len(ANTENNAS)),
                 "--baud", "0", "--no-rf-timing",
                 "--crosstalk", str(crosstalk),

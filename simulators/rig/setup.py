@@ -33,6 +33,15 @@ ANTENNAS: dict[int, str] = {
 ZONE_ANTENNA: dict[Zone, int] = {Zone.parse(zone): antenna for antenna, zone in ANTENNAS.items()}
 #: The number of the rig's first antenna on each reader (a FEIG multiplexer counts from 1).
 FIRST_ANTENNA: dict[str, int] = {"tsp": 0, "feig": 1}
+#: The FEIG readers on the rig's line (COM-ADRs): eight antennas each, so two for fourteen zones.
+FEIG_READERS = (1, 2)
+FEIG_OUTPUTS = 8
+
+
+def feig_antenna(line_antenna: int) -> tuple[int, int]:
+    """The FEIG reader (COM-ADR) and ANT_NR of the rig's line antenna ``line_antenna`` (1…)."""
+    index, output = divmod(line_antenna - 1, FEIG_OUTPUTS)
+    return FEIG_READERS[index], output + 1
 
 
 @dataclass(frozen=True)
@@ -185,12 +194,12 @@ def daemon_config(
         *_reader_options(reader, paths),
     ]
     for antenna, zone in ANTENNAS.items():
-        lines += [
-            "",
-            f"[[devices.{READER}.antennas]]",
-            f"antenna = {antenna + FIRST_ANTENNA[reader]}",
-            f"zone = {toml_value(zone)}",
-        ]
+        number = antenna + FIRST_ANTENNA[reader]
+        lines += ["", f"[[devices.{READER}.antennas]]"]
+        if reader == "feig":
+            com_adr, number = feig_antenna(number)
+            lines.append(f"reader = {com_adr}")
+        lines += [f"antenna = {number}", f"zone = {toml_value(zone)}"]
     # The rig's dealer is a program: it sends requests faster than a person at a table does.
     lines += ["", "[security]", "rate_per_key = 1000.0", "rate_per_key_burst = 1000.0"]
     lines += ["rate_total = 2000.0", "rate_total_burst = 2000.0"]

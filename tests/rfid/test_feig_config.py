@@ -25,13 +25,21 @@ def test_the_example_config_checks(
     assert option_problems("rfid", rfid.driver, rfid.options) == []
     reader = FeigReader.from_options("rfid", rfid.options)
     assert len(reader.zones) == 14
+    assert {address: len(r.antennas) for address, r in reader.readers.items()} == {1: 8, 2: 6}
     monkeypatch.setenv("TABLECTL_JOURNAL__PATH", str(tmp_path / "journal.sqlite"))
     assert main(["config", "check", str(EXAMPLE)]) == 0
     assert "ok (table T8" in capsys.readouterr().out
 
 
-def antennas(*pairs: tuple[Any, Any]) -> list[dict[str, Any]]:
-    return [{"antenna": antenna, "zone": zone} for antenna, zone in pairs]
+def antennas(*entries: tuple[Any, ...]) -> list[dict[str, Any]]:
+    """(antenna, zone) or (reader, antenna, zone) each."""
+    out = []
+    for entry in entries:
+        if len(entry) == 2:
+            out.append({"antenna": entry[0], "zone": entry[1]})
+        else:
+            out.append({"reader": entry[0], "antenna": entry[1], "zone": entry[2]})
+    return out
 
 
 GOOD = {"port": "/dev/table/feig", "antennas": antennas((1, "seat:1"), (2, "board"))}
@@ -44,20 +52,46 @@ GOOD = {"port": "/dev/table/feig", "antennas": antennas((1, "seat:1"), (2, "boar
             {"antennas": antennas((1, "seat:1"), (2, "sofa"))},
             "antennas.1.zone: Value error, unknown zone 'sofa'",
         ),
-        ({"antennas": antennas((1, "seat:1"), (1, "board"))}, "two antennas share the antenna 1"),
+        (
+            {"antennas": antennas((1, "seat:1"), (1, "board"))},
+            "two antennas share the antenna reader 255 antenna 1",
+        ),
+        (
+            {"antennas": antennas((2, 3, "seat:1"), (2, 3, "board"))},
+            "two antennas share the antenna reader 2 antenna 3",
+        ),
         ({"antennas": antennas((1, "board"), (2, "board"))}, "two antennas share the zone board"),
         (
             {"antennas": antennas((0, "board"), (2, "seat:1"))},
             "antennas.0.antenna: Input should be greater than or equal to 1",
         ),
         (
-            {"antennas": antennas((33, "board"), (2, "seat:1"))},
-            "antennas.0.antenna: Input should be less than or equal to 32",
+            # ANT_SEL is one byte: eight antennas a reader (ID ISC.MU02 manual p. 76)
+            {"antennas": antennas((9, "board"), (2, "seat:1"))},
+            "antennas.0.antenna: Input should be less than or equal to 8",
+        ),
+        (
+            {"antennas": antennas((1, 1, "board"), (2, "seat:1"))},
+            "several readers share the line: every antenna must name its reader's COM-ADR",
+        ),
+        (
+            {"antennas": antennas((256, 1, "board"), (2, 2, "seat:1"))},
+            "antennas.0.reader: Input should be less than or equal to 255",
         ),
         ({"antennas": []}, "antennas: Tuple should have at least 1 item"),
         ({"vid": 0x1209, "pid": 1}, "give either port (serial) or vid and pid (USB), not both"),
         ({"port": None, "vid": 0x1209}, "a USB reader needs both vid and pid"),
-        ({"scan_period_ms": 0}, "scan_period_ms: Input should be greater than or equal to 1"),
+        (
+            {
+                "port": None,
+                "vid": 0x0AB1,
+                "pid": 1,
+                "antennas": antennas((1, 1, "board"), (2, 1, "seat:1")),
+            },
+            "a USB reader is one reader",
+        ),
+        ({"parity": "mark"}, "parity: Input should be 'none', 'even' or 'odd'"),
+        ({"scan_period_ms": -1}, "scan_period_ms: Input should be greater than or equal to 0"),
         ({"antenas": []}, "antenas: Extra inputs are not permitted"),
     ],
 )

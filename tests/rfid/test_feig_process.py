@@ -1,9 +1,14 @@
-"""End to end: the ``feig-isc`` driver against ``tablectl sim feig`` running as its own process."""
+"""End to end: the ``feig-isc`` driver against ``tablectl sim feig`` running as its own process.
+
+The simulator is a line of two ID ISC.M02.M8 readers (COM-ADR 1 and 2, eight antennas each) with
+fourteen antennas in all, the demo table's; the driver names each antenna by its reader and
+ANT_NR, as a table's config does.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -16,12 +21,12 @@ from controller.table.inputs import (
     TagDeparted,
     Zone,
 )
-from drivers.rfid.feig.driver import FeigReader
+from drivers.rfid.feig.driver import FeigReader, fault_id
 from tests.device_rig import EventLog
 from tests.rfid.conftest import SimProcess
 from tests.waiting import until
 
-#: The demo table's antennas, numbered as the multiplexer numbers them.
+#: The demo table's antennas, numbered as the line numbers them (1…8 reader 1, 9… reader 2).
 ANTENNAS = {
     **{seat: f"seat:{seat}" for seat in range(1, 11)},
     11: "board",
@@ -30,35 +35,49 @@ ANTENNAS = {
     14: "shuffler_in",
 }
 FAST = {"scan_period_ms": 5, "response_timeout": 0.3, "reconnect_min": 0.05}
+LINE = ("--readers", "1,2", "--antennas", "14", "--seed", "5")
+UNPACED = ("--baud", "0", "--no-rf-timing")
+
+
+def on_line(antenna: int) -> tuple[int, int]:
+    """The COM-ADR and ANT_NR of the line's antenna ``antenna``."""
+    return 1 + (antenna - 1) // 8, (antenna - 1) % 8 + 1
 
 
 def uid(antenna: int, n: int) -> str:
     return f"e0040150{antenna:04x}{n:04x}"
 
 
-#: Two cards a seat, five on the board, a few elsewhere: 43 tags, three pages an inventory.
+#: Two cards a seat, five on the board, a few elsewhere: 43 tags, 27 of them on reader 2, whose
+#: inventory therefore comes in three pages (twelve antenna data sets fit a frame).
 TABLE = {
     antenna: [uid(antenna, n) for n in range({11: 5, 12: 3, 13: 10, 14: 5}.get(antenna, 2))]
     for antenna in ANTENNAS
 }
-
-Start = Callable[..., Awaitable[tuple[FeigReader, EventLog]]]
 
 
 @pytest.fixture
 async def feig(sim_process: Callable[..., SimProcess]) -> Any:
     running: list[tuple[FeigReader, EventLog]] = []
 
-    async def start(*args: str, **options: Any) -> tuple[FeigReader, EventLog, SimProcess]:
-        sim = sim_process("--antennas", "14", "--seed", "5", *args, kind="feig")
-        antennas = [{"antenna": a, "zone": z} for a, z in ANTENNAS.items()]
+    async def start(
+        *args: str, setup: tuple[dict[str, Any], ...] = (), online: bool = True, **options: Any
+    ) -> tuple[FeigReader, EventLog, SimProcess]:
+        sim = sim_process(*LINE, *args, kind="feig")
+        for reader_setup in setup:
+            await control(sim, setup=reader_setup)
+        antennas = []
+        for antenna, zone in ANTENNAS.items():
+            com_adr, ant_nr = on_line(antenna)
+            antennas.append({"reader": com_adr, "antenna": ant_nr, "zone": zone})
         reader = FeigReader.from_options(
             "rfid", {"port": str(sim.link), "antennas": antennas, **FAST, **options}
         )
         await reader.start()
         log = EventLog(reader)
         running.append((reader, log))
-        await log.health("rfid", Health.ONLINE)
+        if online:
+            await log.health("rfid", Health.ONLINE)
         return reader, log, sim
 
     yield start
@@ -72,7 +91,7 @@ async def control(sim: SimProcess, **request: Any) -> dict[str, Any]:
 
 
 async def test_every_zone_arrives_and_departs_across_0x94_pages(feig: Any) -> None:
-    reader, log, sim = await feig("--baud", "0", "--no-rf-timing")
+    reader, log, sim = await feig(*UNPACED)
     await control(sim, tags={str(a): uids for a, uids in TABLE.items()})
     for antenna, uids in TABLE.items():
         for tag in uids:
@@ -80,10 +99,13 @@ async def test_every_zone_arrives_and_departs_across_0x94_pages(feig: Any) -> No
             assert event.zone == Zone.parse(ANTENNAS[antenna])
     for antenna, zone in ANTENNAS.items():
         assert reader.present(zone) == set(TABLE[antenna])
-    assert reader.pages > 0  # 43 tags do not fit one frame: 0x94, then MORE
+    assert reader.pages > 0  # 27 tags do not fit one frame: 0x94, then MORE
     status = await control(sim, status=True)
     assert status["pages_sent"] > 0
-    assert status["commands"]["b0"] > status["inventories"]
+    second = status["readers"][1]
+    assert second["address"] == 2
+    assert second["commands"]["b0"] > second["inventories"]  # the MORE requests
+    assert status["collisions"] == status["ignored_requests"] == 0  # each reader asked by name
 
     mark = len(log.events)
     await control(sim, tags={})
@@ -94,8 +116,18 @@ async def test_every_zone_arrives_and_departs_across_0x94_pages(feig: Any) -> No
     assert not [e for e in log.events if isinstance(e, DeviceFault)]
 
 
+async def test_iso14443a_cards_arrive_in_their_nfc_spelling(feig: Any) -> None:
+    reader, log, sim = await feig(*UNPACED)
+    seven, four = "04262d64c1556c", "04a1b2c3"
+    await control(sim, place=[seven], antenna=2)
+    await control(sim, place=[four], antenna=12)  # reader 2's antenna 4
+    assert (await log.arrived(seven)).zone == Zone.parse("seat:2")
+    assert (await log.arrived(four)).zone == Zone.parse("burn")
+    assert reader.present("burn") == {four}
+
+
 async def test_unplug_and_replug_reconnect_and_reconcile(feig: Any) -> None:
-    reader, log, sim = await feig("--baud", "0", "--no-rf-timing")
+    reader, log, sim = await feig(*UNPACED)
     a, b = uid(1, 1), uid(11, 1)
     await control(sim, place=[a], antenna=1)
     await control(sim, place=[b], antenna=11)
@@ -111,50 +143,50 @@ async def test_unplug_and_replug_reconnect_and_reconcile(feig: Any) -> None:
     await log.departed(a, after=mark)
     assert [e.uid for e in log.departures()] == [a]  # nothing departed while it was away
     assert reader.present("board") == {b}
-    assert reader.rf_resets >= 2  # every connection starts with an RF reset
+    assert reader.rf_resets >= 4  # every connection starts with an RF reset of each reader
 
 
-async def test_a_broken_antenna_makes_its_zone_stale_never_a_departure(feig: Any) -> None:
-    reader, log, sim = await feig("--baud", "0", "--no-rf-timing")
-    a, b = uid(3, 1), uid(4, 1)
-    await control(sim, place=[a], antenna=3)
-    await control(sim, place=[b], antenna=4)
+@pytest.mark.parametrize(("antenna", "code"), [(3, "open"), (3, "short"), (12, "power")])
+async def test_a_broken_antenna_makes_its_zone_stale_never_a_departure(
+    feig: Any, antenna: int, code: str
+) -> None:
+    reader, log, sim = await feig(*UNPACED)
+    zone, neighbour = ANTENNAS[antenna], ANTENNAS[antenna + 1]
+    a, b = uid(antenna, 1), uid(antenna + 1, 1)
+    await control(sim, place=[a], antenna=antenna)
+    await control(sim, place=[b], antenna=antenna + 1)
     await log.arrived(a)
     await log.arrived(b)
 
-    for code in ("open", "short"):
-        mark = len(log.events)
-        await control(sim, fault="antenna", antenna=3, code=code)
-        fault = await log.wait_for(lambda e: isinstance(e, DeviceFault), after=mark)
-        assert isinstance(fault, DeviceFault)
-        assert (fault.code, fault.fault_id) == ("ANTENNA_FAULT", 3)
-        assert code.upper() in fault.detail
-        if code == "open":
-            await log.health("rfid-seat3", Health.STALE, after=mark)
-        await control(sim, remove=[a])  # lifted while nobody can see it
-        sweeps = reader.sweeps
-        await until_sweeps(reader, sweeps + 20)
-        assert log.departures() == []
-        assert reader.present("seat:3") == {a}
-        assert reader.present("seat:4") == {b}  # the other antennas go on
-        await control(sim, place=[a], antenna=3)
+    mark = len(log.events)
+    await control(sim, fault="antenna", antenna=antenna, code=code)
+    fault = await log.wait_for(lambda e: isinstance(e, DeviceFault), after=mark)
+    assert isinstance(fault, DeviceFault)
+    com_adr, ant_nr = on_line(antenna)
+    assert (fault.code, fault.fault_id) == ("ANTENNA_FAULT", fault_id(com_adr, ant_nr))
+    assert f"COM-ADR {com_adr} antenna {ant_nr} ({zone}): {code}" in fault.detail
+    await log.health(f"rfid-{zone.replace(':', '')}", Health.STALE, after=mark)
+    await control(sim, remove=[a])  # lifted while nobody can see it
+    await until_sweeps(reader, reader.sweeps + 20)
+    assert log.departures() == []
+    assert reader.present(zone) == {a}
+    assert reader.present(neighbour) == {b}  # the other antennas go on
 
     mark = len(log.events)
-    await control(sim, remove=[a])
-    await control(sim, clear="antenna", antenna=3)
+    await control(sim, clear="antenna", antenna=antenna)
     cleared = await log.wait_for(lambda e: isinstance(e, DeviceFaultCleared), after=mark)
     assert isinstance(cleared, DeviceFaultCleared)
-    await log.health("rfid-seat3", Health.ONLINE, after=mark)
+    await log.health(f"rfid-{zone.replace(':', '')}", Health.ONLINE, after=mark)
     await log.departed(a, after=mark)  # reconciled once the antenna sees again
 
 
 async def test_link_faults_are_failed_sweeps_and_no_news(feig: Any) -> None:
-    reader, log, sim = await feig(
-        "--baud", "0", "--no-rf-timing", stale_after=2, response_timeout=0.1
-    )
-    tags = [uid(5, 1), uid(5, 2), uid(6, 1)]
+    # TR-RESPONSE-TIME 0.2 s: the driver waits no longer than that, and 0.1 s, for an answer.
+    quick = tuple({"reader": reader, "response_time": 0.2} for reader in (1, 2))
+    reader, log, sim = await feig(*UNPACED, setup=quick, stale_after=2, response_timeout=0.1)
+    tags = [uid(5, 1), uid(5, 2), uid(9, 1)]
     await control(sim, place=tags[:2], antenna=5)
-    await control(sim, place=tags[2:], antenna=6)
+    await control(sim, place=tags[2:], antenna=9)
     for tag in tags:
         await log.arrived(tag)
 
@@ -165,17 +197,42 @@ async def test_link_faults_are_failed_sweeps_and_no_news(feig: Any) -> None:
         await control(sim, clear=fault["fault"])
     await until_sweeps(reader, reader.sweeps + 1)  # a good sweep: the count of failures restarts
     mark = len(log.events)
-    await control(sim, fault="stall", seconds=0.5)
+    await control(sim, fault="stall", seconds=1.5)  # two 0.3 s timeouts of each reader
     await log.health("rfid", Health.STALE, after=mark)
     await log.health("rfid", Health.ONLINE, after=mark)
     assert log.departures() == []
-    assert all(reader.present(f"seat:{n}") for n in (5, 6))
+    assert all(reader.present(f"seat:{n}") for n in (5, 9))
     assert reader.link is not None
     assert reader.link.counters.bad_frames > 0
+    status = await control(sim, status=True)
+    assert status["rushed_requests"] == 0  # the driver kept the 5 ms starting delay throughout
+
+
+async def test_a_silent_reader_stales_its_own_zones_and_the_other_sweeps_on(feig: Any) -> None:
+    reader, log, sim = await feig(*UNPACED, stale_after=2)
+    held, fresh = uid(10, 1), uid(2, 1)
+    await control(sim, place=[held], antenna=10)  # reader 2's antenna 2
+    await log.arrived(held)
+    mark = len(log.events)
+    await control(sim, fault="rf", problem="hardware", reader=2)
+    stale = await log.health("rfid", Health.STALE, after=mark)
+    assert "the reader at COM-ADR 2" in stale.detail
+    assert "RF_COMMUNICATION_ERROR" in stale.detail
+    assert "RF front end: RF hardware error" in stale.detail
+    await log.health("rfid-seat10", Health.STALE, after=mark)
+    await control(sim, remove=[held])  # lifted while reader 2 cannot see it
+    await control(sim, place=[fresh], antenna=2)  # reader 1 still reads
+    assert (await log.arrived(fresh, after=mark)).zone == Zone.parse("seat:2")
+    assert reader.present("seat:10") == {held}  # no news from a reader that cannot see
+    assert log.departures() == []
+    mark = len(log.events)
+    await control(sim, clear="rf")
+    await log.health("rfid", Health.ONLINE, after=mark)
+    await log.departed(held, after=mark)  # once it sees again, not before
 
 
 async def test_crosstalk_never_moves_a_card_and_a_slide_does(feig: Any) -> None:
-    reader, log, sim = await feig("--baud", "0", "--no-rf-timing", "--crosstalk", "0.5")
+    reader, log, sim = await feig(*UNPACED, "--crosstalk", "0.5")
     seated = {seat: [uid(seat, 1), uid(seat, 2)] for seat in range(1, 11)}
     await control(sim, tags={str(seat): uids for seat, uids in seated.items()})
     for seat, uids in seated.items():
@@ -184,15 +241,63 @@ async def test_crosstalk_never_moves_a_card_and_a_slide_does(feig: Any) -> None:
     await until_sweeps(reader, reader.sweeps + 100)
     assert reader.arbiter.shadowed > 0  # neighbours did assert cards: the arbiter kept them out
     moves = [e for e in log.events if isinstance(e, TagArrived | TagDeparted)]
-    assert len(moves) == 20  # the arrivals, nothing else
+    assert len(moves) == 20  # the arrivals, nothing else: seats 8 and 9 are on two readers
 
     mark = len(log.events)
     card = seated[7][0]
-    await control(sim, slide=[card], antenna=13, inventories=4)
+    await control(sim, slide=[card], antenna=13, inventories=4)  # across to reader 2
     departed = await log.departed(card, after=mark)
     arrived = await log.arrived(card, after=mark)
     assert (departed.zone, arrived.zone) == (Zone.parse("seat:7"), Zone.parse("muck"))
     assert reader.present("muck") == {card}
+
+
+async def test_an_rf_warning_is_named_by_the_readers_diagnostic_and_the_sweeps_go_on(
+    feig: Any,
+) -> None:
+    reader, log, sim = await feig(*UNPACED)
+    await control(sim, fault="rf", problem="noise")
+    tag = uid(7, 1)
+    await control(sim, place=[tag], antenna=7)
+    assert (await log.arrived(tag)).zone == Zone.parse("seat:7")  # 0x84 still carries data
+    assert reader.failed_sweeps == 0
+    assert not [e for e in log.events if isinstance(e, DeviceFault)]
+
+
+@pytest.mark.parametrize(
+    ("setup", "reason"),
+    [
+        ({"reader": 2, "sw_type": 31}, "is a ID ISC.M02 (SW-TYPE 31), not an approved FEIG"),
+        ({"reader": 1, "firmware": "01.03.00"}, "firmware 01.03.00, not an approved revision"),
+        ({"reader": 1, "baudrate": 38400}, "CFG1 sets 38400 baud parity even, the table's"),
+        ({"reader": 2, "parity": "none"}, "CFG1 sets 115200 baud parity none"),
+        ({"reader": 1, "scan_mode": True}, "CFG1 READER-MODE is scan mode, not host mode"),
+        ({"reader": 2, "time_slots": 1}, "CFG4 ISO 15693 MODE has 1 time slot"),
+        ({"reader": 1, "afi": 7}, "CFG4 ISO 15693 MODE filters on AFI 0x07"),
+    ],
+)
+async def test_a_reader_set_up_otherwise_is_refused_in_one_line(
+    feig: Any, setup: dict[str, Any], reason: str
+) -> None:
+    _reader, log, _sim = await feig(*UNPACED, setup=(setup,), online=False)
+    rejected = await log.health("rfid", Health.REJECTED)
+    assert f"the reader at COM-ADR {setup['reader']}" in rejected.detail
+    assert reason in rejected.detail
+    assert "\n" not in rejected.detail
+    assert not log.of(TagArrived)
+
+
+async def test_the_driver_paces_to_feigs_timing_and_reads_every_page(feig: Any) -> None:
+    # The line paced as FEIG documents it (163 ms an antenna with one card): slow, but exact.
+    _reader, log, sim = await feig("--baud", "115200", scan_period_ms=0)
+    tags = [uid(1, n) for n in range(3)] + [uid(9, n) for n in range(3)]
+    await control(sim, place=tags[:3], antenna=1)
+    await control(sim, place=tags[3:], antenna=9)
+    for tag in tags:
+        await log.first(TagArrived, timeout=30, uid=tag)
+    status = await control(sim, status=True)
+    assert status["rushed_requests"] == 0
+    assert status["data_timeouts"] == 0
 
 
 async def until_sweeps(reader: FeigReader, count: int) -> None:
@@ -201,26 +306,3 @@ async def until_sweeps(reader: FeigReader, count: int) -> None:
 
 async def until_failed(reader: FeigReader, count: int) -> None:
     await until(lambda: reader.failed_sweeps >= count, 20, f"{count} failed sweeps")
-
-
-async def test_an_rf_fault_is_named_by_the_readers_diagnostic_and_no_news(feig: Any) -> None:
-    _reader, log, sim = await feig("--baud", "0", "--no-rf-timing", stale_after=2)
-    tag = uid(7, 1)
-    await control(sim, place=[tag], antenna=7)
-    await log.arrived(tag)
-    mark = len(log.events)
-    await control(sim, fault="rf", problem="noise")
-    stale = await log.health("rfid", Health.STALE, after=mark)
-    assert "RF_COMMUNICATION_ERROR" in stale.detail
-    assert "RF front end: noise" in stale.detail
-    await control(sim, remove=[tag])  # lifted while the reader cannot see
-    await control(sim, clear="rf")
-    await log.health("rfid", Health.ONLINE, after=mark)
-    await log.departed(tag, after=mark)  # once it sees again, not before
-    departed_at = next(i for i, e in enumerate(log.events) if isinstance(e, TagDeparted))
-    online_at = max(
-        i
-        for i, e in enumerate(log.events)
-        if getattr(e, "device", None) == "rfid" and getattr(e, "health", None) is Health.ONLINE
-    )
-    assert departed_at > online_at

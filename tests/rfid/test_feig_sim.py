@@ -100,7 +100,10 @@ def test_commands_and_scenarios_parse() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--antennas", "40"], "--antennas 40 is not 1…32"),
+        (["--antennas", "40"], "--antennas 40 is not 1…8 (1 readers)"),
+        (["--readers", "1,2", "--antennas", "17"], "--antennas 17 is not 1…16 (2 readers)"),
+        (["--readers", "1,1"], "--readers needs distinct COM-ADRs, 0…254"),
+        (["--readers", "255"], "--readers needs distinct COM-ADRs, 0…254"),
         (["--crosstalk", "2"], "--crosstalk must be from 0 to 1"),
         (["--scenario", "/nonexistent.toml"], "cannot read"),
     ],

@@ -14,14 +14,14 @@ import usb.util
 from pydantic import ValidationError
 
 from controller.table.inputs import Health, TagArrived, TagDeparted, Zone
-from controller.uids import uid_from_bytes
+from drivers.rfid.feig import datasets as d
 from drivers.rfid.feig import protocol as p
 from drivers.rfid.feig.driver import FeigReader
+from drivers.rfid.feig.frames import BROADCAST, Frame, FrameDecoder, encode_request
 from drivers.rfid.feig.options import FEIG_VID
 from drivers.rfid.presence import ZoneHealth
 from drivers.rfid.tsp_reader.options import DEFAULT_VID
 from simulators.control_client import ControlClient
-from simulators.feig.reader import VERSION
 from simulators.feig.usb_device import SIMULATED_PID, SimulatedFeigUsbReader, add_feig_reader
 from simulators.rfid.usb_backend import SimulatedUsbBus, process_bus
 from tests.device_rig import EventLog, UsbRig, UsbRigs
@@ -43,12 +43,12 @@ def uid(antenna: int, n: int) -> str:
 A, B, C = uid(1, 1), uid(1, 2), uid(3, 1)
 
 
-def read_frame(dev: Any) -> p.Frame:
+def read_frame(dev: Any) -> Frame:
     """Bulk IN transfers until one whole answer frame has come (a transfer is not a frame)."""
-    decoder = p.FrameDecoder(responses=True)
+    decoder = FrameDecoder(answers=True)
     for _ in range(200):
         for item in decoder.feed(bytes(dev.read(0x81, 64, timeout=1000))):
-            assert isinstance(item, p.Frame), item
+            assert isinstance(item, Frame), item
             return item
     raise AssertionError("no whole frame in 200 transfers")
 
@@ -56,7 +56,7 @@ def read_frame(dev: Any) -> p.Frame:
 def test_pyusb_finds_claims_and_talks_to_the_simulated_feig_reader() -> None:
     bus = SimulatedUsbBus()
     bus.add_reader("RDR-1")  # a TSP/1 reader on the same bus
-    reader = add_feig_reader(bus, "FEIG-7", seed=1)
+    reader = add_feig_reader(bus, "FEIG-7", seed=1, rf_timing=False)
     try:
         assert [d.serial_number for d in usb.core.find(find_all=True, backend=bus)] == [
             "RDR-1",
@@ -65,7 +65,9 @@ def test_pyusb_finds_claims_and_talks_to_the_simulated_feig_reader() -> None:
         assert usb.core.find(idVendor=DEFAULT_VID, idProduct=SIMULATED_PID, backend=bus) is None
         dev = usb.core.find(idVendor=FEIG_VID, idProduct=SIMULATED_PID, backend=bus)
         assert dev is not None
-        assert (dev.manufacturer, dev.serial_number) == ("FEIG ELECTRONIC GmbH", "FEIG-7")
+        # The strings FEIG's own udev rule matches (41-feig.rules of FEIG's Linux SDK).
+        assert (dev.manufacturer, dev.product) == ("FEIG ELECTRONIC GmbH", "OBID RFID-Reader")
+        assert dev.serial_number == "FEIG-7"
         # A FEIG reader has no TSP/1 identity request: it stalls.
         with pytest.raises(usb.core.USBError) as stall:
             dev.ctrl_transfer(0xC0, 0x01, 0, 0, 255)
@@ -78,16 +80,19 @@ def test_pyusb_finds_claims_and_talks_to_the_simulated_feig_reader() -> None:
         with pytest.raises(usb.core.USBTimeoutError):
             dev.read(0x81, 64, timeout=20)  # nothing asked, nothing to read
         # The ID ISC frames go over the bulk endpoints as over the serial line.
-        dev.write(0x01, p.encode_request(p.CMD_SOFTWARE_VERSION, b"", p.BROADCAST))
+        dev.write(0x01, encode_request(p.CMD_SOFTWARE_VERSION, b"", BROADCAST))
         answer = read_frame(dev)
         assert (answer.command, answer.status) == (p.CMD_SOFTWARE_VERSION, p.Status.OK)
-        assert p.SoftwareVersion.decode(answer.data) == VERSION
+        assert p.SoftwareVersion.decode(answer.data).reader_type == "ID ISC.M02.M8"
         reader.handle({"place": [A, B], "antenna": 2})
-        dev.write(0x01, p.inventory_request([1, 2, 3], address=p.BROADCAST))
+        dev.write(0x01, p.inventory_request([1, 2, 3], address=BROADCAST))
         inventory = read_frame(dev)
-        records = p.decode_inventory_data(inventory.data)
-        heard = sorted((r.antenna, uid_from_bytes(r.uid, lsb_first=True)) for r in records)
+        sets = d.decode_inventory(inventory.data, with_antenna=True)
+        heard = sorted((read.antenna, item.uid_text()) for item in sets for read in item.antennas)
         assert heard == [(2, A), (2, B)]
+        dev.write(0x01, p.inventory_request(None, address=BROADCAST))  # the plain inventory
+        plain = d.decode_inventory(read_frame(dev).data, with_antenna=False)
+        assert sorted(item.uid_text() for item in plain) == [A, B]
         # Unplugged: ENODEV on the open handle, gone from enumeration; replugged at a new address.
         address = dev.address
         reader.handle({"fault": "unplug"})
@@ -150,7 +155,7 @@ async def test_tags_arrive_and_depart_over_usb(rig: Callable[..., Awaitable[Rig]
     # The real pyusb paths ran: enumeration, strings, claim, bulk transfers both ways.
     for call in ("enumerate_devices", "ctrl_transfer", "claim_interface", "bulk_write"):
         assert r.bus.calls[call] > 0, call
-    assert r.device.reader.commands[p.CMD_SOFTWARE_VERSION] == 1
+    assert r.device.line.readers[0].commands[p.CMD_SOFTWARE_VERSION] == 1
 
 
 async def test_unplug_reconnects_and_replug_reconciles(rig: Callable[..., Awaitable[Rig]]) -> None:
@@ -184,7 +189,7 @@ async def test_unplug_reconnects_and_replug_reconciles(rig: Callable[..., Awaita
     assert [(type(e).__name__, e.uid) for e in tags] == [("TagDeparted", A)]
     assert r.reader.present("seat:1") == {B}
     assert r.device.unplugs == 1
-    assert r.device.reader.commands[p.CMD_SOFTWARE_VERSION] == 2  # set up afresh
+    assert r.device.line.readers[0].commands[p.CMD_SOFTWARE_VERSION] == 2  # set up afresh
 
 
 async def test_a_full_table_comes_in_0x94_pages_over_usb(
@@ -192,14 +197,14 @@ async def test_a_full_table_comes_in_0x94_pages_over_usb(
 ) -> None:
     r = await rig()
     table = {antenna: [uid(antenna, n) for n in range(12)] for antenna in ANTENNAS}
-    r.sim(tags={str(a): uids for a, uids in table.items()})  # 48 tags: three pages
+    r.sim(tags={str(a): uids for a, uids in table.items()})  # 48 tags: four pages of twelve
     for antenna, uids in table.items():
         for tag in uids:
             assert (await r.log.arrived(tag)).zone == Zone.parse(ANTENNAS[antenna])
     for antenna, zone in ANTENNAS.items():
         assert r.reader.present(zone) == set(table[antenna])
-    assert r.device.reader.pages_sent >= 2
-    assert r.reader.pages >= 2
+    assert r.device.line.readers[0].pages_sent >= 3
+    assert r.reader.pages >= 3
     assert r.log.departures() == []
 
 
