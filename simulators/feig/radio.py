@@ -69,6 +69,8 @@ class Radio:
     flap: float = 0.0
     crosstalk: float = 0.0
     stacked_miss: float = 0.0
+    noise: int = 2
+    """A read's RSSI strays this much either way from the tag's strength."""
     spread: set[int] = field(default_factory=set)
     faults: dict[int, AntennaFault] = field(default_factory=dict)
     #: antenna → the UIDs on it, in the order they were put down (the bottom of the stack first).
@@ -166,7 +168,7 @@ class Radio:
         return unique
 
     def _strength(self, uid: bytes) -> int:
-        return self.strength.get(uid, 65) + self.rng.randint(-2, 2)
+        return self.strength.get(uid, 65) + self.rng.randint(-self.noise, self.noise)
 
     def _anticollision(self, uids: list[bytes]) -> float:
         """The RF time of finding ``uids`` with 16-slot rounds (a collided slot: a new round)."""

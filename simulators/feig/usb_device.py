@@ -1,8 +1,8 @@
 """A simulated FEIG ID ISC reader on the simulated USB bus (:mod:`simulators.rfid.usb_backend`).
 
-The reader's USB face: vendor ID 0x0AB1 (FEIG ELECTRONIC's), product ID :data:`SIMULATED_PID`
-(the simulator's choice: FEIG's product IDs differ by model, so the driver's ``pid`` is
-configurable), the manufacturer and product strings FEIG's own udev rule matches
+The reader's USB face: vendor ID 0x0AB1 (FEIG ELECTRONIC's) and product ID 0x0002 ("OBID
+RFID-Reader"), both as the USB ID repository (usb.ids) lists them (the driver's ``pid`` is an
+option all the same: a reader of another model may have another), the manufacturer and product strings FEIG's own udev rule matches
 ("FEIG ELECTRONIC GmbH", "OBID RFID-Reader": ``41-feig.rules`` of FEIG's Linux SDK), vendor
 class, one bulk OUT and one bulk IN endpoint carrying the same ID ISC frames as the serial line.
 Behind them is one reader of the byte-level :class:`~simulators.feig.bus.FeigLine` the pty
@@ -29,8 +29,8 @@ from simulators.feig.scenario import FeigScenario, load_scenario
 from simulators.rfid.usb_backend import SimulatedUsbBus
 from simulators.rfid.usb_device import SimulatedUsbDevice
 
-SIMULATED_PID = 0x0F01
-"""The simulated reader's product ID (the simulator's choice; a real reader's is its model's)."""
+SIMULATED_PID = 0x0002
+"""The product ID the USB ID repository (usb.ids) gives FEIG's "OBID RFID-Reader"."""
 DEFAULT_SERIAL = "FEIG-0001"
 
 

@@ -9,9 +9,10 @@ up other than the table needs:
   byte 0 COM-ADR, byte 2 BAUD (5…10: 4800…115200 baud), byte 3 TRANS-FORM (bits 0-1 parity:
   none, even, odd; bit 2 data bits, bit 3 stop bits, both 0 for 8 and 1), bytes 6-7
   TR-RESPONSE-TIME (most significant byte first, in 100 ms: the longest the reader works on a
-  transponder command before it answers), byte 13 READER-MODE (bit 0 SCAN-E: scan mode, in
-  which the reader talks unasked and takes no host command). The line must run at the reader's
-  BAUD and parity, and the reader must be in host mode.
+  transponder command before it answers). The line must run at the reader's BAUD and parity.
+  Byte 13 is the M02's READER-MODE (M02 p. 23; the SDK's M02 map, ``OperatingMode.Mode``), bit
+  0 SCAN-E: scan mode, in which the reader talks unasked and takes no host command; the M02.M8
+  manual shows the byte reserved, 0x00 (p. 17). A reader with the bit set is refused.
 * **CFG4, transponder parameters** (M02 §4.4 pp. 30-31; FEIG's SDK reads an ID ISC.M02.M8 with
   the M02's parameter map, ``FEDM_ISCReaderConfig_M02.cpp``): byte 4 ISO 15693 MODE (bit 4
   NO-TS: one time slot instead of sixteen, which "disables" anticollision, so two cards on one
