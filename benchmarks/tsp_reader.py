@@ -65,16 +65,17 @@ def codec_rows() -> list[Row]:
 class Waiter:
     """A sink that can be waited on for the next input of a kind."""
 
-    def __init__(self) -> None:
+    def __init__(self, timeout: float = 10.0) -> None:
         self.events: list[DeviceInput] = []
         self.changed = asyncio.Event()
+        self.timeout = timeout
 
     async def sink(self, item: DeviceInput) -> None:
         self.events.append(item)
         self.changed.set()
 
     async def next(self, kind: type, uid: str) -> float:
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(self.timeout):
             while True:
                 for event in self.events:
                     if isinstance(event, kind) and getattr(event, "uid", None) == uid:

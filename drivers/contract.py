@@ -16,6 +16,8 @@ the daemon (``controller/shell/``) sees nothing else. A device is
   (:mod:`drivers.supervisor`) calls it again *on the same object* after a backoff, and reports
   the device's health meanwhile;
 * **asked where it is** (:meth:`Device.query`) and **described** (:meth:`Device.describe`);
+* **told where the hand can change next** (:meth:`Device.expect`): a hint a reader may use to
+  read those zones first;
 * **commanded**, when it is a shuffler (:meth:`Device.shuffle`, :meth:`Device.dispense`,
   :meth:`Device.reveal`); the base class refuses them with
   :class:`~drivers.errors.DeviceCommandError`, as a reader does. A dispense of a group the
@@ -38,7 +40,7 @@ from typing import Any, ClassVar, Self
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from controller.decks import DeckManifest
-from controller.table.inputs import DeviceInput, Health
+from controller.table.inputs import DeviceInput, Health, Zone
 from controller.table.plan import DispenseRequest
 from drivers.errors import DeviceCommandError
 from drivers.supervisor import RestartPolicy, Supervisor, stop_tasks
@@ -171,6 +173,11 @@ class Device(ABC):
     async def reveal(self, shuffle_id: int) -> None:
         """Reveal the order of a retired deck (it arrives as a DeckRevealed input)."""
         raise DeviceCommandError(f"{self.device_id} has no deck")
+
+    def expect(self, zones: frozenset[Zone] | None) -> None:  # noqa: B027 (a hint: optional)
+        """The zones where the hand can change next (None: no hint). A reader that reads its
+        zones one after another may read these first and the others less often; it must still
+        read every zone (``controller/table/watch.py``)."""
 
     async def close(self) -> None:  # noqa: B027 (optional: most devices have nothing to release)
         """Release whatever outlives ``run`` (``run`` cleans up after itself when it ends)."""

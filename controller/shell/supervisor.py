@@ -27,7 +27,8 @@ from controller.config import DaemonSection
 from controller.shell import logging as shell_logging
 from controller.shell.dispatch import Dispatch
 from controller.shell.table import ShutdownError, TableRunner
-from controller.table.inputs import DeviceHealthChanged, DeviceInput, Health
+from controller.table.inputs import DeviceHealthChanged, DeviceInput, Health, Zone
+from controller.table.watch import zones_in_play
 from drivers.contract import Device, DeviceStatus
 from drivers.errors import AlreadyDoneError, DeviceError
 from drivers.supervisor import RestartPolicy
@@ -54,6 +55,7 @@ class Devices:
         self.health: dict[str, dict[str, Any]] = {}
         self.wake = asyncio.Event()
         self._had_outstanding = False
+        self._expected: frozenset[Zone] | None = None
         self._sent: set[int] = set()
         self._attempted: set[int] = set()  # the commands this process tried to send
         #: device → the connection (its supervisor's count of them) it was last asked in.
@@ -78,11 +80,17 @@ class Devices:
     def table_changed(self) -> None:
         """The table changed: the dispatch loop looks at the outstanding commands again, if
         there are or were any or a device is still to be asked where it is (not for every
-        event of a table that commands nothing)."""
+        event of a table that commands nothing); and every device hears which zones the hand
+        can change now, when they changed (:meth:`~drivers.contract.Device.expect`)."""
         outstanding = bool(self.runner.planner.outstanding)
         if outstanding or self._had_outstanding or not all(self._asked(d) for d in self.devices):
             self.wake.set()
         self._had_outstanding = outstanding
+        zones = zones_in_play(self.runner.state)
+        if zones != self._expected:
+            self._expected = zones
+            for device in self.devices.values():
+                device.expect(zones)
 
     async def supervise(self, device_id: str) -> None:
         """Run one device for ever (see :class:`~drivers.supervisor.Supervisor`)."""

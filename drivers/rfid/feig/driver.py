@@ -11,11 +11,15 @@ with backoff). A connection
    and refuses a model not approved for the table (``config/approved-devices.toml``), reads its
    configuration (``[0x80]`` CFG1 in RAM and EEPROM, CFG4) and refuses, in one line, one set up
    other than the table needs (:mod:`drivers.rfid.feig.setup`), then resets its RF (``[0x69]``);
-3. sweeps: for each reader in turn, one ISO Host Command Inventory (``[0xB0][0x01]``) over its
-   mapped antennas (ANT_SEL), asking for the next page (MODE bit MORE) while the status is
+3. sweeps: for each reader in turn, one ISO Host Command Inventory (``[0xB0][0x01]``) over the
+   mapped antennas due (ANT_SEL), asking for the next page (MODE bit MORE) while the status is
    0x94. Each antenna's tags go to the presence tracker as that zone's poll, their RSSI to the
    crosstalk :class:`~drivers.rfid.arbiter.Arbiter` (across the readers, as across antennas),
-   whose edges reach the core;
+   whose edges reach the core. An antenna is due every sweep when its zone is one the hand can
+   change (:meth:`expect`, from the daemon), when it has not settled (a tag heard there and not
+   yet arrived, or arrived and not heard) or when no hint came; the others every
+   ``background_every`` sweeps (FEIG's reader takes 163 ms an antenna: fewer antennas a sweep,
+   a card put down where the hand expects one is seen sooner);
 4. on status 0x84 (RF warning) asks the reader's diagnostic (``[0x6E]`` mode 0x01, then mode
    0x05 for the multiplexer's channels) which antennas are broken: ``ANTENNA_FAULT`` and the
    zone ``stale`` at once, nothing departs; when the antenna works again the fault clears and
@@ -149,6 +153,9 @@ class FeigReader(Device):
         self._sink: InputSink | None = None
         self._stale: set[int] = set()
         self._warned: set[tuple[int, int]] = set()
+        self._expected: frozenset[Zone] | None = None
+        self._heard: dict[Zone, set[str]] = {}
+        self._sweep_number = 0
 
     # ------------------------------------------------------------------ the device contract
 
@@ -185,6 +192,23 @@ class FeigReader(Device):
         """The line's health, and that of every zone whose health ever changed."""
         zones = {zone_device_id(self.device_id, z): h for z, h in self.zone_health.items()}
         return {self.device_id: self.supervisor.health if self.supervisor else None, **zones}
+
+    def expect(self, zones: frozenset[Zone] | None) -> None:
+        """The zones the hand can change next: read every sweep, the others less often."""
+        self._expected = zones
+
+    def due(self, reader: LineReader) -> list[int]:
+        """The antennas of ``reader`` to read this sweep (:meth:`sweep`'s choice), ascending."""
+        background = self._sweep_number % self.options.background_every == 0
+        if self._expected is None or background:
+            return sorted(reader.antennas)
+        return sorted(
+            antenna
+            for antenna, zone in reader.antennas.items()
+            if zone in self._expected
+            or antenna in reader.faulty
+            or self._heard.get(zone, set()) != self.tracker.present(zone)
+        )
 
     async def reset(self) -> None:
         """Reset every reader's RF (``[0x69]``): every tag is inventoried afresh."""
@@ -292,15 +316,18 @@ class FeigReader(Device):
     # ------------------------------------------------------------------ one sweep
 
     async def sweep(self, link: FeigLink) -> None:
-        """One inventory of every reader's mapped antennas; its edges go to the sink."""
+        """One inventory of the antennas due on every reader; its edges go to the sink."""
         heard: dict[Zone, set[str]] = {}
         rssi: dict[tuple[Zone, str], int] = {}
         edges: list[PresenceEdge[Zone]] = []
         swept: list[Zone] = []
         failed = False
         for reader in self.readers.values():
+            antennas = self.due(reader)
+            if not antennas:
+                continue
             try:
-                sets = await self._inventory(link, reader)
+                sets = await self._inventory(link, reader, antennas)
             except DeviceUnavailableError:
                 raise
             except DeviceError as exc:
@@ -309,16 +336,19 @@ class FeigReader(Device):
                 continue
             ts = utc_now()
             await self._reader_fine(ts, reader)
-            for zone in reader.antennas.values():
-                heard[zone] = set()
+            for antenna in antennas:
+                heard[reader.antennas[antenna]] = set()
             for item in sets:
                 self._collect(reader, item, heard, rssi)
-            for antenna, zone in reader.antennas.items():
+            for antenna in antennas:
+                zone = reader.antennas[antenna]
+                self._heard[zone] = heard[zone]
                 if antenna in reader.faulty:
                     edges += self.tracker.lost(ts, zone, self._fault_detail(reader, antenna))
                 else:
                     edges += self.tracker.seen(ts, zone, heard[zone])
                     swept.append(zone)
+        self._sweep_number += 1
         if failed:
             self.failed_sweeps += 1
         else:
@@ -342,12 +372,17 @@ class FeigReader(Device):
             if zone is None:
                 self._unmapped(reader, read.antenna)
                 continue
+            if zone not in heard:
+                continue  # not asked for: a reader is not to answer for it
             heard[zone].add(uid)
             rssi[(zone, uid)] = max(read.rssi, rssi.get((zone, uid), 0))
 
-    async def _inventory(self, link: FeigLink, reader: LineReader) -> list[d.DataSet]:
-        """Every data set of one inventory of ``reader``, page by page (its 0x84 diagnosed)."""
-        antennas, address = sorted(reader.antennas), reader.address
+    async def _inventory(
+        self, link: FeigLink, reader: LineReader, antennas: list[int]
+    ) -> list[d.DataSet]:
+        """Every data set of one inventory of ``antennas`` of ``reader``, page by page (its 0x84
+        diagnosed)."""
+        address = reader.address
         timeout = reader.response_time + self.options.response_timeout
         frame = await self._call(
             link, p.inventory_request(antennas, address=address), inventory=True, timeout=timeout
@@ -365,7 +400,7 @@ class FeigReader(Device):
         else:
             raise ProtocolError(f"{reader.name()} sent more than {MAX_PAGES} pages")
         if warning or reader.faulty:
-            await self._antenna_states(link, reader, warning)
+            await self._antenna_states(link, reader, antennas, warning)
         return sets
 
     async def _call(
@@ -406,8 +441,10 @@ class FeigReader(Device):
             return str(exc)
         return f"{exc}: RF front end: {', '.join(problems)}" if problems else str(exc)
 
-    async def _antenna_states(self, link: FeigLink, reader: LineReader, warning: bool) -> None:
-        """Ask the reader which antennas are broken; report what changed."""
+    async def _antenna_states(
+        self, link: FeigLink, reader: LineReader, antennas: list[int], warning: bool
+    ) -> None:
+        """Ask the reader which of ``antennas`` are broken; report what changed."""
         states: dict[int, p.ChannelState] = {}
         if warning:
             general = await self._general(link, reader)
@@ -424,7 +461,7 @@ class FeigReader(Device):
                 )
         ts = utc_now()
         assert self._sink is not None
-        for antenna in sorted(reader.antennas):
+        for antenna in antennas:
             state = states.get(antenna, p.ChannelState.OK)
             was = reader.faulty.get(antenna)
             if state not in (p.ChannelState.OK, was):

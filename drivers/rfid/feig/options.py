@@ -76,6 +76,12 @@ class FeigOptions(UsbBackendOptions):
     response_timeout: float = Field(
         default=0.5, gt=0, description="seconds for an answer beyond the reader's own limit"
     )
+    background_every: int = Field(
+        default=4,
+        ge=1,
+        le=255,
+        description="read the zones the hand cannot change every this many sweeps (1: always)",
+    )
     arrive_n: int = Field(default=2, ge=1, le=255)
     depart_n: int = Field(default=3, ge=1, le=255)
     stale_after: int = Field(default=3, ge=1, le=255)
