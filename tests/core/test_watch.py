@@ -28,23 +28,27 @@ def test_before_a_hand_the_muck_and_the_shuffler_input() -> None:
 
 def test_hole_cards_going_out_the_seats_dealt_in() -> None:
     state = played(START).run.state
-    assert state.hand is not None and state.hand.phase is Phase.DEALING
+    assert state.hand is not None
+    assert state.hand.phase is Phase.DEALING
     assert zones_in_play(state) == zones("seat:1", "seat:2", "seat:4", "muck")
 
 
 def test_a_betting_round_the_live_seats_then_the_street_the_burn_and_the_board() -> None:
     state = played(DEAL + act(4, "fold")).run.state  # the button acts first three-handed
-    assert state.hand is not None and state.hand.phase is Phase.BETTING
+    assert state.hand is not None
+    assert state.hand.phase is Phase.BETTING
     assert zones_in_play(state) == zones("seat:1", "seat:2", "muck")
     state = played(DEAL + step(auto="check_round")).run.state
-    assert state.hand is not None and state.hand.phase is Phase.BOARD
+    assert state.hand is not None
+    assert state.hand.phase is Phase.BOARD
     assert zones_in_play(state) == zones("burn", "board", "muck")
 
 
 def test_the_award_the_live_seat_then_after_the_hand_every_zone_still_holding_cards() -> None:
     folded = DEAL + act(4, "fold") + act(1, "fold")
     state = played(folded).run.state
-    assert state.hand is not None and state.hand.phase is Phase.AWARD
+    assert state.hand is not None
+    assert state.hand.phase is Phase.AWARD
     assert zones_in_play(state) == zones("seat:2", "muck")
     state = played(folded + step(dealer="award")).run.state
     assert state.hand is None
