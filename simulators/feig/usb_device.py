@@ -4,7 +4,8 @@ The reader's USB face: vendor ID 0x0AB1 (FEIG ELECTRONIC's) and product ID 0x000
 RFID-Reader"), both as the USB ID repository (usb.ids) lists them (the driver's ``pid`` is an
 option all the same: a reader of another model may have another), the manufacturer and product
 strings FEIG's own udev rule matches ("FEIG ELECTRONIC GmbH", "OBID RFID-Reader":
-``41-feig.rules`` of FEIG's Linux SDK), vendor class, one bulk OUT and one bulk IN endpoint carrying the same ID ISC frames as the serial line.
+``41-feig.rules`` of FEIG's Linux SDK), vendor class, one bulk OUT and one bulk IN endpoint
+carrying the same ID ISC frames as the serial line.
 Behind them is one reader of the byte-level :class:`~simulators.feig.bus.FeigLine` the pty
 simulator uses: every bulk OUT transfer is fed to it, and each answer is put in the IN
 endpoint's buffer once the reader has done its work (its reaction and the inventory's RF time;
