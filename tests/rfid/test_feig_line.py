@@ -7,6 +7,8 @@ byte vectors of those documents are checked in ``test_feig_protocol.py``.
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -24,7 +26,9 @@ from drivers.rfid.feig.frames import (
     decode,
     encode_request,
 )
+from drivers.rfid.feig.link import FeigLink
 from simulators.feig.bus import FeigLine
+from simulators.feig.radio import AntennaFault
 from simulators.feig.reader import PAGE_MAX, ReaderModel
 
 T15693 = "e0040150a1b2c3d4"
@@ -236,8 +240,6 @@ def test_reader_control_commands() -> None:
 
 
 def test_the_diagnostic_names_a_broken_channel_in_feigs_fields() -> None:
-    from simulators.feig.radio import AntennaFault
-
     bus = line(1, 2)
     bus.radio.faults[2] = AntennaFault.OPEN
     bus.radio.faults[4] = AntennaFault.SHORT
@@ -310,3 +312,34 @@ def test_the_crc_is_the_manuals_bitwise_algorithm(data: bytes) -> None:
         for _ in range(8):
             crc = (crc >> 1) ^ 0x8408 if crc & 1 else crc >> 1
     assert crc16(data) == crc
+
+
+def test_the_host_reads_an_advanced_answer_and_the_standard_one_after_it() -> None:
+    # A reader that answers in the advanced frame (ID ISC.MU02.02 manual p. 16) does not knock
+    # the host's decoder out of step: the frame is cut by its ALENGTH.
+    advanced = Frame(1, p.CMD_SOFTWARE_VERSION, bytes(7), 0, advanced=True).encode()
+    assert advanced[:3] == bytes((0x02, 0x00, 0x0F))  # STX, ALENGTH 15
+    standard = Frame(1, p.CMD_RF_RESET, b"", 0).encode()
+    items = list(FrameDecoder(answers=True).feed(advanced + standard))
+    assert [(item.command, item.advanced) for item in items if isinstance(item, Frame)] == [
+        (p.CMD_SOFTWARE_VERSION, True),
+        (p.CMD_RF_RESET, False),
+    ]
+
+
+async def test_the_link_takes_an_advanced_answer_and_keeps_the_starting_delay() -> None:
+    sent: list[tuple[float, bytes]] = []
+    link = FeigLink(timeout=1.0)
+    loop = asyncio.get_running_loop()
+
+    def write(data: bytes) -> None:
+        sent.append((loop.time(), data))
+        answer = Frame(1, data[2], bytes(7), 0, advanced=True).encode()
+        loop.call_soon(link.data_received, answer)
+
+    link.write = write
+    first = await link.call(encode_request(p.CMD_SOFTWARE_VERSION, b"", 1))
+    second = await link.call(encode_request(p.CMD_SOFTWARE_VERSION, b"", 1))
+    assert first.advanced
+    assert second.advanced
+    assert sent[1][0] - sent[0][0] >= 0.005  # 5 ms of silence after the answer before a frame
