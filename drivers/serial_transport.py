@@ -15,11 +15,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import termios
 
 import serial
 
 from drivers.errors import DeviceUnavailableError
 from drivers.transport import DataCallback, LostCallback
+
+PTY_SLAVE_MAJORS = range(136, 144)
+"""The device numbers of Unix 98 pty slaves (Linux's devices.txt: 136-143, /dev/pts/*)."""
+
+
+def is_pty(path: str) -> bool:
+    """Whether ``path`` (or what it links to) is a pseudo-terminal's slave."""
+    try:
+        return os.major(os.stat(path).st_rdev) in PTY_SLAVE_MAJORS
+    except OSError:
+        return False
 
 
 class SerialTransport:
@@ -48,13 +60,18 @@ class SerialTransport:
         parity: str = serial.PARITY_NONE,
     ) -> SerialTransport:
         """Open ``path`` (8 data bits, ``parity`` as pyserial names it, 1 stop bit, no flow
-        control, exclusive) and start reading."""
+        control, exclusive) and start reading.
+
+        A pseudo-terminal (a simulator's line) carries bytes, not characters: it has no parity
+        bit to set, and Linux refuses to set one again once it has dropped it. On a pty the
+        parity is therefore left out."""
 
         def _open() -> serial.Serial:
+            wanted = serial.PARITY_NONE if is_pty(path) else parity
             return serial.Serial(
                 path,
                 baudrate=baudrate,
-                parity=parity,
+                parity=wanted,
                 timeout=0,
                 write_timeout=0,
                 exclusive=True,
@@ -62,7 +79,7 @@ class SerialTransport:
 
         try:
             port = await asyncio.to_thread(_open)
-        except (serial.SerialException, OSError, ValueError) as exc:
+        except (serial.SerialException, OSError, ValueError, termios.error) as exc:
             raise DeviceUnavailableError(f"cannot open {path}: {exc}") from exc
         return cls(port, on_data, on_lost)
 
