@@ -11,7 +11,8 @@ Annex C p. 99), every character's 11 bits on the wire. A latency is from putting
 cards a seat, five on the board, three burns, ten in the muck: 38 tags), the driver sweeping
 back to back (``scan_period_ms = 0``), with the default debounce (``arrive_n`` 2,
 ``crosstalk_settle`` 1, ``depart_n`` 3), for three hints from the table
-(:meth:`~drivers.rfid.feig.driver.FeigReader.expect`, ``background_every`` 4):
+(:meth:`~drivers.rfid.feig.driver.FeigReader.expect`; ``background_per_sweep`` 1: each sweep
+also reads one of the other zones, in turn):
 
 * none: every antenna every sweep (what a table without a hand, or another host, gets);
 * dealing six-handed: seats 1-6 and the muck, a card put down on seat 1;

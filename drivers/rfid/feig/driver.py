@@ -15,11 +15,12 @@ with backoff). A connection
    mapped antennas due (ANT_SEL), asking for the next page (MODE bit MORE) while the status is
    0x94. Each antenna's tags go to the presence tracker as that zone's poll, their RSSI to the
    crosstalk :class:`~drivers.rfid.arbiter.Arbiter` (across the readers, as across antennas),
-   whose edges reach the core. An antenna is due every sweep when its zone is one the hand can
+   whose edges reach the core. An antenna is read every sweep when its zone is one the hand can
    change (:meth:`expect`, from the daemon), when it has not settled (a tag heard there and not
-   yet arrived, or arrived and not heard) or when no hint came; the others every
-   ``background_every`` sweeps (FEIG's reader takes 163 ms an antenna: fewer antennas a sweep,
-   a card put down where the hand expects one is seen sooner);
+   yet arrived, or arrived and not heard), when it is broken, or when no hint came; of the
+   others, ``background_per_sweep`` in turn (FEIG's reader takes 163 ms an antenna: the fewer a
+   sweep, the sooner a card put down where the hand expects one is seen, and every zone is still
+   read every few sweeps);
 4. on status 0x84 (RF warning) asks the reader's diagnostic (``[0x6E]`` mode 0x01, then mode
    0x05 for the multiplexer's channels) which antennas are broken: ``ANTENNA_FAULT`` and the
    zone ``stale`` at once, nothing departs; when the antenna works again the fault clears and
@@ -155,7 +156,8 @@ class FeigReader(Device):
         self._warned: set[tuple[int, int]] = set()
         self._expected: frozenset[Zone] | None = None
         self._heard: dict[Zone, set[str]] = {}
-        self._sweep_number = 0
+        self._turn = 0
+        """Where the round of the zones the hand cannot change stands."""
 
     # ------------------------------------------------------------------ the device contract
 
@@ -197,18 +199,36 @@ class FeigReader(Device):
         """The zones the hand can change next: read every sweep, the others less often."""
         self._expected = zones
 
-    def due(self, reader: LineReader) -> list[int]:
-        """The antennas of ``reader`` to read this sweep (:meth:`sweep`'s choice), ascending."""
-        background = self._sweep_number % self.options.background_every == 0
-        if self._expected is None or background:
-            return sorted(reader.antennas)
-        return sorted(
-            antenna
-            for antenna, zone in reader.antennas.items()
-            if zone in self._expected
-            or antenna in reader.faulty
-            or self._heard.get(zone, set()) != self.tracker.present(zone)
-        )
+    def plan(self) -> dict[int, list[int]]:
+        """The antennas to read next sweep, by COM-ADR, ascending (:meth:`sweep`'s plan).
+
+        Without a hint, every antenna. With one, the antennas every sweep must read (the zones
+        the hand can change, those not settled, the broken ones) and the next
+        ``background_per_sweep`` of the others in turn; the turn moves on with each plan.
+        """
+        everyone = [(r.address, a) for r in self.readers.values() for a in sorted(r.antennas)]
+        if self._expected is None:
+            chosen = set(everyone)
+        else:
+            chosen = {place for place in everyone if self._must_read(*place)}
+            others = [place for place in everyone if place not in chosen]
+            if others:
+                count = min(self.options.background_per_sweep, len(others))
+                start = self._turn % len(others)
+                chosen.update((others + others)[start : start + count])
+                self._turn = start + count
+        return {
+            address: [a for adr, a in everyone if adr == address and (adr, a) in chosen]
+            for address in self.readers
+        }
+
+    def _must_read(self, address: int, antenna: int) -> bool:
+        reader = self.readers[address]
+        zone = reader.antennas[antenna]
+        if self._expected is not None and zone in self._expected:
+            return True
+        unsettled = self._heard.get(zone, set()) != self.tracker.present(zone)
+        return unsettled or antenna in reader.faulty
 
     async def reset(self) -> None:
         """Reset every reader's RF (``[0x69]``): every tag is inventoried afresh."""
@@ -322,8 +342,9 @@ class FeigReader(Device):
         edges: list[PresenceEdge[Zone]] = []
         swept: list[Zone] = []
         failed = False
+        plan = self.plan()
         for reader in self.readers.values():
-            antennas = self.due(reader)
+            antennas = plan[reader.address]
             if not antennas:
                 continue
             try:
@@ -348,7 +369,6 @@ class FeigReader(Device):
                 else:
                     edges += self.tracker.seen(ts, zone, heard[zone])
                     swept.append(zone)
-        self._sweep_number += 1
         if failed:
             self.failed_sweeps += 1
         else:

@@ -76,11 +76,11 @@ class FeigOptions(UsbBackendOptions):
     response_timeout: float = Field(
         default=0.5, gt=0, description="seconds for an answer beyond the reader's own limit"
     )
-    background_every: int = Field(
-        default=4,
+    background_per_sweep: int = Field(
+        default=1,
         ge=1,
-        le=255,
-        description="read the zones the hand cannot change every this many sweeps (1: always)",
+        le=112,
+        description="how many of the zones the hand cannot change a sweep reads, in turn",
     )
     arrive_n: int = Field(default=2, ge=1, le=255)
     depart_n: int = Field(default=3, ge=1, le=255)
