@@ -13,6 +13,9 @@ readers' receivers do and returns what the line carries back:
   answers collide and the host gets bytes that are no frame;
 * a request that starts less than 5 ms after the line's last answer ended breaks the starting
   delay (M02 p. 17): it is answered, and counted, so a test can see a host that rushes;
+* given the speed the host set the line to (``line_baud``), a reader running at another baud
+  rate hears noise and answers nothing ("the return protocol will only be sent if the inquiry
+  is executed with the baud rate … of the Reader", M02 p. 45);
 * the link faults garble answers (``crc``: a flipped CRC byte; ``partial``: the frame cut short)
   or withhold them (``stall``).
 
@@ -54,6 +57,8 @@ class LineCounters:
     collisions: int = 0
     rushed: int = 0
     """Requests that broke the starting delay."""
+    wrong_speed: int = 0
+    """Requests sent at a baud rate the reader asked does not run at."""
 
 
 @dataclass(slots=True)
@@ -113,8 +118,9 @@ class FeigLine:
         reader = self.readers[(antenna - 1) // ANTENNAS]
         return reader, antenna - reader.first_antenna + 1
 
-    def receive(self, data: bytes, now: float) -> list[Answer]:
-        """Bytes from the host: what the line carries back for every request they complete."""
+    def receive(self, data: bytes, now: float, line_baud: int | None = None) -> list[Answer]:
+        """Bytes from the host: what the line carries back for every request they complete
+        (``line_baud``: the speed the host set the line to; None: whatever the readers run at)."""
         if self._decoder.pending == 0 and now - self.answered_until < STARTING_DELAY:
             self.counters.rushed += 1
             self.journal.append("a request broke the 5 ms starting delay")
@@ -126,7 +132,7 @@ class FeigLine:
                     self.counters.data_timeouts += 1
                 self.journal.append(f"dropped {item.size} bytes: {item.reason}")
                 continue
-            answer = self._request(item)
+            answer = self._request(item, line_baud)
             if answer is None:
                 continue
             if now < self.link.stall_until:
@@ -135,13 +141,20 @@ class FeigLine:
             answers.append(Answer(self._garble(answer.data), answer.work))
         return answers
 
-    def _request(self, frame: Frame) -> Answer | None:
+    def _request(self, frame: Frame, line_baud: int | None) -> Answer | None:
         self.counters.frames += 1
         if frame.advanced:
             self.counters.advanced += 1
             self.journal.append(f"an advanced frame (0x{frame.command:02x}): not answered")
             return None
         asked = [r for r in self.readers if frame.address in (r.address, BROADCAST)]
+        deaf = [r for r in asked if line_baud is not None and r.running_baud != line_baud]
+        if deaf:
+            self.counters.wrong_speed += 1
+            self.journal.append(
+                f"the line at {line_baud} baud: readers at another speed heard noise"
+            )
+            asked = [r for r in asked if r not in deaf]
         if not asked:
             self.counters.ignored += 1
             return None

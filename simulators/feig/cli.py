@@ -56,6 +56,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--parity", choices=("none", "even", "odd"), default="even",
         help="the readers' CFG1 parity (FEIG ships e,8,1)")  # fmt: skip
     add("--no-rf-timing", action="store_true", help="answer without the readers' working time")
+    add("--strict-baud", action="store_true",
+        help="answer only a host that set the line to the readers' own baud rate")  # fmt: skip
     add("--transponders", type=_transponders, default=frozenset(SUPPORTED), metavar="LIST",
         help="what the readers read: iso15693,iso14443a (an M02.M8 as sold: iso15693)")  # fmt: skip
     add("--crosstalk", type=float, default=0.0, metavar="RATE", help="reads on a neighbour antenna")
@@ -100,6 +102,7 @@ async def _serve(args: argparse.Namespace, scenario: FeigScenario) -> None:
         parity=args.parity,
         rf_timing=not args.no_rf_timing,
         transponders=args.transponders,
+        strict_baud=args.strict_baud,
         trace=stderr_trace(args.trace),
     )
     radio = sim.line.radio

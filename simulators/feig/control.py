@@ -122,6 +122,7 @@ def status(sim: FeigHost) -> dict[str, Any]:
         "advanced_frames": counters.advanced,
         "collisions": counters.collisions,
         "rushed_requests": counters.rushed,
+        "wrong_speed_requests": counters.wrong_speed,
         "crosstalk_reads": radio.crosstalk_reads,
         "stacked_misses": radio.stacked_misses,
         "collided_slots": radio.collisions,
@@ -237,6 +238,7 @@ def _setup(line: FeigLine, wanted: ReaderSetup) -> None:
         memory[setup.CFG_INTERFACE] = record
         memory[setup.CFG_TRANSPONDER] = bytes(cfg4)
     reader.address = record[0]
+    reader.running_baud = setup.Interface(record).baudrate  # as if it had been reset since
     version = reader.version
     if wanted.sw_type is not None:
         version = type(version)(

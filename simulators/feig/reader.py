@@ -78,6 +78,9 @@ class ReaderModel:
     ram: dict[int, bytes] = field(init=False)
     eeprom: dict[int, bytes] = field(init=False)
     rf_on: bool = False
+    running_baud: int = 115200
+    """The baud rate it runs at: its CFG1 BAUD in EEPROM when it was last powered or reset (a
+    new BAUD counts only after that, M02 p. 21)."""
     rf_flags: int = 0
     commands: Counter[int] = field(default_factory=Counter)
     inventories: int = 0
@@ -103,6 +106,7 @@ class ReaderModel:
             setup.CFG_TRANSPONDER: setup.DEFAULT_CFG4,
         }
         self.ram = dict(self.eeprom)
+        self.running_baud = interface.baudrate
 
     # ------------------------------------------------------------------ what it is
 
@@ -129,6 +133,7 @@ class ReaderModel:
         """Fresh power: RAM from the EEPROM, the field off, no inventory pages waiting."""
         self.ram = dict(self.eeprom)
         self.address = self.interface.address
+        self.running_baud = self.interface.baudrate
         self.rf_on = False
         self._pending, self._pending_mode = [], None
 

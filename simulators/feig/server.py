@@ -12,6 +12,7 @@ test's loop.
 from __future__ import annotations
 
 import asyncio
+import termios
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,6 +20,14 @@ from drivers.rfid.feig.setup import CFG_INTERFACE
 from simulators.feig.bus import FeigLine
 from simulators.feig.timing import wire_seconds
 from simulators.pty_simulator import PtySimulator
+
+#: termios speed constants → baud, for FEIG's rates.
+_SPEEDS = {getattr(termios, f"B{rate}"): rate for rate in (4800, 9600, 19200, 38400, 57600, 115200)}
+
+
+def line_speed(fd: int) -> int | None:
+    """The baud rate a host set a pty to (a pty carries it, unlike parity), if one of FEIG's."""
+    return _SPEEDS.get(termios.tcgetattr(fd)[4])
 
 
 class FeigSimulator(PtySimulator):
@@ -35,6 +44,7 @@ class FeigSimulator(PtySimulator):
         parity: str = "even",
         rf_timing: bool = True,
         transponders: frozenset[str] = frozenset({"iso15693", "iso14443a"}),
+        strict_baud: bool = False,
         trace: Callable[[str], None] | None = None,
     ) -> None:
         super().__init__(link=link, trace=trace)
@@ -45,8 +55,11 @@ class FeigSimulator(PtySimulator):
                     address=reader.address, baudrate=baud, parity=parity
                 )
                 reader.eeprom[CFG_INTERFACE] = reader.ram[CFG_INTERFACE] = line.record
+                reader.running_baud = baud
         self.baud = baud
         self.parity = parity
+        self.strict_baud = strict_baud
+        """Answer only a host that set the pty to the readers' own baud rate."""
         self.rf_timing = rf_timing
         self._busy_until = 0.0
         self._sends: set[asyncio.TimerHandle] = set()
@@ -64,7 +77,8 @@ class FeigSimulator(PtySimulator):
     def _received(self, data: bytes, now: float) -> None:
         loop = self._require_loop()
         request_wire = wire_seconds(len(data), self.baud, self.parity)
-        for answer in self.line.receive(data, now):
+        speed = line_speed(self.cable.master_fd) if self.strict_baud else None
+        for answer in self.line.receive(data, now, speed):
             # One request at a time on the line: an answer waits for the request's bytes, the
             # reader's work and its own bytes.
             work = answer.work if self.rf_timing else 0.0

@@ -343,3 +343,20 @@ async def test_the_link_takes_an_advanced_answer_and_keeps_the_starting_delay() 
     assert first.advanced
     assert second.advanced
     assert sent[1][0] - sent[0][0] >= 0.005  # 5 ms of silence after the answer before a frame
+
+
+def test_a_reader_answers_only_at_the_baud_rate_it_runs_at() -> None:
+    bus = line(1, 2)
+    bus.readers[1].running_baud = 38400
+    detect = p.baud_rate_detection_request(2)
+    assert bus.receive(detect, 1.0, line_baud=115200) == []
+    assert bus.counters.wrong_speed == 1
+    assert [decode(a.data, answer=True).address for a in bus.receive(detect, 2.0, 38400)] == [2]
+    # A new BAUD counts once the reader is reset (M02 p. 21): until then it runs as it did.
+    cfg1 = setup.Interface(bus.readers[0].ram[setup.CFG_INTERFACE])
+    slower = cfg1.with_line(address=1, baudrate=9600, parity="even").record
+    written = bus.receive(encode_request(p.CMD_WRITE_CONFIG, b"\x81" + slower, 1), 3.0, 115200)
+    assert decode(written[0].data, answer=True).status == p.Status.OK
+    assert bus.readers[0].running_baud == 115200
+    bus.receive(encode_request(p.CMD_CPU_RESET, b"", 1), 4.0, 115200)
+    assert bus.readers[0].running_baud == 9600

@@ -16,6 +16,7 @@ import pytest
 from controller.table.inputs import (
     DeviceFault,
     DeviceFaultCleared,
+    DeviceHealthChanged,
     Health,
     TagArrived,
     TagDeparted,
@@ -327,3 +328,24 @@ async def test_the_zones_the_hand_can_change_are_read_every_sweep_the_others_in_
     assert (await log.arrived(card)).zone == Zone.parse("burn")
     reader.expect(None)
     assert reader.plan() == {1: list(range(1, 9)), 2: list(range(1, 7))}
+
+
+async def test_a_reader_at_another_baud_rate_is_found_and_named_by_it(feig: Any) -> None:
+    # With --strict-baud a reader answers only at its own rate, as on a real line ([0x52], ID
+    # ISC.M02 manual p. 45): the driver looks for it at FEIG's other rates and says where it is.
+    _reader, log, _sim = await feig(
+        *UNPACED, "--strict-baud", setup=({"reader": 2, "baudrate": 38400},), online=False
+    )
+    rejected = await log.health("rfid", Health.REJECTED)
+    assert rejected.detail == (
+        "the reader at COM-ADR 2 does not answer at 115200 baud but at 38400 (its CFG1 BAUD): "
+        "set baudrate = 38400, or the reader to 115200 baud"
+    )
+
+
+async def test_a_reader_at_no_baud_rate_is_said_to_be_missing(feig: Any) -> None:
+    _reader, log, _sim = await feig(
+        *UNPACED, "--strict-baud", setup=({"reader": 2, "address": 7},), online=False
+    )
+    down = await log.first(DeviceHealthChanged, timeout=30, health=Health.RECONNECTING)
+    assert "the reader at COM-ADR 2 answers at none of FEIG's baud rates" in down.detail

@@ -7,8 +7,10 @@ with backoff). A connection
 1. opens the serial port at the readers' baud rate and parity (pyserial; a CDC-ACM USB reader
    is a tty too) or, with ``vid``/``pid``, the USB device's bulk endpoints (pyusb;
    ``backend = "simulated"``: the simulators' fake bus);
-2. for each reader (each COM-ADR the antennas name): reads its software version (``[0x65]``)
-   and refuses a model not approved for the table (``config/approved-devices.toml``), reads its
+2. for each reader (each COM-ADR the antennas name): asks ``[0x52]``, which a reader answers
+   only at its own baud rate and parity (a reader that stays silent is looked for at FEIG's
+   other rates, to say in one line where it is), reads its software version (``[0x65]``) and
+   refuses a model not approved for the table (``config/approved-devices.toml``), reads its
    configuration (``[0x80]`` CFG1 in RAM and EEPROM, CFG4) and refuses, in one line, one set up
    other than the table needs (:mod:`drivers.rfid.feig.setup`), then resets its RF (``[0x69]``);
 3. sweeps: for each reader in turn, one ISO Host Command Inventory (``[0xB0][0x01]``) over the
@@ -52,7 +54,12 @@ from controller.table.inputs import (
     Zone,
 )
 from drivers.contract import READ, Device, DeviceContext, DeviceStatus, InputSink
-from drivers.errors import DeviceError, DeviceRejectedError, DeviceUnavailableError
+from drivers.errors import (
+    DeviceError,
+    DeviceRejectedError,
+    DeviceUnavailableError,
+    LinkTimeoutError,
+)
 from drivers.rfid.arbiter import Arbiter
 from drivers.rfid.feig import datasets as d
 from drivers.rfid.feig import protocol as p
@@ -79,6 +86,14 @@ log = structlog.get_logger("tablectl.rfid")
 MAX_PAGES = 64
 """More pages than eight antennas' worth of tags can fill: a reader that never stops is broken."""
 PARITY = {"none": "N", "even": "E", "odd": "O"}
+
+
+class ReaderSilentError(DeviceError):
+    """A reader does not answer ``[0x52]`` at the line's baud rate and parity."""
+
+    def __init__(self, reader: LineReader) -> None:
+        super().__init__(f"{reader.name()} does not answer")
+        self.reader = reader
 
 
 class ReaderStatusError(DeviceError):
@@ -249,6 +264,9 @@ class FeigReader(Device):
         try:
             await self._set_up(link)
             await self._sweep_forever(link)
+        except ReaderSilentError as silent:
+            transport.close()
+            raise await self._look_for(silent.reader) from None
         finally:
             self.link = None
             transport.close()
@@ -286,9 +304,47 @@ class FeigReader(Device):
         log.info("reader.online", device=self.device_id, identity=detail)
         await self._health(utc_now(), Health.ONLINE, detail)
 
+    async def _look_for(self, reader: LineReader) -> DeviceError:
+        """Where a silent reader is: ``[0x52]`` at each of FEIG's other baud rates (M02 p. 45).
+
+        Found: :class:`DeviceRejectedError` saying at what rate; not found: unavailable.
+        """
+        o = self.options
+        assert o.port is not None
+        for rate in sorted(setup.BAUD_RATES.values(), reverse=True):
+            if rate == o.baudrate:
+                continue
+            link = FeigLink(timeout=o.response_timeout)
+            transport = await SerialTransport.open(
+                o.port, link.data_received, link.connection_lost, rate, parity=PARITY[o.parity]
+            )
+            link.write = transport.write
+            try:
+                await link.call(p.baud_rate_detection_request(reader.address))
+            except DeviceUnavailableError:
+                raise
+            except DeviceError:
+                continue
+            finally:
+                transport.close()
+            return DeviceRejectedError(
+                f"{reader.name()} does not answer at {o.baudrate} baud but at {rate} (its CFG1 "
+                f"BAUD): set baudrate = {rate}, or the reader to {o.baudrate} baud"
+            )
+        return DeviceUnavailableError(
+            f"{reader.name()} answers at none of FEIG's baud rates, parity {o.parity}: is it "
+            "on the line, powered, at that COM-ADR?"
+        )
+
     async def _check(self, link: FeigLink, reader: LineReader) -> None:
         """Refuse a reader not approved, or not set up for the table, in one line."""
         address = reader.address
+        try:
+            await self._call(link, p.baud_rate_detection_request(address))
+        except LinkTimeoutError:
+            if self.options.port is None:
+                raise  # no baud rate on USB: a silent reader is just silent
+            raise ReaderSilentError(reader) from None
         answer = await self._call(link, encode_request(p.CMD_SOFTWARE_VERSION, b"", address))
         version = p.SoftwareVersion.decode(answer.data)
         reader.version = version
