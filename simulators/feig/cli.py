@@ -73,7 +73,11 @@ def run(args: argparse.Namespace) -> int:
     problems = []
     most = ANTENNAS * len(args.readers)
     if args.antennas is not None and not 1 <= args.antennas <= most:
-        problems.append(f"--antennas {args.antennas} is not 1…{most} ({len(args.readers)} readers)")
+        readers = f"{len(args.readers)} reader{'s' if len(args.readers) > 1 else ''}"
+        problems.append(
+            f"--antennas {args.antennas} is not 1…{most} ({readers} of 8 antennas: "
+            "--readers 1,2 puts two on the line)"
+        )
     if len(set(args.readers)) != len(args.readers) or any(not 0 <= a <= 254 for a in args.readers):
         problems.append("--readers needs distinct COM-ADRs, 0…254")
     if args.baud < 0:

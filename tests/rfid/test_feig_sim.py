@@ -100,8 +100,8 @@ def test_commands_and_scenarios_parse() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--antennas", "40"], "--antennas 40 is not 1…8 (1 readers)"),
-        (["--readers", "1,2", "--antennas", "17"], "--antennas 17 is not 1…16 (2 readers)"),
+        (["--antennas", "14"], "--antennas 14 is not 1…8 (1 reader of 8 antennas: --readers 1,2"),
+        (["--readers", "1,2", "--antennas", "17"], "--antennas 17 is not 1…16 (2 readers of 8"),
         (["--readers", "1,1"], "--readers needs distinct COM-ADRs, 0…254"),
         (["--readers", "255"], "--readers needs distinct COM-ADRs, 0…254"),
         (["--crosstalk", "2"], "--crosstalk must be from 0 to 1"),

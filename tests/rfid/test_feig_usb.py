@@ -123,7 +123,7 @@ class Rig(UsbRig[SimulatedFeigUsbReader, FeigReader]):
 def rig(usb_rigs: UsbRigs) -> Callable[..., Awaitable[Rig]]:
     async def make(**options: Any) -> Rig:
         bus = usb_rigs.bus()
-        device = add_feig_reader(bus, "FEIG-0042", seed=3)
+        device = add_feig_reader(bus, "FEIG-0042", seed=3, rf_timing=False)
         antennas = [{"antenna": a, "zone": z} for a, z in ANTENNAS.items()]
         settings = {
             "vid": FEIG_VID,
