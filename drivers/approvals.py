@@ -56,6 +56,7 @@ class ReaderEntry(BaseModel):
     vendor: str = Field(min_length=1)
     model: str = Field(min_length=1, description="the model's name, as its vendor spells it")
     sw_type: int = Field(ge=0, le=255, description="the reader type it reports (SW-TYPE)")
+    antennas: int = Field(default=1, ge=1, le=8, description="its antenna outputs")
     firmware: tuple[str, ...] = Field(
         default=(), description="firmware revisions allowed, SW-REV.D-REV as 04.02.01 (none: any)"
     )

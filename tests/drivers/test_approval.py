@@ -10,6 +10,8 @@ import pytest
 
 from drivers.errors import DeviceRejectedError
 from drivers.paths import config_dir
+from drivers.rfid.feig.approval import ReaderApprovals
+from drivers.rfid.feig.protocol import SoftwareVersion
 from drivers.shuffler.approval import ApprovalConfigError, ApprovalList, check_challenge
 from drivers.shuffler.codes import Capability
 from drivers.shuffler.messages import ChallengeResult, Identity
@@ -87,3 +89,32 @@ def test_challenge(tmp_path: Path) -> None:
         check_challenge(approved, identity(caps=Capability(0)), nonce, good)
     with pytest.raises(DeviceRejectedError, match="algorithm"):
         check_challenge(approved, identity(), nonce, ChallengeResult(2, good.mac))
+
+
+def test_the_shipped_list_approves_the_feig_reader_model_by_what_it_reports() -> None:
+    approvals = ReaderApprovals.load(config_dir() / "approved-devices.toml")
+    m02m8 = SoftwareVersion(sw_rev=0x0102, d_rev=0, hw_type=0, sw_type=33, tr_type=0x0008)
+    entry = approvals.check(1, m02m8)
+    assert (entry.model, entry.antennas) == ("ID ISC.M02.M8", 8)
+    m02 = SoftwareVersion(0x0102, 0, 0, 31, 0x0008)
+    with pytest.raises(
+        DeviceRejectedError, match=r"is a ID ISC\.M02 \(SW-TYPE 31\), not an approved"
+    ):
+        approvals.check(1, m02)
+    newer = SoftwareVersion(0x0103, 0, 0, 33, 0x0008)
+    with pytest.raises(DeviceRejectedError, match=r"firmware 01\.03\.00, not an approved revision"):
+        approvals.check(2, newer)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("sw_type = 300\n", "reader.0.sw_type: Input should be less than or equal to 255"),
+        ('sw_type = 33\nfirmware = ["4.2"]\n', "'4.2' is not a revision like 04.02.01"),
+        ("sw_type = 33\nantennas = 9\n", "reader.0.antennas: Input should be less than or equal"),
+    ],
+)
+def test_bad_reader_entries_name_the_key(tmp_path: Path, body: str, message: str) -> None:
+    text = entry() + '\n[[reader]]\nvendor = "FEIG ELECTRONIC"\nmodel = "X"\n' + body
+    with pytest.raises(ApprovalConfigError, match=message):
+        ReaderApprovals.load(write(tmp_path, text))

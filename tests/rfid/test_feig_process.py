@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ from controller.table.inputs import (
     TagDeparted,
     Zone,
 )
+from drivers.paths import config_dir
 from drivers.rfid.feig.driver import FeigReader, fault_id
 from tests.device_rig import EventLog
 from tests.rfid.conftest import SimProcess
@@ -349,3 +351,17 @@ async def test_a_reader_at_no_baud_rate_is_said_to_be_missing(feig: Any) -> None
     )
     down = await log.first(DeviceHealthChanged, timeout=30, health=Health.RECONNECTING)
     assert "the reader at COM-ADR 2 answers at none of FEIG's baud rates" in down.detail
+
+
+async def test_a_table_mapping_more_antennas_than_the_model_has_is_refused(
+    feig: Any, tmp_path: Path
+) -> None:
+    shipped = (config_dir() / "approved-devices.toml").read_text(encoding="utf-8")
+    narrow = tmp_path / "approved-devices.toml"
+    narrow.write_text(shipped.replace("antennas = 8 ", "antennas = 4 "), encoding="utf-8")
+    _reader, log, _sim = await feig(*UNPACED, approved_devices=str(narrow), online=False)
+    rejected = await log.health("rfid", Health.REJECTED)
+    assert rejected.detail == (
+        "the reader at COM-ADR 1 is a ID ISC.M02.M8 with 4 antenna outputs: the table maps its "
+        "antenna 5, 6, 7, 8"
+    )

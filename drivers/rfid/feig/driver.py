@@ -348,7 +348,13 @@ class FeigReader(Device):
         answer = await self._call(link, encode_request(p.CMD_SOFTWARE_VERSION, b"", address))
         version = p.SoftwareVersion.decode(answer.data)
         reader.version = version
-        self.approvals.check(address, version)
+        approved = self.approvals.check(address, version)
+        beyond = sorted(a for a in reader.antennas if a > approved.antennas)
+        if beyond:
+            raise DeviceRejectedError(
+                f"{reader.name()} is a {approved.model} with {approved.antennas} antenna "
+                f"outputs: the table maps its antenna {', '.join(map(str, beyond))}"
+            )
         if not version.reads(p.TransponderSupport.ISO15693) and not version.reads(
             p.TransponderSupport.ISO14443A
         ):
