@@ -291,8 +291,10 @@ async def test_a_reader_set_up_otherwise_is_refused_in_one_line(
 
 
 async def test_the_driver_paces_to_feigs_timing_and_reads_every_page(feig: Any) -> None:
-    # The line paced as FEIG documents it (163 ms an antenna with one card): slow, but exact.
-    _reader, log, sim = await feig("--baud", "115200", scan_period_ms=0)
+    # The line paced as FEIG documents it (163 ms an antenna with one card), the driver told
+    # where the hand can change (seats 1 and 9, one on each reader): slow, but exact.
+    reader, log, sim = await feig("--baud", "115200", scan_period_ms=0)
+    reader.expect(frozenset({Zone.parse("seat:1"), Zone.parse("seat:9")}))
     tags = [uid(1, n) for n in range(3)] + [uid(9, n) for n in range(3)]
     await control(sim, place=tags[:3], antenna=1)
     await control(sim, place=tags[3:], antenna=9)
