@@ -115,6 +115,9 @@ class ReaderSetup(CommandModel):
         default=None, ge=0.0, le=6553.5, description="TR-RESPONSE-TIME, seconds (0.1 steps)"
     )
     sw_type: int | None = Field(default=None, ge=0, le=255)
+    diagnostics: list[Literal[1, 3, 4, 5]] | None = Field(
+        default=None, description="the [0x6E] modes it has (default 1, 3, 4, 5)"
+    )
     firmware: str | None = Field(default=None, pattern=r"^\d{2}\.\d{2}\.\d{2}$")
 
 

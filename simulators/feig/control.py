@@ -238,6 +238,8 @@ def _setup(line: FeigLine, wanted: ReaderSetup) -> None:
         memory[setup.CFG_INTERFACE] = record
         memory[setup.CFG_TRANSPONDER] = bytes(cfg4)
     reader.address = record[0]
+    if wanted.diagnostics is not None:
+        reader.diagnostics = frozenset(wanted.diagnostics)
     reader.running_baud = setup.Interface(record).baudrate  # as if it had been reset since
     version = reader.version
     if wanted.sw_type is not None:

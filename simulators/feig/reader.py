@@ -74,6 +74,8 @@ class ReaderModel:
     journal: Callable[[str], None] = field(default=lambda line: None)
     rf_timing: bool = True
     """False: the reader works in no time (no RF time, so TR-RESPONSE-TIME never runs out)."""
+    diagnostics: frozenset[int] = frozenset({0x01, 0x03, 0x04, 0x05})
+    """The ``[0x6E]`` modes it has (the SDK marks 0x05 "only HF/UHF LR-Reader")."""
     version: p.SoftwareVersion = field(init=False)
     ram: dict[int, bytes] = field(init=False)
     eeprom: dict[int, bytes] = field(init=False)
@@ -253,6 +255,8 @@ class ReaderModel:
         if len(data) != 1:
             return self._reply(p.CMD_DIAGNOSTIC, p.Status.LENGTH_ERROR)
         mode, faults = data[0], self._faults()
+        if mode not in self.diagnostics:
+            return self._reply(p.CMD_DIAGNOSTIC, p.Status.PARAMETER_RANGE_ERROR)
         if mode == p.DIAG_GENERAL:
             flags = self.rf_flags | (p.GeneralFlag.MULTIPLEXER if faults else 0)
             body = p.GeneralDiagnostic(flags & 0xFF, flags >> 8).encode()

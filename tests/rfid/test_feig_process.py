@@ -149,11 +149,21 @@ async def test_unplug_and_replug_reconnect_and_reconcile(feig: Any) -> None:
     assert reader.rf_resets >= 4  # every connection starts with an RF reset of each reader
 
 
-@pytest.mark.parametrize(("antenna", "code"), [(3, "open"), (3, "short"), (12, "power")])
+@pytest.mark.parametrize(
+    ("antenna", "code", "named", "modes"),
+    [
+        (3, "open", "open", None),
+        (3, "short", "short", None),
+        (12, "power", "power", None),
+        (3, "open", "fault", [1, 3, 4]),  # a reader without mode 0x05: mode 0x03 says which
+    ],
+)
 async def test_a_broken_antenna_makes_its_zone_stale_never_a_departure(
-    feig: Any, antenna: int, code: str
+    feig: Any, antenna: int, code: str, named: str, modes: list[int] | None
 ) -> None:
-    reader, log, sim = await feig(*UNPACED)
+    com_adr, ant_nr = on_line(antenna)
+    setup = ({"reader": com_adr, "diagnostics": modes},) if modes else ()
+    reader, log, sim = await feig(*UNPACED, setup=setup)
     zone, neighbour = ANTENNAS[antenna], ANTENNAS[antenna + 1]
     a, b = uid(antenna, 1), uid(antenna + 1, 1)
     await control(sim, place=[a], antenna=antenna)
@@ -165,9 +175,8 @@ async def test_a_broken_antenna_makes_its_zone_stale_never_a_departure(
     await control(sim, fault="antenna", antenna=antenna, code=code)
     fault = await log.wait_for(lambda e: isinstance(e, DeviceFault), after=mark)
     assert isinstance(fault, DeviceFault)
-    com_adr, ant_nr = on_line(antenna)
     assert (fault.code, fault.fault_id) == ("ANTENNA_FAULT", fault_id(com_adr, ant_nr))
-    assert f"COM-ADR {com_adr} antenna {ant_nr} ({zone}): {code}" in fault.detail
+    assert f"COM-ADR {com_adr} antenna {ant_nr} ({zone}): {named}" in fault.detail
     await log.health(f"rfid-{zone.replace(':', '')}", Health.STALE, after=mark)
     await control(sim, remove=[a])  # lifted while nobody can see it
     await until_sweeps(reader, reader.sweeps + 20)

@@ -531,9 +531,7 @@ class FeigReader(Device):
         if warning:
             general = await self._general(link, reader)
             if general.flags & p.GeneralFlag.MULTIPLEXER:
-                request = p.diagnostic_request(p.DIAG_MULTIPLEXER_IMPEDANCE, reader.address)
-                answer = await self._call(link, request)
-                states = p.MultiplexerImpedance.decode(answer.data).faults()
+                states = await self._channels(link, reader)
             elif general.problems():
                 log.warning(
                     "reader.rf_warning",
@@ -557,6 +555,16 @@ class FeigReader(Device):
                 del reader.faulty[antenna]
                 ident = fault_id(reader.address, antenna)
                 await self._sink(DeviceFaultCleared(ts, self.device_id, "ANTENNA_FAULT", ident))
+
+    async def _channels(self, link: FeigLink, reader: LineReader) -> dict[int, p.ChannelState]:
+        """The broken channels: mode 0x05 names how; a reader without it, mode 0x03 which."""
+        address = reader.address
+        try:
+            request = p.diagnostic_request(p.DIAG_MULTIPLEXER_IMPEDANCE, address)
+            return p.MultiplexerImpedance.decode((await self._call(link, request)).data).faults()
+        except ReaderStatusError:
+            request = p.diagnostic_request(p.DIAG_MULTIPLEXER, address)
+            return p.decode_multiplexer_status((await self._call(link, request)).data)
 
     def _fault_detail(self, reader: LineReader, antenna: int) -> str:
         state = reader.faulty.get(antenna, p.ChannelState.OK)

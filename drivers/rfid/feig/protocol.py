@@ -245,13 +245,14 @@ DIAG_GENERAL: Final = 0x01
 copies them from the answer's first two data bytes: no echo of the mode)."""
 DIAG_MULTIPLEXER: Final = 0x03
 """Mode 0x03: one impedance-status byte for each of the multiplexer's 8 channels (the SDK's
-``ucMuxStatusCh1`` … ``ucMuxStatusCh8``)."""
+``ucMuxStatusCh1`` … ``ucMuxStatusCh8``: "only for HF Reader")."""
 DIAG_INTERNAL: Final = 0x04
 """Mode 0x04: hardware and configuration status, INT_ERROR A and B (MU02 p. 69; the SDK)."""
 DIAG_MULTIPLEXER_IMPEDANCE: Final = 0x05
 """Mode 0x05: for the multiplexer on an antenna output, three bit fields, a bit a channel:
 power, impedance below 50 Ω, impedance above 50 Ω (the SDK's ``CNTRL_OUT1``,
-``PHASE_LT50_OUT1``, ``PHASE_GT50_OUT1``)."""
+``PHASE_LT50_OUT1``, ``PHASE_GT50_OUT1``; the SDK marks the mode "only HF/UHF LR-Reader", so a
+reader may refuse it: the driver then asks mode 0x03)."""
 
 
 class GeneralFlag(IntEnum):
@@ -323,6 +324,16 @@ class ChannelState(IntEnum):
     """Impedance below 50 Ω: a shorted antenna or cable."""
     POWER = 3
     """The channel's power is wrong."""
+    FAULT = 4
+    """Out of order, how not said (a mode 0x03 status byte other than 0x00)."""
+
+
+def decode_multiplexer_status(data: bytes) -> dict[int, ChannelState]:
+    """``[0x6E]`` mode 0x03: one status byte a channel, 1…8; the SDK names no values, so any
+    byte but 0x00 is a channel out of order."""
+    if len(data) < MAX_ANTENNA:
+        raise ProtocolError(f"a multiplexer status answer of {len(data)} bytes, not 8")
+    return {n: ChannelState.FAULT for n, byte in enumerate(data[:MAX_ANTENNA], 1) if byte}
 
 
 @dataclass(frozen=True, slots=True)
