@@ -325,7 +325,7 @@ async def until_failed(reader: FeigReader, count: int) -> None:
 async def test_the_zones_the_hand_can_change_are_read_every_sweep_the_others_in_turn(
     feig: Any,
 ) -> None:
-    reader, log, sim = await feig(*UNPACED)
+    reader, log, sim = await feig(*UNPACED, full_sweep_ms=0)  # a quick line follows it too
     reader.expect(frozenset({Zone.parse("seat:1"), Zone.parse("muck")}))
     # Seat 1 is reader 1's antenna 1, the muck reader 2's antenna 5: both every sweep, and one
     # of the twelve others in turn.
@@ -340,6 +340,15 @@ async def test_the_zones_the_hand_can_change_are_read_every_sweep_the_others_in_
     await control(sim, place=[card], antenna=12)
     assert (await log.arrived(card)).zone == Zone.parse("burn")
     reader.expect(None)
+    assert reader.plan() == {1: list(range(1, 9)), 2: list(range(1, 7))}
+
+
+async def test_a_line_quick_enough_reads_every_antenna_whatever_the_hint(feig: Any) -> None:
+    reader, _log, _sim = await feig(*UNPACED)  # no RF time: every antenna in a few ms
+    reader.expect(frozenset({Zone.parse("seat:1")}))
+    await until_sweeps(reader, reader.sweeps + 5)
+    assert reader.antenna_seconds is not None
+    assert reader.antenna_seconds * 14 < 0.1
     assert reader.plan() == {1: list(range(1, 9)), 2: list(range(1, 7))}
 
 

@@ -173,6 +173,8 @@ class FeigReader(Device):
         self._heard: dict[Zone, set[str]] = {}
         self._turn = 0
         """Where the round of the zones the hand cannot change stands."""
+        self.antenna_seconds: float | None = None
+        """How long one antenna's inventory takes (a moving average of the sweeps')."""
 
     # ------------------------------------------------------------------ the device contract
 
@@ -217,12 +219,16 @@ class FeigReader(Device):
     def plan(self) -> dict[int, list[int]]:
         """The antennas to read next sweep, by COM-ADR, ascending (:meth:`sweep`'s plan).
 
-        Without a hint, every antenna. With one, the antennas every sweep must read (the zones
-        the hand can change, those not settled, the broken ones) and the next
-        ``background_per_sweep`` of the others in turn; the turn moves on with each plan.
+        Without a hint, or while reading every antenna takes less than ``full_sweep_ms``, every
+        antenna. Else the antennas every sweep must read (the zones the hand can change, those
+        not settled, the broken ones) and the next ``background_per_sweep`` of the others in
+        turn; the turn moves on with each plan.
         """
         everyone = [(r.address, a) for r in self.readers.values() for a in sorted(r.antennas)]
-        if self._expected is None:
+        quick = self.antenna_seconds is not None and (
+            self.antenna_seconds * len(everyone) * 1000 < self.options.full_sweep_ms
+        )
+        if self._expected is None or quick:
             chosen = set(everyone)
         else:
             chosen = {place for place in everyone if self._must_read(*place)}
@@ -466,9 +472,13 @@ class FeigReader(Device):
         diagnosed)."""
         address = reader.address
         timeout = reader.response_time + self.options.response_timeout
+        started = asyncio.get_running_loop().time()
         frame = await self._call(
             link, p.inventory_request(antennas, address=address), inventory=True, timeout=timeout
         )
+        each = (asyncio.get_running_loop().time() - started) / len(antennas)
+        known = self.antenna_seconds
+        self.antenna_seconds = each if known is None else 0.8 * known + 0.2 * each
         sets: list[d.DataSet] = []
         warning = False
         for _ in range(MAX_PAGES):

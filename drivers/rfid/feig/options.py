@@ -76,6 +76,12 @@ class FeigOptions(UsbBackendOptions):
     response_timeout: float = Field(
         default=0.5, gt=0, description="seconds for an answer beyond the reader's own limit"
     )
+    full_sweep_ms: int = Field(
+        default=100,
+        ge=0,
+        le=60000,
+        description="read every antenna every sweep, hint or not, while that takes less (ms)",
+    )
     background_per_sweep: int = Field(
         default=1,
         ge=1,
