@@ -64,7 +64,11 @@ async def feig(sim_process: Callable[..., SimProcess]) -> Any:
     running: list[tuple[FeigReader, EventLog]] = []
 
     async def start(
-        *args: str, setup: tuple[dict[str, Any], ...] = (), online: bool = True, **options: Any
+        *args: str,
+        setup: tuple[dict[str, Any], ...] = (),
+        online: bool = True,
+        expect: frozenset[Zone] | None = None,
+        **options: Any,
     ) -> tuple[FeigReader, EventLog, SimProcess]:
         sim = sim_process(*LINE, *args, kind="feig")
         for reader_setup in setup:
@@ -76,6 +80,7 @@ async def feig(sim_process: Callable[..., SimProcess]) -> Any:
         reader = FeigReader.from_options(
             "rfid", {"port": str(sim.link), "antennas": antennas, **FAST, **options}
         )
+        reader.expect(expect)
         await reader.start()
         log = EventLog(reader)
         running.append((reader, log))
@@ -302,8 +307,8 @@ async def test_a_reader_set_up_otherwise_is_refused_in_one_line(
 async def test_the_driver_paces_to_feigs_timing_and_reads_every_page(feig: Any) -> None:
     # The line paced as FEIG documents it (163 ms an antenna with one card), the driver told
     # where the hand can change (seats 1 and 9, one on each reader): slow, but exact.
-    reader, log, sim = await feig("--baud", "115200", scan_period_ms=0)
-    reader.expect(frozenset({Zone.parse("seat:1"), Zone.parse("seat:9")}))
+    hint = frozenset({Zone.parse("seat:1"), Zone.parse("seat:9")})
+    _reader, log, sim = await feig("--baud", "115200", scan_period_ms=0, expect=hint)
     tags = [uid(1, n) for n in range(3)] + [uid(9, n) for n in range(3)]
     await control(sim, place=tags[:3], antenna=1)
     await control(sim, place=tags[3:], antenna=9)

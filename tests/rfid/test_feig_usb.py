@@ -227,6 +227,7 @@ async def test_a_simulated_backend_from_the_options_alone(tmp_path: Path) -> Non
         "simulator_seed": 5,
     }
     reader = FeigReader.from_options("rfid", options)
+    reader.expect(frozenset({Zone.parse("board"), Zone.parse("seat:1")}))  # FEIG's pace: fewer
     bus = process_bus()
     await reader.start()
     log = EventLog(reader)
