@@ -16,6 +16,7 @@ from typing import Any
 
 import aiomqtt
 
+from controller import strict_json
 from controller.config import BrokerSection
 from controller.shell.broker_connection import new_client
 from controller.shell.topics import Topics
@@ -74,9 +75,13 @@ class DealerClient:
                     self.other(message)
                 continue
             try:
-                body = json.loads(message.payload if isinstance(message.payload, bytes) else b"")
-            except json.JSONDecodeError:
+                body = strict_json.loads(
+                    message.payload if isinstance(message.payload, bytes) else b""
+                )
+            except ValueError:
                 continue
+            if not isinstance(body, dict):
+                continue  # not a response: nobody waits for it
             future = self._waiting.get(str(body.get("transaction")))
             if future is not None and not future.done():
                 future.set_result(body)
@@ -148,10 +153,12 @@ async def request(
 def pretty(body: Mapping[str, Any]) -> str:
     """One event as a line: seq, type, rules, data (and ``historical`` when it is)."""
     late = " historical" if body.get("historical") else ""
-    rules = ",".join(body.get("rules", []))
+    listed = body.get("rules")
+    rules = ",".join(str(r) for r in listed) if isinstance(listed, list) else ""
     data = json.dumps(body.get("data"), separators=(",", ":"), ensure_ascii=False)
-    hand = body.get("hand_id") or "-"
-    return f"{body['seq']:>6} {hand:<10} {body['type']:<24} {rules:<18} {data}{late}"
+    hand = str(body.get("hand_id") or "-")
+    seq, kind = str(body.get("seq", "?")), str(body.get("type", "?"))
+    return f"{seq:>6} {hand:<10} {kind:<24} {rules:<18} {data}{late}"
 
 
 async def tail(
@@ -173,9 +180,12 @@ async def tail(
         async for message in client.messages:
             payload = message.payload if isinstance(message.payload, bytes) else b"{}"
             try:
-                body = json.loads(payload)
-            except json.JSONDecodeError:
+                body = strict_json.loads(payload)
+            except ValueError:
                 print(f"# not JSON on {message.topic.value}", file=sys.stderr, flush=True)
+                continue
+            if not isinstance(body, dict):
+                print(f"# not a JSON object on {message.topic.value}", file=sys.stderr, flush=True)
                 continue
             if message.topic.value == topics.status:
                 line = f"# status {body.get('state')} bdseq {body.get('bdseq')}"

@@ -25,6 +25,8 @@ from typing import Any
 
 import structlog
 
+from controller import strict_json
+
 log = structlog.get_logger("tablectl.console")
 
 Handler = Callable[[str, bytes], Awaitable[dict[str, Any]]]
@@ -44,8 +46,8 @@ def _error(command: str | None, message: str) -> dict[str, Any]:
 async def answer(line: bytes, handle: Handler, accepting: Callable[[], bool]) -> dict[str, Any]:
     """The response to one request line."""
     try:
-        body = json.loads(line)
-    except json.JSONDecodeError as exc:
+        body = strict_json.loads(line)
+    except ValueError as exc:
         return _error(None, f"not JSON: {exc}")
     if not isinstance(body, dict) or not isinstance(body.get("command"), str):
         return _error(None, 'a request is a JSON object with a "command"')

@@ -5,7 +5,8 @@ A request is untrusted bytes from the network. In order:
 1. **Size**: more than ``max_bytes`` is refused unread.
 2. **Parsing** with limits: valid UTF-8 JSON, an object, nested at most ``max_depth`` deep, no
    integer longer than ``max_int_digits`` digits, no string longer than ``max_string``
-   characters or holding a lone surrogate, no key given twice, no NaN or Infinity.
+   characters or holding a lone surrogate, no key given twice, no NaN, Infinity or number beyond
+   a double's range (``1e999999``: RFC 8259 §6, §9).
 3. **Transaction**: a string of 1 to 128 characters; the inbox is keyed by (key, transaction).
 4. **Authentication** (:mod:`controller.signing`): ``auth`` names a key of the keyring that is
    not revoked, not expired and serves this table, and signs the canonical request. Without
@@ -38,6 +39,7 @@ from controller.authority import Authority, Role, role_for
 from controller.keyring import Keyring
 from controller.shell.maintenance import REQUESTS
 from controller.signing import canonical, signature_holds
+from controller.strict_json import finite_float, no_constant
 from controller.table.event_types import RequestRecord
 from controller.table.inputs import DealerInput
 
@@ -157,10 +159,7 @@ def parse_body(payload: bytes, limits: Limits = Limits()) -> dict[str, Any]:
     def number(text: str) -> float:
         if len(text) > limits.max_int_digits + 8:
             raise ValueError("a number too long")
-        return float(text)
-
-    def constant(text: str) -> Any:
-        raise ValueError(f"{text} is not a JSON number")
+        return finite_float(text)
 
     def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         result: dict[str, Any] = {}
@@ -176,7 +175,7 @@ def parse_body(payload: bytes, limits: Limits = Limits()) -> dict[str, Any]:
             text,
             parse_int=integer,
             parse_float=number,
-            parse_constant=constant,
+            parse_constant=no_constant,
             object_pairs_hook=unique,
         )
     except UnicodeDecodeError:

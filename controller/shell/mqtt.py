@@ -43,7 +43,7 @@ import paho.mqtt.client as mqtt
 import structlog
 from paho.mqtt.properties import Properties
 
-from controller import __version__
+from controller import __version__, strict_json
 from controller.config import BrokerSection
 from controller.envelope import chain_stamp, envelope
 from controller.shell.broker_connection import new_client
@@ -664,7 +664,7 @@ def degrading(alarm: dict[str, Any]) -> bool:
 
 def _json_object(payload: Any) -> dict[str, Any] | None:
     try:
-        body = json.loads(payload if isinstance(payload, bytes | str) else b"")
+        body = strict_json.loads(payload if isinstance(payload, bytes | str) else b"")
     except ValueError:
         return None
     return body if isinstance(body, dict) else None
