@@ -1,41 +1,65 @@
-"""A flood of garbage beside a signed dealer: the dealer's answers, and every request answered.
+"""An insider's flood beside a signed dealer: the dealer's answers, and every request answered.
 
-``tablectl run`` (virtual shuffler, signed requests required) on a mosquitto of its own. A
-flooder publishes ``--garbage`` requests as fast as it can (unsigned, malformed, or too big, in
-turn) while a signed dealer sends a command every 50 ms; each request carries its own MQTT v5
-correlation data so that every answer is matched with its request. Printed: the dealer's answer
-times (median, p95, worst), how the garbage was answered (refused and journaled, rate limited,
-overloaded), whether any request the broker delivered went unanswered, and the daemon's RSS.
+``tablectl run`` (virtual shuffler, signed requests required) on a mosquitto of its own, set up
+with the queue limits ``tablectl broker setup`` writes. At one moment several clients, each a
+``mosquitto_pub`` process of its own, publish as fast as they can:
 
-    .venv/bin/python benchmarks/flood.py [--garbage 10000] [--dealer 60]
+* ``--garbage`` requests, unsigned, malformed or too big, in turn (two clients);
+* ``--replays`` copies of one dealer request signed ten minutes ago (a request captured on the
+  wire and replayed: its signature holds, its time and nonce do not; three clients);
+* ``--forged`` requests naming the dealer's key with a fresh time and nonce and a signature that
+  does not hold (one client).
+
+Meanwhile a signed dealer sends a command every 100 ms and waits for each answer (matched by its
+own MQTT v5 correlation data). Printed: the dealer's answer times (median, p95, worst) and how
+many went unanswered, how long the flood took to publish, how many of the flood's requests were
+answered (every answer the table published is counted by a ``mosquitto_sub``) and the daemon's
+RSS.
+
+    .venv/bin/python benchmarks/flood.py [--garbage 10000] [--replays 15000] [--forged 5000]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
+import contextlib
 import json
+import os
+import secrets
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import aiomqtt
 
 from controller.authority import Role
-from controller.signing import Signer, load_private_key
+from controller.signing import Signer, load_private_key, sign_request
 from tests.integration.broker import Broker, mosquitto_available
 from tests.integration.conftest import DaemonProcess
 from tests.integration.requester import Requester
 
+#: The limits of ``tablectl broker setup``'s mosquitto.conf (controller/broker_setup.py).
+BROKER_LIMITS = (
+    "persistence false\nmax_packet_size 65536\nmax_queued_messages 20000\n"
+    "max_inflight_messages 100\nset_tcp_nodelay true\n"
+)
+
 GARBAGE = [
     b'{"transaction": "g", "seat": 1, "action": "call"}',  # unsigned
-    b"\x00\xff not json",
+    b"\x01\xff not json",
     b'{"transaction": "g", "seat": ' + b"[" * 200 + b"]" * 200 + b"}",
     b'{"transaction": "g", "x": "' + b"a" * 20_000 + b'"}',
 ]
+
+DEALER_EVERY = 0.1
 
 
 def rss_kib(pid: int) -> int:
@@ -45,84 +69,192 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
-async def run(garbage: int, dealer_commands: int) -> int:
+def flood_files(directory: Path, table: DaemonProcess, counts: dict[str, int]) -> list[Path]:
+    """One file of lines per flooding client (mosquitto_pub -l sends each line)."""
+    private = load_private_key(table.keys.key_file(Role.DEALER))
+    captured = sign_request(
+        private,
+        "rig-dealer",
+        "round_closed",
+        table.table,
+        {"transaction": "captured"},
+        now=datetime.now(UTC) - timedelta(minutes=10),
+    )
+    replay = json.dumps(captured).encode()
+    files: list[Path] = []
+
+    def write(name: str, lines: list[bytes], clients: int) -> None:
+        for n in range(clients):
+            path = directory / f"{name}-{n}.lines"
+            path.write_bytes(b"".join(line + b"\n" for line in lines[n::clients]))
+            files.append(path)
+
+    write("garbage", [GARBAGE[n % len(GARBAGE)] for n in range(counts["garbage"])], 2)
+    write("replays", [replay] * counts["replays"], 3)
+    forged = []
+    for n in range(counts["forged"]):
+        body = sign_request(
+            private, "rig-dealer", "round_closed", table.table, {"transaction": f"f{n}"}
+        )
+        body["auth"]["sig"] = base64.b64encode(secrets.token_bytes(64)).decode()
+        forged.append(json.dumps(body).encode())
+    write("forged", forged, 1)
+    return files
+
+
+def _topic(table: DaemonProcess, path: Path) -> str:
+    return table.topics.request("action" if path.name.startswith("garbage") else "round_closed")
+
+
+def _ended(process: subprocess.Popen[bytes]) -> float:
+    process.wait(120)
+    return time.monotonic()
+
+
+def count_lines(path: Path) -> int:
+    with path.open("rb") as handle:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
+
+
+async def run(counts: dict[str, int], dealer_commands: int) -> int:
     directory = Path(tempfile.mkdtemp(prefix="flood-"))
     (directory / "broker").mkdir()
-    broker = Broker(directory / "broker", extra="persistence false\nmax_queued_messages 50000")
+    broker = Broker(directory / "broker", extra=BROKER_LIMITS)
     broker.start()
     table = DaemonProcess(directory / "table", broker)
     table.start()
     assert table.proc is not None
     signer = Signer(load_private_key(table.keys.key_file(Role.DEALER)), "rig-dealer", table.table)
+    files = flood_files(directory, table, counts)
+    answers_file = directory / "answers.lines"
+    port = str(broker.port)
+    counter = subprocess.Popen(
+        [
+            "mosquitto_sub",
+            "-V",
+            "5",
+            "-q",
+            "1",
+            "-p",
+            port,
+            "-t",
+            f"{table.topics.base}/response/#",
+        ],
+        stdout=answers_file.open("wb"),
+    )
     rss_before = rss_kib(table.proc.pid)
+    flooders: list[subprocess.Popen[bytes]] = []
     try:
         async with (
-            aiomqtt.Client("127.0.0.1", broker.port, protocol=aiomqtt.ProtocolVersion.V5) as fc,
             aiomqtt.Client("127.0.0.1", broker.port, protocol=aiomqtt.ProtocolVersion.V5) as dc,
-            Requester(fc, table.topics) as flood,
             Requester(dc, table.topics) as dealer,
         ):
-
-            async def flooding() -> list[bytes]:
-                sent = []
-                for n in range(garbage):
-                    sent.append(await flood.send("action", GARBAGE[n % len(GARBAGE)]))
-                return sent
-
-            async def dealing() -> list[float]:
-                times = []
-                for n in range(dealer_commands):
-                    body = signer.sign("round_closed", {"transaction": f"d{n}"})
-                    started = time.monotonic()
-                    answer = await dealer.request_raw("round_closed", json.dumps(body).encode())
-                    times.append(time.monotonic() - started)
-                    assert "no betting round" in str(answer.get("error")) or "no hand" in str(
-                        answer.get("error")
-                    ), answer
-                    await asyncio.sleep(0.05)
-                return times
-
-            flooding_task = asyncio.create_task(flooding())
-            times = await dealing()
-            sent = await flooding_task
             started = time.monotonic()
-            try:
-                answered = await flood.wait(sent, 300)
-                missing = 0
-            except AssertionError:
-                answered = {c: flood.answers[c] for c in sent if c in flood.answers}
-                missing = len(sent) - len(answered)
+            for path in files:
+                flooders.append(
+                    subprocess.Popen(
+                        [
+                            "mosquitto_pub",
+                            "-p",
+                            port,
+                            "-V",
+                            "5",
+                            "-q",
+                            "1",
+                            "-l",
+                            "-t",
+                            _topic(table, path),
+                        ],
+                        stdin=path.open("rb"),
+                    )
+                )
+            ending = [asyncio.create_task(asyncio.to_thread(_ended, f)) for f in flooders]
+            # The dealer keeps to its pace whatever the answers do: a command every 100 ms,
+            # each answer timed from its own send (a dealer waiting for each answer would send
+            # one command while a backlog drains, and hide it).
+            sent: list[bytes] = []
+            for n in range(dealer_commands):
+                body = signer.sign("round_closed", {"transaction": f"d{n}"})
+                sent.append(await dealer.send("round_closed", json.dumps(body).encode()))
+                await asyncio.sleep(max(0.0, started + (n + 1) * DEALER_EVERY - time.monotonic()))
+            with contextlib.suppress(AssertionError):  # the unanswered are counted below
+                await dealer.wait(sent, 60)
+            times = [dealer.answered_at[c] - dealer.sent_at[c] for c in sent if c in dealer.answers]
+            unanswered = len(sent) - len(times)
+            dealer_how: Counter[str] = Counter()
+            for correlation in sent:
+                if correlation not in dealer.answers:
+                    continue
+                error = str(dealer.answers[correlation].get("error"))
+                served = "no betting round" in error or "no hand" in error  # the core's answer
+                dealer_how[
+                    error.split(":", maxsplit=1)[0][:60] if not served else "run by the table"
+                ] += 1
+            published = max(await asyncio.gather(*ending)) - started
+            expected = sum(counts.values()) + dealer_commands
+            deadline = time.monotonic() + 120
+            answered, moved = count_lines(answers_file), time.monotonic()
+            while answered < expected and time.monotonic() < deadline:
+                await asyncio.sleep(0.5)
+                now = count_lines(answers_file)
+                if now != answered:
+                    answered, moved = now, time.monotonic()
+                elif time.monotonic() - moved > 3.0:
+                    break  # nothing new for three seconds: the rest will not come
             drained = time.monotonic() - started
     finally:
         rss_after = rss_kib(table.proc.pid)
+        for process in (*flooders, counter):
+            process.kill()
         table.close()
         broker.stop()
-    how = Counter(str(a.get("error", "")).split(":")[0] for a in answered.values())
-    ms = sorted(t * 1000 for t in times)
-    print(f"Flood benchmark (linux, Python {sys.version.split()[0]})")
-    print(f"garbage requests sent        {garbage}")
-    print(f"signed dealer commands       {len(ms)} (one every 50 ms, during the flood)")
+    how: Counter[str] = Counter()
+    for line in answers_file.read_bytes().splitlines():
+        try:
+            error = json.loads(line).get("error")
+        except ValueError:
+            error = "unreadable answer"
+        how[str(error or "ok").split(":")[0][:60]] += 1
+    shutil.rmtree(directory, ignore_errors=True)
+    ms = sorted(t * 1000 for t in times) or [float("nan")]
+    flood = sum(counts.values())
+    print(f"Flood benchmark (linux, Python {sys.version.split()[0]}, {os.cpu_count()} cores)")
+    print(
+        f"flood                        {counts['garbage']} garbage, {counts['replays']} stale "
+        f"replays, {counts['forged']} forged ({len(files)} mosquitto_pub clients)"
+    )
+    print(f"flood published in           {published:.1f} s")
+    print(
+        f"signed dealer commands       {dealer_commands} "
+        "(one every 100 ms, not waiting for answers)"
+    )
     print(
         f"dealer answer                p50 {statistics.median(ms):.1f} ms, "
-        f"p95 {ms[int(len(ms) * 0.95) - 1]:.1f} ms, worst {ms[-1]:.1f} ms"
+        f"p95 {ms[max(0, int(len(ms) * 0.95) - 1)]:.1f} ms, worst {ms[-1]:.1f} ms"
     )
-    for reason, count in how.most_common():
-        print(f"garbage answered             {count:>6}  {reason}")
-    print(f"garbage unanswered           {missing}")
-    print(f"last garbage answer          {drained:.1f} s after the dealer's last")
+    print(f"dealer unanswered            {unanswered}")
+    for reason, count in dealer_how.most_common():
+        print(f"  {count:>6}  {reason}")
+    print(f"answers published            {answered} of {flood + dealer_commands} requests")
+    for reason, count in how.most_common(8):
+        print(f"  {count:>6}  {reason}")
+    print(f"last answer                  {drained:.1f} s after the flood began")
     print(f"daemon RSS                   {rss_before / 1024:.1f} -> {rss_after / 1024:.1f} MiB")
-    return 1 if missing else 0
+    return 1 if unanswered or set(dealer_how) != {"run by the table"} else 0
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--garbage", type=int, default=10_000)
+    parser.add_argument("--replays", type=int, default=15_000)
+    parser.add_argument("--forged", type=int, default=5_000)
     parser.add_argument("--dealer", type=int, default=60)
     args = parser.parse_args()
-    if not mosquitto_available():
-        print("mosquitto is not installed", file=sys.stderr)
+    if not mosquitto_available() or shutil.which("mosquitto_pub") is None:
+        print("mosquitto and mosquitto-clients must be installed", file=sys.stderr)
         return 2
-    return asyncio.run(run(args.garbage, args.dealer))
+    counts = {"garbage": args.garbage, "replays": args.replays, "forged": args.forged}
+    return asyncio.run(run(counts, args.dealer))
 
 
 if __name__ == "__main__":

@@ -14,8 +14,10 @@ and writes what mosquitto needs into DIR: ``passwd`` (PBKDF2-SHA512, mosquitto's
 format), ``acl`` (one block per user), ``mosquitto.conf`` (including both, with the queue and
 packet limits a table needs), and ``passwords/USER`` for each user (mode 0600; kept if present,
 so running it again does not change anyone's password). The table's own user alone publishes its
-status, state, events, devices and responses; consoles publish requests and read the public
-topics; only surveillance reads ``secure/#``; the pit reads the events and asks for replays.
+status, state, events, devices and responses; each console publishes the requests of the
+commands its role may give (controller/authority.py), no other, and reads the public topics;
+only surveillance reads ``secure/#``; the pit reads the events, asks for replays and sends the
+floor's rulings.
 The broker is the outer wall only: every request is also signed (the keyring decides).
 """
 
@@ -30,6 +32,11 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from controller.authority import COMMAND_ROLES, Role
+from controller.pit.rulings import COMMANDS as RULINGS
+from controller.shell.gate import SHELL_VERBS
+from controller.shell.maintenance import REQUESTS
 
 BrokerRole = Literal["table", "dealer", "floor", "surveillance", "pit"]
 ITERATIONS = 101  # what mosquitto_passwd uses for $7$
@@ -110,22 +117,33 @@ def _role_topics(role: BrokerRole, base: str) -> list[str]:
             *(f"topic write {base}/{topic}" for topic in written),
             f"topic write {base}/replay/#",
             f"topic write {base}/secure/replay/#",
-            f"topic read {base}/request/#",
+            # written only to clear a request a console published retained (docs/mqtt.md)
+            f"topic readwrite {base}/request/#",
         ]
     read = ("status", "head", "events", "state", "devices/#")
     lines = [f"topic read {base}/{t}" for t in read]
-    if role in ("dealer", "floor", "pit"):
-        lines += [f"topic write {base}/request/#", f"topic read {base}/response/#"]
+    # Each role publishes the requests of the commands it may give, and no other: a login that
+    # cannot give a command at all cannot put a single message ahead of those who can.
+    lines += [f"topic write {base}/request/{verb}" for verb in broker_commands(role)]
+    lines += [f"topic read {base}/response/{verb}" for verb in broker_commands(role)]
     if role == "surveillance":
-        lines += [
-            f"topic read {base}/secure/events",
-            f"topic read {base}/secure/replay/#",
-            f"topic write {base}/request/hold",
-            f"topic read {base}/response/hold",
-        ]
+        lines += [f"topic read {base}/secure/events", f"topic read {base}/secure/replay/#"]
     if role == "pit":
         lines.append(f"topic read {base}/replay/#")
     return lines
+
+
+def broker_commands(role: BrokerRole) -> list[str]:
+    """The table requests a console of ``role`` publishes (controller/authority.py): the
+    commands the role may give, and for the pit also the rulings it signs for the floor."""
+    if role == "table":
+        return []
+    own = Role(role)
+    requests = {*REQUESTS, *SHELL_VERBS}
+    verbs = [verb for verb, roles in COMMAND_ROLES.items() if own in roles and verb in requests]
+    if role == "pit":
+        verbs += [verb for verb in RULINGS.values() if verb not in verbs]
+    return verbs
 
 
 def write_setup(

@@ -329,6 +329,12 @@ class SecuritySection(_Section):
         default=200.0, gt=0, description="requests a second, all but signed dealer and floor ones"
     )
     rate_total_burst: float = Field(default=400.0, ge=1)
+    rate_replays: float = Field(
+        default=5.0,
+        gt=0,
+        description="requests a second, all stale or replayed copies of signed requests together",
+    )
+    rate_replays_burst: float = Field(default=20.0, ge=1)
     queue_limit: int = Field(default=10_000, ge=10, le=1_000_000)
 
     def load_keyring(self) -> Keyring | None:

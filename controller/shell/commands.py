@@ -38,7 +38,7 @@ from typing import Any
 import structlog
 
 from controller.shell.gate import Gate, RefusedError, Request, bounded_record, bounded_text
-from controller.shell.intake import Queued
+from controller.shell.intake import Queued, Read, Replayed
 from controller.shell.integrity import Integrity
 from controller.shell.journal import NewCommand
 from controller.shell.maintenance import JournalAccept, Stored
@@ -114,7 +114,7 @@ class CommandHandler:
         return await self.handle_read(item.verb, item.payload, item.received, item.read)
 
     async def handle_read(
-        self, verb: str, payload: bytes, received: datetime, read: Request | RefusedError
+        self, verb: str, payload: bytes, received: datetime, read: Read
     ) -> dict[str, Any]:
         """Handle a request read by the gate; never raises."""
         space = self.runner.writer.space
@@ -132,8 +132,13 @@ class CommandHandler:
             return _error(verb, _transaction(read), "internal error: the request was not run")
 
     async def _handle(
-        self, verb: str, payload: bytes, received: datetime, read: Request | RefusedError
+        self, verb: str, payload: bytes, received: datetime, read: Read
     ) -> dict[str, Any]:
+        if isinstance(read, Replayed):  # screened as stale or replayed: checked in full now
+            try:
+                read = self.gate.authenticate(read.parsed, received)
+            except RefusedError as refused:
+                read = refused
         if isinstance(read, RefusedError):
             return await self._refuse(verb, payload, read, None, received)
         stored = await self.runner.writer.call(self.runner.journal.command_response, read.inbox_key)
@@ -253,8 +258,8 @@ class CommandHandler:
             log.exception("request.alarm_not_journaled")
 
 
-def _transaction(read: Request | RefusedError) -> str | None:
-    return read.transaction
+def _transaction(read: Read) -> str | None:
+    return None if isinstance(read, Replayed) else read.transaction
 
 
 def _bounded_json(payload: bytes) -> str:

@@ -34,7 +34,6 @@ import json
 import signal
 import sqlite3
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -46,7 +45,7 @@ from controller.shell.chain import UNREADABLE, damaged, unreadable
 from controller.shell.commands import CommandHandler, shed_event
 from controller.shell.console import serve_console
 from controller.shell.gate import Gate, Limits, Policy, bounded_text
-from controller.shell.intake import Intake, Rates
+from controller.shell.intake import Intake, Rates, Reply, Urgency
 from controller.shell.integrity import Integrity
 from controller.shell.journal import Journal
 from controller.shell.metrics import Metrics
@@ -394,16 +393,20 @@ class Daemon:
     # ------------------------------------------------------------------ requests and state
 
     def _offer(
-        self, verb: str, payload: bytes, reply: Callable[[dict[str, Any], bool], None]
+        self,
+        verb: str,
+        payload: bytes,
+        reply: Reply,
+        retained: bool = False,
     ) -> None:
         """A request from the broker: into the intake, answered when the worker gets to it."""
-        self.intake.offer(verb, payload, datetime.now(UTC), reply)
+        self.intake.offer(verb, payload, datetime.now(UTC), reply, retained=retained)
 
     async def _request(self, verb: str, payload: bytes) -> dict[str, Any]:
         """A request from the console socket: through the same intake, waited for."""
         answered: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
 
-        def reply(body: dict[str, Any], urgent: bool = True) -> None:
+        def reply(body: dict[str, Any], urgency: Urgency = Urgency.URGENT) -> None:
             if not answered.done():
                 answered.set_result(body)
 
@@ -415,7 +418,8 @@ class Daemon:
         while True:
             item = await self.intake.next()
             body = await self.commands.handle_queued(item)
-            item.reply(body, item.priority <= 1)  # answers to signed requests go out first
+            # answers to signed requests go out first
+            item.reply(body, Urgency.URGENT if item.priority <= 1 else Urgency.ROUTINE)
             waited = (datetime.now(UTC) - item.received).total_seconds()
             self.metrics.command_seconds.labels(body.get("status") or "error").observe(waited)
             log.info(
@@ -624,13 +628,15 @@ def policy_of(security: SecuritySection) -> Policy:
 def rates_of(security: SecuritySection) -> Rates:
     """The intake's rate limits from ``[security]``."""
     return Rates(
-        security.rate_per_key,
-        security.rate_per_key_burst,
-        security.rate_anonymous,
-        security.rate_anonymous_burst,
-        security.rate_total,
-        security.rate_total_burst,
-        security.queue_limit,
+        per_key=security.rate_per_key,
+        per_key_burst=security.rate_per_key_burst,
+        anonymous=security.rate_anonymous,
+        anonymous_burst=security.rate_anonymous_burst,
+        total=security.rate_total,
+        total_burst=security.rate_total_burst,
+        replays=security.rate_replays,
+        replays_burst=security.rate_replays_burst,
+        queue_limit=security.queue_limit,
     )
 
 

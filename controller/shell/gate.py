@@ -81,6 +81,22 @@ class Principal:
 
 
 @dataclass(frozen=True)
+class Parsed:
+    """A request read as JSON, its transaction and the shape of its ``auth`` checked."""
+
+    verb: str
+    body: Mapping[str, Any]
+    transaction: str
+    auth: Mapping[str, Any] | None  # None: unsigned
+
+    @property
+    def inbox_key(self) -> str:
+        """The inbox's key the request claims (its signature not yet checked)."""
+        key = self.auth["key"] if self.auth is not None else ""
+        return f"{key}:{self.transaction}"
+
+
+@dataclass(frozen=True)
 class Request:
     """A parsed, authenticated request, not yet checked for freshness or role."""
 
@@ -90,6 +106,7 @@ class Request:
     principal: Principal
     ts: datetime | None = None  # the signature's time (None: unsigned)
     nonce: str | None = None
+    claimed: bool = False  # its time checked and its nonce spent when it was queued
 
     @property
     def inbox_key(self) -> str:
@@ -251,6 +268,10 @@ class Gate:
 
     def read(self, verb: str, payload: bytes, now: datetime) -> Request:
         """Parse and authenticate a request (RefusedError: why not)."""
+        return self.authenticate(self.parse(verb, payload), now)
+
+    def parse(self, verb: str, payload: bytes) -> Parsed:
+        """Steps 1-3, and the shape of ``auth``: nothing that needs a key (RefusedError)."""
         body = parse_body(payload, self.policy.limits)
         transaction = transaction_of(body)
         if verb not in REQUESTS and verb not in SHELL_VERBS:
@@ -260,15 +281,7 @@ class Gate:
             )
         auth = body.get("auth")
         if auth is None:
-            if self.policy.require_signed:
-                raise RefusedError("unsigned: this table takes signed requests only", transaction)
-            principal = Principal(None, "unsigned", self.policy.unsigned_roles)
-            return Request(verb, body, transaction, principal)
-        return self._authenticated(verb, body, transaction, auth, now)
-
-    def _authenticated(
-        self, verb: str, body: Mapping[str, Any], transaction: str, auth: Any, now: datetime
-    ) -> Request:
+            return Parsed(verb, body, transaction, None)
         if not isinstance(auth, dict):
             raise RefusedError("auth: an object with key, ts, nonce and sig", transaction)
         for name in ("key", "ts", "nonce", "sig"):
@@ -277,6 +290,54 @@ class Gate:
         extra = set(auth) - {"key", "ts", "nonce", "sig", "on_behalf_of"}
         if extra:
             raise RefusedError(f"auth takes no {', '.join(sorted(extra))}", transaction)
+        on_behalf_of = auth.get("on_behalf_of")
+        if on_behalf_of is not None and not isinstance(on_behalf_of, str):
+            raise RefusedError("auth.on_behalf_of: a person's name", transaction)
+        return Parsed(verb, body, transaction, auth)
+
+    def screen(self, parsed: Parsed, now: datetime) -> str | None:
+        """Why a signed request cannot be a new one, by the checks that cost nothing: its time
+        outside the allowed skew, or a nonce already spent (None: it may be new).
+
+        Nothing here proves who sent the request, and nothing is spent: it only sorts a replayed
+        or stale copy away from the key's owner (:mod:`controller.shell.intake`); the worker
+        checks it in full, signature first, like any other request.
+        """
+        auth = parsed.auth
+        if auth is None:
+            return None
+        try:
+            ts = datetime.fromisoformat(auth["ts"])
+        except ValueError:
+            return None  # refused with the reason once the signature is checked
+        if ts.tzinfo is None:
+            return None
+        skew = abs((now - ts).total_seconds())
+        if skew > self.policy.clock_skew:
+            return f"auth.ts is {skew:.0f} s from the table's clock"
+        if f"{auth['key']}:{auth['nonce']}" in self._nonces:
+            return "the nonce was used before"
+        return None
+
+    def authenticate(self, parsed: Parsed, now: datetime) -> Request:
+        """Step 4: the key and its signature (RefusedError: why not)."""
+        if parsed.auth is None:
+            if self.policy.require_signed:
+                raise RefusedError(
+                    "unsigned: this table takes signed requests only", parsed.transaction
+                )
+            principal = Principal(None, "unsigned", self.policy.unsigned_roles)
+            return Request(parsed.verb, parsed.body, parsed.transaction, principal)
+        return self._authenticated(parsed.verb, parsed.body, parsed.transaction, parsed.auth, now)
+
+    def _authenticated(
+        self,
+        verb: str,
+        body: Mapping[str, Any],
+        transaction: str,
+        auth: Mapping[str, Any],
+        now: datetime,
+    ) -> Request:
         key_id: str = auth["key"]
         entry = self.keyring.keys.get(key_id)
         if entry is None:
@@ -290,8 +351,6 @@ class Gate:
         if not entry.serves(self.table):
             raise RefusedError(f"key {key_id!r} is not for table {self.table}", transaction)
         on_behalf_of = auth.get("on_behalf_of")
-        if on_behalf_of is not None and not isinstance(on_behalf_of, str):
-            raise RefusedError("auth.on_behalf_of: a person's name", transaction)
         fields = {k: v for k, v in body.items() if k not in ("transaction", "auth")}
         message = canonical(
             verb, self.table, transaction, fields, auth["ts"], auth["nonce"], on_behalf_of
@@ -326,7 +385,7 @@ class Gate:
 
     def check_fresh(self, request: Request, now: datetime) -> None:
         """A signed request's time within the allowed skew, and a nonce never seen."""
-        if request.ts is None or request.nonce is None:
+        if request.ts is None or request.nonce is None or request.claimed:
             return
         skew = abs((now - request.ts).total_seconds())
         if skew > self.policy.clock_skew:
@@ -342,6 +401,18 @@ class Gate:
                 "the nonce was used before (a replayed request)", request.transaction
             )
         self.remember_nonce(key, time.monotonic() + 2 * self.policy.clock_skew)
+
+    def claim(self, request: Request, now: datetime) -> Request:
+        """Check a signed request's freshness and spend its nonce as it is queued: a copy
+        that arrives while it waits is a replay (RefusedError: not fresh)."""
+        self.check_fresh(request, now)
+        return dataclasses.replace(request, claimed=request.nonce is not None)
+
+    def release(self, request: Request) -> None:
+        """A claimed request that was not run after all (the queue shed it): its nonce may
+        come again."""
+        if request.claimed:
+            self._nonces.pop(f"{request.principal.key}:{request.nonce}", None)
 
     def remember_nonce(self, key: str, expires: float) -> None:
         """Keep a nonce until a request carrying it would be too old anyway."""

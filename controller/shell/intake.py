@@ -1,52 +1,83 @@
 """Requests waiting to be handled: signed dealer and floor requests first, floods shed.
 
-The broker (or the console socket) hands every request to :meth:`Intake.offer` at once, which
-reads and authenticates it (:class:`~controller.shell.gate.Gate`) and queues it by priority:
+The broker (or the console socket) hands every request to :meth:`Intake.offer` at once. Every
+check that is cheap and needs nothing from the table runs there, before the request is charged
+to anyone or given a place in the queue: its size and JSON (:meth:`Gate.parse`); for a signed
+request its time and nonce (:meth:`Gate.screen`: a stale or replayed copy is known without its
+signature), then its key and signature (:meth:`Gate.authenticate`). What it is decides who pays
+and where it waits:
 
-0. signed by a key whose holder deals or rules (dealer, floor);
-1. signed by any other key (surveillance, pit…);
-2. unsigned, on a table that takes unsigned requests;
-3. refused already (not JSON, too big, a bad signature, unsigned where signing is required): it
-   is still answered, and journaled as a bounded record, after everything else.
+0. signed, fresh, by a key whose holder deals or rules (dealer, floor): the key's own bucket;
+1. signed, fresh, by any other key (surveillance, pit…): the key's bucket, and the table's;
+2. unsigned, on a table that takes unsigned requests: the unsigned bucket, and the table's;
+3. refused already (not JSON, too big, an unknown key, a signature that does not hold,
+   unsigned where signing is required): the unsigned bucket; it is still answered, and
+   journaled as a bounded record, after everything else;
+4. stale or replayed (a time outside the skew, or a nonce already spent or waiting in the
+   queue): the replays' bucket, shared by every sender. The worker checks it in full, answers a
+   redelivery with its stored answer and journals a refusal once per (key, transaction).
 
-One worker handles the queue in that order, oldest first within a priority. Rate limits keep a
-flood from growing the queue and the journal without bound: each key has its own token bucket,
-everything that is not signed by a known key shares one, and everything but the dealer's and the
-floor's signed requests shares a third (the table's own capacity). A request over its limit, or one
-arriving when the queue is full, is answered at once ("rate limited", "overloaded") and counted,
-not journaled one by one; :meth:`Intake.shed_report` gives the counts for the periodic
-``requests.shed`` event. Nothing the broker delivered goes unanswered.
+A replay therefore costs whoever floods replays, never the key's owner: a copy of a dealer's
+request captured on the wire, sent 15,000 times, takes nothing from the dealer's bucket and
+waits behind every fresh request. A fresh signed request spends its nonce as it is queued
+(:meth:`Gate.claim`), so a copy that arrives while it waits is a replay too.
+
+One worker handles the queue in that order, oldest first within a priority. A request over its
+limit, or one arriving when the queue is full, is answered at once ("rate limited",
+"overloaded") and counted, not journaled one by one; :meth:`Intake.shed_report` gives the counts
+for the periodic ``requests.shed`` event. Such an answer names the request's transaction only
+when its signature proved who sent it: a replayed copy is not answered in its owner's name.
+Nothing the broker delivered goes unanswered.
+
+A request published with the MQTT retain flag is refused (a broker gives it to every new
+subscription: it is not a request of now); its refusal is journaled once, and a copy the broker
+gives again on a later connection is answered without being journaled again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import heapq
 import itertools
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import IntEnum
 from typing import Any
 
 from controller.authority import Role
-from controller.shell.gate import Gate, RefusedError, Request
+from controller.shell.gate import Gate, Parsed, RefusedError, Request
 
-#: Where an answer goes; ``urgent`` answers (to signed requests) go out before the others.
-Reply = Callable[[dict[str, Any], bool], None]
+
+class Urgency(IntEnum):
+    """How an answer goes out: answers to signed requests first, answers given at once to
+    requests that were shed last, and those without a guarantee of delivery (MQTT QoS 0: the
+    sender of a shed request tries again, and a flood's answers cost the table little)."""
+
+    URGENT = 0
+    ROUTINE = 1
+    SHED = 2
+
+
+#: Where an answer goes, and how urgently.
+Reply = Callable[[dict[str, Any], Urgency], None]
 
 
 @dataclass(frozen=True)
 class Rates:
-    """Requests per second (sustained, and in a burst) for each key and for the unsigned."""
+    """Requests per second (sustained, and in a burst) for each key, the unsigned and replays."""
 
     per_key: float = 20.0
     per_key_burst: float = 40.0
     anonymous: float = 20.0
     anonymous_burst: float = 40.0
-    total: float = 200.0  # everything but signed dealer and floor requests, together
+    total: float = 200.0  # signed requests of other roles, and unsigned ones, together
     total_burst: float = 400.0
+    replays: float = 5.0  # stale and replayed copies, from everyone together
+    replays_burst: float = 20.0
     queue_limit: int = 10_000
 
 
@@ -68,6 +99,26 @@ class TokenBucket:
         return False
 
 
+@dataclass(frozen=True)
+class Replayed:
+    """A signed request that cannot be new (stale, or its nonce spent): checked in full by the
+    worker, which answers it from the inbox or refuses it."""
+
+    parsed: Parsed
+    reason: str
+
+    @property
+    def transaction(self) -> str:
+        """The transaction it names (not proven to be its sender's)."""
+        return self.parsed.transaction
+
+
+Read = Request | RefusedError | Replayed
+
+#: Priorities (lower first).
+DEALING, SIGNED, UNSIGNED, REFUSED, REPLAYED = range(5)
+
+
 @dataclass(order=True)
 class Queued:
     """A request waiting for the worker."""
@@ -77,7 +128,7 @@ class Queued:
     verb: str = field(compare=False)
     payload: bytes = field(compare=False)
     received: datetime = field(compare=False)
-    read: Request | RefusedError = field(compare=False)
+    read: Read = field(compare=False)
     reply: Reply = field(compare=False)
 
 
@@ -92,6 +143,10 @@ def refusal(verb: str, reason: str, transaction: str | None = None) -> dict[str,
     }
 
 
+RETAINED = "retained: a request published with the retain flag is not run; publish it without"
+RETAINED_REMEMBERED = 1000
+
+
 class Intake:
     """The queue between the request sources and the one worker that handles requests."""
 
@@ -103,43 +158,116 @@ class Intake:
         self._ready = asyncio.Event()
         self._buckets: dict[str, TokenBucket] = {}
         self._anonymous = TokenBucket(rates.anonymous, rates.anonymous_burst)
+        self._replays = TokenBucket(rates.replays, rates.replays_burst)
         self._total = TokenBucket(rates.total, rates.total_burst)
+        self._retained: OrderedDict[bytes, None] = OrderedDict()  # digests already journaled
         self.shed: Counter[str] = Counter()
         self.handled = 0
 
     def __len__(self) -> int:
         return len(self._heap)
 
-    def offer(self, verb: str, payload: bytes, received: datetime, reply: Reply) -> None:
+    def offer(
+        self,
+        verb: str,
+        payload: bytes,
+        received: datetime,
+        reply: Reply,
+        *,
+        retained: bool = False,
+    ) -> None:
         """Take one request from a source: queue it, or answer it at once when it is shed.
 
         A request without ``auth`` is anonymous whatever it holds: its rate is checked before
         it is even parsed, so a flood costs the table as little as it can.
         """
         now = time.monotonic()
-        if b'"auth"' not in payload and not self._anonymous.take(now):
+        signed = b'"auth"' in payload
+        if not signed and not self._anonymous.take(now):
             self._shed(verb, reply, "rate limited: too many requests; try again")
             return
-        try:
-            read: Request | RefusedError = self.gate.read(verb, payload, received)
-        except RefusedError as refused:
-            read = refused
-        priority = _priority(read)
-        bucket = self._bucket(read)
-        limited = b'"auth"' in payload and not bucket.take(now)
-        # the table's own capacity: every request but a dealer's or the floor's counts
-        if limited or (priority > 0 and not self._total.take(now)):
-            self._shed(verb, reply, "rate limited: too many requests; try again", _txn(read))
+        if retained:
+            self._offer_retained(verb, payload, received, reply, now, signed)
             return
-        if len(self._heap) >= self.rates.queue_limit:
-            lowest = max(self._heap)
-            if lowest.priority <= priority:
-                self._shed(verb, reply, "overloaded: the table is busy; try again", _txn(read))
-                return
-            self._heap.remove(lowest)  # a more urgent request takes the place of the least
-            heapq.heapify(self._heap)
-            self._shed(lowest.verb, lowest.reply, "overloaded: the table is busy; try again")
-        item = Queued(priority, next(self._order), verb, payload, received, read, reply)
+        read = self._read(verb, payload, received)
+        priority = _priority(read)
+        if not self._charge(read, priority, signed, now):
+            self._shed(verb, reply, "rate limited: too many requests; try again", _proven(read))
+            return
+        if len(self._heap) >= self.rates.queue_limit and not self._make_room(priority):
+            self._shed(verb, reply, "overloaded: the table is busy; try again", _proven(read))
+            return
+        if isinstance(read, Request) and read.nonce is not None:
+            try:
+                read = self.gate.claim(read, received)
+            except RefusedError:  # a copy queued since it was screened: a replay after all
+                read, priority = Replayed(self.gate.parse(verb, payload), "replayed"), REPLAYED
+        self._push(Queued(priority, next(self._order), verb, payload, received, read, reply))
+
+    def _read(self, verb: str, payload: bytes, received: datetime) -> Read:
+        """What the request is, by every check that needs nothing from the table."""
+        try:
+            parsed = self.gate.parse(verb, payload)
+            reason = self.gate.screen(parsed, received)
+            if reason is not None:
+                return Replayed(parsed, reason)
+            return self.gate.authenticate(parsed, received)
+        except RefusedError as refused:
+            return refused
+
+    def _charge(self, read: Read, priority: int, signed: bool, now: float) -> bool:
+        """Take the request's tokens from whoever pays for it (False: over the limit)."""
+        if isinstance(read, Replayed):
+            return self._replays.take(now)
+        if isinstance(read, RefusedError) or read.principal.key is None:
+            # the unsigned were charged before they were parsed
+            if signed and not self._anonymous.take(now):
+                return False
+        elif not self._key_bucket(read.principal.key).take(now):
+            return False
+        return priority not in (SIGNED, UNSIGNED) or self._total.take(now)
+
+    def _make_room(self, priority: int) -> bool:
+        """Shed the least urgent request waiting for a more urgent one (False: none is less)."""
+        lowest = max(self._heap)
+        if lowest.priority <= priority:
+            return False
+        self._heap.remove(lowest)
+        heapq.heapify(self._heap)
+        if isinstance(lowest.read, Request):
+            self.gate.release(lowest.read)  # not run: its nonce may come again
+        self._shed(lowest.verb, lowest.reply, "overloaded: the table is busy; try again", None)
+        return True
+
+    def _offer_retained(
+        self,
+        verb: str,
+        payload: bytes,
+        received: datetime,
+        reply: Reply,
+        now: float,
+        signed: bool,
+    ) -> None:
+        digest = hashlib.sha256(verb.encode() + b"\0" + payload).digest()
+        if digest in self._retained:  # journaled once already: only answered
+            self._retained.move_to_end(digest)
+            self._shed(verb, reply, RETAINED)
+            return
+        if signed and not self._anonymous.take(now):
+            self._shed(verb, reply, "rate limited: too many requests; try again")
+            return
+        self._retained[digest] = None
+        while len(self._retained) > RETAINED_REMEMBERED:
+            self._retained.popitem(last=False)
+        transaction = None
+        try:
+            transaction = self.gate.parse(verb, payload).transaction
+        except RefusedError as refused:
+            transaction = refused.transaction
+        read = RefusedError(RETAINED, transaction)
+        self._push(Queued(REFUSED, next(self._order), verb, payload, received, read, reply))
+
+    def _push(self, item: Queued) -> None:
         heapq.heappush(self._heap, item)
         self._ready.set()
 
@@ -153,7 +281,7 @@ class Intake:
 
     def _shed(self, verb: str, reply: Reply, reason: str, transaction: str | None = None) -> None:
         self.shed[reason.split(":", maxsplit=1)[0]] += 1
-        reply(refusal(verb, reason, transaction), False)
+        reply(refusal(verb, reason, transaction), Urgency.SHED)
 
     def shed_report(self) -> dict[str, int]:
         """The requests shed since the last report, by reason (and forget them)."""
@@ -161,24 +289,25 @@ class Intake:
         self.shed.clear()
         return report
 
-    def _bucket(self, read: Request | RefusedError) -> TokenBucket:
-        key = read.principal.key if isinstance(read, Request) else None
-        if key is None:
-            return self._anonymous
+    def _key_bucket(self, key: str) -> TokenBucket:
         bucket = self._buckets.get(key)
         if bucket is None:
             bucket = self._buckets[key] = TokenBucket(self.rates.per_key, self.rates.per_key_burst)
         return bucket
 
 
-def _priority(read: Request | RefusedError) -> int:
+def _priority(read: Read) -> int:
+    if isinstance(read, Replayed):
+        return REPLAYED
     if isinstance(read, RefusedError):
-        return 3
+        return REFUSED
     principal = read.principal
     if principal.key is None:
-        return 2
-    return 0 if principal.roles & {Role.DEALER, Role.FLOOR} else 1
+        return UNSIGNED
+    return DEALING if principal.roles & {Role.DEALER, Role.FLOOR} else SIGNED
 
 
-def _txn(read: Request | RefusedError) -> str | None:
-    return read.transaction
+def _proven(read: Read) -> str | None:
+    """The transaction to name in an answer given at once: only a request whose signature holds
+    (or an unsigned one, on a table that takes them) gets its transaction back."""
+    return read.transaction if isinstance(read, Request) else None

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import math
 import socket
@@ -42,11 +43,13 @@ import aiomqtt
 import paho.mqtt.client as mqtt
 import structlog
 from paho.mqtt.properties import Properties
+from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from controller import __version__, strict_json
 from controller.config import BrokerSection
 from controller.envelope import chain_stamp, envelope
 from controller.shell.broker_connection import new_client
+from controller.shell.intake import Reply, Urgency
 from controller.shell.journal import OutboxRow
 from controller.shell.properties import PackedProperties, packed, read_properties_once
 from controller.shell.space import JournalFullError
@@ -57,11 +60,14 @@ from drivers.supervisor import Backoff, retry_forever, until_first_failure
 
 log = structlog.get_logger("tablectl.mqtt")
 
-#: Takes a request (its verb, its bytes, and where its answer goes) without waiting on it.
-RequestSink = Callable[[str, bytes, Callable[[dict[str, Any], bool], None]], None]
+#: Takes a request (its verb, its bytes, where its answer goes, whether the broker retained it)
+#: without waiting on it.
+RequestSink = Callable[[str, bytes, Reply, bool], None]
 #: Told, on every connect before anything is published, the head the broker holds (or None).
 HeadCheck = Callable[[dict[str, Any] | None], Awaitable[None]]
 BATCH = 64
+#: Answers sent before the PUBACK of the last of them is awaited.
+RESPONSE_WINDOW = 100
 RETAINED_EVERY = 0.5
 #: The retained snapshots go at most this often while events keep changing them (a burst is one
 #: publish of the state it ends in, not one per event).
@@ -128,6 +134,7 @@ class MqttLink:
         self._retained_at = 0.0
         self._responses: deque[tuple[str, bytes, Properties | None]] = deque()
         self._bulk_responses: deque[tuple[str, bytes, Properties | None]] = deque()
+        self._shed_responses: deque[tuple[str, bytes, Properties | None]] = deque()
         self._client: _LoopClient | None = None
         self._stopping = False
         self._backoff = Backoff(broker.reconnect_min, broker.reconnect_max)
@@ -170,18 +177,23 @@ class MqttLink:
         self.wake.set()
 
     def respond(
-        self, verb: str, body: dict[str, Any], correlation: bytes | None, urgent: bool = True
+        self,
+        verb: str,
+        body: dict[str, Any],
+        correlation: bytes | None,
+        urgency: Urgency = Urgency.URGENT,
     ) -> None:
         """Queue a response (with the request's MQTT v5 correlation data, if it had any).
 
         Urgent responses (to signed requests) go out before the others: a flood's answers must
-        not hold a dealer's back. A verb that is not a plain topic level gets no response topic
-        of its own: the answer goes to ``response/invalid``.
+        not hold a dealer's back; the answers to shed requests go last, at QoS 0. A verb that is
+        not a plain topic level gets no response topic of its own: the answer goes to
+        ``response/invalid``.
         """
         properties = packed(correlation=correlation) if correlation is not None else None
         payload = json.dumps(body, separators=(",", ":")).encode()
         topic_verb = verb if _plain_level(verb) else "invalid"
-        queue = self._responses if urgent else self._bulk_responses
+        queue = (self._responses, self._bulk_responses, self._shed_responses)[urgency]
         queue.append((self.topics.response(topic_verb), payload, properties))
         self.wake.set()
 
@@ -282,7 +294,11 @@ class MqttLink:
             self._dirty[topic] = None
         self._retained_sent.clear()
         self._head_sent = 0
-        await client.subscribe(self.topics.request(), qos=1)
+        # MQTT 5 subscription options (3.8.3.1): Retain As Published, so a request published
+        # retained says so even when it arrives live; No Local, so the table's own publication
+        # on a request topic (the empty retained message that clears one) does not come back.
+        options = SubscribeOptions(qos=1, noLocal=True, retainAsPublished=True)
+        await client.subscribe(self.topics.request(), options=options)
         if self.on_head is not None:
             # Before any event goes out: a broker that holds events this journal does not
             # (a lost WAL, a restored backup) must not get new ones under the same ids.
@@ -322,7 +338,7 @@ class MqttLink:
                     if message.retain:
                         head = _json_object(message.payload)
                 else:
-                    self._take(message)  # a request meanwhile: into the intake as always
+                    self._take(client, message)  # a request meanwhile: into the intake as always
         await client.unsubscribe(self.topics.head)
         await client.unsubscribe(self.topics.status)
         return head
@@ -354,10 +370,14 @@ class MqttLink:
         """Hand every request on at once: the broker's queue for this client stays empty, and
         the intake decides what runs first (a flood must not hold a dealer's request back)."""
         async for message in client.messages:
-            self._take(message)
+            self._take(client, message)
 
-    def _take(self, message: aiomqtt.Message) -> None:
-        """One message from the broker: a request goes to ``on_request`` with its reply."""
+    def _take(self, client: _LoopClient, message: aiomqtt.Message) -> None:
+        """One message from the broker: a request goes to ``on_request`` with its reply.
+
+        A request the broker retained is cleared from it (an empty retained message on its
+        topic, MQTT 5 3.3.1.3): it would come again on every connection. The intake refuses it.
+        """
         verb = self.topics.command_of(message.topic.value)
         if verb is None or self.on_request is None:
             return
@@ -368,9 +388,12 @@ class MqttLink:
             correlation = None  # echoed in the answer: not an amplifier
 
         def reply(
-            body: dict[str, Any], urgent: bool = True, verb: str = verb, data: Any = correlation
+            body: dict[str, Any],
+            urgency: Urgency = Urgency.URGENT,
+            verb: str = verb,
+            data: Any = correlation,
         ) -> None:
-            self.respond(verb, body, data, urgent)
+            self.respond(verb, body, data, urgency)
 
         if not self.accept_requests:
             # Not journaled: the console retries the same transaction once the table is up.
@@ -384,7 +407,10 @@ class MqttLink:
                 }
             )
             return
-        self.on_request(verb, data, reply)
+        if message.retain:
+            with contextlib.suppress(aiomqtt.MqttError):
+                client.send_now(message.topic.value, b"", retain=True)
+        self.on_request(verb, data, reply, message.retain)
 
     async def _drain(self, client: _LoopClient) -> None:
         self._caught_up = False  # what the last connection did not get out is in the journal
@@ -408,7 +434,7 @@ class MqttLink:
             if self._dirty and (since > RETAINED_EVERY or (not rows and since >= RETAINED_GAP)):
                 await self._publish_retained(client)
             if not rows:
-                idle = not (self._responses or self._bulk_responses)
+                idle = not (self._responses or self._bulk_responses or self._shed_responses)
                 if idle and not (self._status_dirty and not self._stopping):
                     await self._idle(RETAINED_GAP - since if self._dirty else None)
                 continue
@@ -417,7 +443,7 @@ class MqttLink:
             acked: list[int] = []
             try:
                 for event in _by_event(rows):
-                    if self._responses or self._bulk_responses:  # consoles wait: first
+                    if self._responses or self._bulk_responses or self._shed_responses:
                         await self._publish_responses(client)
                     # One message at a time, each waiting for its PUBACK. Two in flight would
                     # be one round trip instead of two, but a broker without set_tcp_nodelay
@@ -482,12 +508,37 @@ class MqttLink:
         await client.publish(self.topics.status, birth, qos=1, retain=True)
 
     async def _publish_responses(self, client: _LoopClient) -> None:
-        """The urgent answers, then the others (each time one went, urgent ones first again)."""
-        while self._responses or self._bulk_responses:
-            queue = self._responses or self._bulk_responses
-            topic, payload, properties = queue[0]
-            await client.publish(topic, payload, qos=1, properties=properties)
-            queue.popleft()
+        """The urgent answers, then the others, up to ``RESPONSE_WINDOW`` at a time; then the
+        answers to shed requests, at QoS 0, all in one write.
+
+        A window goes out without waiting for each PUBACK, then the PUBACK of its last message
+        is awaited: a broker acknowledges one connection's QoS 1 messages in the order it
+        received them (MQTT 5, 4.6), so the whole window has arrived. Waiting for each answer's
+        PUBACK in turn would bound the answers to one a round trip, and a flood's answers would
+        pile up ahead of a dealer's. A window stays queued until it is acknowledged: a
+        connection lost meanwhile sends it again on the next one.
+        """
+        while self._responses or self._bulk_responses or self._shed_responses:
+            if not (self._responses or self._bulk_responses):
+                shed = self._shed_responses
+                for _ in range(min(len(shed), RESPONSE_WINDOW)):
+                    topic, payload, properties = shed.popleft()
+                    client.hand_over(topic, payload, 0, properties, write=False)
+                client.write()
+                await asyncio.sleep(0)  # requests waiting to be read go first
+                continue
+            urgent = list(itertools.islice(self._responses, RESPONSE_WINDOW))
+            bulk = list(itertools.islice(self._bulk_responses, RESPONSE_WINDOW - len(urgent)))
+            last = None
+            for topic, payload, properties in (*urgent, *bulk):
+                last = client.hand_over(topic, payload, 1, properties, write=False)
+            client.write()
+            assert last is not None
+            await client.acknowledged(last)
+            for _ in urgent:  # answers queued meanwhile are behind these: not removed here
+                self._responses.popleft()
+            for _ in bulk:
+                self._bulk_responses.popleft()
 
     async def _publish_retained(self, client: _LoopClient) -> None:
         while self._dirty:
@@ -534,7 +585,7 @@ class MqttLink:
     async def drained(self) -> bool:
         """True when no outbox row, response or retained message waits."""
         rows = await self.writer.call(self.writer.journal.pending, 1, self._acked_upto)
-        waiting = self._responses or self._bulk_responses or self._dirty
+        waiting = self._responses or self._bulk_responses or self._shed_responses or self._dirty
         return not rows and not waiting
 
     async def goodbye(self, timeout: float) -> bool:
@@ -580,6 +631,10 @@ class _LoopClient(aiomqtt.Client):
         else:
             super()._on_socket_register_write(client, userdata, sock)
 
+    def write(self) -> None:
+        """Write what was handed over with ``write=False``."""
+        self._write()
+
     def _write(self) -> None:
         """Write what paho has queued; watch the socket while some of it is still to go."""
         client = self._client
@@ -605,7 +660,14 @@ class _LoopClient(aiomqtt.Client):
             self._loop.remove_writer(fd)
 
     def _hand_over(
-        self, topic: str, payload: bytes, qos: int, retain: bool, properties: Properties | None
+        self,
+        topic: str,
+        payload: bytes,
+        qos: int,
+        retain: bool,
+        properties: Properties | None,
+        *,
+        write: bool = True,
     ) -> mqtt.MQTTMessageInfo:
         """Hand a message to paho and write it (with whatever paho queued before it) now."""
         self._publishing = True
@@ -613,7 +675,8 @@ class _LoopClient(aiomqtt.Client):
             info = self._client.publish(topic, payload, qos, retain, properties)
         finally:
             self._publishing = False
-            self._write()
+            if write:
+                self._write()
         rc = info.rc
         if rc == mqtt.MQTT_ERR_SUCCESS and self._client.socket() is None:
             # queued, but the write found the connection gone: it will not go on this one
@@ -633,7 +696,23 @@ class _LoopClient(aiomqtt.Client):
     ) -> None:
         """Publish and wait until it is done (QoS 1: its PUBACK), as aiomqtt does, but with the
         wait bounded by a timer rather than by a task made for every message."""
-        info = self._hand_over(topic, payload, qos, retain, properties)
+        await self.acknowledged(self._hand_over(topic, payload, qos, retain, properties))
+
+    def hand_over(
+        self,
+        topic: str,
+        payload: bytes,
+        qos: int,
+        properties: Properties | None,
+        *,
+        write: bool = True,
+    ) -> mqtt.MQTTMessageInfo:
+        """Hand a message to paho without waiting for it (a QoS 1 message's PUBACK:
+        :meth:`acknowledged`); ``write`` False leaves it queued for the next :meth:`write`."""
+        return self._hand_over(topic, payload, qos, False, properties, write=write)
+
+    async def acknowledged(self, info: mqtt.MQTTMessageInfo) -> None:
+        """Wait until a message handed over is done (QoS 1: the broker's PUBACK came)."""
         if info.is_published():
             return
         done = asyncio.Event()  # set by aiomqtt's on_publish, as for its own publish

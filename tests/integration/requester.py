@@ -69,7 +69,7 @@ class Requester:
             async with self._changed:
                 self._changed.notify_all()
 
-    async def send(self, verb: str, payload: bytes) -> bytes:
+    async def send(self, verb: str, payload: bytes, *, retain: bool = False) -> bytes:
         """Publish one request; return its correlation data."""
         self._count += 1
         correlation = f"{self._prefix}-{self._count}".encode()
@@ -77,7 +77,9 @@ class Requester:
         properties.CorrelationData = correlation
         properties.ResponseTopic = self.topics.response(verb if verb.isidentifier() else "invalid")
         self.sent_at[correlation] = time.monotonic()
-        await self.client.publish(self.topics.request(verb), payload, qos=1, properties=properties)
+        await self.client.publish(
+            self.topics.request(verb), payload, qos=1, retain=retain, properties=properties
+        )
         return correlation
 
     async def request(

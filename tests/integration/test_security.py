@@ -147,6 +147,10 @@ async def test_the_shipped_acl_refuses_every_denial_the_security_doc_lists(
         await table.publish(f"{base}/events", b"public", qos=1)
         await dealer.publish(f"{base}/request/start_hand", b"request", qos=1)
         await surveillance.publish(f"{base}/request/start_hand", b"not surveillance's", qos=1)
+        # each login publishes only the commands its role may give: none can flood another's
+        await pit.publish(f"{base}/request/round_closed", b"not the pit's", qos=1)
+        await dealer.publish(f"{base}/request/replay", b"not the dealer's", qos=1)
+        await dealer.publish(f"{base}/request/floor_override", b"not the dealer's", qos=1)
         seen = {
             name: await received(client, 1.0)
             for name, client in (("dealer", dealer), ("surveillance", surveillance), ("pit", pit))
@@ -157,7 +161,7 @@ async def test_the_shipped_acl_refuses_every_denial_the_security_doc_lists(
     assert (f"{base}/secure/events", b"hole cards") in seen["surveillance"]
     assert all(topic != f"{base}/secure/events" for topic, _ in seen["dealer"] + seen["pit"])
     assert (f"{base}/events", b"public") in seen["dealer"]
-    # consoles publish requests; surveillance only holds
+    # consoles publish the requests of their roles' commands; surveillance only holds
     assert table_got == [(f"{base}/request/start_hand", b"request")]
     # no forged retained status or head either
     async with secured.client("pit") as late:
@@ -447,6 +451,67 @@ async def test_a_flood_of_garbage_does_not_hold_a_signed_dealer_back(
     assert len(flooded) == len(garbage)
     reasons = {answer["error"].split(":")[0] for answer in flooded.values()}
     assert reasons <= {"unsigned", "rate limited", "overloaded"}
+
+
+async def test_replayed_copies_of_a_dealers_request_do_not_starve_the_dealer(
+    table: DaemonProcess, open_broker: Broker
+) -> None:
+    captured = signed(
+        table,
+        Role.DEALER,
+        "round_closed",
+        {"transaction": "captured"},
+        now=datetime.now(UTC) - timedelta(minutes=10),
+    )
+    async with (
+        aiomqtt.Client("127.0.0.1", open_broker.port, protocol=aiomqtt.ProtocolVersion.V5) as fc,
+        aiomqtt.Client("127.0.0.1", open_broker.port, protocol=aiomqtt.ProtocolVersion.V5) as dc,
+        Requester(fc, table.topics) as flood,
+        Requester(dc, table.topics) as dealer,
+    ):
+
+        async def replaying() -> list[bytes]:
+            return [await flood.send("round_closed", captured) for _ in range(1500)]
+
+        async def dealing() -> list[dict[str, Any]]:
+            answers = []
+            for n in range(60):  # three times the dealer key's burst, while the replays pour in
+                body = signed(table, Role.DEALER, "round_closed", {"transaction": f"d{n}"})
+                answers.append(await dealer.request_raw("round_closed", body))
+            return answers
+
+        sent, answers = await asyncio.gather(replaying(), dealing())
+        replays = await flood.wait(sent, 120)
+    # every dealer request was run by the table (no hand: the core refuses round_closed) ...
+    assert all("no hand" in (answer["error"] or "") for answer in answers), answers
+    # ... every copy was answered, and none in the dealer's name when it was shed
+    assert len(replays) == len(sent)
+    reasons = {str(a["error"]).split(":")[0] for a in replays.values()}
+    assert reasons <= {"rate limited", "auth.ts is 600 s from the table's clock (at most 30 s)"}
+    shed = [a for a in replays.values() if str(a["error"]).startswith("rate limited")]
+    assert {a["transaction"] for a in shed} <= {None}
+    # the stale request was journaled once (beside the core's refusal of each dealer request):
+    # its later copies got the stored answer
+    assert journal_types(table).count("command.rejected") == 1 + len(answers)
+
+
+async def test_a_retained_request_is_refused_not_run_and_cleared_from_the_broker(
+    table: DaemonProcess, open_broker: Broker
+) -> None:
+    request = signed(table, Role.DEALER, "start_hand", {"transaction": "kept"})
+    async with (
+        aiomqtt.Client("127.0.0.1", open_broker.port, protocol=aiomqtt.ProtocolVersion.V5) as c,
+        Requester(c, table.topics) as console,
+    ):
+        sent = await console.send("start_hand", request, retain=True)
+        answer = (await console.wait([sent], 60))[sent]
+    assert answer["error"].startswith("retained"), answer
+    assert "hand.started" not in journal_types(table)
+    assert journal_types(table).count("command.rejected") == 1
+    # the broker no longer holds it: a later connection of the table would not get it again
+    async with aiomqtt.Client("127.0.0.1", open_broker.port) as late:
+        await late.subscribe(table.topics.request(), qos=1)
+        assert await received(late, 0.5) == []
 
 
 async def test_a_daemon_that_dies_of_a_bug_leaves_its_status_offline(
