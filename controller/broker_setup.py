@@ -18,6 +18,13 @@ status, state, events, devices and responses; each console publishes the request
 commands its role may give (controller/authority.py), no other, and reads the public topics;
 only surveillance reads ``secure/#``; the pit reads the events, asks for replays and sends the
 floor's rulings.
+
+Each connection's client id is its user name (``use_username_as_clientid``): no login can connect
+as a table, a pit or another console and take over its session (a table knocked off the broker
+would leave a false Last Will). So every process has a user of its own: each table, each
+console, each pit process. The network reaches the broker over TLS only (``DIR/tls/``:
+:mod:`controller.broker_tls` makes the floor's CA and the broker's certificate, or the site's
+are named); plain TCP listens on loopback, for the broker machine's own clients.
 The broker is the outer wall only: every request is also signed (the keyring decides).
 """
 
@@ -25,6 +32,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import ipaddress
 import os
 import secrets
 import tomllib
@@ -34,6 +42,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from controller.authority import COMMAND_ROLES, Role
+from controller.broker_tls import BrokerTls
 from controller.pit.rulings import COMMANDS as RULINGS
 from controller.shell.gate import SHELL_VERBS
 from controller.shell.maintenance import REQUESTS
@@ -147,9 +156,24 @@ def broker_commands(role: BrokerRole) -> list[str]:
 
 
 def write_setup(
-    users: BrokerUsers, out: Path, *, listener: str = "1883", run_as: str | None = None
+    users: BrokerUsers,
+    out: Path,
+    *,
+    listener: str = "1883 127.0.0.1",
+    tls_listener: str | None = "8883",
+    tls: BrokerTls | None = None,
+    run_as: str | None = None,
+    bind_client_ids: bool = True,
 ) -> list[Path]:
-    """Write passwd, acl, mosquitto.conf and the users' password files into ``out``."""
+    """Write passwd, acl, mosquitto.conf and the users' password files into ``out``.
+
+    ``listener`` is the plain TCP listener, loopback only (BrokerSetupError otherwise);
+    ``tls_listener`` the TLS one, with ``tls`` its files (None with ``tls_listener`` None: a
+    broker for this machine alone, as the rig's).
+    """
+    plain = loopback_listener(listener)
+    if tls_listener is not None and tls is None:
+        raise BrokerSetupError("a TLS listener needs its CA, certificate and key")
     out.mkdir(parents=True, exist_ok=True)
     secrets_dir = out / "passwords"
     secrets_dir.mkdir(mode=0o700, exist_ok=True)
@@ -168,24 +192,77 @@ def write_setup(
     written = [out / "passwd", out / "acl", out / "mosquitto.conf"]
     _write_private(out / "passwd", "\n".join(passwd) + "\n")
     _write_private(out / "acl", "\n".join(acl))
-    (out / "mosquitto.conf").write_text(broker_config(out, listener, run_as))
+    config = broker_config(
+        out,
+        plain,
+        tls_listener if tls is not None else None,
+        tls,
+        run_as,
+        bind_client_ids=bind_client_ids,
+    )
+    (out / "mosquitto.conf").write_text(config)
     return written
 
 
-def broker_config(directory: Path, listener: str = "1883", run_as: str | None = None) -> str:
-    """mosquitto.conf for the tables: no anonymous user, the ACL, and the limits they need.
+def loopback_listener(listener: str) -> str:
+    """A plain listener line (``port address``) whose address is loopback, or BrokerSetupError:
+    on plain TCP anyone on the network path could read and replay the tables' requests."""
+    port, _, address = listener.strip().partition(" ")
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise BrokerSetupError(f"listener {listener!r}: give a port and an address")
+    address = address.strip()
+    try:
+        loopback = bool(address) and ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        loopback = address == "localhost"
+    if not loopback:
+        raise BrokerSetupError(
+            f"listener {listener!r}: plain TCP listens on loopback only "
+            f"(give '{port} 127.0.0.1'); the network reaches the broker over TLS"
+        )
+    return f"{port} {address}"
+
+
+def broker_config(
+    directory: Path,
+    listener: str = "1883 127.0.0.1",
+    tls_listener: str | None = None,
+    tls: BrokerTls | None = None,
+    run_as: str | None = None,
+    *,
+    bind_client_ids: bool = True,
+) -> str:
+    """mosquitto.conf for the tables: no anonymous user, the ACL, client ids bound to users,
+    TLS for the network, plain TCP on loopback, and the limits the tables need.
 
     Started as root, mosquitto runs as ``run_as`` (default: its own user, which must be able to
-    read ``passwd`` and ``acl``: they are written readable by their owner only).
+    read ``passwd``, ``acl`` and the TLS key: they are written readable by their owner only).
     """
     user = f"user {run_as}\n" if run_as else ""
+    bind = (
+        "# a client's id is its user name (mosquitto.conf(5)): no login can take over another's\n"
+        "# session, or knock a table off by connecting with its id; each process its own user\n"
+        "use_username_as_clientid true\n"
+        if bind_client_ids
+        else "# a bench broker on loopback: its few logins are shared by several clients\n"
+    )
+    secure = ""
+    if tls_listener is not None and tls is not None:
+        secure = f"""# the network's listener: TLS 1.2 or later, a certificate of the floor's CA
+listener {tls_listener}
+cafile {tls.ca_file}
+certfile {tls.cert_file}
+keyfile {tls.key_file}
+tls_version tlsv1.2
+"""
     return f"""# written by tablectl broker setup (docs/operations.md, "The broker")
 {user}per_listener_settings false
+# plain TCP for this machine's own clients only
 listener {listener}
-allow_anonymous false
+{secure}allow_anonymous false
 password_file {directory / "passwd"}
 acl_file {directory / "acl"}
-# a table's request, envelope or snapshot is a few KiB; the table refuses requests over 16 KiB
+{bind}# a table's request, envelope or snapshot is a few KiB; the table refuses requests over 16 KiB
 max_packet_size 65536
 # a console or the pit that falls behind: keep this many QoS 1 messages for it, then drop
 max_queued_messages 20000

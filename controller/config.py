@@ -24,6 +24,7 @@ and say what is wrong with it.
 
 from __future__ import annotations
 
+import ipaddress
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -176,6 +177,11 @@ class BrokerSection(_Section):
     reconnect_min: float = Field(default=0.5, gt=0)
     reconnect_max: float = Field(default=30.0, gt=0)
     tls: TlsSection = TlsSection()
+    plain_tcp: bool = Field(
+        default=False,
+        description="true: plain TCP to a broker on another machine (a closed bench network "
+        "only: requests and hole cards cross it readable)",
+    )
 
     @field_validator("host")
     @classmethod
@@ -194,6 +200,16 @@ class BrokerSection(_Section):
         if self.reconnect_max < self.reconnect_min:
             raise ValueError("reconnect_max must not be below reconnect_min")
         return self
+
+    def loopback(self) -> bool:
+        """Whether the broker is this machine (its name or a loopback address)."""
+        host = self.host.strip().strip("[]")
+        if host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            return False
 
     def url(self) -> str:
         """The broker as people write it: ``mqtts://host:port`` when TLS is on."""

@@ -55,7 +55,8 @@ def _readable(key: str, path: Path) -> list[str]:
 
 
 def broker_problems(broker: BrokerSection) -> list[str]:
-    """What would keep a client from reaching this broker: files missing or not PEM."""
+    """What would keep a client from reaching this broker: files missing or not PEM, or plain
+    TCP across the network (docs/operations.md, "The broker")."""
     if not broker.enabled:
         return []
     problems: list[str] = []
@@ -63,6 +64,11 @@ def broker_problems(broker: BrokerSection) -> list[str]:
         problems += _readable("broker.password_file", broker.password_file)
     tls = broker.tls
     if not tls.enabled:
+        if not (broker.loopback() or broker.plain_tcp):
+            problems.append(
+                f"broker.tls.enabled: {broker.host} is another machine, reached over TLS only "
+                "(set enabled = true and ca_file; plain_tcp = true on a closed bench network)"
+            )
         return problems
     if tls.ca_file is not None:
         found = _readable("broker.tls.ca_file", tls.ca_file)

@@ -50,10 +50,13 @@ CORE_MODULES = frozenset(
         "phh",
         "profiles",
         "signing",
+        "strict_json",
         "uids",
     }
 )
-SHELL_MODULES = frozenset({"broker_setup", "cli", "config", "config_check", "deck_cli", "enroll"})
+SHELL_MODULES = frozenset(
+    {"broker_setup", "broker_tls", "cli", "config", "config_check", "deck_cli", "enroll"}
+)
 
 #: Which parts each part may import.
 MAY_IMPORT: dict[str, frozenset[str]] = {

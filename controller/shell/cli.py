@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import os
+import socket
 import sqlite3
 import sys
 import uuid
@@ -136,7 +137,41 @@ def add_parsers(subparsers: Any) -> None:
     )
     setup.add_argument("users", type=Path, help="users file (config/mosquitto/users.example.toml)")
     setup.add_argument("--out", type=Path, required=True, help="where the files go")
-    setup.add_argument("--listener", default="1883", help="the listener line (port [address])")
+    setup.add_argument(
+        "--listener",
+        default="1883 127.0.0.1",
+        help="the plain TCP listener, 'port address', on loopback only (1883 127.0.0.1)",
+    )
+    setup.add_argument(
+        "--tls-listener", default="8883", help="the TLS listener, 'port [address]' (8883)"
+    )
+    setup.add_argument(
+        "--hostname",
+        action="append",
+        default=None,
+        help="a name or address clients use for the broker, in its certificate (repeat; "
+        "default: this machine's name, localhost, 127.0.0.1)",
+    )
+    setup.add_argument("--ca-file", type=Path, default=None, help="the site's CA (PEM)")
+    setup.add_argument(
+        "--cert-file", type=Path, default=None, help="the site's certificate for the broker"
+    )
+    setup.add_argument("--key-file", type=Path, default=None, help="its key (PEM)")
+    setup.add_argument(
+        "--renew-server-cert",
+        action="store_true",
+        help="a new key and certificate for the broker, from the same CA",
+    )
+    setup.add_argument(
+        "--renew-ca",
+        action="store_true",
+        help="a new CA (the old one stays in ca.crt until every client trusts the new one)",
+    )
+    setup.add_argument(
+        "--no-tls",
+        action="store_true",
+        help="no TLS listener: a broker for this machine's own clients only",
+    )
     setup.add_argument(
         "--run-as", default=None, help="the user mosquitto runs as when started as root"
     )
@@ -574,11 +609,41 @@ def keyring_entry(key_id: str, entry: dict[str, Any]) -> str:
 def broker_setup(args: argparse.Namespace) -> int:
     """``tablectl broker setup USERS --out DIR``."""
     from controller.broker_setup import BrokerSetupError, load_users, write_setup  # noqa: PLC0415
+    from controller.broker_tls import (  # noqa: PLC0415
+        TlsSetupError,
+        certificate_names,
+        ensure_tls,
+        site_tls,
+    )
 
+    site = (args.ca_file, args.cert_file, args.key_file)
     try:
         users = load_users(args.users)
-        written = write_setup(users, args.out, listener=args.listener, run_as=args.run_as)
-    except BrokerSetupError as exc:
+        tls = None
+        if args.no_tls:
+            if any(site) or args.renew_ca or args.renew_server_cert:
+                raise BrokerSetupError("--no-tls takes no TLS files or renewals")
+        elif any(site):
+            if not all(site):
+                raise BrokerSetupError("the site's TLS: give --ca-file, --cert-file and --key-file")
+            tls = site_tls(args.ca_file, args.cert_file, args.key_file)
+        else:
+            names = args.hostname or [socket.getfqdn(), "localhost", "127.0.0.1"]
+            tls = ensure_tls(
+                args.out / "tls",
+                names,
+                renew_server=args.renew_server_cert,
+                renew_ca=args.renew_ca,
+            )
+        written = write_setup(
+            users,
+            args.out,
+            listener=args.listener,
+            tls_listener=None if args.no_tls else args.tls_listener,
+            tls=tls,
+            run_as=args.run_as,
+        )
+    except (BrokerSetupError, TlsSetupError) as exc:
         print(f"tablectl broker setup: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
@@ -587,4 +652,8 @@ def broker_setup(args: argparse.Namespace) -> int:
     for path in written:
         print(path)
     print(f"{args.out / 'passwords'}/USER: each user's password (0600)")
+    if tls is not None:
+        print(f"{tls.ca_file}: the CA clients trust ([broker.tls] ca_file)")
+        names = ", ".join(certificate_names(tls.cert_file))
+        print(f"{tls.cert_file}: the broker's certificate, for {names}")
     return 0

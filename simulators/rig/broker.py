@@ -131,7 +131,16 @@ class LocalBroker:
             # As root, mosquitto drops to its own user unless told to stay.
             user = pwd.getpwuid(os.geteuid()).pw_name
             listener = f"{self.address.port} 127.0.0.1"
-            write_setup(users, self.directory, listener=listener, run_as=user)
+            # loopback only: no TLS listener; and its two logins are shared by every table,
+            # console and tool of the rigs of a run, so a client id is not bound to its user
+            write_setup(
+                users,
+                self.directory,
+                listener=listener,
+                tls_listener=None,
+                run_as=user,
+                bind_client_ids=False,
+            )
             secrets = self.directory / "passwords"
             self.address = BrokerAddress(
                 self.address.host,

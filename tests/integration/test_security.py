@@ -18,7 +18,9 @@ import contextlib
 import json
 import os
 import pwd
+import socket
 import sqlite3
+import ssl
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -30,9 +32,12 @@ import aiomqtt
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
 
 from controller.authority import Role
-from controller.broker_setup import load_users, write_setup
+from controller.broker_setup import BrokerSetupError, load_users, write_setup
+from controller.broker_tls import certificate_names, ensure_tls
 from controller.config import parse_config
 from controller.shell.daemon import Daemon
 from controller.shell.topics import Topics
@@ -53,13 +58,22 @@ pytestmark = pytest.mark.skipif(not mosquitto_available(), reason="mosquitto is 
 
 
 class SecuredBroker:
-    """mosquitto with the files ``tablectl broker setup`` writes for the shipped users."""
+    """mosquitto with the files ``tablectl broker setup`` writes for the shipped users: TLS on
+    one port (the network's), plain TCP on loopback on another, client ids bound to users."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        self.port = free_port()
+        self.plain_port, self.port = free_port(), free_port()
         user = pwd.getpwuid(os.geteuid()).pw_name
-        write_setup(load_users(USERS), directory, listener=f"{self.port} 127.0.0.1", run_as=user)
+        self.tls = ensure_tls(directory / "tls", ["localhost", "127.0.0.1"])
+        write_setup(
+            load_users(USERS),
+            directory,
+            listener=f"{self.plain_port} 127.0.0.1",
+            tls_listener=f"{self.port} 127.0.0.1",
+            tls=self.tls,
+            run_as=user,
+        )
         with (directory / "mosquitto.conf").open("a") as conf:
             conf.write("persistence false\nlog_dest stderr\nlog_type error\n")
         with (directory / "mosquitto.log").open("ab") as log:
@@ -69,17 +83,32 @@ class SecuredBroker:
                 stderr=log,
             )
         wait_port(self.port)
+        wait_port(self.plain_port)
 
     def password(self, user: str) -> str:
         return (self.directory / "passwords" / user).read_text().strip()
 
-    def client(self, user: str | None, password: str | None = None) -> aiomqtt.Client:
+    def client(
+        self,
+        user: str | None,
+        password: str | None = None,
+        *,
+        identifier: str | None = None,
+        clean_start: Any = True,
+        properties: Properties | None = None,
+        tls: bool = True,
+    ) -> aiomqtt.Client:
+        """A client over TLS (the network's way in), or plain TCP on loopback."""
         return aiomqtt.Client(
-            "127.0.0.1",
-            self.port,
+            "localhost" if tls else "127.0.0.1",
+            self.port if tls else self.plain_port,
             username=user,
             password=password if password is not None else (self.password(user) if user else None),
+            identifier=identifier,
+            clean_start=clean_start,
+            properties=properties,
             protocol=aiomqtt.ProtocolVersion.V5,
+            tls_params=aiomqtt.TLSParameters(ca_certs=str(self.tls.ca_file)) if tls else None,
         )
 
     def stop(self) -> None:
@@ -168,6 +197,119 @@ async def test_the_shipped_acl_refuses_every_denial_the_security_doc_lists(
         await late.subscribe(f"{base}/status", qos=1)
         await late.subscribe(f"{base}/head", qos=1)
         assert await received(late, 0.5) == []
+
+
+async def test_no_login_takes_over_a_tables_or_the_pits_client_id(
+    secured: SecuredBroker, tmp_path: Path
+) -> None:
+    # the table, a real daemon, connects as the shipped config has it: its own user, over TLS
+    daemon = DaemonProcess(
+        tmp_path / "T7",
+        Broker(tmp_path),
+        table="T7",
+        broker_port=secured.port,
+        broker_extra=(
+            'username = "T7"\n'
+            f'password_file = "{secured.directory / "passwords" / "T7"}"\n'
+            f'tls = {{ enabled = true, ca_file = "{secured.tls.ca_file}" }}\n'
+        ),
+    )
+    session = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+    session.SessionExpiryInterval = 3600
+    try:
+        # one connection per user: surveillance watches, the pit keeps a session
+        async with secured.client("surveillance") as watcher:
+            await watcher.subscribe("tables/T7/status", qos=1)
+            daemon.start()
+            assert await next_online(watcher, 60)
+            # the pit keeps a persistent session, as the pit process does (docs/pit.md)
+            async with secured.client("pit", clean_start=False, properties=session) as pit:
+                await pit.subscribe("tables/T7/events", qos=1)
+            # a dealer console's login connects a dozen times with the table's and the pit's ids
+            for identifier in ["tablectl-T7", "T7", "pit"] * 4:
+                async with secured.client(
+                    "dealer-T7", identifier=identifier, clean_start=False
+                ) as intruder:
+                    await intruder.subscribe("tables/T7/#", qos=1)
+            # the table was never knocked off: no Last Will, no second birth
+            assert await next_state(watcher, 2.0) is None
+            # and the pit's session is the pit's: what the table sent meanwhile waits for it
+            async with secured.client("floor-podium-1") as console:
+                answer = await console_request(console, daemon)
+            assert answer["status"] == "ok"
+            async with secured.client("pit", clean_start=False, properties=session) as pit:
+                kept = await received(pit, 2.0)
+            assert any(topic == "tables/T7/events" for topic, _ in kept), kept
+    finally:
+        daemon.close()
+
+
+async def next_online(watcher: aiomqtt.Client, timeout: float) -> bool:
+    """Whether an ``online`` status comes within ``timeout`` seconds."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(timeout):
+            async for message in watcher.messages:
+                payload = message.payload if isinstance(message.payload, bytes) else b"{}"
+                if json.loads(payload).get("state") == "online":
+                    return True
+    return False
+
+
+async def console_request(console: aiomqtt.Client, daemon: DaemonProcess) -> dict[str, Any]:
+    """A signed start_hand from a console, and its answer."""
+    async with Requester(console, daemon.topics) as requests:
+        return await requests.request_raw(
+            "start_hand", signed(daemon, Role.DEALER, "start_hand", {"transaction": "t7-1"})
+        )
+
+
+def test_plain_tcp_listens_on_loopback_only_and_tls_is_on_by_default(tmp_path: Path) -> None:
+    users = load_users(USERS)
+    for listener in ("1883", "1883 0.0.0.0", "1883 10.1.2.3", "1883 pit-broker.local"):
+        with pytest.raises(BrokerSetupError, match="loopback only"):
+            write_setup(users, tmp_path / "x", listener=listener, tls_listener=None)
+    out = tmp_path / "broker"
+    done = subprocess.run(
+        [*TABLECTL, "broker", "setup", str(USERS), "--out", str(out), "--hostname", "pit.floor"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    conf = (out / "mosquitto.conf").read_text()
+    assert "listener 1883 127.0.0.1\n" in conf
+    assert "listener 8883\n" in conf
+    assert f"certfile {out / 'tls' / 'server.crt'}" in conf
+    assert "tls_version tlsv1.2" in conf
+    assert "use_username_as_clientid true" in conf
+    assert certificate_names(out / "tls" / "server.crt") == ["pit.floor"]
+    assert oct((out / "tls" / "server.key").stat().st_mode & 0o777) == "0o600"
+    # run again: nothing changes; --renew-server-cert: a new certificate from the same CA
+    ca, cert = (out / "tls" / "ca.crt").read_bytes(), (out / "tls" / "server.crt").read_bytes()
+    again = [*TABLECTL, "broker", "setup", str(USERS), "--out", str(out)]
+    subprocess.run(again, check=True, capture_output=True)
+    assert (out / "tls" / "server.crt").read_bytes() == cert
+    subprocess.run(
+        [*again, "--renew-server-cert", "--hostname", "b"], check=True, capture_output=True
+    )
+    assert (out / "tls" / "ca.crt").read_bytes() == ca
+    assert (out / "tls" / "server.crt").read_bytes() != cert
+    # --renew-ca: clients trust the old CA and the new one until the old one is removed
+    subprocess.run([*again, "--renew-ca", "--hostname", "b"], check=True, capture_output=True)
+    bundle = (out / "tls" / "ca.crt").read_bytes()
+    assert bundle.count(b"BEGIN CERTIFICATE") == 2
+    assert bundle.endswith(ca)
+
+
+def test_the_broker_is_reached_over_tls_with_the_floors_ca_only(secured: SecuredBroker) -> None:
+    with socket.create_connection(("127.0.0.1", secured.port), timeout=10) as raw:
+        trusting = ssl.create_default_context(cafile=str(secured.tls.ca_file))
+        with trusting.wrap_socket(raw, server_hostname="localhost") as tls:
+            assert tls.version() in ("TLSv1.2", "TLSv1.3")
+    with socket.create_connection(("127.0.0.1", secured.port), timeout=10) as raw:
+        system_cas_only = ssl.create_default_context()
+        with pytest.raises(ssl.SSLCertVerificationError):
+            system_cas_only.wrap_socket(raw, server_hostname="localhost")
 
 
 async def test_the_pit_shares_the_events_and_reads_only_its_public_replays(

@@ -93,14 +93,14 @@ def test_the_command_line_goes_over_the_config(tmp_path: Path) -> None:
     other.write_text("y\n")
     target = _broker_target(
         parsed(
-            "--config", str(path), "--broker", "mqtt://10.0.0.2:1884", "--prefix", "lab",
+            "--config", str(path), "--broker", "mqtts://10.0.0.2:1884", "--prefix", "lab",
             "--table", "T8", "--username", "surveillance", "--password-file", str(other),
         )
     )  # fmt: skip
     assert (target.table, target.prefix) == ("T8", "lab")
     broker = target.broker
     assert (broker.url(), broker.username, broker.secret()) == (
-        "mqtt://10.0.0.2:1884",
+        "mqtts://10.0.0.2:1884",
         "surveillance",
         "y",
     )
@@ -130,7 +130,8 @@ def test_mqtts_turns_tls_on_with_its_own_default_port(pki: Path) -> None:
         (["--table", "T1", "--ca-file", "ca.pem"], "--ca-file: TLS files for a broker without"),
         (["--broker", "mqtts://h", "--table", "T1", "--ca-file", "/no/ca.pem"], "no such file"),
         (["--broker", "mqtts://h", "--table", "T1", "--cert-file", "c.pem"], "go together"),
-        (["--broker", "mqtt://h"], "give --table or --config"),
+        (["--broker", "mqtt://localhost"], "give --table or --config"),
+        (["--broker", "mqtt://10.0.0.2", "--table", "T1"], "another machine, reached over TLS"),
     ],
 )
 def test_options_that_cannot_work_are_refused_before_connecting(
