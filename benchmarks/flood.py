@@ -37,6 +37,7 @@ import time
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import aiomqtt
 
@@ -116,12 +117,65 @@ def count_lines(path: Path) -> int:
         return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
 
 
-async def run(counts: dict[str, int], dealer_commands: int) -> int:
+class BrokerDealer:
+    """The dealer's console on the broker: requests and answers matched by correlation data."""
+
+    def __init__(self, requester: Requester) -> None:
+        self.requester = requester
+        self.sent: list[bytes] = []
+
+    async def send(self, body: dict[str, Any]) -> None:
+        self.sent.append(await self.requester.send("round_closed", json.dumps(body).encode()))
+
+    async def answers(self, timeout: float) -> list[tuple[float, dict[str, Any]]]:
+        """(answer time, answer) of each request answered, in the order sent."""
+        with contextlib.suppress(AssertionError):  # the unanswered are counted by the caller
+            await self.requester.wait(self.sent, timeout)
+        r = self.requester
+        return [
+            (r.answered_at[c] - r.sent_at[c], r.answers[c]) for c in self.sent if c in r.answers
+        ]
+
+
+class ConsoleDealer:
+    """The dealer's station on the daemon's console socket (design §3.14): one line a request."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+        self.sent_at: dict[str, float] = {}
+        self.got: dict[str, tuple[float, dict[str, Any]]] = {}
+        self.task = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        while line := await self.reader.readline():
+            answer = json.loads(line)
+            transaction = str(answer.get("transaction"))
+            if transaction in self.sent_at:
+                self.got[transaction] = (time.monotonic() - self.sent_at[transaction], answer)
+
+    async def send(self, body: dict[str, Any]) -> None:
+        self.sent_at[body["transaction"]] = time.monotonic()
+        self.writer.write(json.dumps({"command": "round_closed", **body}).encode() + b"\n")
+        await self.writer.drain()
+
+    async def answers(self, timeout: float) -> list[tuple[float, dict[str, Any]]]:
+        deadline = time.monotonic() + timeout
+        while len(self.got) < len(self.sent_at) and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        self.task.cancel()
+        self.writer.close()
+        return [self.got[t] for t in self.sent_at if t in self.got]
+
+
+async def run(counts: dict[str, int], dealer_commands: int, via: str) -> int:
     directory = Path(tempfile.mkdtemp(prefix="flood-"))
     (directory / "broker").mkdir()
     broker = Broker(directory / "broker", extra=BROKER_LIMITS)
     broker.start()
-    table = DaemonProcess(directory / "table", broker)
+    console = Path(tempfile.mkdtemp(prefix="fc")) / "console.sock"
+    table = DaemonProcess(
+        directory / "table", broker, sections=f'[daemon]\nconsole = "{console}"\n'
+    )
     table.start()
     assert table.proc is not None
     signer = Signer(load_private_key(table.keys.key_file(Role.DEALER)), "rig-dealer", table.table)
@@ -147,51 +201,37 @@ async def run(counts: dict[str, int], dealer_commands: int) -> int:
     try:
         async with (
             aiomqtt.Client("127.0.0.1", broker.port, protocol=aiomqtt.ProtocolVersion.V5) as dc,
-            Requester(dc, table.topics) as dealer,
+            Requester(dc, table.topics) as requester,
         ):
+            dealer: BrokerDealer | ConsoleDealer
+            if via == "console":
+                dealer = ConsoleDealer(*await asyncio.open_unix_connection(str(console)))
+            else:
+                dealer = BrokerDealer(requester)
             started = time.monotonic()
             for path in files:
+                command = ["mosquitto_pub", "-p", port, "-V", "5", "-q", "1", "-l"]
                 flooders.append(
-                    subprocess.Popen(
-                        [
-                            "mosquitto_pub",
-                            "-p",
-                            port,
-                            "-V",
-                            "5",
-                            "-q",
-                            "1",
-                            "-l",
-                            "-t",
-                            _topic(table, path),
-                        ],
-                        stdin=path.open("rb"),
-                    )
+                    subprocess.Popen([*command, "-t", _topic(table, path)], stdin=path.open("rb"))
                 )
             ending = [asyncio.create_task(asyncio.to_thread(_ended, f)) for f in flooders]
             # The dealer keeps to its pace whatever the answers do: a command every 100 ms,
             # each answer timed from its own send (a dealer waiting for each answer would send
             # one command while a backlog drains, and hide it).
-            sent: list[bytes] = []
             for n in range(dealer_commands):
-                body = signer.sign("round_closed", {"transaction": f"d{n}"})
-                sent.append(await dealer.send("round_closed", json.dumps(body).encode()))
+                await dealer.send(signer.sign("round_closed", {"transaction": f"d{n}"}))
                 await asyncio.sleep(max(0.0, started + (n + 1) * DEALER_EVERY - time.monotonic()))
-            with contextlib.suppress(AssertionError):  # the unanswered are counted below
-                await dealer.wait(sent, 60)
-            times = [dealer.answered_at[c] - dealer.sent_at[c] for c in sent if c in dealer.answers]
-            unanswered = len(sent) - len(times)
+            answered_dealer = await dealer.answers(60)
+            times = [seconds for seconds, _ in answered_dealer]
+            unanswered = dealer_commands - len(times)
             dealer_how: Counter[str] = Counter()
-            for correlation in sent:
-                if correlation not in dealer.answers:
-                    continue
-                error = str(dealer.answers[correlation].get("error"))
+            for _, answer in answered_dealer:
+                error = str(answer.get("error"))
                 served = "no betting round" in error or "no hand" in error  # the core's answer
-                dealer_how[
-                    error.split(":", maxsplit=1)[0][:60] if not served else "run by the table"
-                ] += 1
+                reason = "run by the table" if served else error.split(":", maxsplit=1)[0][:60]
+                dealer_how[reason] += 1
             published = max(await asyncio.gather(*ending)) - started
-            expected = sum(counts.values()) + dealer_commands
+            expected = sum(counts.values()) + (dealer_commands if via == "broker" else 0)
             deadline = time.monotonic() + 120
             answered, moved = count_lines(answers_file), time.monotonic()
             while answered < expected and time.monotonic() < deadline:
@@ -217,7 +257,6 @@ async def run(counts: dict[str, int], dealer_commands: int) -> int:
         how[str(error or "ok").split(":")[0][:60]] += 1
     shutil.rmtree(directory, ignore_errors=True)
     ms = sorted(t * 1000 for t in times) or [float("nan")]
-    flood = sum(counts.values())
     print(f"Flood benchmark (linux, Python {sys.version.split()[0]}, {os.cpu_count()} cores)")
     print(
         f"flood                        {counts['garbage']} garbage, {counts['replays']} stale "
@@ -225,8 +264,8 @@ async def run(counts: dict[str, int], dealer_commands: int) -> int:
     )
     print(f"flood published in           {published:.1f} s")
     print(
-        f"signed dealer commands       {dealer_commands} "
-        "(one every 100 ms, not waiting for answers)"
+        f"signed dealer commands       {dealer_commands} through the {via}, "
+        "one every 100 ms, not waiting for answers"
     )
     print(
         f"dealer answer                p50 {statistics.median(ms):.1f} ms, "
@@ -235,7 +274,7 @@ async def run(counts: dict[str, int], dealer_commands: int) -> int:
     print(f"dealer unanswered            {unanswered}")
     for reason, count in dealer_how.most_common():
         print(f"  {count:>6}  {reason}")
-    print(f"answers published            {answered} of {flood + dealer_commands} requests")
+    print(f"flood answers published      {answered} of {expected} requests")
     for reason, count in how.most_common(8):
         print(f"  {count:>6}  {reason}")
     print(f"last answer                  {drained:.1f} s after the flood began")
@@ -249,12 +288,23 @@ def main() -> int:
     parser.add_argument("--replays", type=int, default=15_000)
     parser.add_argument("--forged", type=int, default=5_000)
     parser.add_argument("--dealer", type=int, default=60)
+    parser.add_argument(
+        "--via",
+        nargs="+",
+        choices=("broker", "console"),
+        default=["broker", "console"],
+        help="the dealer's path: a console on the broker, the station's console socket",
+    )
     args = parser.parse_args()
     if not mosquitto_available() or shutil.which("mosquitto_pub") is None:
         print("mosquitto and mosquitto-clients must be installed", file=sys.stderr)
         return 2
     counts = {"garbage": args.garbage, "replays": args.replays, "forged": args.forged}
-    return asyncio.run(run(counts, args.dealer))
+    status = 0
+    for via in args.via:
+        status |= asyncio.run(run(counts, args.dealer, via))
+        print()
+    return status
 
 
 if __name__ == "__main__":
