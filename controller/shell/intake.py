@@ -256,6 +256,9 @@ class Intake:
         if signed and not self._anonymous.take(now):
             self._shed(verb, reply, "rate limited: too many requests; try again")
             return
+        if len(self._heap) >= self.rates.queue_limit and not self._make_room(REFUSED):
+            self._shed(verb, reply, "overloaded: the table is busy; try again")
+            return
         self._retained[digest] = None
         while len(self._retained) > RETAINED_REMEMBERED:
             self._retained.popitem(last=False)
