@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import dataclasses
 import json
@@ -9,11 +10,14 @@ import secrets
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from controller.config import SecuritySection
 from controller.keyring import parse_keyring
 from controller.shell.daemon import rates_of
 from controller.shell.gate import Gate, Policy, RefusedError, Request
-from controller.shell.intake import Intake, Rates, Replayed, Urgency
+from controller.shell.intake import Intake, Queued, Rates, Replayed, Urgency
 from controller.signing import Signer, new_key, sign_request
 
 
@@ -205,3 +209,50 @@ def test_every_rate_of_the_config_reaches_the_intake() -> None:
         values
     )
     assert rates.queue_limit == 777
+
+
+async def drain(queue: Intake) -> list[Queued]:
+    return [await queue.next() for _ in range(len(queue))]
+
+
+KINDS = st.sampled_from(["dealer", "copy", "stale", "forged", "garbage", "unsigned", "eye"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(KINDS, max_size=200))
+def test_whatever_others_send_the_dealers_own_requests_are_queued_first(kinds: list[str]) -> None:
+    queue = Intake(Gate("T1", Policy(), KEYRING), Rates(queue_limit=50))
+    answers, reply = collect()
+    dealer, eye = Signer(DEALER, "ann", "T1"), Signer(EYE, "eve", "T1")
+    sent: list[bytes] = []
+    fresh = 0
+    for n, kind in enumerate(kinds):
+        if kind == "dealer" and fresh < Rates().per_key_burst:  # within the dealer's own rate
+            fresh += 1
+            payload = signed(dealer, "round_closed", f"d{n}")
+            sent.append(payload)
+        elif kind == "copy" and sent:
+            payload = sent[n % len(sent)]
+        elif kind == "stale":
+            payload = stale(dealer, "round_closed", f"s{n}")
+        elif kind == "eye":
+            payload = signed(eye, "hold", f"h{n}")
+        elif kind == "unsigned":
+            payload = json.dumps({"transaction": f"u{n}"}).encode()
+        elif kind == "garbage":
+            payload = b"\x00 not json"
+        else:
+            payload = forged("round_closed", f"f{n}")
+        queue.offer("round_closed", payload, now(), reply)
+    waiting = asyncio.run(drain(queue))
+    dealing = [item for item in waiting if item.priority == 0]
+    # every fresh dealer request is queued once, ahead of everything else
+    assert sorted(str(item.read.transaction) for item in dealing) == sorted(
+        json.loads(p)["transaction"] for p in sent
+    )
+    assert waiting[: len(dealing)] == dealing
+    # nothing is lost: each offer is queued or answered at once
+    assert len(waiting) + len(answers) == len(kinds)
+    # an answer given at once names a transaction only when the signature held
+    proven = {json.loads(p)["transaction"] for p in sent} | {f"h{n}" for n in range(len(kinds))}
+    assert {a["transaction"] for a in answers} <= proven | {None}
