@@ -10,11 +10,13 @@ with the queue limits ``tablectl broker setup`` writes. At one moment several cl
 * ``--forged`` requests naming the dealer's key with a fresh time and nonce and a signature that
   does not hold (one client).
 
-Meanwhile a signed dealer sends a command every 100 ms and waits for each answer (matched by its
-own MQTT v5 correlation data). Printed: the dealer's answer times (median, p95, worst) and how
-many went unanswered, how long the flood took to publish, how many of the flood's requests were
-answered (every answer the table published is counted by a ``mosquitto_sub``) and the daemon's
-RSS.
+The flood goes to ``request/action``. Meanwhile a signed dealer sends ``round_closed`` every 100 ms
+whatever the answers do, through the broker (a console reading the answers to its command,
+matched by its own MQTT v5 correlation data) or through the daemon's console socket (the
+dealer's station, design §3.14); ``--via`` picks one or both. Printed: the dealer's answer
+times (median, p95, worst), how many went unanswered and how they were answered, how long the
+flood took to publish, how many of the flood's requests were answered (every answer the table
+published is counted by a ``mosquitto_sub``) and the daemon's RSS.
 
     .venv/bin/python benchmarks/flood.py [--garbage 10000] [--replays 15000] [--forged 5000]
 """
@@ -76,9 +78,9 @@ def flood_files(directory: Path, table: DaemonProcess, counts: dict[str, int]) -
     captured = sign_request(
         private,
         "rig-dealer",
-        "round_closed",
+        "action",
         table.table,
-        {"transaction": "captured"},
+        {"transaction": "captured", "seat": 3, "action": "call"},
         now=datetime.now(UTC) - timedelta(minutes=10),
     )
     replay = json.dumps(captured).encode()
@@ -95,7 +97,11 @@ def flood_files(directory: Path, table: DaemonProcess, counts: dict[str, int]) -
     forged = []
     for n in range(counts["forged"]):
         body = sign_request(
-            private, "rig-dealer", "round_closed", table.table, {"transaction": f"f{n}"}
+            private,
+            "rig-dealer",
+            "action",
+            table.table,
+            {"transaction": f"f{n}", "seat": 3, "action": "fold"},
         )
         body["auth"]["sig"] = base64.b64encode(secrets.token_bytes(64)).decode()
         forged.append(json.dumps(body).encode())
@@ -104,7 +110,7 @@ def flood_files(directory: Path, table: DaemonProcess, counts: dict[str, int]) -
 
 
 def _topic(table: DaemonProcess, path: Path) -> str:
-    return table.topics.request("action" if path.name.startswith("garbage") else "round_closed")
+    return table.topics.request("action")
 
 
 def _ended(process: subprocess.Popen[bytes]) -> float:
@@ -201,7 +207,9 @@ async def run(counts: dict[str, int], dealer_commands: int, via: str) -> int:
     try:
         async with (
             aiomqtt.Client("127.0.0.1", broker.port, protocol=aiomqtt.ProtocolVersion.V5) as dc,
-            Requester(dc, table.topics) as requester,
+            # the dealer's console reads the answers to its own command: the flood's (on
+            # action) would otherwise keep its client busy and count in its answer times
+            Requester(dc, table.topics, "round_closed") as requester,
         ):
             dealer: BrokerDealer | ConsoleDealer
             if via == "console":

@@ -24,9 +24,11 @@ from controller.shell.topics import Topics
 class Requester:
     """Publishes requests, collects their answers by correlation data."""
 
-    def __init__(self, client: aiomqtt.Client, topics: Topics) -> None:
+    def __init__(self, client: aiomqtt.Client, topics: Topics, answers: str = "#") -> None:
+        """``answers``: the response topics to read (``#``: every command's)."""
         self.client = client
         self.topics = topics
+        self.responses = f"{topics.base}/response/{answers}"
         self.answers: dict[bytes, dict[str, Any]] = {}
         self.answered_at: dict[bytes, float] = {}
         self.sent_at: dict[bytes, float] = {}
@@ -38,7 +40,7 @@ class Requester:
     async def __aenter__(self) -> Requester:
         """Subscribe to the answers, and wait until the table is online to take requests."""
         self.online = asyncio.Event()
-        await self.client.subscribe(f"{self.topics.base}/response/#", qos=1)
+        await self.client.subscribe(self.responses, qos=1)
         await self.client.subscribe(self.topics.status, qos=1)
         self._task = asyncio.create_task(self._read(), name="requester")
         async with asyncio.timeout(60):  # a bound: on an idle machine, well under a second
@@ -51,7 +53,7 @@ class Requester:
         await asyncio.gather(self._task, return_exceptions=True)
 
     async def _read(self) -> None:
-        responses = f"{self.topics.base}/response/#"
+        responses = self.responses
         async for message in self.client.messages:
             if message.topic.value == self.topics.status:
                 payload = message.payload if isinstance(message.payload, bytes) else b"{}"
