@@ -4,8 +4,10 @@ Everything under ``/api`` needs a user (``tablectl pit user add``): the session 
 ``POST /login`` sets, or HTTP Basic credentials. ``/healthz`` and ``/metrics`` (Prometheus) are
 open, for the supervisor and the scraper. The secure view of the events (hole cards) is for the
 surveillance role only. A request that changes something and comes with the session cookie must
-carry the session's CSRF token; a user with too many wrong passwords in a row is locked out for a
-while (``[web] lockout_attempts``, ``lockout_minutes``). The console's pages are in
+carry the session's CSRF token. Wrong passwords are counted per user and client address, in the
+store: after ``[web] lockout_attempts`` of them from one address, each further try from that
+address waits, longer each time up to ``lockout_minutes`` (:mod:`controller.pit.lockout`); the
+same user from another address is not slowed. The console's pages are in
 :mod:`controller.pit.console`.
 """
 
@@ -16,6 +18,7 @@ import base64
 import binascii
 import hashlib
 import hmac
+import math
 import time
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
@@ -24,8 +27,8 @@ from fastapi import Depends, FastAPI, Form, HTTPException, Query, Request, Respo
 from fastapi.responses import PlainTextResponse, RedirectResponse
 from pydantic import BaseModel, Field
 
-from controller import __version__
-from controller.pit.live import LiveBoard
+from controller import __version__, strict_json
+from controller.pit.live import LiveBoard, StreamLimits
 from controller.pit.lockout import LockOut
 from controller.pit.metrics import PitMetrics
 from controller.pit.phh import NoHistoryError, phh_from_events
@@ -197,6 +200,19 @@ class GapOut(BaseModel):
     closed_at: float | None
 
 
+class RejectOut(BaseModel):
+    """A message refused from a table (or an event stored with a field left out)."""
+
+    id: int
+    table_id: str | None = Field(description="the table it came from (null: none named)")
+    topic: str
+    size: int
+    sha256: str
+    head: str = Field(description="its first 200 characters")
+    reason: str
+    received_at: float
+
+
 class Health(BaseModel):
     """Whether this pit process works."""
 
@@ -232,7 +248,7 @@ async def current_user(request: Request) -> User:
             cached = basic_cache.get(key)
             if cached is not None and cached[0] > time.monotonic():
                 return User(username=name, roles=cached[1])
-            roles = await authenticate(request.app.state.lockout, reader, name, password)
+            roles = await authenticate(request, name, password)
             if roles is not None:
                 basic_cache[key] = (time.monotonic() + BASIC_CACHE_SECONDS, roles)
                 return User(username=name, roles=roles)
@@ -247,31 +263,39 @@ Authed = Annotated[User, Depends(current_user)]
 
 
 class LockedOutError(HTTPException):
-    """Too many wrong passwords in a row: the user waits (429)."""
+    """Too many wrong passwords for a user from this address: it waits (429)."""
 
     def __init__(self, name: str, seconds: float) -> None:
-        minutes = max(1, round(seconds / 60))
+        wait = max(1, math.ceil(seconds))
+        when = f"{wait} s" if wait < 120 else f"{round(seconds / 60)} min"
         super().__init__(
             status_code=429,
-            detail=f"{name}: too many wrong passwords, locked out for {minutes} min more",
-            headers={"Retry-After": str(int(seconds) + 1)},
+            detail=f"{name}: too many wrong passwords from this address, try again in {when}",
+            headers={"Retry-After": str(wait)},
         )
 
 
-async def authenticate(
-    lockout: LockOut, reader: StoreWorker, name: str, password: str
-) -> list[str] | None:
+def client_address(request: Request) -> str:
+    """The client's address: the peer's, or the one a trusted proxy names (uvicorn reads
+    X-Forwarded-For only from ``[web] trusted_proxies``)."""
+    return request.client.host if request.client is not None else "unknown"
+
+
+async def authenticate(request: Request, name: str, password: str) -> list[str] | None:
     """The user's roles when the password is theirs (the hash checked on a thread of its own:
     argon2 is slow on purpose, and the store's thread serves the other requests meanwhile).
-    LockedOutError: the user is locked out, whatever the password."""
-    wait = lockout.locked(name)
+    LockedOutError: this address must wait before it tries this user's password again,
+    whatever the password."""
+    state = request.app.state
+    reader: StoreWorker = state.reader
+    address = client_address(request)
+    wait = await reader.call(Store.login_attempt, name, address, state.clock(), state.lockout)
     if wait > 0:
         raise LockedOutError(name, wait)
     found = await reader.call(Store.user, name)
     if not await asyncio.to_thread(verify, found[0] if found else None, password):
-        lockout.failed(name)
-        return None
-    lockout.succeeded(name)
+        return None  # counted already: login_attempt counts before the check
+    await reader.call(Store.login_succeeded, name, address)
     assert found is not None
     return found[1]
 
@@ -305,10 +329,13 @@ def create_app(
     rulings: Rulings | None = None,
     board: LiveBoard | None = None,
     console: bool = True,
+    streams: StreamLimits | None = None,
+    clock: Callable[[], float] = time.time,
 ) -> FastAPI:
     """The API of one pit process, reading through ``reader``; the console's pages unless
     ``console`` is false. ``rulings`` sends the floor's rulings (none: they are refused);
-    ``board`` wakes the live pages (none: they poll)."""
+    ``board`` wakes the live pages (none: they poll); ``streams`` bounds the live pages'
+    streams; ``clock`` is the time the lock-out counts in."""
     app = FastAPI(
         title="tablectl pit",
         version=__version__,
@@ -321,10 +348,12 @@ def create_app(
     )
     app.state.reader = reader
     app.state.basic_cache = {}
-    app.state.lockout = lockout or LockOut(5, 15.0)
+    app.state.lockout = lockout or LockOut()
     app.state.rulings = rulings
     app.state.board = board or LiveBoard()
     app.state.session_hours = session_hours
+    app.state.streams = streams or StreamLimits()
+    app.state.clock = clock
 
     @app.get("/healthz", response_model=Health, tags=["service"])
     async def healthz(response: Response) -> Health:
@@ -360,7 +389,7 @@ def create_app(
         responses={
             303: {"description": "the console's form (with next): to that page"},
             401: {"description": "unknown user or wrong password"},
-            429: {"description": "locked out after too many wrong passwords"},
+            429: {"description": "too many wrong passwords from this address: wait (Retry-After)"},
         },
     )
     async def login(
@@ -371,7 +400,7 @@ def create_app(
     ) -> Any:
         """Check a user's password and set the session cookie (HttpOnly, SameSite=Strict)."""
         try:
-            roles = await authenticate(app.state.lockout, reader, username, password)
+            roles = await authenticate(request, username, password)
         except LockedOutError as exc:
             if next is None:
                 raise
@@ -499,7 +528,10 @@ def create_app(
         "/api/hands/{hand_id}/phh",
         response_class=PlainTextResponse,
         tags=["hands"],
-        responses={404: {"description": "no such hand, or not completed"}},
+        responses={
+            404: {"description": "no such hand, or not completed"},
+            422: {"description": "its stored events do not make a hand history (malformed)"},
+        },
     )
     async def hand_phh(hand_id: str, user: Authed) -> PlainTextResponse:
         """The hand as a PHH hand history (TOML); hole cards for the surveillance role."""
@@ -514,6 +546,12 @@ def create_app(
             text = phh_from_events(bodies)
         except NoHistoryError as exc:
             raise HTTPException(status_code=404, detail=str(exc)) from None
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+            # a table's events of another shape than a hand's history has
+            raise HTTPException(
+                status_code=422,
+                detail=f"the hand's stored events do not make a hand history: {str(exc)[:200]}",
+            ) from None
         return PlainTextResponse(
             text,
             media_type="application/toml",
@@ -562,6 +600,16 @@ def create_app(
         if _wants_page(request):
             return RedirectResponse("/alarms", status_code=303)
         return {"table_id": table, "epoch": epoch, "seq": seq, "acked_by": user.username}
+
+    @app.get("/api/rejects", response_model=list[RejectOut], tags=["tables"])
+    async def rejects(
+        user: Authed,
+        table: str | None = None,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    ) -> list[dict[str, Any]]:
+        """Messages refused from the tables, newest first (of one table): what was wrong, and a
+        bounded record of each (size, SHA-256, the first 200 characters)."""
+        return await reader.call(Store.rejects, table=table, limit=limit)
 
     @app.get("/api/gaps", response_model=list[GapOut], tags=["tables"])
     async def gaps(
@@ -619,9 +667,9 @@ def _hold_action(app: FastAPI, action: str) -> None:
         form = await request.form() if _is_form(request) else None
         body: dict[str, Any] = {}
         if form is None and request.headers.get("content-type", "").startswith("application/json"):
-            try:
-                loaded = await request.json()
-            except ValueError:
+            try:  # JSON as RFC 8259 has it: NaN, Infinity and 1e999999 are not numbers
+                loaded = strict_json.loads(await request.body())
+            except (ValueError, RecursionError):
                 raise HTTPException(status_code=422, detail="the body is not JSON") from None
             body = loaded if isinstance(loaded, dict) else {}
         elif form is not None:

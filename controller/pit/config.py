@@ -26,6 +26,7 @@ several processes can share one file.
 
 from __future__ import annotations
 
+import ipaddress
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -108,10 +109,23 @@ class WebSection(_Section):
         default=12.0, gt=0, le=24 * 30, description="hours a login lasts (a shift, by default)"
     )
     lockout_attempts: int = Field(
-        default=5, ge=1, le=1000, description="wrong passwords in a row that lock a user out"
+        default=5,
+        ge=1,
+        le=1000,
+        description="wrong passwords in a row for one user from one client address before each "
+        "further try from that address waits (1 s, 2 s, 4 s …)",
     )
     lockout_minutes: float = Field(
-        default=15.0, gt=0, le=24 * 60, description="minutes a locked-out user waits"
+        default=15.0,
+        gt=0,
+        le=24 * 60,
+        description="the longest wait, in minutes, between two tries of a user's password from "
+        "one address",
+    )
+    trusted_proxies: list[str] = Field(
+        default_factory=list,
+        description="addresses (or networks) of reverse proxies whose X-Forwarded-For names the "
+        "client; empty: the pit is reached directly and the peer's address is the client's",
     )
     secure_cookie: bool = Field(
         default=False,
@@ -120,6 +134,67 @@ class WebSection(_Section):
     ruling_timeout: float = Field(
         default=10.0, gt=0, le=120, description="seconds to wait for a table to answer a ruling"
     )
+    header_timeout: float = Field(
+        default=10.0,
+        gt=0,
+        le=300,
+        description="seconds a connection has to send a complete request head (from its opening, "
+        "or from the end of the previous answer): a slower one is closed",
+    )
+    keepalive_timeout: int = Field(
+        default=5,
+        ge=1,
+        le=300,
+        description="seconds an idle connection is kept open after an answer",
+    )
+    streams_per_session: int = Field(
+        default=4,
+        ge=1,
+        le=10_000,
+        description="live streams one login session may hold: another ends its oldest",
+    )
+    streams_per_user: int = Field(
+        default=8,
+        ge=1,
+        le=10_000,
+        description="live streams one user may hold over all their sessions: another ends the "
+        "oldest",
+    )
+    streams_total: int = Field(
+        default=200,
+        ge=1,
+        le=100_000,
+        description="live streams this pit process serves at once: another is refused (429)",
+    )
+    live_interval: float = Field(
+        default=0.25,
+        ge=0,
+        le=60,
+        description="seconds between two updates of one live page, at least (changes meanwhile "
+        "go out together)",
+    )
+    stream_write_timeout: float = Field(
+        default=30.0,
+        gt=0,
+        le=3600,
+        description="seconds a live stream may wait for its reader to take what was sent: "
+        "longer, and the connection is closed",
+    )
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _addresses(cls, proxies: list[str]) -> list[str]:
+        for proxy in proxies:
+            try:
+                if "/" in proxy:
+                    ipaddress.ip_network(proxy)
+                else:
+                    ipaddress.ip_address(proxy)
+            except ValueError:
+                raise ValueError(
+                    f"{proxy!r}: an IP address, or a network such as 10.0.0.0/8"
+                ) from None
+        return proxies
 
     @property
     def host(self) -> str:

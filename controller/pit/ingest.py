@@ -21,8 +21,11 @@ leaves the messages unacknowledged: the broker delivers them again when the sess
 and the store keeps one row per event whatever arrives twice. ``receive_maximum`` bounds how many
 unacknowledged messages the broker sends this process at once.
 
-A message that is not what its topic carries (not JSON, not an envelope, another table's) is
-acknowledged, counted, and kept as a bounded record (size, SHA-256, the first 200 characters).
+Everything a table publishes is checked before it is used (:mod:`controller.pit.published`):
+a message that is not what its topic carries (not JSON, not an envelope, another table's, a
+status, state, device health or answer of another shape) is acknowledged, counted, and kept as a
+bounded record (size, SHA-256, the first 200 characters) with the table it came from; an event
+stored with a field the pit cannot derive anything from is recorded there too.
 """
 
 from __future__ import annotations
@@ -30,11 +33,12 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import aiomqtt
 import structlog
@@ -44,6 +48,16 @@ from paho.mqtt.properties import Properties
 from controller.pit.config import PitConfig
 from controller.pit.db import transient
 from controller.pit.metrics import PitMetrics
+from controller.pit.published import (
+    RejectedError,
+    check_envelope,
+    event_problems,
+    load,
+    parse_answer,
+    parse_device,
+    parse_state,
+    parse_status,
+)
 from controller.pit.store import Applied, EventIn, Store
 from controller.pit.worker import StoreWorker
 from controller.shell.broker_connection import new_client
@@ -52,12 +66,21 @@ from drivers.supervisor import Backoff, retry_forever, until_first_failure
 
 log = structlog.get_logger("tablectl.pit.ingest")
 
-SCHEMA = "tablectl.event/1"
 HEAD = 200
 #: The requests the pit sends whose answers it reads: gap repair's and storage confirmation's.
 #: The requests whose answers this process hears: its own (replay, stored) and the rulings the
 #: console sends for the floor (confirm, reject, floor_override).
 ANSWERS = ("replay", "stored", "confirm", "reject", "floor_override")
+
+
+class Refusal(NamedTuple):
+    """A message refused (or an event stored with a field left out), and the table it came
+    from (None: a topic of no table)."""
+
+    table: str | None
+    topic: str
+    payload: bytes
+    reason: str
 
 
 @dataclass
@@ -67,16 +90,12 @@ class Batch:
     events: list[EventIn] = field(default_factory=list)
     statuses: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     states: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    rejects: list[tuple[str, bytes, str]] = field(default_factory=list)
+    rejects: list[Refusal] = field(default_factory=list)
     acks: list[tuple[int, int]] = field(default_factory=list)  # (mid, qos)
     first_received: float = 0.0
 
     def __len__(self) -> int:
         return len(self.events) + len(self.statuses) + len(self.states) + len(self.rejects)
-
-
-class RejectedError(ValueError):
-    """A message that is not what its topic carries."""
 
 
 @dataclass(frozen=True)
@@ -120,46 +139,22 @@ def route(topic: str, prefix: str, pit_id: str) -> Route:
 
 def parse_event(payload: bytes, where: Route) -> EventIn:
     """The envelope of one event message (RejectedError: why it is not one)."""
-    try:
-        text = payload.decode("utf-8")
-        body = json.loads(text)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RejectedError(f"not JSON: {exc}") from None
-    if not isinstance(body, dict):
-        raise RejectedError("not a JSON object")
-    if body.get("schema") != SCHEMA:
-        raise RejectedError(f"schema is not {SCHEMA}")
-    table, epoch, seq = body.get("table_id"), body.get("epoch"), body.get("seq")
-    if table != where.table:
-        raise RejectedError(f"table_id {str(table)[:64]!r} on the topic of table {where.table!r}")
-    if not isinstance(epoch, str) or not 0 < len(epoch) <= 64:
-        raise RejectedError("epoch: a string of 1 to 64 characters")
-    if not isinstance(seq, int) or isinstance(seq, bool) or not 0 < seq < 2**62:
-        raise RejectedError("seq: a positive integer")
-    if body.get("event_id") != f"{table}:{epoch}:{seq}":
-        raise RejectedError("event_id is not table_id:epoch:seq")
-    ts, kind, severity = body.get("ts"), body.get("type"), body.get("severity")
-    hand = body.get("hand_id")
-    if not isinstance(ts, str) or not isinstance(kind, str) or not isinstance(severity, str):
-        raise RejectedError("ts, type and severity: strings")
-    if hand is not None and not isinstance(hand, str):
-        raise RejectedError("hand_id: a string or null")
-    if not isinstance(body.get("data"), dict) or not isinstance(body.get("rules"), list):
-        raise RejectedError("data: an object; rules: a list")
+    body = load(payload)
+    check_envelope(body, where.table)
+    text = payload.decode("utf-8")
     return EventIn(
-        table, epoch, seq, ts, hand, kind, severity, where.stream, where.source, text, body
+        body["table_id"],
+        body["epoch"],
+        body["seq"],
+        body["ts"],
+        body.get("hand_id"),
+        body["type"],
+        body["severity"],
+        where.stream,
+        where.source,
+        text,
+        body,
     )
-
-
-def parse_object(payload: bytes) -> dict[str, Any]:
-    """A status or state body (RejectedError: not a JSON object)."""
-    try:
-        body = json.loads(payload.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RejectedError(f"not JSON: {exc}") from None
-    if not isinstance(body, dict):
-        raise RejectedError("not a JSON object")
-    return body
 
 
 def event_age(ts: str, now: float) -> float | None:
@@ -179,7 +174,7 @@ def apply_batch(store: Store, batch: Batch, secure: bool) -> Applied:
     """Store one batch (on the store's thread): events in one transaction, then the rest.
 
     A batch the store refuses for what it holds (not a lock or a lost connection) is stored
-    event by event, and an event that cannot be stored is kept as a refused message: one bad
+    message by message, and a message that cannot be stored is kept as a refused one: one bad
     message must not come back for ever.
     """
     try:
@@ -196,31 +191,97 @@ def apply_batch(store: Store, batch: Batch, secure: bool) -> Applied:
                 if transient(single):
                     raise
                 reason = f"could not be stored: {type(single).__name__}: {single}"
-                batch.rejects.append((f"{event.table_id}/events", event.text.encode(), reason))
+                batch.rejects.append(
+                    Refusal(event.table_id, f"{event.table_id}/events", event.text.encode(), reason)
+                )
                 continue
             applied.duplicates += one.duplicates
             for table, count in one.stored.items():
                 applied.stored[table] += count
             applied.stored_events.extend(one.stored_events)
             applied.new_epochs.extend(one.new_epochs)
+    for event in applied.stored_events:
+        data = event.body.get("data")
+        problems = event_problems(event.type, data) if isinstance(data, dict) else []
+        if problems and event.stream == "public":
+            reason = (
+                f"event {event.seq} ({event.type[:60]}) stored; left out of what the pit "
+                f"derives from it: {', '.join(problems)}"
+            )
+            topic = f"{event.table_id}/events"
+            batch.rejects.append(Refusal(event.table_id, topic, event.text.encode(), reason))
     now = applied.committed_at
-    births, refused = store.record_statuses(batch.statuses, now)
+    births, refused = _each(store.record_statuses, batch.statuses, now)
     applied.came_online = [table for table, state in births if state == "online"]
     streams = ("public", "secure") if secure else ("public",)
-    refused += [
-        (f"{table}/state", body, reason)
-        for table, body, reason in store.record_states(batch.states, now, streams)
-    ]
-    for where, body, reason in refused:
-        topic = where if "/" in where else f"{where}/status"
-        batch.rejects.append((topic, json.dumps(body).encode(), reason))
+    _, refused_states = _each(
+        lambda states, at: ([], store.record_states(states, at, streams)), batch.states, now
+    )
+    for table, body, reason in refused:
+        batch.rejects.append(Refusal(table, f"{table}/status", _dump(body), reason))
+    for table, body, reason in refused_states:
+        batch.rejects.append(Refusal(table, f"{table}/state", _dump(body), reason))
     if batch.rejects:
         with store.db.transaction():
-            for topic, payload, reason in batch.rejects:
+            for refusal in batch.rejects:
+                payload = refusal.payload
                 head = payload[: HEAD * 4].decode("utf-8", "replace")[:HEAD]
-                digest = hashlib.sha256(payload).hexdigest()
-                store.record_reject(topic, len(payload), digest, head, reason)
+                store.record_reject(
+                    _storable(refusal.topic),
+                    len(payload),
+                    hashlib.sha256(payload).hexdigest(),
+                    _storable(head),
+                    _storable(refusal.reason),
+                    table=None if refusal.table is None else _storable(refusal.table),
+                    now=now,
+                )
+    applied.touched = {
+        *(e.table_id for e in batch.events),
+        *(t for t, _ in batch.statuses),
+        *(t for t, _ in batch.states),
+        *(r.table for r in batch.rejects if r.table),
+    }
     return applied
+
+
+def _each(
+    record: Callable[
+        [list[tuple[str, dict[str, Any]]], float],
+        tuple[list[tuple[str, str]], list[tuple[str, Mapping[str, Any], str]]],
+    ],
+    items: list[tuple[str, dict[str, Any]]],
+    now: float,
+) -> tuple[list[tuple[str, str]], list[tuple[str, Mapping[str, Any], str]]]:
+    """Record statuses or states together; when the store refuses them for what they hold,
+    one by one, each it cannot take refused with the reason."""
+    try:
+        return record(items, now)
+    except Exception as exc:
+        if transient(exc) or len(items) == 0:
+            raise
+        log.exception("pit.batch_refused", messages=len(items))
+    done: list[tuple[str, str]] = []
+    refused: list[tuple[str, Mapping[str, Any], str]] = []
+    for item in items:
+        try:
+            new, bad = record([item], now)
+        except Exception as single:
+            if transient(single):
+                raise
+            refused.append((item[0], item[1], f"could not be stored: {type(single).__name__}"))
+            continue
+        done += new
+        refused += bad
+    return done, refused
+
+
+def _dump(body: Mapping[str, Any]) -> bytes:
+    return json.dumps(body, default=str).encode()
+
+
+def _storable(text: str) -> str:
+    """Text any store takes (PostgreSQL's text holds no NUL)."""
+    return text.replace("\x00", "\ufffd")
 
 
 ResponseHandler = Callable[[str, Mapping[str, Any]], None]
@@ -326,41 +387,57 @@ class Ingest:
                 self._queue = asyncio.Queue()  # unacknowledged: the broker sends them again
 
     async def _receive(self, client: aiomqtt.Client) -> None:
-        prefix, pit_id = self.prefix, self.config.pit.id
-        queue = self._queue
         async for message in client.messages:
-            where = route(message.topic.value, prefix, pit_id)
-            if where.kind == "response":
-                self._response(where, message)
+            if self.take(message):
                 self._ack(client, message)
-                continue
-            if where.kind == "device":
-                self._device(where, message)
-                continue
-            queue.put_nowait((where, message, time.monotonic()))
 
-    def _response(self, where: Route, message: aiomqtt.Message) -> None:
+    def take(self, message: aiomqtt.Message) -> bool:
+        """One message from the broker. An answer to a request or a device's health is used at
+        once (True: acknowledge it now); the rest, and an answer or a device health refused
+        (to be recorded), wait for the next commit."""
+        where = route(message.topic.value, self.prefix, self.config.pit.id)
+        if where.kind == "response" and self._response(where, message):
+            return True
+        if where.kind == "device" and self._device(where, message):
+            return True
+        self._queue.put_nowait((where, message, time.monotonic()))
+        return False
+
+    async def flush(self) -> Applied:
+        """Commit every message taken and not committed yet, at once (acknowledging none: for
+        a process that reads no broker)."""
+        batch = Batch()
+        while not self._queue.empty():
+            self._add(batch, *self._queue.get_nowait())
+        applied = await self._store(batch)
+        self._committed(batch, applied)
+        return applied
+
+    def _response(self, where: Route, message: aiomqtt.Message) -> bool:
         handler = self.on_response.get(where.verb)
         if handler is None:
-            return
+            return True
         try:
-            body = parse_object(_payload(message))
+            body = parse_answer(_payload(message), where.verb)
         except RejectedError:
-            return
-        handler(where.table, body)
+            return False
+        try:
+            handler(where.table, body)
+        except Exception:
+            log.exception("pit.answer_failed", table=where.table[:64], verb=where.verb)
+        return True
 
-    def _device(self, where: Route, message: aiomqtt.Message) -> None:
+    def _device(self, where: Route, message: aiomqtt.Message) -> bool:
         if self.on_device is None:
-            return
+            return True
         payload = _payload(message)
-        if not payload:
-            self.on_device(where.table, where.verb, None)
-            return
         try:
-            body = parse_object(payload)
+            _device_name(where.verb)
+            body = parse_device(payload) if payload else None
         except RejectedError:
-            return
+            return False
         self.on_device(where.table, where.verb, body)
+        return True
 
     async def _commit(self, client: aiomqtt.Client) -> None:
         """Take messages in batches, store each batch, then acknowledge its messages."""
@@ -380,22 +457,26 @@ class Ingest:
                 if len(batch.acks) >= pit.batch or remaining <= 0:
                     break
                 await asyncio.sleep(remaining)
-            started = time.monotonic()
             applied = await self._store(batch)
-            self.metrics.commit_seconds.observe(time.monotonic() - started)
             for mid, qos in batch.acks:
                 if qos > 0:
                     client._client.ack(mid, qos)
-            self.metrics.committed(batch, applied)
-            for callback in self.on_commit:
-                callback(applied)
+            self._committed(batch, applied)
+
+    def _committed(self, batch: Batch, applied: Applied) -> None:
+        self.metrics.committed(batch, applied)
+        for callback in self.on_commit:
+            callback(applied)
 
     async def _store(self, batch: Batch) -> Applied:
         """Commit a batch; a lock or a deadlock is tried again, a store that stays away ends
         this connection (StoreUnavailableError)."""
         for attempt in range(5):
             try:
-                return await self.worker.call(apply_batch, batch, self.config.pit.secure)
+                started = time.monotonic()
+                applied = await self.worker.call(apply_batch, batch, self.config.pit.secure)
+                self.metrics.commit_seconds.observe(time.monotonic() - started)
+                return applied
             except Exception as exc:
                 if not transient(exc):
                     raise
@@ -414,15 +495,23 @@ class Ingest:
                 batch.events.append(parse_event(payload, where))
             elif where.kind == "status":
                 if payload:  # an empty retained message clears the topic: nothing to record
-                    batch.statuses.append((where.table, parse_object(payload)))
+                    batch.statuses.append((where.table, parse_status(payload)))
             elif where.kind == "state":
                 if payload:
-                    batch.states.append((where.table, parse_object(payload)))
+                    batch.states.append((where.table, parse_state(payload)))
+            elif where.kind == "device":  # refused when taken: say why
+                _device_name(where.verb)
+                parse_device(payload)
+                raise RejectedError("a device's health the pit could not use")
+            elif where.kind == "response":
+                parse_answer(payload, where.verb)
+                raise RejectedError("an answer the pit could not use")
             else:
                 raise RejectedError("not a topic the pit reads")
         except RejectedError as exc:
-            log.warning("pit.message_refused", topic=message.topic.value[:200], reason=str(exc))
-            batch.rejects.append((message.topic.value, payload, str(exc)))
+            topic = message.topic.value
+            log.warning("pit.message_refused", topic=topic[:200], reason=str(exc))
+            batch.rejects.append(Refusal(where.table or None, topic, payload, str(exc)))
 
     def _ack(self, client: aiomqtt.Client, message: aiomqtt.Message) -> None:
         if message.qos > 0:
@@ -430,6 +519,13 @@ class Ingest:
 
 
 _EXPECTED = (aiomqtt.MqttError, OSError, TimeoutError, StoreUnavailableError)
+_DEVICE = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+
+
+def _device_name(name: str) -> None:
+    """A device's name on its topic, as the console can show it (RejectedError otherwise)."""
+    if not _DEVICE.match(name):
+        raise RejectedError("a device name: 1 to 64 letters, digits and _ . : -")
 
 
 def _payload(message: aiomqtt.Message) -> bytes:

@@ -1,34 +1,65 @@
-"""What the console's live pages wait on: a counter that moves whenever the pit learns something.
+"""What the console's live pages wait on: counters that move whenever the pit learns something.
 
-The ingest touches the board after each commit (events, births and deaths, retained states) and
-for each device message; each live page's stream (Server-Sent Events) waits for the counter to
-move, reads the store again and sends what changed. Device health is kept here, in memory, as the
-tables retain it on ``{prefix}/{table}/devices/{device}``: the broker gives it back on every
-(re)connect, so it needs no storing.
+The ingest touches the board after each commit (events, births and deaths, retained states,
+refused messages: the tables they concern) and for each device message; each live page's stream
+(Server-Sent Events, :mod:`controller.pit.console.streams`) waits for the counter it follows to
+move: the floor map, the holds and the alarms follow the board's :attr:`LiveBoard.version`, a
+table's page :meth:`LiveBoard.table_version`, which moves only for that table. Device health is
+kept here, in memory, as the tables retain it on ``{prefix}/{table}/devices/{device}``: the
+broker gives it back on every (re)connect, so it needs no storing.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from controller.pit.store import Applied
+
+
+@dataclass(frozen=True)
+class StreamLimits:
+    """How many live streams, and how often each is updated (``[web]``, docs/console.md)."""
+
+    per_session: int = 4
+    per_user: int = 8
+    total: int = 200
+    interval: float = 0.25  # seconds between two updates of one live page, at least
+    write_timeout: float = 30.0  # seconds a stream may wait for its reader to take its data
 
 
 class LiveBoard:
-    """A change counter to wait on, and each table's device health."""
+    """Change counters to wait on, and each table's device health."""
 
     def __init__(self) -> None:
         self.version = 0
         self.closed = False
         self.devices: dict[str, dict[str, dict[str, Any]]] = {}  # table → device → health
-        self._moved = asyncio.Event()
+        self._tables: dict[str, int] = {}  # table → the version its last change made
+        self._everything = 0  # the version of the last change of no table in particular
+        self._waiters: set[asyncio.Event] = set()
 
-    def touch(self, *_: object) -> None:
-        """Something changed: wake every page waiting."""
+    def touch(self, applied: Applied | None = None) -> None:
+        """Something changed: wake every page waiting. ``applied`` (a committed batch) names
+        the tables it concerned; without it, every table may have changed."""
+        self._moved_now(None if applied is None else applied.touched)
+
+    def _moved_now(self, tables: Iterable[str] | None) -> None:
         self.version += 1
-        self._moved.set()
-        self._moved = asyncio.Event()
+        if tables is None:
+            self._everything = self.version
+        else:
+            for table in tables:
+                self._tables[table] = self.version
+        for waiter in self._waiters:
+            waiter.set()
+
+    def table_version(self, table: str) -> int:
+        """The version of the last change that concerned ``table``."""
+        return max(self._everything, self._tables.get(table, 0))
 
     def device(self, table: str, device: str, body: Mapping[str, Any] | None) -> None:
         """A device's retained health (None: its retained message was cleared)."""
@@ -37,19 +68,17 @@ class LiveBoard:
             devices.pop(device, None)
         else:
             devices[device] = dict(body)
-        self.touch()
+        self._moved_now((table,))
 
     def close(self) -> None:
         """The process stops: every live page's stream ends."""
         self.closed = True
         self.touch()
 
-    async def wait(self, seen: int, timeout: float) -> int:
-        """The counter once it differs from ``seen`` (or after ``timeout`` seconds)."""
-        if self.version != seen or self.closed:
-            return self.version
-        moved = self._moved
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(timeout):
-                await moved.wait()
-        return self.version
+    def watch(self, waiter: asyncio.Event) -> None:
+        """Set ``waiter`` at every change from now on (until :meth:`unwatch`)."""
+        self._waiters.add(waiter)
+
+    def unwatch(self, waiter: asyncio.Event) -> None:
+        """Stop setting ``waiter``."""
+        self._waiters.discard(waiter)

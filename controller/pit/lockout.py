@@ -1,56 +1,37 @@
-"""Lock-out: a user whose password was wrong too many times in a row waits before trying again.
+"""Lock-out: how long a client address waits before it may try a user's password again.
 
-Kept in this pit process's memory (several processes behind one address each count their own
-attempts): a wrong password counts, a right one clears the count, and while a user is locked
-out even the right password is refused, so guessing gains nothing.
+Wrong passwords are counted per **(user, client address)**, in the store
+(:meth:`controller.pit.store.Store.login_attempt`), so every pit process sharing the store sees
+the same counts. After ``attempts`` wrong passwords from one address for one user, each further
+try from that address waits: 1 s, then 2 s, 4 s … doubling up to ``minutes``. Meanwhile even the
+right password is refused from that address (guessing gains nothing), but never from another
+one: a stranger who types wrong passwords for a named person slows only themselves. The right
+password clears the count of its (user, address); a count is forgotten after :data:`FORGET`
+seconds without a wrong password, and at most :data:`MAX_TRACKED` counts are kept (the longest
+quiet are forgotten first).
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
-#: Users whose failures are remembered, at most (the oldest are forgotten past it).
+#: Counts kept at most (the longest quiet are forgotten past it).
 MAX_TRACKED = 10_000
+#: Seconds without a wrong password after which a count is forgotten (a day).
+FORGET = 24 * 3600.0
 
 
-@dataclass
-class _Failures:
-    count: int
-    locked_until: float
-
-
+@dataclass(frozen=True)
 class LockOut:
-    """Counts each user's wrong passwords; locks them out for ``minutes`` after ``attempts``."""
+    """The policy: ``attempts`` free, then waits doubling from one second up to ``minutes``."""
 
-    def __init__(
-        self, attempts: int, minutes: float, clock: Callable[[], float] = time.monotonic
-    ) -> None:
-        self.attempts = attempts
-        self.seconds = minutes * 60
-        self.clock = clock
-        self._failures: dict[str, _Failures] = {}
+    attempts: int = 5
+    minutes: float = 15.0
+    forget: float = FORGET
+    keep: int = MAX_TRACKED
 
-    def locked(self, name: str) -> float:
-        """Seconds until ``name`` may try again (0: now)."""
-        found = self._failures.get(name)
-        if found is None:
+    def delay(self, failures: int) -> float:
+        """Seconds the next try waits once ``failures`` attempts in a row were not right."""
+        if failures < self.attempts:
             return 0.0
-        return max(0.0, found.locked_until - self.clock())
-
-    def failed(self, name: str) -> None:
-        """A wrong password for ``name``."""
-        found = self._failures.pop(name, None) or _Failures(0, 0.0)
-        if found.locked_until and found.locked_until <= self.clock():
-            found = _Failures(0, 0.0)  # the lock-out is over: counting starts again
-        found.count += 1
-        if found.count >= self.attempts:
-            found.locked_until = self.clock() + self.seconds
-        self._failures[name] = found
-        if len(self._failures) > MAX_TRACKED:
-            del self._failures[next(iter(self._failures))]
-
-    def succeeded(self, name: str) -> None:
-        """The right password for ``name``: its count starts again."""
-        self._failures.pop(name, None)
+        return min(2.0 ** min(failures - self.attempts, 40), self.minutes * 60)

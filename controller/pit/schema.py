@@ -248,6 +248,24 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (table_id, epoch, seq)
     )
     """,
+    # 5: wrong passwords counted per user and client address, shared by every pit process of
+    # the store (the console's lock-out, controller/pit/lockout.py); the table a refused
+    # message came from, so the console can show it.
+    """
+    CREATE TABLE login_failures (
+        username TEXT NOT NULL,
+        address TEXT NOT NULL,
+        failures INTEGER NOT NULL,
+        first_at DOUBLE PRECISION NOT NULL,
+        last_at DOUBLE PRECISION NOT NULL,
+        locked_until DOUBLE PRECISION NOT NULL DEFAULT 0,
+        PRIMARY KEY (username, address)
+    );
+    CREATE INDEX login_failures_last ON login_failures (last_at);
+    ALTER TABLE rejects ADD COLUMN table_id TEXT;
+    CREATE INDEX rejects_table ON rejects (table_id, received_at);
+    CREATE INDEX rejects_received ON rejects (received_at)
+    """,
 ]
 
 AUTO_ID = {

@@ -13,16 +13,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-import socket
-from collections.abc import Iterator
 from typing import Any
 
 import structlog
 
 from controller.pit.config import PitConfig
 from controller.pit.confirm import Confirmer
+from controller.pit.http import listen, web_server
 from controller.pit.ingest import Ingest
-from controller.pit.live import LiveBoard
+from controller.pit.live import LiveBoard, StreamLimits
 from controller.pit.lockout import LockOut
 from controller.pit.metrics import PitMetrics
 from controller.pit.repair import Repairer
@@ -33,10 +32,6 @@ from controller.shell.notify import notify
 from controller.signing import Signer, load_private_key
 
 log = structlog.get_logger("tablectl.pit")
-
-
-class WebListenError(RuntimeError):
-    """The API's address cannot be listened on."""
 
 
 class PitService:
@@ -99,9 +94,11 @@ class PitService:
             if self.config.web.enabled:
                 tasks.append(asyncio.create_task(self._serve(), name="pit:web"))
             stop = asyncio.create_task(self.stop_requested.wait(), name="pit:stop")
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(10):
-                    await self.ingest.connected.wait()
+            # ready once connected (or after 10 s: the web console serves meanwhile); a stop
+            # asked for meanwhile is not kept waiting
+            connected = asyncio.create_task(self.ingest.connected.wait(), name="pit:connected")
+            await asyncio.wait([connected, stop], timeout=10, return_when=asyncio.FIRST_COMPLETED)
+            connected.cancel()
             self.ready.set()
             notify("READY=1", f"STATUS=pit {self.config.pit.id}")
             log.info("pit.ready", id=self.config.pit.id, web=self.config.web.listen)
@@ -126,8 +123,6 @@ class PitService:
             log.info("pit.stopped")
 
     async def _serve(self) -> None:
-        import uvicorn  # noqa: PLC0415
-
         from controller.pit.api import create_app  # noqa: PLC0415
 
         web = self.config.web
@@ -141,40 +136,32 @@ class PitService:
             lockout=LockOut(web.lockout_attempts, web.lockout_minutes),
             rulings=self.rulings,
             board=self.board,
-        )
-        config = uvicorn.Config(
-            app,
-            host=web.host,
-            port=web.port,
-            log_level="warning",
-            access_log=False,
-            lifespan="off",
-            timeout_graceful_shutdown=2,
+            streams=stream_limits(self.config),
         )
         # The socket is ours: a port already taken is one clear error, not uvicorn's exit.
-        family = socket.AF_INET6 if ":" in web.host else socket.AF_INET
-        listener = socket.socket(family, socket.SOCK_STREAM)
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener = listen(web.host, web.port)
+        self.server = web_server(
+            app,
+            header_timeout=web.header_timeout,
+            keepalive_timeout=web.keepalive_timeout,
+            trusted_proxies=web.trusted_proxies,
+        )
         try:
-            listener.bind((web.host, web.port))
-        except OSError as exc:
+            await self.server.serve(sockets=[listener])
+        finally:
             listener.close()
-            raise WebListenError(f"cannot listen on {web.listen}: {exc.strerror or exc}") from None
-        self.server = _quiet_server_class()(config)
-        await self.server.serve(sockets=[listener])
 
 
-def _quiet_server_class() -> Any:
-    import uvicorn  # noqa: PLC0415
-
-    class QuietServer(uvicorn.Server):
-        """uvicorn without its own signal handlers: the service decides when to stop."""
-
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            yield
-
-    return QuietServer
+def stream_limits(config: PitConfig) -> StreamLimits:
+    """The live streams' limits of ``[web]``."""
+    web = config.web
+    return StreamLimits(
+        per_session=web.streams_per_session,
+        per_user=web.streams_per_user,
+        total=web.streams_total,
+        interval=web.live_interval,
+        write_timeout=web.stream_write_timeout,
+    )
 
 
 async def run_pit(config: PitConfig) -> int:

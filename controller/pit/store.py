@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from controller.pit.db import Column, Db, Row, StoreError
+from controller.pit.lockout import LockOut
 from controller.pit.schema import AUTO_ID, MIGRATIONS, SCHEMA_VERSION
 
 Stream = Literal["public", "secure"]
@@ -88,6 +89,7 @@ class Applied:
     committed_at: float = 0.0
     stored_events: list[EventIn] = field(default_factory=list)
     came_online: list[str] = field(default_factory=list)  # tables with a new birth
+    touched: set[str] = field(default_factory=set)  # tables whose rows a batch may have changed
 
 
 @dataclass(frozen=True)
@@ -416,7 +418,7 @@ class Store:
                         _text(data.get("rule")),
                         _text(data.get("reason")),
                         _text(data.get("ruling")),
-                        data.get("seat") if isinstance(data.get("seat"), int) else None,
+                        _small(data.get("seat")),
                         json.dumps(evidence, separators=(",", ":")),
                         e.ts,
                         e.seq,
@@ -520,8 +522,8 @@ class Store:
                 (table, epoch, seq),
             )
             data = json.loads(body[0]).get("data") if body and body[0] else None
-            total = data.get("total") if isinstance(data, dict) else None
-            if isinstance(total, int):
+            total = _int(data.get("total")) if isinstance(data, dict) else None
+            if total is not None:
                 db.execute(
                     "UPDATE hands SET time_collected = ? "
                     "WHERE table_id = ? AND epoch = ? AND hand_id = ?",
@@ -701,13 +703,51 @@ class Store:
             (table, epoch, stream, last),
         )
 
-    def record_reject(self, topic: str, size: int, digest: str, head: str, reason: str) -> None:
-        """A message that is not what its topic carries (kept as a bounded record)."""
+    def record_reject(
+        self,
+        topic: str,
+        size: int,
+        digest: str,
+        head: str,
+        reason: str,
+        table: str | None = None,
+        now: float | None = None,
+    ) -> None:
+        """A message that is not what its topic carries (kept as a bounded record), and the
+        table it came from."""
         self.db.execute(
-            "INSERT INTO rejects (topic, size, sha256, head, reason, received_at) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (topic[:300], size, digest, head, reason[:300], time.time()),
+            "INSERT INTO rejects (topic, size, sha256, head, reason, received_at, table_id) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                topic[:300],
+                size,
+                digest,
+                head,
+                reason[:300],
+                time.time() if now is None else now,
+                None if table is None else table[:200],
+            ),
         )
+
+    def rejects(self, *, table: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        """The refused messages, newest first (of one table)."""
+        where = "WHERE table_id = ? " if table is not None else ""
+        rows = self.db.all(
+            "SELECT id, table_id, topic, size, sha256, head, reason, received_at FROM rejects "
+            f"{where}ORDER BY received_at DESC, id DESC LIMIT ?",
+            (*(() if table is None else (table,)), limit),
+        )
+        names = ("id", "table_id", "topic", "size", "sha256", "head", "reason", "received_at")
+        return [dict(zip(names, r, strict=True)) for r in rows]
+
+    def reject_counts(self, since: float) -> dict[str, int]:
+        """Table → messages refused from it since ``since`` (Unix time)."""
+        rows = self.db.all(
+            "SELECT table_id, COUNT(*) FROM rejects WHERE received_at >= ? "
+            "AND table_id IS NOT NULL GROUP BY table_id",
+            (since,),
+        )
+        return {r[0]: int(r[1]) for r in rows}
 
     # ------------------------------------------------------------------ gaps
 
@@ -918,8 +958,9 @@ class Store:
 
     # ------------------------------------------------------------------ reading
 
-    def tables(self) -> list[dict[str, Any]]:
-        """Every table the pit has heard of, with its open holds and gaps."""
+    def tables(self, table: str | None = None) -> list[dict[str, Any]]:
+        """Every table the pit has heard of (or only ``table``), with its open holds and gaps."""
+        where = "WHERE t.table_id = ? " if table is not None else ""
         rows = self.db.all(
             "SELECT t.table_id, t.online, t.bdseq, t.status_ts, t.version, t.epoch, "
             "(SELECT COALESCE(MAX(s.max_seq), 0) FROM streams s WHERE s.table_id = t.table_id "
@@ -930,7 +971,8 @@ class Store:
             "(SELECT COUNT(*) FROM gaps g WHERE g.table_id = t.table_id AND g.closed_at IS NULL), "
             "t.degraded, t.alarms, (SELECT s.contiguous FROM streams s WHERE s.table_id = "
             "t.table_id AND s.epoch = t.epoch AND s.stream = 'public') "
-            "FROM tables t ORDER BY t.table_id"
+            f"FROM tables t {where}ORDER BY t.table_id",
+            () if table is None else (table,),
         )
         return [
             {
@@ -947,7 +989,7 @@ class Store:
                 "open_holds": int(r[10]),
                 "open_gaps": int(r[11]),
                 "degraded": bool(r[12]),
-                "alarms": json.loads(r[13]) if r[13] else [],
+                "alarms": _alarms(_json_loads(r[13])),
                 "stored_seq": int(r[14] or 0),
             }
             for r in rows
@@ -956,7 +998,8 @@ class Store:
     def table_state(self, table: str) -> dict[str, Any] | None:
         """A table's last retained snapshot."""
         row = self.db.one("SELECT state FROM tables WHERE table_id = ?", (table,))
-        return json.loads(row[0]) if row and row[0] else None
+        state = _json_loads(row[0]) if row else None
+        return state if isinstance(state, dict) else None
 
     def current_epoch(self, table: str) -> str | None:
         """The epoch the table's row follows (its newest)."""
@@ -1032,7 +1075,7 @@ class Store:
                 "reason": r[5],
                 "ruling": r[6],
                 "seat": r[7],
-                "evidence": json.loads(r[8]) if r[8] else {},
+                "evidence": _object(_json_loads(r[8])),
                 "raised_ts": r[9],
                 "raised_seq": r[10],
                 "resolution": None
@@ -1140,7 +1183,7 @@ class Store:
             "ORDER BY seq",
             (table, epoch, hand_id),
         )
-        return [json.loads(r[0]) for r in rows if r[0] is not None]
+        return _envelopes(r[0] for r in rows)
 
     def alarms(
         self, *, since: str | None = None, limit: int = 200, unacknowledged: bool = False
@@ -1192,7 +1235,8 @@ class Store:
     def table_states(self) -> dict[str, dict[str, Any]]:
         """Every table's last retained snapshot, by table."""
         rows = self.db.all("SELECT table_id, state FROM tables WHERE state IS NOT NULL")
-        return {r[0]: json.loads(r[1]) for r in rows}
+        states = {r[0]: _json_loads(r[1]) for r in rows}
+        return {table: state for table, state in states.items() if isinstance(state, dict)}
 
     def resolved_holds(self, limit: int = 20) -> list[dict[str, Any]]:
         """The holds resolved last, newest first."""
@@ -1209,7 +1253,7 @@ class Store:
             f"AND {column} IS NOT NULL ORDER BY seq DESC LIMIT ?",
             (table, epoch, after, limit),
         )
-        return [json.loads(r[0]) for r in rows]
+        return _envelopes(r[0] for r in rows)
 
     def births(self, table: str) -> list[dict[str, Any]]:
         """A table's births and deaths, in order."""
@@ -1293,6 +1337,62 @@ class Store:
         )
         return row[0] if row else None
 
+    # ------------------------------------------------------------------ lock-out
+
+    def login_attempt(self, username: str, address: str, now: float, policy: LockOut) -> float:
+        """A password is about to be checked for ``username`` from ``address``: 0 when it may
+        be (the attempt is counted now, and cleared by :meth:`login_succeeded`), or the seconds
+        the address must still wait for that user (the attempt is refused and not counted).
+
+        Counted before the password is checked, in one transaction every pit process of the
+        store sees: attempts made at once cannot slip past the count together.
+        """
+        db = self.db
+        with db.transaction():
+            db.execute("DELETE FROM login_failures WHERE last_at < ?", (now - policy.forget,))
+            row = db.all(
+                "INSERT INTO login_failures (username, address, failures, first_at, last_at) "
+                "VALUES (?, ?, 1, ?, ?) ON CONFLICT (username, address) DO UPDATE SET "
+                "failures = CASE WHEN login_failures.locked_until > excluded.last_at "
+                "THEN login_failures.failures ELSE login_failures.failures + 1 END, "
+                "last_at = CASE WHEN login_failures.locked_until > excluded.last_at "
+                "THEN login_failures.last_at ELSE excluded.last_at END "
+                "RETURNING failures, locked_until",
+                (username, address, now, now),
+            )[0]
+            failures, locked_until = int(row[0]), float(row[1])
+            if locked_until > now:
+                return locked_until - now
+            wait = policy.delay(failures)
+            if wait > 0:
+                db.execute(
+                    "UPDATE login_failures SET locked_until = ? WHERE username = ? AND address = ?",
+                    (now + wait, username, address),
+                )
+            counted = db.one("SELECT COUNT(*) FROM login_failures")
+            over = int(counted[0]) - policy.keep if counted else 0
+            if over > 0:  # the longest quiet first
+                db.execute(
+                    "DELETE FROM login_failures WHERE (username, address) IN (SELECT username, "
+                    "address FROM login_failures ORDER BY last_at LIMIT ?)",
+                    (over,),
+                )
+        return 0.0
+
+    def login_succeeded(self, username: str, address: str) -> None:
+        """The right password for ``username`` from ``address``: its count starts again."""
+        self.db.execute(
+            "DELETE FROM login_failures WHERE username = ? AND address = ?", (username, address)
+        )
+
+    def login_failures(self) -> list[tuple[str, str, int, float]]:
+        """``(username, address, failures, locked_until)`` of every count kept."""
+        rows = self.db.all(
+            "SELECT username, address, failures, locked_until FROM login_failures "
+            "ORDER BY username, address"
+        )
+        return [(r[0], r[1], int(r[2]), float(r[3])) for r in rows]
+
 
 #: Events read at once when a migration derives its new columns from the stored events.
 _BACKFILL_BATCH = 2000
@@ -1310,32 +1410,31 @@ _HAND_COLUMNS = (
 
 
 def _hand(r: Row) -> dict[str, Any]:
-    def loads(text: str | None) -> Any:
-        return json.loads(text) if text else None
-
+    """A hand's row in the API's shape (a column stored before its values were checked, of
+    another shape, reads as null)."""
     return {
         "table_id": r[0],
         "epoch": r[1],
         "hand_id": r[2],
         "started_ts": r[3],
         "ended_ts": r[4],
-        "outcome": r[5],
+        "outcome": r[5] if r[5] in ("completed", "misdeal", "void") else None,
         "button": r[6],
-        "seats": loads(r[7]),
-        "blinds": loads(r[8]),
+        "seats": _seat_list(_json_loads(r[7])),
+        "blinds": _int_list(_json_loads(r[8])),
         "ante": r[9],
-        "stacks_before": loads(r[10]),
-        "stacks_after": loads(r[11]),
-        "payouts": loads(r[12]),
+        "stacks_before": _seat_chips(_json_loads(r[10])),
+        "stacks_after": _seat_chips(_json_loads(r[11])),
+        "payouts": _seat_chips(_json_loads(r[12])),
         "pot": r[13],
         "rake": r[14],
         "first_seq": r[15],
         "last_seq": r[16],
-        "rake_pots": loads(r[17]),
+        "rake_pots": _int_list(_json_loads(r[17])),
         "jackpot": r[18],
         "rake_waived": r[19],
         "time_collected": r[20],
-        "straddles": loads(r[21]),
+        "straddles": _seat_chips(_json_loads(r[21])),
         "ante_seat": r[22],
         "runouts": r[23],
     }
@@ -1344,46 +1443,48 @@ def _hand(r: Row) -> dict[str, Any]:
 def _hand_columns(
     event_type: str, ts: str, data: Mapping[str, Any], rules: Sequence[str] = ()
 ) -> dict[str, Any]:
-    """The columns of a hand's row that this event decides."""
+    """The columns of a hand's row that this event decides (a value of the wrong type is left
+    out, not served: controller/pit/published.py names it among the refused messages)."""
     if event_type == "hand.started":
-        straddles = data.get("straddles")
-        if isinstance(straddles, dict):  # a malformed value is left out, not served
-            straddles = {str(k): v for k, v in straddles.items() if _int(v) is not None}
+        straddles = _seat_chips(data.get("straddles"))
         return {
             "started_ts": ts,
             "straddles": json.dumps(straddles) if straddles else None,
             "runouts": 1,
-            "button": data.get("button") if isinstance(data.get("button"), int) else None,
-            "seats": json.dumps(data.get("seats")),
-            "blinds": json.dumps(data.get("blinds")),
-            "ante": data.get("ante") if isinstance(data.get("ante"), int) else None,
-            "stacks_before": json.dumps(data.get("stacks")),
+            "button": _small(data.get("button")),
+            "seats": _json_or_null(_seat_list(data.get("seats"))),
+            "blinds": _json_or_null(_int_list(data.get("blinds"))),
+            "ante": _int(data.get("ante")),
+            "stacks_before": _json_or_null(_seat_chips(data.get("stacks"))),
         }
     if event_type in HAND_END:
         columns: dict[str, Any] = {"ended_ts": ts, "outcome": HAND_END[event_type]}
         if event_type == "hand.completed":
-            columns["stacks_after"] = json.dumps(data.get("stacks"))
+            columns["stacks_after"] = _json_or_null(_seat_chips(data.get("stacks")))
         return columns
     if event_type == "pot.awarded":
         pots = data.get("pots") if isinstance(data.get("pots"), list) else []
         assert isinstance(pots, list)
         total = sum(
-            p["amount"] for p in pots if isinstance(p, dict) and isinstance(p.get("amount"), int)
+            p["amount"] for p in pots if isinstance(p, dict) and _int(p.get("amount")) is not None
         )
-        return {"payouts": json.dumps(data.get("payouts")), "pot": total}
+        return {
+            "payouts": _json_or_null(_seat_chips(data.get("payouts"))),
+            "pot": _int(total),
+        }
     if event_type == "pot.rake.taken":  # HOUSE-RAKE, HOUSE-DROP-JACKPOT
-        pots = data.get("pots")
-        rake_pots = [p for p in pots if _int(p) is not None] if isinstance(pots, list) else None
+        rake_pots = _int_list(data.get("pots"), keep_valid=True)
         return {
             "rake": _int(data.get("rake")),
             "rake_pots": None if rake_pots is None else json.dumps(rake_pots),
             "jackpot": _int(data.get("jackpot")),
             "rake_waived": _text(data.get("waived")),
         }
-    if event_type == "board.runout.started" and isinstance(data.get("run"), int):  # RUN-TWICE
-        return {"runouts": data["run"]}
+    run = _small(data.get("run"))
+    if event_type == "board.runout.started" and run is not None:  # RUN-TWICE
+        return {"runouts": run}
     if event_type == "betting.action" and data.get("blind") == "ante" and "ANTE-TABLE" in rules:
-        return {"ante_seat": _int(data.get("seat"))}
+        return {"ante_seat": _small(data.get("seat"))}
     return {}
 
 
@@ -1444,10 +1545,24 @@ def _last_per_key(rows: Sequence[tuple[Any, ...]], width: int) -> list[tuple[Any
 
 
 def _alarms(value: Any) -> list[dict[str, Any]]:
-    """The alarms of a status body: its list of objects (anything else: none)."""
+    """The alarms of a status body, as the console shows them: each an object with its
+    ``alarm`` (text), ``detail`` and ``since`` (text or null) and what else it holds; 50 at
+    most. An item of another shape is kept as a ``malformed`` alarm, never dropped silently."""
     if not isinstance(value, list):
         return []
-    return [a for a in value if isinstance(a, dict)][:50]
+    out: list[dict[str, Any]] = []
+    for item in value[:50]:
+        if isinstance(item, dict) and isinstance(item.get("alarm"), str):
+            out.append(
+                {
+                    **item,
+                    "detail": _text(item.get("detail")),
+                    "since": _text(item.get("since")),
+                }
+            )
+        else:
+            out.append({"alarm": "malformed", "detail": json.dumps(item)[:200], "since": None})
+    return out
 
 
 def _device_fault(data: Mapping[str, Any]) -> str | None:
@@ -1463,4 +1578,66 @@ def _text(value: Any) -> str | None:
 
 
 def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """An integer a BIGINT column holds (anything else: None)."""
+    if isinstance(value, int) and not isinstance(value, bool) and -(2**63) < value < 2**63:
+        return value
+    return None
+
+
+def _small(value: Any) -> int | None:
+    """A seat, a button, a count: an integer an INTEGER column holds, not negative."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**31:
+        return value
+    return None
+
+
+def _seat_list(value: Any) -> list[int] | None:
+    """A list of seat numbers (anything else: None)."""
+    if isinstance(value, list) and all(_small(v) is not None for v in value):
+        return value
+    return None
+
+
+def _int_list(value: Any, *, keep_valid: bool = False) -> list[int] | None:
+    """A list of amounts (``keep_valid``: the amounts of a list, the others left out)."""
+    if not isinstance(value, list):
+        return None
+    valid = [v for v in value if _int(v) is not None]
+    if keep_valid or len(valid) == len(value):
+        return valid
+    return None
+
+
+def _seat_chips(value: Any) -> dict[str, int] | None:
+    """Seat → chips: the entries with a seat number and an amount (None: not an object)."""
+    if not isinstance(value, dict):
+        return None
+    return {str(k): v for k, v in value.items() if str(k).isdigit() and _int(v) is not None}
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _json_or_null(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, separators=(",", ":"))
+
+
+def _json_loads(text: str | None) -> Any:
+    """A JSON column's value (None: null, or text that is not JSON)."""
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _envelopes(texts: Iterable[str | None]) -> list[dict[str, Any]]:
+    """Stored envelopes as objects (one that does not read as an object is left out)."""
+    out = []
+    for text in texts:
+        body = _json_loads(text)
+        if isinstance(body, dict):
+            out.append(body)
+    return out

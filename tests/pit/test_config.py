@@ -45,3 +45,24 @@ def test_mistakes_are_named_and_the_environment_overrides(
     path.write_text('[pit]\nid = "pit-1"\n')
     monkeypatch.setenv("TABLECTL_PIT__ID", "pit-2")
     assert load_pit_config(path).pit.id == "pit-2"
+
+
+def test_the_web_limits_and_trusted_proxies_are_checked(tmp_path: Path) -> None:
+    path = tmp_path / "pit.toml"
+    path.write_text(
+        '[pit]\nid = "pit-1"\n'
+        '[web]\nstreams_per_session = 0\nheader_timeout = 0\ntrusted_proxies = ["*"]\n'
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_pit_config(path)
+    text = str(caught.value)
+    for name in ("web.streams_per_session", "web.header_timeout", "web.trusted_proxies"):
+        assert name in text
+    assert "an IP address, or a network such as 10.0.0.0/8" in text
+    path.write_text('[web]\ntrusted_proxies = ["127.0.0.1", "10.1.0.0/16"]\nstreams_total = 5\n')
+    web = load_pit_config(path).web
+    assert (web.trusted_proxies, web.streams_total, web.streams_per_user) == (
+        ["127.0.0.1", "10.1.0.0/16"],
+        5,
+        8,
+    )

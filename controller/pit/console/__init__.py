@@ -3,44 +3,61 @@
 Pages (each needs a login; without one the browser is sent to ``/login``): the floor map ``/``,
 the holds queue ``/holds``, a table ``/tables/{table}``, hands ``/hands`` and a hand's timeline
 ``/hands/{hand_id}``, alarms ``/alarms``. Each page names its stream, ``/api/live/{page}``: the
-stream waits for the pit to learn something (:class:`controller.pit.live.LiveBoard`), renders
-the page's live sections again and sends those that changed, as HTML to put in place; the small
-script in ``static/console.js`` does that, keeps ages ticking and sends the rulings. No build
-step and nothing from another site: the templates, the script and the style ship in this package.
+stream waits for the pit to learn something (:class:`controller.pit.live.LiveBoard`) and sends
+the page's sections that changed, as HTML to put in place (:mod:`.streams`: computed once for
+every stream of a page, paced, bounded); the small script in ``static/console.js`` does that,
+keeps ages ticking and sends the rulings. No build step and nothing from another site: the
+templates, the script and the style ship in this package.
+
+A section that cannot be rendered from what the store holds (data of a shape nobody foresaw)
+is shown as a "malformed" marker in its place (a tile names its table), never as a failed page.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable
+import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import quote
 
 import jinja2
+import structlog
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from controller import __version__
 from controller.pit.api import Authed, User, current_user, utc_time
+from controller.pit.console.streams import (
+    CSRF_MARK,
+    LiveResponse,
+    LiveSource,
+    Sections,
+    Snapshot,
+    Sources,
+    StreamRegistry,
+    stream_events,
+)
 from controller.pit.console.views import (
     Viewer,
+    degraded_view,
+    device_faults,
     event_view,
+    hand_view,
     hold_view,
     hole_cards,
     table_view,
     tile,
 )
-from controller.pit.live import LiveBoard
+from controller.pit.live import LiveBoard, StreamLimits
 from controller.pit.store import Store, Stream
-from controller.pit.users import csrf_token
+from controller.pit.users import csrf_token, token_digest
 from controller.pit.worker import StoreWorker
 from controller.table.state import Ruling
 
-#: Seconds a stream stays quiet before it sends a comment (proxies close silent connections).
-KEEPALIVE = 15.0
+log = structlog.get_logger("tablectl.pit.console")
+
 #: What the floor may decide instead when it overrides a hold (the controller's rulings).
 DECISIONS = tuple(r.value for r in Ruling)
 #: Events a table page shows, newest first.
@@ -55,7 +72,10 @@ _env = jinja2.Environment(
 )
 _env.filters["tojson_compact"] = lambda v: json.dumps(v, separators=(",", ":"), default=str)
 
-Sections = dict[str, tuple[str, dict[str, Any]]]  # element id → (template, its context)
+#: Seconds back the floor map counts the messages refused from each table.
+REFUSED_WINDOW = 3600.0
+#: Refused messages the alarms page lists.
+REFUSED_SHOWN = 50
 
 
 class LoginRequiredError(Exception):
@@ -90,15 +110,46 @@ def render_login(request: Request, *, error: str, next: str, status: int) -> HTM
     )
 
 
+def render_section(target: str, template: str, context: dict[str, Any]) -> str:
+    """A section of a page; one that cannot be rendered is a visible "malformed" marker."""
+    try:
+        return render(template, **context)
+    except Exception:
+        log.exception("pit.console.section_failed", target=target[:100], template=template)
+        return render("_malformed.html", target=target, tile=target.startswith("tile-"))
+
+
+def viewer_kind(viewer: Viewer) -> Viewer:
+    """What a page's sections depend on of a viewer: the roles that change them and whether
+    their forms carry a CSRF token (:data:`CSRF_MARK`, each session puts its own)."""
+    return Viewer(
+        "",
+        frozenset(viewer.roles & {"floor", "surveillance", "maintenance"}),
+        CSRF_MARK if viewer.csrf else None,
+    )
+
+
+def _kind_key(kind: Viewer) -> tuple[str, ...]:
+    return (*sorted(kind.roles), "csrf" if kind.csrf else "")
+
+
 def add_pages(app: FastAPI) -> None:
     """Add the console's pages, streams and static files to the pit's app."""
     reader: StoreWorker = app.state.reader
     board: LiveBoard = app.state.board
+    limits: StreamLimits = app.state.streams
+    registry = app.state.stream_registry = StreamRegistry(limits)
+    sources = app.state.live_sources = Sources()
     app.mount(
         "/static",
         StaticFiles(packages=[("controller.pit.console", "static")]),
         name="static",
     )
+
+    def source(
+        compute: Callable[[], Awaitable[Sections]], follows: Callable[[], int]
+    ) -> LiveSource:
+        return LiveSource(compute, follows, render_section, limits.interval)
 
     @app.exception_handler(LoginRequiredError)
     async def to_login(request: Request, exc: LoginRequiredError) -> Response:
@@ -129,6 +180,7 @@ def add_pages(app: FastAPI) -> None:
         states = await reader.call(Store.table_states)
         holds = await reader.call(Store.holds, open_only=True)
         alarms = await reader.call(Store.alarms, limit=1000, unacknowledged=True)
+        refused = await reader.call(Store.reject_counts, time.time() - REFUSED_WINDOW)
         by_table: dict[str, list[dict[str, Any]]] = {}
         for h in holds:
             by_table.setdefault(h["table_id"], []).append(h)
@@ -143,6 +195,7 @@ def add_pages(app: FastAPI) -> None:
                     "online": sum(1 for t in tables if t["online"]),
                     "holds": len(holds),
                     "alarms": len(alarms),
+                    "refused": sum(refused.values()),
                 },
             )
         }
@@ -157,86 +210,108 @@ def add_pages(app: FastAPI) -> None:
                         by_table.get(name, []),
                         board.devices.get(name, {}),
                         alarm_count.get(name, 0),
+                        refused.get(name, 0),
                     )
                 },
             )
         return sections
 
     # the floor map is the same for everyone: read once per change, however many are watching
-    floor = Shared(floor_sections)
+    floor = app.state.floor_source = source(floor_sections, lambda: board.version)
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     async def floor_page(request: Request) -> HTMLResponse:
         viewer = await viewer_of(request)
-        sections = await floor.get(board.version)
-        return page("floor.html", viewer, "/api/live/floor", sections=_html(sections))
+        snapshot = await floor.get(board.version)
+        return page("floor.html", viewer, "/api/live/floor", sections=_html(snapshot, viewer))
 
     # ------------------------------------------------------------------ holds queue
 
-    async def holds_sections(viewer: Viewer) -> Sections:
-        open_holds = await reader.call(Store.holds, open_only=True)
-        resolved = await reader.call(Store.resolved_holds, 10)
-        return {
-            "holds-open": (
-                "_holds_open.html",
-                {
-                    "holds": [hold_view(h, viewer) for h in open_holds],
-                    "viewer": viewer,
-                    "decisions": DECISIONS,
-                },
-            ),
-            "holds-resolved": (
-                "_holds_resolved.html",
-                {"holds": [hold_view(h, viewer) for h in resolved]},
-            ),
-        }
+    def holds_source(viewer: Viewer) -> LiveSource:
+        kind = viewer_kind(viewer)
+
+        async def sections() -> Sections:
+            open_holds = await reader.call(Store.holds, open_only=True)
+            resolved = await reader.call(Store.resolved_holds, 10)
+            return {
+                "holds-open": (
+                    "_holds_open.html",
+                    {
+                        "holds": [hold_view(h, kind) for h in open_holds],
+                        "viewer": kind,
+                        "decisions": DECISIONS,
+                    },
+                ),
+                "holds-resolved": (
+                    "_holds_resolved.html",
+                    {"holds": [hold_view(h, kind) for h in resolved]},
+                ),
+            }
+
+        return sources.get(
+            ("holds", *_kind_key(kind)), lambda: source(sections, lambda: board.version)
+        )
 
     @app.get("/holds", response_class=HTMLResponse, include_in_schema=False)
     async def holds(
         request: Request, answered: str | None = None, status: str | None = None
     ) -> HTMLResponse:
         viewer = await viewer_of(request)
-        sections = await holds_sections(viewer)
+        snapshot = await holds_source(viewer).get(board.version)
         return page(
             "holds.html",
             viewer,
             "/api/live/holds",
-            sections=_html(sections),
+            sections=_html(snapshot, viewer),
             answered=answered,
             status=status,
         )
 
     # ------------------------------------------------------------------ a table
 
-    async def table_sections(viewer: Viewer, table: str) -> Sections:
-        rows = [t for t in await reader.call(Store.tables) if t["table_id"] == table]
-        if not rows:
-            raise HTTPException(status_code=404, detail=f"no table {table!r}")
-        state = await reader.call(Store.table_state, table)
-        epoch = rows[0]["epoch"]
-        stream: Stream = "secure" if viewer.sees_cards else "public"
-        events = (
-            await reader.call(Store.recent_events, table, epoch, TABLE_EVENTS, stream)
-            if epoch
-            else []
+    def table_source(viewer: Viewer, table: str) -> LiveSource:
+        kind = viewer_kind(viewer)
+        cards = viewer.sees_cards
+
+        async def sections() -> Sections:
+            rows = await reader.call(Store.tables, table)
+            if not rows:
+                raise HTTPException(status_code=404, detail=f"no table {table!r}")
+            state = await reader.call(Store.table_state, table)
+            epoch = rows[0]["epoch"]
+            stream: Stream = "secure" if cards else "public"
+            events = (
+                await reader.call(Store.recent_events, table, epoch, TABLE_EVENTS, stream)
+                if epoch
+                else []
+            )
+            hand = (state or {}).get("hand")
+            hand_id = hand.get("hand_id") if isinstance(hand, dict) else None
+            holes = hole_cards(events, hand_id if isinstance(hand_id, str) else None)
+            view = table_view(rows[0], state, board.devices.get(table, {}), holes if cards else {})
+            return {
+                "table-state": ("_table_state.html", {"v": view, "viewer": kind}),
+                "table-events": (
+                    "_events.html",
+                    {"events": [event_view(e, kind) for e in events], "id": "table-events"},
+                ),
+            }
+
+        return sources.get(
+            ("table", table, "cards" if cards else ""),
+            lambda: source(sections, lambda: board.table_version(table)),
         )
-        hand_id = ((state or {}).get("hand") or {}).get("hand_id")
-        holes = hole_cards(events, hand_id) if viewer.sees_cards else {}
-        view = table_view(rows[0], state, board.devices.get(table, {}), holes)
-        return {
-            "table-state": ("_table_state.html", {"v": view, "viewer": viewer}),
-            "table-events": (
-                "_events.html",
-                {"events": [event_view(e, viewer) for e in events], "id": "table-events"},
-            ),
-        }
 
     @app.get("/tables/{table}", response_class=HTMLResponse, include_in_schema=False)
     async def table_page(request: Request, table: str) -> HTMLResponse:
         viewer = await viewer_of(request)
-        sections = await table_sections(viewer, table)
+        snapshot = await table_source(viewer, table).get(board.table_version(table))
         return page(
-            "table.html", viewer, f"/api/live/tables/{table}", table=table, sections=_html(sections)
+            "table.html",
+            viewer,
+            f"/api/live/tables/{table}",
+            table=table,
+            sections=_html(snapshot, viewer),
         )
 
     # ------------------------------------------------------------------ hands
@@ -269,7 +344,8 @@ def add_pages(app: FastAPI) -> None:
         except HTTPException as exc:
             error = str(exc.detail)
         query = {"table": table, "hand": hand, "rule": rule, "since": since, "until": until}
-        return page("hands.html", viewer, None, hands=found, query=query, error=error)
+        rows = [hand_view(h) for h in found]
+        return page("hands.html", viewer, None, hands=rows, query=query, error=error)
 
     @app.get("/hands/{hand_id}", response_class=HTMLResponse, include_in_schema=False)
     async def hand_page(request: Request, hand_id: str) -> HTMLResponse:
@@ -285,71 +361,120 @@ def add_pages(app: FastAPI) -> None:
             "hand.html",
             viewer,
             None,
-            hand=found,
+            hand=hand_view(found),
             events=[event_view(e, viewer) for e in events],
         )
 
     # ------------------------------------------------------------------ alarms
 
-    async def alarms_sections(viewer: Viewer) -> Sections:
-        alarms = await reader.call(Store.alarms, limit=200)
-        tables = await reader.call(Store.tables)
-        faults = [
-            {"table_id": name, "device": device, **body}
-            for name, devices in sorted(board.devices.items())
-            for device, body in sorted(devices.items())
-            if tile({"table_id": name}, None, [], {device: body}, 0)["device_faults"]
-        ]
-        degraded = [t for t in tables if t["degraded"] or t["alarms"]]
-        return {
-            "alarm-list": (
-                "_alarms.html",
-                {"alarms": alarms, "faults": faults, "degraded": degraded, "viewer": viewer},
-            )
-        }
+    def alarms_source(viewer: Viewer) -> LiveSource:
+        kind = viewer_kind(viewer)
+
+        async def sections() -> Sections:
+            alarms = await reader.call(Store.alarms, limit=200)
+            tables = await reader.call(Store.tables)
+            refused = await reader.call(Store.rejects, limit=REFUSED_SHOWN)
+            degraded = [degraded_view(t) for t in tables if t["degraded"] or t["alarms"]]
+            return {
+                "alarm-list": (
+                    "_alarms.html",
+                    {
+                        "alarms": alarms,
+                        "faults": device_faults(board.devices),
+                        "degraded": degraded,
+                        "refused": [
+                            {
+                                "table_id": r["table_id"],
+                                "topic": r["topic"],
+                                "reason": r["reason"],
+                                "received_at": _when(r["received_at"]),
+                                "size": r["size"],
+                            }
+                            for r in refused
+                        ],
+                        "viewer": kind,
+                    },
+                )
+            }
+
+        return sources.get(
+            ("alarms", *_kind_key(kind)), lambda: source(sections, lambda: board.version)
+        )
 
     @app.get("/alarms", response_class=HTMLResponse, include_in_schema=False)
     async def alarms(request: Request) -> HTMLResponse:
         viewer = await viewer_of(request)
-        sections = await alarms_sections(viewer)
-        return page("alarms.html", viewer, "/api/live/alarms", sections=_html(sections))
+        snapshot = await alarms_source(viewer).get(board.version)
+        return page("alarms.html", viewer, "/api/live/alarms", sections=_html(snapshot, viewer))
 
     # ------------------------------------------------------------------ live streams
 
-    def live(request: Request, sections: Callable[[], Awaitable[Sections]]) -> StreamingResponse:
-        return StreamingResponse(
-            _stream(request, board, sections),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
-        )
+    async def live(
+        request: Request, user: User, shown: LiveSource, follows: Callable[[], int]
+    ) -> LiveResponse:
+        token: str | None = getattr(request.state, "session_token", None)
+        session = token_digest(token) if token else f"basic:{user.username}"
+        stream = registry.open(session, user.username)  # 429 when the process is full
+        try:
+            first = await shown.get(follows())
+        except BaseException:
+            registry.close(stream)
+            raise
+        viewer = _viewer(request, user)
+        events = stream_events(stream, shown, board, follows, first, viewer.csrf)
+        return LiveResponse(events, stream, registry, limits.write_timeout)
 
-    @app.get("/api/live/floor", tags=["live"], response_class=StreamingResponse)
-    async def live_floor(request: Request, user: Authed) -> StreamingResponse:
+    live_responses: dict[int | str, dict[str, Any]] = {
+        200: {"content": {"text/event-stream": {}}, "description": "Server-Sent Events"},
+        429: {"description": "the pit serves all the streams it may: try again (Retry-After)"},
+    }
+
+    @app.get(
+        "/api/live/floor",
+        tags=["live"],
+        response_class=LiveResponse,
+        status_code=200,
+        responses=live_responses,
+    )
+    async def live_floor(request: Request, user: Authed) -> LiveResponse:
         """The floor map's tiles as they change (Server-Sent Events: ``replace``)."""
-        return live(request, lambda: floor.get(board.version))
+        return await live(request, user, floor, lambda: board.version)
 
-    @app.get("/api/live/holds", tags=["live"], response_class=StreamingResponse)
-    async def live_holds(request: Request, user: Authed) -> StreamingResponse:
+    @app.get(
+        "/api/live/holds",
+        tags=["live"],
+        response_class=LiveResponse,
+        status_code=200,
+        responses=live_responses,
+    )
+    async def live_holds(request: Request, user: Authed) -> LiveResponse:
         """The holds queue as it changes (Server-Sent Events: ``replace``)."""
-        viewer = _viewer(request, user)
-        return live(request, lambda: holds_sections(viewer))
+        shown = holds_source(_viewer(request, user))
+        return await live(request, user, shown, lambda: board.version)
 
-    @app.get("/api/live/tables/{table}", tags=["live"], response_class=StreamingResponse)
-    async def live_table(
-        request: Request,
-        table: str,
-        user: Authed,
-    ) -> StreamingResponse:
+    @app.get(
+        "/api/live/tables/{table}",
+        tags=["live"],
+        response_class=LiveResponse,
+        status_code=200,
+        responses=live_responses,
+    )
+    async def live_table(request: Request, table: str, user: Authed) -> LiveResponse:
         """A table's state and events as they change (Server-Sent Events: ``replace``)."""
-        viewer = _viewer(request, user)
-        await table_sections(viewer, table)  # 404 before the stream starts
-        return live(request, lambda: table_sections(viewer, table))
+        shown = table_source(_viewer(request, user), table)
+        return await live(request, user, shown, lambda: board.table_version(table))
 
-    @app.get("/api/live/alarms", tags=["live"], response_class=StreamingResponse)
-    async def live_alarms(request: Request, user: Authed) -> StreamingResponse:
+    @app.get(
+        "/api/live/alarms",
+        tags=["live"],
+        response_class=LiveResponse,
+        status_code=200,
+        responses=live_responses,
+    )
+    async def live_alarms(request: Request, user: Authed) -> LiveResponse:
         """The alarms as they change (Server-Sent Events: ``replace``)."""
-        viewer = _viewer(request, user)
-        return live(request, lambda: alarms_sections(viewer))
+        shown = alarms_source(_viewer(request, user))
+        return await live(request, user, shown, lambda: board.version)
 
 
 def _viewer(request: Request, user: User) -> Viewer:
@@ -357,75 +482,20 @@ def _viewer(request: Request, user: User) -> Viewer:
     return Viewer(user.username, frozenset(user.roles), csrf_token(token) if token else None)
 
 
-def _html(sections: Sections) -> dict[str, str]:
-    return {target: render(template, **context) for target, (template, context) in sections.items()}
+def _html(snapshot: Snapshot, viewer: Viewer) -> dict[str, str]:
+    """The sections of a page for ``viewer`` (their forms with the session's CSRF token)."""
+    csrf = viewer.csrf
+    return {
+        target: section.html if csrf is None else section.html.replace(CSRF_MARK, csrf)
+        for target, section in snapshot.sections.items()
+    }
 
 
-async def _stream(
-    request: Request, board: LiveBoard, sections: Callable[[], Awaitable[Sections]]
-) -> AsyncIterator[str]:
-    """Server-Sent Events: each section whose content changed, as ``replace`` {target, html}.
+def _when(stamp: Any) -> str:
+    """A Unix time as RFC 3339 UTC (to the second)."""
+    from datetime import UTC, datetime  # noqa: PLC0415
 
-    A section is rendered again only when its data changed (the floor map has a tile per table),
-    and sent only when its HTML did. The first pass sends everything: what changed between the
-    page and its stream is not lost.
-    """
-    sent: dict[str, str] = {}  # target → the data it was rendered from
-    yield "retry: 1000\n\n"
-    version = board.version
-    while not board.closed:
-        try:
-            current = await sections()
-        except HTTPException as exc:
-            yield f"event: gone\ndata: {json.dumps(str(exc.detail))}\n\n"
-            return
-        for target, (template, context) in current.items():
-            key = json.dumps(context, sort_keys=True, default=_key)
-            if sent.get(target) == key:
-                continue
-            sent[target] = key
-            html = _rendered(template, key, context)
-            yield f"event: replace\ndata: {json.dumps({'target': target, 'html': html})}\n\n"
-        while (moved := await board.wait(version, KEEPALIVE)) == version and not board.closed:
-            if await request.is_disconnected():
-                return
-            yield ": still here\n\n"
-        version = moved
-
-
-class Shared:
-    """Sections that are the same for every viewer, computed once per change of the board."""
-
-    def __init__(self, compute: Callable[[], Awaitable[Sections]]) -> None:
-        self.compute = compute
-        self.version = -1
-        self.sections: Sections = {}
-        self.lock = asyncio.Lock()
-
-    async def get(self, version: int) -> Sections:
-        """The sections as of board ``version`` (or later)."""
-        async with self.lock:
-            if self.version != version:
-                self.sections = await self.compute()
-                self.version = version
-            return self.sections
-
-
-#: A section rendered for one stream is the same for another watching the same thing.
-_RENDERED: OrderedDict[tuple[str, str], str] = OrderedDict()
-RENDERED_KEPT = 4000
-
-
-def _rendered(template: str, key: str, context: dict[str, Any]) -> str:
-    found = _RENDERED.get((template, key))
-    if found is None:
-        found = _RENDERED[(template, key)] = render(template, **context)
-        if len(_RENDERED) > RENDERED_KEPT:
-            _RENDERED.popitem(last=False)
-    return found
-
-
-def _key(value: Any) -> Any:
-    if isinstance(value, Viewer):
-        return [value.username, sorted(value.roles), value.csrf]
-    return str(value)
+    try:
+        return datetime.fromtimestamp(float(stamp), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (TypeError, ValueError, OverflowError, OSError):
+        return "?"

@@ -2,10 +2,17 @@
 
 The same view data renders a page and each of its live updates, so a tile, a hold or an event
 row looks the same whether it came with the page or over its stream.
+
+Every function here takes whatever the store holds, of any shape: the pit checks what the tables
+publish before it stores it (:mod:`controller.pit.published`), but a row stored before that, or
+of a shape nobody foresaw, must not break a page for everyone. A value of another type than the
+page shows is left out and the view says ``malformed`` (the page marks it, visibly); the views
+give the templates only what they can render.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -43,75 +50,208 @@ class Viewer:
         return bool(self.roles & {"floor", "surveillance", "maintenance"})
 
 
+class _Shape:
+    """Takes values out of rows of any shape, and remembers whether one was not as expected."""
+
+    def __init__(self) -> None:
+        self.malformed = False
+
+    def text(self, value: Any) -> str | None:
+        """A string (None: absent; anything else is malformed, and left out)."""
+        if value is None or isinstance(value, str):
+            return value
+        self.malformed = True
+        return None
+
+    def number(self, value: Any) -> int | None:
+        """An integer, not a boolean (None: absent; anything else is malformed)."""
+        if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+            return value
+        self.malformed = True
+        return None
+
+    def flag(self, value: Any) -> bool | None:
+        """True, false or None (anything else is malformed)."""
+        if value is None or isinstance(value, bool):
+            return value
+        self.malformed = True
+        return None
+
+    def mapping(self, value: Any) -> Mapping[str, Any]:
+        """An object ({} when absent; anything else is malformed)."""
+        if isinstance(value, Mapping):
+            return value
+        if value is not None:
+            self.malformed = True
+        return {}
+
+    def items(self, value: Any) -> list[Any]:
+        """A list ([] when absent; anything else is malformed)."""
+        if isinstance(value, list):
+            return value
+        if value is not None:
+            self.malformed = True
+        return []
+
+
+def shown(value: Any) -> str:
+    """Any value as one bounded line of text (JSON for what is not a string)."""
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return text[:300]
+
+
+def status_alarm(alarm: Any) -> dict[str, str | None]:
+    """One alarm of a table's status: its name, detail and since (text), whatever it was."""
+    if isinstance(alarm, Mapping) and isinstance(alarm.get("alarm"), str):
+        detail, since = alarm.get("detail"), alarm.get("since")
+        return {
+            "alarm": alarm["alarm"],
+            "detail": None if detail is None else shown(detail),
+            "since": since if isinstance(since, str) else None,
+        }
+    return {"alarm": "malformed", "detail": shown(alarm), "since": None}
+
+
 def tile(
     table: Mapping[str, Any],
     state: Mapping[str, Any] | None,
     holds: Iterable[Mapping[str, Any]],
     devices: Mapping[str, Mapping[str, Any]],
     alarms: int,
+    refused: int = 0,
 ) -> dict[str, Any]:
     """One table's tile on the floor map."""
-    hand = (state or {}).get("hand") or {}
-    device_rows = [
-        {
-            "name": name,
-            "health": str(body.get("health") or "unknown"),
-            "approved": body.get("approved"),
-            "detail": str(body.get("detail") or ""),
-            "fault": body.get("health") in DEVICE_FAULTS or body.get("approved") is False,
-        }
-        for name, body in sorted(devices.items())
-    ]
-    status_alarms = [str(a.get("alarm") or a.get("detail") or a) for a in table.get("alarms", [])]
-    online = table.get("online")
+    shape = _Shape()
+    state_ = shape.mapping(state)
+    hand = shape.mapping(state_.get("hand"))
+    device_rows = []
+    for name, body in sorted(devices.items()):
+        health_body = shape.mapping(body)
+        health = shape.text(health_body.get("health"))
+        approved = shape.flag(health_body.get("approved"))
+        device_rows.append(
+            {
+                "name": str(name),
+                "health": health or "unknown",
+                "approved": approved,
+                "detail": shape.text(health_body.get("detail")) or "",
+                "fault": health in DEVICE_FAULTS or approved is False,
+            }
+        )
+    status_alarms = []
+    for alarm in shape.items(table.get("alarms")):
+        status_alarms.append(status_alarm(alarm)["alarm"])
+    online = shape.flag(table.get("online"))
+    seq = shape.number(state_.get("seq")) if state_ else shape.number(table.get("state_seq"))
+    hold_rows = []
+    for h in holds:
+        hold_rows.append(
+            {
+                "hold": shape.text(h.get("hold")) or "?",
+                "rule": shape.text(h.get("rule")) or "",
+                "raised_ts": shape.text(h.get("raised_ts")) or "",
+            }
+        )
+    gaps = shape.number(table.get("open_gaps")) or 0
     return {
-        "table_id": table["table_id"],
+        "table_id": str(table.get("table_id")),
         "online": online,
         "state": "online" if online else ("offline" if online is False else "unknown"),
         "degraded": bool(table.get("degraded")),
-        "hand_id": hand.get("hand_id") or table.get("hand_id"),
-        "phase": hand.get("phase") or table.get("phase"),
-        "street": hand.get("street"),
-        "pot": hand.get("pot"),
-        "seq": (state or {}).get("seq", table.get("state_seq")),
-        "holds": [
-            {"hold": h["hold"], "rule": h["rule"], "raised_ts": h["raised_ts"]} for h in holds
-        ],
+        "hand_id": shape.text(hand.get("hand_id")) or shape.text(table.get("hand_id")),
+        "phase": shape.text(hand.get("phase")) or shape.text(table.get("phase")),
+        "street": shape.text(hand.get("street")),
+        "pot": shape.number(hand.get("pot")),
+        "seq": seq,
+        "holds": hold_rows,
         "devices": device_rows,
         "device_faults": sum(1 for d in device_rows if d["fault"]),
         "status_alarms": status_alarms,
         "alarms": alarms,
-        "gaps": int(table.get("open_gaps") or 0),
+        "gaps": gaps,
+        "refused": refused,
+        "malformed": shape.malformed,
+    }
+
+
+def device_faults(
+    devices: Mapping[str, Mapping[str, Mapping[str, Any]]],
+) -> list[dict[str, Any]]:
+    """The devices at fault now (or not approved), table by table, for the alarms page."""
+    faults = []
+    for table, by_name in sorted(devices.items()):
+        for row in tile({"table_id": table}, None, [], by_name, 0)["devices"]:
+            if row["fault"]:
+                faults.append({"table_id": table, "device": row["name"], **row})
+    return faults
+
+
+def degraded_view(table: Mapping[str, Any]) -> dict[str, Any]:
+    """A table degraded or reporting alarms on its status topic, for the alarms page."""
+    shape = _Shape()
+    return {
+        "table_id": str(table.get("table_id")),
+        "degraded": bool(table.get("degraded")),
+        "alarms": [status_alarm(a) for a in shape.items(table.get("alarms"))],
     }
 
 
 def hold_view(hold: Mapping[str, Any], viewer: Viewer) -> dict[str, Any]:
     """A hold of the queue: its rule's text, and its evidence as the viewer may see it."""
-    evidence = {
-        k: v
-        for k, v in (hold.get("evidence") or {}).items()
-        if viewer.sees_cards or k not in CARD_FIELDS
+    shape = _Shape()
+    given = shape.mapping(hold.get("evidence"))
+    evidence = {str(k): v for k, v in given.items() if viewer.sees_cards or k not in CARD_FIELDS}
+    hidden = sorted(set(given) & CARD_FIELDS - set(evidence))
+    rule = shape.text(hold.get("rule"))
+    resolution = shape.mapping(hold.get("resolution"))
+    return {
+        "table_id": str(hold.get("table_id")),
+        "epoch": str(hold.get("epoch")),
+        "hold": str(hold.get("hold")),
+        "hand_id": shape.text(hold.get("hand_id")),
+        "rule": rule,
+        "reason": shape.text(hold.get("reason")),
+        "ruling": shape.text(hold.get("ruling")),
+        "seat": shape.number(hold.get("seat")),
+        "raised_ts": shape.text(hold.get("raised_ts")),
+        "resolution": {
+            "ts": shape.text(resolution.get("ts")),
+            "decision": shape.text(resolution.get("decision")),
+            "by": shape.text(resolution.get("by")),
+            "person": shape.text(resolution.get("person")),
+            "role": shape.text(resolution.get("role")),
+        },
+        "rule_text": rule_text(rule),
+        "shown": evidence,
+        "hidden": hidden,
+        "malformed": shape.malformed,
     }
-    hidden = sorted(set(hold.get("evidence") or {}) & CARD_FIELDS - set(evidence))
-    return {**hold, "rule_text": rule_text(hold.get("rule")), "shown": evidence, "hidden": hidden}
 
 
 def event_view(envelope: Mapping[str, Any], viewer: Viewer) -> dict[str, Any]:
     """An event row of a table's stream or a hand's timeline."""
-    data = envelope.get("data") if isinstance(envelope.get("data"), dict) else {}
-    assert isinstance(data, dict)
-    shown = {k: v for k, v in data.items() if viewer.sees_cards or k not in CARD_FIELDS}
-    by = envelope.get("by") if isinstance(envelope.get("by"), dict) else None
+    shape = _Shape()
+    data = shape.mapping(envelope.get("data"))
+    visible = {str(k): v for k, v in data.items() if viewer.sees_cards or k not in CARD_FIELDS}
+    by_given = envelope.get("by")
+    by = None
+    if by_given is not None:
+        given = shape.mapping(by_given)
+        by = {
+            "person": shape.text(given.get("person")) or "?",
+            "role": shape.text(given.get("role")) or "?",
+        }
     return {
-        "seq": envelope.get("seq"),
-        "ts": envelope.get("ts"),
-        "type": envelope.get("type"),
-        "hand_id": envelope.get("hand_id"),
-        "rules": [r for r in envelope.get("rules") or [] if isinstance(r, str)],
-        "severity": envelope.get("severity", "info"),
+        "seq": shape.number(envelope.get("seq")),
+        "ts": shape.text(envelope.get("ts")),
+        "type": shape.text(envelope.get("type")),
+        "hand_id": shape.text(envelope.get("hand_id")),
+        "rules": [r for r in shape.items(envelope.get("rules")) if isinstance(r, str)],
+        "severity": shape.text(envelope.get("severity")) or "info",
         "needs_confirm": bool(envelope.get("needs_confirm")),
-        "data": shown,
+        "data": visible,
         "by": by,
+        "malformed": shape.malformed,
     }
 
 
@@ -136,28 +276,71 @@ def table_view(
     holes: Mapping[str, list[str]],
 ) -> dict[str, Any]:
     """The live table: seats, stacks, button, board, pots, device health."""
-    state = state or {}
-    hand = state.get("hand") or {}
+    shape = _Shape()
+    state_ = shape.mapping(state)
+    hand = shape.mapping(state_.get("hand"))
+    button = state_.get("button")
+    to_act = hand.get("to_act")
     seats = []
-    for seat, entry in sorted((state.get("seats") or {}).items(), key=lambda s: int(s[0])):
+    entries = shape.mapping(state_.get("seats"))
+    numbered = sorted((int(k), k) for k in entries if isinstance(k, str) and k.isdigit())
+    if len(numbered) != len(entries):
+        shape.malformed = True
+    for _, seat in numbered:
+        entry = shape.mapping(entries[seat])
+        status = shape.text(entry.get("status"))
         seats.append(
             {
                 "seat": seat,
-                "stack": entry.get("stack"),
-                "status": entry.get("status") or ("in hand" if entry.get("in_hand") else "out"),
-                "committed": entry.get("committed"),
-                "cards": entry.get("cards"),
+                "stack": shape.number(entry.get("stack")),
+                "status": status or ("in hand" if entry.get("in_hand") is True else "out"),
+                "committed": shape.number(entry.get("committed")),
+                "cards": shape.number(entry.get("cards")),
                 "hole": holes.get(seat),
-                "button": str(state.get("button")) == seat,
-                "to_act": str(hand.get("to_act")) == seat,
+                "button": str(button) == seat,
+                "to_act": str(to_act) == seat,
             }
         )
+    holds = []
+    for h in shape.items(hand.get("holds")):
+        held = shape.mapping(h)
+        holds.append(
+            {"rule": shape.text(held.get("rule")) or "?", "ruling": shape.text(held.get("ruling"))}
+        )
+    blinds = [b for b in shape.items(state_.get("blinds")) if shape.number(b) is not None]
+    view_tile = tile(table, state_, [], devices, 0)
     return {
-        "tile": tile(table, state, [], devices, 0),
+        "tile": view_tile,
         "seats": seats,
-        "board": hand.get("board") or [],
-        "pot": hand.get("pot"),
-        "holds": hand.get("holds") or [],
-        "blinds": state.get("blinds"),
-        "last_hand": state.get("last_hand"),
+        "board": [str(c) for c in shape.items(hand.get("board"))],
+        "pot": shape.number(hand.get("pot")),
+        "holds": holds,
+        "blinds": blinds or None,
+        "last_hand": shape.text(state_.get("last_hand")),
+        "malformed": shape.malformed or view_tile["malformed"],
+    }
+
+
+def hand_view(hand: Mapping[str, Any]) -> dict[str, Any]:
+    """A hand of the search, or the head of its timeline."""
+    shape = _Shape()
+    payouts = shape.mapping(hand.get("payouts"))
+    rulings = []
+    for ruling in shape.items(hand.get("rulings")):
+        given = shape.mapping(ruling)
+        rulings.append(
+            {"type": shape.text(given.get("type")), "person": shape.text(given.get("person"))}
+        )
+    outcome = shape.text(hand.get("outcome"))
+    return {
+        "hand_id": str(hand.get("hand_id")),
+        "table_id": str(hand.get("table_id")),
+        "started_ts": shape.text(hand.get("started_ts")),
+        "ended_ts": shape.text(hand.get("ended_ts")),
+        "outcome": outcome,
+        "pot": shape.number(hand.get("pot")),
+        "payouts": {str(k): shown(v) for k, v in payouts.items()},
+        "rules": [r for r in shape.items(hand.get("rules")) if isinstance(r, str)],
+        "rulings": rulings,
+        "malformed": shape.malformed,
     }

@@ -35,11 +35,16 @@ function connect() {
   if (!url || !window.EventSource) return;
   const source = new EventSource(url);
   source.addEventListener("open", () => setLiveState("● live"));
-  source.addEventListener("error", () => setLiveState("○ reconnecting…"));
+  source.addEventListener("error", () => {
+    // a stream refused (the pit serves all it may) is not tried again by the browser
+    if (source.readyState === EventSource.CLOSED) setLiveState("✕ no live updates now: reload later");
+    else setLiveState("○ reconnecting…");
+  });
   source.addEventListener("replace", (event) => {
     const update = JSON.parse(event.data);
     replaceSection(update.target, update.html);
   });
+  // the page is gone, or its live updates moved to a newer page of the same person
   source.addEventListener("gone", (event) => {
     setLiveState("✕ " + JSON.parse(event.data));
     source.close();
