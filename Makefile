@@ -61,6 +61,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/pit_ingest.py --through-broker
 	$(BIN)/python benchmarks/pit.py --out benchmarks/pit-results.txt
 	$(BIN)/python benchmarks/pit.py --console --out benchmarks/pit-console-results.txt
+	$(BIN)/python benchmarks/pit_streams.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build dist

@@ -50,13 +50,18 @@ def _config_path(path: Path | None) -> Path:
 
 def run_command(args: argparse.Namespace) -> int:
     """``tablectl pit run``."""
+    from controller.config_check import broker_problems  # noqa: PLC0415
     from controller.pit.config import load_pit_config  # noqa: PLC0415
     from controller.pit.db import StoreError  # noqa: PLC0415
     from controller.pit.service import run_pit  # noqa: PLC0415
     from controller.shell import logging as shell_logging  # noqa: PLC0415
 
+    path = _config_path(args.config)
     try:
-        config = load_pit_config(_config_path(args.config))
+        config = load_pit_config(path)
+        problems = broker_problems(config.broker)
+        if problems:  # a password file missing, plain TCP across the network…
+            raise ConfigError(str(path), problems)
     except ConfigError as exc:
         print(f"tablectl pit run: {exc}", file=sys.stderr)
         return 2

@@ -325,6 +325,9 @@ def config_check(args: argparse.Namespace) -> int:
     try:
         if is_pit_config(read_toml(args.file)):
             pit = load_pit_config(args.file)
+            problems = broker_problems(pit.broker)
+            if problems:
+                raise ConfigError(str(args.file), problems)
             where = pit.store.url.split("://", 1)[0]
             print(f"{args.file}: ok (pit {pit.pit.id}, group {pit.pit.share_group}, store {where})")
             return 0

@@ -66,3 +66,18 @@ def test_the_web_limits_and_trusted_proxies_are_checked(tmp_path: Path) -> None:
         5,
         8,
     )
+
+
+def test_a_pit_reaches_a_broker_on_another_machine_over_tls_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "pit.toml"
+    path.write_text('[pit]\nid = "pit-1"\n[broker]\nhost = "pit-broker.local"\n')
+    for argv in (["config", "check", str(path)], ["pit", "run", "--config", str(path)]):
+        assert main(argv) != 0
+        assert "broker.tls.enabled: pit-broker.local is another machine" in capsys.readouterr().err
+    path.write_text(
+        '[pit]\nid = "pit-1"\n[broker]\nhost = "pit-broker.local"\nport = 8883\n'
+        "[broker.tls]\nenabled = true\n"
+    )
+    assert main(["config", "check", str(path)]) == 0
