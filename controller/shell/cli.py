@@ -278,30 +278,51 @@ def _config_path(path: Path | None) -> Path:
 
 def run_command(args: argparse.Namespace) -> int:
     """``tablectl run``."""
+    from controller.config_check import run_problems  # noqa: PLC0415
     from controller.shell import logging as shell_logging  # noqa: PLC0415
     from controller.shell.daemon import run_daemon  # noqa: PLC0415
+    from controller.shell.journal_lock import JournalInUseError, JournalLock  # noqa: PLC0415
 
     path = _config_path(args.config)
     try:
-        # an existing journal's content is the journal's to judge: exit 3, with what to do
-        config = checked_config(path, journal_content=False)
+        config = load_config(path)
     except ConfigError as exc:
         print(f"tablectl run: {exc}", file=sys.stderr)
         return 2
-    shell_logging.configure(config.log.level, config.log.format)
     try:
-        return asyncio.run(run_daemon(config))
-    except Exception as exc:
-        line = journal_failure(exc, config.journal.path)
-        if line is None:
-            raise
-        print(f"tablectl run: {line}", file=sys.stderr)
-        return JOURNAL_UNUSABLE
+        # before anything else: a second daemon on this journal changes nothing
+        lock = JournalLock(config.journal.path)
+    except JournalInUseError as exc:
+        print(f"tablectl run: {exc}", file=sys.stderr)
+        return JOURNAL_IN_USE
+    except OSError as exc:
+        print(
+            f"tablectl run: journal.path: cannot lock {config.journal.path}: {exc}", file=sys.stderr
+        )
+        return 2
+    with lock:
+        # an existing journal's content is the journal's to judge: exit 3, with what to do
+        problems = run_problems(config, journal_content=False)
+        if problems:
+            print(f"tablectl run: {ConfigError(str(path), problems)}", file=sys.stderr)
+            return 2
+        shell_logging.configure(config.log.level, config.log.format)
+        try:
+            return asyncio.run(run_daemon(config))
+        except Exception as exc:
+            line = journal_failure(exc, config.journal.path)
+            if line is None:
+                raise
+            print(f"tablectl run: {line}", file=sys.stderr)
+            return JOURNAL_UNUSABLE
 
 
 #: ``tablectl run``'s exit status when the journal cannot be used; the unit does not restart
 #: it (``RestartPreventExitStatus=``): someone has to look.
 JOURNAL_UNUSABLE = 3
+#: ``tablectl run``'s exit status when another daemon runs on the same journal (nor is it
+#: restarted: the other one is the table's daemon).
+JOURNAL_IN_USE = 4
 
 
 def journal_failure(exc: BaseException, path: Path) -> str | None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import aiomqtt
@@ -161,3 +164,44 @@ async def test_sigterm_at_once_after_ready_still_exits_cleanly(
     for _ in range(4):
         daemon.start()
         assert daemon.kill(signal.SIGTERM) == 0
+
+
+async def test_a_second_daemon_on_the_same_journal_exits_naming_the_first_and_changes_nothing(
+    daemon_factory: Any, broker: Any
+) -> None:
+    console = Path(tempfile.mkdtemp(prefix="tc")) / "console.sock"
+    daemon = daemon_factory(sections=f'[daemon]\nconsole = "{console}"\n')
+    async with Collector(broker, daemon.topics) as collector:
+        daemon.start()
+        await collector.wait_for(lambda c: c.status and c.status[-1]["state"] == "online")
+        births = len(collector.status)
+        socket_before = console.stat().st_ino
+        with sqlite3.connect(daemon.journal) as conn:
+            rows = conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
+        second = subprocess.run(
+            [sys.executable, "-m", "controller.cli", "run", "--config", str(daemon.config)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert second.returncode == 4, second.stderr
+        assert second.stderr.count("\n") == 1
+        assert f"in use by pid {daemon.proc.pid}" in second.stderr
+        # nothing changed: the first kept its broker session, its console socket and its journal
+        probe = signed_request(daemon)
+        reader, writer = await asyncio.open_unix_connection(str(console))
+        writer.write(probe)
+        answer = json.loads(await asyncio.wait_for(reader.readline(), 30))
+        writer.close()
+        assert answer["status"] == "ok", answer
+        assert console.stat().st_ino == socket_before
+        assert len(collector.status) == births  # no Last Will, no second birth
+        assert daemon.proc.poll() is None
+    with sqlite3.connect(daemon.journal) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] > rows  # the probe's
+
+
+def signed_request(daemon: Any) -> bytes:
+    body = daemon.sign("start_hand", {"transaction": "after-second-start"})
+    return json.dumps({"command": "start_hand", **body}).encode() + b"\n"
