@@ -34,6 +34,7 @@ import base64
 import hashlib
 import ipaddress
 import os
+import pwd
 import secrets
 import tomllib
 from pathlib import Path
@@ -192,6 +193,12 @@ def write_setup(
     written = [out / "passwd", out / "acl", out / "mosquitto.conf"]
     _write_private(out / "passwd", "\n".join(passwd) + "\n")
     _write_private(out / "acl", "\n".join(acl))
+    # mosquitto reads these as the user it runs as (the password file and the ACL again on
+    # every SIGHUP, the key when it reloads its certificates)
+    owned = [out / "passwd", out / "acl"]
+    if tls is not None and tls.key_file.parent == out / "tls":
+        owned.append(tls.key_file)  # the key this command made; a site's own key is the site's
+    _give_to(run_as, owned)
     config = broker_config(
         out,
         plain,
@@ -202,6 +209,28 @@ def write_setup(
     )
     (out / "mosquitto.conf").write_text(config)
     return written
+
+
+def mosquitto_user() -> str | None:
+    """The user mosquitto runs as when this command runs as root and the system has one."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        return pwd.getpwnam("mosquitto").pw_name
+    except KeyError:
+        return None
+
+
+def _give_to(user: str | None, paths: list[Path]) -> None:
+    """Make ``paths`` the user's (as root; a user's own run writes them as that user)."""
+    if user is None or os.geteuid() != 0:
+        return
+    try:
+        entry = pwd.getpwnam(user)
+    except KeyError:
+        raise BrokerSetupError(f"--run-as {user}: no such user") from None
+    for path in paths:
+        os.chown(path, entry.pw_uid, entry.pw_gid)
 
 
 def loopback_listener(listener: str) -> str:
@@ -235,8 +264,11 @@ def broker_config(
     """mosquitto.conf for the tables: no anonymous user, the ACL, client ids bound to users,
     TLS for the network, plain TCP on loopback, and the limits the tables need.
 
-    Started as root, mosquitto runs as ``run_as`` (default: its own user, which must be able to
-    read ``passwd``, ``acl`` and the TLS key: they are written readable by their owner only).
+    Started as root, mosquitto runs as ``run_as`` (default: its own user), which must read
+    ``passwd``, ``acl`` and the TLS key (written readable by their owner only: run as root,
+    :func:`write_setup` gives them to ``run_as``). The config is meant for the main config's
+    ``include_dir`` (Debian's ``/etc/mosquitto/conf.d``): it sets no ``pid_file``, log or
+    ``persistence_location``, which mosquitto refuses twice.
     """
     user = f"user {run_as}\n" if run_as else ""
     bind = (
@@ -262,7 +294,10 @@ listener {listener}
 {secure}allow_anonymous false
 password_file {directory / "passwd"}
 acl_file {directory / "acl"}
-{bind}# a table's request, envelope or snapshot is a few KiB; the table refuses requests over 16 KiB
+{bind}# the retained head and status survive a restart (docs/operations.md, "The broker"); where
+# is the main config's persistence_location (Debian's: /var/lib/mosquitto/)
+persistence true
+# a table's request, envelope or snapshot is a few KiB; the table refuses requests over 16 KiB
 max_packet_size 65536
 # a console or the pit that falls behind: keep this many QoS 1 messages for it, then drop
 max_queued_messages 20000

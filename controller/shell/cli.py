@@ -173,7 +173,10 @@ def add_parsers(subparsers: Any) -> None:
         help="no TLS listener: a broker for this machine's own clients only",
     )
     setup.add_argument(
-        "--run-as", default=None, help="the user mosquitto runs as when started as root"
+        "--run-as",
+        default=None,
+        help="the user mosquitto runs as when started as root, who is given the files it reads "
+        "(default, as root: mosquitto)",
     )
     setup.set_defaults(handler=broker_setup)
 
@@ -632,7 +635,12 @@ def keyring_entry(key_id: str, entry: dict[str, Any]) -> str:
 
 def broker_setup(args: argparse.Namespace) -> int:
     """``tablectl broker setup USERS --out DIR``."""
-    from controller.broker_setup import BrokerSetupError, load_users, write_setup  # noqa: PLC0415
+    from controller.broker_setup import (  # noqa: PLC0415
+        BrokerSetupError,
+        load_users,
+        mosquitto_user,
+        write_setup,
+    )
     from controller.broker_tls import (  # noqa: PLC0415
         TlsSetupError,
         certificate_names,
@@ -665,7 +673,7 @@ def broker_setup(args: argparse.Namespace) -> int:
             listener=args.listener,
             tls_listener=None if args.no_tls else args.tls_listener,
             tls=tls,
-            run_as=args.run_as,
+            run_as=args.run_as or mosquitto_user(),
         )
     except (BrokerSetupError, TlsSetupError) as exc:
         print(f"tablectl broker setup: {exc}", file=sys.stderr)

@@ -18,11 +18,13 @@ import contextlib
 import json
 import os
 import pwd
+import shutil
 import socket
 import sqlite3
 import ssl
 import subprocess
 import sys
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -741,3 +743,51 @@ async def test_nobody_can_pre_empt_a_consoles_transaction(
     assert "may not give start_hand" in other_key["error"]
     assert real["status"] == "ok", real
     assert real["data"]["events"][0]["type"] == "hand.started"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mosquitto drops to its own user only as root")
+async def test_the_setup_runs_as_debian_runs_mosquitto_included_from_conf_d() -> None:
+    # Debian's mosquitto.conf includes /etc/mosquitto/conf.d; mosquitto starts as root and
+    # drops to its own user, who must still read the password file, the ACL and the key
+    base = Path(tempfile.mkdtemp(prefix="tablectl-broker-"))
+    base.chmod(0o755)
+    try:
+        out, conf_d = base / "tablectl", base / "conf.d"
+        conf_d.mkdir()
+        plain, tls = free_port(), free_port()
+        done = subprocess.run(
+            [*TABLECTL, "broker", "setup", str(USERS), "--out", str(out), "--hostname",
+             "localhost", "--listener", f"{plain} 127.0.0.1", "--tls-listener", f"{tls} 127.0.0.1"],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        (conf_d / "tablectl.conf").symlink_to(out / "mosquitto.conf")
+        lib = base / "lib"  # Debian's /var/lib/mosquitto, the mosquitto user's
+        lib.mkdir()
+        shutil.chown(lib, "mosquitto", "mosquitto")
+        main = base / "mosquitto.conf"  # as Debian's, but for the paths
+        main.write_text(
+            f"persistence true\npersistence_location {lib}/\nlog_dest stderr\n"
+            f"include_dir {conf_d}\n"
+        )
+        with (base / "mosquitto.log").open("wb") as log:
+            broker = subprocess.Popen([MOSQUITTO, "-c", str(main)], stdout=log, stderr=log)
+        try:
+            wait_port(tls)
+            client = aiomqtt.Client(
+                "localhost",
+                tls,
+                username="pit",
+                password=(out / "passwords" / "pit").read_text().strip(),
+                protocol=aiomqtt.ProtocolVersion.V5,
+                tls_params=aiomqtt.TLSParameters(ca_certs=str(out / "tls" / "ca.crt")),
+            )
+            async with client:
+                await client.subscribe("tables/+/status", qos=1)
+            assert (out / "passwd").owner() == "mosquitto"
+        finally:
+            broker.terminate()
+            broker.wait(10)
+        assert "Error" not in (base / "mosquitto.log").read_text()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
