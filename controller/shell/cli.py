@@ -245,11 +245,34 @@ def _broker_target(args: argparse.Namespace) -> _Target:
     if given and not tls.get("enabled"):
         options = ", ".join("--" + key.replace("_", "-") for key in given)
         raise _TargetError(f"{options}: TLS files for a broker without TLS (use mqtts://)")
+    own_login = args.username is not None or args.password_file is not None
+    own_certificate = "cert_file" in given
+    if config is not None and not (own_login or own_certificate):
+        own = config.broker
+        identity = (
+            f"user {own.username}"
+            if own.username is not None
+            else "its client certificate"
+            if own.tls.cert_file is not None
+            else None
+        )
+        if identity is not None:
+            # The broker binds a client id to its user (docs/operations.md, "The broker"): a
+            # tool logged in as the table would replace the daemon's own connection.
+            raise _TargetError(
+                f"--config gives the table's own broker login ({identity}); a tool logs in as "
+                "someone else: --username USER --password-file FILE (a console's login), or "
+                "--cert-file and --key-file"
+            )
+    # What the command line names replaces the table's identity whole: never a mix of the
+    # tool's password with the table's certificate, or the other way round.
+    if not own_certificate:
+        tls.pop("cert_file", None)
+        tls.pop("key_file", None)
     tls.update(given)
-    if args.username is not None or args.password_file is not None:
-        settings["username"] = args.username
-        settings["password"] = None
-        settings["password_file"] = args.password_file
+    settings["username"] = args.username
+    settings["password"] = None
+    settings["password_file"] = args.password_file
     try:
         broker = BrokerSection.model_validate({**settings, "tls": tls, "enabled": True})
     except ValidationError as exc:

@@ -53,8 +53,11 @@ class JournalLock:
         except BaseException:
             os.close(fd)
             raise
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        # The pid is for the message a second run prints, not for the lock: on a disk too full
+        # to hold it the lock is still held, and the daemon goes on to wait for room.
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
         self.fd: int | None = fd
 
     def release(self) -> None:

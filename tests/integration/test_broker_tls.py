@@ -213,15 +213,19 @@ async def tablectl(*args: str) -> asyncio.subprocess.Process:
 async def test_tail_and_dealer_reach_a_broker_that_takes_only_client_certificates(
     tmp_path: Path, pki: Path
 ) -> None:
-    """``tablectl tail --config`` connects as the table's config says, TLS and client
-    certificate included; ``tablectl dealer`` does with ``mqtts://`` and the TLS options."""
+    """``tablectl tail --config`` connects where the table's config says, over its TLS, with
+    a client certificate of its own; ``tablectl dealer`` does with ``mqtts://`` and the TLS
+    options."""
     broker, tls_port = tls_broker(tmp_path, pki, "require_certificate true\nallow_anonymous true\n")
     try:
         tls = client_certificate_tls(pki)
         daemon = DaemonProcess(tmp_path / "table", broker, broker_port=tls_port, broker_extra=tls)
         try:
             assert await connects(daemon, broker)
-            tail = await tablectl("tail", "--config", str(daemon.config), "--count", "1")
+            tail = await tablectl(
+                "tail", "--config", str(daemon.config), "--count", "1",
+                "--cert-file", f"{pki}/client.pem", "--key-file", f"{pki}/client.key",
+            )  # fmt: skip
             assert tail.stdout is not None
             async with asyncio.timeout(60):  # subscribed once the table's retained status came
                 first = await tail.stdout.readline()

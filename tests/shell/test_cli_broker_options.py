@@ -56,9 +56,13 @@ def parsed(*argv: str) -> argparse.Namespace:
     return build_parser("tail").parse_args(["tail", *argv])
 
 
-def test_the_tables_config_gives_address_login_tls_and_table(tmp_path: Path, pki: Path) -> None:
+def test_the_tables_config_gives_address_tls_and_table_and_the_login_is_the_tools_own(
+    tmp_path: Path, pki: Path
+) -> None:
     secret = tmp_path / "password"
     secret.write_text("s3cret\n")
+    console = tmp_path / "console-password"
+    console.write_text("c0nsole\n")
     ca = pki / "ca.pem"
     path = config_file(
         tmp_path,
@@ -71,7 +75,9 @@ def test_the_tables_config_gives_address_login_tls_and_table(tmp_path: Path, pki
             "tls": {"enabled": True, "ca_file": str(ca)},
         },
     )
-    target = _broker_target(parsed("--config", str(path)))
+    target = _broker_target(
+        parsed("--config", str(path), "--username", "console-t7", "--password-file", str(console))
+    )
     assert (target.table, target.prefix) == ("T7", "casino")
     broker = target.broker
     assert (broker.host, broker.port, broker.url()) == (
@@ -79,9 +85,46 @@ def test_the_tables_config_gives_address_login_tls_and_table(tmp_path: Path, pki
         8883,
         "mqtts://broker.pit:8883",
     )
-    assert (broker.username, broker.secret()) == ("table-t7", "s3cret")
+    assert (broker.username, broker.secret()) == ("console-t7", "c0nsole")
     assert broker.tls.enabled
     assert broker.tls.ca_file == ca
+
+
+def test_a_tool_never_logs_in_as_the_table_itself(
+    tmp_path: Path, pki: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The broker binds the client id to the user: a tool with the table's login would take
+    the daemon's session, so ``--config`` alone (which holds that login) is refused."""
+    secret = tmp_path / "password"
+    secret.write_text("s3cret\n")
+    by_password = config_file(
+        tmp_path, {"host": "127.0.0.1", "username": "table-t7", "password_file": str(secret)}
+    )
+    with pytest.raises(_TargetError, match="the table's own broker login \\(user table-t7\\)"):
+        _broker_target(parsed("--config", str(by_password)))
+    assert main(["dealer", "--config", str(by_password), "start_hand"]) == 2
+    err = capsys.readouterr().err
+    assert "--username USER --password-file FILE" in err
+    assert "Traceback" not in err
+
+    cert, key = pki / "client.pem", pki / "client.key"
+    by_certificate = config_file(
+        tmp_path,
+        {
+            "host": "127.0.0.1",
+            "tls": {"enabled": True, "ca_file": str(pki / "ca.pem"), "cert_file": str(cert),
+                    "key_file": str(key)},
+        },
+    )  # fmt: skip
+    with pytest.raises(_TargetError, match="its client certificate"):
+        _broker_target(parsed("--config", str(by_certificate)))
+    # a password login drops the table's certificate rather than presenting both
+    other = tmp_path / "other"
+    other.write_text("x\n")
+    broker = _broker_target(
+        parsed("--config", str(by_certificate), "--username", "pit", "--password-file", str(other))
+    ).broker
+    assert (broker.username, broker.tls.cert_file, broker.tls.key_file) == ("pit", None, None)
 
 
 def test_the_command_line_goes_over_the_config(tmp_path: Path) -> None:
