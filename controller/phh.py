@@ -8,11 +8,15 @@ underscore and which PHH readers ignore. Antes are ordinary contributions
 (HOUSE-RAKE, HOUSE-DROP-JACKPOT) is in ``_rake``, ``_rake_pots`` (main pot first) and
 ``_jackpot_drop``; the finishing stacks are after it. A hand run twice (RUN-TWICE) writes the
 first runout's streets, then the second runout's, and ``_runouts = 2``.
+
+Several hands go in one file in PHH's bulk form (``.phhs``, read by pokerkit's
+``HandHistory.load_all``): one TOML table per hand, ``[1]``, ``[2]``… in order (phh-std,
+"Tooling"); :func:`bulk_phh`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from controller.table.inputs import ActionKind
@@ -90,6 +94,16 @@ def hand_to_phh(
             jackpot=0 if take is None else take.jackpot,
         )
     )
+
+
+def bulk_phh(texts: Sequence[str]) -> str:
+    """Hands' PHH texts (each of :func:`render_phh`) as one bulk PHH document (``.phhs``).
+
+    Each hand becomes a TOML table named by its place in the file, from 1, which is the form
+    pokerkit's ``HandHistory.dumps_all`` writes and ``load_all`` reads. A hand's own fields are
+    plain keys (no tables of their own), so they nest under its header unchanged.
+    """
+    return "\n".join(f"[{place}]\n{text}" for place, text in enumerate(texts, 1))
 
 
 def render_phh(hand: PhhHand) -> str:

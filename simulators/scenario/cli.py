@@ -62,12 +62,19 @@ def add_parsers(subparsers: Any) -> None:
         metavar="KEY=VALUE",
         help="a house rule, e.g. rake.mode=pot (repeatable; VALUE is TOML)",
     )
+    from_phh.add_argument(
+        "--hand",
+        default=None,
+        metavar="NAME",
+        help="of a bulk .phhs (journal export --phh), the hand whose table is NAME (1, 2…)",
+    )
     from_phh.add_argument("--out", type=Path, default=None, help="write here, not to stdout")
     from_phh.set_defaults(handler=from_phh_command)
 
 
 def from_phh_command(args: argparse.Namespace) -> int:
-    """``tablectl scenario from-phh FILE [--profile P] [--house KEY=VALUE]… [--out FILE]``."""
+    """``tablectl scenario from-phh FILE [--hand NAME] [--profile P] [--house KEY=VALUE]…
+    [--out FILE]``."""
     import tomllib  # noqa: PLC0415
 
     from simulators.scenario.phh_import import PhhImportError, phh_to_scenario  # noqa: PLC0415
@@ -85,7 +92,11 @@ def from_phh_command(args: argparse.Namespace) -> int:
     try:
         text = args.file.read_text(encoding="utf-8")
         scenario = phh_to_scenario(
-            text, name=args.file.stem, profile=args.profile, house_rules=house
+            text,
+            name=args.file.stem if args.hand is None else f"{args.file.stem}-{args.hand}",
+            profile=args.profile,
+            house_rules=house,
+            hand=args.hand,
         )
     except (OSError, UnicodeDecodeError, PhhImportError, KeyError, ValueError) as exc:
         what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)

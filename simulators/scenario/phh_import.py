@@ -67,12 +67,15 @@ def phh_to_scenario(
     name: str,
     profile: str = "rrop-cash",
     house_rules: Mapping[str, Any] | None = None,
+    hand: str | None = None,
 ) -> str:
-    """The scenario TOML that plays the hand history ``text``."""
+    """The scenario TOML that plays the hand history ``text``: one hand (``.phh``), or the
+    one named ``hand`` of a bulk file (``.phhs``, its table's name: ``1``, ``2``…)."""
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise PhhImportError(f"not a PHH file (TOML): {exc}") from None
+    doc = _one_hand(doc, hand)
     if doc.get("variant") != "NT":
         raise PhhImportError(f"variant {doc.get('variant')!r}: this table plays NT (hold'em)")
     stacks: list[int] = list(doc["starting_stacks"])
@@ -130,6 +133,30 @@ def phh_to_scenario(
     deck = _deck(holes, boards, doc.get("_burn_cards", []), seats)
     expects = _expectations(doc, seats)
     return _toml(name, profile, rules, seats, stacks, blinds, ante, deck, steps, expects)
+
+
+def _one_hand(doc: dict[str, Any], hand: str | None) -> dict[str, Any]:
+    """The hand to play: the document itself, or one table of a bulk PHH document."""
+    bulk = "variant" not in doc and bool(doc) and all(isinstance(v, dict) for v in doc.values())
+    if not bulk:
+        if hand is not None:
+            raise PhhImportError(f"--hand {hand}: this file holds one hand, not a bulk .phhs")
+        return doc
+    names = list(doc)
+    if hand is None:
+        if len(names) == 1:
+            return dict(doc[names[0]])
+        raise PhhImportError(
+            f"a bulk PHH of {len(names)} hands ({_listed(names)}): name one with --hand"
+        )
+    if hand not in doc:
+        raise PhhImportError(f"--hand {hand}: not in this file ({_listed(names)})")
+    return dict(doc[hand])
+
+
+def _listed(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:5])
+    return shown if len(names) <= 5 else f"{shown}, … {names[-1]}"
 
 
 def _blinds(
