@@ -133,7 +133,16 @@ class Devices:
                 detail=status.detail,
             )
 
-        await asyncio.gather(*(query(d, device) for d, device in self.devices.items()))
+        # A device that says when it is usable is asked once it has said so: before that (every
+        # start, every reconnect) the question can only fail, and would be logged as if the
+        # device had let the table down. Its ONLINE report is an input, which wakes the
+        # dispatch loop, which asks it then.
+        ready = {
+            d: device
+            for d, device in self.devices.items()
+            if not device.reports_health or self.supervisors[d].health is Health.ONLINE
+        }
+        await asyncio.gather(*(query(d, device) for d, device in ready.items()))
 
     def _may_have_reached_a_device(self, dispatch: Dispatch) -> bool:
         """Whether the command was ever sent: by this process, or by the run that journaled it.

@@ -49,6 +49,10 @@ async def test_hands_end_to_end_and_the_will_on_sigkill(
         types = [e["type"] for e in collector.public]
         assert types.count("hand.completed") == 2
         assert not any(e["historical"] for e in collector.public)
+        # a normal start asks each device where it is once it is up, and warns of nothing
+        started = (daemon.directory / "daemon.log").read_text(errors="replace")
+        assert "device.queried" in started
+        assert "device.query_failed" not in started
         # hole cards only on the secure stream
         delivered = [e for e in collector.secure if e["type"] == "deal.group.delivered"]
         assert delivered

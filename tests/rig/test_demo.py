@@ -100,9 +100,14 @@ def test_twenty_hands_through_the_devices_with_a_mistake_handled(broker_url: str
     assert "# 20 hands completed" in proc.stderr
 
 
-def test_on_the_journal_alone_every_envelope_as_json() -> None:
-    proc = demo("--hands", "3", "--seed", "1", "--broker", "none", "--json")
+def test_on_the_journal_alone_every_envelope_as_json(tmp_path: Path) -> None:
+    kept = tmp_path / "kept"
+    proc = demo("--hands", "3", "--seed", "1", "--broker", "none", "--json", "--keep", str(kept))
     assert proc.returncode == 0, proc.stderr[-3000:]
+    # each device is asked where it is once it is up: a normal start warns of nothing
+    log = next(kept.glob("table-*/daemon.log")).read_text(errors="replace")
+    assert '"device.queried"' in log
+    assert "device.query_failed" not in log
     assert "the events stay in the journal" in proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [e["type"] for e in events].count("hand.completed") == 3
