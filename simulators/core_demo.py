@@ -21,6 +21,7 @@ from controller.envelope import envelope
 from controller.view.model import TableView
 from controller.view.render import render
 from simulators.autoplay import Style
+from simulators.demo_cli import pace_of
 from simulators.irregular import IrregularDealer
 from simulators.scenario.model import Scenario, ScenarioMeta, TableSpec
 
@@ -44,7 +45,7 @@ def run_core_demo(args: argparse.Namespace) -> int:
     style = Style(fold=0.25, aggressive=0.2, all_in=0.1)
     dealer = IrregularDealer(scenario, rng, style, rate=args.irregularities)
     live = sys.stdout.isatty() and not args.json
-    pause = args.pause if args.pause is not None else (0.15 if live and not args.hands else 0.0)
+    pause = pace_of(args, core=True)
     print(f"# tablectl demo: seed {seed}, profile {args.profile}, Ctrl-C to stop", file=sys.stderr)
     view = TableView()
     console = Console()

@@ -20,6 +20,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
+#: The default pace when a person watches the live view: slow enough to follow each move.
+WATCHED_PACE = 0.3
+WATCHED_PACE_CORE = 0.15
+
+
+def pace_of(args: argparse.Namespace, core: bool) -> float:
+    """Seconds between moves: as asked, or slow enough to watch when the view is drawn live
+    (with or without ``--hands``), else none."""
+    if args.pace is not None:
+        return max(0.0, float(args.pace))
+    watched = sys.stdout.isatty() and not args.json
+    return (WATCHED_PACE_CORE if core else WATCHED_PACE) if watched else 0.0
+
 
 def add_parsers(subparsers: Any) -> None:
     """Register the ``demo`` verb."""
@@ -57,11 +70,9 @@ def add_parsers(subparsers: Any) -> None:
         type=float,
         default=None,
         metavar="SECONDS",
-        help="seconds between the dealer's moves (default: 0.3 on a terminal without --hands, "
-        "else as fast as the table goes)",
-    )
-    demo.add_argument(
-        "--pause", type=float, default=None, help="--core: seconds between events on a terminal"
+        help="seconds between the dealer's moves (--core: between events); default: "
+        f"{WATCHED_PACE} ({WATCHED_PACE_CORE} with --core) when the table is drawn live on a "
+        "terminal, else 0, as fast as the table goes",
     )
     demo.set_defaults(handler=run)
 
@@ -76,8 +87,6 @@ def run(args: argparse.Namespace) -> int:
 
     from simulators.rig.demo import DemoOptions, run_demo  # noqa: PLC0415
 
-    watched = sys.stdout.isatty() and not args.json and not args.hands
-    pace = args.pace if args.pace is not None else (0.3 if watched else 0.0)
     options = DemoOptions(
         hands=args.hands,
         seed=args.seed,
@@ -86,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         broker=args.broker,
         json=args.json,
         keep=args.keep,
-        pace=max(0.0, pace),
+        pace=pace_of(args, core=False),
         reader=args.reader,
     )
     try:

@@ -30,7 +30,8 @@ class TableView:
 
     table_id: str = ""
     hand_id: str | None = None
-    hands: int = 0
+    dealt: int = 0  # hands started
+    hands: int = 0  # hands completed (a misdeal or a void is dealt, not completed)
     button: int | None = None
     seats: dict[int, SeatView] = field(default_factory=dict)
     board: list[str] = field(default_factory=list)
@@ -71,19 +72,33 @@ _IRREGULAR = {
 }
 
 
+#: The data fields the event panel shows, in this order.
+_BRIEF = ("seat", "street", "reason", "card", "cards", "payouts", "order")
+
+
 def _line(env: Mapping[str, Any]) -> str:
     rules = ",".join(env.get("rules", []))
     data = env.get("data", {})
-    brief = ", ".join(
-        f"{k}={v}"
-        for k, v in data.items()
-        if k in ("seat", "street", "reason", "card", "cards", "payouts", "order")
+    brief = "  ".join(
+        f"{key} {_shown(data[key])}" for key in _BRIEF if data.get(key) not in (None, [], {}, "")
     )
     return f"{env.get('seq', ''):>5} {env['type']:<24} {rules:<20} {brief}"
 
 
+def _shown(value: Any) -> str:
+    """A data value as a person reads it: cards and seats separated by spaces, a mapping as
+    ``key:value`` pairs (payouts: seat:chips), never Python's own notation."""
+    if isinstance(value, Mapping):
+        return " ".join(f"{k}:{_shown(v)}" for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return " ".join(_shown(v) for v in value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
 def _started(view: TableView, data: Mapping[str, Any]) -> None:
-    view.hands += 1
+    view.dealt += 1
     view.button = data.get("button")
     view.board = []
     view.pot = 0
@@ -162,6 +177,7 @@ def _awarded(view: TableView, data: Mapping[str, Any]) -> None:
 
 
 def _completed(view: TableView, data: Mapping[str, Any]) -> None:
+    view.hands += 1
     for seat_id, chips in data.get("stacks", {}).items():
         seat = view.seats.setdefault(int(seat_id), SeatView())
         seat.stack = chips

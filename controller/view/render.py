@@ -42,6 +42,11 @@ def render(view: TableView) -> RenderableType:
     parts: list[RenderableType] = [seats, board, Text(f"devices  {devices or '-'}")]
     if view.hold:
         parts.append(Text(f"HELD  {view.hold}", style="bold yellow"))
-    parts.append(Text(f"hands {view.hands}   irregularities {view.irregularities}"))
+    parts.append(
+        Text(
+            f"hands completed {view.hands} of {view.dealt} dealt   "
+            f"irregularities {view.irregularities}"
+        )
+    )
     log = Panel("\n".join(view.log), title="events (seq, type, rules)")
     return Group(*parts, log)

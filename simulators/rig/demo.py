@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import random
 import signal
 import sys
@@ -43,7 +44,8 @@ SETTLE = 1.0  # the readers' settle time at the demo table: a missed card is not
 # The FEIG reader sweeps 14 antennas in 90-180 ms and places a card after 3 sweeps and one more
 # for crosstalk: about 0.7 s on an idle machine, several times that on a loaded one.
 SETTLE_FEIG = 3.0
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# Ctrl-C, a stop, and the terminal closing: each stops every process and tidies up
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 RECANCEL = 10.0  # seconds the demo has to wind down after Ctrl-C before it is cancelled again
 
 
@@ -70,12 +72,19 @@ def line(env: dict[str, Any]) -> str:
 
 
 class Screen:
-    """Where the events go: the live view on a terminal, lines or JSON otherwise."""
+    """Where the events go: the live view on a terminal, lines or JSON otherwise.
 
-    def __init__(self, live: bool, as_json: bool) -> None:
+    When the reader of the lines goes away (``tablectl demo --json | head -1``), ``gone`` is
+    called: the demo stops as on Ctrl-C, so every process is stopped and the temporary
+    directory (keys, journal) removed, rather than playing on for no one.
+    """
+
+    def __init__(self, live: bool, as_json: bool, gone: Callable[[], None] = lambda: None) -> None:
         self.view = TableView()
         self.as_json = as_json
         self.live: Live | None = None
+        self.gone = gone
+        self.closed = False  # the reader went away
         self._drawn = 0.0
         if live:
             self.live = Live(render(self.view), console=Console(), auto_refresh=False)
@@ -85,17 +94,34 @@ class Screen:
         """Fold one event in and show it."""
         self.view.apply(env)
         if self.live is None:
-            print(json.dumps(env) if self.as_json else line(env), flush=True)
+            if self.closed:
+                return
+            try:
+                print(json.dumps(env) if self.as_json else line(env), flush=True)
+            except BrokenPipeError:
+                self._reader_gone()
             return
         now = time.monotonic()
         if now - self._drawn > 0.05:
             self._drawn = now
             self.live.update(render(self.view), refresh=True)
 
+    def _reader_gone(self) -> None:
+        self.closed = True
+        # What is still buffered for the closed pipe would fail again when Python flushes
+        # stdout at exit ("Exception ignored … BrokenPipeError"): point it at /dev/null
+        # (the Python documentation's note on SIGPIPE, in the signal module).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        self.gone()
+
     def new_table(self) -> None:
         """A new table (a fresh journal): start the picture afresh, keep the counters."""
-        hands, irregular = self.view.hands, self.view.irregularities
-        self.view = TableView(hands=hands, irregularities=irregular)
+        view = self.view
+        self.view = TableView(
+            dealt=view.dealt, hands=view.hands, irregularities=view.irregularities
+        )
 
     def close(self) -> None:
         """Draw the last picture and leave the terminal as it was."""
@@ -165,11 +191,11 @@ def demo_scenario(profile: str, reader: ReaderKind = "tsp") -> Scenario:
 async def run_demo(options: DemoOptions) -> int:
     """Play the demo; return the exit status (0 after ``hands`` hands, on Ctrl-C or SIGTERM)."""
     seed = options.seed if options.seed is not None else random.randrange(1 << 30)
-    screen = Screen(sys.stdout.isatty() and not options.json, options.json)
+    stop = asyncio.Event()
+    screen = Screen(sys.stdout.isatty() and not options.json, options.json, gone=stop.set)
     dealing = Dealing(
         options, demo_scenario(options.profile, options.reader), random.Random(seed), screen
     )
-    stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in STOP_SIGNALS:
         loop.add_signal_handler(sig, stop.set)

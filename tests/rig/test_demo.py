@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import signal
 import subprocess
@@ -196,6 +197,63 @@ def test_ctrl_c_stops_every_process(broker_url: str) -> None:
         summary = re.search(r"# (\d+) hands completed", err)
         assert summary is not None, err[-3000:]
         assert int(summary[1]) >= 1
+        assert not [pid for pid in children if alive(pid)]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+        stop_leftovers(children)
+
+
+@pytest.mark.parametrize(
+    ("through", "signalled"),
+    [("broker", None), ("journal", None), ("broker", signal.SIGHUP)],
+    ids=["pipe-closed-broker", "pipe-closed-journal", "hangup"],
+)
+def test_a_reader_that_goes_away_or_a_closed_terminal_stops_it_and_leaves_nothing(
+    tmp_path: Path, through: str, signalled: signal.Signals | None, broker_url: str
+) -> None:
+    """``tablectl demo --json | head -1``: once the pipe is closed (or the terminal hangs up)
+    the demo stops every process and removes its temporary directory, which holds the table's
+    private keys and journal."""
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "controller.cli",
+            "demo",
+            "--json",
+            "--broker",
+            broker_url if through == "broker" else "none",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=REPO,
+        env={**os.environ, "TMPDIR": str(temporary)},
+    )
+    children: list[int] = []
+    try:
+        assert proc.stdout is not None
+        assert proc.stderr is not None
+        first = proc.stdout.readline()
+        assert json.loads(first)["schema"] == "tablectl.event/1"
+        assert any(temporary.iterdir())  # its directory, while it runs
+        children = [pid for pid in descendants_of(proc.pid) if alive(pid)]
+        assert len(children) >= 3  # the daemon and the two simulators, at least
+        if signalled is None:
+            proc.stdout.close()  # the reader goes away: the next line written breaks the pipe
+        else:
+            proc.send_signal(signalled)
+        err = proc.stderr.read().decode(errors="replace")
+        assert proc.wait(timeout=120) == 0, err[-3000:]
+        assert "Traceback" not in err
+        assert "BrokenPipeError" not in err
+        assert list(temporary.iterdir()) == []
         assert not [pid for pid in children if alive(pid)]
     finally:
         if proc.poll() is None:

@@ -60,3 +60,31 @@ def test_the_view_renders() -> None:
     assert "table T1" in text
     assert "EXP-OTHER" in text
     assert "♦" in text
+
+
+def test_the_event_panel_reads_as_words_not_python() -> None:
+    """No ``None``, no brackets or quotes: cards and seats spaced, payouts as seat:chips, and
+    a field without a value left out."""
+    view = folded("T18-odd-chip-two-way.toml")
+    text = "\n".join(view.log)
+    for python in ("None", "[", "]", "'", "{", "}"):
+        assert python not in text, (python, text)
+    awarded = next(line for line in view.log if "pot.awarded" in line)
+    assert awarded.endswith("payouts 1:13 2:12")  # the odd chip to seat 1
+    assert any(line.endswith("seat 1  cards 2c 3d") for line in view.log)
+    view = TableView()
+    view.apply(
+        {"type": "card.exposed", "seq": 9, "rules": ["RROP-EXPOSED"],
+         "data": {"seat": None, "cards": ["Jd", "5h"], "reason": ""}}
+    )  # fmt: skip
+    assert view.log[-1].split("RROP-EXPOSED")[1].strip() == "cards Jd 5h"
+
+
+def test_hands_count_completed_ones_not_started_ones() -> None:
+    misdealt = folded("T03-seat-reads-one-card.toml")
+    assert (misdealt.dealt, misdealt.hands) == (1, 0)
+    played = folded("T18-odd-chip-two-way.toml")
+    assert (played.dealt, played.hands) == (1, 1)
+    console = Console(width=140, record=True)
+    console.print(render(misdealt))
+    assert "hands completed 0 of 1 dealt" in console.export_text()
