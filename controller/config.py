@@ -42,6 +42,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from controller.authority import Role
+from controller.credentials import expand_credentials
 from controller.decks import DeckManifest, ManifestError, load_deck, load_manifest
 from controller.keyring import Keyring, KeyringError, load_keyring
 from controller.profiles import ProfileError, RulesProfile, load_profile
@@ -452,16 +453,47 @@ def parse_config(data: Mapping[str, Any], source: str = "config") -> TableConfig
     return config
 
 
-def load_config(path: Path) -> TableConfig:
-    """Read, parse and validate the config file at ``path``."""
+class NotAConfigError(ConfigError):
+    """A file given as a config that is no config at all: a journal, or not text."""
+
+
+#: The first bytes of every SQLite database, a journal among them.
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def config_text(path: Path) -> str:
+    """The text of the config file at ``path``: ConfigError when it cannot be read, or is a
+    journal (the other file the command line takes) or some other file that is not text."""
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except OSError as exc:
         raise ConfigError(str(path), [f"cannot read: {exc.strerror or exc}"]) from None
+    if raw.startswith(SQLITE_HEADER):
+        raise NotAConfigError(
+            str(path),
+            [
+                "a SQLite database (a journal?), not a config: --config takes the config "
+                f"file; a journal goes to the journal verbs as --journal {path}"
+            ],
+        )
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NotAConfigError(
+            str(path), [f"not a config: not UTF-8 text (byte {exc.start} of the file)"]
+        ) from None
+
+
+def load_config(path: Path) -> TableConfig:
+    """Read, parse and validate the config file at ``path``."""
+    text = config_text(path)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(str(path), [f"not valid TOML: {exc}"]) from None
+    data, problems = expand_credentials(data)  # systemd's LoadCredential= (docs/operations.md)
+    if problems:
+        raise ConfigError(str(path), problems)
     security = data.get("security")
     if isinstance(security, dict) and isinstance(security.get("keyring"), str):
         # a keyring beside the config: a relative path is the config's directory's

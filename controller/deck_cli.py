@@ -41,24 +41,33 @@ class EnrollSetupError(ValueError):
 
 def add_parsers(subparsers: Any) -> None:
     """Register the ``deck`` verb and its ``enroll`` sub-verb."""
-    deck = subparsers.add_parser("deck", help="RFID deck manifests")
+    deck = subparsers.add_parser(
+        "deck",
+        help="RFID deck manifests",
+        description="Make the manifests that tie each card of an RFID deck to its tags' UIDs.",
+    )
     verbs = deck.add_subparsers(dest="deck_verb", metavar="VERB", required=True)
     parser = verbs.add_parser(
         "enroll",
         help="read 52 tags at an enroll zone and write the deck manifest",
-        description="Present the cards one at a time on the enroll antenna, in canonical order "
+        description="Read the 52 tags of a new deck at an enroll zone and write its manifest. "
+        "Needs the reader: --reader DRIVER --port PORT, or a config that has it (--config). "
+        "Present the cards one at a time on the enroll antenna, in canonical order "
         "(2c 3c … Ac 2d … As) or in the order of --order. Ctrl-C ends early (nothing is "
-        "written unless all 52 cards were enrolled).",
+        "written unless all 52 cards were enrolled). Exit status 0: manifest written; 1: "
+        "enrollment failed; 2: bad options or config.",
     )
     add = parser.add_argument
     add("--deck-id", required=True, help="the new deck's id (letters, digits, . _ -)")
-    add("--out", type=Path, help="manifest to write (default: DECKS/DECK-ID.toml)")
+    add("--out", type=Path, help="where the manifest goes (default: DECKS/DECK-ID.toml)")
     add("--force", action="store_true", help="overwrite an existing manifest")
     add("--order", type=Path, help="file listing the 52 cards in presentation order")
     add("--reader", choices=READERS, help="reader driver (with --port)")
     add("--port", help="serial port; for tsp-reader-usb VID:PID[:SERIAL] in hex")
     add("--antenna", type=int, default=0, help="tsp-reader(-usb): the enroll antenna (default 0)")
-    add("--config", type=Path, help="config with the reader (instead of --reader/--port)")
+    add("--config", type=Path,
+        help="the table's config file (or one device section) with the reader, instead of "
+        "--reader/--port")  # fmt: skip
     add("--device", help="which [devices.NAME] of --config (default: its only reader)")
     add("--decks", type=Path, help="manifests of the other decks (default: config/decks)")
     add("--idle-timeout", type=float, help="end after this many seconds without a new card")

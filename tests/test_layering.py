@@ -55,7 +55,16 @@ CORE_MODULES = frozenset(
     }
 )
 SHELL_MODULES = frozenset(
-    {"broker_setup", "broker_tls", "cli", "config", "config_check", "deck_cli", "enroll"}
+    {
+        "broker_setup",
+        "broker_tls",
+        "cli",
+        "config",
+        "config_check",
+        "credentials",
+        "deck_cli",
+        "enroll",
+    }
 )
 
 #: Which parts each part may import.

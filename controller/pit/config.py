@@ -35,7 +35,16 @@ from typing import Any
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from controller.config import ENV_PREFIX, BrokerSection, ConfigError, LogSection, _format, _Section
+from controller.config import (
+    ENV_PREFIX,
+    BrokerSection,
+    ConfigError,
+    LogSection,
+    _format,
+    _Section,
+    config_text,
+)
+from controller.credentials import expand_credentials
 from controller.signing import SigningError, load_private_key
 
 DEFAULT_PIT_CONFIG = Path("/etc/tablectl/pit.toml")
@@ -292,11 +301,9 @@ def parse_pit_config(data: Mapping[str, Any], source: str = "pit config") -> Pit
 
 
 def read_toml(path: Path) -> dict[str, Any]:
-    """The TOML document at ``path`` (ConfigError: unreadable or not TOML)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(str(path), [f"cannot read: {exc.strerror or exc}"]) from None
+    """The TOML document at ``path`` (ConfigError: unreadable, a journal or other binary file,
+    or not TOML)."""
+    text = config_text(path)
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -305,7 +312,9 @@ def read_toml(path: Path) -> dict[str, Any]:
 
 def load_pit_config(path: Path) -> PitConfig:
     """Read, parse and validate the pit config at ``path`` (relative paths: its directory's)."""
-    data = read_toml(path)
+    data, problems = expand_credentials(read_toml(path))  # systemd's LoadCredential=
+    if problems:
+        raise ConfigError(str(path), problems)
     for section, name in (("security", "key"), ("broker", "password_file")):
         part = data.get(section)
         if isinstance(part, dict) and isinstance(part.get(name), str):

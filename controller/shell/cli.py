@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import codecs
 import json
 import os
 import socket
 import sqlite3
 import sys
+import tomllib
 import uuid
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -18,50 +20,143 @@ from pydantic import ValidationError
 from controller.authority import Role
 from controller.config import (
     DEFAULT_CONFIG,
+    SQLITE_HEADER,
     BrokerSection,
     ConfigError,
+    NotAConfigError,
     TableConfig,
     _format,
     config_schema,
+    config_text,
     load_config,
 )
 from controller.config_check import broker_problems
 from controller.signing import Signer, SigningError
 
 CONFIG_ENV = "TABLECTL_CONFIG"
-KEY_ENV = "TABLECTL_KEY"
+SIGNING_KEY_ENV = "TABLECTL_SIGNING_KEY"
+#: The older name of ``$TABLECTL_SIGNING_KEY``, still read when the new one is not set.
+OLD_SIGNING_KEY_ENV = "TABLECTL_KEY"
+
+_CONFIG_HELP = f"the table's config file (default: ${CONFIG_ENV}, else {DEFAULT_CONFIG})"
 
 
 def add_parsers(subparsers: Any) -> None:
     """Register the verbs."""
-    run = subparsers.add_parser("run", help="the table controller daemon (what systemd starts)")
-    run.add_argument("--config", type=Path, default=None, help=f"config file ({DEFAULT_CONFIG})")
+    run = subparsers.add_parser(
+        "run",
+        help="the table controller daemon (what systemd starts)",
+        description="Run the table controller: read the table's config, lock and open its "
+        "journal, start the devices' drivers, the dealer console and the broker connection, "
+        "and serve until stopped (SIGTERM). Needs the table's config (--config, else "
+        f"${CONFIG_ENV}, else {DEFAULT_CONFIG}). Exit status 2: the config cannot run here; "
+        "3: the journal cannot be used; 4: another daemon runs on the journal.",
+    )
+    run.add_argument("--config", type=Path, default=None, metavar="FILE", help=_CONFIG_HELP)
     run.set_defaults(handler=run_command)
 
-    config = subparsers.add_parser("config", help="check a config file or print its schema")
+    config = subparsers.add_parser(
+        "config",
+        help="check a config file or print its schema",
+        description="Validate a config file as the daemon would, or print the table config's "
+        "JSON Schema.",
+    )
     config_verbs = config.add_subparsers(dest="config_verb", metavar="check|schema", required=True)
-    check = config_verbs.add_parser("check", help="validate a config file")
-    check.add_argument("file", type=Path)
+    check = config_verbs.add_parser(
+        "check",
+        help="validate a config file",
+        description="Validate a table's config (every key, the profile, the devices' options, "
+        "the keyring, the paths it needs here) or a pit's (it has [pit]), naming each problem "
+        f"on a line of its own. The file is --config FILE (default: ${CONFIG_ENV}, else "
+        f"{DEFAULT_CONFIG}). Exit status 0: it can run; 1: it cannot, or there is no such "
+        "file; 2: the file is not a config at all (a journal), or given twice.",
+    )
+    check.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help=f"the config file, a table's or a pit's (default: ${CONFIG_ENV}, else "
+        f"{DEFAULT_CONFIG})",
+    )
+    # The older form, `config check FILE`, still works: scripts written for it keep running.
+    check.add_argument(
+        "file",
+        type=Path,
+        nargs="?",
+        default=None,
+        metavar="FILE",
+        help="the older form of --config FILE",
+    )
     check.set_defaults(handler=config_check)
-    schema = config_verbs.add_parser("schema", help="print the config's JSON Schema")
+    schema = config_verbs.add_parser(
+        "schema",
+        help="print the config's JSON Schema",
+        description="Print the JSON Schema of the table config file (for editors and "
+        "generators); it needs nothing.",
+    )
     schema.set_defaults(handler=config_schema_command)
 
-    journal = subparsers.add_parser("journal", help="verify, export or salvage the journal")
+    journal = subparsers.add_parser(
+        "journal",
+        help="verify, export or salvage the journal",
+        description="Work on a table's journal, the SQLite file of everything the table did: "
+        "check its hash chain, export it (both safe while the daemon writes it), or salvage a "
+        "damaged one.",
+    )
     journal_verbs = journal.add_subparsers(
         dest="journal_verb", metavar="verify|export|salvage", required=True
     )
-    for name, handler, text in (
-        ("verify", journal_verify, "check the journal's hash chain"),
-        ("export", journal_export, "export events, or hands as PHH"),
-        ("salvage", journal_salvage, "copy every intact row of a damaged journal to a new file"),
+    for name, handler, text, description in (
+        (
+            "verify",
+            journal_verify,
+            "check the journal's hash chain",
+            "Check every row of the journal against its hash chain and print the breaks, those "
+            "maintenance accepted included. Exit status 0: intact; 1: broken or damaged; 2: no "
+            "journal there, one that cannot be opened, or a file that is not a journal.",
+        ),
+        (
+            "export",
+            journal_export,
+            "export events, or hands as PHH",
+            "Print the journal's events as JSON lines, or its completed hands as PHH (--phh), "
+            "its rulings (--rulings) or the house's take per period (--drop). Exit status 1: a "
+            "row cannot be read back; 2: no journal there, or the file is not a journal.",
+        ),
+        (
+            "salvage",
+            journal_salvage,
+            "copy every intact row of a damaged journal to a new file",
+            "Copy every intact row of a damaged journal into a new journal (--out) for the "
+            "daemon to run on (when rows were lost, it holds the table until maintenance "
+            "accepts the journal). With --config, the table's id and "
+            "genesis come from the config. Exit status 0: every row kept; 1: some lost; 2: "
+            "nothing could be written, or the file is not a journal.",
+        ),
     ):
-        sub = journal_verbs.add_parser(name, help=text)
-        sub.add_argument("--journal", type=Path, default=None, help="journal file")
+        sub = journal_verbs.add_parser(
+            name,
+            help=text,
+            description=f"{description} The journal is --journal FILE, else the one the "
+            f"table's config names (--config, else ${CONFIG_ENV}, else {DEFAULT_CONFIG}).",
+        )
         sub.add_argument(
-            "--config", type=Path, default=None, help="take the journal path from here"
+            "--journal", type=Path, default=None, metavar="FILE", help="the journal file (SQLite)"
+        )
+        sub.add_argument(
+            "--config",
+            type=Path,
+            default=None,
+            metavar="FILE",
+            help="the table's config file, which names the journal ([journal] path)",
         )
         if name == "export":
-            sub.add_argument("--phh", action="store_true", help="completed hands as PHH")
+            sub.add_argument(
+                "--phh",
+                action="store_true",
+                help="completed hands as PHH: one bulk .phhs, or one .phh with --hand",
+            )
             sub.add_argument(
                 "--rulings", action="store_true", help="who made each ruling, one line each"
             )
@@ -78,10 +173,22 @@ def add_parsers(subparsers: Any) -> None:
                 help="with --drop: the period totals are kept by (UTC)",
             )
         if name == "salvage":
-            sub.add_argument("--out", type=Path, required=True, help="the new journal (a new file)")
+            sub.add_argument(
+                "--out",
+                type=Path,
+                required=True,
+                metavar="FILE",
+                help="where the new journal goes (a new file)",
+            )
         sub.set_defaults(handler=handler)
 
-    tail = subparsers.add_parser("tail", help="print table events as they arrive")
+    tail = subparsers.add_parser(
+        "tail",
+        help="print table events as they arrive",
+        description="Subscribe to a table's event stream on the broker and print each event as "
+        "it arrives (--secure: the surveillance stream, hole cards included). Needs the broker "
+        "and the table: --config, or --broker and --table, with a login of the tool's own.",
+    )
     _broker_args(tail)
     tail.add_argument("--secure", action="store_true", help="the surveillance stream")
     tail.add_argument("--count", type=int, default=0, help="stop after N events")
@@ -90,28 +197,59 @@ def add_parsers(subparsers: Any) -> None:
     )
     tail.set_defaults(handler=tail_command)
 
-    dealer = subparsers.add_parser("dealer", help="send a dealer command and print the response")
+    dealer = subparsers.add_parser(
+        "dealer",
+        help="send a dealer command and print the response",
+        description="Send one request to a table as its dealer console would (start_hand, "
+        "action, award, a ruling…), signed with --signing-key, and print the table's answer "
+        "as JSON. Needs the broker and the table (--config, or --broker and --table) and, at "
+        "a table that takes signed requests only, a key its keyring knows. Exit status 0: "
+        "the table said ok; 1: it refused; 2: bad input or no broker.",
+        # Without this, an old `--key FILE` would be taken as the prefix of --key-file (the
+        # TLS key) and fail far from the cause: it is refused as unknown instead.
+        allow_abbrev=False,
+    )
     _broker_args(dealer)
     dealer.add_argument("command", help="start_hand, action, award, …")
     dealer.add_argument("fields", nargs="*", help="key=value (values are JSON when they parse)")
     dealer.add_argument("--transaction", default=None, help="default: a new random id")
-    dealer.add_argument("--timeout", type=float, default=10.0)
     dealer.add_argument(
-        "--key",
-        type=Path,
-        default=os.environ.get(KEY_ENV),
-        help=f"sign with this private key (tablectl keys new; or ${KEY_ENV})",
+        "--timeout", type=float, default=10.0, help="seconds to wait for the answer (10)"
     )
-    dealer.add_argument("--key-id", default=None, help="the key's id (default: the file's name)")
+    dealer.add_argument(
+        "--signing-key",
+        type=Path,
+        default=os.environ.get(SIGNING_KEY_ENV, os.environ.get(OLD_SIGNING_KEY_ENV)),
+        metavar="FILE",
+        help="sign the request with this private key (tablectl keys new; default: "
+        f"${SIGNING_KEY_ENV}, unsigned when unset)",
+    )
+    dealer.add_argument(
+        "--signing-key-id",
+        default=None,
+        metavar="ID",
+        help="the signing key's id in the keyring (default: the key file's name)",
+    )
     dealer.add_argument(
         "--on-behalf-of", default=None, help="a console signing for this person (docs/security.md)"
     )
     dealer.set_defaults(handler=dealer_command)
 
-    keys = subparsers.add_parser("keys", help="make a key pair for a person or a console")
+    keys = subparsers.add_parser(
+        "keys",
+        help="make a key pair for a person or a console",
+        description="Make the signing keys of the people and consoles who send requests to "
+        "the tables (docs/security.md).",
+    )
     keys_verbs = keys.add_subparsers(dest="keys_verb", metavar="new", required=True)
     new = keys_verbs.add_parser(
-        "new", help="write NAME.key (private) and print the keyring entry of its public key"
+        "new",
+        help="write NAME.key (private) and print the keyring entry of its public key",
+        description="Write a new Ed25519 private key to OUT/NAME.key (never overwritten) and "
+        "print the block every table's keyring needs for it: its [keys.NAME] entry and, for "
+        "the people a console signs for (--acts-for PERSON=ROLE), their [persons] entries. "
+        "A pit key (--role pit) also gets the floor role, for the rulings the pit's console "
+        "relays, and acts for anyone unless --acts-for names its people.",
     )
     new.add_argument("name", help="the key id (letters, digits, . _ -)")
     new.add_argument(
@@ -122,21 +260,45 @@ def add_parsers(subparsers: Any) -> None:
         help="a role the key's holder has (repeat for several)",
     )
     new.add_argument("--person", default=None, help="whose key it is (default: the name)")
-    new.add_argument("--table", action="append", default=None, help="a table it serves (all)")
+    new.add_argument(
+        "--table", action="append", default=None, help="a table id it serves (repeat; default: all)"
+    )
     new.add_argument("--valid-until", default=None, help="expiry, RFC 3339 (none)")
     new.add_argument(
-        "--acts-for", action="append", default=None, help="a person it may sign for (a console)"
+        "--acts-for",
+        action="append",
+        default=None,
+        metavar="PERSON[=ROLE,…]",
+        help="a person the key may sign for, as a console (repeat; * for anyone); with =ROLE,… "
+        'also their [persons."PERSON"] entry, the roles the tables give them',
     )
-    new.add_argument("--dir", type=Path, default=Path("."), help="where NAME.key goes")
+    new.add_argument(
+        "--out",
+        type=Path,
+        default=Path("."),
+        metavar="DIR",
+        help="where NAME.key goes (a directory; default: .)",
+    )
     new.set_defaults(handler=keys_new)
 
-    broker = subparsers.add_parser("broker", help="the pit broker's users, passwords and ACL")
+    broker = subparsers.add_parser(
+        "broker",
+        help="the pit broker's users, passwords and ACL",
+        description="Set up the mosquitto broker the tables and the pit share.",
+    )
     broker_verbs = broker.add_subparsers(dest="broker_verb", metavar="setup", required=True)
     setup = broker_verbs.add_parser(
-        "setup", help="write mosquitto's passwd, acl and mosquitto.conf from a users file"
+        "setup",
+        help="write mosquitto's passwd, acl and mosquitto.conf from a users file",
+        description="Write mosquitto's password file, ACL, config and (unless --no-tls) its "
+        "TLS files into the --out directory, from a users file that names who connects and "
+        "with which roles. The site's CA, certificate and key are used when given, else a CA "
+        "of its own is made (and kept: a second run reuses it).",
     )
     setup.add_argument("users", type=Path, help="users file (config/mosquitto/users.example.toml)")
-    setup.add_argument("--out", type=Path, required=True, help="where the files go")
+    setup.add_argument(
+        "--out", type=Path, required=True, metavar="DIR", help="where the files go (a directory)"
+    )
     setup.add_argument(
         "--listener",
         default="1883 127.0.0.1",
@@ -152,11 +314,11 @@ def add_parsers(subparsers: Any) -> None:
         help="a name or address clients use for the broker, in its certificate (repeat; "
         "default: this machine's name, localhost, 127.0.0.1)",
     )
-    setup.add_argument("--ca-file", type=Path, default=None, help="the site's CA (PEM)")
+    setup.add_argument("--ca-file", type=Path, default=None, help="TLS: the site's CA (PEM)")
     setup.add_argument(
-        "--cert-file", type=Path, default=None, help="the site's certificate for the broker"
+        "--cert-file", type=Path, default=None, help="TLS: the site's certificate for the broker"
     )
-    setup.add_argument("--key-file", type=Path, default=None, help="its key (PEM)")
+    setup.add_argument("--key-file", type=Path, default=None, help="TLS: its key (PEM)")
     setup.add_argument(
         "--renew-server-cert",
         action="store_true",
@@ -196,7 +358,7 @@ def _broker_args(parser: argparse.ArgumentParser) -> None:
         "--config",
         type=Path,
         default=None,
-        help="the table's config: its broker's address, login and TLS settings, its table id",
+        help="the table's config file: its broker's address, login and TLS settings, its table id",
     )
     parser.add_argument("--username", default=None, help="the broker user (its ACL decides)")
     parser.add_argument(
@@ -366,24 +528,42 @@ def journal_failure(exc: BaseException, path: Path) -> str | None:
 
 
 def config_check(args: argparse.Namespace) -> int:
-    """``tablectl config check FILE`` (a table's config, or a pit's: it has ``[pit]``)."""
-    from controller.pit.config import is_pit_config, load_pit_config, read_toml  # noqa: PLC0415
+    """``tablectl config check [--config FILE]`` (a table's config, or a pit's: it has
+    ``[pit]``); ``config check FILE`` is the older form."""
+    from controller.pit.config import is_pit_config, load_pit_config  # noqa: PLC0415
 
+    if args.config is not None and args.file is not None:
+        print("tablectl config check: give the file once, as --config FILE", file=sys.stderr)
+        return 2
+    path = _config_path(args.config if args.file is None else args.file)
     try:
-        if is_pit_config(read_toml(args.file)):
-            pit = load_pit_config(args.file)
+        # read here first: the pit's reader takes any file for text, a journal included
+        data = tomllib.loads(config_text(path))
+    except tomllib.TOMLDecodeError as exc:
+        print(ConfigError(str(path), [f"not valid TOML: {exc}"]), file=sys.stderr)
+        return 1
+    except NotAConfigError as exc:
+        # bad input, not a config with problems: a journal given where the config goes
+        print(f"{exc}", file=sys.stderr)
+        return 2
+    except ConfigError as exc:
+        print(f"{exc}", file=sys.stderr)
+        return 1
+    try:
+        if is_pit_config(data):
+            pit = load_pit_config(path)
             problems = broker_problems(pit.broker)
             if problems:
-                raise ConfigError(str(args.file), problems)
+                raise ConfigError(str(path), problems)
             where = pit.store.url.split("://", 1)[0]
-            print(f"{args.file}: ok (pit {pit.pit.id}, group {pit.pit.share_group}, store {where})")
+            print(f"{path}: ok (pit {pit.pit.id}, group {pit.pit.share_group}, store {where})")
             return 0
-        config = checked_config(args.file)
+        config = checked_config(path)
     except ConfigError as exc:
         print(f"{exc}", file=sys.stderr)
         return 1
     devices = ", ".join(f"{d} ({s.driver})" for d, s in config.devices.items()) or "none"
-    print(f"{args.file}: ok (table {config.table.id}, devices: {devices})")
+    print(f"{path}: ok (table {config.table.id}, devices: {devices})")
     return 0
 
 
@@ -405,10 +585,54 @@ def config_schema_command(args: argparse.Namespace) -> int:
     return 0
 
 
+class NotAJournalError(ValueError):
+    """A file given as a journal that is no journal at all; the message says what it is."""
+
+
 def _journal_path(args: argparse.Namespace) -> Path:
-    if args.journal is not None:
-        return Path(args.journal)
-    return load_config(_config_path(args.config)).journal.path
+    """The journal the journal verbs work on: NotAJournalError when the file is something else
+    (a config given as ``--journal``), which salvage could do nothing with."""
+    path = Path(args.journal) if args.journal is not None else None
+    if path is None:
+        path = load_config(_config_path(args.config)).journal.path
+    kind = _not_a_journal(path)
+    if kind is not None:
+        raise NotAJournalError(f"{path} is not a journal ({kind})")
+    return path
+
+
+def _not_a_journal(path: Path) -> str | None:
+    """What the file at ``path`` is when it is surely not a journal: text, or empty. None for
+    a SQLite file, a file that is not there, and binary bytes: a journal whose first page was
+    damaged is binary too, and salvage is what it needs."""
+    try:
+        with path.open("rb") as file:
+            head = file.read(_SNIFF)
+    except OSError:
+        return None  # not there, or unreadable: opening it says which
+    if head.startswith(SQLITE_HEADER):
+        return None
+    if not head:
+        return "it is empty"
+    try:
+        # final=False: the sniffed bytes may end inside a character
+        text = codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError:
+        return None
+    if "\x00" in text:
+        return None
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return "it is a text file, not SQLite: give --journal with the journal's path"
+    elsewhere = "--journal with the journal's path"
+    if "table" in data:
+        return f"it looks like a config: give --config {path}, or {elsewhere}"
+    return f"it is a TOML file, not SQLite: give {elsewhere}"
+
+
+#: How much of a file tells a journal from a text file.
+_SNIFF = 4096
 
 
 def journal_verify(args: argparse.Namespace) -> int:
@@ -419,7 +643,7 @@ def journal_verify(args: argparse.Namespace) -> int:
 
     try:
         journal = Journal.open_existing(_journal_path(args))
-    except (JournalError, ConfigError) as exc:
+    except (JournalError, ConfigError, NotAJournalError) as exc:
         print(f"tablectl journal verify: {exc}", file=sys.stderr)
         return 2
     try:
@@ -451,6 +675,7 @@ def journal_verify(args: argparse.Namespace) -> int:
 
 def journal_export(args: argparse.Namespace) -> int:
     """``tablectl journal export [--phh | --rulings | --drop [--period P]] [--hand ID]``."""
+    from controller.phh import bulk_phh  # noqa: PLC0415
     from controller.shell.export import (  # noqa: PLC0415
         export_drop,
         export_events,
@@ -462,7 +687,7 @@ def journal_export(args: argparse.Namespace) -> int:
 
     try:
         journal = Journal.open_existing(_journal_path(args))
-    except (JournalError, ConfigError) as exc:
+    except (JournalError, ConfigError, NotAJournalError) as exc:
         print(f"tablectl journal export: {exc}", file=sys.stderr)
         return 2
     try:
@@ -474,7 +699,8 @@ def journal_export(args: argparse.Namespace) -> int:
             if args.hand and not texts:
                 print(f"no completed hand {args.hand} in the journal", file=sys.stderr)
                 return 1
-            sys.stdout.write("\n".join(texts))
+            # one hand: a .phh; the journal's hands: one bulk .phhs (pokerkit's load_all)
+            sys.stdout.write(texts[0] if args.hand else bulk_phh(texts))
         else:
             for segment in journal.pruned():  # said first: the lines below lack these rows
                 print(
@@ -511,7 +737,7 @@ def journal_salvage(args: argparse.Namespace) -> int:
             section = load_config(_config_path(args.config)).table
             table = {"table_id": section.id, "genesis": section.genesis()}
         report = salvage(source, args.out, table)
-    except (SalvageError, ConfigError) as exc:
+    except (SalvageError, ConfigError, NotAJournalError) as exc:
         print(f"tablectl journal salvage: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
@@ -579,9 +805,9 @@ def dealer_command(args: argparse.Namespace) -> int:
             fields[key] = value
     transaction = args.transaction or uuid.uuid4().hex
     signer = None
-    if args.key is not None:
+    if args.signing_key is not None:
         try:
-            signer = Signer.from_file(Path(args.key), table, args.key_id)
+            signer = Signer.from_file(Path(args.signing_key), table, args.signing_key_id)
         except SigningError as exc:
             print(f"tablectl dealer: {exc}", file=sys.stderr)
             return 2
@@ -606,29 +832,41 @@ def dealer_command(args: argparse.Namespace) -> int:
 
 
 def keys_new(args: argparse.Namespace) -> int:
-    """``tablectl keys new NAME --role ROLE…``: the private key file and the keyring entry."""
+    """``tablectl keys new NAME --role ROLE…``: the private key file and the keyring block."""
     from controller.keyring import KeyringError, parse_keyring  # noqa: PLC0415
     from controller.signing import new_key, save_private_key  # noqa: PLC0415
 
+    roles = set(args.role)
+    if Role.PIT.value in roles:
+        # The pit's console relays the floor's rulings with the pit's key, and a request
+        # signed for a person gets the roles both hold: without floor nobody could rule there.
+        roles.add(Role.FLOOR.value)
+    try:
+        acts_for, persons = _acts_for(args.acts_for or [])
+    except ValueError as exc:
+        print(f"tablectl keys new: --acts-for {exc}", file=sys.stderr)
+        return 2
+    if not acts_for and Role.PIT.value in roles:
+        acts_for = ["*"]  # whoever logs in to the pit's console; their roles are the tables'
     entry: dict[str, Any] = {
         "person": args.person or args.name,
-        "roles": sorted(set(args.role)),
+        "roles": sorted(roles),
         "tables": args.table or ["*"],
         "public_key": "A" * 43 + "=",  # checked with the real key below
     }
     if args.valid_until:
         entry["valid_until"] = args.valid_until
-    if args.acts_for:
-        entry["acts_for"] = args.acts_for
+    if acts_for:
+        entry["acts_for"] = acts_for
     try:
-        parse_keyring({"keys": {args.name: entry}}, "the new key")
+        parse_keyring({"keys": {args.name: entry}, "persons": persons}, "the new key")
     except KeyringError as exc:
         print(f"tablectl keys new: {exc}", file=sys.stderr)
         return 2
-    path = args.dir / f"{args.name}.key"
+    path = args.out / f"{args.name}.key"
     private, public = new_key()
     try:
-        args.dir.mkdir(parents=True, exist_ok=True)
+        args.out.mkdir(parents=True, exist_ok=True)
         save_private_key(private, path)
     except FileExistsError:
         print(f"tablectl keys new: {path} exists; not overwritten", file=sys.stderr)
@@ -638,13 +876,59 @@ def keys_new(args: argparse.Namespace) -> int:
         return 2
     entry["public_key"] = public
     print(f"# private key: {path} (keep it on the console; never in the keyring)")
+    print("# for every table's keyring:")
     print(keyring_entry(args.name, entry), end="")
+    for person, person_entry in persons.items():
+        print()
+        print(person_block(person, person_entry), end="")
+    if acts_for and not persons:
+        # Said because a console's request gets only the roles its person holds too: people
+        # the keyring does not know can do nothing through it.
+        print("# the people it signs for need roles at every table: keys of their own, or a")
+        print('# [persons."NAME"] entry each (tablectl keys new … --acts-for NAME=ROLE prints it)')
     return 0
+
+
+def _acts_for(items: list[str]) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    """``--acts-for PERSON[=ROLE,…]``: the people a console signs for, and the ``[persons]``
+    entries of those given roles (ValueError naming the bad one)."""
+    known = {r.value for r in Role}
+    people: list[str] = []
+    persons: dict[str, dict[str, Any]] = {}
+    for item in items:
+        # the roles follow the last "=": a name may have one of its own (PERSON=X=floor)
+        person, sep, listed = item.rpartition("=") if "=" in item else (item, "", "")
+        person = person.strip()
+        if not person:
+            raise ValueError(f"{item!r}: give PERSON or PERSON=ROLE,…")
+        if person not in people:
+            people.append(person)
+        if not sep:
+            continue
+        if person == "*":
+            raise ValueError(f"{item!r}: * is anyone, who has no [persons] entry of their own")
+        roles = {r.strip() for r in listed.split(",") if r.strip()}
+        unknown = sorted(roles - known)
+        if unknown or not roles:
+            choices = ", ".join(sorted(known))
+            raise ValueError(f"{item!r}: the roles are {choices}")
+        held = persons.setdefault(person, {"roles": []})
+        held["roles"] = sorted(set(held["roles"]) | roles)
+    return (["*"] if "*" in people else people), persons
 
 
 def keyring_entry(key_id: str, entry: dict[str, Any]) -> str:
     """A ``[keys.ID]`` block of the keyring file."""
-    lines = [f"[keys.{key_id}]"]
+    return _table_block(f"keys.{key_id}", entry)
+
+
+def person_block(person: str, entry: dict[str, Any]) -> str:
+    """A ``[persons."NAME"]`` block of the keyring file (the name quoted: it has spaces)."""
+    return _table_block(f"persons.{json.dumps(person)}", entry)
+
+
+def _table_block(header: str, entry: dict[str, Any]) -> str:
+    lines = [f"[{header}]"]
     for name, value in entry.items():
         if isinstance(value, list):
             rendered = "[" + ", ".join(json.dumps(v) for v in value) + "]"

@@ -17,7 +17,12 @@ if TYPE_CHECKING:
 
 def add_parsers(subparsers: Any) -> None:
     """Register the ``scenario`` verb."""
-    scenario = subparsers.add_parser("scenario", help="play scenario files")
+    scenario = subparsers.add_parser(
+        "scenario",
+        help="play scenario files",
+        description="Play scenario files (a hand's cards, actions and the events expected, "
+        "docs/scenarios.md) and check their expectations, or make one from a PHH hand history.",
+    )
     verbs = scenario.add_subparsers(dest="scenario_verb", metavar="VERB", required=True)
     run = verbs.add_parser(
         "run",
@@ -25,7 +30,7 @@ def add_parsers(subparsers: Any) -> None:
         description="Play scenario files through the simulators, drivers and daemon (device "
         "mode), or with --core straight into the pure core.",
     )
-    run.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    run.add_argument("files", nargs="+", type=Path, metavar="FILE", help="scenario files (TOML)")
     run.add_argument(
         "--core", action="store_true", help="play straight into the pure core (no devices)"
     )
@@ -53,7 +58,7 @@ def add_parsers(subparsers: Any) -> None:
         description="Print a scenario that deals the hand history's cards, makes its actions "
         "and expects the table to end where the history says (finishing_stacks).",
     )
-    from_phh.add_argument("file", type=Path, metavar="FILE")
+    from_phh.add_argument("file", type=Path, metavar="FILE", help="a PHH (.phh) or bulk .phhs")
     from_phh.add_argument("--profile", default="rrop-cash", help="the rules profile")
     from_phh.add_argument(
         "--house",
@@ -68,7 +73,9 @@ def add_parsers(subparsers: Any) -> None:
         metavar="NAME",
         help="of a bulk .phhs (journal export --phh), the hand whose table is NAME (1, 2…)",
     )
-    from_phh.add_argument("--out", type=Path, default=None, help="write here, not to stdout")
+    from_phh.add_argument(
+        "--out", type=Path, default=None, help="where the scenario goes (default: standard output)"
+    )
     from_phh.set_defaults(handler=from_phh_command)
 
 

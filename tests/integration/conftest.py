@@ -109,7 +109,7 @@ class DaemonProcess:
 
     def key_args(self, role: Role = Role.DEALER) -> list[str]:
         """``tablectl dealer`` arguments that sign with the key of ``role``."""
-        return ["--key", str(self.keys.key_file(role))]
+        return ["--signing-key", str(self.keys.key_file(role))]
 
     def start(self, timeout: float = 60.0, until: str = "READY=1") -> float:
         """Start the daemon; return the seconds until it said ``until`` (READY=1).

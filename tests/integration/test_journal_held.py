@@ -3,9 +3,9 @@
 The daemon verifies the chain at start (from the last verified head), finds the edit, and does
 not go READY: systemd hears the alarm in STATUS and start-timeout extensions, the pit sees the
 alarm on the retained status and as a critical event, and every request is answered with the
-alarm. Maintenance's signed ``journal_accept`` (``tablectl dealer --key …``) accepts the journal
-as it is: READY=1, a new epoch from seq 1, the break listed as accepted by ``journal verify``,
-and the next start goes READY without a hold.
+alarm. Maintenance's signed ``journal_accept`` (``tablectl dealer --signing-key …``) accepts
+the journal as it is: READY=1, a new epoch from seq 1, the break listed as accepted by
+``journal verify``, and the next start goes READY without a hold.
 """
 
 from __future__ import annotations

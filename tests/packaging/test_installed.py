@@ -155,11 +155,11 @@ def test_config_check_of_the_shipped_example(venv: Venv) -> None:
         TABLECTL_JOURNAL__PATH=str(state / "journal.sqlite"),
         TABLECTL_DEVICES__SHUFFLER__STATE_FILE=str(state / "shuffler.json"),
     )
-    done = venv.run("tablectl", "config", "check", example, env=env)
+    done = venv.run("tablectl", "config", "check", "--config", example, env=env)
     assert done.stdout.strip() == f"{example}: ok (table T7, devices: shuffler (virtual))"
     broken = venv.workdir / "broken.toml"
     broken.write_text(example.read_text().replace('deck = "house-a"', 'deck = "house-z"'))
-    refused = venv.run("tablectl", "config", "check", broken, check=False, env=env)
+    refused = venv.run("tablectl", "config", "check", "--config", broken, check=False, env=env)
     assert refused.returncode == 1
     assert "table.deck:" in refused.stderr
     assert "house-z" in refused.stderr
@@ -241,9 +241,9 @@ def test_config_check_accepts_the_plugin_and_checks_its_options(plugin: Venv) ->
     text += f'[journal]\npath = "{plugin.workdir / "check.sqlite"}"\n'
     good.write_text(text)
     bad.write_text(text.replace("A1 =", "A1 = 3, A2 ="))
-    done = plugin.run("tablectl", "config", "check", good)
+    done = plugin.run("tablectl", "config", "check", "--config", good)
     assert done.stdout.strip() == f"{good}: ok (table T1, devices: reader (tag-bridge))"
-    refused = plugin.run("tablectl", "config", "check", bad, check=False)
+    refused = plugin.run("tablectl", "config", "check", "--config", bad, check=False)
     assert refused.returncode == 1
     assert "devices.reader.antennas.A1: Input should be a valid string" in refused.stderr
 

@@ -19,7 +19,7 @@ def test_the_example_is_valid_and_its_store_is_beside_it(
     config = load_pit_config(EXAMPLE)
     assert config.store.url == f"sqlite:///{EXAMPLE.parent / 'pit.sqlite'}"
     assert config.client_id == "pit-pit-1"
-    assert main(["config", "check", str(EXAMPLE)]) == 0
+    assert main(["config", "check", "--config", str(EXAMPLE)]) == 0
     assert "ok (pit pit-1, group pit, store sqlite)" in capsys.readouterr().out
 
 
@@ -73,11 +73,11 @@ def test_a_pit_reaches_a_broker_on_another_machine_over_tls_only(
 ) -> None:
     path = tmp_path / "pit.toml"
     path.write_text('[pit]\nid = "pit-1"\n[broker]\nhost = "pit-broker.local"\n')
-    for argv in (["config", "check", str(path)], ["pit", "run", "--config", str(path)]):
+    for argv in (["config", "check", "--config", str(path)], ["pit", "run", "--config", str(path)]):
         assert main(argv) != 0
         assert "broker.tls.enabled: pit-broker.local is another machine" in capsys.readouterr().err
     path.write_text(
         '[pit]\nid = "pit-1"\n[broker]\nhost = "pit-broker.local"\nport = 8883\n'
         "[broker.tls]\nenabled = true\n"
     )
-    assert main(["config", "check", str(path)]) == 0
+    assert main(["config", "check", "--config", str(path)]) == 0

@@ -27,7 +27,7 @@ def test_the_example_config_checks(
     assert len(reader.zones) == 14
     assert {address: len(r.antennas) for address, r in reader.readers.items()} == {1: 8, 2: 6}
     monkeypatch.setenv("TABLECTL_JOURNAL__PATH", str(tmp_path / "journal.sqlite"))
-    assert main(["config", "check", str(EXAMPLE)]) == 0
+    assert main(["config", "check", "--config", str(EXAMPLE)]) == 0
     assert "ok (table T8" in capsys.readouterr().out
 
 
@@ -110,6 +110,6 @@ def test_config_check_names_the_feig_section(
     config = tmp_path / "table.toml"
     text = EXAMPLE.read_text(encoding="utf-8").replace('zone = "burn"', 'zone = "seat:2"')
     config.write_text(text.replace('keyring = "keyring.example.toml"', "require_signed = false"))
-    assert main(["config", "check", str(config)]) == 1
+    assert main(["config", "check", "--config", str(config)]) == 1
     err = capsys.readouterr().err
     assert "devices.rfid.(options): Value error, two antennas share the zone seat:2" in err

@@ -61,7 +61,8 @@ def target(table: OpenTable) -> list[str]:
     """Where ``tablectl dealer`` sends, signed with the rig dealer's key."""
     assert table.broker is not None
     key = table.rig.keys.key_file(Role.DEALER)
-    return ["--broker", table.broker.url, "--prefix", "cli", "--table", "T9", "--key", str(key)]
+    broker = ["--broker", table.broker.url, "--prefix", "cli", "--table", "T9"]
+    return [*broker, "--signing-key", str(key)]
 
 
 def tail_target(table: OpenTable) -> list[str]:
@@ -133,9 +134,8 @@ async def test_refused_commands_exit_1_with_the_reason(table: OpenTable) -> None
     assert code == 1
     assert "unsigned" in json.loads(out)["error"]
     floor = table.rig.keys.key_file(Role.FLOOR)
-    code, out, _ = await tablectl(
-        "dealer", *tail_target(table), "--key", str(floor), "--key-id", "rig-dealer", "start_hand"
-    )
+    signed = ["--signing-key", str(floor), "--signing-key-id", "rig-dealer"]
+    code, out, _ = await tablectl("dealer", *tail_target(table), *signed, "start_hand")
     assert code == 1
     assert "signature does not hold" in json.loads(out)["error"]
 

@@ -122,21 +122,21 @@ def test_config_check_command(
     # user can make them
     monkeypatch.setenv("TABLECTL_JOURNAL__PATH", str(tmp_path / "state" / "journal.sqlite"))
     monkeypatch.setenv("TABLECTL_DEVICES__SHUFFLER__STATE_FILE", str(tmp_path / "state" / "s.json"))
-    assert main(["config", "check", str(EXAMPLE)]) == 0
+    assert main(["config", "check", "--config", str(EXAMPLE)]) == 0
     assert "ok (table T7" in capsys.readouterr().out
     bad = tmp_path / "bad.toml"
     bad.write_text(
         '[table]\nid = "T1"\nstacks = { 1 = 5 }\nbutton = 1\nblinds = [1, 2]\n[broker]\nport = 0\n'
     )
-    assert main(["config", "check", str(bad)]) == 1
+    assert main(["config", "check", "--config", str(bad)]) == 1
     err = capsys.readouterr().err
     assert "table.stacks: List should have at least 2 items" in err or "table.stacks" in err
     assert "broker.port: Input should be greater than or equal to 1 (got 0)" in err
     broken = tmp_path / "broken.toml"
     broken.write_text("[table\n")
-    assert main(["config", "check", str(broken)]) == 1
+    assert main(["config", "check", "--config", str(broken)]) == 1
     assert "not valid TOML" in capsys.readouterr().err
-    assert main(["config", "check", str(tmp_path / "missing.toml")]) == 1
+    assert main(["config", "check", "--config", str(tmp_path / "missing.toml")]) == 1
     assert "cannot read" in capsys.readouterr().err
 
 

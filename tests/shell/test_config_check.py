@@ -238,7 +238,7 @@ def test_config_check_and_run_print_every_problem_one_line_each(
     path = write_config(
         tmp_path, f'[broker]\npassword_file = "{tmp_path / "pw"}"\n[daemon]\nconsole = "/no/c"\n'
     )
-    assert main(["config", "check", str(path)]) == 1
+    assert main(["config", "check", "--config", str(path)]) == 1
     lines = capsys.readouterr().err.splitlines()
     assert lines[0] == f"{path}:"
     assert [line.strip().split(":")[0] for line in lines[1:]] == [

@@ -56,7 +56,7 @@ def test_keys_new_writes_a_private_key_and_a_keyring_entry(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code = main(["keys", "new", "ann", "--role", "dealer", "--person", "Ann", "--table", "T7",
-                 "--valid-until", "2027-06-30T00:00:00Z", "--dir", str(tmp_path)])  # fmt: skip
+                 "--valid-until", "2027-06-30T00:00:00Z", "--out", str(tmp_path)])  # fmt: skip
     assert code == 0
     printed = capsys.readouterr().out
     (tmp_path / "keyring.toml").write_text(printed)
@@ -65,9 +65,9 @@ def test_keys_new_writes_a_private_key_and_a_keyring_entry(
     private = load_private_key(tmp_path / "ann.key")
     assert public_text(private.public_key()) == entry.public_key
     assert (tmp_path / "ann.key").stat().st_mode & 0o777 == 0o600
-    assert main(["keys", "new", "ann", "--role", "dealer", "--dir", str(tmp_path)]) == 2
+    assert main(["keys", "new", "ann", "--role", "dealer", "--out", str(tmp_path)]) == 2
     assert "exists" in capsys.readouterr().err
-    assert main(["keys", "new", "bad name", "--role", "dealer", "--dir", str(tmp_path)]) == 2
+    assert main(["keys", "new", "bad name", "--role", "dealer", "--out", str(tmp_path)]) == 2
     (tmp_path / "junk.key").write_text("not a key")
     with pytest.raises(SigningError, match="not a private key"):
         load_private_key(tmp_path / "junk.key")

@@ -43,7 +43,7 @@ def test_config_check_accepts_it_and_names_each_bad_option(tmp_path: Path) -> No
     journal = f'[journal]\npath = "{tmp_path / "journal.sqlite"}"\n'
     good.write_text(TABLE + READER.format(port=7070) + journal)
     bad.write_text(TABLE + READER.format(port=0).replace('"seat:1"', '"seat:11"') + journal)
-    check = [sys.executable, "-m", "controller.cli", "config", "check"]
+    check = [sys.executable, "-m", "controller.cli", "config", "check", "--config"]
     ok = subprocess.run([*check, str(good)], capture_output=True, text=True, check=False)
     assert ok.returncode == 0, ok.stderr
     assert "devices: reader (tag-bridge)" in ok.stdout
