@@ -101,6 +101,7 @@ def test_the_wheel_holds_the_packages_and_every_data_file(dists: Dists) -> None:
 
     assert shipped("config") == _repo_files("config")
     assert shipped("systemd") == _repo_files("systemd")
+    assert shipped("docs") == _repo_files("docs")  # where the units' Documentation= points
     assert shipped("scenarios") == _repo_files("tests/scenarios", "*.toml")
     assert {"controller/py.typed", "drivers/py.typed", "simulators/py.typed"} <= set(names)
     # the pit console's templates, script, style and rule texts (docs/rules.md) go with its code
@@ -163,6 +164,53 @@ def test_config_check_of_the_shipped_example(venv: Venv) -> None:
     assert refused.returncode == 1
     assert "table.deck:" in refused.stderr
     assert "house-z" in refused.stderr
+
+
+#: Where docs/operations.md installs the venv, and the config.
+INSTALLED_VENV = "/opt/tablectl/venv"
+ETC = "/etc/tablectl"
+
+
+def test_the_units_documentation_is_where_the_wheel_installs_it(venv: Venv) -> None:
+    units = sorted((venv.share / "systemd").glob("*.service"))
+    assert units
+    for unit in units:
+        pages = [
+            line.removeprefix("Documentation=")
+            for line in unit.read_text().splitlines()
+            if line.startswith("Documentation=")
+        ]
+        assert pages, f"{unit.name} names no documentation"
+        for page in pages:
+            assert page.startswith(f"file://{INSTALLED_VENV}/"), page
+            installed = venv.path / page.removeprefix(f"file://{INSTALLED_VENV}/")
+            assert installed.is_file(), f"{unit.name}: {page} is not installed"
+
+
+def test_the_install_steps_of_the_guide_give_a_config_that_checks(venv: Venv) -> None:
+    """docs/operations.md, "Install": what it copies into /etc/tablectl (the example config,
+    its keyring) is run, in a directory of the test's, and the result passes config check."""
+    guide = (REPO / "docs" / "operations.md").read_text()
+    block = guide.split("## Install", 1)[1].split("```", 2)[1]
+    steps = [
+        line.split("#", 1)[0].strip()
+        for line in block.splitlines()
+        if line.startswith(("install -d", "cp ")) and f" {ETC}" in line
+    ]
+    assert any("keyring" in step for step in steps), steps  # the config's keyring goes too
+    etc = venv.workdir / "etc-tablectl"
+    script = "\n".join(
+        step.replace(INSTALLED_VENV, str(venv.path)).replace(ETC, str(etc)) for step in steps
+    )
+    subprocess.run(["bash", "-euc", script], check=True, timeout=60)
+    state = venv.workdir / "installed-state"
+    env = venv.env(
+        TABLECTL_JOURNAL__PATH=str(state / "journal.sqlite"),
+        TABLECTL_DEVICES__SHUFFLER__STATE_FILE=str(state / "shuffler.json"),
+    )
+    config = etc / "table.toml"
+    done = venv.run("tablectl", "config", "check", "--config", config, env=env)
+    assert done.stdout.strip().startswith(f"{config}: ok (table T7")
 
 
 def test_a_shipped_scenario_passes(venv: Venv) -> None:
