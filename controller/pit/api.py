@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import contextlib
 import hashlib
 import hmac
 import math
@@ -24,10 +25,11 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, Form, HTTPException, Query, Request, Response
-from fastapi.responses import PlainTextResponse, RedirectResponse
+from fastapi.responses import JSONResponse, PlainTextResponse, RedirectResponse
 from pydantic import BaseModel, Field
 
 from controller import __version__, strict_json
+from controller.pit.health import PROBE_TIMEOUT, PitHealth
 from controller.pit.live import LiveBoard, StreamLimits
 from controller.pit.lockout import LockOut
 from controller.pit.metrics import PitMetrics
@@ -35,7 +37,7 @@ from controller.pit.phh import NoHistoryError, phh_from_events
 from controller.pit.rulings import RulingError, Rulings
 from controller.pit.store import Store
 from controller.pit.users import SESSION_COOKIE, csrf_token, new_session, token_digest, verify
-from controller.pit.worker import StoreWorker
+from controller.pit.worker import StoreLostError, StoreWorker
 
 BASIC_CACHE_SECONDS = 60.0
 
@@ -213,6 +215,18 @@ class RejectOut(BaseModel):
     received_at: float
 
 
+class LostPart(BaseModel):
+    """A part the pit process has lost."""
+
+    part: Literal["broker", "store"]
+    since: str = Field(
+        description="when it was lost (RFC 3339 UTC); for a broker never reached, "
+        "when the process started"
+    )
+    seconds: float = Field(description="how long ago")
+    reason: str
+
+
 class Health(BaseModel):
     """Whether this pit process works."""
 
@@ -221,12 +235,15 @@ class Health(BaseModel):
     version: str
     broker_connected: bool
     store: bool
+    lost: list[LostPart] = Field(
+        description="what is lost and since when, as the console's banner says it"
+    )
 
 
 async def current_user(request: Request) -> User:
     """The user of the session cookie or of the HTTP Basic credentials (401: none)."""
     reader: StoreWorker = request.app.state.reader
-    basic_cache: dict[tuple[str, str], tuple[float, list[str]]] = request.app.state.basic_cache
+    basic_cache: dict[tuple[str, str], tuple[float, str]] = request.app.state.basic_cache
     token = request.cookies.get(SESSION_COOKIE)
     request.state.session_token = None
     if token:
@@ -247,10 +264,16 @@ async def current_user(request: Request) -> User:
             key = (name, hashlib.sha256(password.encode()).hexdigest())
             cached = basic_cache.get(key)
             if cached is not None and cached[0] > time.monotonic():
-                return User(username=name, roles=cached[1])
-            roles = await authenticate(request, name, password)
-            if roles is not None:
-                basic_cache[key] = (time.monotonic() + BASIC_CACHE_SECONDS, roles)
+                # The cache spares argon2, not the store: a user removed (or whose password or
+                # roles changed) since is known at once, whichever process changed it.
+                found = await reader.call(Store.user, name)
+                if found is not None and hmac.compare_digest(found[0], cached[1]):
+                    return User(username=name, roles=found[1])
+                basic_cache.pop(key, None)
+            checked = await authenticate(request, name, password)
+            if checked is not None:
+                stored_hash, roles = checked
+                basic_cache[key] = (time.monotonic() + BASIC_CACHE_SECONDS, stored_hash)
                 return User(username=name, roles=roles)
     raise HTTPException(
         status_code=401,
@@ -281,11 +304,11 @@ def client_address(request: Request) -> str:
     return request.client.host if request.client is not None else "unknown"
 
 
-async def authenticate(request: Request, name: str, password: str) -> list[str] | None:
-    """The user's roles when the password is theirs (the hash checked on a thread of its own:
-    argon2 is slow on purpose, and the store's thread serves the other requests meanwhile).
-    LockedOutError: this address must wait before it tries this user's password again,
-    whatever the password."""
+async def authenticate(request: Request, name: str, password: str) -> tuple[str, list[str]] | None:
+    """The user's stored password hash and roles when the password is theirs (the hash checked
+    on a thread of its own: argon2 is slow on purpose, and the store's thread serves the other
+    requests meanwhile). LockedOutError: this address must wait before it tries this user's
+    password again, whatever the password."""
     state = request.app.state
     reader: StoreWorker = state.reader
     address = client_address(request)
@@ -295,9 +318,9 @@ async def authenticate(request: Request, name: str, password: str) -> list[str] 
     found = await reader.call(Store.user, name)
     if not await asyncio.to_thread(verify, found[0] if found else None, password):
         return None  # counted already: login_attempt counts before the check
-    await reader.call(Store.login_succeeded, name, address)
+    await reader.call(Store.login_succeeded, name, address, state.clock())
     assert found is not None
-    return found[1]
+    return found
 
 
 async def check_csrf(request: Request, user: Annotated[User, Depends(current_user)]) -> None:
@@ -322,7 +345,7 @@ def create_app(
     metrics: PitMetrics,
     *,
     pit_id: str,
-    broker_connected: Callable[[], bool],
+    health: PitHealth | None = None,
     session_hours: float = 12.0,
     secure_cookie: bool = False,
     lockout: LockOut | None = None,
@@ -333,7 +356,9 @@ def create_app(
     clock: Callable[[], float] = time.time,
 ) -> FastAPI:
     """The API of one pit process, reading through ``reader``; the console's pages unless
-    ``console`` is false. ``rulings`` sends the floor's rulings (none: they are refused);
+    ``console`` is false. ``health`` is what the process has lost (None: an app that reads no
+    broker, whose store is the reader's); ``rulings`` sends the floor's rulings (none: they are
+    refused);
     ``board`` wakes the live pages (none: they poll); ``streams`` bounds the live pages'
     streams; ``clock`` is the time the lock-out counts in."""
     app = FastAPI(
@@ -346,7 +371,13 @@ def create_app(
         docs_url=None,
         redoc_url=None,
     )
+    if health is None:
+        health = PitHealth(broker_connected=True)
+    if reader.health is None:
+        reader.report_to(health)
     app.state.reader = reader
+    app.state.health = health
+    app.state.store_name = "SQLite" if reader.dialect == "sqlite" else "PostgreSQL"
     app.state.basic_cache = {}
     app.state.lockout = lockout or LockOut()
     app.state.rulings = rulings
@@ -355,24 +386,51 @@ def create_app(
     app.state.streams = streams or StreamLimits()
     app.state.clock = clock
 
+    @app.exception_handler(StoreLostError)
+    async def store_lost(request: Request, exc: StoreLostError) -> Response:
+        """A request the store did not answer: 503 naming it and since when (a console page:
+        a page that says so)."""
+        path = request.url.path
+        if console and not path.startswith(("/api/", "/openapi")):
+            from controller.pit.console import render_unavailable  # noqa: PLC0415
+
+            return render_unavailable(request)
+        lost = [p for p in health.lost() if p.part == "store"] if health is not None else []
+        since = f" since {_rfc3339(lost[0].since)}" if lost else ""
+        return JSONResponse(
+            {"detail": f"the pit's store does not answer{since}: {exc}"},
+            status_code=503,
+            headers={"Retry-After": "5"},
+        )
+
     @app.get("/healthz", response_model=Health, tags=["service"])
     async def healthz(response: Response) -> Health:
-        """Whether the broker is connected and the store answers (503 when not)."""
-        try:
-            await reader.call(Store.schema_version)
-            store_ok = True
-        except Exception:
-            store_ok = False
-        connected = broker_connected()
-        ok = store_ok and connected
+        """Whether the broker is connected and the store answers (503 when not), and what is
+        lost since when: the account the console's banner reads too."""
+        # asked now, not only as last seen: the worker tells the health what the store said
+        with contextlib.suppress(StoreLostError, TimeoutError):
+            async with asyncio.timeout(PROBE_TIMEOUT):
+                await reader.call(Store.schema_version)
+        now = time.time()
+        assert health is not None
+        ok = health.live
         if not ok:
             response.status_code = 503
         return Health(
             status="ok" if ok else "degraded",
             pit=pit_id,
             version=__version__,
-            broker_connected=connected,
-            store=store_ok,
+            broker_connected=health.ok("broker"),
+            store=health.ok("store"),
+            lost=[
+                LostPart(
+                    part=p.part,
+                    since=_rfc3339(p.since),
+                    seconds=round(now - p.since, 3),
+                    reason=p.reason,
+                )
+                for p in health.lost()
+            ],
         )
 
     @app.get("/metrics", response_class=PlainTextResponse, tags=["service"])
@@ -400,15 +458,16 @@ def create_app(
     ) -> Any:
         """Check a user's password and set the session cookie (HttpOnly, SameSite=Strict)."""
         try:
-            roles = await authenticate(request, username, password)
+            checked = await authenticate(request, username, password)
         except LockedOutError as exc:
             if next is None:
                 raise
             return login_page(request, str(exc.detail), next, status=429)
-        if roles is None:
+        if checked is None:
             if next is None:
                 raise HTTPException(status_code=401, detail="unknown user or wrong password")
             return login_page(request, "Unknown user or wrong password.", next, status=401)
+        roles = checked[1]
         expires = time.time() + session_hours * 3600
         token = await reader.call(new_session, username, expires)
         response: Response
@@ -745,6 +804,14 @@ def _is_form(request: Request) -> bool:
 
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def _rfc3339(stamp: float) -> str:
+    """A Unix time as RFC 3339 UTC, to the millisecond."""
+    from datetime import UTC, datetime  # noqa: PLC0415
+
+    text = datetime.fromtimestamp(stamp, UTC).isoformat(timespec="milliseconds")
+    return text.replace("+00:00", "Z")
 
 
 def utc_time(value: str | None) -> str | None:

@@ -1,16 +1,23 @@
-"""``tablectl pit``: ``run`` the pit service, ``user add`` a person who logs in to it."""
+"""``tablectl pit``: ``run`` the pit service; ``user add``, ``user list`` and ``user remove``
+the people who log in to it."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
+import time
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controller.authority import Role
 from controller.config import ConfigError
+
+if TYPE_CHECKING:
+    from controller.pit.store import Store
 
 CONFIG_ENV = "TABLECTL_PIT_CONFIG"
 
@@ -19,11 +26,19 @@ def add_parsers(subparsers: Any) -> None:
     """Register ``tablectl pit``."""
     pit = subparsers.add_parser("pit", help="the pit service: ingest, store, repair, API")
     verbs = pit.add_subparsers(dest="pit_verb", metavar="run|user", required=True)
-    run = verbs.add_parser("run", help="run one pit process")
+    run = verbs.add_parser(
+        "run",
+        help="run one pit process",
+        description="Run one pit process: take every table's events from the broker and store "
+        "each once, have the tables replay what never arrived, and serve the JSON API, the "
+        "metrics and the web console. Needs the pit's config (--config, else "
+        f"${CONFIG_ENV}, else /etc/tablectl/pit.toml). Exit status 2: the config or the "
+        "store cannot be used.",
+    )
     run.add_argument("--config", type=Path, default=None, help="pit config file")
     run.set_defaults(handler=run_command)
     user = verbs.add_parser("user", help="people who log in to the pit")
-    user_verbs = user.add_subparsers(dest="user_verb", metavar="add", required=True)
+    user_verbs = user.add_subparsers(dest="user_verb", metavar="add|list|remove", required=True)
     add = user_verbs.add_parser("add", help="add a user (or change its password and roles)")
     add.add_argument("name")
     add.add_argument(
@@ -38,6 +53,28 @@ def add_parsers(subparsers: Any) -> None:
     )
     add.add_argument("--config", type=Path, default=None, help="pit config file (its store)")
     add.set_defaults(handler=user_add)
+    listing = user_verbs.add_parser(
+        "list",
+        help="the users, one a line",
+        description="List the people who log in to the pit, one a line: name, roles, when the "
+        "user was made, when their password was last accepted, how many sessions they have "
+        "open and the client addresses locked out of their password now.",
+    )
+    listing.add_argument(
+        "--json", action="store_true", help="one JSON object a line instead of text"
+    )
+    listing.add_argument("--config", type=Path, default=None, help="pit config file (its store)")
+    listing.set_defaults(handler=user_list)
+    remove = user_verbs.add_parser(
+        "remove",
+        help="remove a user and end their sessions",
+        description="Remove a user from the pit's store and end every session of theirs at "
+        "once: an open console page of theirs is sent to the login page on its next request "
+        "and their live updates stop; their HTTP Basic credentials are refused from then on.",
+    )
+    remove.add_argument("name", help="the user's name, as they log in")
+    remove.add_argument("--config", type=Path, default=None, help="pit config file (its store)")
+    remove.set_defaults(handler=user_remove)
 
 
 def _config_path(path: Path | None) -> Path:
@@ -97,4 +134,116 @@ def user_add(args: argparse.Namespace) -> int:
         print(f"tablectl pit user add: {exc}", file=sys.stderr)
         return 2
     print(f"user {args.name}: {', '.join(sorted(set(args.role)))}")
+    return 0
+
+
+def _existing_store(verb: str, path: Path | None) -> Store | int:
+    """The store of the config at ``path``, migrated, for a command that reads or removes
+    users: never created (a SQLite file that is not there, or a database without the pit's
+    schema, is a mistake in the config, not a store to make). An int: the exit status, once
+    the reason is printed."""
+    from controller.pit.config import load_pit_config  # noqa: PLC0415
+    from controller.pit.db import StoreError, dialect_of, sqlite_path, transient  # noqa: PLC0415
+    from controller.pit.store import Store  # noqa: PLC0415
+
+    try:
+        config = load_pit_config(_config_path(path))
+    except ConfigError as exc:
+        print(f"tablectl pit user {verb}: {exc}", file=sys.stderr)
+        return 2
+    url = config.store.url
+    if dialect_of(url) == "sqlite" and not sqlite_path(url).exists():
+        print(f"tablectl pit user {verb}: no store at {sqlite_path(url)}", file=sys.stderr)
+        return 2
+    try:
+        store = Store(url)
+    except StoreError as exc:
+        print(f"tablectl pit user {verb}: the store: {exc}", file=sys.stderr)
+        return 2
+    try:
+        if store.schema_version() == 0:
+            raise StoreError("it holds no pit schema (tablectl pit user add or pit run makes it)")
+        store.migrate()  # as add and run do: an older schema gains what this code reads
+    except Exception as exc:
+        store.close()
+        if not transient(exc):
+            raise
+        print(f"tablectl pit user {verb}: the store: {exc}", file=sys.stderr)
+        return 2
+    return store
+
+
+def _utc(stamp: float) -> str:
+    """A Unix time as RFC 3339 UTC, to the second."""
+    return datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def user_list(args: argparse.Namespace) -> int:
+    """``tablectl pit user list [--json]``."""
+    from controller.pit.db import transient  # noqa: PLC0415
+
+    store = _existing_store("list", args.config)
+    if isinstance(store, int):
+        return store
+    try:
+        users = store.users(time.time())
+    except Exception as exc:
+        if not transient(exc):  # the store's connection, not a bug: one line, no traceback
+            raise
+        print(f"tablectl pit user list: the store: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        store.close()
+    for user in users:
+        created, last = user["created_at"], user["last_login_at"]
+        locked = [
+            {"address": lock["address"], "until": _utc(lock["until"])}
+            for lock in user["locked_out"]
+        ]
+        if args.json:
+            print(
+                json.dumps(
+                    {
+                        "name": user["username"],
+                        "roles": user["roles"],
+                        "created": _utc(created),
+                        "last_login": None if last is None else _utc(last),
+                        "sessions": user["sessions"],
+                        "locked_out": locked,
+                    }
+                )
+            )
+            continue
+        parts = [
+            user["username"],
+            ",".join(user["roles"]),
+            f"created {_utc(created)}",
+            "never logged in" if last is None else f"last login {_utc(last)}",
+            f"{user['sessions']} session{'' if user['sessions'] == 1 else 's'} open",
+        ]
+        parts += [f"locked out from {lock['address']} until {lock['until']}" for lock in locked]
+        print("  ".join(parts))
+    return 0
+
+
+def user_remove(args: argparse.Namespace) -> int:
+    """``tablectl pit user remove NAME``."""
+    from controller.pit.db import transient  # noqa: PLC0415
+
+    store = _existing_store("remove", args.config)
+    if isinstance(store, int):
+        return store
+    try:
+        ended = store.remove_user(args.name, time.time())
+    except Exception as exc:
+        if not transient(exc):  # the store's connection, not a bug: one line, no traceback
+            raise
+        print(f"tablectl pit user remove: the store: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        store.close()
+    if ended is None:
+        print(f"tablectl pit user remove: no user {args.name!r}", file=sys.stderr)
+        return 2
+    print(f"user {args.name} removed: {ended} session{'' if ended == 1 else 's'} ended")
     return 0

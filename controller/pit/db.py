@@ -44,6 +44,15 @@ def transient(exc: BaseException) -> bool:
     )
 
 
+def unavailable(exc: BaseException) -> bool:
+    """An error that says the store itself is away (unreachable, a lost connection, a lock that
+    does not go, a vanished disk), as opposed to one transaction meeting another (a deadlock or
+    a serialization failure: :func:`transient` too, but the store answers)."""
+    if not transient(exc):
+        return False
+    return getattr(exc, "sqlstate", None) not in ("40001", "40P01", "55P03")
+
+
 def dialect_of(url: str) -> Dialect:
     """Which database a store URL names."""
     return "sqlite" if url.startswith("sqlite:") else "postgresql"
@@ -202,6 +211,14 @@ class Db:
         else:
             with self._conn.transaction():
                 yield
+
+    @property
+    def broken(self) -> bool:
+        """Whether the connection is gone for good (PostgreSQL restarted, the network cut): a
+        new one is needed. A SQLite connection is a file's and never is."""
+        if self.dialect == "sqlite":
+            return False
+        return bool(self._conn.closed or self._conn.broken)
 
     def close(self) -> None:
         """Close the connection."""

@@ -47,6 +47,7 @@ from paho.mqtt.properties import Properties
 
 from controller.pit.config import PitConfig
 from controller.pit.db import transient
+from controller.pit.health import PitHealth, describe
 from controller.pit.metrics import PitMetrics
 from controller.pit.published import (
     RejectedError,
@@ -296,8 +297,11 @@ class Ingest:
         worker: StoreWorker,
         metrics: PitMetrics,
         on_response: Mapping[str, ResponseHandler] | None = None,
+        health: PitHealth | None = None,
     ) -> None:
         self.config = config
+        #: told of each connection made and lost (the console and /healthz read it)
+        self.health = health or PitHealth()
         self.worker = worker
         self.metrics = metrics
         self.on_response: dict[str, ResponseHandler] = dict(on_response or {})  # verb → handler
@@ -330,6 +334,17 @@ class Ingest:
 
     async def _lost(self, error: Exception | None, lasted: float) -> float:
         log.warning("pit.mqtt.disconnected", error=str(error))
+        if isinstance(error, StoreUnavailableError):
+            # dropped on purpose, nothing acknowledged: the store is what was lost (its worker
+            # told the health with the database's own error already, unless the commits met
+            # only deadlocks)
+            if self.health.ok("store"):
+                self.health.down("store", str(error))
+            self.health.down(
+                "broker", "disconnected while the store takes no commits", because_of_store=True
+            )
+        else:
+            self.health.down("broker", describe(error))
         return self._backoff.next(lasted)
 
     def _client_for_attempt(self) -> aiomqtt.Client:
@@ -372,6 +387,7 @@ class Ingest:
                 for topic, qos in topics:
                     await client.subscribe(topic, qos=qos)
                 self.connected.set()
+                self.health.up("broker")
                 self.metrics.connected.set(1)
                 log.info("pit.mqtt.connected", host=self.config.broker.host, id=pit.id)
                 await until_first_failure(

@@ -29,6 +29,7 @@ class StreamLimits:
     total: int = 200
     interval: float = 0.25  # seconds between two updates of one live page, at least
     write_timeout: float = 30.0  # seconds a stream may wait for its reader to take its data
+    recheck: float = 15.0  # seconds between two checks that a stream's login still stands
 
 
 class LiveBoard:

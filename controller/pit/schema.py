@@ -266,6 +266,11 @@ MIGRATIONS: list[str] = [
     CREATE INDEX rejects_table ON rejects (table_id, received_at);
     CREATE INDEX rejects_received ON rejects (received_at)
     """,
+    # 6: when each user's password was last accepted (a console login, or an API client's HTTP
+    # Basic credentials), so `tablectl pit user list` can show who still uses the pit.
+    """
+    ALTER TABLE users ADD COLUMN last_login_at DOUBLE PRECISION
+    """,
 ]
 
 AUTO_ID = {

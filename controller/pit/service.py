@@ -1,9 +1,11 @@
 """``tablectl pit run``: one pit process, wiring the store, the ingest, the repair and the API.
 
 Start-up: migrate the store (every process may; the migrations are transactions), connect to the
-broker, start the gap scan, the storage confirmations and the HTTP server. Three store
-connections, each on its own thread: the ingest's commits, the repair's scans and confirmations,
-the API's reads. SIGTERM or SIGINT stops it: the HTTP server first, then the broker connection
+broker, start the gap scan, the storage confirmations, the store's probe and the HTTP server.
+Three store connections, each on its own thread: the ingest's commits, the repair's scans and
+confirmations, the API's reads (and the probe). What the process has lost and since when, the
+broker or the store, is kept in one :class:`~controller.pit.health.PitHealth` that /healthz and
+the console read. SIGTERM or SIGINT stops it: the HTTP server first, then the broker connection
 (the messages not committed are not acknowledged, and the broker keeps them for the session),
 then the store.
 """
@@ -19,6 +21,7 @@ import structlog
 
 from controller.pit.config import PitConfig
 from controller.pit.confirm import Confirmer
+from controller.pit.health import PROBE_LOST, PROBE_TIMEOUT, PROBE_UP, PitHealth
 from controller.pit.http import listen, web_server
 from controller.pit.ingest import Ingest
 from controller.pit.live import LiveBoard, StreamLimits
@@ -27,7 +30,7 @@ from controller.pit.metrics import PitMetrics
 from controller.pit.repair import Repairer
 from controller.pit.rulings import COMMANDS, Rulings
 from controller.pit.store import Store
-from controller.pit.worker import StoreWorker
+from controller.pit.worker import StoreLostError, StoreWorker
 from controller.shell.notify import notify
 from controller.signing import Signer, load_private_key
 
@@ -40,17 +43,20 @@ class PitService:
     def __init__(self, config: PitConfig) -> None:
         self.config = config
         self.metrics = PitMetrics(config.pit.id)
+        # what the process has lost and since when: the ingest and every store call report to
+        # it, /healthz and the console read it
+        self.health = PitHealth()
         url = config.store.url
-        self.writer = StoreWorker(url, "ingest")
-        self.scanner = StoreWorker(url, "repair")
-        self.reader = StoreWorker(url, "api")
+        self.writer = StoreWorker(url, "ingest", self.health)
+        self.scanner = StoreWorker(url, "repair", self.health)
+        self.reader = StoreWorker(url, "api", self.health)
         signer = None
         security = config.security
         if security.key is not None:
             key_id = security.key_name()
             assert key_id is not None
             signer = Signer(load_private_key(security.key), key_id, "")
-        self.ingest = Ingest(config, self.writer, self.metrics)
+        self.ingest = Ingest(config, self.writer, self.metrics, health=self.health)
         self.repair = Repairer(config, self.scanner, self.metrics, self.ingest.publish, signer)
         self.ingest.on_response["replay"] = self.repair.on_response
         self.confirmer: Confirmer | None = None
@@ -88,6 +94,7 @@ class PitService:
             tasks = [
                 asyncio.create_task(self.ingest.run(), name="pit:ingest"),
                 asyncio.create_task(self.repair.run(), name="pit:repair"),
+                asyncio.create_task(self._probe_store(), name="pit:probe"),
             ]
             if self.confirmer is not None:
                 tasks.append(asyncio.create_task(self.confirmer.run(), name="pit:confirm"))
@@ -122,6 +129,22 @@ class PitService:
                     await worker.close()
             log.info("pit.stopped")
 
+    async def _probe_store(self) -> None:
+        """Ask the store something every few seconds (more often while it is lost): a store
+        that goes away while nobody reads is shown lost, and its return is shown without
+        waiting for a request or a commit. The reader's worker reports each answer."""
+        while True:
+            try:
+                async with asyncio.timeout(PROBE_TIMEOUT):
+                    await self.reader.call(Store.schema_version)
+            except TimeoutError:
+                self.health.down("store", f"no answer in {PROBE_TIMEOUT:g} s")
+            except StoreLostError:
+                pass  # reported by the worker
+            except Exception:
+                log.exception("pit.store.probe_failed")  # a probe's bug must not stop the pit
+            await asyncio.sleep(PROBE_UP if self.health.ok("store") else PROBE_LOST)
+
     async def _serve(self) -> None:
         from controller.pit.api import create_app  # noqa: PLC0415
 
@@ -130,7 +153,7 @@ class PitService:
             self.reader,
             self.metrics,
             pit_id=self.config.pit.id,
-            broker_connected=self.ingest.connected.is_set,
+            health=self.health,
             session_hours=web.session_hours,
             secure_cookie=web.secure_cookie,
             lockout=LockOut(web.lockout_attempts, web.lockout_minutes),

@@ -1325,6 +1325,56 @@ class Store:
                 (token_sha256, username, expires_at),
             )
 
+    def users(self, now: float) -> list[dict[str, Any]]:
+        """Every user, by name: ``username``, ``roles``, ``created_at``, ``last_login_at`` (None:
+        not recorded), ``sessions`` (how many are open at ``now``) and ``locked_out`` (each
+        client address that must still wait before trying their password, with until when)."""
+        db = self.db
+        sessions = {
+            str(name): int(count)
+            for name, count in db.all(
+                "SELECT username, COUNT(*) FROM sessions WHERE expires_at > ? GROUP BY username",
+                (now,),
+            )
+        }
+        locked: dict[str, list[dict[str, Any]]] = {}
+        for name, address, until in db.all(
+            "SELECT username, address, locked_until FROM login_failures WHERE locked_until > ? "
+            "ORDER BY username, address",
+            (now,),
+        ):
+            locked.setdefault(name, []).append({"address": address, "until": float(until)})
+        return [
+            {
+                "username": name,
+                "roles": json.loads(roles),
+                "created_at": float(created),
+                "last_login_at": None if last is None else float(last),
+                "sessions": sessions.get(name, 0),
+                "locked_out": locked.get(name, []),
+            }
+            for name, roles, created, last in db.all(
+                "SELECT username, roles, created_at, last_login_at FROM users ORDER BY username"
+            )
+        ]
+
+    def remove_user(self, username: str, now: float) -> int | None:
+        """Remove a user with every session of theirs and their wrong-password counts, in one
+        transaction; the number of their sessions that were open at ``now`` (None: no such
+        user). A session's next request finds no session and is sent to log in."""
+        db = self.db
+        with db.transaction():
+            row = db.one(
+                "SELECT COUNT(*) FROM sessions WHERE username = ? AND expires_at > ?",
+                (username, now),
+            )
+            db.execute("DELETE FROM sessions WHERE username = ?", (username,))
+            db.execute("DELETE FROM login_failures WHERE username = ?", (username,))
+            removed = db.all("DELETE FROM users WHERE username = ? RETURNING username", (username,))
+        if not removed:
+            return None
+        return int(row[0]) if row else 0
+
     def end_session(self, token_sha256: str) -> None:
         """Forget a session (logging out)."""
         self.db.execute("DELETE FROM sessions WHERE token_sha256 = ?", (token_sha256,))
@@ -1379,11 +1429,18 @@ class Store:
                 )
         return 0.0
 
-    def login_succeeded(self, username: str, address: str) -> None:
-        """The right password for ``username`` from ``address``: its count starts again."""
-        self.db.execute(
-            "DELETE FROM login_failures WHERE username = ? AND address = ?", (username, address)
-        )
+    def login_succeeded(self, username: str, address: str, now: float | None = None) -> None:
+        """The right password for ``username`` from ``address`` (at ``now``, by default the
+        time now): its count starts again, and the user's last login is then."""
+        with self.db.transaction():
+            self.db.execute(
+                "DELETE FROM login_failures WHERE username = ? AND address = ?",
+                (username, address),
+            )
+            self.db.execute(
+                "UPDATE users SET last_login_at = ? WHERE username = ?",
+                (time.time() if now is None else now, username),
+            )
 
     def login_failures(self) -> list[tuple[str, str, int, float]]:
         """``(username, address, failures, locked_until)`` of every count kept."""

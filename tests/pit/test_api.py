@@ -46,7 +46,7 @@ async def client(
     store.close()
     worker = StoreWorker(url, "api")
     await worker.open()
-    app = create_app(worker, PitMetrics("p"), pit_id="p", broker_connected=lambda: True)
+    app = create_app(worker, PitMetrics("p"), pit_id="p")
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://pit") as test_client:
         yield test_client

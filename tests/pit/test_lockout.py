@@ -68,13 +68,9 @@ async def pit_app(
     lockout = LockOut(attempts=2, minutes=15.0)
     metrics = PitMetrics("p")
     if clock is None:  # the pit's own clock
-        app = create_app(
-            worker, metrics, pit_id="p", broker_connected=lambda: True, lockout=lockout
-        )
+        app = create_app(worker, metrics, pit_id="p", lockout=lockout)
     else:
-        app = create_app(
-            worker, metrics, pit_id="p", broker_connected=lambda: True, lockout=lockout, clock=clock
-        )
+        app = create_app(worker, metrics, pit_id="p", lockout=lockout, clock=clock)
 
     def client(address: str) -> httpx.AsyncClient:
         transport = httpx.ASGITransport(app=app, client=(address, 40000))

@@ -73,7 +73,6 @@ async def floor(tmp_path: Path) -> AsyncIterator[Floor]:
         service.reader,
         service.metrics,
         pit_id="p",
-        broker_connected=lambda: True,
         rulings=service.rulings,
         board=service.board,
         streams=StreamLimits(per_session=1000, per_user=1000, total=1000, interval=0),

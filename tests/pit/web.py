@@ -101,7 +101,6 @@ async def serve(
         reader,
         PitMetrics("test"),
         pit_id="test",
-        broker_connected=lambda: True,
         board=board,
         streams=streams,
         lockout=lockout,

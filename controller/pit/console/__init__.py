@@ -11,6 +11,11 @@ templates, the script and the style ship in this package.
 
 A section that cannot be rendered from what the store holds (data of a shape nobody foresaw)
 is shown as a "malformed" marker in its place (a tile names its table), never as a failed page.
+
+Every page carries the pit's own health (:mod:`controller.pit.health`, what ``/healthz``
+answers from): a banner naming the broker or the store lost and since when, and a live
+indicator that says live only when nothing is lost. Without the store no page can be read: a
+page asked for then is a 503 page naming it (:func:`render_unavailable`).
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from controller.pit.console.streams import (
     Snapshot,
     Sources,
     StreamRegistry,
+    Watch,
     stream_events,
 )
 from controller.pit.console.views import (
@@ -45,15 +51,17 @@ from controller.pit.console.views import (
     device_faults,
     event_view,
     hand_view,
+    health_view,
     hold_view,
     hole_cards,
     table_view,
     tile,
 )
+from controller.pit.health import PitHealth
 from controller.pit.live import LiveBoard, StreamLimits
 from controller.pit.store import Store, Stream
 from controller.pit.users import csrf_token, token_digest
-from controller.pit.worker import StoreWorker
+from controller.pit.worker import StoreLostError, StoreWorker
 from controller.table.state import Ruling
 
 log = structlog.get_logger("tablectl.pit.console")
@@ -101,13 +109,58 @@ PAGE_HEADERS = {
 }
 
 
+def pit_health(app: Any) -> dict[str, Any]:
+    """What the pages say of the pit's own health now (:func:`health_view`)."""
+    health: PitHealth = app.state.health
+    return health_view(health.lost(), time.time(), app.state.store_name)
+
+
 def render_login(request: Request, *, error: str, next: str, status: int) -> HTMLResponse:
     """The login page."""
     return HTMLResponse(
-        render("login.html", error=error, next=next, viewer=None, live=None),
+        render(
+            "login.html",
+            error=error,
+            next=next,
+            viewer=None,
+            live=None,
+            health=pit_health(request.app),
+        ),
         status,
         headers=PAGE_HEADERS,
     )
+
+
+#: Seconds between two loads of the page shown while the store is lost.
+UNAVAILABLE_RETRY = 5
+
+
+def render_unavailable(request: Request) -> HTMLResponse:
+    """What a page is while the store does not answer (every page is read from it, the login
+    too): 503, the banner naming the store and since when, and the page loads itself again."""
+    return HTMLResponse(
+        render(
+            "unavailable.html",
+            viewer=None,
+            live=None,
+            health=pit_health(request.app),
+            retry=UNAVAILABLE_RETRY,
+        ),
+        503,
+        headers={**PAGE_HEADERS, "Retry-After": str(UNAVAILABLE_RETRY)},
+    )
+
+
+def health_event(app: Any) -> str:
+    """The live streams' ``health`` event: whether the pit is live, the indicator's words when
+    not, and the banner's HTML to put in place."""
+    view = pit_health(app)
+    data = {
+        "live": view["live"],
+        "indicator": view["indicator"],
+        "banner": render("_health.html", health=view),
+    }
+    return f"event: health\ndata: {json.dumps(data)}\n\n"
 
 
 def render_section(target: str, template: str, context: dict[str, Any]) -> str:
@@ -166,7 +219,8 @@ def add_pages(app: FastAPI) -> None:
 
     def page(template: str, viewer: Viewer, live: str | None, **context: Any) -> HTMLResponse:
         return HTMLResponse(
-            render(template, viewer=viewer, live=live, **context), headers=PAGE_HEADERS
+            render(template, viewer=viewer, live=live, health=pit_health(app), **context),
+            headers=PAGE_HEADERS,
         )
 
     @app.get("/login", response_class=HTMLResponse, include_in_schema=False)
@@ -421,7 +475,22 @@ def add_pages(app: FastAPI) -> None:
             registry.close(stream)
             raise
         viewer = _viewer(request, user)
-        events = stream_events(stream, shown, board, follows, first, viewer.csrf)
+
+        async def still_logged_in() -> bool:
+            # the user removed, their session ended, or their roles changed (what the stream
+            # shows depends on them): the stream ends, and a reload asks for a login again
+            try:
+                if token is not None:
+                    name = await reader.call(Store.session_user, token_digest(token), time.time())
+                    if name != user.username:
+                        return False
+                found = await reader.call(Store.user, user.username)
+            except StoreLostError:
+                return True  # cannot tell: the health event says the store is lost
+            return found is not None and sorted(found[1]) == sorted(user.roles)
+
+        watch = Watch(app.state.health, lambda: health_event(app), still_logged_in, limits.recheck)
+        events = stream_events(stream, shown, board, follows, first, viewer.csrf, watch)
         return LiveResponse(events, stream, registry, limits.write_timeout)
 
     live_responses: dict[int | str, dict[str, Any]] = {

@@ -16,6 +16,11 @@ A live page's stream must cost the pit little, whoever holds how many of them:
   Retry-After). A stream whose reader does not read waits (the server's flow control stops it
   after a few tens of KiB), and one that cannot send for ``stream_write_timeout`` seconds is
   closed.
+* **Honest**: each stream tells its page the pit's own health (:class:`Watch`: a ``health``
+  event when it opens and at every change), so the page's indicator says live only while the
+  pit is connected to its broker and its store answers; while the store is lost the stream
+  keeps what it sent and catches up when it answers. A stream whose login no longer stands (the
+  user removed, the session ended, the roles changed) is told so and ends.
 """
 
 from __future__ import annotations
@@ -34,8 +39,10 @@ from fastapi import HTTPException
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
+from controller.pit.health import PitHealth
 from controller.pit.http import CONNECTION, Connection
 from controller.pit.live import LiveBoard, StreamLimits
+from controller.pit.worker import StoreLostError
 
 log = structlog.get_logger("tablectl.pit.console")
 
@@ -235,6 +242,22 @@ class StreamRegistry:
         self.streams.pop(stream, None)
 
 
+@dataclass(frozen=True)
+class Watch:
+    """What a stream follows besides its page: the pit's health, told to the page at every
+    change (``health_event`` writes the event), and whether its login still stands (checked
+    every ``recheck`` seconds: a user removed, logged out or given other roles meanwhile)."""
+
+    health: PitHealth
+    health_event: Callable[[], str]
+    still_logged_in: Callable[[], Awaitable[bool]] | None = None
+    recheck: float = KEEPALIVE
+
+
+#: What a stream whose login no longer stands is told before it ends.
+LOGIN_ENDED = "your login has ended or changed: reload the page to log in again"
+
+
 async def stream_events(
     stream: LiveStream,
     source: LiveSource,
@@ -242,45 +265,99 @@ async def stream_events(
     follows: Callable[[], int],
     first: Snapshot,
     csrf: str | None,
+    watch: Watch | None = None,
 ) -> AsyncGenerator[str, None]:
-    """The events of one stream: the sections of ``first``, then those that changed each time
-    what it ``follows`` moved (paced by ``source``), until it is ended."""
+    """The events of one stream: the pit's health and the sections of ``first``, then those
+    that changed each time what it ``follows`` moved (paced by ``source``) or the health
+    changed, until it is ended.
+
+    While the store is lost the page's sections cannot be computed: the stream keeps what it
+    sent (the health event says since when it is stale) and computes them again once the store
+    is back."""
+    loop = asyncio.get_running_loop()
+    health = watch.health if watch is not None else None
+    told = -1  # the health version the page was told last
+    checked = loop.time()  # when the login was last checked
     sent: dict[str, str] = {}
-    snapshot = first
+    snapshot: Snapshot | None = first
+    seen = first.version
+    stale = False  # the last computation failed: the store was lost
     out = ["retry: 1000\n\n"]
+
+    def moved() -> bool:
+        return follows() > seen or (health is not None and health.version != told)
+
+    async def login_ended() -> bool:
+        nonlocal checked
+        if watch is None or watch.still_logged_in is None:
+            return False
+        if loop.time() - checked < watch.recheck:
+            return False
+        checked = loop.time()
+        return not await watch.still_logged_in()
+
     while True:
-        for target, section in snapshot.sections.items():
-            if sent.get(target) == section.key:
-                continue
-            sent[target] = section.key
-            out.append(section.event if csrf is None else section.event.replace(CSRF_MARK, csrf))
+        if health is not None and health.version != told:
+            assert watch is not None
+            told = health.version
+            out.append(watch.health_event())
+        if snapshot is not None:
+            for target, section in snapshot.sections.items():
+                if sent.get(target) == section.key:
+                    continue
+                sent[target] = section.key
+                out.append(
+                    section.event if csrf is None else section.event.replace(CSRF_MARK, csrf)
+                )
+            seen = stream.version = snapshot.version
         if out:
             yield "".join(out)
             out = []
-        seen = stream.version = snapshot.version
-        while follows() <= seen:
+        while not moved():
             if stream.ended is not None:
                 yield gone(stream.ended)
                 return
             if board.closed:
                 return
+            if await login_ended():
+                yield gone(LOGIN_ENDED)
+                return
             stream.wake.clear()
             board.watch(stream.wake)
+            if health is not None:
+                health.watch(stream.wake)
+            wait = KEEPALIVE if watch is None else min(KEEPALIVE, watch.recheck)
             try:
-                async with asyncio.timeout(KEEPALIVE):
+                async with asyncio.timeout(wait):
                     await stream.wake.wait()
             except TimeoutError:
                 yield ": still here\n\n"
             finally:
                 board.unwatch(stream.wake)
+                if health is not None:
+                    health.unwatch(stream.wake)
         if stream.ended is not None:
             yield gone(stream.ended)
             return
-        try:
-            snapshot = await source.get(follows(), paced=True)
-        except HTTPException as exc:
-            yield gone(str(exc.detail))
+        if board.closed:  # the process stops: its store is about to close
             return
+        if await login_ended():
+            yield gone(LOGIN_ENDED)
+            return
+        snapshot = None
+        if follows() > seen or stale:
+            wanted = follows()
+            try:
+                snapshot = await source.get(wanted, paced=True)
+                stale = False
+            except HTTPException as exc:
+                yield gone(str(exc.detail))
+                return
+            except StoreLostError:
+                # the worker told the health already: the next pass tells the page, and the
+                # store's return (a health change) brings the sections up to date
+                stale = True
+                seen = wanted
 
 
 class LiveResponse(Response):

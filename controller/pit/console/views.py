@@ -15,9 +15,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from controller.pit.console.rules import rule_text
+from controller.pit.health import Lost
 
 #: Evidence and event fields naming cards: shown to the surveillance role only.
 CARD_FIELDS = frozenset({"card", "cards", "hidden_card", "expected", "uid", "uids", "order"})
@@ -343,4 +345,52 @@ def hand_view(hand: Mapping[str, Any]) -> dict[str, Any]:
         "rules": [r for r in shape.items(hand.get("rules")) if isinstance(r, str)],
         "rulings": rulings,
         "malformed": shape.malformed,
+    }
+
+
+def duration(seconds: float) -> str:
+    """How long, as the console's script writes an age ("3 min 12 s")."""
+    whole = max(0, round(seconds))
+    if whole < 60:
+        return f"{whole} s"
+    minutes = whole // 60
+    if minutes < 60:
+        return f"{minutes} min {whole % 60} s"
+    return f"{minutes // 60} h {minutes % 60} min"
+
+
+def health_view(lost: Iterable[Lost], now: float, store: str) -> dict[str, Any]:
+    """What every page says of the pit's own health: ``live`` when nothing is lost, else a
+    line per lost part (which, since when, how long ago, why) and the live indicator's words.
+    ``store`` names the database (``PostgreSQL``, ``SQLite``)."""
+    parts = []
+    for part in lost:
+        if part.part == "broker":
+            what = "the broker"
+            effect = (
+                "Nothing the tables send reaches the pit, and rulings cannot be sent: the tables "
+                "and holds shown are as they were then, online states included."
+            )
+        else:
+            what = f"its store ({store})"
+            effect = (
+                "Nothing is stored and the pages are not updated: what they show is as it was then."
+            )
+        when = datetime.fromtimestamp(part.since, UTC)
+        parts.append(
+            {
+                "part": part.part,
+                "what": what,
+                "since": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "since_text": when.strftime("%Y-%m-%d %H:%M:%S UTC"),
+                "ago": duration(now - part.since),
+                "reason": part.reason,
+                "effect": effect,
+            }
+        )
+    names = " and ".join("broker" if p["part"] == "broker" else "store" for p in parts)
+    return {
+        "live": not parts,
+        "lost": parts,
+        "indicator": f"✕ not live: {names} lost" if parts else "",
     }

@@ -1,5 +1,8 @@
 // The pit console's only script: no build step, nothing loaded from elsewhere.
-// - the page's live stream (Server-Sent Events): each "replace" puts a section's new HTML in place
+// - the page's live stream (Server-Sent Events): each "replace" puts a section's new HTML in place,
+//   each "health" says whether the pit itself is live (connected to its broker, its store
+//   answering) and puts the banner naming what it lost in place
+// - the live indicator: "● live" only while the stream is open and the pit is live
 // - ages ("3 min 12 s") of holds, ticking every second
 // - the rulings' forms sent in the background, the table's answer shown in #answer
 "use strict";
@@ -7,6 +10,18 @@
 function setLiveState(text) {
   const el = document.getElementById("live-state");
   if (el) el.textContent = text;
+}
+
+// What the indicator reflects: the stream's state ("connecting", "open", "reconnecting", or the
+// words of a stream that ended) and the pit's own health, as the page came and as each "health"
+// event says it since.
+const live = { stream: "connecting", pitLive: true, pitLost: "" };
+
+function showLiveState() {
+  if (live.stream === "open") setLiveState(live.pitLive ? "● live" : live.pitLost);
+  else if (live.stream === "connecting") setLiveState(live.pitLive ? "○ connecting" : live.pitLost);
+  else if (live.stream === "reconnecting") setLiveState("○ reconnecting…");
+  else setLiveState(live.stream);
 }
 
 function replaceSection(target, html) {
@@ -31,14 +46,24 @@ function replaceSection(target, html) {
 }
 
 function connect() {
+  live.pitLive = document.body.dataset.pitLive !== "no";
+  live.pitLost = document.body.dataset.pitLost || "";
   const url = document.body.dataset.live;
   if (!url || !window.EventSource) return;
   const source = new EventSource(url);
-  source.addEventListener("open", () => setLiveState("● live"));
+  source.addEventListener("open", () => { live.stream = "open"; showLiveState(); });
   source.addEventListener("error", () => {
     // a stream refused (the pit serves all it may) is not tried again by the browser
-    if (source.readyState === EventSource.CLOSED) setLiveState("✕ no live updates now: reload later");
-    else setLiveState("○ reconnecting…");
+    if (source.readyState === EventSource.CLOSED) live.stream = "✕ no live updates now: reload later";
+    else live.stream = "reconnecting";
+    showLiveState();
+  });
+  source.addEventListener("health", (event) => {
+    const health = JSON.parse(event.data);
+    live.pitLive = health.live;
+    live.pitLost = health.indicator;
+    replaceSection("pit-health", health.banner);
+    showLiveState();
   });
   source.addEventListener("replace", (event) => {
     const update = JSON.parse(event.data);
@@ -46,7 +71,8 @@ function connect() {
   });
   // the page is gone, or its live updates moved to a newer page of the same person
   source.addEventListener("gone", (event) => {
-    setLiveState("✕ " + JSON.parse(event.data));
+    live.stream = "✕ " + JSON.parse(event.data);
+    showLiveState();
     source.close();
   });
 }
