@@ -233,6 +233,12 @@ def add_parsers(subparsers: Any) -> None:
     dealer.add_argument(
         "--on-behalf-of", default=None, help="a console signing for this person (docs/security.md)"
     )
+    dealer.add_argument(
+        "--print",
+        action="store_true",
+        help="print the request (signed with --signing-key) as one JSON line instead of sending "
+        "it, for another client (mosquitto_pub -s); needs only the table's id",
+    )
     dealer.set_defaults(handler=dealer_command)
 
     keys = subparsers.add_parser(
@@ -785,14 +791,21 @@ def dealer_command(args: argparse.Namespace) -> int:
     """``tablectl dealer COMMAND key=value…``."""
     from aiomqtt import MqttError  # noqa: PLC0415
 
-    from controller.shell.client import request  # noqa: PLC0415
+    from controller.shell.client import request, request_body  # noqa: PLC0415
 
+    target: _Target | None = None
     try:
-        target = _broker_target(args)
+        if args.print:
+            # nothing is sent: the table's id is all it needs (its topic is the sender's)
+            table = args.table or (load_config(args.config).table.id if args.config else "")
+            if not table:
+                raise _TargetError("give --table or --config")
+        else:
+            target = _broker_target(args)
+            table = target.table
     except (_TargetError, ConfigError) as exc:
         print(f"tablectl dealer: {exc}", file=sys.stderr)
         return 2
-    table = target.table
     fields: dict[str, Any] = {}
     for item in args.fields:
         key, sep, value = item.partition("=")
@@ -812,6 +825,10 @@ def dealer_command(args: argparse.Namespace) -> int:
             print(f"tablectl dealer: {exc}", file=sys.stderr)
             return 2
         signer.on_behalf_of = args.on_behalf_of
+    if target is None:
+        sign = signer.sign if signer is not None else None
+        print(json.dumps(request_body(args.command, fields, transaction, sign)))
+        return 0
     try:
         body = asyncio.run(
             request(

@@ -110,17 +110,25 @@ class DealerClient:
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[transaction] = future
         try:
-            body: dict[str, Any] = {"transaction": transaction, **(fields or {})}
-            if sign is not None:
-                body = sign(command, body)
-            elif self.signer is not None:
-                body = self.signer.sign(command, body)
-            payload = json.dumps(body)
+            signing = sign or (self.signer.sign if self.signer is not None else None)
+            payload = json.dumps(request_body(command, fields or {}, transaction, signing))
             await self.client.publish(self.topics.request(command), payload, qos=1)
             async with asyncio.timeout(timeout):
                 return await future
         finally:
             self._waiting.pop(transaction, None)
+
+
+def request_body(
+    command: str,
+    fields: Mapping[str, Any],
+    transaction: str,
+    sign: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """What a request on ``request/{command}`` carries: its transaction and fields, signed
+    when ``sign`` is given (docs/mqtt.md, "Requests"; docs/security.md)."""
+    body: dict[str, Any] = {"transaction": transaction, **fields}
+    return sign(command, body) if sign is not None else body
 
 
 def _lost(exc: aiomqtt.MqttError) -> aiomqtt.MqttError:

@@ -4,6 +4,9 @@ Prints the pty path on the first line of standard output once the device (and th
 socket, if any) is ready, then serves until SIGINT or SIGTERM. Point the ``tsp-reader`` driver at
 it with ``port = PATH``. The commands of ``--control`` and ``--scenario`` are described in
 ``docs/simulators.md``.
+
+``tablectl sim rfid deal`` and ``tablectl sim rfid place`` do not run a reader: they put cards on
+a running one, as a dealer's hands do (:mod:`simulators.rfid.hands`).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from simulators.control_server import control_channel
 from simulators.errors import ScenarioError
 from simulators.pty import PtyCable
 from simulators.pty_cli import run_until_interrupted
-from simulators.rfid import control
+from simulators.rfid import control, hands
 from simulators.rfid.model import ReaderConfig, ReaderModel
 from simulators.rfid.scenario import ReaderScenario, load_scenario
 from simulators.rfid.server import ReaderPtyServer
@@ -47,6 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--max-queue", type=int, default=64, metavar="N", help="events the reader holds")
     add("--baud", type=int, default=115200, help="pace output at this rate (0: no pacing)")
     add("--chunk", type=int, default=64, help="largest write, in bytes")
+    # optional sub-actions: without one, ``tablectl sim rfid [options]`` runs the simulator
+    hands.add_parsers(parser)
 
 
 def _initial_tags(args: argparse.Namespace, scenario: ReaderScenario) -> list[tuple[int, bytes]]:

@@ -4,7 +4,7 @@ A command is one JSON object (one TOML table in a scenario) whose leading key sa
 ``{"fault": "crc", "rate": 0.01}``, ``{"deck_check": "duplicate"}``, ``{"deck": {"seed": 7}}``,
 ``{"press": "shuffle"}``, ``{"clear": "JAM_INPUT"}``, ``{"burst": 100}``, ``{"status": true}``,
 ``{"dispense": {"purpose": "hole", "seat": 3, "count": 2}}``, ``{"tray": "gated"}``,
-``{"deliver": {"count": 4}}``, ``{"reshuffle": {"add": ["As"], "seed": 4}}``.
+``{"deliver": {"count": 4}}``, ``{"reshuffle": {"add": ["As"], "seed": 4}}``, ``{"groups": true}``.
 Every model forbids unknown keys, so a typo is an error that names the key.
 """
 
@@ -168,6 +168,13 @@ class StatusCommand(CommandModel):
     status: bool = True
 
 
+class GroupsCommand(CommandModel):
+    """Report the groups that left the tray of the deck in it (read-only: the dealer's view
+    of what to put on the table)."""
+
+    groups: Literal[True] = True
+
+
 Command = (
     FaultCommand
     | DeckCheckCommand
@@ -180,6 +187,7 @@ Command = (
     | DeliverCommand
     | ReshuffleCommand
     | StatusCommand
+    | GroupsCommand
 )
 
 _BY_KEY: dict[str, type[Command]] = {
@@ -194,6 +202,7 @@ _BY_KEY: dict[str, type[Command]] = {
     "deliver": DeliverCommand,
     "reshuffle": ReshuffleCommand,
     "status": StatusCommand,
+    "groups": GroupsCommand,
 }
 
 

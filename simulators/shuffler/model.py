@@ -97,6 +97,15 @@ DECK_CHECK_FAULTS = (
 )
 
 
+class Delivered(NamedTuple):
+    """A group that left the tray: what the dealer now holds, and where it is meant to go."""
+
+    group: int
+    purpose: int
+    seat: int
+    cards: bytes
+
+
 class HostGroup(NamedTuple):
     """A group the host asked for, waiting in a gated tray for the dealer to take it."""
 
@@ -155,6 +164,8 @@ class _Deck:
     ok: bool = False
     position: int = 0
     groups: set[int] = field(default_factory=set)
+    # the groups that left the tray, in order (the dealer's hands put them on the table)
+    delivered: list[Delivered] = field(default_factory=list)
 
 
 class ShufflerModel:
@@ -369,6 +380,13 @@ class ShufflerModel:
         group = max(deck.groups, default=0) + 1
         return deck.shuffle_id, group, self._deliver(deck, group, count, purpose, seat)
 
+    def delivered(self) -> tuple[int | None, list[Delivered]]:
+        """The deck in the tray (None: none) and the groups that left it so far, in order."""
+        deck = self.deck
+        if deck is None:
+            return None, []
+        return deck.shuffle_id, list(deck.delivered)
+
     def _dispensable(self, shuffle_id: int | None) -> _Deck:
         deck = self.deck
         if deck is None or shuffle_id != deck.shuffle_id:
@@ -388,6 +406,7 @@ class ShufflerModel:
         cards = deck.order[deck.position : deck.position + count]
         deck.position += count
         deck.groups.add(group)
+        deck.delivered.append(Delivered(group, purpose, seat, cards))
         self.counters["cards"] += count
         shown = cards
         if self.config_in_force.id_policy != IdPolicy.LIVE:

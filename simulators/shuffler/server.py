@@ -28,6 +28,7 @@ from simulators.shuffler.commands import (
     DeliverCommand,
     DispenseCommand,
     FaultCommand,
+    GroupsCommand,
     PressCommand,
     ReshuffleCommand,
     StatusCommand,
@@ -113,6 +114,8 @@ class SimulatorServer(TspPtyServer):
             return {"shuffle_id": model.reshuffle_stub(added, command.reshuffle.seed, now)}
         elif isinstance(command, StatusCommand):
             return self.snapshot(now)
+        elif isinstance(command, GroupsCommand):
+            return self.groups()
         return {}
 
     def _fault(self, command: FaultCommand, now: float) -> dict[str, Any]:
@@ -158,6 +161,22 @@ class SimulatorServer(TspPtyServer):
         elif kind == "bad_commitment":
             model.tamper_reveal = True
         return {}
+
+    def groups(self) -> dict[str, Any]:
+        """The groups that left the tray of the deck in it, oldest first, with their faces."""
+        shuffle_id, delivered = self.model.delivered()
+        return {
+            "shuffle_id": shuffle_id,
+            "groups": [
+                {
+                    "group": g.group,
+                    "purpose": PURPOSES[g.purpose].value,
+                    "seat": g.seat or None,
+                    "cards": _cards(g.cards),
+                }
+                for g in delivered
+            ],
+        }
 
     def snapshot(self, now: float) -> dict[str, Any]:
         """The simulator's state, for tests and the operator."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -138,6 +139,56 @@ async def test_refused_commands_exit_1_with_the_reason(table: OpenTable) -> None
     code, out, _ = await tablectl("dealer", *tail_target(table), *signed, "start_hand")
     assert code == 1
     assert "signature does not hold" in json.loads(out)["error"]
+
+
+@pytest.mark.skipif(shutil.which("mosquitto_pub") is None, reason="mosquitto-clients missing")
+async def test_a_request_printed_signed_is_sent_by_mosquitto_pub_and_answered(
+    table: OpenTable,
+) -> None:
+    """``tablectl dealer --print`` writes the signed request; an independent client
+    (mosquitto_pub) publishes it and the table runs it, answering on the response topic."""
+    assert table.broker is not None
+    host, port = table.broker.url.removeprefix("mqtt://").rsplit(":", 1)
+    key = table.rig.keys.key_file(Role.DEALER)
+    code, body, err = await tablectl(
+        "dealer", "--table", "T9", "--signing-key", str(key), "--print",
+        "--transaction", "by-mosquitto-pub", "start_hand",
+    )  # fmt: skip
+    assert code == 0, err
+    request = json.loads(body)
+    assert request["transaction"] == "by-mosquitto-pub"
+    assert request["auth"]["sig"]  # signed, as the rig's tables require
+    answer = await asyncio.create_subprocess_exec(
+        "mosquitto_sub", "-h", host, "-p", port, "-V", "mqttv5", "-C", "1", "-W", "30",
+        "-t", "cli/T9/response/start_hand",
+        stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert answer.stdout is not None
+    # The response is not retained: one sent before mosquitto_sub subscribed would be missed.
+    # The same transaction is answered again with the stored response and runs nothing
+    # (docs/mqtt.md, "At most once"), so the request goes again until the answer is heard.
+    async with asyncio.timeout(60):
+        while True:
+            sent = await asyncio.create_subprocess_exec(
+                "mosquitto_pub", "-h", host, "-p", port, "-V", "mqttv5", "-q", "1",
+                "-t", "cli/T9/request/start_hand", "-s",
+                stdin=asyncio.subprocess.PIPE,
+            )  # fmt: skip
+            await sent.communicate(body.encode())
+            assert sent.returncode == 0
+            try:
+                out = await asyncio.wait_for(answer.stdout.readline(), 2.0)
+                break
+            except TimeoutError:
+                continue
+    await answer.wait()
+    response = json.loads(out)
+    assert (response["transaction"], response["status"]) == ("by-mosquitto-pub", "ok")
+    assert response["data"]["events"][0]["type"] == "hand.started"
+    # unsigned, the same request is refused: --print signs only with --signing-key
+    code, body, _ = await tablectl("dealer", "--table", "T9", "--print", "start_hand")
+    assert code == 0
+    assert "auth" not in json.loads(body)
 
 
 async def test_a_pretty_tail_of_the_public_stream(table: OpenTable) -> None:
