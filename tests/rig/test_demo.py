@@ -6,9 +6,11 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -214,13 +216,14 @@ def test_ctrl_c_stops_every_process(broker_url: str) -> None:
     ids=["pipe-closed-broker", "pipe-closed-journal", "hangup"],
 )
 def test_a_reader_that_goes_away_or_a_closed_terminal_stops_it_and_leaves_nothing(
-    tmp_path: Path, through: str, signalled: signal.Signals | None, broker_url: str
+    through: str, signalled: signal.Signals | None, broker_url: str
 ) -> None:
     """``tablectl demo --json | head -1``: once the pipe is closed (or the terminal hangs up)
     the demo stops every process and removes its temporary directory, which holds the table's
     private keys and journal."""
-    temporary = tmp_path / "tmp"
-    temporary.mkdir()
+    # the demo's temporary directory holds its Unix sockets, whose paths have room for 107
+    # bytes: a short directory of the test's own, not one under tmp_path
+    temporary = Path(tempfile.mkdtemp(prefix="demo-", dir="/tmp"))
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -241,6 +244,7 @@ def test_a_reader_that_goes_away_or_a_closed_terminal_stops_it_and_leaves_nothin
         assert proc.stdout is not None
         assert proc.stderr is not None
         first = proc.stdout.readline()
+        assert first, f"the demo ended early: {proc.stderr.read().decode(errors='replace')}"
         assert json.loads(first)["schema"] == "tablectl.event/1"
         assert any(temporary.iterdir())  # its directory, while it runs
         children = [pid for pid in descendants_of(proc.pid) if alive(pid)]
@@ -263,3 +267,4 @@ def test_a_reader_that_goes_away_or_a_closed_terminal_stops_it_and_leaves_nothin
             if stream is not None:
                 stream.close()
         stop_leftovers(children)
+        shutil.rmtree(temporary, ignore_errors=True)
