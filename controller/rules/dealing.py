@@ -7,7 +7,15 @@ deck's status and the hand's groups and card places up to date on the way.
 from __future__ import annotations
 
 from controller.cards import Card
-from controller.rules import board, burns, dead_hands, deal_checks, devices, integrity
+from controller.rules import (
+    board,
+    burns,
+    dead_hands,
+    deal_checks,
+    deck_audit,
+    devices,
+    integrity,
+)
 from controller.rules.holds import raise_hold, resolve
 from controller.rules.ids import Rule
 from controller.table.context import Context
@@ -150,8 +158,10 @@ def shuffle_completed(ctx: Context, ev: ShuffleCompleted) -> None:
 
 
 def deck_revealed(ctx: Context, ev: DeckRevealed) -> None:
-    """A retired deck's order is revealed; a broken commitment is an integrity alarm (SHF-INFO)."""
+    """A retired deck's order is revealed; a broken commitment is an integrity alarm (SHF-INFO),
+    and so is an order that disagrees with the groups the table saw dealt from it (the audit)."""
     if not ev.verified:
+        deck_audit.forget(ctx, ev.shuffle_id)  # an order that is not the deck's proves nothing
         ctx.emit(
             IntegrityAlarm("deck order does not match its commitment", shuffle_id=ev.shuffle_id),
             (Rule.SHF_INFO,),
@@ -159,6 +169,7 @@ def deck_revealed(ctx: Context, ev: DeckRevealed) -> None:
         )
         return
     ctx.emit(DeckRevealedData(ev.shuffle_id, len(ev.order), tuple(ev.order)))
+    deck_audit.deck_revealed(ctx, ev)
 
 
 # --------------------------------------------------------------------------- groups
@@ -166,6 +177,7 @@ def deck_revealed(ctx: Context, ev: DeckRevealed) -> None:
 
 def group_dispensed(ctx: Context, ev: GroupDispensed) -> None:
     """The shuffler put a group in its tray: check it and track it until its cards are read."""
+    deck_audit.group_dispensed(ctx, ev)
     hand = ctx.table.hand
     if hand is None:
         _irregular(ctx, "a group dispensed with no hand in progress", group=ev.group)
@@ -243,6 +255,15 @@ def tag_arrived(ctx: Context, ev: TagArrived) -> None:
     zone = ev.zone
     if hand is None or zone.kind is ZoneKind.ENROLL:
         return
+    drawn = len(hand.deal.drawn)
+    _arrived(ctx, hand, card, zone)
+    if len(hand.deal.drawn) > drawn:  # read for a dispensed group (whatever became of the hand)
+        deck_audit.cards_read(ctx, hand, hand.deal.drawn[drawn:], zone)
+        hand.edit_deal().drawn = ()  # recorded: the hand need not keep them
+
+
+def _arrived(ctx: Context, hand: HandState, card: Card, zone: Zone) -> None:
+    """Route a card read at ``zone`` to the rules that judge it."""
     where = location(hand, card)
     if zone.kind is ZoneKind.SHUFFLER_IN:
         if where is not None and where.kind is ZoneKind.BURN:

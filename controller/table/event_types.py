@@ -577,6 +577,10 @@ class EventRange(EventData):
 class IntegrityAlarm(EventData):
     """``integrity.alarm``: a foul deck, a broken commitment, an unapproved device, a fault,
     or a journal that is not what the table wrote (docs/operations.md, "The journal's integrity").
+
+    A revealed deck's order against the groups dealt from it (SHF-INFO, ``deck_audit.py``) names
+    the ``group``, its ``purpose`` and ``seat``, the hand it was dealt in (``dealt_in``) and,
+    secret, the ``cards`` read for it (or reported) and the cards the order dealt (``expected``).
     """
 
     TYPE = "integrity.alarm"
@@ -593,8 +597,14 @@ class IntegrityAlarm(EventData):
     problems: tuple[str, ...] | None = None  # the chain's breaks (the first few)
     inputs: tuple[int, ...] | None = None  # inputs whose replay differs (the first few)
     lost: EventRange | None = None  # events the broker holds that this journal does not
+    group: int | None = None  # the deck audit: the group whose cards the order contradicts
+    purpose: Purpose | None = None
+    seat: Seat | None = None
+    dealt_in: str | None = None  # the hand the group was dispensed in
     uid: str | None = secret()
     card: Card | None = secret()
+    cards: tuple[Card, ...] | None = secret()  # the cards read for the group (or reported)
+    expected: tuple[Card, ...] | None = secret()  # the cards the revealed order dealt it
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ from controller.game.pots import PotSplit
 from controller.game.rake import HouseTake
 from controller.profiles import RulesProfile
 from controller.rules.ids import Rule
-from controller.table.inputs import ActionKind, Purpose
+from controller.table.inputs import ActionKind, Purpose, Zone
 from controller.table.streets import Street
 
 
@@ -93,6 +93,37 @@ class PendingGroup(NamedTuple):
     size: int
     cards: tuple[Card | None, ...]
     read: tuple[Card, ...] = ()
+
+
+class AuditRead(NamedTuple):
+    """A card read for a dispensed group, and the zone where it was first read (SHF-INFO)."""
+
+    card: Card
+    zone: Zone
+
+
+class AuditGroup(NamedTuple):
+    """A group as the shuffler reported it, and the cards the table read for it (SHF-INFO).
+
+    A shuffle's groups come off the top of its order one after the other, so the group was the
+    ``size`` cards of the order before the last ``remaining``: the revealed order says which.
+    """
+
+    group: int
+    purpose: Purpose
+    seat: int | None
+    size: int
+    remaining: int  # cards left in the shuffler after it
+    faces: tuple[Card | None, ...] | None  # as reported (None: all withheld, the default)
+    hand_id: str | None  # the hand it was dispensed in
+    reads: tuple[AuditRead, ...] = ()
+
+
+class DeckAudit(NamedTuple):
+    """A deck dealt from and not yet revealed: its groups in the order they were dispensed."""
+
+    shuffle_id: int
+    groups: tuple[AuditGroup, ...] = ()
 
 
 class Ruling(StrEnum):
@@ -236,6 +267,9 @@ class Deal(_Record):
     recheck: str | None = None  # the deck must be counted again before dispensing (why)
     manual_board: bool = False  # the shuffler failed: the board comes from the stub by hand
     reshuffle_due: Rule | None = None  # a stub reshuffle was asked and not yet counted
+    # (group, card) of each card drawn from a dispensed group by this input: the deck audit
+    # (controller/rules/deck_audit.py) records each with the zone it was read at, and empties it
+    drawn: tuple[tuple[int, Card], ...] = ()
 
 
 @dataclass(slots=True)
@@ -516,6 +550,8 @@ class TableState:
     owes: Mapping[int, Owed] = field(default_factory=dict)  # MISSED-BLINDS: seats' debts
     posting: frozenset[int] = frozenset()  # seats that posted what they owe for the next hand
     played: frozenset[int] = frozenset()  # seats dealt in at least once (the others are new)
+    # SHF-INFO: the decks dealt from and not yet revealed, oldest first (the last few only)
+    audit: tuple[DeckAudit, ...] = ()
 
     def copy(self) -> TableState:
         """A shallow copy to change."""

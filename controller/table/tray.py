@@ -135,7 +135,8 @@ def draw(
 
     It came from the oldest unread group of one of ``purposes`` (for ``seat`` when given), or
     failing that from any unread group, or from a broken group waiting to go back into the stub
-    (the dealer turned one of its cards after all), or failing that from the stub by hand.
+    (the dealer turned one of its cards after all), or failing that from the stub by hand. A card
+    drawn from a group is added to ``deal.drawn`` for the deck audit.
     """
     deal = hand.edit_deal()
     pending = deal.pending
@@ -156,12 +157,14 @@ def draw(
             group = with_read(deal.returning[back], card)
             deal.returning = (*deal.returning[:back], group, *deal.returning[back + 1 :])
             deal.tray -= 1
+            deal.drawn = (*deal.drawn, (group.group, card))
             return group
         deal.stub -= 1
         return None
     updated = with_read(pending[index], card)
     deal.pending = (*pending[:index], updated, *pending[index + 1 :])
     deal.tray -= 1
+    deal.drawn = (*deal.drawn, (updated.group, card))
     return updated
 
 

@@ -332,6 +332,10 @@ def test_shf_info_broken_commitment() -> None:
     cited("SHF-INFO", "rule-SHF-INFO.toml")
 
 
+def test_shf_info_the_reveal_catches_an_undispensed_card_read_at_its_seat() -> None:
+    cited("SHF-INFO", "rule-SHF-INFO-undispensed-card.toml")
+
+
 def test_house_rake_percent_cap_unit_minimum_pots_and_no_flop_no_drop() -> None:
     cited(
         "HOUSE-RAKE",

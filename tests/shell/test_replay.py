@@ -55,6 +55,7 @@ def test_replay_gives_the_live_state_and_events(
         assert snapshot(runner.state, seq=0, epoch="e") == snapshot(state, seq=0, epoch="e")
         assert runner.state.stacks == state.stacks
         assert runner.state.last_hand == state.last_hand
+        assert runner.state.audit == state.audit  # the deck audit's record (SHF-INFO) too
         assert runner.journal.verify().ok
         await runner.writer.close()
         return report
