@@ -20,6 +20,8 @@ from typing import Any
 Handler = Callable[[Any], dict[str, Any]]
 
 MAX_LINE = 64 * 1024
+CLOSE_TIMEOUT = 5.0  # seconds a stopping channel waits for its connections to close
+ACCEPT_TURNS = 3  # loop turns from an accepted socket to its handler running (call_soon twice)
 
 
 def handle_line(handle: Handler, line: bytes) -> bytes:
@@ -33,10 +35,15 @@ def handle_line(handle: Handler, line: bytes) -> bytes:
     return json.dumps(reply).encode() + b"\n"
 
 
-async def serve_control(handle: Handler, path: Path) -> asyncio.Server:
-    """Listen on a Unix socket at ``path`` for JSON-line commands."""
+async def serve_control(
+    handle: Handler, path: Path, connections: set[asyncio.StreamWriter] | None = None
+) -> asyncio.Server:
+    """Listen on a Unix socket at ``path`` for JSON-line commands; each open connection is in
+    ``connections`` while it lasts (for whoever stops the server to close them)."""
 
     async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if connections is not None:
+            connections.add(writer)
         try:
             while line := await reader.readline():
                 writer.write(handle_line(handle, line))
@@ -51,6 +58,8 @@ async def serve_control(handle: Handler, path: Path) -> asyncio.Server:
             pass
         finally:
             writer.close()
+            if connections is not None:
+                connections.discard(writer)
 
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
@@ -61,12 +70,25 @@ async def serve_control(handle: Handler, path: Path) -> asyncio.Server:
 async def control_channel(handle: Handler, path: Path | None) -> AsyncIterator[None]:
     """Serve the control channel at ``path`` (none if it is None) while the block runs; then
     stop listening and remove the socket."""
-    server = await serve_control(handle, path) if path is not None else None
+    connections: set[asyncio.StreamWriter] = set()
+    server = await serve_control(handle, path, connections) if path is not None else None
     try:
         yield
     finally:
         if server is not None:
             server.close()
+            # Closing the server stops new connections only (and Python 3.11's wait_closed
+            # does not wait for the open ones): a connection accepted but not yet handed to its
+            # handler gets its turn on the loop first, then every open one is closed here,
+            # not left to the garbage collector once the loop is gone.
+            for _ in range(ACCEPT_TURNS):
+                await asyncio.sleep(0)
+            for writer in list(connections):
+                writer.close()
+            with contextlib.suppress(TimeoutError, ConnectionError):
+                async with asyncio.timeout(CLOSE_TIMEOUT):
+                    for writer in list(connections):
+                        await writer.wait_closed()
         if path is not None:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()

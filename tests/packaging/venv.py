@@ -109,5 +109,8 @@ class Venv:
         return done
 
     def pip_install(self, *args: str | Path) -> None:
-        """``pip install ARGS`` into the venv (quietly; its output only on failure)."""
-        self.run("pip", "install", "--quiet", *args, timeout=600)
+        """``pip install ARGS`` into the venv (quietly; its output only on failure).
+
+        Without compiling every installed module to bytecode up front: the tests import a few
+        of them, and compiling them all is a third of pip's time on a busy machine."""
+        self.run("pip", "install", "--quiet", "--no-compile", *args, timeout=600)

@@ -20,7 +20,7 @@ import pytest
 from tests.integration.broker import free_port
 from tests.rig.conftest import alive, stop_leftovers
 
-# The demo runs the daemon, the simulators and a dealer as processes: 15 s for twenty hands on
+# The demo runs the daemon, the simulators and a dealer as processes: some 8 s for ten hands on
 # an idle 2-core machine, seven to ten times that with every core busy. The bounds only catch a
 # demo that hangs.
 pytestmark = [pytest.mark.slow(weight=2), pytest.mark.timeout(600)]
@@ -92,15 +92,15 @@ def parse_line(line: str) -> dict[str, Any]:
     }
 
 
-def test_twenty_hands_through_the_devices_with_a_mistake_handled(broker_url: str) -> None:
-    proc = demo("--hands", "20", "--seed", "1", "--broker", broker_url)
+def test_ten_hands_through_the_devices_with_a_mistake_handled(broker_url: str) -> None:
+    proc = demo("--hands", "10", "--seed", "1", "--broker", broker_url)
     assert proc.returncode == 0, proc.stderr[-3000:]
     # Not a terminal: one line per event.
     events = [parse_line(line) for line in proc.stdout.splitlines() if line.strip()]
-    assert [e["type"] for e in events].count("hand.completed") == 20
+    assert [e["type"] for e in events].count("hand.completed") == 10
     irregular = [e for e in events if e["type"] == "irregularity.detected" and e["rules"]]
     assert resolved_holds(events) or irregular
-    assert "# 20 hands completed" in proc.stderr
+    assert "# 10 hands completed" in proc.stderr
 
 
 def test_on_the_journal_alone_every_envelope_as_json(tmp_path: Path) -> None:
@@ -125,12 +125,12 @@ def test_on_the_feig_reader_crosstalk_makes_no_irregularity() -> None:
     """``--reader feig``: the FEIG simulator's antennas hear their neighbours' cards one sweep in
     ten; the driver's arbitration keeps that from the core."""
     proc = demo(
-        "--reader", "feig", "--hands", "8", "--seed", "2", "--irregularities", "0",
+        "--reader", "feig", "--hands", "5", "--seed", "2", "--irregularities", "0",
         "--broker", "none", "--json",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     events = [json.loads(line) for line in proc.stdout.splitlines()]
-    assert [e["type"] for e in events].count("hand.completed") == 8
+    assert [e["type"] for e in events].count("hand.completed") == 5
     irregular = [e for e in events if e["type"] == "irregularity.detected"]
     assert [(e["hand_id"], e["data"]) for e in irregular] == []
     online = [e for e in events if e["type"] == "device.status" and "ID ISC" in str(e["data"])]
@@ -139,12 +139,12 @@ def test_on_the_feig_reader_crosstalk_makes_no_irregularity() -> None:
 
 def test_mistakes_are_held_and_resolved_end_to_end(broker_url: str) -> None:
     proc = demo(
-        "--hands", "12", "--seed", "11", "--irregularities", "0.7", "--json",
+        "--hands", "8", "--seed", "11", "--irregularities", "0.7", "--json",
         "--broker", broker_url,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     events = [json.loads(line) for line in proc.stdout.splitlines()]
-    assert [e["type"] for e in events].count("hand.completed") == 12
+    assert [e["type"] for e in events].count("hand.completed") == 8
     cited = {rule for e in events if e["type"] == "irregularity.detected" for rule in e["rules"]}
     assert resolved_holds(events) or cited, "no mistake was caught"
 
