@@ -21,7 +21,10 @@ Handler = Callable[[Any], dict[str, Any]]
 
 MAX_LINE = 64 * 1024
 CLOSE_TIMEOUT = 5.0  # seconds a stopping channel waits for its connections to close
-ACCEPT_TURNS = 3  # loop turns from an accepted socket to its handler running (call_soon twice)
+# Loop turns from a socket accepted to its transport and handler set up: the accept's task, the
+# transport's connection_made, the stream protocol's handler task, each a call_soon after the
+# last (about five; no I/O between them, so the count does not grow with the machine's load).
+ACCEPT_TURNS = 10
 
 
 def handle_line(handle: Handler, line: bytes) -> bytes:
@@ -76,13 +79,14 @@ async def control_channel(handle: Handler, path: Path | None) -> AsyncIterator[N
         yield
     finally:
         if server is not None:
-            server.close()
-            # Closing the server stops new connections only (and Python 3.11's wait_closed
-            # does not wait for the open ones): a connection accepted but not yet handed to its
-            # handler gets its turn on the loop first, then every open one is closed here,
-            # not left to the garbage collector once the loop is gone.
+            # A connection the loop has accepted but not yet set up must be set up before the
+            # server closes: set up after, its transport fails on the closed server (Python
+            # 3.11) and its socket is left to the garbage collector. So the loop gets its turns
+            # first; then the server closes, and so does every connection still open (closing
+            # the server stops new ones only).
             for _ in range(ACCEPT_TURNS):
                 await asyncio.sleep(0)
+            server.close()
             for writer in list(connections):
                 writer.close()
             with contextlib.suppress(TimeoutError, ConnectionError):
