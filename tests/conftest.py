@@ -14,6 +14,9 @@ from xdist.scheduler import LoadScopeScheduling
 from tests.device_rig import UsbRigs
 from tests.postgres import PostgresServer, binaries
 
+# CI=true: a skip is a failure (tests/ci_skips.py)
+pytest_plugins = ("tests.ci_skips",)
+
 settings.register_profile("dev", max_examples=100, deadline=None)
 # CI runs the same examples every time (derandomize: a failure there is one to reproduce, not
 # luck), as many as a run here: twice as many cost the suite's 5-minute budget some 30 s of
