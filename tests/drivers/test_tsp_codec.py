@@ -158,6 +158,39 @@ def test_bad_header_with_good_crc_is_rejected(body: bytes, reason: NakReason) ->
     assert result.seq == 9
 
 
+def _request(payload: bytes, length: int) -> bytes:
+    """A PING request carrying ``payload`` whose header says ``length``, with a good CRC."""
+    header = bytes([1, 0x12, 0x01, 9, 0]) + length.to_bytes(2, "little")
+    return _with_crc(header + payload)
+
+
+@pytest.mark.parametrize(
+    ("size", "length", "accepted"),
+    [
+        (4, 4, True),
+        (4, 3, False),  # a length field shorter than the payload
+        (4, 5, False),  # longer than the payload
+        (0, 1, False),
+        (1, 0, False),
+        (MAX_PAYLOAD - 1, MAX_PAYLOAD - 1, True),
+        (MAX_PAYLOAD, MAX_PAYLOAD, True),  # the limit itself
+        (MAX_PAYLOAD + 1, MAX_PAYLOAD + 1, False),  # one over it, however honest the field
+        (MAX_PAYLOAD + 1, MAX_PAYLOAD, False),
+    ],
+)
+def test_the_length_field_is_the_payload_s_at_each_side_of_it_and_of_the_limit(
+    size: int, length: int, accepted: bool
+) -> None:
+    result = parse_frame(_request((bytes(range(256)) * 5)[:size], length))
+    if accepted:
+        assert isinstance(result, Frame)
+        assert len(result.payload) == size
+    else:
+        assert isinstance(result, Rejected)
+        assert result.reason is NakReason.BAD_LENGTH
+        assert result.detail == f"length field {length}, payload {size} bytes"
+
+
 def test_check_flags_accepts_every_single_kind() -> None:
     for kind in (Flags.REQ, Flags.RSP, Flags.EVT, Flags.ACK, Flags.NAK):
         assert check_flags(kind) is None

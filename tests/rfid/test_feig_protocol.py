@@ -18,7 +18,7 @@ import pytest
 from drivers.rfid.feig import datasets as d
 from drivers.rfid.feig import protocol as p
 from drivers.rfid.feig import setup
-from drivers.rfid.feig.frames import STX, decode, encode_request
+from drivers.rfid.feig.frames import STX, Frame, FrameDecoder, Garbage, decode, encode_request
 from simulators.feig.bus import FeigLine
 from simulators.feig.radio import AntennaFault
 
@@ -294,3 +294,26 @@ def test_the_simulator_answers_an_rf_fault_and_pages_as_the_vectors_do() -> None
             "inventory answer 0x94, more data, tag e0040150a1b2c3d5 on antenna 1 at RSSI 0x48"
         )[5:25]
     )  # the first data set, byte for byte
+
+
+@pytest.mark.parametrize(
+    ("advanced", "answer", "minimum"),
+    [(False, False, 5), (False, True, 6), (True, False, 7), (True, True, 8)],
+    ids=["standard-request", "standard-answer", "advanced-request", "advanced-answer"],
+)
+def test_a_length_field_below_the_shortest_frame_is_garbage_and_the_shortest_decodes(
+    advanced: bool, answer: bool, minimum: int
+) -> None:
+    """M02 §3.1 / MU02 p. 17: LENGTH (ALENGTH) counts the whole frame, so one below the
+    shortest frame of its kind is no frame; the shortest itself (no data) is one."""
+    shortest = Frame(0x01, 0x52, b"", 0x00 if answer else None, advanced).encode()
+    assert len(shortest) == minimum
+    assert decode(shortest, answer=answer) == Frame(
+        0x01, 0x52, b"", 0x00 if answer else None, advanced
+    )
+    below = minimum - 1
+    head = bytes((STX, below >> 8, below & 0xFF)) if advanced else bytes((below,))
+    decoder = FrameDecoder(answers=answer)
+    items = list(decoder.feed(head + shortest[len(head) :]))
+    field = "ALENGTH" if advanced else "LENGTH"
+    assert items[0] == Garbage(1, f"{field} {below} is below {minimum}")

@@ -1,0 +1,61 @@
+"""DE-1547-SEP at every street: a burn card read in the muck while the board is still to be
+completed is a warning, whichever street it is (after the flop, after the turn); once the river
+is out, the burns going to the muck is how the hand ends."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller.rules.ids import Rule
+from tests.helpers import of_type, run_text
+
+SEATS = '{ "1" = 100, "2" = 100, "3" = 100, "4" = 100, "5" = 100, "6" = 100 }'
+ORDER = (
+    '["2c", "3c", "4c", "5c", "6c", "7c", "8c", "9c", "Tc", "Jc", "Qc", "Kc", "Ac", "2d", "3d", '
+    '"4d", "5d", "6d", "7d", "8d"]'
+)
+STREETS = ("flop", "turn", "river")
+#: The burn of each street in ORDER (twelve hole cards first, then burn and cards by street).
+BURNS = {"flop": "Ac", "turn": "5d", "river": "7d"}
+
+
+def hand_with_a_burn_in_the_muck(after: str) -> str:
+    """Six seats check every street down; the last street's burn (so far) is read in the muck
+    once the betting after ``after`` closed."""
+    steps = ['dealer = "start_hand"', 'shuffler = "shuffle"', 'auto = "deal_hole"',
+             'auto = "check_round"']  # fmt: skip
+    for street in STREETS:
+        steps += [f'auto = "board"\nstreet = "{street}"', 'auto = "check_round"']
+        if street == after:
+            steps.append(f'reader = "arrive"\nzone = "muck"\ncards = ["{BURNS[street]}"]')
+    steps.append('auto = "showdown"')
+    return "\n".join(
+        [
+            "[scenario]",
+            f'name = "a burn in the muck after the {after}"',
+            'profile = "rrop-cash"',
+            "[table]",
+            f"stacks = {SEATS}",
+            "button = 6",
+            "blinds = [1, 2]",
+            "[deck]",
+            f"order = {ORDER}",
+            *(f"[[step]]\n{step}" for step in steps),
+        ]
+    )
+
+
+@pytest.mark.parametrize(("after", "warned"), [("flop", True), ("turn", True), ("river", False)])
+def test_de_1547_sep_a_burn_in_the_muck_before_the_board_is_complete_warns_at_every_street(
+    after: str, warned: bool
+) -> None:
+    run = run_text(hand_with_a_burn_in_the_muck(after))
+    warnings = [
+        e for e in of_type(run.events, "irregularity.detected") if Rule.DE_1547_SEP.value in e.rules
+    ]
+    assert len(warnings) == (1 if warned else 0), [e.data for e in warnings]
+    if warned:
+        assert warnings[0].severity.value == "warn"
+    # a warning only: the hand goes on to its award, never held
+    assert of_type(run.events, "pot.awarded")
+    assert not of_type(run.events, "hand.hold")
