@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 from drivers.rfid.pn532.frames import (
     ACK_BYTES,
     ERROR_FRAME_BYTES,
+    MAX_EXTENDED_LEN,
     MAX_FRAME_BYTES,
+    MAX_NORMAL_LEN,
     NACK_BYTES,
     Ack,
     DecodedItem,
@@ -156,3 +158,34 @@ def test_resync_after_noise_without_start_code(
     noise = [i for i in items if isinstance(i, Garbage)]
     assert sum(g.size for g in noise) <= len(garbage) + 1  # + the first frame's preamble
     assert all(g.data.strip(b"\x00") for g in noise)  # zeros alone are preamble, not garbage
+
+
+@pytest.mark.parametrize("length", [1, 2, MAX_NORMAL_LEN, MAX_NORMAL_LEN + 1, MAX_EXTENDED_LEN])
+def test_an_extended_frame_decodes_at_each_length_up_to_the_limit(length: int) -> None:
+    data = bytes(range(256))[: length - 1] + b"\x5a" * max(0, length - 257)
+    wire = encode_information(0xD5, data, extended=True)
+    assert FrameDecoder().feed(wire) == [InformationFrame(0xD5, data, True)]
+
+
+@pytest.mark.parametrize("length", [0, MAX_EXTENDED_LEN + 1, 0xFFFF])
+def test_an_extended_length_outside_1_to_the_limit_is_garbage(length: int) -> None:
+    size = bytes((length >> 8, length & 0xFF))
+    header = b"\x00\x00\xff\xff\xff" + size + bytes((-sum(size) & 0xFF,))
+    items = FrameDecoder().feed(header + ERROR_FRAME_BYTES)
+    assert items[-1] == ErrorFrame()
+    reasons = [i.reason for i in items if isinstance(i, Garbage)]
+    assert f"extended length {length} out of range" in reasons
+
+
+def test_encoding_takes_the_format_each_length_needs_and_refuses_beyond_the_limit() -> None:
+    normal = encode_information(0xD4, b"\x01" * (MAX_NORMAL_LEN - 1))
+    # LEN and LCS: the normal format up to its limit (0xFF 0xFF would announce an extended one)
+    assert normal[3:5] == bytes((MAX_NORMAL_LEN, -MAX_NORMAL_LEN & 0xFF))
+    extended = encode_information(0xD4, b"\x01" * MAX_NORMAL_LEN)
+    assert extended[3:5] == b"\xff\xff"  # one more: the extended format
+    assert extended[5:7] == (MAX_NORMAL_LEN + 1).to_bytes(2, "big")
+    encode_information(0xD4, b"\x01" * (MAX_EXTENDED_LEN - 1))
+    with pytest.raises(ValueError, match="exceeds the PN532 maximum"):
+        encode_information(0xD4, b"\x01" * MAX_EXTENDED_LEN)
+    with pytest.raises(ValueError, match="needs the extended format"):
+        encode_information(0xD4, b"\x01" * MAX_NORMAL_LEN, extended=False)
