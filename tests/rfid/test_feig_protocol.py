@@ -18,7 +18,17 @@ import pytest
 from drivers.rfid.feig import datasets as d
 from drivers.rfid.feig import protocol as p
 from drivers.rfid.feig import setup
-from drivers.rfid.feig.frames import STX, Frame, FrameDecoder, Garbage, decode, encode_request
+from drivers.rfid.feig.frames import (
+    ADVANCED_MAX,
+    STANDARD_MAX,
+    STX,
+    Frame,
+    FrameDecoder,
+    Garbage,
+    ProtocolError,
+    decode,
+    encode_request,
+)
 from simulators.feig.bus import FeigLine
 from simulators.feig.radio import AntennaFault
 
@@ -317,3 +327,21 @@ def test_a_length_field_below_the_shortest_frame_is_garbage_and_the_shortest_dec
     items = list(decoder.feed(head + shortest[len(head) :]))
     field = "ALENGTH" if advanced else "LENGTH"
     assert items[0] == Garbage(1, f"{field} {below} is below {minimum}")
+
+
+@pytest.mark.parametrize(
+    ("advanced", "limit"),
+    [(False, STANDARD_MAX), (True, ADVANCED_MAX)],
+    ids=["standard", "advanced"],
+)
+def test_a_frame_of_the_longest_length_its_kind_holds_encodes_and_one_byte_more_does_not(
+    advanced: bool, limit: int
+) -> None:
+    """LENGTH is one byte (a standard frame holds up to 255), ALENGTH two (65535)."""
+    overhead = (3 if advanced else 1) + 2 + 2  # length field(s), COM-ADR and CMD, CRC16
+    longest = Frame(0x01, 0xB0, bytes(limit - overhead), None, advanced)
+    wire = longest.encode()
+    assert len(wire) == limit
+    assert decode(wire, answer=False) == longest
+    with pytest.raises(ProtocolError, match=f"a frame of {limit + 1} bytes does not fit"):
+        Frame(0x01, 0xB0, bytes(limit - overhead + 1), None, advanced).encode()
