@@ -11,7 +11,6 @@ from pokerkit import Automation, Card, Mode, NoLimitTexasHoldem, Pot, StandardHi
 from pokerkit.utilities import CardsLike, rake
 
 from controller.profiles import AnteKind, RakeMode, RakePots, RulesProfile
-from controller.rules.start import table_ante_seat
 from controller.table.inputs import ActionKind
 from controller.table.state import BURN, HandState
 from controller.table.streets import Street
@@ -87,7 +86,7 @@ def pokerkit_stacks(
     trimming, antes = True, (ante,) * len(order)
     if profile is not None and profile.ante_kind is not AnteKind.EACH:
         # one seat posts the table's ante: pokerkit's dead antes (no trimming: the main pot)
-        poster = table_ante_seat(hand, profile.ante_kind)
+        poster = ante_poster(hand, profile.ante_kind)
         posting = order[::-1] if len(order) == 2 else order  # heads-up pokerkit reverses them
         trimming, antes = False, tuple(ante if s == poster else 0 for s in posting)
     blinds_or_straddles: tuple[int, ...] = blinds
@@ -139,6 +138,21 @@ def pokerkit_stacks(
     if state.status:
         raise AssertionError(f"pokerkit did not finish the hand: {state.status}")
     return {seat: state.stacks[i] for i, seat in enumerate(order)}
+
+
+def ante_poster(hand: HandState, kind: AnteKind) -> int:
+    """Who posts a table's ante, read from the rule's text (docs/rules.md, ANTE-TABLE: "the big
+    blind … or the button (a dead button on an empty seat: the big blind)") and the seats the
+    hand dealt in, never from the project's own answer.
+
+    The seats dealt in are in ``hand.order``, the first left of the button first: the big blind
+    is the second of them, and heads-up (where the button posts the small blind) the one that
+    is not the button.
+    """
+    order = hand.order
+    if kind is AnteKind.BUTTON and hand.button in order:
+        return hand.button
+    return order[0] if len(order) == 2 else order[1]
 
 
 def _runouts(state: Any, hand: HandState, run_from: Street) -> None:

@@ -9,11 +9,10 @@ from typing import Any
 import pytest
 
 from controller.profiles import StraddleMode
-from controller.rules.start import table_ante_seat
 from controller.table.flow import clockwise_seats
 from controller.table.inputs import StartHand
 from simulators.autoplay import AutoDealer, Style, random_table
-from tests.oracle import pokerkit_stacks
+from tests.oracle import ante_poster, pokerkit_stacks
 
 HANDS = 2000  # the base profile; the other profiles a quarter of it each
 # Each house-money variant (antes, straddles, run twice, rake) plays its own 250 hands: 15
@@ -46,7 +45,7 @@ def _play(
     assert hand is not None
     ours = {seat: dealer.run.state.stacks[seat] for seat in hand.order}
     if house and state.ante and house.get("ante.kind", "each") != "each":
-        poster = table_ante_seat(hand, state.profile.ante_kind)
+        poster = ante_poster(hand, state.profile.ante_kind)
         blind = {hand.small_blind_seat: state.blinds[0], hand.big_blind_seat: state.blinds[1]}
         if hand.start_stacks[poster] < state.ante + blind.get(poster, 0):
             # pokerkit posts antes before blinds; the TDA has a short big blind's chips go to its
