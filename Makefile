@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 # off in the environment each of them compiles the project's modules again (a fifth of its start).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: demo test test-busy lint typecheck pytest package-check bench clean
+.PHONY: demo test test-busy lint typecheck pytest package-check mutation bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,13 @@ test-busy: $(STAMP)
 # and the example driver plugin into a fresh venv outside the checkout, run them from there.
 package-check: $(STAMP)
 	$(BIN)/pytest tests/packaging $(PYTEST_ARGS)
+
+# Mutation testing (benchmarks/mutation.py, cosmic-ray), outside `make test`: every module
+# takes hours. MUTATION_ARGS picks: modules' paths, --changed (only those whose text or tests
+# changed since the last run), --jobs N (modules at once). Results: benchmarks/mutation-results.txt
+mutation: $(STAMP)
+	$(BIN)/pip install --quiet -e '.[dev,mutation]'
+	$(BIN)/python benchmarks/mutation.py $(MUTATION_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/engine.py
