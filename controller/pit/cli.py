@@ -9,9 +9,10 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from controller.authority import Role
 from controller.config import ConfigError
@@ -178,22 +179,43 @@ def _utc(stamp: float) -> str:
     return datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def user_list(args: argparse.Namespace) -> int:
-    """``tablectl pit user list [--json]``."""
+T = TypeVar("T")
+
+
+class _StoreUnusableError(Exception):
+    """The store could not be used; the line saying why was printed."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+def _in_store(verb: str, path: Path | None, call: Callable[[Store], T]) -> T:
+    """``call`` on the pit's existing store, closed after. :class:`_StoreUnusableError`
+    (exit status 2, said in one line) when the store cannot be opened or its connection fails
+    meanwhile."""
     from controller.pit.db import transient  # noqa: PLC0415
 
-    store = _existing_store("list", args.config)
+    store = _existing_store(verb, path)
     if isinstance(store, int):
-        return store
+        raise _StoreUnusableError(store)
     try:
-        users = store.users(time.time())
+        return call(store)
     except Exception as exc:
         if not transient(exc):  # the store's connection, not a bug: one line, no traceback
             raise
-        print(f"tablectl pit user list: the store: {exc}", file=sys.stderr)
-        return 2
+        print(f"tablectl pit user {verb}: the store: {exc}", file=sys.stderr)
+        raise _StoreUnusableError(2) from None
     finally:
         store.close()
+
+
+def user_list(args: argparse.Namespace) -> int:
+    """``tablectl pit user list [--json]``."""
+    try:
+        users = _in_store("list", args.config, lambda store: store.users(time.time()))
+    except _StoreUnusableError as refused:
+        return refused.status
     for user in users:
         created, last = user["created_at"], user["last_login_at"]
         locked = [
@@ -228,20 +250,12 @@ def user_list(args: argparse.Namespace) -> int:
 
 def user_remove(args: argparse.Namespace) -> int:
     """``tablectl pit user remove NAME``."""
-    from controller.pit.db import transient  # noqa: PLC0415
-
-    store = _existing_store("remove", args.config)
-    if isinstance(store, int):
-        return store
     try:
-        ended = store.remove_user(args.name, time.time())
-    except Exception as exc:
-        if not transient(exc):  # the store's connection, not a bug: one line, no traceback
-            raise
-        print(f"tablectl pit user remove: the store: {exc}", file=sys.stderr)
-        return 2
-    finally:
-        store.close()
+        ended = _in_store(
+            "remove", args.config, lambda store: store.remove_user(args.name, time.time())
+        )
+    except _StoreUnusableError as refused:
+        return refused.status
     if ended is None:
         print(f"tablectl pit user remove: no user {args.name!r}", file=sys.stderr)
         return 2

@@ -169,6 +169,17 @@ def ctrl_c_reaches_children() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
+def stop_demo(proc: subprocess.Popen[Any], children: list[int]) -> None:
+    """Whatever a failed test left running: the demo, its pipes, the processes it started."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+    stop_leftovers(children)
+
+
 def test_ctrl_c_stops_every_process(broker_url: str) -> None:
     with ctrl_c_reaches_children():
         proc = subprocess.Popen(
@@ -201,13 +212,7 @@ def test_ctrl_c_stops_every_process(broker_url: str) -> None:
         assert int(summary[1]) >= 1
         assert not [pid for pid in children if alive(pid)]
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
-        stop_leftovers(children)
+        stop_demo(proc, children)
 
 
 @pytest.mark.parametrize(
@@ -260,11 +265,5 @@ def test_a_reader_that_goes_away_or_a_closed_terminal_stops_it_and_leaves_nothin
         assert list(temporary.iterdir()) == []
         assert not [pid for pid in children if alive(pid)]
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
-        stop_leftovers(children)
+        stop_demo(proc, children)
         shutil.rmtree(temporary, ignore_errors=True)

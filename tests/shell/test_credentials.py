@@ -3,7 +3,6 @@ read from the directory systemd names; without it, one line that says so."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -12,33 +11,14 @@ from controller.cli import main
 from controller.config import ConfigError, load_config
 from controller.credentials import expand_credentials
 from controller.pit.config import load_pit_config
+from tests.shell.test_cli_broker_options import config_file
 
 
 def table_config(tmp_path: Path, password_file: str) -> Path:
-    path = tmp_path / "table.toml"
-    path.write_text(
-        "\n".join(
-            [
-                "[table]",
-                'id = "T1"',
-                'stacks = { "1" = 100, "2" = 100 }',
-                "button = 1",
-                "blinds = [1, 2]",
-                "[devices.shuffler]",
-                'driver = "virtual"',
-                "[security]",
-                "require_signed = false",
-                "[journal]",
-                f"path = {json.dumps(str(tmp_path / 'journal.sqlite'))}",
-                "[broker]",
-                'host = "127.0.0.1"',
-                'username = "table-t1"',
-                f"password_file = {json.dumps(password_file)}",
-            ]
-        )
-        + "\n"
+    """A table config logging in to the broker with the password in ``password_file``."""
+    return config_file(
+        tmp_path, {"host": "127.0.0.1", "username": "table-t1", "password_file": password_file}
     )
-    return path
 
 
 def test_a_credential_is_read_from_the_directory_systemd_names(
