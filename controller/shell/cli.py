@@ -27,7 +27,6 @@ from controller.config import (
     TableConfig,
     _format,
     config_schema,
-    config_text,
     load_config,
 )
 from controller.config_check import broker_problems
@@ -536,18 +535,14 @@ def journal_failure(exc: BaseException, path: Path) -> str | None:
 def config_check(args: argparse.Namespace) -> int:
     """``tablectl config check [--config FILE]`` (a table's config, or a pit's: it has
     ``[pit]``); ``config check FILE`` is the older form."""
-    from controller.pit.config import is_pit_config, load_pit_config  # noqa: PLC0415
+    from controller.pit.config import is_pit_config, load_pit_config, read_toml  # noqa: PLC0415
 
     if args.config is not None and args.file is not None:
         print("tablectl config check: give the file once, as --config FILE", file=sys.stderr)
         return 2
     path = _config_path(args.config if args.file is None else args.file)
     try:
-        # read here first: the pit's reader takes any file for text, a journal included
-        data = tomllib.loads(config_text(path))
-    except tomllib.TOMLDecodeError as exc:
-        print(ConfigError(str(path), [f"not valid TOML: {exc}"]), file=sys.stderr)
-        return 1
+        data = read_toml(path)
     except NotAConfigError as exc:
         # bad input, not a config with problems: a journal given where the config goes
         print(f"{exc}", file=sys.stderr)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -126,12 +126,9 @@ def run_place(args: argparse.Namespace) -> int:
     return _report("place", lambda: place(args.control, args.zone, args.items, args.deck))
 
 
-def _report(verb: str, work: Callable[[], Awaitable[str]]) -> int:
-    async def main() -> str:
-        return await work()
-
+def _report(verb: str, work: Callable[[], Coroutine[Any, Any, str]]) -> int:
     try:
-        line = asyncio.run(main())
+        line = asyncio.run(work())
     except HandsError as exc:
         print(f"tablectl sim rfid {verb}: {exc}", file=sys.stderr)
         return 2
