@@ -24,7 +24,9 @@ that cannot be killed (same behaviour) with the reason.
 from __future__ import annotations
 
 import argparse
+import ast
 import concurrent.futures
+import difflib
 import hashlib
 import json
 import os
@@ -35,6 +37,10 @@ import time
 import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
+
+import coverage
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 STATE = REPO / ".mutation"
@@ -42,35 +48,63 @@ RESULTS = REPO / "benchmarks" / "mutation-results.txt"
 EQUIVALENT = REPO / "benchmarks" / "mutation-equivalent.toml"
 #: Each mutant's test run may take this many seconds (a mutant that loops for ever is a kill).
 TIMEOUT = 120.0
+#: This script and its coverage plugin: a change to either can change every result.
+_SELF = ("benchmarks/mutation.py", "benchmarks/mutation_coverage.py")
+#: What a module's copy of the tree holds beside the module: its test map, its unmutated text.
+_MAP_FILE = ".mutation-map.json"
+_PRISTINE_FILE = ".mutation-pristine"
+#: Left by a mutant's run that imported the module from elsewhere than the copy.
+_WRONG_COPY_FILE = ".mutation-wrong-copy"
 
-_CORE_TESTS = (
-    "tests/core/test_rules_hand.py",
-    "tests/core/test_scenario_files.py",
-    "tests/core/test_irregular_properties.py",
-    "tests/core/test_properties.py",
-)
+#: The project's own core: every rule, the game, the table's flow and engine.
+_CORE_TESTS = ("tests/core",)
 
+#: Everything that speaks TSP/1: the codec, the golden vectors, the link, the drivers and the
+#: readers' reporter.
 _TSP_TESTS = (
-    "tests/drivers/test_tsp_codec.py",
-    "tests/drivers/test_tsp_golden.py",
-    "tests/drivers/test_tsp_layout.py",
-    "tests/drivers/test_tsp_link.py",
+    "tests/drivers",
+    "tests/rfid/test_tsp_reader_codec.py",
+    "tests/rfid/test_tsp_reporter.py",
 )
 
-#: Each module mutated, and the tests that must catch its mutants.
+_PN532_TESTS = tuple(
+    str(path.relative_to(REPO))
+    for path in sorted((REPO / "tests" / "rfid").glob("test_pn532_*.py"))
+)
+_FEIG_TESTS = tuple(
+    str(path.relative_to(REPO))
+    for path in sorted((REPO / "tests" / "rfid").glob("test_feig_*.py"))
+    if path.name != "test_feig_soak.py"
+)
+
+_CHAIN_TESTS = tuple(
+    f"tests/shell/{name}.py"
+    for name in (
+        "test_integrity",
+        "test_integrity_disk",
+        "test_journal",
+        "test_damaged_journal",
+        "test_properties",
+        "test_replay",
+        "test_retention",
+    )
+)
+
+#: Each module mutated, and the tests that must catch its mutants (of which a mutant runs only
+#: those that run the lines it changed: see ``select_tests``).
 MODULES: dict[str, tuple[str, ...]] = {
     # the codecs of every driver
     **dict.fromkeys(
         ("drivers/tsp/frame.py", "drivers/tsp/cobs.py", "drivers/tsp/crc.py"), _TSP_TESTS
     ),
-    "drivers/rfid/pn532/frames.py": ("tests/rfid/test_pn532_frames.py",),
-    "drivers/rfid/feig/frames.py": ("tests/rfid/test_feig_protocol.py",),
-    "drivers/rfid/feig/protocol.py": ("tests/rfid/test_feig_protocol.py",),
+    "drivers/rfid/pn532/frames.py": _PN532_TESTS,
+    "drivers/rfid/feig/frames.py": _FEIG_TESTS,
+    "drivers/rfid/feig/protocol.py": _FEIG_TESTS,
     # the journal's chain
-    "controller/shell/chain.py": ("tests/shell/test_integrity.py", "tests/shell/test_journal.py"),
+    "controller/shell/chain.py": _CHAIN_TESTS,
     # the table's flow and engine
-    "controller/table/flow.py": ("tests/core/test_transitions.py", *_CORE_TESTS),
-    "controller/table/engine.py": ("tests/core/test_engine_tables.py", *_CORE_TESTS),
+    "controller/table/flow.py": _CORE_TESTS,
+    "controller/table/engine.py": _CORE_TESTS,
     # the rules (controller/rules) and the game (controller/game), module by module
     **{
         f"controller/rules/{path.name}": _CORE_TESTS
@@ -78,7 +112,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         if path.name not in ("__init__.py", "ids.py")
     },
     **{
-        f"controller/game/{path.name}": ("tests/core/test_betting.py", *_CORE_TESTS)
+        f"controller/game/{path.name}": _CORE_TESTS
         for path in sorted((REPO / "controller" / "game").glob("*.py"))
         if path.name != "__init__.py"
     },
@@ -108,11 +142,20 @@ class Outcome:
         return 100.0 * (self.killed + self.timed_out) / killable if killable else 100.0
 
 
+def _files(names: tuple[str, ...]) -> list[Path]:
+    """The files named, a folder standing for every ``.py`` file under it."""
+    found: list[Path] = []
+    for name in names:
+        path = REPO / name
+        found += sorted(path.rglob("*.py")) if path.is_dir() else [path]
+    return found
+
+
 def key_of(module: str, tests: tuple[str, ...]) -> str:
-    """What a module's result depends on: its text, its tests', the suite's conftest."""
+    """What a module's result depends on: its text, its tests', the suite's conftest, this."""
     digest = hashlib.sha256()
-    for name in (module, *tests, "tests/conftest.py"):
-        digest.update(name.encode() + b"\0" + (REPO / name).read_bytes())
+    for path in _files((module, *tests, "tests/conftest.py", *_SELF)):
+        digest.update(str(path.relative_to(REPO)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -144,17 +187,142 @@ def _equivalents(module: str) -> dict[str, str]:
     return {entry["mutant"]: entry["reason"] for entry in listed}
 
 
-def run_module(module: str) -> Outcome:
+@dataclass
+class TestMap:
+    """Which of a module's tests run which of its lines, from one measured run of them all."""
+
+    #: line → the tests that ran it
+    lines: dict[int, list[str]]
+    #: the lines run while the module was imported (a change there can reach any test)
+    at_import: list[int]
+    #: every test that ran any line of the module, the fastest first
+    tests: list[str]
+
+    @classmethod
+    def from_json(cls, text: str) -> TestMap:
+        raw = json.loads(text)
+        lines = {int(line): tests for line, tests in raw["lines"].items()}
+        return cls(lines, raw["at_import"], raw["tests"])
+
+
+def changed_lines(pristine: str, mutated: str) -> set[int]:
+    """The lines (1-based, of ``pristine``) that ``mutated`` changes."""
+    matcher = difflib.SequenceMatcher(
+        a=pristine.splitlines(), b=mutated.splitlines(), autojunk=False
+    )
+    changed: set[int] = set()
+    for tag, first, last, _, _ in matcher.get_opcodes():
+        if tag != "equal":
+            changed.update(range(first + 1, max(last, first + 1) + 1))
+    return changed
+
+
+def _statement_spans(source: str) -> list[tuple[int, int]]:
+    """Every statement's lines, first to last, its decorators included."""
+    spans = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.stmt):
+            decorated = getattr(node, "decorator_list", [])
+            first = min([node.lineno, *(d.lineno for d in decorated)])
+            spans.append((first, node.end_lineno or node.lineno))
+    return spans
+
+
+def select_tests(pristine: str, mutated: str, table: TestMap) -> list[str]:
+    """The tests a mutant must pass, fastest first: those that run the statements it changed.
+
+    Coverage names a statement's first line, so a change on any line of a statement counts
+    every test that ran any line of that statement (the innermost one holding the change). A
+    statement run at import (a constant, a default, a decorator, a ``def`` line) can reach
+    every test that uses the module, so such a change runs them all; no change (the unmutated
+    module) runs them all too. A statement no test runs selects none: the mutant survives.
+    """
+    changed = changed_lines(pristine, mutated)
+    if not changed:
+        return table.tests
+    spans = _statement_spans(pristine)
+    chosen: set[str] = set()
+    for line in changed:
+        holding = [span for span in spans if span[0] <= line <= span[1]]
+        first, last = min(holding, key=lambda s: s[1] - s[0]) if holding else (line, line)
+        covered = range(first, last + 1)
+        if any(number in table.at_import for number in covered):
+            return table.tests
+        for number in covered:
+            chosen.update(table.lines.get(number, ()))
+    return [test for test in table.tests if test in chosen]
+
+
+def map_tests(tests: tuple[str, ...], modules: list[str]) -> dict[str, TestMap] | str:
+    """Run ``tests`` once under coverage, each test in a context of its own; the map of each
+    of ``modules``, or why the run failed (it is every mutant's baseline: it must pass)."""
+    slug = hashlib.sha256("\0".join(tests).encode()).hexdigest()[:8]
+    work = STATE / "work" / f"map-{slug}"
+    _copy_tree(work)
+    data_file, durations_file = work / ".mutation-coverage", work / ".mutation-durations.json"
+    env = {
+        **os.environ,
+        "HYPOTHESIS_PROFILE": "dev",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONPATH": str(work / "benchmarks"),
+        "MUTATION_COVERAGE_FILE": str(data_file),
+        "MUTATION_COVERAGE_SOURCE": f"{work / 'controller'},{work / 'drivers'}",
+        "MUTATION_DURATIONS_FILE": str(durations_file),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
+         "-p", "mutation_coverage", *tests],
+        cwd=work, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        return f"the unmutated tests failed: {(done.stdout + done.stderr)[-800:]}"
+    durations: dict[str, float] = json.loads(durations_file.read_text())
+    data = coverage.CoverageData(basename=str(data_file))
+    data.read()
+    outside = [name for name in data.measured_files() if not name.startswith(str(work))]
+    if outside:
+        return f"the tests ran the project from outside its copy: {outside[0]}"
+    maps: dict[str, TestMap] = {}
+    for module in modules:
+        by_line = data.contexts_by_lineno(str(work / module))
+        lines = {line: sorted(c for c in contexts if c) for line, contexts in by_line.items()}
+        ran = {test for names in lines.values() for test in names}
+        maps[module] = TestMap(
+            lines={line: names for line, names in lines.items() if names},
+            at_import=sorted(line for line, contexts in by_line.items() if "" in contexts),
+            tests=sorted(ran, key=lambda test: (durations.get(test, 0.0), test)),
+        )
+    shutil.rmtree(work, ignore_errors=True)
+    return maps
+
+
+def run_mutant(module: str) -> int:
+    """cosmic-ray's test command, in a module's copy: the mutant's tests, stopping at the first
+    failure (0: it survived)."""
+    table = TestMap.from_json(Path(_MAP_FILE).read_text())
+    selected = select_tests(Path(_PRISTINE_FILE).read_text(), Path(module).read_text(), table)
+    if not selected:
+        return 0
+    # The suite imports the project by sys.path (--import-mode=importlib): the copy must come
+    # before the checkout that an editable install puts there.
+    sys.path.insert(0, str(Path.cwd()))
+    code = int(pytest.main(["-x", "-q", "-n", "0", "-p", "no:cacheprovider", *selected]))
+    imported = sys.modules.get(module.removesuffix(".py").replace("/", "."))
+    if imported is not None and not str(imported.__file__).startswith(str(Path.cwd())):
+        Path(_WRONG_COPY_FILE).write_text(str(imported.__file__))
+    return code
+
+
+def run_module(module: str, table: TestMap) -> Outcome:
     """Mutate ``module`` in a copy of the tree and run its tests against each mutant."""
     tests = MODULES[module]
     outcome = Outcome(module, key_of(module, tests), list(tests))
     started = time.monotonic()
     work = STATE / "work" / _slug(module)
     _copy_tree(work)
-    command = " ".join(
-        [sys.executable, "-m", "pytest", "-x", "-q", "-n", "0", "-p", "no:cacheprovider",
-         *tests]
-    )  # fmt: skip
+    (work / _MAP_FILE).write_text(json.dumps(asdict(table)))
+    (work / _PRISTINE_FILE).write_text((work / module).read_text())
+    command = f"{sys.executable} benchmarks/mutation.py --mutant {module}"
     config = work / "cosmic-ray.toml"
     config.write_text(
         "[cosmic-ray]\n"
@@ -174,14 +342,19 @@ def run_module(module: str) -> Outcome:
             cwd=work, env=env, capture_output=True, text=True, check=False,
         )  # fmt: skip
 
-    for step in (("init", str(config), str(session)), ("baseline", str(config))):
-        done = cosmic(*step)
-        if done.returncode != 0:
-            outcome.error = f"cosmic-ray {step[0]} failed: {(done.stdout + done.stderr)[-800:]}"
-            outcome.seconds = time.monotonic() - started
-            return outcome
+    # No cosmic-ray baseline: the measured run that made the map was it.
+    done = cosmic("init", str(config), str(session))
+    if done.returncode != 0:
+        outcome.error = f"cosmic-ray init failed: {(done.stdout + done.stderr)[-800:]}"
+        outcome.seconds = time.monotonic() - started
+        return outcome
     cosmic("exec", str(config), str(session))
     dumped = cosmic("dump", str(session)).stdout
+    if (work / _WRONG_COPY_FILE).exists():
+        wrong = (work / _WRONG_COPY_FILE).read_text()
+        outcome.error = f"the tests imported the module from outside the copy: {wrong}"
+        outcome.seconds = time.monotonic() - started
+        return outcome
     equivalent = _equivalents(module)
     for line in filter(None, dumped.splitlines()):
         job, result = json.loads(line)
@@ -252,8 +425,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("modules", nargs="*", help="modules to mutate (default: every one)")
     parser.add_argument("--changed", action="store_true", help="only those whose key moved")
-    parser.add_argument("--jobs", type=int, default=1, help="modules mutated at once")
+    parser.add_argument("--jobs", type=int, default=1, help="test runs at once")
+    parser.add_argument("--mutant", metavar="MODULE", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.mutant:
+        return run_mutant(args.mutant)
     unknown = [m for m in args.modules if m not in MODULES]
     if unknown:
         print(f"mutation: not a module this runs: {', '.join(unknown)}", file=sys.stderr)
@@ -269,17 +445,38 @@ def main(argv: list[str] | None = None) -> int:
         for m in wanted
         if not (args.changed and m in done and done[m].key == key_of(m, MODULES[m]))
     ]
+    by_tests: dict[tuple[str, ...], list[str]] = {}
+    for module in todo:
+        by_tests.setdefault(MODULES[module], []).append(module)
     with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for outcome in pool.map(run_module, todo):
-            said = outcome.error or (
-                f"{outcome.killed + outcome.timed_out} of {outcome.mutants} killed, "
-                f"{outcome.survived} survived"
-            )
-            print(f"{outcome.module}: {said}", file=sys.stderr, flush=True)
-            done[outcome.module] = outcome
-            if not outcome.error:
-                _store(outcome)
-    RESULTS.write_text(table(list(done.values())))
+        # Each test set is measured once (its map, and the baseline), then its modules mutated.
+        measuring = {
+            pool.submit(map_tests, tests, modules): modules for tests, modules in by_tests.items()
+        }
+        mutating: dict[concurrent.futures.Future[Outcome], str] = {}
+        while measuring or mutating:
+            running: list[concurrent.futures.Future[Any]] = [*measuring, *mutating]
+            concurrent.futures.wait(running, return_when="FIRST_COMPLETED")
+            for measured in [future for future in measuring if future.done()]:
+                modules, result = measuring.pop(measured), measured.result()
+                if isinstance(result, dict):
+                    mutating.update({pool.submit(run_module, m, result[m]): m for m in modules})
+                    continue
+                for module in modules:
+                    print(f"{module}: {result}", file=sys.stderr, flush=True)
+                    done[module] = Outcome(module, key_of(module, MODULES[module]), error=result)
+            for mutated in [future for future in mutating if future.done()]:
+                del mutating[mutated]
+                outcome = mutated.result()
+                said = outcome.error or (
+                    f"{outcome.killed + outcome.timed_out} of {outcome.mutants} killed, "
+                    f"{outcome.survived} survived, {outcome.seconds:.0f} s"
+                )
+                print(f"{outcome.module}: {said}", file=sys.stderr, flush=True)
+                done[outcome.module] = outcome
+                if not outcome.error:
+                    _store(outcome)
+            RESULTS.write_text(table(list(done.values())))
     print(table([done[m] for m in wanted if m in done]), end="")
     return 0
 

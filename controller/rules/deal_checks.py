@@ -240,15 +240,20 @@ def check_seat_counts(ctx: Context, hand: HandState) -> None:
     whose cards the showdown already took: tabled or shown (two cards, or § 1550(b)(1) ruled on
     it then) or mucked. A hand all in before the flop reaches the showdown within seconds, and
     the dealer may push a killed hand to the muck before the settle time is up; counting that
-    seat again would hold a hand for cards that are exactly where the rules sent them.
+    seat again would hold a hand for cards that are exactly where the rules sent them. Nor a seat
+    a SEAT-COUNT hold already waits on (an extra card is held when it is read): one wrong count
+    is one ruling, not two.
     """
     hand.edit_deal().deadline = None
     after = cutoff_passed(hand, ctx.table.profile)
     showdown = hand.showdown
+    held = {h.seat for h in hand.irregular.holds if h.rule is Rule.SEAT_COUNT}
     for seat in hand.order:
         if seat in hand.irregular.dead or seat in hand.chips.folded or hand.deal.owed.get(seat):
             continue
         if seat in showdown.tabled or seat in showdown.shown or seat in showdown.mucked:
+            continue
+        if seat in held:
             continue
         count = len(live_cards(hand, seat))
         if count == 2:

@@ -1,0 +1,89 @@
+"""SEAT-COUNT and SEAT-DEALT-OUT at every count a seat can read when the readers settle: none
+(dealt out), one, two (the only right count), three; and one wrong count is one ruling."""
+
+from __future__ import annotations
+
+import pytest
+
+from simulators.scenario.core_runner import run_core
+from simulators.scenario.model import parse_scenario
+
+HEAD = """
+[scenario]
+name = "seat 3 at the settle time"
+profile = "rrop-cash"
+
+[table]
+stacks = { "1" = 100, "2" = 100, "3" = 100, "4" = 100, "5" = 100, "6" = 100 }
+button = 6
+blinds = [1, 2]
+
+[deck]
+order = ["2c", "3c", "4c", "5c", "6c", "7c", "8c", "9c", "Tc", "Jc", "Qc", "Kc", "Ac", "2d"]
+
+[[step]]
+dealer = "start_hand"
+
+[[step]]
+shuffler = "shuffle"
+"""
+
+
+def _group(seat: int, cards: str = "") -> str:
+    read = f"cards = {cards}\n" if cards else ""
+    return (
+        f'[[step]]\nshuffler = "dispense"\npurpose = "hole"\nseat = {seat}\n\n'
+        f'[[step]]\nreader = "arrive"\nzone = "seat:{seat}"\n{read}\n'
+    )
+
+
+#: Seat 3's part of the deal for each count it reads. Three: a card read at seat 3 before its
+#: group was out (held, SEAT-SEQ; the dealer rejects that hold), then its own two cards.
+SEAT_3 = {
+    0: _group(3, "[]"),
+    1: _group(3, '["6c"]'),
+    2: _group(3),
+    3: '[[step]]\nreader = "arrive"\nzone = "seat:3"\ncards = ["Kd"]\n\n'
+    '[[step]]\ndealer = "reject"\n\n' + _group(3),
+}
+
+
+def _settled_holds(seat_3: str, after: str = "") -> list[dict[str, object]]:
+    """The holds on a count (SEAT-*) once the readers settle, seat 3 dealt as ``seat_3`` and
+    ``after`` coming after the deal."""
+    text = HEAD + "".join(_group(s) for s in (1, 2)) + seat_3
+    text += "".join(_group(s) for s in (4, 5, 6)) + after + "[[step]]\nwait = 5\n"
+    run = run_core(parse_scenario(text, "seat-counts.toml"))
+    settled = [e for e in run.events if e.type == "hand.hold" and "count" in e.data]
+    return [dict(e.data) for e in settled]
+
+
+@pytest.mark.parametrize(
+    ("count", "rule"), [(0, "SEAT-DEALT-OUT"), (1, "SEAT-COUNT"), (3, "SEAT-COUNT")]
+)
+def test_seat_count_a_seat_not_holding_two_cards_when_the_readers_settle_is_held(
+    count: int, rule: str
+) -> None:
+    holds = _settled_holds(SEAT_3[count])
+    assert [(h["rule"], h["seat"], h["count"], h["ruling"]) for h in holds] == [
+        (rule, 3, count, "misdeal")
+    ]
+
+
+def test_seat_count_a_seat_holding_its_two_cards_is_not_held() -> None:
+    assert _settled_holds(SEAT_3[2]) == []
+
+
+def test_seat_count_an_extra_card_at_a_seat_is_held_once_not_again_when_the_readers_settle() -> (
+    None
+):
+    # the extra card comes before the settle time is up: the count check then sees three cards
+    # at a seat whose hold for them is already waiting
+    text = HEAD + '[[step]]\nauto = "deal_hole"\n\n'
+    text += '[[step]]\nshuffler = "dispense"\npurpose = "extra"\ncount = 1\n\n'
+    text += '[[step]]\nreader = "arrive"\nzone = "seat:3"\n\n[[step]]\nwait = 5\n'
+    run = run_core(parse_scenario(text, "extra-card.toml"))
+    holds = [e.data for e in run.events if e.type == "hand.hold"]
+    assert [(h["rule"], h["seat"], h["count"], h["reason"]) for h in holds] == [
+        ("SEAT-COUNT", 3, 3, "seat 3 holds an extra card")
+    ]

@@ -1,0 +1,96 @@
+"""``make mutation`` runs, for each mutant, only the tests that run the statement it changed
+(benchmarks/mutation.py, ``select_tests``): a wrong choice there would count mutants as
+survivors that the suite kills, or skip tests that would have killed them."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+
+def _load() -> ModuleType:
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "mutation.py"
+    spec = importlib.util.spec_from_file_location("mutation_script", script)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+mutation = _load()
+
+SOURCE = """\
+LIMIT = 4
+
+
+@staticmethod
+def helper(x):
+    return x
+
+
+def check(value):
+    if value > LIMIT:
+        return (
+            value
+            + 1
+        )
+    return value
+
+
+def unused():
+    return 0
+"""
+
+# Lines as coverage records them: import-time lines under the empty context, and the
+# statements each test ran (a multi-line statement recorded on its first line only).
+TABLE = mutation.TestMap(
+    lines={6: ["t_helper"], 10: ["t_small", "t_big"], 11: ["t_big"], 15: ["t_small"]},
+    at_import=[1, 4, 5, 9, 18],
+    tests=["t_small", "t_helper", "t_big"],
+)
+
+
+def _mutate(line: int, old: str, new: str) -> str:
+    lines = SOURCE.splitlines()
+    assert old in lines[line - 1]
+    lines[line - 1] = lines[line - 1].replace(old, new)
+    return "\n".join(lines) + "\n"
+
+
+def test_the_unmutated_module_runs_every_test_fastest_first() -> None:
+    assert mutation.select_tests(SOURCE, SOURCE, TABLE) == ["t_small", "t_helper", "t_big"]
+
+
+def test_a_change_in_a_function_runs_only_the_tests_that_ran_that_statement() -> None:
+    assert mutation.select_tests(SOURCE, _mutate(10, ">", ">="), TABLE) == ["t_small", "t_big"]
+    assert mutation.select_tests(SOURCE, _mutate(15, "value", "None"), TABLE) == ["t_small"]
+
+
+def test_a_change_on_a_continuation_line_runs_the_tests_of_its_whole_statement() -> None:
+    # line 13 ("+ 1") is never recorded: its statement starts on line 11
+    assert mutation.select_tests(SOURCE, _mutate(13, "+", "-"), TABLE) == ["t_big"]
+
+
+@pytest.mark.parametrize(
+    ("line", "old", "new"),
+    [(1, "4", "5"), (4, "@staticmethod", ""), (9, "value", "value=None")],
+    ids=["constant", "decorator", "def-line"],
+)
+def test_a_change_to_what_runs_at_import_runs_every_test(line: int, old: str, new: str) -> None:
+    assert mutation.select_tests(SOURCE, _mutate(line, old, new), TABLE) == TABLE.tests
+
+
+def test_a_change_no_test_runs_selects_none_so_the_mutant_survives() -> None:
+    assert mutation.select_tests(SOURCE, _mutate(19, "0", "1"), TABLE) == []
+
+
+def test_changed_lines_names_the_lines_of_the_original_a_mutant_differs_on() -> None:
+    assert mutation.changed_lines(SOURCE, _mutate(13, "+", "-")) == {13}
+    assert mutation.changed_lines(SOURCE, SOURCE) == set()
+    assert mutation.changed_lines("a\nb\nc\n", "a\nc\n") == {2}
