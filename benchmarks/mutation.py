@@ -48,6 +48,8 @@ RESULTS = REPO / "benchmarks" / "mutation-results.txt"
 EQUIVALENT = REPO / "benchmarks" / "mutation-equivalent.toml"
 #: Each mutant's test run may take this many seconds (a mutant that loops for ever is a kill).
 TIMEOUT = 120.0
+#: The least time a test of a mutant is given (see ``_TimeLimits``).
+_LEAST_LIMIT = 5.0
 #: This script and its coverage plugin: a change to either can change every result.
 _SELF = ("benchmarks/mutation.py", "benchmarks/mutation_coverage.py")
 #: What a module's copy of the tree holds beside the module: its test map, its unmutated text.
@@ -197,12 +199,14 @@ class TestMap:
     at_import: list[int]
     #: every test that ran any line of the module, the fastest first
     tests: list[str]
+    #: each of those tests' time on the unmutated module, in seconds
+    durations: dict[str, float] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, text: str) -> TestMap:
         raw = json.loads(text)
         lines = {int(line): tests for line, tests in raw["lines"].items()}
-        return cls(lines, raw["at_import"], raw["tests"])
+        return cls(lines, raw["at_import"], raw["tests"], raw["durations"])
 
 
 def changed_lines(pristine: str, mutated: str) -> set[int]:
@@ -291,9 +295,24 @@ def map_tests(tests: tuple[str, ...], modules: list[str]) -> dict[str, TestMap] 
             lines={line: names for line, names in lines.items() if names},
             at_import=sorted(line for line, contexts in by_line.items() if "" in contexts),
             tests=sorted(ran, key=lambda test: (durations.get(test, 0.0), test)),
+            durations={test: durations.get(test, 0.0) for test in ran},
         )
     shutil.rmtree(work, ignore_errors=True)
     return maps
+
+
+class _TimeLimits:
+    """A mutant that loops for ever is a kill: each test may take ten times its unmutated time
+    (and at least ``_LEAST_LIMIT`` seconds) before pytest-timeout fails it, rather than holding
+    the run up to cosmic-ray's own limit."""
+
+    def __init__(self, durations: dict[str, float]) -> None:
+        self.durations = durations
+
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        for item in items:
+            limit = max(_LEAST_LIMIT, 10 * self.durations.get(item.nodeid, _LEAST_LIMIT))
+            item.add_marker(pytest.mark.timeout(limit))
 
 
 def run_mutant(module: str) -> int:
@@ -306,7 +325,10 @@ def run_mutant(module: str) -> int:
     # The suite imports the project by sys.path (--import-mode=importlib): the copy must come
     # before the checkout that an editable install puts there.
     sys.path.insert(0, str(Path.cwd()))
-    code = int(pytest.main(["-x", "-q", "-n", "0", "-p", "no:cacheprovider", *selected]))
+    limits = _TimeLimits(table.durations)
+    code = int(
+        pytest.main(["-x", "-q", "-n", "0", "-p", "no:cacheprovider", *selected], plugins=[limits])
+    )
     imported = sys.modules.get(module.removesuffix(".py").replace("/", "."))
     if imported is not None and not str(imported.__file__).startswith(str(Path.cwd())):
         Path(_WRONG_COPY_FILE).write_text(str(imported.__file__))

@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
-from pokerkit import Automation, Card, Mode, NoLimitTexasHoldem, Pot, StandardHighHand, State
+from pokerkit import (
+    Automation,
+    Card,
+    ChipsPushing,
+    Mode,
+    NoLimitTexasHoldem,
+    Pot,
+    StandardHighHand,
+    State,
+)
 from pokerkit.utilities import CardsLike, rake
 
-from controller.profiles import AnteKind, RakeMode, RakePots, RulesProfile
 from controller.table.inputs import ActionKind
 from controller.table.state import BURN, HandState
 from controller.table.streets import Street
@@ -28,6 +36,35 @@ AUTOMATIONS = (
 #: A hand run twice: the players choose the runouts (RUN-TWICE).
 TWICE_AUTOMATIONS = tuple(a for a in AUTOMATIONS if a is not Automation.RUNOUT_COUNT_SELECTION)
 _BOARD_SLICES = {Street.FLOP: (0, 3), Street.TURN: (3, 4), Street.RIVER: (4, 5)}
+
+#: The house-rule keys the oracle reads, each with its default as docs/profiles.md gives it (the
+#: same in every shipped profile). The oracle reads a table's rules from these plain keys, as a
+#: table config writes them, never from the project's parsed profile.
+HOUSE_DEFAULTS: dict[str, Any] = {
+    "ante.kind": "each",
+    "odd_chip.recipient": "first_tied_winner_clockwise",
+    "odd_chip.max_per_player": 1,
+    "rake.mode": "none",
+    "rake.percent": 0,
+    "rake.cap": 0,
+    "rake.chip_unit": 1,
+    "rake.minimum_pot": 0,
+    "rake.no_flop_no_drop": True,
+    "rake.pots": "all",
+    "rake.jackpot_drop": 0,
+    "rake.jackpot_threshold": 0,
+}
+
+
+def house_rules(house: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The keys the oracle reads: ``house``'s where it sets them, the documented defaults else."""
+    return {key: (house or {}).get(key, default) for key, default in HOUSE_DEFAULTS.items()}
+
+
+def drops_from_pots(rules: Mapping[str, Any]) -> bool:
+    """Does the house take chips from the pots (HOUSE-RAKE by the pot, HOUSE-DROP-JACKPOT)?"""
+    raking = rules["rake.mode"] == "pot" and rules["rake.percent"] > 0
+    return bool(raking or rules["rake.jackpot_drop"] > 0)
 
 
 class RememberedHighHand(StandardHighHand):
@@ -55,7 +92,7 @@ def pokerkit_stacks(
     hand: HandState,
     blinds: tuple[int, int],
     ante: int,
-    profile: RulesProfile | None = None,
+    house: Mapping[str, Any] | None = None,
     *,
     evaluate_once: bool = True,
 ) -> dict[int, int]:
@@ -74,19 +111,22 @@ def pokerkit_stacks(
       whose surviving contenders are the same; POT-SEP splits every pot separately, each with its
       own odd chip. The oracle keeps every live hand until the pots are pushed
       (``can_win_now`` answers yes), so pokerkit splits each pot on its own too.
-    * pokerkit gives a pot's whole remainder to the first tied winner left of the button; the
-      comparison runs with the house rule ``odd_chip.max_per_player = 0``, which means the same.
+    * pokerkit gives a pot's whole remainder to the first tied winner left of the button, which
+      is the house rule ``odd_chip.max_per_player = 0``; under any other cap the oracle hands the
+      odd chips out again as the rule's text says (:func:`odd_chip_moves`).
 
-    With a ``profile`` that rakes, pokerkit rakes each pot (:func:`pokerkit_rake`) and
-    :class:`RakedState` takes the hand's cap, the main-pot-only rule, the minimum pot and the
-    jackpot drop on top of it.
+    ``house`` holds the table's house-rule keys as its config writes them (the documented
+    defaults for the rest: :data:`HOUSE_DEFAULTS`). Where the house takes from the pots, pokerkit
+    rakes each pot (:func:`pokerkit_rake`) and :class:`RakedState` takes the hand's cap, the
+    main-pot-only rule, the minimum pot and the jackpot drop on top of it.
     """
     order = hand.order
-    raking = profile is not None and profile.drops_from_pots
+    rules = house_rules(house)
+    raking = drops_from_pots(rules)
     trimming, antes = True, (ante,) * len(order)
-    if profile is not None and profile.ante_kind is not AnteKind.EACH:
+    if rules["ante.kind"] != "each":
         # one seat posts the table's ante: pokerkit's dead antes (no trimming: the main pot)
-        poster = ante_poster(hand, profile.ante_kind)
+        poster = ante_poster(hand, rules["ante.kind"])
         posting = order[::-1] if len(order) == 2 else order  # heads-up pokerkit reverses them
         trimming, antes = False, tuple(ante if s == poster else 0 for s in posting)
     blinds_or_straddles: tuple[int, ...] = blinds
@@ -104,13 +144,13 @@ def pokerkit_stacks(
         tuple(hand.start_stacks[s] for s in order),
         len(order),
         mode=Mode.CASH_GAME,
-        rake=pokerkit_rake(profile) if raking and profile is not None else rake,
+        rake=pokerkit_rake(rules) if raking else rake,
     )
     if evaluate_once:
         state.hand_types = (RememberedHighHand,)
     if raking:
         state.__class__ = RakedState
-        state.profile = profile  # type: ignore[attr-defined]
+        state.rules = rules  # type: ignore[attr-defined]
     state.can_win_now = lambda player_index: True  # type: ignore[method-assign]
     for seat in hand.deal_order:
         state.deal_hole("".join(hand.deal.dealt[seat]), order.index(seat))
@@ -137,10 +177,46 @@ def pokerkit_stacks(
     _formal_checks(state)
     if state.status:
         raise AssertionError(f"pokerkit did not finish the hand: {state.status}")
-    return {seat: state.stacks[i] for i, seat in enumerate(order)}
+    moved = odd_chip_moves(state, rules)
+    return {seat: state.stacks[i] + moved[i] for i, seat in enumerate(order)}
 
 
-def ante_poster(hand: HandState, kind: AnteKind) -> int:
+def odd_chip_moves(state: State, rules: Mapping[str, Any]) -> list[int]:
+    """What the odd-chip rule changes in pokerkit's pushes, per player index.
+
+    pokerkit splits a pot among its tied winners evenly and gives the whole remainder to the
+    first of them from the button (its positions start left of the button, so the first winner
+    by index is the first clockwise). The rule (RR Ties 3-4, TDA; docs/profiles.md): the odd
+    chips go "one each to successive tied winners clockwise from the button", at most
+    ``odd_chip.max_per_player`` each, ``0`` meaning all to the first; each pot (and each board
+    of a pot run twice) on its own. A pot's winners are read from pokerkit's push: every winner
+    got the even share, which is at least a chip (a pot is never smaller than the hands that
+    paid into it).
+    """
+    if rules["odd_chip.recipient"] != "first_tied_winner_clockwise":
+        raise NotImplementedError("the oracle reads the tied-winner odd-chip rule only")
+    cap = rules["odd_chip.max_per_player"]
+    moved = [0] * len(state.stacks)
+    for operation in state.operations:
+        if not isinstance(operation, ChipsPushing) or operation.board_index is None:
+            continue
+        winners = [i for i, amount in enumerate(operation.amounts) if amount]
+        share = min((operation.amounts[i] for i in winners), default=0)
+        odd = sum(operation.amounts) - share * len(winners)
+        given = [0] * len(winners)
+        turn = 0
+        while odd and cap and any(g < cap for g in given):  # one each, clockwise, to the cap
+            if given[turn % len(winners)] < cap:
+                given[turn % len(winners)] += 1
+                odd -= 1
+            turn += 1
+        given[0] += odd  # no cap, or what the cap leaves: the first winner's
+        for k, i in enumerate(winners):
+            moved[i] += share + given[k] - operation.amounts[i]
+    return moved
+
+
+def ante_poster(hand: HandState, kind: str) -> int:
     """Who posts a table's ante, read from the rule's text (docs/rules.md, ANTE-TABLE: "the big
     blind … or the button (a dead button on an empty seat: the big blind)") and the seats the
     hand dealt in, never from the project's own answer.
@@ -150,7 +226,7 @@ def ante_poster(hand: HandState, kind: AnteKind) -> int:
     is not the button.
     """
     order = hand.order
-    if kind is AnteKind.BUTTON and hand.button in order:
+    if kind == "button" and hand.button in order:
         return hand.button
     return order[0] if len(order) == 2 else order[1]
 
@@ -260,19 +336,19 @@ def _chores(state: object) -> None:
             return
 
 
-def pokerkit_rake(profile: RulesProfile) -> Callable[[int, State], tuple[int, int]]:
+def pokerkit_rake(rules: Mapping[str, Any]) -> Callable[[int, State], tuple[int, int]]:
     """pokerkit's raking (percentage, no flop no drop) with the share rounded down to the chip
     unit: pokerkit rounds an integer pot's rake to the nearest chip, so it rakes the pot as a
     float and the oracle rounds down (to nine places first: 0.29 × 100 is 28.999…)."""
-    unit = profile.rake_chip_unit
-    percentage = profile.rake_percent / 100 if profile.rake_mode is RakeMode.POT else 0
+    unit = rules["rake.chip_unit"]
+    percentage = rules["rake.percent"] / 100 if rules["rake.mode"] == "pot" else 0
 
     def raking(amount: int, state: State) -> tuple[int, int]:
         raked, _ = rake(
             float(amount),  # type: ignore[arg-type]
             state,
             percentage=percentage,
-            no_flop_no_drop=profile.rake_no_flop_no_drop,
+            no_flop_no_drop=rules["rake.no_flop_no_drop"],
         )
         chips = math.floor(round(raked, 9) / unit) * unit
         return chips, amount - chips
@@ -281,31 +357,33 @@ def pokerkit_rake(profile: RulesProfile) -> Callable[[int, State], tuple[int, in
 
 
 class RakedState(State):
-    """pokerkit's pots, each raked by pokerkit, with the house rules pokerkit does not have: the
-    cap is the hand's (pots raked main pot first until it is reached), ``rake.pots = "main"``,
-    ``rake.minimum_pot`` over the whole pot, and the jackpot drop from the main pot."""
+    """pokerkit's pots, each raked by pokerkit, with the house rules pokerkit does not have, as
+    docs/rules.md words them: the cap is the hand's ("main pot first, until the hand's
+    ``rake.cap``"), ``rake.pots = "main"`` rakes the main pot only, nothing is raked from a hand
+    whose pot is below ``rake.minimum_pot``, and the jackpot drop is "a fixed drop from the main
+    pot of a hand whose pot reaches the threshold, after the rake" (no flop, no drop)."""
 
-    profile: RulesProfile
+    rules: Mapping[str, Any]
 
     @property
     def pots(self) -> Iterator[Pot]:
-        profile = self.profile
+        rules = self.rules
         pots = list(super().pots)
         total = sum(p.amount for p in pots)
-        room = profile.rake_cap or total
+        room = rules["rake.cap"] or total
         flop = any(self.board_cards)
         for i, pot in enumerate(pots):
             raked = pot.raked_amount
-            if (i and profile.rake_pots is RakePots.MAIN) or total < profile.rake_minimum_pot:
+            if (i and rules["rake.pots"] == "main") or total < rules["rake.minimum_pot"]:
                 raked = 0
             raked = min(raked, room)
             room -= raked
             if (
                 i == 0
-                and total >= profile.rake_jackpot_threshold
-                and (flop or not profile.rake_no_flop_no_drop)
+                and total >= rules["rake.jackpot_threshold"]
+                and (flop or not rules["rake.no_flop_no_drop"])
             ):
-                raked += min(profile.rake_jackpot_drop, pot.amount - raked)
+                raked += min(rules["rake.jackpot_drop"], pot.amount - raked)
             yield Pot(raked, pot.amount - raked, pot.player_indices)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,7 +13,13 @@ from controller.profiles import StraddleMode
 from controller.table.flow import clockwise_seats
 from controller.table.inputs import StartHand
 from simulators.autoplay import AutoDealer, Style, random_table
-from tests.oracle import ante_poster, pokerkit_stacks
+from tests.oracle import (
+    HOUSE_DEFAULTS,
+    ante_poster,
+    drops_from_pots,
+    house_rules,
+    pokerkit_stacks,
+)
 
 HANDS = 2000  # the base profile; the other profiles a quarter of it each
 # Each house-money variant (antes, straddles, run twice, rake) plays its own 250 hands: 15
@@ -30,13 +37,11 @@ def _play(
 ) -> None:
     rng = random.Random(seed)
     scenario = random_table(rng, profile)
-    scenario = scenario.model_copy(
-        update={
-            "scenario": scenario.scenario.model_copy(
-                update={"house_rules": {"odd_chip.max_per_player": 0, **(house or {})}}
-            )
-        }
-    )
+    if house:
+        scenario = scenario.model_copy(
+            update={"scenario": scenario.scenario.model_copy(update={"house_rules": house})}
+        )
+    rules = house_rules(house)  # the oracle's own reading of the keys, defaults as documented
     straddling = house is not None and "straddle.mode" in house
     dealer = (Straddler if straddling else AutoDealer)(scenario, rng, STYLES[seed % len(STYLES)])
     state = dealer.run.state
@@ -44,8 +49,8 @@ def _play(
     hand = dealer.run.state.last_hand
     assert hand is not None
     ours = {seat: dealer.run.state.stacks[seat] for seat in hand.order}
-    if house and state.ante and house.get("ante.kind", "each") != "each":
-        poster = ante_poster(hand, state.profile.ante_kind)
+    if state.ante and rules["ante.kind"] != "each":
+        poster = ante_poster(hand, rules["ante.kind"])
         blind = {hand.small_blind_seat: state.blinds[0], hand.big_blind_seat: state.blinds[1]}
         if hand.start_stacks[poster] < state.ante + blind.get(poster, 0):
             # pokerkit posts antes before blinds; the TDA has a short big blind's chips go to its
@@ -53,14 +58,14 @@ def _play(
             counters["short ante skipped"] += 1
             return
         counters["table antes"] += 1
-    if state.profile.drops_from_pots and len(hand.live) == 1:
+    if drops_from_pots(rules) and len(hand.live) == 1:
         # pokerkit gives a lone winner its whole bet of the last street back before the pot is
         # raked (everybody folds to the big blind: its pot is the small blind alone); the house
         # rakes the pot the betting made: these hands are left out of the raked comparison
         # (the scenarios house-rake-*.toml prove them)
         counters["hands"] += 1
         return
-    theirs = pokerkit_stacks(hand, state.blinds, state.ante, state.profile)
+    theirs = pokerkit_stacks(hand, state.blinds, state.ante, house)
     assert ours == theirs, f"seed {seed}: ours {ours} pokerkit {theirs}"
     # the house's take: what left the seats in pokerkit is what the house holds here
     theirs_take = sum(hand.start_stacks.values()) - sum(theirs.values())
@@ -74,6 +79,7 @@ def _play(
     counters["side pots"] += len(pots) > 1
     counters["split pots"] += any(len(p["winners"]) > 1 for p in pots)
     counters["odd chips"] += any(p["odd_chips"] for p in pots)
+    counters["odd chips to two or more"] += any(len(p["odd_chips"]) > 1 for p in pots)
     counters["all-ins"] += any(a.all_in for a in hand.chips.actions)
     counters["showdowns"] += any(e.type == "showdown.order" for e in dealer.run.events)
     counters["uncontested"] += len(hand.live) == 1
@@ -90,7 +96,19 @@ def test_random_hands_match_pokerkit_stacks(profile: str) -> None:
     assert counters["side pots"] > counters["hands"] // 20
     assert counters["split pots"] > 0
     assert counters["odd chips"] > 0
+    if profile == "rrop-cash":  # RR Ties 3-4: a three-way split's two odd chips, one each
+        assert counters["odd chips to two or more"] > 0
     assert counters["uncontested"] > counters["hands"] // 20
+
+
+@pytest.mark.slow
+def test_random_hands_with_odd_chips_all_to_the_first_winner_match_pokerkit() -> None:
+    # odd_chip.max_per_player = 0: no cap, every odd chip to the first tied winner
+    counters: Counter[str] = Counter()
+    for seed in range(VARIANT_HANDS * 2):
+        _play(seed, "rrop-cash", counters, {"odd_chip.max_per_player": 0})
+    print(dict(counters))
+    assert counters["odd chips"] > 0
 
 
 ANTES = (
@@ -197,3 +215,18 @@ def test_random_raked_hands_match_pokerkit_stacks_and_take(house: dict[str, Any]
     print(dict(counters))
     assert counters["raked"] > counters["hands"] // 4
     assert counters["side pots"] > counters["hands"] // 20
+
+
+def test_the_oracles_house_rule_defaults_are_the_documented_ones_in_every_profile() -> None:
+    # the oracle reads the keys itself (tests/oracle.py); its defaults are docs/profiles.md's
+    table = (Path(__file__).parents[2] / "docs" / "profiles.md").read_text()
+    documented: dict[str, list[str]] = {}
+    for row in table.splitlines():
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        if len(cells) == 6 and cells[0].startswith("`"):
+            values = [cells[3]]
+            values += [values[-1] if cell == "same" else cell for cell in cells[4:]]
+            documented[cells[0].strip("`")] = values
+    for key, default in HOUSE_DEFAULTS.items():
+        written = str(default).lower() if isinstance(default, bool) else str(default)
+        assert documented[key] == [written] * 3, key

@@ -15,8 +15,8 @@ from controller.phh import hand_to_phh
 from controller.table.inputs import Concede, Muck, PlaysBoard, TableHand
 from controller.table.state import Phase
 from simulators.autoplay import AutoDealer, Style, random_table
-from tests.helpers import run_file
-from tests.oracle import RakedState, SeparatePotsState, pokerkit_rake
+from tests.helpers import SCENARIOS, run_file
+from tests.oracle import RakedState, SeparatePotsState, house_rules, pokerkit_rake
 
 
 class _SeparatePots(HandHistory):
@@ -147,15 +147,15 @@ def test_a_loser_who_mucks_first_is_written_mucked_and_stays_out_of_the_pot() ->
 
 
 class _Raked(HandHistory):
-    """pokerkit raking as the table's profile does (tests/oracle.py), every pot on its own."""
+    """pokerkit raking as the table's house rules say (tests/oracle.py), every pot on its own."""
 
-    profile: Any = None
+    rules: Any = None
 
     def create_state(self) -> Any:
         state: Any = super().create_state()
         state.can_win_now = lambda player_index: True
         state.__class__ = RakedState
-        state.profile = self.profile
+        state.rules = self.rules
         return state
 
 
@@ -167,8 +167,9 @@ def test_a_raked_hand_exports_its_take_and_replays_raked_in_pokerkit() -> None:
     doc = tomllib.loads(text)
     assert (doc["_rake"], doc["_rake_pots"], doc["_jackpot_drop"]) == (2, [2], 1)
     assert sum(doc["starting_stacks"]) - sum(doc["finishing_stacks"]) == 3
-    _Raked.profile = run.state.profile
-    history = _Raked.loads(text, rake=pokerkit_rake(run.state.profile))
+    scenario = tomllib.loads((SCENARIOS / "rule-HOUSE-DROP-JACKPOT.toml").read_text())
+    _Raked.rules = house_rules(scenario["scenario"]["house_rules"])
+    history = _Raked.loads(text, rake=pokerkit_rake(_Raked.rules))
     *_, state = history
     assert list(state.stacks) == doc["finishing_stacks"]
 
