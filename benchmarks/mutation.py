@@ -28,9 +28,12 @@ import ast
 import concurrent.futures
 import difflib
 import hashlib
+import importlib
 import json
 import os
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import time
@@ -335,6 +338,65 @@ def run_mutant(module: str) -> int:
     return code
 
 
+#: Libraries the suite imports, loaded once by a module's test server before it forks for each
+#: mutant (never the project's own packages: those each mutant imports afresh, mutated).
+_WARM = (
+    "hypothesis", "pokerkit", "pydantic", "pydantic_settings", "structlog", "cryptography",
+    "aiomqtt", "paho.mqtt.client", "serial", "usb", "fastapi", "starlette", "httpx", "jinja2",
+    "argon2", "prometheus_client", "rich", "xdist", "pytest_asyncio", "pytest_timeout",
+)  # fmt: skip
+_PROJECT = ("controller", "drivers", "simulators", "tests")
+_SOCKET_FILE = ".mutation-socket"
+#: cosmic-ray's test command runs this file (``python -S``: no site, nothing but the socket):
+#: it asks the module's test server to run the mutant's tests and exits with their code.
+_CLIENT_FILE = ".mutation-client.py"
+_CLIENT = f"""\
+import socket, sys
+client = socket.socket(socket.AF_UNIX)
+client.connect({_SOCKET_FILE!r})
+client.sendall(b"?")
+sys.exit(int(client.recv(16) or b"1"))
+"""
+
+
+def serve_mutants(module: str) -> int:
+    """A module's test server, in its copy: pytest and the libraries loaded once; for each
+    mutant cosmic-ray's test command (``--client``) asks, a fork runs ``run_mutant`` and the
+    exit code goes back. A fork costs milliseconds where a new interpreter with pytest and its
+    plugins costs a second or two, and the project is imported afresh in each fork."""
+    for name in _WARM:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            continue
+    leaked = [name for name in sys.modules if name.split(".")[0] in _PROJECT]
+    if leaked:
+        raise SystemExit(f"the test server imported the project ({leaked[0]}): mutants would not")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(_SOCKET_FILE)
+    server.listen()
+    while True:
+        connection, _ = server.accept()
+        with connection:
+            connection.recv(1)
+            child = os.fork()
+            if child == 0:
+                server.close()
+                silent = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(silent, 1)
+                os.dup2(silent, 2)
+                os._exit(run_mutant(module))
+            deadline = time.monotonic() + TIMEOUT
+            while (done := os.waitpid(child, os.WNOHANG))[0] == 0:
+                if time.monotonic() > deadline:
+                    os.kill(child, signal.SIGKILL)
+                    done = os.waitpid(child, 0)
+                    break
+                time.sleep(0.01)
+            code = os.waitstatus_to_exitcode(done[1])
+            connection.sendall(str(code if code >= 0 else 1).encode())
+
+
 def run_module(module: str, table: TestMap) -> Outcome:
     """Mutate ``module`` in a copy of the tree and run its tests against each mutant."""
     tests = MODULES[module]
@@ -344,7 +406,8 @@ def run_module(module: str, table: TestMap) -> Outcome:
     _copy_tree(work)
     (work / _MAP_FILE).write_text(json.dumps(asdict(table)))
     (work / _PRISTINE_FILE).write_text((work / module).read_text())
-    command = f"{sys.executable} benchmarks/mutation.py --mutant {module}"
+    (work / _CLIENT_FILE).write_text(_CLIENT)
+    command = f"{sys.executable} -S {_CLIENT_FILE}"
     config = work / "cosmic-ray.toml"
     config.write_text(
         "[cosmic-ray]\n"
@@ -370,7 +433,22 @@ def run_module(module: str, table: TestMap) -> Outcome:
         outcome.error = f"cosmic-ray init failed: {(done.stdout + done.stderr)[-800:]}"
         outcome.seconds = time.monotonic() - started
         return outcome
-    cosmic("exec", str(config), str(session))
+    log = work / ".mutation-server.log"
+    with log.open("wb") as written:
+        server = subprocess.Popen(
+            [sys.executable, "benchmarks/mutation.py", "--serve", module],
+            cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=written,
+        )  # fmt: skip
+    try:
+        while not (work / _SOCKET_FILE).exists():
+            if server.poll() is not None:
+                outcome.error = f"the test server stopped: {log.read_text()[-800:]}"
+                return outcome
+            time.sleep(0.05)
+        cosmic("exec", str(config), str(session))
+    finally:
+        server.kill()
+        server.wait()
     dumped = cosmic("dump", str(session)).stdout
     if (work / _WRONG_COPY_FILE).exists():
         wrong = (work / _WRONG_COPY_FILE).read_text()
@@ -448,10 +526,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("modules", nargs="*", help="modules to mutate (default: every one)")
     parser.add_argument("--changed", action="store_true", help="only those whose key moved")
     parser.add_argument("--jobs", type=int, default=1, help="test runs at once")
-    parser.add_argument("--mutant", metavar="MODULE", help=argparse.SUPPRESS)
+    parser.add_argument("--serve", metavar="MODULE", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.mutant:
-        return run_mutant(args.mutant)
+    if args.serve:
+        return serve_mutants(args.serve)
     unknown = [m for m in args.modules if m not in MODULES]
     if unknown:
         print(f"mutation: not a module this runs: {', '.join(unknown)}", file=sys.stderr)

@@ -42,10 +42,19 @@ def test_cobs_reference_examples(data: bytes, encoded: bytes) -> None:
     assert cobs_decode(encoded) == data
 
 
-@pytest.mark.parametrize("bad", [b"\x00", b"\x05\x01", b"\x03\x01\x00"])
-def test_cobs_rejects_invalid(bad: bytes) -> None:
-    with pytest.raises(CobsError):
+@pytest.mark.parametrize(
+    ("bad", "why"),
+    [
+        (b"\x00", "zero code byte at offset 0"),
+        (b"\x05\x01", "block at offset 0 runs past the end (4 bytes wanted)"),
+        (b"\x02\x01\xff\x01", "block at offset 2 runs past the end (254 bytes wanted)"),
+        (b"\x03\x01\x00", "zero byte inside the block at offset 0"),
+    ],
+)
+def test_cobs_rejects_invalid_and_says_where_and_what(bad: bytes, why: str) -> None:
+    with pytest.raises(CobsError) as refused:
         cobs_decode(bad)
+    assert str(refused.value) == why
 
 
 @given(st.binary(max_size=2000))
