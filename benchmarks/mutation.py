@@ -53,13 +53,16 @@ EQUIVALENT = REPO / "benchmarks" / "mutation-equivalent.toml"
 TIMEOUT = 120.0
 #: The least time a test of a mutant is given (see ``_TimeLimits``).
 _LEAST_LIMIT = 5.0
-#: This script and its coverage plugin: a change to either can change every result.
-_SELF = ("benchmarks/mutation.py", "benchmarks/mutation_coverage.py")
 #: What a module's copy of the tree holds beside the module: its test map, its unmutated text.
 _MAP_FILE = ".mutation-map.json"
 _PRISTINE_FILE = ".mutation-pristine"
-#: Left by a mutant's run that imported the module from elsewhere than the copy.
-_WRONG_COPY_FILE = ".mutation-wrong-copy"
+#: Left by a mutant's run that went wrong for another reason than its tests (``run_mutant``).
+_FAULT_FILE = ".mutation-fault"
+#: What the last mutant's tests printed.
+_LAST_RUN_FILE = ".mutation-last-run.log"
+#: How many of its fastest tests a module's server runs on the unmutated module before any
+#: mutant, to prove that a forked run passes where the measured run did.
+_BASELINE_TESTS = 30
 
 #: The project's own core: every rule, the game, the table's flow and engine.
 _CORE_TESTS = ("tests/core",)
@@ -126,24 +129,29 @@ MODULES: dict[str, tuple[str, ...]] = {
 
 @dataclass
 class Outcome:
-    """One module's figures, and the survivors not known to be equivalent."""
+    """One module's run: its figures and every mutant that survived it (``operator@line:column
+    in definition``). Which survivors are equivalent is read when the results are written, from
+    the list as it is then, so listing one needs no new run."""
 
     module: str
     key: str
     tests: list[str] = field(default_factory=list)
     mutants: int = 0
     killed: int = 0
-    equivalent: int = 0
-    survived: int = 0
     timed_out: int = 0
     seconds: float = 0.0
     error: str = ""
     survivors: list[str] = field(default_factory=list)
 
-    @property
+    def split_survivors(self) -> tuple[list[str], list[str]]:
+        """The survivors listed as equivalent, and the others."""
+        listed = _equivalents(self.module)
+        equivalent = [name for name in self.survivors if name.split(" in ")[0] in listed]
+        return equivalent, [name for name in self.survivors if name not in equivalent]
+
     def score(self) -> float:
         """Killed (timeouts included) of the mutants that could be killed, in percent."""
-        killable = self.mutants - self.equivalent
+        killable = self.mutants - len(self.split_survivors()[0])
         return 100.0 * (self.killed + self.timed_out) / killable if killable else 100.0
 
 
@@ -157,9 +165,10 @@ def _files(names: tuple[str, ...]) -> list[Path]:
 
 
 def key_of(module: str, tests: tuple[str, ...]) -> str:
-    """What a module's result depends on: its text, its tests', the suite's conftest, this."""
+    """What a module's result depends on: its text, its tests', the suite's conftest (a change
+    to this script itself calls for a whole run)."""
     digest = hashlib.sha256()
-    for path in _files((module, *tests, "tests/conftest.py", *_SELF)):
+    for path in _files((module, *tests, "tests/conftest.py")):
         digest.update(str(path.relative_to(REPO)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
@@ -318,23 +327,40 @@ class _TimeLimits:
             item.add_marker(pytest.mark.timeout(limit))
 
 
-def run_mutant(module: str) -> int:
-    """cosmic-ray's test command, in a module's copy: the mutant's tests, stopping at the first
-    failure (0: it survived)."""
+def run_mutant(module: str, *, baseline: bool = False) -> int:
+    """The tests of the mutant in a module's copy, stopping at the first failure: 0 when it
+    survived. ``baseline``: the module's fastest tests on the unmutated module instead, which
+    must pass. A run that goes wrong for another reason than a test (pytest's own error, the
+    module imported from outside the copy) leaves ``_FAULT_FILE``: its mutants' figures would
+    count the fault as kills, so the module's run is an error instead."""
     table = TestMap.from_json(Path(_MAP_FILE).read_text())
-    selected = select_tests(Path(_PRISTINE_FILE).read_text(), Path(module).read_text(), table)
+    if baseline:
+        selected = table.tests[:_BASELINE_TESTS]
+    else:
+        selected = select_tests(Path(_PRISTINE_FILE).read_text(), Path(module).read_text(), table)
     if not selected:
         return 0
     # The suite imports the project by sys.path (--import-mode=importlib): the copy must come
     # before the checkout that an editable install puts there.
     sys.path.insert(0, str(Path.cwd()))
-    limits = _TimeLimits(table.durations)
-    code = int(
-        pytest.main(["-x", "-q", "-n", "0", "-p", "no:cacheprovider", *selected], plugins=[limits])
-    )
+    # The server loaded libraries that carry pytest plugins (anyio's, with httpx): pytest warns
+    # that it cannot rewrite their asserts, which the suite's filterwarnings makes an error.
+    quiet = ["-W", "ignore::pytest.PytestAssertRewriteWarning"]
+    arguments = ["-x", "-q", "-n", "0", "-p", "no:cacheprovider", *quiet, *selected]
+    try:
+        code = int(pytest.main(arguments, plugins=[_TimeLimits(table.durations)]))
+    except BaseException as error:  # pytest itself broke: not a kill
+        Path(_FAULT_FILE).write_text(f"pytest raised {error!r}")
+        return 1
     imported = sys.modules.get(module.removesuffix(".py").replace("/", "."))
     if imported is not None and not str(imported.__file__).startswith(str(Path.cwd())):
-        Path(_WRONG_COPY_FILE).write_text(str(imported.__file__))
+        Path(_FAULT_FILE).write_text(f"the tests imported {imported.__file__}, not the copy's")
+    elif code not in (
+        pytest.ExitCode.OK,
+        pytest.ExitCode.TESTS_FAILED,
+        pytest.ExitCode.INTERRUPTED,
+    ):
+        Path(_FAULT_FILE).write_text(f"pytest exited {code} ({pytest.ExitCode(code).name})")
     return code
 
 
@@ -343,7 +369,7 @@ def run_mutant(module: str) -> int:
 _WARM = (
     "hypothesis", "pokerkit", "pydantic", "pydantic_settings", "structlog", "cryptography",
     "aiomqtt", "paho.mqtt.client", "serial", "usb", "fastapi", "starlette", "httpx", "jinja2",
-    "argon2", "prometheus_client", "rich", "xdist", "pytest_asyncio", "pytest_timeout",
+    "argon2", "prometheus_client", "rich",
 )  # fmt: skip
 _PROJECT = ("controller", "drivers", "simulators", "tests")
 _SOCKET_FILE = ".mutation-socket"
@@ -378,14 +404,14 @@ def serve_mutants(module: str) -> int:
     while True:
         connection, _ = server.accept()
         with connection:
-            connection.recv(1)
+            asked = connection.recv(1)
             child = os.fork()
             if child == 0:
                 server.close()
-                silent = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(silent, 1)
-                os.dup2(silent, 2)
-                os._exit(run_mutant(module))
+                output = os.open(_LAST_RUN_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+                os.dup2(output, 1)
+                os.dup2(output, 2)
+                os._exit(run_mutant(module, baseline=asked == b"b"))
             deadline = time.monotonic() + TIMEOUT
             while (done := os.waitpid(child, os.WNOHANG))[0] == 0:
                 if time.monotonic() > deadline:
@@ -445,17 +471,24 @@ def run_module(module: str, table: TestMap) -> Outcome:
                 outcome.error = f"the test server stopped: {log.read_text()[-800:]}"
                 return outcome
             time.sleep(0.05)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+            client.connect(str(work / _SOCKET_FILE))
+            client.sendall(b"b")
+            baseline = int(client.recv(16) or b"1")
+        if baseline != 0 or (work / _FAULT_FILE).exists():
+            printed = (work / _LAST_RUN_FILE).read_text()[-800:]
+            outcome.error = f"the unmutated module failed its tests in a forked run: {printed}"
+            outcome.seconds = time.monotonic() - started
+            return outcome
         cosmic("exec", str(config), str(session))
     finally:
         server.kill()
         server.wait()
     dumped = cosmic("dump", str(session)).stdout
-    if (work / _WRONG_COPY_FILE).exists():
-        wrong = (work / _WRONG_COPY_FILE).read_text()
-        outcome.error = f"the tests imported the module from outside the copy: {wrong}"
+    if (work / _FAULT_FILE).exists():
+        outcome.error = f"a mutant's run went wrong: {(work / _FAULT_FILE).read_text()}"
         outcome.seconds = time.monotonic() - started
         return outcome
-    equivalent = _equivalents(module)
     for line in filter(None, dumped.splitlines()):
         job, result = json.loads(line)
         if result is None:
@@ -468,10 +501,7 @@ def run_module(module: str, table: TestMap) -> Outcome:
             outcome.timed_out += 1
         elif result["test_outcome"] == "killed":
             outcome.killed += 1
-        elif name in equivalent:
-            outcome.equivalent += 1
         else:
-            outcome.survived += 1
             outcome.survivors.append(f"{name} in {mutation.get('definition_name') or 'the module'}")
     outcome.seconds = time.monotonic() - started
     shutil.rmtree(work, ignore_errors=True)
@@ -482,7 +512,8 @@ def _cached(module: str) -> Outcome | None:
     path = STATE / "cache" / f"{_slug(module)}.json"
     if not path.exists():
         return None
-    return Outcome(**json.loads(path.read_text()))
+    raw = json.loads(path.read_text())
+    return Outcome(**{name: raw[name] for name in Outcome.__dataclass_fields__ if name in raw})
 
 
 def _store(outcome: Outcome) -> None:
@@ -505,18 +536,20 @@ def table(outcomes: list[Outcome]) -> str:
         if o.error:
             lines.append(f"{o.module:<42} {o.error.splitlines()[0][:60]}")
             continue
+        equivalent, survived = o.split_survivors()
         lines.append(
-            f"{o.module:<42} {o.mutants:>7} {o.killed:>7} {o.equivalent:>6} {o.survived:>5}"
-            f" {o.timed_out:>4} {o.score:>7.1f}% {o.seconds:>6.0f}s"
+            f"{o.module:<42} {o.mutants:>7} {o.killed:>7} {len(equivalent):>6} {len(survived):>5}"
+            f" {o.timed_out:>4} {o.score():>7.1f}% {o.seconds:>6.0f}s"
         )
     for o in sorted(outcomes, key=lambda o: o.module):
-        if o.survivors:
+        survived = o.split_survivors()[1]
+        if survived and not o.error:
             lines += [
                 "",
                 f"{o.module}: survivors of {', '.join(o.tests)}"
                 " (kill each, or list it as equivalent)",
             ]
-            lines += [f"  {name}" for name in o.survivors]
+            lines += [f"  {name}" for name in survived]
     return "\n".join(lines) + "\n"
 
 
@@ -526,6 +559,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("modules", nargs="*", help="modules to mutate (default: every one)")
     parser.add_argument("--changed", action="store_true", help="only those whose key moved")
     parser.add_argument("--jobs", type=int, default=1, help="test runs at once")
+    parser.add_argument(
+        "--report", action="store_true", help="rewrite the results from the last runs, run none"
+    )
     parser.add_argument("--serve", metavar="MODULE", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
@@ -543,7 +579,8 @@ def main(argv: list[str] | None = None) -> int:
     todo = [
         m
         for m in wanted
-        if not (args.changed and m in done and done[m].key == key_of(m, MODULES[m]))
+        if not args.report
+        and not (args.changed and m in done and done[m].key == key_of(m, MODULES[m]))
     ]
     by_tests: dict[tuple[str, ...], list[str]] = {}
     for module in todo:
@@ -570,15 +607,25 @@ def main(argv: list[str] | None = None) -> int:
                 outcome = mutated.result()
                 said = outcome.error or (
                     f"{outcome.killed + outcome.timed_out} of {outcome.mutants} killed, "
-                    f"{outcome.survived} survived, {outcome.seconds:.0f} s"
+                    f"{len(outcome.survivors)} survived, {outcome.seconds:.0f} s"
                 )
                 print(f"{outcome.module}: {said}", file=sys.stderr, flush=True)
                 done[outcome.module] = outcome
                 if not outcome.error:
                     _store(outcome)
-            RESULTS.write_text(table(list(done.values())))
+            _write_results(done)
+    _write_results(done)
     print(table([done[m] for m in wanted if m in done]), end="")
     return 0
+
+
+def _write_results(done: dict[str, Outcome]) -> None:
+    """The results file from every module's last run: this run's, and any other's since."""
+    for module in MODULES:
+        cached = _cached(module)
+        if cached is not None and not (module in done and done[module].error):
+            done[module] = cached
+    RESULTS.write_text(table(list(done.values())))
 
 
 if __name__ == "__main__":
