@@ -45,9 +45,10 @@ test-busy: $(STAMP)
 package-check: $(STAMP)
 	$(BIN)/pytest tests/packaging $(PYTEST_ARGS)
 
-# Mutation testing (benchmarks/mutation.py, cosmic-ray), outside `make test`: every module
-# takes hours. MUTATION_ARGS picks: modules' paths, --changed (only those whose text or tests
-# changed since the last run), --jobs N (modules at once). Results: benchmarks/mutation-results.txt
+# Mutation testing (benchmarks/mutation.py, cosmic-ray; docs/testing.md), outside `make test`:
+# every module takes hours. MUTATION_ARGS picks: modules' paths, --changed (only those whose text
+# or tests changed since the last run), --jobs N (test runs at once), --report (rewrite the
+# results from the last runs). Results: benchmarks/mutation-results.txt
 mutation: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[dev,mutation]'
 	$(BIN)/python benchmarks/mutation.py $(MUTATION_ARGS)
