@@ -47,6 +47,7 @@ def test_cobs_reference_examples(data: bytes, encoded: bytes) -> None:
     [
         (b"\x00", "zero code byte at offset 0"),
         (b"\x05\x01", "block at offset 0 runs past the end (4 bytes wanted)"),
+        (b"\x04\x01", "block at offset 0 runs past the end (3 bytes wanted)"),
         (b"\x02\x01\xff\x01", "block at offset 2 runs past the end (254 bytes wanted)"),
         (b"\x03\x01\x00", "zero byte inside the block at offset 0"),
     ],
