@@ -142,11 +142,17 @@ class Outcome:
     seconds: float = 0.0
     error: str = ""
     survivors: list[str] = field(default_factory=list)
+    #: the survivors that changed a type annotation, which the module never evaluates
+    in_annotations: list[str] = field(default_factory=list)
 
     def split_survivors(self) -> tuple[list[str], list[str]]:
-        """The survivors listed as equivalent, and the others."""
+        """The survivors that are equivalent (listed, or in an annotation), and the others."""
         listed = _equivalents(self.module)
-        equivalent = [name for name in self.survivors if name.split(" in ")[0] in listed]
+        equivalent = [
+            name
+            for name in self.survivors
+            if name in self.in_annotations or name.split(" in ")[0] in listed
+        ]
         return equivalent, [name for name in self.survivors if name not in equivalent]
 
     def score(self) -> float:
@@ -267,6 +273,31 @@ def select_tests(pristine: str, mutated: str, table: TestMap) -> list[str]:
         for number in covered:
             chosen.update(table.lines.get(number, ()))
     return [test for test in table.tests if test in chosen]
+
+
+def annotation_spans(source: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Where ``source``'s type annotations are, (line, column) to (line, column), when nothing
+    evaluates them: the module has ``from __future__ import annotations`` (so they stay strings)
+    and no pydantic model (which would read its fields' annotations). A mutant there behaves as
+    the original, always."""
+    tree = ast.parse(source)
+    postponed = any(
+        isinstance(node, ast.ImportFrom)
+        and node.module == "__future__"
+        and any(alias.name == "annotations" for alias in node.names)
+        for node in tree.body
+    )
+    if not postponed or "pydantic" in source:
+        return []
+    found: list[ast.expr] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns:
+            found.append(node.returns)
+        elif isinstance(node, ast.arg | ast.AnnAssign) and node.annotation:
+            found.append(node.annotation)
+    return [
+        ((a.lineno, a.col_offset), (a.end_lineno or a.lineno, a.end_col_offset or 0)) for a in found
+    ]
 
 
 def map_tests(tests: tuple[str, ...], modules: list[str]) -> dict[str, TestMap] | str:
@@ -485,6 +516,7 @@ def run_module(module: str, table: TestMap) -> Outcome:
         outcome.error = f"a mutant's run went wrong: {(work / _FAULT_FILE).read_text()}"
         outcome.seconds = time.monotonic() - started
         return outcome
+    annotations = annotation_spans((work / _PRISTINE_FILE).read_text())
     for line in filter(None, dumped.splitlines()):
         job, result = json.loads(line)
         if result is None:
@@ -498,7 +530,11 @@ def run_module(module: str, table: TestMap) -> Outcome:
         elif result["test_outcome"] == "killed":
             outcome.killed += 1
         else:
-            outcome.survivors.append(f"{name} in {mutation.get('definition_name') or 'the module'}")
+            survivor = f"{name} in {mutation.get('definition_name') or 'the module'}"
+            outcome.survivors.append(survivor)
+            where = (line_no, column)
+            if any(start <= where < end for start, end in annotations):
+                outcome.in_annotations.append(survivor)
     outcome.seconds = time.monotonic() - started
     shutil.rmtree(work, ignore_errors=True)
     return outcome

@@ -94,3 +94,34 @@ def test_changed_lines_names_the_lines_of_the_original_a_mutant_differs_on() -> 
     assert mutation.changed_lines(SOURCE, _mutate(13, "+", "-")) == {13}
     assert mutation.changed_lines(SOURCE, SOURCE) == set()
     assert mutation.changed_lines("a\nb\nc\n", "a\nc\n") == {2}
+
+
+ANNOTATED = """\
+from __future__ import annotations
+
+
+def check(flags: int | None, *, size: int = 1) -> str | None:
+    count: int = 2
+    return None
+"""
+
+
+def test_annotation_spans_are_where_a_mutant_changes_nothing_under_postponed_annotations() -> None:
+    lines = ANNOTATED.splitlines()
+    spans = sorted(mutation.annotation_spans(ANNOTATED))
+    assert all(start[0] == end[0] for start, end in spans)
+    assert [lines[start[0] - 1][start[1] : end[1]] for start, end in spans] == [
+        "int | None",
+        "int",
+        "str | None",
+        "int",
+    ]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [ANNOTATED.replace("from __future__ import annotations", ""), ANNOTATED + "import pydantic\n"],
+    ids=["evaluated-at-import", "pydantic-reads-them"],
+)
+def test_annotations_something_evaluates_are_not_spared(source: str) -> None:
+    assert mutation.annotation_spans(source) == []

@@ -8,15 +8,23 @@ from hypothesis import strategies as st
 
 from drivers.tsp.cobs import CobsError, cobs_decode, cobs_encode
 from drivers.tsp.crc import crc16_ccitt_false
-from drivers.tsp.deframer import Deframer
+from drivers.tsp.deframer import Deframer, DeframerStats
 from drivers.tsp.frame import (
     MAX_PAYLOAD,
     MAX_WIRE_FRAME,
+    TYPE_ACK,
+    TYPE_ERROR,
+    TYPE_GET_STATUS,
+    TYPE_IDENTIFY,
+    TYPE_NAK,
+    TYPE_PING,
+    CorruptFrameError,
     Flags,
     Frame,
     NakReason,
     Rejected,
     check_flags,
+    next_seq,
     parse_frame,
 )
 
@@ -204,3 +212,75 @@ def test_the_length_field_is_the_payload_s_at_each_side_of_it_and_of_the_limit(
 def test_check_flags_accepts_every_single_kind() -> None:
     for kind in (Flags.REQ, Flags.RSP, Flags.EVT, Flags.ACK, Flags.NAK):
         assert check_flags(kind) is None
+
+
+# The spec's own numbers (docs/protocols/tsp1.md), written here as the spec writes them, so a
+# constant changed on both sides of the link at once still fails.
+
+
+def test_the_message_types_flags_and_nak_reasons_are_the_spec_s_numbers() -> None:
+    assert (TYPE_ACK, TYPE_NAK, TYPE_IDENTIFY, TYPE_GET_STATUS, TYPE_PING, TYPE_ERROR) == (
+        0x00, 0x01, 0x10, 0x11, 0x12, 0x7F,
+    )  # fmt: skip
+    assert [int(f) for f in (Flags.REQ, Flags.RSP, Flags.EVT, Flags.ACK, Flags.NAK)] == [
+        0x01, 0x02, 0x04, 0x08, 0x10,
+    ]  # fmt: skip
+    assert int(Flags.RETX) == 0x20
+    assert [int(r) for r in NakReason] == [1, 2, 3, 4]
+    assert [r.name for r in NakReason] == ["BAD_VERSION", "BAD_LENGTH", "BAD_FLAGS", "BUSY"]
+
+
+def test_the_deframer_holds_1100_bytes_waiting_for_a_delimiter_and_not_one_more() -> None:
+    def garbage(stats: DeframerStats) -> int:
+        return stats.cobs_errors + stats.crc_errors + stats.short_frames
+
+    deframer = Deframer()
+    assert deframer.feed(b"\x01" * 1100 + b"\x00") == []  # taken whole: read, not a frame
+    assert (deframer.stats.oversized, garbage(deframer.stats)) == (0, 1)
+    assert deframer.feed(b"\x01" * 1101 + b"\x00") == []
+    assert (deframer.stats.oversized, garbage(deframer.stats)) == (1, 1)
+
+
+@pytest.mark.parametrize("size", range(9))
+def test_fewer_bytes_than_a_header_and_a_crc_are_short_whatever_they_hold(size: int) -> None:
+    for raw in (bytes(size), bytes(range(1, size + 1))):
+        with pytest.raises(CorruptFrameError) as refused:
+            parse_frame(raw)
+        assert refused.value.what == "short"
+
+
+@pytest.mark.parametrize("version", [0, 2, 255])
+def test_any_version_but_1_is_refused_below_as_above(version: int) -> None:
+    result = parse_frame(_with_crc(bytes([version, 0x12, 0x01, 9, 0, 0, 0])))
+    assert isinstance(result, Rejected)
+    assert result.reason is NakReason.BAD_VERSION
+
+
+@pytest.mark.parametrize("flags", [0x00, 0x20])
+def test_flags_naming_no_kind_are_refused(flags: int) -> None:
+    assert (
+        check_flags(flags) == f"flags {flags:#04x} must name exactly one of REQ, RSP, EVT, ACK, NAK"
+    )
+
+
+def test_the_sequence_number_runs_1_to_255_and_wraps_to_1_never_0() -> None:
+    assert [next_seq(seq) for seq in range(256)] == [*range(1, 256), 1]
+
+
+def test_a_frame_without_a_sequence_number_carries_0_none() -> None:
+    assert Frame(TYPE_PING, Flags.EVT).encode()[3] == 0
+
+
+def test_a_decoded_frame_is_a_value_that_cannot_be_changed() -> None:
+    frame = Frame(TYPE_PING, Flags.REQ, 7, 0, b"ab")
+    again = parse_frame(frame.encode())
+    assert again == frame
+    assert hash(again) == hash(frame)
+    assert {frame, again} == {frame}
+    with pytest.raises(AttributeError):
+        again.seq = 8  # type: ignore[misc]
+    rejected = parse_frame(_with_crc(bytes([2, 0x12, 0x01, 9, 0, 0, 0])))
+    assert isinstance(rejected, Rejected)
+    assert hash(rejected) == hash(Rejected(rejected.reason, rejected.seq, rejected.detail))
+    with pytest.raises(AttributeError):
+        rejected.seq = 8  # type: ignore[misc]
