@@ -345,3 +345,48 @@ def test_a_frame_of_the_longest_length_its_kind_holds_encodes_and_one_byte_more_
     assert decode(wire, answer=False) == longest
     with pytest.raises(ProtocolError, match=f"a frame of {limit + 1} bytes does not fit"):
         Frame(0x01, 0xB0, bytes(limit - overhead + 1), None, advanced).encode()
+
+
+def test_frames_and_garbage_are_values_that_cannot_be_changed() -> None:
+    frame = decode(encode_request(0x65, b"", 0x01), answer=False)
+    assert {frame, decode(encode_request(0x65, b"", 0x01), answer=False)} == {frame}
+    with pytest.raises(AttributeError):
+        frame.command = 0x66  # type: ignore[misc]
+    garbage = Garbage(1, "crc")
+    assert {garbage, Garbage(1, "crc")} == {garbage}
+    with pytest.raises(AttributeError):
+        garbage.size = 2  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("first", [0x00, 0x01])
+def test_a_standard_length_byte_below_the_stx_is_a_length_too_short_not_an_advanced_frame(
+    first: int,
+) -> None:
+    decoder = FrameDecoder(answers=False)
+    assert list(decoder.feed(bytes((first,)))) == [Garbage(1, f"LENGTH {first} is below 5")]
+
+
+def test_an_advanced_header_with_an_alength_too_short_is_garbage_once_its_three_bytes_are_in() -> (
+    None
+):
+    decoder = FrameDecoder(answers=True)
+    items = list(decoder.feed(bytes((STX, 0x00, 0x07))))
+    assert items[0] == Garbage(1, "ALENGTH 7 is below 8")
+
+
+@pytest.mark.parametrize(
+    ("raw", "answer"),
+    [
+        (encode_request(0x65, b"", 0x01)[:-1], False),  # not all of it
+        (encode_request(0x65, b"", 0x01) * 2, False),  # two frames
+        (encode_request(0x65, b"", 0x01) + b"\x09", False),  # one, and the start of another
+        (encode_request(0x65, b"", 0x01)[:-1], True),
+    ],
+    ids=["short", "two", "one-and-a-start", "short-answer"],
+)
+def test_decode_takes_exactly_one_whole_frame_and_says_which_it_wanted(
+    raw: bytes, answer: bool
+) -> None:
+    wanted = "answer" if answer else "request"
+    with pytest.raises(ProtocolError, match=f"is not one {wanted}$"):
+        decode(raw, answer=answer)

@@ -189,3 +189,44 @@ def test_encoding_takes_the_format_each_length_needs_and_refuses_beyond_the_limi
         encode_information(0xD4, b"\x01" * MAX_EXTENDED_LEN)
     with pytest.raises(ValueError, match="needs the extended format"):
         encode_information(0xD4, b"\x01" * MAX_NORMAL_LEN, extended=False)
+
+
+# UM0701-02's own numbers, as the manual writes them.
+
+
+def test_the_longest_frame_the_decoder_holds_is_the_manual_s_273_bytes() -> None:
+    # start code 00 FF, extended header FF FF LENM LENL LCS, TFI and 264 data bytes, DCS
+    assert MAX_FRAME_BYTES == 2 + 5 + 265 + 1 == 273
+    longest = encode_information(0xD5, bytes(264))  # with a preamble and a postamble zero
+    decoder = FrameDecoder()
+    assert decoder.feed(longest[:-2]) == []  # all but the DCS
+    assert decoder.pending <= 273
+    assert decoder.feed(longest[-2:]) == [InformationFrame(0xD5, bytes(264), True)]
+
+
+def test_frames_are_values_that_cannot_be_changed() -> None:
+    assert {ErrorFrame(), ErrorFrame()} == {ErrorFrame()}
+    frame = InformationFrame(0xD5, b"\x4b\x01")
+    assert {frame, InformationFrame(0xD5, b"\x4b\x01")} == {frame}
+    with pytest.raises(AttributeError):
+        frame.tfi = 0xD4  # type: ignore[misc]
+
+
+def test_a_bad_extended_length_checksum_is_garbage_as_soon_as_its_seven_bytes_are_in() -> None:
+    items = FrameDecoder().feed(bytes.fromhex("00ffffff010900"))  # LENM 01 LENL 09, LCS not F6
+    assert items[0] == Garbage("extended length checksum mismatch", 2, b"\x00\xff")
+
+
+def test_a_bad_checksum_drops_the_start_code_alone_so_a_frame_inside_is_found() -> None:
+    good = encode_information(0xD5, b"\x15")[1:]  # 00 FF … without a preamble
+    # a normal header whose data checksum fails; a real frame starts right after its start code
+    items = FrameDecoder().feed(bytes.fromhex("00ff02fed4022b") + good)
+    assert items[0] == Garbage("data checksum mismatch", 2, b"\x00\xff")
+    assert items[-1] == InformationFrame(0xD5, b"\x15")
+
+
+@pytest.mark.parametrize("tfi", [0x01, 0x7E, 0x80, 0xD5])
+def test_only_tfi_7f_with_nothing_after_it_is_the_error_frame(tfi: int) -> None:
+    items = FrameDecoder().feed(encode_information(tfi, b""))
+    assert items == [InformationFrame(tfi, b"")]
+    assert FrameDecoder().feed(encode_information(0x7F, b"")) == [ErrorFrame()]

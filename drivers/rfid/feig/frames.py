@@ -111,13 +111,6 @@ def encode_request(
     return Frame(address, command, data, None, advanced).encode()
 
 
-def encode_answer(
-    command: int, status: int, data: bytes = b"", address: int = 0, *, advanced: bool = False
-) -> bytes:
-    """A reader → host frame."""
-    return Frame(address, command, data, status, advanced).encode()
-
-
 @dataclass(frozen=True, slots=True)
 class Garbage:
     """Bytes that were no frame, and why (``crc``: a whole frame failed its CRC)."""
