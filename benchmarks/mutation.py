@@ -309,7 +309,7 @@ def map_tests(tests: tuple[str, ...], modules: list[str]) -> dict[str, TestMap] 
     data_file, durations_file = work / ".mutation-coverage", work / ".mutation-durations.json"
     env = {
         **os.environ,
-        "HYPOTHESIS_PROFILE": "ci",
+        "HYPOTHESIS_PROFILE": "mutation",
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONPATH": str(work / "benchmarks"),
         "MUTATION_COVERAGE_FILE": str(data_file),
@@ -472,7 +472,7 @@ def run_module(module: str, table: TestMap) -> Outcome:
         'name = "local"\n'
     )
     session = work / "session.sqlite"
-    env = {**os.environ, "HYPOTHESIS_PROFILE": "ci", "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "PYTHONDONTWRITEBYTECODE": "1"}
 
     def cosmic(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(

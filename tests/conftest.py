@@ -29,6 +29,15 @@ settings.register_profile(
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
+# make mutation (benchmarks/mutation.py): CI's derandomized examples, a quarter as many, so a
+# mutant no scenario catches does not wait minutes on properties for its verdict.
+settings.register_profile(
+    "mutation",
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
