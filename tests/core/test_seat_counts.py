@@ -65,8 +65,9 @@ def test_seat_count_a_seat_not_holding_two_cards_when_the_readers_settle_is_held
     count: int, rule: str
 ) -> None:
     holds = _settled_holds(SEAT_3[count])
-    assert [(h["rule"], h["seat"], h["count"], h["ruling"]) for h in holds] == [
-        (rule, 3, count, "misdeal")
+    cards = "card" if count == 1 else "cards"
+    assert [(h["rule"], h["seat"], h["count"], h["ruling"], h["reason"]) for h in holds] == [
+        (rule, 3, count, "misdeal", f"seat 3 holds {count} {cards}")
     ]
 
 
@@ -87,3 +88,21 @@ def test_seat_count_an_extra_card_at_a_seat_is_held_once_not_again_when_the_read
     assert [(h["rule"], h["seat"], h["count"], h["reason"]) for h in holds] == [
         ("SEAT-COUNT", 3, 3, "seat 3 holds an extra card")
     ]
+
+
+@pytest.mark.parametrize(("count", "cards"), [(0, "[]"), (1, '["Tc"]')])
+def test_seat_count_after_the_cutoff_a_wrong_count_is_a_dead_hand_with_the_count_in_words(
+    count: int, cards: str
+) -> None:
+    # seats 3 and 4 act before the readers settle (10 s, as T04): the cutoff has passed
+    head = HEAD.replace("blinds = [1, 2]", "blinds = [1, 2]\nsettle = 10")
+    text = head + "".join(_group(s) for s in (1, 2, 3, 4)) + _group(5, cards) + _group(6)
+    for seat in (3, 4):
+        text += f'[[step]]\ndealer = "action"\nseat = {seat}\naction = "call"\n\n'
+    run = run_core(parse_scenario(text + "[[step]]\nwait = 12\n", "after-cutoff.toml"))
+    said = f"seat 5 holds {count} card{'' if count == 1 else 's'}"
+    rule = "SEAT-DEALT-OUT" if count == 0 else "SEAT-COUNT"
+    notes = [e.data for e in run.events if e.type == "irregularity.detected"]
+    assert [(n["reason"], n["rule"], n["cutoff_passed"]) for n in notes] == [(said, rule, True)]
+    holds = [e.data for e in run.events if e.type == "hand.hold"]
+    assert [(h["reason"], h["rule"], h["ruling"]) for h in holds] == [(said, rule, "dead_hand")]
