@@ -217,14 +217,22 @@ class TestMap:
     at_import: list[int]
     #: every test that ran any line of the module, the fastest first
     tests: list[str]
-    #: each of those tests' time on the unmutated module, in seconds
+    #: each test's time on the unmutated module, in seconds
     durations: dict[str, float] = field(default_factory=dict)
+    #: the tests of the files that import the module by name but run none of its lines: they
+    #: read what it defines (a constant, a table), which only a change at import reaches
+    readers: list[str] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, text: str) -> TestMap:
         raw = json.loads(text)
         lines = {int(line): tests for line, tests in raw["lines"].items()}
-        return cls(lines, raw["at_import"], raw["tests"], raw["durations"])
+        readers = raw.get("readers", [])
+        return cls(lines, raw["at_import"], raw["tests"], raw["durations"], readers)
+
+    def import_tests(self) -> list[str]:
+        """What a change at import can reach: the tests that run the module and its readers."""
+        return sorted({*self.tests, *self.readers}, key=lambda t: (self.durations.get(t, 0), t))
 
 
 def changed_lines(pristine: str, mutated: str) -> set[int]:
@@ -269,7 +277,7 @@ def select_tests(pristine: str, mutated: str, table: TestMap) -> list[str]:
         first, last = min(holding, key=lambda s: s[1] - s[0]) if holding else (line, line)
         covered = range(first, last + 1)
         if any(number in table.at_import for number in covered):
-            return table.tests
+            return table.import_tests()
         for number in covered:
             chosen.update(table.lines.get(number, ()))
     return [test for test in table.tests if test in chosen]
@@ -329,16 +337,29 @@ def map_tests(tests: tuple[str, ...], modules: list[str]) -> dict[str, TestMap] 
     outside = [name for name in data.measured_files() if not name.startswith(str(work))]
     if outside:
         return f"the tests ran the project from outside its copy: {outside[0]}"
+    by_file: dict[str, list[str]] = {}
+    for test in durations:
+        by_file.setdefault(test.split("::")[0], []).append(test)
+    texts = {name: (work / name).read_text() for name in by_file}
     maps: dict[str, TestMap] = {}
     for module in modules:
         by_line = data.contexts_by_lineno(str(work / module))
         lines = {line: sorted(c for c in contexts if c) for line, contexts in by_line.items()}
         ran = {test for names in lines.values() for test in names}
+        dotted = module.removesuffix(".py").replace("/", ".")
+        readers = {
+            test
+            for name, tests_of_file in by_file.items()
+            if dotted in texts[name]
+            for test in tests_of_file
+            if test not in ran
+        }
         maps[module] = TestMap(
             lines={line: names for line, names in lines.items() if names},
             at_import=sorted(line for line, contexts in by_line.items() if "" in contexts),
             tests=sorted(ran, key=lambda test: (durations.get(test, 0.0), test)),
-            durations={test: durations.get(test, 0.0) for test in ran},
+            durations={test: durations.get(test, 0.0) for test in ran | readers},
+            readers=sorted(readers),
         )
     shutil.rmtree(work, ignore_errors=True)
     return maps
@@ -438,7 +459,11 @@ def serve_mutants(module: str) -> int:
                 output = os.open(_LAST_RUN_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
                 os.dup2(output, 1)
                 os.dup2(output, 2)
-                os._exit(run_mutant(module, baseline=asked == b"b"))
+                try:
+                    os._exit(run_mutant(module, baseline=asked == b"b"))
+                except BaseException as error:  # the runner itself broke: not a kill
+                    Path(_FAULT_FILE).write_text(f"the mutant's run raised {error!r}")
+                    os._exit(1)
             deadline = time.monotonic() + TIMEOUT
             while (done := os.waitpid(child, os.WNOHANG))[0] == 0:
                 if time.monotonic() > deadline:

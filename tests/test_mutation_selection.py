@@ -53,6 +53,8 @@ TABLE = mutation.TestMap(
     lines={6: ["t_helper"], 10: ["t_small", "t_big"], 11: ["t_big"], 15: ["t_small"]},
     at_import=[1, 4, 5, 9, 18],
     tests=["t_small", "t_helper", "t_big"],
+    durations={"t_small": 0.1, "t_helper": 0.2, "t_reads_limit": 0.3, "t_big": 2.0},
+    readers=["t_reads_limit"],
 )
 
 
@@ -82,8 +84,16 @@ def test_a_change_on_a_continuation_line_runs_the_tests_of_its_whole_statement()
     [(1, "4", "5"), (4, "@staticmethod", ""), (9, "value", "value=None")],
     ids=["constant", "decorator", "def-line"],
 )
-def test_a_change_to_what_runs_at_import_runs_every_test(line: int, old: str, new: str) -> None:
-    assert mutation.select_tests(SOURCE, _mutate(line, old, new), TABLE) == TABLE.tests
+def test_a_change_to_what_runs_at_import_runs_every_test_and_those_that_only_read_it(
+    line: int, old: str, new: str
+) -> None:
+    # t_reads_limit runs no line of the module: it reads LIMIT, which only an import reaches
+    assert mutation.select_tests(SOURCE, _mutate(line, old, new), TABLE) == [
+        "t_small",
+        "t_helper",
+        "t_reads_limit",
+        "t_big",
+    ]
 
 
 def test_a_change_no_test_runs_selects_none_so_the_mutant_survives() -> None:
