@@ -151,7 +151,7 @@ class Outcome:
         equivalent = [
             name
             for name in self.survivors
-            if name in self.in_annotations or name.split(" in ")[0] in listed
+            if name in self.in_annotations or is_listed(name, listed)
         ]
         return equivalent, [name for name in self.survivors if name not in equivalent]
 
@@ -199,12 +199,25 @@ def _copy_tree(target: Path) -> None:
             shutil.copy2(source, destination)
 
 
-def _equivalents(module: str) -> dict[str, str]:
-    """``operator@line:column`` → why that mutant behaves as the original (the listed file)."""
+def _equivalents(module: str) -> list[dict[str, str]]:
+    """The mutants of ``module`` listed as equivalent: ``mutant`` (``operator@line:column``),
+    ``reason``, and ``becomes`` (the mutated line) where one position makes several mutants."""
     if not EQUIVALENT.exists():
-        return {}
-    listed = tomllib.loads(EQUIVALENT.read_text()).get(module, {}).get("mutants", [])
-    return {entry["mutant"]: entry["reason"] for entry in listed}
+        return []
+    listed: list[dict[str, str]] = (
+        tomllib.loads(EQUIVALENT.read_text()).get(module, {}).get("mutants", [])
+    )
+    return listed
+
+
+def is_listed(survivor: str, listed: list[dict[str, str]]) -> bool:
+    """Whether ``survivor`` (``operator@line:column in definition: the mutated line``) is one
+    of ``listed``."""
+    name, _, rest = survivor.partition(" in ")
+    becomes = rest.partition(": ")[2]
+    return any(
+        entry["mutant"] == name and entry.get("becomes", becomes) == becomes for entry in listed
+    )
 
 
 @dataclass
@@ -555,7 +568,14 @@ def run_module(module: str, table: TestMap) -> Outcome:
         elif result["test_outcome"] == "killed":
             outcome.killed += 1
         else:
-            survivor = f"{name} in {mutation.get('definition_name') or 'the module'}"
+            # the mutated line, as the diff gives it: two mutants of one position differ there
+            changed = [
+                row[1:].strip()
+                for row in (result.get("diff") or "").splitlines()
+                if row.startswith("+") and not row.startswith("+++")
+            ]
+            where_name = mutation.get("definition_name") or "the module"
+            survivor = f"{name} in {where_name}: {changed[0] if changed else '?'}"
             outcome.survivors.append(survivor)
             where = (line_no, column)
             if any(start <= where < end for start, end in annotations):

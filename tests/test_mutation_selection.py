@@ -135,3 +135,14 @@ def test_annotation_spans_are_where_a_mutant_changes_nothing_under_postponed_ann
 )
 def test_annotations_something_evaluates_are_not_spared(source: str) -> None:
     assert mutation.annotation_spans(source) == []
+
+
+def test_a_listed_equivalent_names_one_mutant_of_a_position_by_what_its_line_becomes() -> None:
+    listed = [
+        {"mutant": "core/NumberReplacer@3:8", "becomes": "del buf[:3]", "reason": "…"},
+        {"mutant": "core/AddNot@9:4", "reason": "…"},
+    ]
+    assert mutation.is_listed("core/NumberReplacer@3:8 in step: del buf[:3]", listed)
+    assert not mutation.is_listed("core/NumberReplacer@3:8 in step: del buf[:5]", listed)
+    assert mutation.is_listed("core/AddNot@9:4 in step: if not x:", listed)
+    assert not mutation.is_listed("core/AddNot@9:5 in step: if not x:", listed)

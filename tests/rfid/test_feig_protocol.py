@@ -390,3 +390,22 @@ def test_decode_takes_exactly_one_whole_frame_and_says_which_it_wanted(
     wanted = "answer" if answer else "request"
     with pytest.raises(ProtocolError, match=f"is not one {wanted}$"):
         decode(raw, answer=answer)
+
+
+def test_a_partial_frame_survives_a_silence_of_the_data_timeout_and_not_a_moment_more() -> None:
+    frame = encode_request(0x65, b"", 0x01)
+    kept = FrameDecoder(answers=False, data_timeout=0.5)
+    assert list(kept.feed(frame[:3], now=10.0)) == []
+    assert list(kept.feed(frame[3:], now=10.5)) == [decode(frame, answer=False)]
+    dropped = FrameDecoder(answers=False, data_timeout=0.5)
+    assert list(dropped.feed(frame[:3], now=10.0)) == []
+    items = list(dropped.feed(frame[3:], now=10.5001))
+    assert items[0] == Garbage(3, "data timeout: the rest of the frame never came")
+
+
+def test_after_a_length_too_short_or_a_bad_crc_the_next_frame_in_the_same_bytes_decodes() -> None:
+    frame = encode_request(0x65, b"", 0x01)
+    bad_crc = frame[:-1] + bytes((frame[-1] ^ 0xFF,))
+    for noise, why in ((b"\x01", "LENGTH 1 is below 5"), (bad_crc, "crc")):
+        items = list(FrameDecoder(answers=False).feed(noise + frame))
+        assert items == [Garbage(len(noise), why), decode(frame, answer=False)]

@@ -230,3 +230,33 @@ def test_only_tfi_7f_with_nothing_after_it_is_the_error_frame(tfi: int) -> None:
     items = FrameDecoder().feed(encode_information(tfi, b""))
     assert items == [InformationFrame(tfi, b"")]
     assert FrameDecoder().feed(encode_information(0x7F, b"")) == [ErrorFrame()]
+
+
+def test_garbage_is_a_value_that_cannot_be_changed() -> None:
+    garbage = Garbage("no start code", 1, b"\x01")
+    assert {garbage, Garbage("no start code", 1, b"\x01")} == {garbage}
+    with pytest.raises(AttributeError):
+        garbage.size = 2  # type: ignore[misc]
+
+
+def test_noise_without_a_start_code_is_dropped_whole_unless_it_ends_in_a_zero() -> None:
+    decoder = FrameDecoder()
+    assert decoder.feed(b"\x01\x02\x03") == [Garbage("no start code", 3, b"\x01\x02\x03")]
+    assert decoder.pending == 0
+    assert decoder.feed(b"\x01\x02\x00") == [Garbage("no start code", 2, b"\x01\x02")]
+    assert decoder.pending == 1  # the 00 may be the first half of a start code
+
+
+def test_a_normal_length_of_0_is_an_ack_with_its_checksum_ff_and_garbage_with_any_other() -> None:
+    items = FrameDecoder().feed(bytes.fromhex("00ff0001") + ACK_BYTES)
+    assert items[0] == Garbage("length checksum mismatch", 2, b"\x00\xff")
+    assert items[-1] == Ack()
+    # LCS 00 checks out, and a zero after it would pass as the DCS of an empty body: an
+    # information frame holds its TFI at least, so this is garbage, and never a crash
+    items = FrameDecoder().feed(bytes.fromhex("00ff0000") + ACK_BYTES)
+    assert items[0] == Garbage("normal length 0 out of range", 2, b"\x00\xff")
+    assert items[-1] == Ack()
+
+
+def test_a_nack_then_an_ack_back_to_back_without_pre_or_postamble_are_both_read() -> None:
+    assert FrameDecoder().feed(bytes.fromhex("00ffff0000ff00ff")) == [Nack(), Ack()]

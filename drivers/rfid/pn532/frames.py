@@ -176,6 +176,9 @@ class FrameDecoder:
         if (length + lcs) & 0xFF:
             self._drop(2, "length checksum mismatch", out)
             return True
+        if length == 0:  # LCS 00 checks out, but an information frame holds its TFI at least
+            self._drop(2, "normal length 0 out of range", out)
+            return True
         return self._body(4, length, extended=False, out=out)
 
     def _extended(self, out: list[DecodedItem]) -> bool:
