@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from controller.rules.ids import Rule
+from controller.table.streets import Street
 from tests.helpers import of_type, run_text
 
 SEATS = '{ "1" = 100, "2" = 100, "3" = 100, "4" = 100, "5" = 100, "6" = 100 }'
@@ -59,3 +60,47 @@ def test_de_1547_sep_a_burn_in_the_muck_before_the_board_is_complete_warns_at_ev
     # a warning only: the hand goes on to its award, never held
     assert of_type(run.events, "pot.awarded")
     assert not of_type(run.events, "hand.hold")
+
+
+def _returned_turn_burn(*, returned: bool) -> str:
+    """Delaware (burns may go back on top of the deck): the flop is out with its burn (Ac);
+    the turn's burn (5d) is dispensed and read, then, if ``returned``, put back on the deck."""
+    steps = [
+        'dealer = "start_hand"',
+        'shuffler = "shuffle"',
+        'auto = "deal_hole"',
+        'auto = "check_round"',
+        'auto = "board"\nstreet = "flop"',
+        'auto = "check_round"',
+        'shuffler = "dispense"\npurpose = "burn"',
+        'reader = "arrive"\nzone = "burn"',
+    ]
+    if returned:
+        steps.append('reader = "arrive"\nzone = "shuffler_in"\ncards = ["5d"]')
+    return "\n".join(
+        [
+            "[scenario]",
+            'name = "the turn burn back on the deck"',
+            'profile = "de-charitable"',
+            "[table]",
+            f"stacks = {SEATS}",
+            "button = 6",
+            "blinds = [1, 2]",
+            "[deck]",
+            f"order = {ORDER}",
+            *(f"[[step]]\n{step}" for step in steps),
+        ]
+    )
+
+
+def test_de_1547_ret_the_burn_put_back_is_taken_off_its_own_street_and_the_stub_grows_by_one() -> (
+    None
+):
+    before = run_text(_returned_turn_burn(returned=False)).state.hand
+    after = run_text(_returned_turn_burn(returned=True)).state.hand
+    assert before is not None
+    assert after is not None
+    assert dict(before.board_rulings.burn_for) == {Street.FLOP: "Ac", Street.TURN: "5d"}
+    # the turn's burn went back: the flop's stays assigned
+    assert dict(after.board_rulings.burn_for) == {Street.FLOP: "Ac"}
+    assert after.deal.stub == before.deal.stub + 1
