@@ -106,3 +106,28 @@ def test_seat_count_after_the_cutoff_a_wrong_count_is_a_dead_hand_with_the_count
     assert [(n["reason"], n["rule"], n["cutoff_passed"]) for n in notes] == [(said, rule, True)]
     holds = [e.data for e in run.events if e.type == "hand.hold"]
     assert [(h["reason"], h["rule"], h["ruling"]) for h in holds] == [(said, rule, "dead_hand")]
+
+
+def test_deal_done_the_deal_is_complete_once_even_when_more_cards_come_after_it() -> None:
+    # an extra card after the deal comes back through the deal's checks: no second deal.complete
+    text = HEAD + '[[step]]\nauto = "deal_hole"\n\n'
+    text += '[[step]]\nshuffler = "dispense"\npurpose = "extra"\ncount = 1\n\n'
+    text += '[[step]]\nreader = "arrive"\nzone = "seat:1"\n\n[[step]]\nwait = 5\n'
+    run = run_core(parse_scenario(text, "deal-done.toml"))
+    assert [e.data["seats"] for e in run.events if e.type == "deal.complete"] == [
+        [1, 2, 3, 4, 5, 6]
+    ]
+
+
+def test_de_1544a_grp_hole_groups_the_shuffler_does_not_seat_are_dealt_in_order() -> None:
+    # a shuffler that does not say which seat a group is for: nothing to check it against
+    groups = "".join(
+        f'[[step]]\nshuffler = "dispense"\npurpose = "hole"\n\n'
+        f'[[step]]\nreader = "arrive"\nzone = "seat:{seat}"\n\n'
+        for seat in (1, 2, 3, 4, 5, 6)
+    )
+    run = run_core(parse_scenario(HEAD + groups + "[[step]]\nwait = 5\n", "unseated.toml"))
+    types = [e.type for e in run.events]
+    assert "deal.complete" in types
+    assert "hand.misdeal" not in types
+    assert "hand.hold" not in types
