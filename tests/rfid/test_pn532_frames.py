@@ -263,3 +263,30 @@ def test_a_normal_length_of_0_is_an_ack_with_its_checksum_ff_and_garbage_with_an
 
 def test_a_nack_then_an_ack_back_to_back_without_pre_or_postamble_are_both_read() -> None:
     assert FrameDecoder().feed(bytes.fromhex("00ffff0000ff00ff")) == [Nack(), Ack()]
+
+
+def test_acks_and_nacks_are_values() -> None:
+    assert {Ack(), Ack(), Nack()} == {Ack(), Nack()}
+
+
+def test_a_frame_is_decoded_the_moment_its_dcs_is_in_and_the_next_one_right_after_it() -> None:
+    first = encode_information(0xD5, b"\x15")[1:-1]  # 00 FF … DCS: no preamble, no postamble
+    second = encode_information(0xD5, b"\x4b\x00")[1:-1]
+    decoder = FrameDecoder()
+    assert decoder.feed(first) == [InformationFrame(0xD5, b"\x15")]
+    assert decoder.pending == 0
+    assert decoder.feed(first + second) == [
+        InformationFrame(0xD5, b"\x15"),
+        InformationFrame(0xD5, b"\x4b\x00"),
+    ]
+
+
+def test_after_a_bad_extended_length_checksum_the_rest_of_the_bytes_is_read_at_once() -> None:
+    items = FrameDecoder().feed(bytes.fromhex("00ffffff010900") + ACK_BYTES)
+    assert items[0] == Garbage("extended length checksum mismatch", 2, b"\x00\xff")
+    assert items[-1] == Ack()
+
+
+def test_garbage_reports_carry_the_first_64_bytes_and_the_whole_count() -> None:
+    noise = bytes(range(1, 101))
+    assert FrameDecoder().feed(noise) == [Garbage("no start code", 100, noise[:64])]
