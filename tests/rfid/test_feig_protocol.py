@@ -409,3 +409,19 @@ def test_after_a_length_too_short_or_a_bad_crc_the_next_frame_in_the_same_bytes_
     for noise, why in ((b"\x01", "LENGTH 1 is below 5"), (bad_crc, "crc")):
         items = list(FrameDecoder(answers=False).feed(noise + frame))
         assert items == [Garbage(len(noise), why), decode(frame, answer=False)]
+
+
+def test_the_frame_limits_are_the_manual_s_255_and_65535_bytes() -> None:
+    assert (STANDARD_MAX, ADVANCED_MAX) == (255, 65535)
+
+
+@pytest.mark.parametrize("advanced", [False, True])
+def test_an_answer_s_status_is_the_byte_after_its_command_in_either_format(advanced: bool) -> None:
+    answer = Frame(0x01, 0xB0, b"\x01\x02", 0x83, advanced)
+    assert decode(answer.encode(), answer=True) == answer
+
+
+def test_two_bytes_of_an_advanced_header_wait_for_the_third() -> None:
+    decoder = FrameDecoder(answers=True)
+    assert list(decoder.feed(bytes((STX, 0x00)))) == []
+    assert decoder.pending == 2
