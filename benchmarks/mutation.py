@@ -1,24 +1,29 @@
 """Mutation testing (``make mutation``): how many one-token mistakes in each module its tests
-catch, with cosmic-ray (a maintained tool: https://cosmic-ray.readthedocs.io).
+catch, with cosmic-ray (a maintained tool: https://cosmic-ray.readthedocs.io). docs/testing.md
+says how it works and how to read the results; in short:
 
 cosmic-ray makes each mutant by editing the module's file on disk, runs a test command, and
 puts the file back. So every module is mutated in a copy of the working tree of its own, under
-``.mutation/work/`` (never in the checkout), and several modules run at once (``--jobs``), each in
-its copy. The tests of a mutant are the module's own (``MODULES``, below): ``pytest -x`` on them,
-one process, stopping at the first failure. Before any mutant the same command must pass on the
-unmutated copy (cosmic-ray's baseline), or the module's figures would count a broken command as
-kills.
+``.mutation/work/`` (never in the checkout), and several run at once (``--jobs``). Each set of
+tests (``MODULES``, below) first runs once, unmutated, under coverage with a context per test
+(``map_tests``): that run is the baseline, and it says which test runs which line. A mutant then
+runs only the tests of the statement it changed (``select_tests``), fastest first, stopping at
+the first failure, in a fork of a server per module that loaded pytest and the libraries once
+(``serve_mutants``); a forked run that pytest itself breaks makes the module's result an error,
+never kills.
 
 Results are kept per module in ``.mutation/cache/`` under a key made of the module's text and
 its tests' (and the suite's conftest): ``--changed`` runs only the modules whose key moved and
-takes the others from the cache. Every run rewrites ``benchmarks/mutation-results.txt``: one row
-per module (mutants, killed, equivalent, survived, timed out, the share killed) and, under it,
-every survivor not listed in ``benchmarks/mutation-equivalent.toml``, which names each mutant
-that cannot be killed (same behaviour) with the reason.
+takes the others from the cache. ``benchmarks/mutation-results.txt`` has one row per module
+(mutants, killed, equivalent, survived, timed out, the share killed) and, under it, every
+survivor neither in an annotation nothing evaluates nor listed in
+``benchmarks/mutation-equivalent.toml``, which names each mutant that behaves as the original,
+with the reason.
 
     python benchmarks/mutation.py                      # every module (hours)
     python benchmarks/mutation.py drivers/tsp/frame.py # one
     python benchmarks/mutation.py --changed --jobs 2   # what changed since the last run
+    python benchmarks/mutation.py --report             # rewrite the results, run nothing
 """
 
 from __future__ import annotations
