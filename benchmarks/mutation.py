@@ -93,6 +93,7 @@ _FEIG_TESTS = tuple(
 _CHAIN_TESTS = tuple(
     f"tests/shell/{name}.py"
     for name in (
+        "test_chain_breaks",
         "test_integrity",
         "test_integrity_disk",
         "test_journal",
