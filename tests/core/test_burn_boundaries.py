@@ -20,6 +20,24 @@ STREETS = ("flop", "turn", "river")
 BURNS = {"flop": "Ac", "turn": "5d", "river": "7d"}
 
 
+def _scenario(name: str, profile: str, steps: list[str]) -> str:
+    """Scenario text: six seats of 100 (button 6, blinds 1/2), ORDER's deck, ``steps``."""
+    return "\n".join(
+        [
+            "[scenario]",
+            f'name = "{name}"',
+            f'profile = "{profile}"',
+            "[table]",
+            f"stacks = {SEATS}",
+            "button = 6",
+            "blinds = [1, 2]",
+            "[deck]",
+            f"order = {ORDER}",
+            *(f"[[step]]\n{step}" for step in steps),
+        ]
+    )
+
+
 def hand_with_a_burn_in_the_muck(after: str) -> str:
     """Six seats check every street down; the last street's burn (so far) is read in the muck
     once the betting after ``after`` closed."""
@@ -30,20 +48,7 @@ def hand_with_a_burn_in_the_muck(after: str) -> str:
         if street == after:
             steps.append(f'reader = "arrive"\nzone = "muck"\ncards = ["{BURNS[street]}"]')
     steps.append('auto = "showdown"')
-    return "\n".join(
-        [
-            "[scenario]",
-            f'name = "a burn in the muck after the {after}"',
-            'profile = "rrop-cash"',
-            "[table]",
-            f"stacks = {SEATS}",
-            "button = 6",
-            "blinds = [1, 2]",
-            "[deck]",
-            f"order = {ORDER}",
-            *(f"[[step]]\n{step}" for step in steps),
-        ]
-    )
+    return _scenario(f"a burn in the muck after the {after}", "rrop-cash", steps)
 
 
 @pytest.mark.parametrize(("after", "warned"), [("flop", True), ("turn", True), ("river", False)])
@@ -77,20 +82,7 @@ def _returned_turn_burn(*, returned: bool) -> str:
     ]
     if returned:
         steps.append('reader = "arrive"\nzone = "shuffler_in"\ncards = ["5d"]')
-    return "\n".join(
-        [
-            "[scenario]",
-            'name = "the turn burn back on the deck"',
-            'profile = "de-charitable"',
-            "[table]",
-            f"stacks = {SEATS}",
-            "button = 6",
-            "blinds = [1, 2]",
-            "[deck]",
-            f"order = {ORDER}",
-            *(f"[[step]]\n{step}" for step in steps),
-        ]
-    )
+    return _scenario("the turn burn back on the deck", "de-charitable", steps)
 
 
 def test_de_1547_ret_the_burn_put_back_is_taken_off_its_own_street_and_the_stub_grows_by_one() -> (

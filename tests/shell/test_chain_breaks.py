@@ -7,8 +7,17 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from controller.shell.chain import Break
+from controller.shell.chain import Break, Head
 from tests.shell.test_integrity import events, journal_at, rewrite_chain
+
+
+def _five_events(path: Path) -> Head:
+    """A journal in ``path`` with five events; its head."""
+    journal = journal_at(path)
+    events(journal, 5)
+    head = journal.head
+    journal.close()
+    return head
 
 
 def _breaks(path: Path) -> list[Break]:
@@ -32,9 +41,7 @@ def _tampered(path: Path, *statements: str) -> None:
 
 
 def test_an_edited_row_is_a_break_at_its_own_position(tmp_path: Path) -> None:
-    journal = journal_at(tmp_path)
-    events(journal, 5)
-    journal.close()
+    _five_events(tmp_path)
     pos = _positions(tmp_path)[3]
     _tampered(tmp_path, "UPDATE events SET body = '{\"n\":99}' WHERE seq = 3")
     breaks = _breaks(tmp_path)
@@ -44,9 +51,7 @@ def test_an_edited_row_is_a_break_at_its_own_position(tmp_path: Path) -> None:
 
 
 def test_a_row_deleted_from_the_middle_is_a_break_at_the_position_it_left(tmp_path: Path) -> None:
-    journal = journal_at(tmp_path)
-    events(journal, 5)
-    journal.close()
+    _five_events(tmp_path)
     pos = _positions(tmp_path)[3]
     _tampered(tmp_path, "DELETE FROM events WHERE seq = 3")
     missing = [b for b in _breaks(tmp_path) if "is missing" in b.text]
@@ -58,10 +63,7 @@ def test_a_row_deleted_from_the_middle_is_a_break_at_the_position_it_left(tmp_pa
 def test_rows_deleted_from_the_end_are_a_break_just_after_where_the_chain_now_ends(
     tmp_path: Path,
 ) -> None:
-    journal = journal_at(tmp_path)
-    events(journal, 5)
-    head = journal.head
-    journal.close()
+    head = _five_events(tmp_path)
     positions = _positions(tmp_path)
     last = positions[3]
     _tampered(
