@@ -47,8 +47,9 @@ package-check: $(STAMP)
 
 # Mutation testing (benchmarks/mutation.py, cosmic-ray; docs/testing.md), outside `make test`:
 # every module takes hours. MUTATION_ARGS picks: modules' paths, --changed (only those whose text
-# or tests changed since the last run), --jobs N (test runs at once), --report (rewrite the
-# results from the last runs). Results: benchmarks/mutation-results.txt
+# or tests changed since the last run), --jobs N (test runs at once), --shard K/N (one part of each
+# module, for several machines), --report (rewrite the results from the last runs). A stopped run
+# is taken up where it stopped. Results: benchmarks/mutation-results.txt
 mutation: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[dev,mutation]'
 	$(BIN)/python benchmarks/mutation.py $(MUTATION_ARGS)

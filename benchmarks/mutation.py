@@ -14,16 +14,20 @@ never kills.
 
 Results are kept per module in ``.mutation/cache/`` under a key made of the module's text and
 its tests' (and the suite's conftest): ``--changed`` runs only the modules whose key moved and
-takes the others from the cache. ``benchmarks/mutation-results.txt`` has one row per module
-(mutants, killed, equivalent, survived, timed out, the share killed) and, under it, every
-survivor neither in an annotation nothing evaluates nor listed in
-``benchmarks/mutation-equivalent.toml``, which names each mutant that behaves as the original,
-with the reason.
+takes the others from the cache. A stopped run keeps its copy and cosmic-ray's session (each
+mutant's result as it came) and is taken up where it stopped; ``--shard K/N`` runs one part of
+each module's mutants, for several machines, and the parts' figures are merged.
+
+``benchmarks/mutation-results.txt`` has one row per module (mutants, killed, equivalent,
+survived, timed out, the share killed) and, under it, every survivor neither in an annotation
+nothing evaluates nor listed in ``benchmarks/mutation-equivalent.toml``, which names each
+mutant that behaves as the original, with the reason.
 
     python benchmarks/mutation.py                      # every module (hours)
     python benchmarks/mutation.py drivers/tsp/frame.py # one
     python benchmarks/mutation.py --changed --jobs 2   # what changed since the last run
     python benchmarks/mutation.py --report             # rewrite the results, run nothing
+    python benchmarks/mutation.py --shard 2/4          # the second of four parts of each
 """
 
 from __future__ import annotations
@@ -49,6 +53,12 @@ from typing import Any
 
 import coverage
 import pytest
+
+try:  # the mutation extra: make test reads this script's test selection without it
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
+except ImportError:
+    pass
 
 REPO = Path(__file__).resolve().parents[1]
 STATE = REPO / ".mutation"
@@ -150,6 +160,15 @@ class Outcome:
     survivors: list[str] = field(default_factory=list)
     #: the survivors that changed a type annotation, which the module never evaluates
     in_annotations: list[str] = field(default_factory=list)
+    #: every mutant cosmic-ray makes of the module (all shards'): more than ``mutants`` while a
+    #: run is under way, was stopped, or some shards have not run
+    module_mutants: int = 0
+    #: ``K/N`` for the figures of one shard (``--shard``); empty for the whole module
+    shard: str = ""
+
+    def complete(self) -> bool:
+        """Whether every mutant of the module has run."""
+        return self.mutants >= self.module_mutants
 
     def split_survivors(self) -> tuple[list[str], list[str]]:
         """The survivors that are equivalent (listed, or in an annotation), and the others."""
@@ -468,6 +487,7 @@ def serve_mutants(module: str) -> int:
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(_SOCKET_FILE)
     server.listen()
+    answered = time.monotonic()
     while True:
         connection, _ = server.accept()
         with connection:
@@ -492,44 +512,182 @@ def serve_mutants(module: str) -> int:
                 time.sleep(0.01)
             code = os.waitstatus_to_exitcode(done[1])
             connection.sendall(str(code if code >= 0 else 1).encode())
+            # a mutant's time runs from the last answer: cosmic-ray's own work on it included
+            if asked != b"b":
+                with open(_SECONDS_FILE, "a") as seconds:
+                    seconds.write(f"{time.monotonic() - answered:.3f}\n")
+            answered = time.monotonic()
 
 
-def run_module(module: str, table: TestMap) -> Outcome:
-    """Mutate ``module`` in a copy of the tree and run its tests against each mutant."""
-    tests = MODULES[module]
-    outcome = Outcome(module, key_of(module, tests), list(tests))
-    started = time.monotonic()
-    work = STATE / "work" / _slug(module)
-    _copy_tree(work)
+@dataclass(frozen=True)
+class Shard:
+    """One of ``count`` parts of a module's mutants (``--shard K/N``), for runs on several
+    machines: which part a mutant is in depends only on the mutant (its operator, position and
+    occurrence), never on the session's random job ids, so every machine draws the same lines."""
+
+    index: int
+    count: int
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        index, _, count = text.partition("/")
+        if not (index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
+            raise argparse.ArgumentTypeError(f"a shard is K/N with 1 <= K <= N, not {text!r}")
+        return cls(int(index), int(count))
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+    @property
+    def suffix(self) -> str:
+        return f".{self.index}of{self.count}" if self.count > 1 else ""
+
+    def holds(self, operator: str, start: tuple[int, int], occurrence: int) -> bool:
+        named = f"{operator}@{start[0]}:{start[1]}#{occurrence}".encode()
+        part = int.from_bytes(hashlib.sha256(named).digest()[:8], "big") % self.count
+        return part == self.index - 1
+
+
+WHOLE = Shard(1, 1)
+#: A module's copy of the tree keeps the key of the run its session belongs to: a stopped run
+#: with the same key is taken up where it stopped, one with another key starts again.
+_KEY_FILE = ".mutation-key"
+_SESSION_FILE = "session.sqlite"
+#: The seconds each mutant took (from the answer before it to its own), one per line.
+_SECONDS_FILE = ".mutation-seconds"
+#: What a stopped run's copy keeps when it is taken up again.
+_KEPT = (_SESSION_FILE, _MAP_FILE, _KEY_FILE, _SECONDS_FILE)
+
+
+def work_dir(module: str, shard: Shard) -> Path:
+    return STATE / "work" / f"{_slug(module)}{shard.suffix}"
+
+
+def resumable(module: str, shard: Shard) -> bool:
+    """Whether a stopped run of ``module`` (this shard) can be taken up: its session, its test
+    map, and the same key as the module has now."""
+    work = work_dir(module, shard)
+    return (
+        (work / _SESSION_FILE).exists()
+        and (work / _MAP_FILE).exists()
+        and (work / _KEY_FILE).exists()
+        and (work / _KEY_FILE).read_text() == key_of(module, MODULES[module])
+    )
+
+
+def read_session(module: str, work: Path, shard: Shard) -> Outcome:
+    """The figures of a module's cosmic-ray session, finished or not: the mutants run so far
+    (cosmic-ray runs them in random order, so a part is a fair sample of the whole)."""
+    key = (work / _KEY_FILE).read_text() if (work / _KEY_FILE).exists() else ""
+    outcome = Outcome(
+        module, key, list(MODULES[module]), shard="" if shard == WHOLE else str(shard)
+    )
+    annotations = annotation_spans((work / _PRISTINE_FILE).read_text())
+    if (work / _SECONDS_FILE).exists():
+        outcome.seconds = sum(map(float, (work / _SECONDS_FILE).read_text().split()))
+    with use_db(str(work / _SESSION_FILE), WorkDB.Mode.open) as db:
+        outcome.module_mutants = db.num_work_items
+        completed = db.completed_work_items
+    for item, result in completed:
+        if result.worker_outcome is WorkerOutcome.SKIPPED:  # another shard's
+            continue
+        mutation = item.mutations[0]
+        outcome.mutants += 1
+        if result.test_outcome is TestOutcome.KILLED:
+            # cosmic-ray records a test command it had to stop as a kill, "timeout" its output
+            if result.output == "timeout":
+                outcome.timed_out += 1
+            else:
+                outcome.killed += 1
+            continue
+        # the mutated line, as the diff gives it: two mutants of one position differ there
+        changed = [
+            row[1:].strip()
+            for row in (result.diff or "").splitlines()
+            if row.startswith("+") and not row.startswith("+++")
+        ]
+        line_no, column = mutation.start_pos
+        where_name = mutation.definition_name or "the module"
+        survivor = (
+            f"{mutation.operator_name}@{line_no}:{column} in {where_name}: "
+            f"{changed[0] if changed else '?'}"
+        )
+        outcome.survivors.append(survivor)
+        if any(start <= (line_no, column) < end for start, end in annotations):
+            outcome.in_annotations.append(survivor)
+    outcome.survivors.sort(key=_by_position)
+    outcome.in_annotations.sort(key=_by_position)
+    return outcome
+
+
+def _by_position(survivor: str) -> tuple[int, int, str]:
+    where = survivor.partition("@")[2].partition(" ")[0]
+    line, _, column = where.partition(":")
+    return int(line), int(column), survivor
+
+
+def _start_session(module: str, work: Path, shard: Shard, table: TestMap) -> str:
+    """A new cosmic-ray session of the module's mutants in its fresh copy, those of other shards
+    marked as skipped (cosmic-ray's own filters mark what they drop the same way);
+    why it failed, or an empty string."""
     (work / _MAP_FILE).write_text(json.dumps(asdict(table)))
-    (work / _PRISTINE_FILE).write_text((work / module).read_text())
-    (work / _CLIENT_FILE).write_text(_CLIENT)
-    command = f"{sys.executable} -S {_CLIENT_FILE}"
-    config = work / "cosmic-ray.toml"
-    config.write_text(
+    done = _cosmic(work, "init", "cosmic-ray.toml", _SESSION_FILE)
+    if done.returncode != 0:
+        return f"cosmic-ray init failed: {(done.stdout + done.stderr)[-800:]}"
+    if shard != WHOLE:
+        with use_db(str(work / _SESSION_FILE), WorkDB.Mode.open) as db:
+            others = [
+                item.job_id
+                for item in db.work_items
+                if not shard.holds(
+                    item.mutations[0].operator_name,
+                    item.mutations[0].start_pos,
+                    item.mutations[0].occurrence,
+                )
+            ]
+            db.set_multiple_results(others, WorkResult(worker_outcome=WorkerOutcome.SKIPPED))
+    (work / _KEY_FILE).write_text(key_of(module, MODULES[module]))
+    return ""
+
+
+def _cosmic(work: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "PYTHONDONTWRITEBYTECODE": "1"}
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("cosmic-ray")), *args],
+        cwd=work, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+
+
+def run_module(module: str, table: TestMap | None, shard: Shard = WHOLE) -> Outcome:
+    """Mutate ``module`` in a copy of the tree and run its tests against each mutant (of
+    ``shard``). Without a ``table`` (the test map) it takes up a stopped run where it stopped:
+    its session keeps each mutant's result as it comes, so a stop loses one mutant's run."""
+    work = work_dir(module, shard)
+    failed = Outcome(module, key_of(module, MODULES[module]), list(MODULES[module]))
+    config = (
         "[cosmic-ray]\n"
         f"module-path = {json.dumps(module)}\n"
         f"timeout = {TIMEOUT}\n"
         "excluded-modules = []\n"
-        f"test-command = {json.dumps(command)}\n"
+        f"test-command = {json.dumps(f'{sys.executable} -S {_CLIENT_FILE}')}\n"
         "[cosmic-ray.distributor]\n"
         'name = "local"\n'
     )
-    session = work / "session.sqlite"
+    # The tree copied afresh (a stop may have left a mutant in the module); taking a stopped
+    # run up keeps its session and map.
+    kept = {name: (work / name).read_bytes() for name in _KEPT if (work / name).exists()}
+    _copy_tree(work)
+    (work / "cosmic-ray.toml").write_text(config)
+    if table is None:
+        for name, data in kept.items():
+            (work / name).write_bytes(data)
+    else:
+        failed.error = _start_session(module, work, shard, table)
+        if failed.error:
+            return failed
+    (work / _PRISTINE_FILE).write_text((work / module).read_text())
+    (work / _CLIENT_FILE).write_text(_CLIENT)
     env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "PYTHONDONTWRITEBYTECODE": "1"}
-
-    def cosmic(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(Path(sys.executable).with_name("cosmic-ray")), *args],
-            cwd=work, env=env, capture_output=True, text=True, check=False,
-        )  # fmt: skip
-
-    # No cosmic-ray baseline: the measured run that made the map was it.
-    done = cosmic("init", str(config), str(session))
-    if done.returncode != 0:
-        outcome.error = f"cosmic-ray init failed: {(done.stdout + done.stderr)[-800:]}"
-        outcome.seconds = time.monotonic() - started
-        return outcome
     log = work / ".mutation-server.log"
     with log.open("wb") as written:
         server = subprocess.Popen(
@@ -539,8 +697,8 @@ def run_module(module: str, table: TestMap) -> Outcome:
     try:
         while not (work / _SOCKET_FILE).exists():
             if server.poll() is not None:
-                outcome.error = f"the test server stopped: {log.read_text()[-800:]}"
-                return outcome
+                failed.error = f"the test server stopped: {log.read_text()[-800:]}"
+                return failed
             time.sleep(0.05)
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
             client.connect(str(work / _SOCKET_FILE))
@@ -548,59 +706,87 @@ def run_module(module: str, table: TestMap) -> Outcome:
             baseline = int(client.recv(16) or b"1")
         if baseline != 0 or (work / _FAULT_FILE).exists():
             printed = (work / _LAST_RUN_FILE).read_text()[-800:]
-            outcome.error = f"the unmutated module failed its tests in a forked run: {printed}"
-            outcome.seconds = time.monotonic() - started
-            return outcome
-        cosmic("exec", str(config), str(session))
+            failed.error = f"the unmutated module failed its tests in a forked run: {printed}"
+            return failed
+        ran = _cosmic(work, "exec", "cosmic-ray.toml", _SESSION_FILE)
     finally:
         server.kill()
         server.wait()
-    dumped = cosmic("dump", str(session)).stdout
     if (work / _FAULT_FILE).exists():
-        outcome.error = f"a mutant's run went wrong: {(work / _FAULT_FILE).read_text()}"
-        outcome.seconds = time.monotonic() - started
-        return outcome
-    annotations = annotation_spans((work / _PRISTINE_FILE).read_text())
-    for line in filter(None, dumped.splitlines()):
-        job, result = json.loads(line)
-        if result is None:
-            continue
-        mutation = job["mutations"][0]
-        line_no, column = mutation["start_pos"]
-        name = f"{mutation['operator_name']}@{line_no}:{column}"
-        outcome.mutants += 1
-        if result["worker_outcome"] == "timeout":
-            outcome.timed_out += 1
-        elif result["test_outcome"] == "killed":
-            outcome.killed += 1
-        else:
-            # the mutated line, as the diff gives it: two mutants of one position differ there
-            changed = [
-                row[1:].strip()
-                for row in (result.get("diff") or "").splitlines()
-                if row.startswith("+") and not row.startswith("+++")
-            ]
-            where_name = mutation.get("definition_name") or "the module"
-            survivor = f"{name} in {where_name}: {changed[0] if changed else '?'}"
-            outcome.survivors.append(survivor)
-            where = (line_no, column)
-            if any(start <= where < end for start, end in annotations):
-                outcome.in_annotations.append(survivor)
-    outcome.seconds = time.monotonic() - started
+        # the session is dropped: its results since the fault cannot be trusted
+        failed.error = f"a mutant's run went wrong: {(work / _FAULT_FILE).read_text()}"
+        (work / _SESSION_FILE).unlink()
+        return failed
+    with use_db(str(work / _SESSION_FILE), WorkDB.Mode.open) as db:
+        pending = db.num_work_items - db.num_results
+    if pending:  # kept, to be taken up by the next run
+        failed.error = f"cosmic-ray stopped with {pending} mutants to run: {ran.stderr[-600:]}"
+        return failed
+    outcome = read_session(module, work, shard)
     shutil.rmtree(work, ignore_errors=True)
     return outcome
 
 
-def _cached(module: str) -> Outcome | None:
-    path = STATE / "cache" / f"{_slug(module)}.json"
-    if not path.exists():
-        return None
+def _cache_file(module: str, shard: Shard) -> Path:
+    return STATE / "cache" / f"{_slug(module)}{shard.suffix}.json"
+
+
+def _load(path: Path) -> Outcome:
     raw = json.loads(path.read_text())
-    return Outcome(**{name: raw[name] for name in Outcome.__dataclass_fields__ if name in raw})
+    outcome = Outcome(**{name: raw[name] for name in Outcome.__dataclass_fields__ if name in raw})
+    outcome.module_mutants = outcome.module_mutants or outcome.mutants
+    return outcome
+
+
+def merge(parts: list[Outcome]) -> Outcome:
+    """The figures of a module from its shards' (the whole module's once every shard ran)."""
+    first = parts[0]
+    merged = Outcome(first.module, first.key, first.tests, module_mutants=first.module_mutants)
+    for part in parts:
+        merged.mutants += part.mutants
+        merged.killed += part.killed
+        merged.timed_out += part.timed_out
+        merged.seconds += part.seconds
+        merged.survivors += part.survivors
+        merged.in_annotations += part.in_annotations
+    merged.survivors.sort(key=_by_position)
+    merged.in_annotations.sort(key=_by_position)
+    if not merged.complete():
+        merged.shard = ", ".join(part.shard for part in parts)
+    return merged
+
+
+def _cached(module: str) -> Outcome | None:
+    """The module's latest figures: a finished run of the whole module, or its shards' (from
+    this machine's runs, or copied from others' ``.mutation/cache``), or, failing those, a run
+    under way or stopped. Figures of the module as it is now come before older ones."""
+    slug = _slug(module)
+    candidates: list[Outcome] = []
+    whole = STATE / "cache" / f"{slug}.json"
+    if whole.exists():
+        candidates.append(_load(whole))
+    shards: dict[tuple[str, int], list[Outcome]] = {}
+    for path in sorted((STATE / "cache").glob(f"{slug}.*of*.json")):
+        part = _load(path)
+        shards.setdefault((part.key, Shard.parse(part.shard).count), []).append(part)
+    candidates += [merge(parts) for parts in shards.values()]
+    for work in sorted((STATE / "work").glob(f"{slug}*")):
+        named = work.name.removeprefix(slug)
+        if (work / _SESSION_FILE).exists() and (named == "" or named[0] == "."):
+            shard = Shard.parse(named[1:].replace("of", "/")) if named else WHOLE
+            try:
+                candidates.append(read_session(module, work, shard))
+            except Exception:  # a session being written or half made: not figures yet
+                continue
+    if not candidates:
+        return None
+    current = key_of(module, MODULES[module])
+    return max(candidates, key=lambda o: (o.key == current, o.complete(), o.mutants))
 
 
 def _store(outcome: Outcome) -> None:
-    path = STATE / "cache" / f"{_slug(outcome.module)}.json"
+    shard = Shard.parse(outcome.shard) if outcome.shard else WHOLE
+    path = _cache_file(outcome.module, shard)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(asdict(outcome), indent=1))
 
@@ -610,7 +796,9 @@ def table(outcomes: list[Outcome]) -> str:
     lines = [
         "Mutation testing (benchmarks/mutation.py, cosmic-ray): per module, the mutants, those",
         "the module's tests killed (a timeout is a kill), those listed as equivalent, those that",
-        "survived; the goal is 90 % killed of the killable ones in each module.",
+        "survived; the goal is 90 % killed of the killable ones in each module. A row that",
+        'says "n of m run" is a run under way or stopped: cosmic-ray draws mutants in random',
+        "order, so its figures are a sample of the module's.",
         "",
         f"{'module':<42} {'mutants':>7} {'killed':>7} {'equiv':>6} {'surv':>5} {'t/o':>4}"
         f" {'killed %':>8} {'time':>7}",
@@ -620,9 +808,12 @@ def table(outcomes: list[Outcome]) -> str:
             lines.append(f"{o.module:<42} {o.error.splitlines()[0][:60]}")
             continue
         equivalent, survived = o.split_survivors()
+        # a run under way, stopped, or missing shards: its figures so far, said as such
+        part = "" if o.complete() else f"  {o.mutants} of {o.module_mutants} run"
+        part += f" (shards {o.shard})" if part and o.shard else ""
         lines.append(
             f"{o.module:<42} {o.mutants:>7} {o.killed:>7} {len(equivalent):>6} {len(survived):>5}"
-            f" {o.timed_out:>4} {o.score():>7.1f}% {o.seconds:>6.0f}s"
+            f" {o.timed_out:>4} {o.score():>7.1f}% {o.seconds:>6.0f}s{part}"
         )
     for o in sorted(outcomes, key=lambda o: o.module):
         survived = o.split_survivors()[1]
@@ -645,6 +836,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--report", action="store_true", help="rewrite the results from the last runs, run none"
     )
+    parser.add_argument(
+        "--shard", type=Shard.parse, default=WHOLE, metavar="K/N",
+        help="run only the K-th of N parts of each module's mutants (for several machines)",
+    )  # fmt: skip
     parser.add_argument("--serve", metavar="MODULE", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
@@ -659,28 +854,40 @@ def main(argv: list[str] | None = None) -> int:
         cached = _cached(module)
         if cached is not None:
             done[module] = cached
+    shard: Shard = args.shard
     todo = [
         m
         for m in wanted
         if not args.report
-        and not (args.changed and m in done and done[m].key == key_of(m, MODULES[m]))
+        and not (
+            args.changed
+            and m in done
+            and done[m].key == key_of(m, MODULES[m])
+            and done[m].complete()
+        )
     ]
     by_tests: dict[tuple[str, ...], list[str]] = {}
     for module in todo:
-        by_tests.setdefault(MODULES[module], []).append(module)
+        if not resumable(module, shard):
+            by_tests.setdefault(MODULES[module], []).append(module)
     with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        # Each test set is measured once (its map, and the baseline), then its modules mutated.
+        # A stopped run is taken up where it stopped; for the others, each test set is measured
+        # once (its map, and the baseline), then its modules mutated.
+        mutating: dict[concurrent.futures.Future[Outcome], str] = {
+            pool.submit(run_module, m, None, shard): m for m in todo if resumable(m, shard)
+        }
         measuring = {
             pool.submit(map_tests, tests, modules): modules for tests, modules in by_tests.items()
         }
-        mutating: dict[concurrent.futures.Future[Outcome], str] = {}
         while measuring or mutating:
             running: list[concurrent.futures.Future[Any]] = [*measuring, *mutating]
             concurrent.futures.wait(running, return_when="FIRST_COMPLETED")
             for measured in [future for future in measuring if future.done()]:
                 modules, result = measuring.pop(measured), measured.result()
                 if isinstance(result, dict):
-                    mutating.update({pool.submit(run_module, m, result[m]): m for m in modules})
+                    mutating.update(
+                        {pool.submit(run_module, m, result[m], shard): m for m in modules}
+                    )
                     continue
                 for module in modules:
                     print(f"{module}: {result}", file=sys.stderr, flush=True)
@@ -693,8 +900,9 @@ def main(argv: list[str] | None = None) -> int:
                     f"{len(outcome.survivors)} survived, {outcome.seconds:.0f} s"
                 )
                 print(f"{outcome.module}: {said}", file=sys.stderr, flush=True)
-                done[outcome.module] = outcome
-                if not outcome.error:
+                if outcome.error:
+                    done[outcome.module] = outcome
+                else:
                     _store(outcome)
             _write_results(done)
     _write_results(done)
@@ -703,7 +911,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _write_results(done: dict[str, Outcome]) -> None:
-    """The results file from every module's last run: this run's, and any other's since."""
+    """The results file from every module's latest figures (finished runs, their shards, runs
+    under way or stopped), where this run did not end in an error."""
     for module in MODULES:
         cached = _cached(module)
         if cached is not None and not (module in done and done[module].error):

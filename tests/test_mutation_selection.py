@@ -1,15 +1,20 @@
 """``make mutation`` runs, for each mutant, only the tests that run the statement it changed
 (benchmarks/mutation.py, ``select_tests``): a wrong choice there would count mutants as
-survivors that the suite kills, or skip tests that would have killed them."""
+survivors that the suite kills, or skip tests that would have killed them. Its shards and
+the figures it merges from them are pinned here too."""
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 
 def _load() -> ModuleType:
@@ -146,3 +151,69 @@ def test_a_listed_equivalent_names_one_mutant_of_a_position_by_what_its_line_bec
     assert not mutation.is_listed("core/NumberReplacer@3:8 in step: del buf[:5]", listed)
     assert mutation.is_listed("core/AddNot@9:4 in step: if not x:", listed)
     assert not mutation.is_listed("core/AddNot@9:5 in step: if not x:", listed)
+
+
+# Shards (``--shard K/N``): each machine draws its part from the mutant alone, so N machines
+# with the same tree run every mutant exactly once between them.
+
+
+@given(
+    count=st.integers(min_value=1, max_value=9),
+    operator=st.sampled_from(["core/NumberReplacer", "core/ReplaceOrWithAnd", "core/AddNot"]),
+    line=st.integers(min_value=1, max_value=2000),
+    column=st.integers(min_value=0, max_value=120),
+    occurrence=st.integers(min_value=0, max_value=50),
+)
+def test_every_mutant_is_in_exactly_one_shard(
+    count: int, operator: str, line: int, column: int, occurrence: int
+) -> None:
+    shards = [mutation.Shard(index, count) for index in range(1, count + 1)]
+    holding = [s for s in shards if s.holds(operator, (line, column), occurrence)]
+    assert len(holding) == 1
+
+
+def test_shards_split_a_module_roughly_evenly() -> None:
+    mutants = [("core/NumberReplacer", (line, 4), 0) for line in range(1, 401)]
+    sizes = [sum(mutation.Shard(index, 4).holds(*m) for m in mutants) for index in range(1, 5)]
+    assert sum(sizes) == 400
+    assert min(sizes) > 60
+
+
+@pytest.mark.parametrize("text", ["0/2", "3/2", "2", "a/b", "1/0", "-1/2"])
+def test_a_shard_that_is_not_k_of_n_is_refused(text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match="K/N"):
+        mutation.Shard.parse(text)
+
+
+def test_a_shard_round_trips_through_its_text_and_names_its_files() -> None:
+    shard = mutation.Shard.parse("2/3")
+    assert (str(shard), shard.suffix) == ("2/3", ".2of3")
+    assert mutation.WHOLE.suffix == ""
+
+
+def _part(shard: str, mutants: int, killed: int, survivors: list[str]) -> Any:
+    return mutation.Outcome(
+        "drivers/tsp/crc.py", "k", ["t"], mutants=mutants, killed=killed,
+        survivors=survivors, module_mutants=10, shard=shard, seconds=1.0,
+    )  # fmt: skip
+
+
+def test_every_shard_merged_is_the_whole_module_with_survivors_in_line_order() -> None:
+    merged = mutation.merge(
+        [
+            _part("1/2", 6, 5, ["core/AddNot@30:4 in f: not x"]),
+            _part("2/2", 4, 3, ["core/AddNot@7:1 in g: not y"]),
+        ]
+    )
+    assert (merged.mutants, merged.killed, merged.seconds) == (10, 8, 2.0)
+    assert merged.complete()
+    assert merged.shard == ""
+    assert merged.survivors == ["core/AddNot@7:1 in g: not y", "core/AddNot@30:4 in f: not x"]
+
+
+def test_a_missing_shard_leaves_the_figures_partial_and_the_results_say_so() -> None:
+    merged = mutation.merge([_part("1/2", 6, 6, [])])
+    assert not merged.complete()
+    assert merged.shard == "1/2"
+    row = next(line for line in mutation.table([merged]).splitlines() if "crc" in line)
+    assert row.endswith("6 of 10 run (shards 1/2)")
