@@ -650,6 +650,39 @@ def _start_session(module: str, work: Path, shard: Shard, table: TestMap) -> str
     return ""
 
 
+def _identity(mutation: Any) -> tuple[str, int, int, int]:
+    """A mutant as any session of the same module text names it (job ids are random)."""
+    line, column = mutation.start_pos
+    return mutation.operator_name, line, column, mutation.occurrence
+
+
+def _earlier_kills(module: str, work: Path) -> dict[tuple[str, int, int, int], Any]:
+    """The kills of a stopped run of the same module text whose tests have changed since:
+    tests are added to kill what survived, so a run takes those kills over and runs only the
+    mutants that survived or had not run (a full run, with ``.mutation/work/<module>`` deleted,
+    judges every mutant again)."""
+    pristine, session = work / _PRISTINE_FILE, work / _SESSION_FILE
+    if not (session.exists() and pristine.exists()):
+        return {}
+    if pristine.read_text() != (REPO / module).read_text():
+        return {}
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        return {
+            _identity(item.mutations[0]): result
+            for item, result in db.completed_work_items
+            if result.test_outcome is TestOutcome.KILLED
+        }
+
+
+def _carry_kills(work: Path, kills: dict[tuple[str, int, int, int], Any]) -> None:
+    with use_db(str(work / _SESSION_FILE), WorkDB.Mode.open) as db:
+        pending = {item.job_id: item for item in db.pending_work_items}
+        for job_id, item in pending.items():
+            result = kills.get(_identity(item.mutations[0]))
+            if result is not None:
+                db.set_result(job_id, result)
+
+
 def _cosmic(work: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "PYTHONDONTWRITEBYTECODE": "1"}
     return subprocess.run(
@@ -676,6 +709,7 @@ def run_module(module: str, table: TestMap | None, shard: Shard = WHOLE) -> Outc
     # The tree copied afresh (a stop may have left a mutant in the module); taking a stopped
     # run up keeps its session and map.
     kept = {name: (work / name).read_bytes() for name in _KEPT if (work / name).exists()}
+    kills = _earlier_kills(module, work) if table is not None else {}
     _copy_tree(work)
     (work / "cosmic-ray.toml").write_text(config)
     if table is None:
@@ -685,6 +719,9 @@ def run_module(module: str, table: TestMap | None, shard: Shard = WHOLE) -> Outc
         failed.error = _start_session(module, work, shard, table)
         if failed.error:
             return failed
+        if kills:
+            _carry_kills(work, kills)
+            (work / _SECONDS_FILE).write_bytes(kept.get(_SECONDS_FILE, b""))
     (work / _PRISTINE_FILE).write_text((work / module).read_text())
     (work / _CLIENT_FILE).write_text(_CLIENT)
     env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "PYTHONDONTWRITEBYTECODE": "1"}
