@@ -104,6 +104,8 @@ _CHAIN_TESTS = tuple(
     f"tests/shell/{name}.py"
     for name in (
         "test_chain_breaks",
+        "test_chain_connect",
+        "test_chain_format",
         "test_integrity",
         "test_integrity_disk",
         "test_journal",
@@ -828,6 +830,18 @@ def _store(outcome: Outcome) -> None:
     path.write_text(json.dumps(asdict(outcome), indent=1))
 
 
+def wilson_interval(killed: int, killable: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95 % Wilson score interval, in percent, of the share killed in a module whose
+    mutants ``killable`` were drawn at random from (cosmic-ray's order is random)."""
+    if killable == 0:
+        return 0.0, 100.0
+    share = killed / killable
+    centre = (share + z * z / (2 * killable)) / (1 + z * z / killable)
+    spread = z * ((share * (1 - share) + z * z / (4 * killable)) / killable) ** 0.5
+    spread /= 1 + z * z / killable
+    return 100 * max(0.0, centre - spread), 100 * min(1.0, centre + spread)
+
+
 def table(outcomes: list[Outcome]) -> str:
     """The results as the file keeps them."""
     lines = [
@@ -835,7 +849,8 @@ def table(outcomes: list[Outcome]) -> str:
         "the module's tests killed (a timeout is a kill), those listed as equivalent, those that",
         "survived; the goal is 90 % killed of the killable ones in each module. A row that",
         'says "n of m run" is a run under way or stopped: cosmic-ray draws mutants in random',
-        "order, so its figures are a sample of the module's.",
+        "order, so its figures are a sample of the module's, and the interval is where the",
+        "module's share killed lies at 95 % confidence (Wilson score).",
         "",
         f"{'module':<42} {'mutants':>7} {'killed':>7} {'equiv':>6} {'surv':>5} {'t/o':>4}"
         f" {'killed %':>8} {'time':>7}",
@@ -845,9 +860,13 @@ def table(outcomes: list[Outcome]) -> str:
             lines.append(f"{o.module:<42} {o.error.splitlines()[0][:60]}")
             continue
         equivalent, survived = o.split_survivors()
-        # a run under way, stopped, or missing shards: its figures so far, said as such
-        part = "" if o.complete() else f"  {o.mutants} of {o.module_mutants} run"
-        part += f" (shards {o.shard})" if part and o.shard else ""
+        # a run under way, stopped, or missing shards: its figures so far, said as such, with
+        # how far the module's share may lie from the sample's
+        part = ""
+        if not o.complete():
+            low, high = wilson_interval(o.killed + o.timed_out, o.mutants - len(equivalent))
+            part = f"  {o.mutants} of {o.module_mutants} run, 95 % CI {low:.0f}-{high:.0f} %"
+            part += f" (shards {o.shard})" if o.shard else ""
         lines.append(
             f"{o.module:<42} {o.mutants:>7} {o.killed:>7} {len(equivalent):>6} {len(survived):>5}"
             f" {o.timed_out:>4} {o.score():>7.1f}% {o.seconds:>6.0f}s{part}"

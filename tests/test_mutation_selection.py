@@ -216,4 +216,18 @@ def test_a_missing_shard_leaves_the_figures_partial_and_the_results_say_so() -> 
     assert not merged.complete()
     assert merged.shard == "1/2"
     row = next(line for line in mutation.table([merged]).splitlines() if "crc" in line)
-    assert row.endswith("6 of 10 run (shards 1/2)")
+    assert row.endswith("6 of 10 run, 95 % CI 61-100 % (shards 1/2)")
+
+
+@pytest.mark.parametrize(
+    ("killed", "killable", "low", "high"),
+    # reference values of the Wilson score interval at z = 1.96
+    [(0, 10, 0.0, 27.75), (10, 10, 72.25, 100.0), (81, 100, 72.2, 87.5), (5, 10, 23.66, 76.34)],
+)
+def test_a_sample_of_mutants_gives_the_wilson_interval_of_the_module_s_share(
+    killed: int, killable: int, low: float, high: float
+) -> None:
+    assert mutation.wilson_interval(killed, killable) == (
+        pytest.approx(low, abs=0.05),
+        pytest.approx(high, abs=0.05),
+    )
