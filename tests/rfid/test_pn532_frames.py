@@ -261,8 +261,12 @@ def test_a_normal_length_of_0_is_an_ack_with_its_checksum_ff_and_garbage_with_an
     assert items[-1] == Ack()
 
 
-def test_a_nack_then_an_ack_back_to_back_without_pre_or_postamble_are_both_read() -> None:
+def test_acks_and_nacks_back_to_back_without_pre_or_postamble_are_each_read_in_either_order() -> (
+    None
+):
+    # each takes its own four bytes from the start code, not the next one's first
     assert FrameDecoder().feed(bytes.fromhex("00ffff0000ff00ff")) == [Nack(), Ack()]
+    assert FrameDecoder().feed(bytes.fromhex("00ff00ff00ffff00")) == [Ack(), Nack()]
 
 
 def test_acks_and_nacks_are_values() -> None:
