@@ -48,7 +48,8 @@ package-check: $(STAMP)
 # Mutation testing (benchmarks/mutation.py, cosmic-ray; docs/testing.md), outside `make test`:
 # every module takes hours. MUTATION_ARGS picks: modules' paths, --changed (only those whose text
 # or tests changed since the last run), --jobs N (test runs at once), --shard K/N (one part of each
-# module, for several machines), --report (rewrite the results from the last runs). A stopped run
+# module, for several machines), --full (no kill taken over from an earlier run of the same
+# module text), --report (rewrite the results from the last runs). A stopped run
 # is taken up where it stopped. Results: benchmarks/mutation-results.txt
 mutation: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[dev,mutation]'

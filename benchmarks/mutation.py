@@ -658,12 +658,15 @@ def _identity(mutation: Any) -> tuple[str, int, int, int]:
     return mutation.operator_name, line, column, mutation.occurrence
 
 
-def _earlier_kills(module: str, work: Path) -> dict[tuple[str, int, int, int], Any]:
-    """The kills of a stopped run of the same module text whose tests have changed since:
-    tests are added to kill what survived, so a run takes those kills over and runs only the
-    mutants that survived or had not run (a full run, with ``.mutation/work/<module>`` deleted,
-    judges every mutant again)."""
+def _earlier_kills(module: str, shard: Shard) -> dict[tuple[str, int, int, int], Any]:
+    """The kills of an earlier run of the same module text whose tests have changed since (a
+    stopped run's, or else the last finished one's): tests are added to kill what survived, so
+    a run takes those kills over and runs only the mutants that survived or had not run. A full
+    run judges every mutant again: ``--full``."""
+    work, kept = work_dir(module, shard), _kept_session(module, shard)
     pristine, session = work / _PRISTINE_FILE, work / _SESSION_FILE
+    if not session.exists():
+        pristine, session = kept.with_suffix(".pristine"), kept
     if not (session.exists() and pristine.exists()):
         return {}
     if pristine.read_text() != (REPO / module).read_text():
@@ -674,6 +677,11 @@ def _earlier_kills(module: str, work: Path) -> dict[tuple[str, int, int, int], A
             for item, result in db.completed_work_items
             if result.test_outcome is TestOutcome.KILLED
         }
+
+
+def _kept_session(module: str, shard: Shard) -> Path:
+    """Where a finished run's session is kept, for the next run to take its kills over."""
+    return STATE / "cache" / f"{_slug(module)}{shard.suffix}.sqlite"
 
 
 def _carry_kills(work: Path, kills: dict[tuple[str, int, int, int], Any]) -> None:
@@ -693,10 +701,13 @@ def _cosmic(work: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
-def run_module(module: str, table: TestMap | None, shard: Shard = WHOLE) -> Outcome:
+def run_module(
+    module: str, table: TestMap | None, shard: Shard = WHOLE, *, full: bool = False
+) -> Outcome:
     """Mutate ``module`` in a copy of the tree and run its tests against each mutant (of
     ``shard``). Without a ``table`` (the test map) it takes up a stopped run where it stopped:
-    its session keeps each mutant's result as it comes, so a stop loses one mutant's run."""
+    its session keeps each mutant's result as it comes, so a stop loses one mutant's run. With
+    one, an earlier run's kills are taken over unless ``full`` (``_earlier_kills``)."""
     work = work_dir(module, shard)
     failed = Outcome(module, key_of(module, MODULES[module]), list(MODULES[module]))
     config = (
@@ -711,7 +722,7 @@ def run_module(module: str, table: TestMap | None, shard: Shard = WHOLE) -> Outc
     # The tree copied afresh (a stop may have left a mutant in the module); taking a stopped
     # run up keeps its session and map.
     kept = {name: (work / name).read_bytes() for name in _KEPT if (work / name).exists()}
-    kills = _earlier_kills(module, work) if table is not None else {}
+    kills = _earlier_kills(module, shard) if table is not None and not full else {}
     _copy_tree(work)
     (work / "cosmic-ray.toml").write_text(config)
     if table is None:
@@ -721,9 +732,8 @@ def run_module(module: str, table: TestMap | None, shard: Shard = WHOLE) -> Outc
         failed.error = _start_session(module, work, shard, table)
         if failed.error:
             return failed
-        if kills:
+        if kills:  # the time shown is this run's: the kills taken over cost it nothing
             _carry_kills(work, kills)
-            (work / _SECONDS_FILE).write_bytes(kept.get(_SECONDS_FILE, b""))
     (work / _PRISTINE_FILE).write_text((work / module).read_text())
     (work / _CLIENT_FILE).write_text(_CLIENT)
     env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "PYTHONDONTWRITEBYTECODE": "1"}
@@ -762,6 +772,10 @@ def run_module(module: str, table: TestMap | None, shard: Shard = WHOLE) -> Outc
         failed.error = f"cosmic-ray stopped with {pending} mutants to run: {ran.stderr[-600:]}"
         return failed
     outcome = read_session(module, work, shard)
+    finished = _kept_session(module, shard)
+    finished.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(work / _SESSION_FILE, finished)
+    shutil.copyfile(work / _PRISTINE_FILE, finished.with_suffix(".pristine"))
     shutil.rmtree(work, ignore_errors=True)
     return outcome
 
@@ -896,6 +910,11 @@ def main(argv: list[str] | None = None) -> int:
         "--shard", type=Shard.parse, default=WHOLE, metavar="K/N",
         help="run only the K-th of N parts of each module's mutants (for several machines)",
     )  # fmt: skip
+    parser.add_argument(
+        "--full", action="store_true",
+        help="judge every mutant again (by default a module whose text is unchanged takes over "
+        "its earlier run's kills and runs the rest)",
+    )  # fmt: skip
     parser.add_argument("--serve", metavar="MODULE", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
@@ -942,7 +961,10 @@ def main(argv: list[str] | None = None) -> int:
                 modules, result = measuring.pop(measured), measured.result()
                 if isinstance(result, dict):
                     mutating.update(
-                        {pool.submit(run_module, m, result[m], shard): m for m in modules}
+                        {
+                            pool.submit(run_module, m, result[m], shard, full=args.full): m
+                            for m in modules
+                        }
                     )
                     continue
                 for module in modules:
