@@ -231,7 +231,8 @@ class VerifyReport:
 
 def connect(path: Path) -> sqlite3.Connection:
     """A connection with the journal's settings (WAL, synchronous=FULL, explicit transactions)."""
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=5.0)
+    # sqlite3 waits 5 s on a lock by default, as long as the busy_timeout set below
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     # Damaged text reads back as what it is (U+FFFD where it is not UTF-8) rather than ending
     # the read: the row then fails its hash, and the rest of the journal stays readable.
     conn.text_factory = _lenient
