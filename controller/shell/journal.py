@@ -235,6 +235,16 @@ def segment_confirmed(segment: Segment, confirmed: Mapping[str, int]) -> bool:
     return all(confirmed.get(epoch, 0) >= last for epoch, (_, last) in segment.epochs.items())
 
 
+def _not_opened(path: Path, exc: BaseException) -> JournalError:
+    """Why a journal the tools asked for did not open: damage only on SQLite's own verdict (a
+    full disk or a lock is said as such, never as a damaged file to salvage)."""
+    if unreadable(exc):
+        return JournalDamagedError(
+            f"{path} is not a journal, or is damaged ({one_line(exc)}): {damage_advice(path)}"
+        )
+    return JournalError(f"{path} cannot be opened: {one_line(exc)}")
+
+
 class Journal:
     """The journal database of one table."""
 
@@ -369,16 +379,12 @@ class Journal:
         try:
             conn = connect(path)
         except UNREADABLE as exc:
-            raise JournalDamagedError(
-                f"{path} is not a journal, or is damaged ({one_line(exc)}): {damage_advice(path)}"
-            ) from None
+            raise _not_opened(path, exc) from None
         try:
             rows = conn.execute("SELECT value FROM meta WHERE key = 'table_id'").fetchall()
         except UNREADABLE as exc:
             conn.close()
-            raise JournalDamagedError(
-                f"{path} is not a journal, or is damaged ({one_line(exc)}): {damage_advice(path)}"
-            ) from None
+            raise _not_opened(path, exc) from None
         if not rows:
             conn.close()
             raise JournalError(f"{path} is not a journal (no table id)")

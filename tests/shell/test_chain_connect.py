@@ -17,7 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from controller.shell.chain import connect, is_damage, unreadable, verify_chain
+from controller.shell.chain import (
+    JournalDamagedError,
+    JournalError,
+    connect,
+    is_damage,
+    unreadable,
+    verify_chain,
+)
 from controller.shell.journal import Journal, NewEvent
 from controller.shell.space import is_full
 from tests.disk import fill as fill_disk
@@ -171,3 +178,33 @@ def test_an_error_message_of_sqlites_that_is_not_utf8_is_unreadable_too() -> Non
         b"malformed database schema (\xff)".decode()
     assert unreadable(caught.value)
     assert not unreadable(sqlite3.OperationalError("database is locked"))
+
+
+@pytest.mark.parametrize("where", ["full-disk", "log-not-openable"])
+def test_the_tools_say_a_journal_that_cannot_be_opened_is_not_damaged_unless_sqlite_says_so(
+    tmp_path: Path, where: str
+) -> None:
+    """``tablectl journal`` opens a closed journal: a full disk or a log SQLite cannot open is
+    said as what it is, never as damage to salvage."""
+    with contextlib.ExitStack() as stack:
+        if where == "full-disk":
+            disk = stack.enter_context(small_disk(tmp_path / "disk", "2m"))
+            path = disk / "j.sqlite"
+            _journal(path).close()
+            fill_disk(disk / "filler", 0)
+        else:
+            path = tmp_path / "j.sqlite"
+            _journal(path).close()
+            (tmp_path / "j.sqlite-wal").mkdir()
+        with pytest.raises(JournalError) as caught:
+            Journal.open_existing(path)
+        assert not isinstance(caught.value, JournalDamagedError)
+        assert str(caught.value).startswith(f"{path} cannot be opened: ")
+        assert "salvage" not in str(caught.value)
+
+
+def test_the_tools_say_a_file_that_is_not_a_journal_is_damaged(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite"
+    path.write_bytes(b"not a database at all, " * 100)
+    with pytest.raises(JournalDamagedError, match="is not a journal, or is damaged"):
+        Journal.open_existing(path)
