@@ -101,7 +101,12 @@ def hole_card_arrived(ctx: Context, hand: HandState, card: Card, seat: int) -> N
         place(hand, card, seat_place(seat))
         first = other.seat == hand.deal_order[0] and not hand.deal.delivered
         rule = Rule.SEAT_WRONG_FIRST if first else Rule.SEAT_SEQ
-        what = "the first group" if first else f"seat {other.seat}'s group"
+        if first:
+            what = "the first group"
+        elif other.seat is None:  # held or refused when it was dispensed: dealt to no seat
+            what = "a group stopped at the shuffler"
+        else:
+            what = f"seat {other.seat}'s group"
         misdeal_unless_cutoff(ctx, hand, rule, f"a card of {what} reached seat {seat}", seat=seat)
         return
     if hand.deal.owed.get(seat):

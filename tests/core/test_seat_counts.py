@@ -131,3 +131,20 @@ def test_de_1544a_grp_hole_groups_the_shuffler_does_not_seat_are_dealt_in_order(
     assert "deal.complete" in types
     assert "hand.misdeal" not in types
     assert "hand.hold" not in types
+
+
+def test_seat_seq_a_card_of_a_group_held_at_the_shuffler_reaching_a_seat_names_that_group() -> None:
+    """GRP-SIZE with ``grp.size_error = hold``: the group of three for seat 3 is held, dealt to
+    no seat; its cards read at seat 3 anyway are a misdeal that says which group they were."""
+    held = (
+        '[[step]]\nshuffler = "dispense"\npurpose = "hole"\nseat = 3\ncount = 3\n\n'
+        '[[step]]\nreader = "arrive"\nzone = "seat:3"\n\n'
+    )
+    head = HEAD.replace(
+        'profile = "rrop-cash"',
+        'profile = "rrop-cash"\nhouse_rules = { "grp.size_error" = "hold" }',
+    )
+    run = run_core(parse_scenario(head + _group(1) + _group(2) + held, "held-group.toml"))
+    misdeal = next(e for e in run.events if e.type == "hand.misdeal")
+    assert misdeal.data["rule"] == "SEAT-SEQ"
+    assert misdeal.data["reason"] == "a card of a group stopped at the shuffler reached seat 3"
