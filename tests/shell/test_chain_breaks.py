@@ -319,27 +319,23 @@ def test_a_position_used_twice_is_a_break_at_the_second_row(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("value", ["0" * 64, "f" * 64], ids=["below", "above"])
-def test_a_link_replaced_is_a_break_at_its_row_whichever_hash_sorts_first(
-    tmp_path: Path, value: str
+@pytest.mark.parametrize(
+    ("column", "breaks"),
+    [
+        # the link: its row does not follow, and the hash covers the link
+        ("prev", [(6, f"events seq 3 (position 6): {UNFOLLOWED}"),
+                  (6, f"events seq 3 (position 6): {EDITED}")]),
+        # the hash: its row no longer matches it, and the next row no longer follows
+        ("hash", [(6, f"events seq 3 (position 6): {EDITED}"),
+                  (7, f"inputs id 4 (position 7): {UNFOLLOWED}")]),
+    ],
+)  # fmt: skip
+def test_a_link_or_hash_replaced_is_a_break_where_it_shows_whichever_sorts_first(
+    tmp_path: Path, value: str, column: str, breaks: list[tuple[int, str]]
 ) -> None:
     _five_events(tmp_path)
-    _tampered(tmp_path, f"UPDATE events SET prev = '{value}' WHERE seq = 3")
-    assert _breaks(tmp_path) == [
-        Break(6, f"events seq 3 (position 6): {UNFOLLOWED}"),
-        Break(6, f"events seq 3 (position 6): {EDITED}"),  # the hash covers the link
-    ]
-
-
-@pytest.mark.parametrize("value", ["0" * 64, "f" * 64], ids=["below", "above"])
-def test_a_hash_replaced_is_a_break_at_its_row_and_the_next_whichever_sorts_first(
-    tmp_path: Path, value: str
-) -> None:
-    _five_events(tmp_path)
-    _tampered(tmp_path, f"UPDATE events SET hash = '{value}' WHERE seq = 3")
-    assert _breaks(tmp_path) == [
-        Break(6, f"events seq 3 (position 6): {EDITED}"),
-        Break(7, f"inputs id 4 (position 7): {UNFOLLOWED}"),
-    ]
+    _tampered(tmp_path, f"UPDATE events SET {column} = '{value}' WHERE seq = 3")
+    assert _breaks(tmp_path) == [Break(pos, text) for pos, text in breaks]
 
 
 # --------------------------------------------------------------------------- where the walk begins
