@@ -247,12 +247,17 @@ def connect(path: Path) -> sqlite3.Connection:
         if not full or not _has_pages(path):
             conn.close()
             raise
-    conn.execute("PRAGMA journal_mode=WAL")
-    # the WAL shrinks back to this after a checkpoint (an archive's large delete grew it)
-    conn.execute("PRAGMA journal_size_limit=8388608")
-    conn.execute("PRAGMA synchronous=FULL")
-    conn.execute("PRAGMA busy_timeout=5000")
-    conn.execute("PRAGMA foreign_keys=OFF")
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        # the WAL shrinks back to this after a checkpoint (an archive's large delete grew it)
+        conn.execute("PRAGMA journal_size_limit=8388608")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("PRAGMA busy_timeout=5000")
+        conn.execute("PRAGMA foreign_keys=OFF")
+    except BaseException:
+        # the error's traceback would otherwise keep the file open for as long as it is kept
+        conn.close()
+        raise
     return conn
 
 

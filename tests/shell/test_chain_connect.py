@@ -107,6 +107,21 @@ def test_a_new_journal_on_a_disk_with_no_byte_free_is_refused_and_left_closed(
         assert path.stat().st_size == 0  # SQLite made the file, nothing in it
 
 
+def test_a_file_that_is_not_yet_a_journal_on_a_disk_with_no_byte_free_is_refused_and_left_closed(
+    tmp_path: Path,
+) -> None:
+    # one byte is content enough to count as existing: connect goes on past auto_vacuum, and
+    # the switch to WAL is what fails
+    with small_disk(tmp_path / "disk", "2m") as disk:
+        path = disk / "j.sqlite"
+        path.write_bytes(b"x")
+        fill_disk(disk / "filler", 0)
+        refused = _refused(path)
+        assert refused.sqlite_errorcode == sqlite3.SQLITE_FULL
+        assert _open_files(path) == []
+        assert path.read_bytes() == b"x"
+
+
 # --------------------------------------------------------------------------- other failures
 
 
