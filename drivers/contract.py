@@ -39,11 +39,12 @@ from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from controller.aio import stop_tasks
 from controller.decks import DeckManifest
 from controller.table.inputs import DeviceInput, Health, Zone
 from controller.table.plan import DispenseRequest
 from drivers.errors import DeviceCommandError
-from drivers.supervisor import RestartPolicy, Supervisor, stop_tasks
+from drivers.supervisor import RestartPolicy, Supervisor
 
 #: Takes one input; returns once it is journaled.
 InputSink = Callable[[DeviceInput], Awaitable[None]]

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import random
 
-from drivers.supervisor import stop_tasks
+from controller.aio import stop_tasks
 from simulators.pty import PtyCable
 from simulators.tsp_device import WireDevice
 

@@ -2,7 +2,7 @@
 
 The README, ``docs/``, the example plugin's README and the source of ``controller/``, ``drivers/``
 and ``simulators/`` name files (``controller/table/engine.py``, ``docs/rules.md``) and modules
-(``controller.table.codec``, ``drivers.supervisor.retry_forever``). A module moved or renamed
+(``controller.table.codec``, ``controller.aio.retry_forever``). A module moved or renamed
 leaves such names behind; this finds them, with the file and the line.
 """
 

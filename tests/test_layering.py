@@ -14,7 +14,10 @@ driver plugin is read with :mod:`ast`, those inside functions included (and
 * the drivers import the core and each other, never the shell or the simulators;
 * the shell (``controller/shell``, the pit service ``controller/pit`` and the top-level modules
   that do I/O) imports no simulator;
-* the simulators may import anything.
+* the simulators may import anything;
+* ``controller/aio.py``, the generic asyncio helpers (a clock, the backoff, the reconnect loop,
+  stopping tasks), is neutral ground: it imports nothing of the project, and every part but the
+  core may import it.
 
 A failure names the file, the line and the import.
 """
@@ -29,7 +32,7 @@ from typing import NamedTuple
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = ROOT / "examples" / "tablectl-example-driver"
 
-CORE, SHELL, DRIVERS, SIMULATORS = "core", "shell", "drivers", "simulators"
+CORE, SHELL, DRIVERS, SIMULATORS, NEUTRAL = "core", "shell", "drivers", "simulators", "neutral"
 
 #: The packages of the core; the first three are the engine.
 ENGINE_PACKAGES = ("controller/table", "controller/rules", "controller/game")
@@ -67,15 +70,20 @@ SHELL_MODULES = frozenset(
     }
 )
 
+#: The modules at the top of controller/ that belong to no part and serve all but the core.
+NEUTRAL_MODULES = frozenset({"aio"})
+
 #: Which parts each part may import.
 MAY_IMPORT: dict[str, frozenset[str]] = {
     CORE: frozenset({CORE}),
-    DRIVERS: frozenset({CORE, DRIVERS}),
-    SHELL: frozenset({CORE, DRIVERS, SHELL}),
-    SIMULATORS: frozenset({CORE, DRIVERS, SHELL, SIMULATORS}),
+    NEUTRAL: frozenset({NEUTRAL}),
+    DRIVERS: frozenset({CORE, NEUTRAL, DRIVERS}),
+    SHELL: frozenset({CORE, NEUTRAL, DRIVERS, SHELL}),
+    SIMULATORS: frozenset({CORE, NEUTRAL, DRIVERS, SHELL, SIMULATORS}),
 }
 WHY = {
     CORE: "the core imports only the core",
+    NEUTRAL: "the asyncio helpers import nothing of the project",
     DRIVERS: "a driver imports the core and the drivers, never the shell or the simulators",
     SHELL: "the shell imports the core and the drivers, never a simulator",
 }
@@ -241,6 +249,8 @@ def part_of(path: Path) -> str | None:
             return CORE
         if name in SHELL_MODULES:
             return SHELL
+        if name in NEUTRAL_MODULES:
+            return NEUTRAL
     return None
 
 
@@ -350,6 +360,11 @@ def test_the_check_knows_each_parts_rules() -> None:
     assert why("controller/shell/daemon.py", "import simulators.pty\n") == [WHY[SHELL]]
     assert why("controller/shell/daemon.py", "import drivers.registry\nimport asyncio\n") == []
     assert why("simulators/cli.py", "import controller.shell.daemon\n") == []
+    assert why("controller/rules/board.py", "from controller.aio import utc_now\n") == [WHY[CORE]]
+    assert why("drivers/tsp/driver.py", "from controller.aio import stop_tasks\n") == []
+    assert why("controller/pit/ingest.py", "from controller.aio import Backoff\n") == []
+    assert why("controller/aio.py", "from drivers.errors import DeviceError\n") == [WHY[NEUTRAL]]
+    assert why("controller/aio.py", "from controller.cards import Card\n") == [WHY[NEUTRAL]]
     assert why("controller/game/pots.py", "from controller.table.state import HandState\n")
     assert why("controller/game/pots.py", "from controller.table.inputs import Purpose\n") == []
     assert why("controller/table/flow.py", "from controller.rules import burns\n")

@@ -45,6 +45,7 @@ import structlog
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
+from controller.aio import Backoff, retry_forever, until_first_failure
 from controller.pit.config import PitConfig
 from controller.pit.db import transient
 from controller.pit.health import PitHealth, describe
@@ -63,7 +64,6 @@ from controller.pit.store import Applied, EventIn, Store
 from controller.pit.worker import StoreWorker
 from controller.shell.broker_connection import new_client
 from controller.shell.properties import read_properties_once
-from drivers.supervisor import Backoff, retry_forever, until_first_failure
 
 log = structlog.get_logger("tablectl.pit.ingest")
 

@@ -17,11 +17,11 @@ from typing import Any
 import aiomqtt
 
 from controller import strict_json
+from controller.aio import stop_tasks
 from controller.config import BrokerSection
 from controller.shell.broker_connection import new_client
 from controller.shell.topics import Topics
 from controller.signing import Signer
-from drivers.supervisor import stop_tasks
 
 
 class DealerClient:

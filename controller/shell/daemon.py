@@ -39,6 +39,7 @@ from typing import Any
 
 import structlog
 
+from controller.aio import cancel_and_wait
 from controller.config import SecuritySection, TableConfig
 from controller.shell import logging as shell_logging
 from controller.shell.chain import UNREADABLE, damaged, unreadable
@@ -75,7 +76,6 @@ from controller.table.inputs import (
 from drivers.contract import Device, DeviceContext
 from drivers.errors import DeviceError
 from drivers.registry import build_device
-from drivers.supervisor import cancel_and_wait
 
 log = structlog.get_logger("tablectl.daemon")
 
@@ -538,7 +538,7 @@ class Daemon:
 
 async def _cancel_all(tasks: list[asyncio.Task[None]]) -> None:
     """Cancel ``tasks`` and wait until they are done (a task that lost its cancellation would
-    keep the daemon from exiting: drivers/supervisor.py, cancel_and_wait)."""
+    keep the daemon from exiting: controller/aio.py, cancel_and_wait)."""
     stuck = await cancel_and_wait(tasks)
     if stuck:
         log.error("daemon.tasks_not_cancelled", tasks=[t.get_name() for t in stuck])

@@ -7,7 +7,7 @@ publishes the birth, subscribes to the request topics, reads back the head it le
 controller/shell/integrity.py) and only then drains the outbox, each batch after the head that
 names its last event. A lost connection or a failed attempt waits a full-jitter backoff and
 tries again, for ever: the one reconnect loop of tablectl
-(:func:`drivers.supervisor.retry_forever`), to which any other error is a bug that stops the
+(:func:`controller.aio.retry_forever`), to which any other error is a bug that stops the
 daemon.
 
 One task publishes everything, in order, QoS 1, each publish awaited until its PUBACK: any
@@ -46,6 +46,7 @@ from paho.mqtt.properties import Properties
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from controller import __version__, strict_json
+from controller.aio import Backoff, retry_forever, until_first_failure
 from controller.config import BrokerSection
 from controller.envelope import chain_stamp, envelope
 from controller.shell.broker_connection import new_client
@@ -56,7 +57,6 @@ from controller.shell.space import JournalFullError
 from controller.shell.topics import Topics
 from controller.shell.writer import JournalWriter
 from controller.table.codec import event_from_json, rfc3339
-from drivers.supervisor import Backoff, retry_forever, until_first_failure
 
 log = structlog.get_logger("tablectl.mqtt")
 

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 import structlog
 
+from controller.aio import utc_now
 from controller.table.inputs import DeckRevealed, Health, Origin, Purpose
 from controller.table.plan import DispenseRequest
 from drivers.contract import DISPENSE, REVEAL, SHUFFLE, DeviceContext, DeviceStatus
@@ -59,7 +60,7 @@ from drivers.shuffler.messages import (
     TimeSyncResult,
 )
 from drivers.shuffler.options import ShufflerOptions
-from drivers.supervisor import RestartPolicy, utc_now
+from drivers.supervisor import RestartPolicy
 from drivers.transport import ByteTransport, DataCallback, LostCallback
 from drivers.tsp.client import LinkClient
 from drivers.tsp.common import Result

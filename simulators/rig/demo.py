@@ -25,9 +25,9 @@ from typing import Any
 from rich.console import Console
 from rich.live import Live
 
+from controller.aio import cancel_and_wait, stop_tasks
 from controller.view.model import TableView
 from controller.view.render import render
-from drivers.supervisor import cancel_and_wait, stop_tasks
 from simulators.autoplay import Style
 from simulators.errors import ScenarioError
 from simulators.rig.broker import BrokerError
@@ -228,7 +228,7 @@ async def run_demo(options: DemoOptions) -> int:
 async def _until_stopped(work: Coroutine[Any, Any, None], stop: asyncio.Event) -> None:
     """Run ``work`` until it ends or ``stop`` is set; then cancel it until it has ended.
 
-    Once is not always enough (drivers/supervisor.py, cancel_and_wait): a demo that lost its Ctrl-C
+    Once is not always enough (controller/aio.py, cancel_and_wait): a demo that lost its Ctrl-C
     would play on. It is cancelled again only after ``RECANCEL`` seconds, so the last events
     it still shows on the way out are not cut short on a busy machine.
     """

@@ -1,4 +1,4 @@
-"""Tasks stopped for good (``cancel_and_wait`` and ``stop_tasks`` in drivers/supervisor.py): one
+"""Tasks stopped for good (``cancel_and_wait`` and ``stop_tasks`` in controller/aio.py): one
 that loses its cancellation is cancelled again until it ends; one that failed raises its error."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import contextlib
 
 import pytest
 
-from drivers.supervisor import cancel_and_wait, stop_tasks
+from controller.aio import cancel_and_wait, stop_tasks
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from controller.aio import Backoff, retry_forever
 from controller.table.inputs import DeviceHealthChanged, DeviceInput, Health, TagArrived, Zone
 from drivers.contract import InputSink
 from drivers.errors import (
@@ -18,7 +19,7 @@ from drivers.errors import (
     DeviceUnavailableError,
     SessionRestartError,
 )
-from drivers.supervisor import Backoff, RestartPolicy, Supervisor, retry_forever
+from drivers.supervisor import RestartPolicy, Supervisor
 
 # --------------------------------------------------------------------------- Backoff
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
+from controller.aio import cancel_and_wait
 from controller.table.inputs import DeviceHealthChanged, DeviceInput, Health
 from drivers.shuffler.driver import ShufflerDriver
 from drivers.shuffler.options import ShufflerOptions
-from drivers.supervisor import cancel_and_wait
 from simulators.control_client import ControlClient
 from simulators.rig.launcher import LaunchedProcess, launch
 from tests.waiting import until

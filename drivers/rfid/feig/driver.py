@@ -44,6 +44,7 @@ from typing import Any, ClassVar
 
 import structlog
 
+from controller.aio import utc_now
 from controller.table.inputs import (
     DeviceFault,
     DeviceFaultCleared,
@@ -78,7 +79,7 @@ from drivers.rfid.presence import (
 )
 from drivers.rfid.tsp_reader.reporter import zone_device_id
 from drivers.serial_transport import SerialTransport
-from drivers.supervisor import RestartPolicy, utc_now
+from drivers.supervisor import RestartPolicy
 from drivers.transport import ByteTransport, DataCallback, LostCallback
 
 log = structlog.get_logger("tablectl.rfid")

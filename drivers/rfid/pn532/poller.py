@@ -24,6 +24,7 @@ from datetime import datetime
 
 import structlog
 
+from controller.aio import utc_now
 from controller.table.inputs import DeviceHealthChanged, Health, TagArrived, TagDeparted, Zone
 from drivers.contract import InputSink
 from drivers.errors import DeviceError, DeviceUnavailableError, LinkLostError
@@ -32,7 +33,6 @@ from drivers.rfid.pn532.config import Pn532Config
 from drivers.rfid.pn532.link import Pn532Link
 from drivers.rfid.presence import Arrived, Departed, PresenceEdge, PresenceTracker, ZoneHealth
 from drivers.serial_transport import SerialTransport
-from drivers.supervisor import utc_now
 
 log = structlog.get_logger(__name__)
 

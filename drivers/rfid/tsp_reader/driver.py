@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 
 import structlog
 
+from controller.aio import utc_now
 from controller.table.inputs import Health, Origin, Zone
 from drivers.contract import READ, DeviceContext, DeviceStatus
 from drivers.errors import DeviceUnavailableError
@@ -44,7 +45,6 @@ from drivers.rfid.tsp_reader.messages import (
 from drivers.rfid.tsp_reader.options import ReaderOptions, TspReaderOptions
 from drivers.rfid.tsp_reader.reporter import Reporter, zone_device_id
 from drivers.serial_transport import SerialTransport
-from drivers.supervisor import utc_now
 from drivers.transport import ByteTransport, DataCallback, LostCallback
 from drivers.tsp.client import LinkClient
 from drivers.tsp.common import Result
