@@ -85,6 +85,7 @@ class HandMisdeal(EventData):
     """``hand.misdeal``: the rule, and the chips given back; the same deal comes again."""
 
     TYPE = "hand.misdeal"
+    RULING = True
     reason: str
     rule: str
     returned: SeatMap
@@ -97,6 +98,7 @@ class HandVoid(EventData):
     """``hand.void``: every chip goes back and the deck leaves service."""
 
     TYPE = "hand.void"
+    RULING = True
     reason: str
     rule: str
     returned: SeatMap
@@ -132,6 +134,7 @@ class HandHold(EventData):
     """``hand.hold``: a ruling waits for the dealer or the floor (``hold`` is the id to confirm)."""
 
     TYPE = "hand.hold"
+    RULING = True
     hold: str
     rule: str
     reason: str
@@ -145,6 +148,7 @@ class HandResume(EventData):
     """``hand.resume``: the last hold was decided, or the controller came back mid-hand."""
 
     TYPE = "hand.resume"
+    RULING = True
     hold: str | None = None
     rule: str | None = None
     decision: str | None = None
@@ -158,6 +162,7 @@ class FloorOverride(EventData):
     """``floor.override``: the floor's decision, and the hold it replaced (null: none)."""
 
     TYPE = "floor.override"
+    RULING = True
     rule: str
     decision: str
     hold: str | None
@@ -206,6 +211,7 @@ class BettingActionCorrected(EventData):
     """``betting.action.corrected``: the player corrected the announced action (DE-1548)."""
 
     TYPE = "betting.action.corrected"
+    RULING = True
     seat: Seat
     was: CorrectedAction
 
@@ -478,6 +484,7 @@ class PotAwarded(EventData):
     """``pot.awarded``: the push, as proposed."""
 
     TYPE = "pot.awarded"
+    RULING = True
     pots: tuple[PotShare, ...]
     payouts: SeatMap
     rake: int | None = None  # dropped before the push (``pot.rake.taken``)

@@ -67,6 +67,10 @@ class EventData:
     """The data of one event type: subclasses set ``TYPE`` and declare the fields."""
 
     TYPE: ClassVar[str] = ""
+    #: Whether the event records a ruling or a decision someone made at the table (a hold and its
+    #: resolution, a misdeal, a void, an override, an award, a corrected action): the pit's
+    #: rulings and ``tablectl journal export --rulings`` list these.
+    RULING: ClassVar[bool] = False
 
     def __init_subclass__(cls) -> None:
         # no super() call: the slotted dataclass is a new class, which zero-argument super()

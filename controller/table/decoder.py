@@ -1,0 +1,273 @@
+"""The inverse of the event codec: an envelope's ``type``, ``data`` and ``secret`` become the
+typed record of ``controller/table/event_types.py`` that wrote them.
+
+Every reader of events (the pit's projections and its PHH, the live view, the journal's export)
+reads records, never dicts: ``isinstance(record, HandHold)`` and ``record.rule``, not
+``e["type"] == "hand.hold"`` and ``data.get("rule")``. What a field becomes in JSON is said once,
+in ``controller/table/events.py``; this module reads it back by the same field specs:
+
+* a field is read under its JSON key, public fields from ``data`` and secret ones from
+  ``secret`` (or, for a surveillance view whose ``data`` has the secret fields merged in, from
+  ``data`` too: ``merged=True``);
+* each value is checked against the field's annotation and given its Python shape back: lists
+  become tuples, a nested object its record, an enum's text its member; a seat map keeps its
+  string keys, as the records declare it;
+* keys the record does not know are ignored: a newer table may send more than this reader knows.
+
+An envelope that does not fit its type (a required key missing, a value of the wrong kind: a
+hostile or broken publisher, or an older table) is not a record of that type: it decodes to
+:class:`~controller.table.events.Recorded`, which no reader mistakes for the real thing, so a
+malformed event is stored and shown raw and never stops a reader. An unknown type decodes to
+:class:`~controller.table.events.Recorded` too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING
+from typing import Any, Union
+
+from controller.table import event_types
+from controller.table.events import EventData, Recorded, specs
+
+#: A value as JSON gave it back → its Python shape (raises :class:`DecodeError` when it cannot).
+Convert = Callable[[Any], Any]
+
+
+class DecodeError(ValueError):
+    """An event's data that does not fit its type's record."""
+
+
+def _records() -> dict[str, type[EventData]]:
+    found: dict[str, type[EventData]] = {}
+    for value in vars(event_types).values():
+        if isinstance(value, type) and issubclass(value, EventData) and value.TYPE:
+            found[value.TYPE] = value
+    return found
+
+
+#: Every event type and its record.
+RECORDS: Mapping[str, type[EventData]] = _records()
+
+#: The event types that record a ruling or a decision someone made at the table.
+RULING_TYPES: frozenset[str] = frozenset(t for t, cls in RECORDS.items() if cls.RULING)
+
+
+def decode(envelope: Mapping[str, Any], *, merged: bool | None = None) -> EventData:
+    """The record of an event envelope (as published or as journaled).
+
+    ``merged``: whether ``data`` has the secret fields in it (the surveillance view); by default
+    the envelope's own ``secure`` flag says so.
+    """
+    kind = envelope.get("type")
+    data = envelope.get("data")
+    secret = envelope.get("secret")
+    if not isinstance(kind, str) or not isinstance(data, Mapping):
+        return Recorded(str(kind), data if isinstance(data, Mapping) else {}, None)
+    if merged is None:
+        merged = envelope.get("secure") is True
+    return decode_data(kind, data, secret if isinstance(secret, Mapping) else None, merged=merged)
+
+
+def decode_data(
+    kind: str,
+    data: Mapping[str, Any],
+    secret: Mapping[str, Any] | None = None,
+    *,
+    merged: bool = False,
+) -> EventData:
+    """The record of type ``kind`` with this ``data`` (and ``secret``), or, when the data does
+    not fit that type or the type is unknown, :class:`Recorded` holding them as they are."""
+    cls = RECORDS.get(kind)
+    if cls is not None:
+        try:
+            return read_record(cls, data, secret, merged=merged)
+        except DecodeError:
+            pass
+    return Recorded(kind, dict(data), dict(secret) if secret is not None else None)
+
+
+def read_record(
+    cls: type[EventData],
+    data: Mapping[str, Any],
+    secret: Mapping[str, Any] | None = None,
+    *,
+    merged: bool = False,
+) -> EventData:
+    """Build ``cls`` from what its codec wrote; raise :class:`DecodeError` when it does not fit."""
+    hidden: Mapping[str, Any] = data if merged else (secret or {})
+    values: dict[str, Any] = {}
+    for spec, convert, shared, required in _plan(cls):
+        if spec.flatten:
+            nested = _flattened(cls, spec.name)
+            keys = {s.key for s in specs(nested)}
+            if any(k in data or k in hidden for k in keys):
+                values[spec.name] = read_record(nested, data, secret, merged=merged)
+            continue
+        source = hidden if spec.secret else data
+        if spec.key not in source:
+            if required:
+                raise DecodeError(f"{cls.TYPE or cls.__name__}: {spec.key!r} is missing")
+            continue
+        try:
+            values[spec.name] = convert(source[spec.key])
+        except DecodeError:
+            # In a merged view a key two fields share (a card public in one ruling, secret in
+            # another) holds the value of only one of them: the other reads as absent.
+            if not (merged and shared and not required):
+                raise
+    try:
+        return cls(**values)
+    except TypeError as exc:  # pragma: no cover - the plan checks every required field
+        raise DecodeError(str(exc)) from None
+
+
+_Step = tuple[Any, Convert, bool, bool]
+_PLANS: dict[type[EventData], tuple[_Step, ...]] = {}
+
+
+def _plan(cls: type[EventData]) -> tuple[_Step, ...]:
+    """Each field's spec, its converter, whether its key is shared, whether it is required."""
+    found = _PLANS.get(cls)
+    if found is not None:
+        return found
+    hints = typing.get_type_hints(cls)
+    fields = specs(cls)
+    fields_by_name = {f.name: f for f in dataclasses.fields(cls)}
+    keys = [s.key for s in fields if not s.flatten]
+    steps = []
+    for spec in fields:
+        field = fields_by_name[spec.name]
+        required = field.default is MISSING and field.default_factory is MISSING
+        convert = _no_conversion if spec.flatten else converter(hints[spec.name])
+        steps.append((spec, convert, keys.count(spec.key) > 1, required))
+    _PLANS[cls] = tuple(steps)
+    return _PLANS[cls]
+
+
+def _flattened(cls: type[EventData], name: str) -> type[EventData]:
+    hint = typing.get_type_hints(cls)[name]
+    inner = [a for a in _members(hint) if a is not type(None)]
+    if len(inner) != 1 or not issubclass(inner[0], EventData):
+        raise TypeError(f"{cls.__name__}.{name}: a flattened field holds one record, not {hint!r}")
+    nested: type[EventData] = inner[0]
+    return nested
+
+
+def _members(hint: Any) -> tuple[Any, ...]:
+    if typing.get_origin(hint) in (Union, types.UnionType):
+        return typing.get_args(hint)
+    return (hint,)
+
+
+def converter(hint: Any) -> Convert:
+    """How a JSON value becomes a value of the annotation ``hint`` (checked)."""
+    members = _members(hint)
+    if type(None) in members:
+        present = [m for m in members if m is not type(None)]
+        if len(present) != 1:
+            raise TypeError(f"no decoder for the annotation {hint!r}")
+        inner = converter(present[0])
+
+        def optional(value: Any) -> Any:
+            return None if value is None else inner(value)
+
+        return optional
+    supertype = getattr(hint, "__supertype__", None)  # a NewType: Card is a str
+    if supertype is not None:
+        return converter(supertype)
+    if hint is bool:
+        return _scalar(bool, "a boolean")
+    if hint is int:
+        return _integer
+    if hint is float:
+        return _number
+    if hint is str:
+        return _scalar(str, "a string")
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return _member(hint)
+    if isinstance(hint, type) and issubclass(hint, EventData):
+        return _nested(hint)
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return _sequence(converter(args[0]))
+        return _fixed([converter(a) for a in args])
+    if origin in (Mapping, dict):
+        return _mapping(converter(args[0]), converter(args[1]))
+    raise TypeError(f"no decoder for the annotation {hint!r}")
+
+
+def _no_conversion(value: Any) -> Any:
+    return value
+
+
+def _scalar(kind: type, what: str) -> Convert:
+    def check(value: Any) -> Any:
+        if type(value) is not kind:
+            raise DecodeError(f"{value!r} is not {what}")
+        return value
+
+    return check
+
+
+def _integer(value: Any) -> int:
+    if type(value) is not int:  # a bool is not a count of chips
+        raise DecodeError(f"{value!r} is not an integer")
+    return value
+
+
+def _number(value: Any) -> float:
+    if type(value) not in (int, float):
+        raise DecodeError(f"{value!r} is not a number")
+    return float(value)
+
+
+def _member(kind: type[enum.Enum]) -> Convert:
+    def check(value: Any) -> Any:
+        try:
+            return kind(value)
+        except ValueError:
+            raise DecodeError(f"{value!r} is not a {kind.__name__}") from None
+
+    return check
+
+
+def _nested(cls: type[EventData]) -> Convert:
+    def check(value: Any) -> Any:
+        if not isinstance(value, Mapping):
+            raise DecodeError(f"{value!r} is not a {cls.__name__}")
+        return read_record(cls, value)
+
+    return check
+
+
+def _sequence(item: Convert) -> Convert:
+    def check(value: Any) -> Any:
+        if not isinstance(value, list | tuple):
+            raise DecodeError(f"{value!r} is not a list")
+        return tuple(item(v) for v in value)
+
+    return check
+
+
+def _fixed(items: list[Convert]) -> Convert:
+    def check(value: Any) -> Any:
+        if not isinstance(value, list | tuple) or len(value) != len(items):
+            raise DecodeError(f"{value!r} is not a list of {len(items)}")
+        return tuple(convert(v) for convert, v in zip(items, value, strict=True))
+
+    return check
+
+
+def _mapping(key: Convert, item: Convert) -> Convert:
+    def check(value: Any) -> Any:
+        if not isinstance(value, Mapping):
+            raise DecodeError(f"{value!r} is not an object")
+        return {key(k): item(v) for k, v in value.items()}
+
+    return check
