@@ -20,31 +20,29 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from controller.phh import PhhHand, render_phh
-from controller.table.inputs import ActionKind
+from controller.table import event_types as et
+from controller.table.decoder import decode
+from controller.table.inputs import ActionKind, Purpose
 from controller.table.streets import Street
-
-_KINDS = frozenset(kind.value for kind in ActionKind)
 
 
 class NoHistoryError(ValueError):
     """A hand with no history to write (not completed, or its start was never stored)."""
 
 
-def _seat_map(value: Any) -> dict[int, int]:
-    if not isinstance(value, dict):
-        return {}
-    return {int(k): int(v) for k, v in value.items() if str(k).isdigit() and isinstance(v, int)}
+def _seats(value: Mapping[str, int] | None) -> dict[int, int]:
+    return {int(k): v for k, v in (value or {}).items() if k.isdigit()}
 
 
-def _street(label: Any) -> Street | None:
-    name = str(label or "").upper()
+def _street(label: str) -> Street | None:
+    name = label.upper()
     return Street[name] if name in Street.__members__ else None
 
 
 def phh_from_events(envelopes: Iterable[Mapping[str, Any]]) -> str:
     """The PHH text of one completed hand from its envelopes, in seq order."""
-    started: Mapping[str, Any] | None = None
-    completed: Mapping[str, Any] | None = None
+    started: et.HandStarted | None = None
+    completed: et.HandCompleted | None = None
     table_id = hand_id = ""
     street = Street.PREFLOP
     actions: list[tuple[Street, int, ActionKind, int]] = []
@@ -62,70 +60,57 @@ def phh_from_events(envelopes: Iterable[Mapping[str, Any]]) -> str:
     rake: tuple[int, ...] | None = None
     jackpot = 0
     for body in envelopes:
-        kind = body.get("type")
-        data = body.get("data") or {}
+        e = decode(body)
         table_id = str(body.get("table_id", table_id))
         hand_id = str(body.get("hand_id") or hand_id)
-        if kind == "hand.started":
-            started = data
-        elif kind == "hand.completed":
-            completed = data
-        elif kind in ("hand.misdeal", "hand.void"):
-            raise NoHistoryError(f"hand {hand_id} ended in a {kind.split('.')[1]}: no PHH")
-        elif kind == "board.dealt":
-            dealt_street = _street(data.get("street"))
-            street = street if dealt_street is None else dealt_street
-            board = tuple(data.get("board") or board)
-        elif kind == "betting.action" and data.get("blind") == "ante":
-            if "ANTE-TABLE" in (body.get("rules") or ()) and isinstance(data.get("seat"), int):
-                ante_seat = data["seat"]
-        elif kind == "hand.runouts.agreed":
-            run_from = _street(data.get("street"))
-        elif kind == "board.runout.started":
-            runouts.append(tuple(data.get("previous") or ()))
-        elif kind == "pot.rake.taken":
-            pots = data.get("pots")
-            rake = tuple(p for p in pots if isinstance(p, int)) if isinstance(pots, list) else ()
-            jackpot = data["jackpot"] if isinstance(data.get("jackpot"), int) else 0
-        elif kind == "betting.action" and data.get("blind") is None:
-            seat, action = data.get("seat"), data.get("action")
-            if isinstance(seat, int) and isinstance(action, str) and action in _KINDS:
-                actions.append((street, seat, ActionKind(action), int(data.get("to") or 0)))
-        elif kind == "card.burn.assigned" and isinstance(data.get("card"), str):
-            burns.append(data["card"])
-        elif kind == "deal.group.delivered" and isinstance(data.get("seat"), int):
-            seat = data["seat"]
-            if seat not in deal_order and not data.get("replacement"):
-                deal_order.append(seat)
-            cards = data.get("cards")
-            if isinstance(cards, list):
-                held = dealt.get(seat, ()) if data.get("replacement") else ()
-                dealt[seat] = (*held, *cards)[-2:]
-        elif kind == "deal.group.dispensed" and data.get("purpose") == "hole":
-            seat = data.get("seat")
-            if isinstance(seat, int) and seat not in deal_order:
-                deal_order.append(seat)
-        elif kind == "showdown.order":
+        if isinstance(e, et.HandStarted):
+            started = e
+        elif isinstance(e, et.HandCompleted):
+            completed = e
+        elif isinstance(e, et.HandMisdeal | et.HandVoid):
+            ending = "misdeal" if isinstance(e, et.HandMisdeal) else "void"
+            raise NoHistoryError(f"hand {hand_id} ended in a {ending}: no PHH")
+        elif isinstance(e, et.BoardDealt):
+            street = _street(e.street) or street
+            board = e.board or board
+        elif isinstance(e, et.BettingAction) and e.blind == "ante":
+            if "ANTE-TABLE" in (body.get("rules") or ()):
+                ante_seat = e.seat
+        elif isinstance(e, et.HandRunoutsAgreed):
+            run_from = _street(e.street)
+        elif isinstance(e, et.BoardRunoutStarted):
+            runouts.append(e.previous)
+        elif isinstance(e, et.PotRakeTaken):
+            rake, jackpot = e.pots, e.jackpot
+        elif isinstance(e, et.BettingAction) and e.blind is None:
+            actions.append((street, e.seat, e.action, e.to or 0))
+        elif isinstance(e, et.CardBurnAssigned) and (e.hidden_card or e.card) is not None:
+            burns.append(e.hidden_card or e.card or "")
+        elif isinstance(e, et.DealGroupDelivered):
+            if e.seat not in deal_order and not e.replacement:
+                deal_order.append(e.seat)
+            if e.cards is not None:
+                held = dealt.get(e.seat, ()) if e.replacement else ()
+                dealt[e.seat] = (*held, *e.cards)[-2:]
+        elif isinstance(e, et.DealGroupDispensed) and e.purpose is Purpose.HOLE:
+            if e.seat is not None and e.seat not in deal_order:
+                deal_order.append(e.seat)
+        elif isinstance(e, et.ShowdownOrder):
             at_showdown = True
-        elif kind == "showdown.hand.tabled" and isinstance(data.get("seat"), int):
-            seat = data["seat"]
-            tabled[seat] = tuple(data.get("cards") or ())
-            if seat not in declared:
-                declared.add(seat)
-                declarations.append((seat, True))
-        elif kind in ("showdown.hand.mucked", "seat.hand.dead") and isinstance(
-            data.get("seat"), int
-        ):
-            seat = data["seat"]
-            if (kind == "showdown.hand.mucked" or at_showdown) and seat not in declared:
-                declared.add(seat)
-                declarations.append((seat, False))
+        elif isinstance(e, et.ShowdownHandTabled):
+            tabled[e.seat] = e.cards
+            if e.seat not in declared:
+                declared.add(e.seat)
+                declarations.append((e.seat, True))
+        elif isinstance(e, et.ShowdownHandMucked | et.SeatHandDead):
+            mucked = isinstance(e, et.ShowdownHandMucked)
+            if (mucked or at_showdown) and e.seat not in declared:
+                declared.add(e.seat)
+                declarations.append((e.seat, False))
     if started is None:
         raise NoHistoryError(f"hand {hand_id}: its start was not stored")
     if completed is None:
         raise NoHistoryError(f"hand {hand_id} is not completed")
-    order = tuple(int(s) for s in started.get("seats", ()))
-    blinds = started.get("blinds") or [0, 0]
     for seat, cards in tabled.items():
         dealt.setdefault(seat, cards)
     number = hand_id.rpartition("-")[2]
@@ -134,20 +119,20 @@ def phh_from_events(envelopes: Iterable[Mapping[str, Any]]) -> str:
             table_id=table_id,
             number=int(number) if number.isdigit() else 0,
             hand_id=hand_id,
-            button=int(started.get("button", 0)),
-            order=order,
-            deal_order=tuple(deal_order) or order,
+            button=started.button,
+            order=started.seats,
+            deal_order=tuple(deal_order) or started.seats,
             dealt=dealt,
             board=board,
             actions=tuple(actions),
             declarations=tuple(declarations),
-            start_stacks=_seat_map(started.get("stacks")),
-            finishing_stacks=_seat_map(completed.get("stacks")),
+            start_stacks=_seats(started.stacks),
+            finishing_stacks=_seats(completed.stacks),
             burns=tuple(burns),
-            blinds=(int(blinds[0]), int(blinds[1])),
-            ante=int(started.get("ante") or 0),
+            blinds=started.blinds,
+            ante=started.ante,
             ante_seat=ante_seat,
-            straddles=tuple(_seat_map(started.get("straddles")).items()),
+            straddles=tuple(_seats(started.straddles).items()),
             runouts=tuple(runouts),
             run_from=run_from,
             rake=rake,

@@ -16,7 +16,9 @@ from controller.profiles import AnteKind
 from controller.rules.start import table_ante_seat
 from controller.shell.journal import Journal, JournalError
 from controller.shell.table import journal_table
+from controller.table import event_types as et
 from controller.table.codec import event_from_json, input_from_json
+from controller.table.decoder import record_of
 from controller.table.engine import apply
 
 
@@ -88,14 +90,15 @@ def export_drop(journal: Journal, period: str = "day") -> Iterator[str]:
     totals: dict[str, list[int]] = {}
     for row, _ in journal.chained_events():  # the archived hands' take too
         event = event_from_json(row.body)
-        if event.type == "pot.rake.taken":
+        record = record_of(event)
+        if isinstance(record, et.PotRakeTaken):
             line = totals.setdefault(event.ts.astimezone(UTC).strftime(fmt), [0, 0, 0, 0])
-            line[0] += event.data["rake"]
-            line[1] += event.data["jackpot"]
-            line[3] += event.data["rake"] > 0
-        elif event.type == "house.time.collected":
+            line[0] += record.rake
+            line[1] += record.jackpot
+            line[3] += record.rake > 0
+        elif isinstance(record, et.HouseTimeCollected):
             line = totals.setdefault(event.ts.astimezone(UTC).strftime(fmt), [0, 0, 0, 0])
-            line[2] += event.data["total"]
+            line[2] += record.total
     yield (
         f"{'table':<10} {period:<16} {'rake':>8} {'jackpot':>8} {'time':>8} {'total':>8} "
         f"{'raked':>6}"
@@ -112,32 +115,20 @@ def _drop_line(table: str, period: str, rake: int, jackpot: int, time: int, hand
     return f"{table:<10} {period:<16} {rake:>8} {jackpot:>8} {time:>8} {total:>8} {hands:>6}"
 
 
-#: The events that record a ruling or a decision someone made at the table.
-RULINGS = frozenset(
-    {
-        "hand.resume",
-        "floor.override",
-        "hand.misdeal",
-        "hand.void",
-        "hand.hold",
-        "pot.awarded",
-        "betting.action.corrected",
-    }
-)
-
-
 def export_rulings(journal: Journal, hand_id: str | None = None) -> Iterator[str]:
     """Who made each ruling: one line per ruling event (of one hand), oldest first."""
     for row in journal.events(hand_id):
         event = event_from_json(row.body)
-        if event.type not in RULINGS:
+        record = record_of(event)
+        if not record.RULING:  # the records say which events are rulings (EventData.RULING)
             continue
         by = event.by or {}
         who = f"{by['person']} ({by['role']})" if by else "the table (no command)"
+        written = record.public()
         what = {
-            k: event.data[k]
+            k: written[k]
             for k in ("rule", "decision", "by", "hold", "reason", "payouts")
-            if k in event.data
+            if k in written
         }
         rules = ",".join(event.rules) or "-"
         detail = json.dumps(what, separators=(",", ":"), ensure_ascii=False)

@@ -32,7 +32,7 @@ from dataclasses import MISSING
 from typing import Any, Union
 
 from controller.table import event_types
-from controller.table.events import EventData, Recorded, specs
+from controller.table.events import EventData, Recorded, TableEvent, specs
 
 #: A value as JSON gave it back → its Python shape (raises :class:`DecodeError` when it cannot).
 Convert = Callable[[Any], Any]
@@ -71,6 +71,13 @@ def decode(envelope: Mapping[str, Any], *, merged: bool | None = None) -> EventD
     if merged is None:
         merged = envelope.get("secure") is True
     return decode_data(kind, data, secret if isinstance(secret, Mapping) else None, merged=merged)
+
+
+def record_of(event: TableEvent) -> EventData:
+    """The typed record of an event the core emitted or the journal gave back."""
+    if not isinstance(event.payload, Recorded):
+        return event.payload
+    return decode_data(event.type, event.data, event.secret)
 
 
 def decode_data(

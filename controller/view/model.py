@@ -8,9 +8,14 @@ shows what the pit may see.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from controller.table import event_types as et
+from controller.table.decoder import decode
+from controller.table.events import EventData
+from controller.table.inputs import ActionKind
 
 
 @dataclass
@@ -44,32 +49,33 @@ class TableView:
 
     def apply(self, env: Mapping[str, Any]) -> None:
         """Fold one event envelope into the view."""
-        kind = env["type"]
-        data = env.get("data", {})
+        record = decode(env)
+        kind = record.type
         self.table_id = env.get("table_id", self.table_id)
         self.hand_id = env.get("hand_id") or self.hand_id
-        handler = _HANDLERS.get(kind)
+        handler = _HANDLERS.get(type(record))
         if handler is not None:
-            handler(self, data)
+            handler(self, record)
         if env.get("rules") or kind.startswith(
             ("hand.", "pot.", "board.", "irregularity", "integrity")
         ):
             self.log.append(_line(env))
-        if env.get("rules") and kind in _IRREGULAR:
+        if env.get("rules") and isinstance(record, _IRREGULAR):
             self.irregularities += 1
 
 
-_IRREGULAR = {
-    "irregularity.detected",
-    "integrity.alarm",
-    "hand.hold",
-    "hand.misdeal",
-    "hand.void",
-    "card.exposed",
-    "board.premature",
-    "board.redeal.required",
-    "seat.hand.dead",
-}
+#: The events that tell of an irregularity (counted when they cite a rule).
+_IRREGULAR = (
+    et.IrregularityDetected,
+    et.IntegrityAlarm,
+    et.HandHold,
+    et.HandMisdeal,
+    et.HandVoid,
+    et.CardExposed,
+    et.BoardPremature,
+    et.BoardRedealRequired,
+    et.SeatHandDead,
+)
 
 
 #: The data fields the event panel shows, in this order.
@@ -97,78 +103,81 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
-def _started(view: TableView, data: Mapping[str, Any]) -> None:
+def _started(view: TableView, e: et.HandStarted) -> None:
     view.dealt += 1
-    view.button = data.get("button")
+    view.button = e.button
     view.board = []
     view.pot = 0
     view.street = "preflop"
     view.hold = ""
-    view.seats = {int(s): SeatView(stack=c) for s, c in data.get("stacks", {}).items()}
+    view.seats = {int(s): SeatView(stack=c) for s, c in e.stacks.items()}
 
 
-def _action(view: TableView, data: Mapping[str, Any]) -> None:
-    seat = view.seats.get(data.get("seat", 0))
+def _action(view: TableView, e: et.BettingAction) -> None:
+    seat = view.seats.get(e.seat)
     if seat is None:
         return
-    seat.stack = data.get("stack", seat.stack)
-    if data.get("action") == "post":
-        seat.bet += data.get("amount", 0)
-        view.pot += data.get("amount", 0)
+    seat.stack = e.stack
+    if e.action is ActionKind.POST:
+        seat.bet += e.amount or 0
+        view.pot += e.amount or 0
     else:
-        seat.bet = data.get("to", seat.bet)
-        view.pot = data.get("pot", view.pot)
-    if data.get("action") == "fold":
+        seat.bet = e.to if e.to is not None else seat.bet
+        view.pot = e.pot if e.pot is not None else view.pot
+    if e.action is ActionKind.FOLD:
         seat.status = "folded"
-    elif data.get("all_in"):
+    elif e.all_in:
         seat.status = "all in"
 
 
-def _round_closed(view: TableView, data: Mapping[str, Any]) -> None:
-    view.pot = data.get("pot", view.pot)
-    for seat_id, chips in data.get("returned", {}).items():
-        seat = view.seats.get(int(seat_id))
-        if seat:
-            seat.stack += chips
+def _round_closed(view: TableView, e: et.BettingRoundClosed) -> None:
+    view.pot = e.pot
+    _return(view, e.returned or {})
     for seat in view.seats.values():
         seat.bet = 0
 
 
-def _delivered(view: TableView, data: Mapping[str, Any]) -> None:
-    seat = view.seats.get(data.get("seat", 0))
-    if seat is not None and "cards" in data:
-        seat.cards = (
-            seat.cards + list(data["cards"]) if data.get("replacement") else list(data["cards"])
-        )
+def _return(view: TableView, returned: Mapping[str, int]) -> None:
+    for seat_id, chips in returned.items():
+        seat = view.seats.get(int(seat_id))
+        if seat is not None:
+            seat.stack += chips
+            seat.bet = 0
 
 
-def _board(view: TableView, data: Mapping[str, Any]) -> None:
-    view.board = list(data.get("board", view.board))
-    view.street = data.get("street", view.street)
+def _delivered(view: TableView, e: et.DealGroupDelivered) -> None:
+    seat = view.seats.get(e.seat)
+    if seat is not None and e.cards is not None:
+        seat.cards = seat.cards + list(e.cards) if e.replacement else list(e.cards)
 
 
-def _tabled(view: TableView, data: Mapping[str, Any]) -> None:
-    seat = view.seats.get(data.get("seat", 0))
+def _board(view: TableView, e: et.BoardDealt) -> None:
+    view.board = list(e.board)
+    view.street = e.street
+
+
+def _tabled(view: TableView, e: et.ShowdownHandTabled) -> None:
+    seat = view.seats.get(e.seat)
     if seat is not None:
-        seat.cards = list(data.get("cards", seat.cards))
+        seat.cards = list(e.cards)
         seat.status = "tabled"
-        seat.category = data.get("category", "")
+        seat.category = e.category or ""
 
 
-def _mucked(view: TableView, data: Mapping[str, Any]) -> None:
-    seat = view.seats.get(data.get("seat", 0))
+def _mucked(view: TableView, e: et.ShowdownHandMucked) -> None:
+    seat = view.seats.get(e.seat)
     if seat is not None:
         seat.status = "mucked"
 
 
-def _dead(view: TableView, data: Mapping[str, Any]) -> None:
-    seat = view.seats.get(data.get("seat", 0))
+def _dead(view: TableView, e: et.SeatHandDead) -> None:
+    seat = view.seats.get(e.seat)
     if seat is not None:
-        seat.status = f"dead ({data.get('reason', '')})"
+        seat.status = f"dead ({e.reason})"
 
 
-def _awarded(view: TableView, data: Mapping[str, Any]) -> None:
-    for seat_id, chips in data.get("payouts", {}).items():
+def _awarded(view: TableView, e: et.PotAwarded) -> None:
+    for seat_id, chips in e.payouts.items():
         seat = view.seats.get(int(seat_id))
         if seat is not None:
             seat.stack += chips
@@ -176,57 +185,60 @@ def _awarded(view: TableView, data: Mapping[str, Any]) -> None:
     view.pot = 0
 
 
-def _completed(view: TableView, data: Mapping[str, Any]) -> None:
+def _completed(view: TableView, e: et.HandCompleted) -> None:
     view.hands += 1
-    for seat_id, chips in data.get("stacks", {}).items():
+    for seat_id, chips in e.stacks.items():
         seat = view.seats.setdefault(int(seat_id), SeatView())
         seat.stack = chips
     view.street = "complete"
 
 
-def _ended(view: TableView, data: Mapping[str, Any]) -> None:
-    view.street = "misdeal" if "button" in data else "void"
+def _misdeal(view: TableView, e: et.HandMisdeal) -> None:
+    _ended(view, "misdeal", e.returned)
+
+
+def _void(view: TableView, e: et.HandVoid) -> None:
+    _ended(view, "void", e.returned)
+
+
+def _ended(view: TableView, street: str, returned: Mapping[str, int]) -> None:
+    view.street = street
     view.hold = ""
     view.pot = 0
-    for seat_id, chips in data.get("returned", {}).items():
-        seat = view.seats.get(int(seat_id))
-        if seat is not None:
-            seat.stack += chips
-            seat.bet = 0
+    _return(view, returned)
 
 
-def _hold(view: TableView, data: Mapping[str, Any]) -> None:
-    view.hold = f"{data.get('rule', '')}: {data.get('reason', '')}"
+def _hold(view: TableView, e: et.HandHold) -> None:
+    view.hold = f"{e.rule}: {e.reason}"
 
 
-def _resume(view: TableView, data: Mapping[str, Any]) -> None:
+def _resume(view: TableView, e: et.HandResume) -> None:
     view.hold = ""
 
 
-def _device(view: TableView, data: Mapping[str, Any]) -> None:
-    name = data.get("device", "?")
-    if "health" in data:
-        view.devices[name] = str(data["health"])
-    elif "fault" in data:
-        view.devices[name] = f"fault {data['fault']}"
-    elif "cleared" in data:
-        view.devices[name] = "online"
+def _device(view: TableView, e: et.DeviceStatus) -> None:
+    if e.health is not None:
+        view.devices[e.device] = e.health
+    elif e.fault is not None:
+        view.devices[e.device] = f"fault {e.fault}"
+    elif e.cleared is not None:
+        view.devices[e.device] = "online"
 
 
-_HANDLERS = {
-    "hand.started": _started,
-    "betting.action": _action,
-    "betting.round.closed": _round_closed,
-    "deal.group.delivered": _delivered,
-    "board.dealt": _board,
-    "showdown.hand.tabled": _tabled,
-    "showdown.hand.mucked": _mucked,
-    "seat.hand.dead": _dead,
-    "pot.awarded": _awarded,
-    "hand.completed": _completed,
-    "hand.misdeal": _ended,
-    "hand.void": _ended,
-    "hand.hold": _hold,
-    "hand.resume": _resume,
-    "device.status": _device,
+_HANDLERS: dict[type[EventData], Callable[[TableView, Any], None]] = {
+    et.HandStarted: _started,
+    et.BettingAction: _action,
+    et.BettingRoundClosed: _round_closed,
+    et.DealGroupDelivered: _delivered,
+    et.BoardDealt: _board,
+    et.ShowdownHandTabled: _tabled,
+    et.ShowdownHandMucked: _mucked,
+    et.SeatHandDead: _dead,
+    et.PotAwarded: _awarded,
+    et.HandCompleted: _completed,
+    et.HandMisdeal: _misdeal,
+    et.HandVoid: _void,
+    et.HandHold: _hold,
+    et.HandResume: _resume,
+    et.DeviceStatus: _device,
 }
