@@ -202,8 +202,7 @@ def apply_batch(store: Store, batch: Batch, secure: bool) -> Applied:
             applied.stored_events.extend(one.stored_events)
             applied.new_epochs.extend(one.new_epochs)
     for event in applied.stored_events:
-        data = event.body.get("data")
-        problems = event_problems(event.type, data) if isinstance(data, dict) else []
+        problems = event_problems(*event.decoded)
         if problems and event.stream == "public":
             reason = (
                 f"event {event.seq} ({event.type[:60]}) stored; left out of what the pit "

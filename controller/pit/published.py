@@ -17,8 +17,9 @@ device), and one table's message must never stop the pit or a page of the consol
 A message that fails is refused with the reason (:class:`RejectedError`): the ingest keeps a
 bounded record of it in the store's ``rejects`` with the table named, and the console shows it
 (docs/pit.md, "Refused messages"). An event whose envelope is right but whose data has a field
-of the wrong type is stored (it is the table's journal, and a replay would bring the same), the
-field is left out of what the pit derives from it, and the problem is recorded as a refusal too
+of the wrong type is stored (it is the table's journal, and a replay would bring the same), what
+the event decoder cannot read of it is left out of what the pit derives (an optional field; the
+whole data when a required field is wrong), and the problem is recorded as a refusal too
 (:func:`event_problems`).
 """
 
@@ -26,12 +27,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from controller.strict_json import finite_float, no_constant
+from controller.table.events import EventData
 
 #: Deepest nesting of arrays and objects a table's message may have.
 MAX_DEPTH = 32
@@ -314,63 +316,33 @@ def check_envelope(body: Any, table: str) -> None:
         raise RejectedError("needs_confirm: true or false")
 
 
-# What the store derives from an event's data, by event type: the field and the check.
-_INT = (lambda v: _is_int(v, BIGINT), "an integer")
-_SEAT = (lambda v: _is_int(v, SMALL, 0), "a seat number")
-_TEXT = (lambda v: isinstance(v, str), "a string")
-_SEATS = (lambda v: isinstance(v, list) and all(_is_int(s, SMALL, 0) for s in v), "seat numbers")
-_AMOUNTS = (lambda v: isinstance(v, list) and all(_is_int(s, BIGINT) for s in v), "amounts")
-_BY_SEAT = (
-    lambda v: isinstance(v, dict) and all(_is_int(c, BIGINT) for c in v.values()),
-    "an object of seat → chips",
-)
-_POTS = (
-    lambda v: (
-        isinstance(v, list)
-        and all(isinstance(p, dict) and _is_int(p.get("amount"), BIGINT) for p in v)
-    ),
-    "a list of pots with an integer amount",
-)
-_DERIVED: dict[str, dict[str, tuple[Any, str]]] = {
-    "hand.started": {
-        "button": _SEAT,
-        "seats": _SEATS,
-        "blinds": _AMOUNTS,
-        "ante": _INT,
-        "stacks": _BY_SEAT,
-        "straddles": _BY_SEAT,
-    },
-    "hand.completed": {"stacks": _BY_SEAT},
-    "pot.awarded": {"pots": _POTS, "payouts": _BY_SEAT},
-    "pot.rake.taken": {"rake": _INT, "pots": _AMOUNTS, "jackpot": _INT, "waived": _TEXT},
-    "board.runout.started": {"run": _SEAT},
-    "house.time.collected": {"total": _INT},
-    "hand.hold": {"hold": _TEXT, "rule": _TEXT, "reason": _TEXT, "ruling": _TEXT, "seat": _SEAT},
-    "hand.resume": {"hold": _TEXT, "decision": _TEXT, "by": _TEXT},
-    "betting.action": {"seat": _SEAT, "blind": _TEXT},
-    "device.status": {"fault": _TEXT, "detail": _TEXT},
-    "journal.epoch.started": {"previous": _TEXT, "reason": _TEXT},
-}
-_RULING_FIELDS = {"rule": _TEXT, "hold": _TEXT, "decision": _TEXT, "ruling": _TEXT}
-
-
 def _is_int(value: Any, high: int, low: int | None = None) -> bool:
     floor = -high if low is None else low
     return isinstance(value, int) and not isinstance(value, bool) and floor <= value <= high
 
 
-def event_problems(kind: str, data: Mapping[str, Any]) -> list[str]:
-    """The fields of an event's data the pit derives something from that have the wrong type
-    (each left out of what is derived; the event itself is stored)."""
-    checks = dict(_DERIVED.get(kind, {}))
-    if kind in {"hand.resume", "floor.override", "hand.misdeal", "hand.void", "hand.hold"}:
-        checks = {**_RULING_FIELDS, **checks}
-    if kind in {"integrity.alarm", "device.status"}:
-        checks.setdefault("reason", _TEXT)
-        checks.setdefault("rule", _TEXT)
-    problems = []
-    for name, (ok, what) in checks.items():
-        value = data.get(name)
-        if value is not None and not ok(value):
-            problems.append(f"{name} (not {what})")
+#: Fields that hold a seat (or a run): numbers an INTEGER column holds, not negative.
+_SEAT_FIELDS = frozenset({"seat", "button", "run", "seats"})
+
+
+def event_problems(record: EventData, decoding: Sequence[str]) -> list[str]:
+    """The fields of an event's data that do not fit its type (``decoding``, as the decoder named
+    them: each left out of what the pit derives, the event itself stored) and the numbers of
+    its record no column can hold."""
+    problems = list(decoding)
+    for key, value in record.public().items():
+        if not _fits(value, seat=key in _SEAT_FIELDS):
+            problems.append(f"{key} (out of range)")
     return problems
+
+
+def _fits(value: Any, *, seat: bool) -> bool:
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, int):
+        return _is_int(value, SMALL, 0) if seat else _is_int(value, BIGINT)
+    if isinstance(value, list):
+        return all(_fits(v, seat=seat) for v in value)
+    if isinstance(value, Mapping):
+        return all(_fits(v, seat=False) for v in value.values())
+    return True

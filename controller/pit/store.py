@@ -20,11 +20,15 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 from controller.pit.db import Column, Db, Row, StoreError
 from controller.pit.lockout import LockOut
 from controller.pit.schema import AUTO_ID, MIGRATIONS, SCHEMA_VERSION
+from controller.table import event_types as et
+from controller.table.decoder import decode
+from controller.table.events import EventData, Recorded
 
 Stream = Literal["public", "secure"]
 STREAM_COLUMN: dict[str, str] = {"public": "public", "secure": "secure"}
@@ -45,21 +49,12 @@ EVENT_COLUMNS: tuple[Column, ...] = (
     ("fresh", "integer"),
 )
 
-#: Events that record a ruling (the same set ``tablectl journal export --rulings`` lists).
-RULINGS = frozenset(
-    {
-        "hand.resume",
-        "floor.override",
-        "hand.misdeal",
-        "hand.void",
-        "hand.hold",
-        "pot.awarded",
-        "betting.action.corrected",
-    }
-)
-ALARM_TYPES = frozenset({"integrity.alarm"})
-EPOCH_STARTED = "journal.epoch.started"
-HAND_END = {"hand.completed": "completed", "hand.misdeal": "misdeal", "hand.void": "void"}
+#: How a hand ended, by the record of the event that ended it.
+HAND_END: dict[type[EventData], str] = {
+    et.HandCompleted: "completed",
+    et.HandMisdeal: "misdeal",
+    et.HandVoid: "void",
+}
 
 
 @dataclass(frozen=True)
@@ -77,6 +72,19 @@ class EventIn:
     source: Literal["live", "replay"]
     text: str  # the envelope, as received
     body: Mapping[str, Any]
+
+    @cached_property
+    def decoded(self) -> tuple[EventData, tuple[str, ...]]:
+        """The event's typed record (controller/table/decoder.py; Recorded when its data does
+        not fit its type) and the fields of its data that did not fit."""
+        problems: list[str] = []
+        record = decode(self.body, problems=problems)
+        return record, tuple(problems)
+
+    @property
+    def record(self) -> EventData:
+        """The event's typed record."""
+        return self.decoded[0]
 
 
 @dataclass
@@ -300,11 +308,11 @@ class Store:
                 e.table_id,
                 e.epoch,
                 e.ts,
-                _text(e.body["data"].get("previous")),
-                _text(e.body["data"].get("reason")),
+                e.record.previous,
+                e.record.reason,
             )
             for e in events
-            if e.type == EPOCH_STARTED and e.stream == "public"
+            if isinstance(e.record, et.JournalEpochStarted) and e.stream == "public"
         )
         returned = db.insert(
             "epochs",
@@ -350,9 +358,7 @@ class Store:
         hands: dict[tuple[str, str, str], dict[str, Any]] = {}
         time_marks: set[tuple[str, str, int]] = set()
         for e in events:
-            body = e.body
-            data = body.get("data") if isinstance(body.get("data"), dict) else {}
-            assert isinstance(data, dict)
+            body, record = e.body, e.record
             rules = [r for r in body.get("rules", ()) if isinstance(r, str)]
             by = body.get("by") if isinstance(body.get("by"), dict) else {}
             assert isinstance(by, dict)
@@ -366,15 +372,16 @@ class Store:
                 )
                 hand["first_seq"] = min(hand["first_seq"], e.seq)
                 hand["last_seq"] = max(hand["last_seq"], e.seq)
-                columns = _hand_columns(e.type, e.ts, data, rules)
+                columns = _hand_columns(record, e.ts, rules)
                 if "runouts" in columns:  # a batch may hold the hand's events in any order
                     columns["runouts"] = max(columns["runouts"], hand.get("runouts", 0))
                 hand.update(columns)
             else:  # HOUSE-TIME: time is collected just before a hand starts, in no hand
                 time_marks.add((e.table_id, e.epoch, e.seq))
-            if e.type == "hand.started":
+            if isinstance(record, et.HandStarted):
                 time_marks.add((e.table_id, e.epoch, e.seq))
-            if e.type in RULINGS:
+            if record.RULING:
+                cited, hold, decision = _ruling(record)
                 rulings.append(
                     (
                         e.table_id,
@@ -383,16 +390,18 @@ class Store:
                         e.hand_id,
                         e.ts,
                         e.type,
-                        _text(data.get("rule")) or (rules[0] if rules else None),
-                        _text(data.get("hold")),
-                        _text(data.get("decision") or data.get("ruling")),
+                        cited or (rules[0] if rules else None),
+                        hold,
+                        decision,
                         _text(by.get("person")),
                         _text(by.get("role")),
                     )
                 )
             # a device's fault is an alarm whatever its severity: the floor acknowledges it
-            device_fault = e.type == "device.status" and isinstance(data.get("fault"), str)
-            if e.type in ALARM_TYPES or e.severity == "critical" or device_fault:
+            fault = record.fault if isinstance(record, et.DeviceStatus) else None
+            alarm = isinstance(record, et.IntegrityAlarm)
+            if alarm or e.severity == "critical" or fault is not None:
+                cited, reason = _alarm(record)
                 alarms.append(
                     (
                         e.table_id,
@@ -402,39 +411,39 @@ class Store:
                         e.hand_id,
                         e.type,
                         e.severity,
-                        _text(data.get("rule")) or (rules[0] if rules else None),
-                        _text(data.get("reason")) or _device_fault(data),
+                        cited or (rules[0] if rules else None),
+                        reason,
                     )
                 )
-            if e.type == "hand.hold" and isinstance(data.get("hold"), str):
-                known = {"hold", "rule", "reason", "ruling", "seat"}
-                evidence = {k: v for k, v in data.items() if k not in known}
+            if isinstance(record, et.HandHold):
+                # the evidence as the hold showed it: every field beside the hold's own
+                evidence = record.evidence.public()
                 holds_raised.append(
                     (
                         e.table_id,
                         e.epoch,
-                        data["hold"],
+                        record.hold,
                         e.hand_id,
-                        _text(data.get("rule")),
-                        _text(data.get("reason")),
-                        _text(data.get("ruling")),
-                        _small(data.get("seat")),
+                        record.rule,
+                        record.reason,
+                        record.ruling,
+                        _small(record.seat),
                         json.dumps(evidence, separators=(",", ":")),
                         e.ts,
                         e.seq,
                     )
                 )
-            if e.type == "hand.resume" and isinstance(data.get("hold"), str):
+            if isinstance(record, et.HandResume) and record.hold is not None:
                 holds_resolved.append(
                     (
                         e.table_id,
                         e.epoch,
-                        data["hold"],
+                        record.hold,
                         e.hand_id,
                         e.ts,
                         e.seq,
-                        _text(data.get("decision")),
-                        _text(data.get("by")),
+                        record.decision,
+                        record.by,
                         _text(by.get("person")),
                         _text(by.get("role")),
                     )
@@ -1497,52 +1506,69 @@ def _hand(r: Row) -> dict[str, Any]:
     }
 
 
-def _hand_columns(
-    event_type: str, ts: str, data: Mapping[str, Any], rules: Sequence[str] = ()
-) -> dict[str, Any]:
-    """The columns of a hand's row that this event decides (a value of the wrong type is left
+def _hand_columns(record: EventData, ts: str, rules: Sequence[str] = ()) -> dict[str, Any]:
+    """The columns of a hand's row that this event decides (a value a column cannot hold is left
     out, not served: controller/pit/published.py names it among the refused messages)."""
-    if event_type == "hand.started":
-        straddles = _seat_chips(data.get("straddles"))
+    if isinstance(record, et.HandStarted):
+        straddles = _seat_chips(dict(record.straddles or {}))
         return {
             "started_ts": ts,
             "straddles": json.dumps(straddles) if straddles else None,
             "runouts": 1,
-            "button": _small(data.get("button")),
-            "seats": _json_or_null(_seat_list(data.get("seats"))),
-            "blinds": _json_or_null(_int_list(data.get("blinds"))),
-            "ante": _int(data.get("ante")),
-            "stacks_before": _json_or_null(_seat_chips(data.get("stacks"))),
+            "button": _small(record.button),
+            "seats": _json_or_null(_seat_list(list(record.seats))),
+            "blinds": _json_or_null(_int_list(list(record.blinds))),
+            "ante": _int(record.ante),
+            "stacks_before": _json_or_null(_seat_chips(dict(record.stacks))),
         }
-    if event_type in HAND_END:
-        columns: dict[str, Any] = {"ended_ts": ts, "outcome": HAND_END[event_type]}
-        if event_type == "hand.completed":
-            columns["stacks_after"] = _json_or_null(_seat_chips(data.get("stacks")))
+    outcome = HAND_END.get(type(record))
+    if outcome is not None:
+        columns: dict[str, Any] = {"ended_ts": ts, "outcome": outcome}
+        if isinstance(record, et.HandCompleted):
+            columns["stacks_after"] = _json_or_null(_seat_chips(dict(record.stacks)))
         return columns
-    if event_type == "pot.awarded":
-        pots = data.get("pots") if isinstance(data.get("pots"), list) else []
-        assert isinstance(pots, list)
-        total = sum(
-            p["amount"] for p in pots if isinstance(p, dict) and _int(p.get("amount")) is not None
-        )
+    if isinstance(record, et.PotAwarded):
         return {
-            "payouts": _json_or_null(_seat_chips(data.get("payouts"))),
-            "pot": _int(total),
+            "payouts": _json_or_null(_seat_chips(dict(record.payouts))),
+            "pot": _int(sum(pot.amount for pot in record.pots)),
         }
-    if event_type == "pot.rake.taken":  # HOUSE-RAKE, HOUSE-DROP-JACKPOT
-        rake_pots = _int_list(data.get("pots"), keep_valid=True)
+    if isinstance(record, et.PotRakeTaken):  # HOUSE-RAKE, HOUSE-DROP-JACKPOT
+        rake_pots = _int_list(list(record.pots), keep_valid=True)
         return {
-            "rake": _int(data.get("rake")),
+            "rake": _int(record.rake),
             "rake_pots": None if rake_pots is None else json.dumps(rake_pots),
-            "jackpot": _int(data.get("jackpot")),
-            "rake_waived": _text(data.get("waived")),
+            "jackpot": _int(record.jackpot),
+            "rake_waived": record.waived,
         }
-    run = _small(data.get("run"))
-    if event_type == "board.runout.started" and run is not None:  # RUN-TWICE
-        return {"runouts": run}
-    if event_type == "betting.action" and data.get("blind") == "ante" and "ANTE-TABLE" in rules:
-        return {"ante_seat": _small(data.get("seat"))}
+    if isinstance(record, et.BoardRunoutStarted):  # RUN-TWICE
+        run = _small(record.run)
+        return {} if run is None else {"runouts": run}
+    if isinstance(record, et.BettingAction) and record.blind == "ante" and "ANTE-TABLE" in rules:
+        return {"ante_seat": _small(record.seat)}
     return {}
+
+
+def _ruling(record: EventData) -> tuple[str | None, str | None, str | None]:
+    """A ruling's rule, the hold it decides and the decision, as its record says them."""
+    if isinstance(record, et.HandResume | et.FloorOverride):
+        return record.rule, record.hold, record.decision
+    if isinstance(record, et.HandHold):
+        return record.rule, record.hold, record.ruling
+    if isinstance(record, et.HandMisdeal | et.HandVoid):
+        return record.rule, None, None
+    return None, None, None  # an award, a corrected action: the rules cited say it
+
+
+def _alarm(record: EventData) -> tuple[str | None, str | None]:
+    """An alarm's rule and reason: a device's fault, or what the event says of itself (an
+    event this pit does not know, or whose data did not fit its type, as it came)."""
+    if isinstance(record, et.DeviceStatus) and record.fault is not None:
+        detail = f": {record.detail}" if record.detail is not None else ""
+        return None, f"{record.device} fault {record.fault}{detail}"
+    if isinstance(record, Recorded):
+        written = record.public()
+        return _text(written.get("rule")), _text(written.get("reason"))
+    return _text(getattr(record, "rule", None)), _text(getattr(record, "reason", None))
 
 
 def _gap(r: Row) -> Gap:
@@ -1620,14 +1646,6 @@ def _alarms(value: Any) -> list[dict[str, Any]]:
         else:
             out.append({"alarm": "malformed", "detail": json.dumps(item)[:200], "since": None})
     return out
-
-
-def _device_fault(data: Mapping[str, Any]) -> str | None:
-    """A device fault's reason: the device, its fault code and detail."""
-    if not isinstance(data.get("fault"), str):
-        return None
-    detail = f": {data['detail']}" if isinstance(data.get("detail"), str) else ""
-    return f"{data.get('device')} fault {data['fault']}{detail}"
 
 
 def _text(value: Any) -> str | None:

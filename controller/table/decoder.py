@@ -14,8 +14,10 @@ in ``controller/table/events.py``; this module reads it back by the same field s
   string keys, as the records declare it;
 * keys the record does not know are ignored: a newer table may send more than this reader knows.
 
-An envelope that does not fit its type (a required key missing, a value of the wrong kind: a
-hostile or broken publisher, or an older table) is not a record of that type: it decodes to
+A value of the wrong kind (a hostile or broken publisher, an older table) is named as a
+problem. In an optional field (one with a default, or one that may be null) it is left out, as
+if the field were absent, and the rest of the record stands. In a required field, or when a
+required field is missing, the envelope is not a record of its type: it decodes to
 :class:`~controller.table.events.Recorded`, which no reader mistakes for the real thing, so a
 malformed event is stored and shown raw and never stops a reader. An unknown type decodes to
 :class:`~controller.table.events.Recorded` too.
@@ -57,20 +59,29 @@ RECORDS: Mapping[str, type[EventData]] = _records()
 RULING_TYPES: frozenset[str] = frozenset(t for t, cls in RECORDS.items() if cls.RULING)
 
 
-def decode(envelope: Mapping[str, Any], *, merged: bool | None = None) -> EventData:
+def decode(
+    envelope: Mapping[str, Any],
+    *,
+    merged: bool | None = None,
+    problems: list[str] | None = None,
+) -> EventData:
     """The record of an event envelope (as published or as journaled).
 
     ``merged``: whether ``data`` has the secret fields in it (the surveillance view); by default
-    the envelope's own ``secure`` flag says so.
+    the envelope's own ``secure`` flag says so. ``problems``: where to say which fields did not
+    fit (see :func:`decode_data`).
     """
     kind = envelope.get("type")
     data = envelope.get("data")
     secret = envelope.get("secret")
     if not isinstance(kind, str) or not isinstance(data, Mapping):
+        if problems is not None:
+            problems.append("type (not a string)" if isinstance(data, Mapping) else "data")
         return Recorded(str(kind), data if isinstance(data, Mapping) else {}, None)
     if merged is None:
         merged = envelope.get("secure") is True
-    return decode_data(kind, data, secret if isinstance(secret, Mapping) else None, merged=merged)
+    hidden = secret if isinstance(secret, Mapping) else None
+    return decode_data(kind, data, hidden, merged=merged, problems=problems)
 
 
 def record_of(event: TableEvent) -> EventData:
@@ -86,59 +97,81 @@ def decode_data(
     secret: Mapping[str, Any] | None = None,
     *,
     merged: bool = False,
+    problems: list[str] | None = None,
 ) -> EventData:
-    """The record of type ``kind`` with this ``data`` (and ``secret``), or, when the data does
-    not fit that type or the type is unknown, :class:`Recorded` holding them as they are."""
+    """The record of type ``kind`` with this ``data`` (and ``secret``).
+
+    A field whose value does not fit is named in ``problems`` (``"seat (not an integer)"``): an
+    optional one is left out (read as absent), a required one makes the whole event not a
+    record of its type, and it comes back as :class:`Recorded`, as an unknown type does.
+    """
     cls = RECORDS.get(kind)
     if cls is not None:
-        try:
-            return read_record(cls, data, secret, merged=merged)
-        except DecodeError:
-            pass
+        found: list[str] = []
+        record = _read(cls, data, secret or {}, merged, found)
+        if problems is not None:
+            problems.extend(found)
+        if record is not None:
+            return record
     return Recorded(kind, dict(data), dict(secret) if secret is not None else None)
 
 
-def read_record(
+def read_record(cls: type[EventData], data: Mapping[str, Any]) -> EventData:
+    """``cls`` from a JSON object its codec wrote (a nested record: a pot, a request); raise
+    :class:`DecodeError` naming each field that does not fit."""
+    found: list[str] = []
+    record = _read(cls, data, {}, False, found)
+    if record is None or found:
+        raise DecodeError("; ".join(found))
+    return record
+
+
+def _read(
     cls: type[EventData],
     data: Mapping[str, Any],
-    secret: Mapping[str, Any] | None = None,
-    *,
-    merged: bool = False,
-) -> EventData:
-    """Build ``cls`` from what its codec wrote; raise :class:`DecodeError` when it does not fit."""
-    hidden: Mapping[str, Any] = data if merged else (secret or {})
+    secret: Mapping[str, Any],
+    merged: bool,
+    problems: list[str],
+) -> EventData | None:
+    """``cls`` from its fields, each problem named in ``problems``; None when a required field
+    is missing or does not fit."""
+    hidden = data if merged else secret
     values: dict[str, Any] = {}
-    for spec, convert, shared, required in _plan(cls):
+    whole = True
+    for spec, convert, shared, required, no_default in _plan(cls):
         if spec.flatten:
-            nested = _flattened(cls, spec.name)
-            keys = {s.key for s in specs(nested)}
-            if any(k in data or k in hidden for k in keys):
-                values[spec.name] = read_record(nested, data, secret, merged=merged)
+            # a flattened record's fields are the envelope's own: none of them written is the
+            # record with none set (a hold with no evidence has HoldEvidence(), not None)
+            inner = _read(_flattened(cls, spec.name), data, secret, merged, problems)
+            if inner is not None:
+                values[spec.name] = inner
             continue
         source = hidden if spec.secret else data
-        if spec.key not in source:
-            if required:
-                raise DecodeError(f"{cls.TYPE or cls.__name__}: {spec.key!r} is missing")
-            continue
-        try:
-            values[spec.name] = convert(source[spec.key])
-        except DecodeError:
-            # In a merged view a key two fields share (a card public in one ruling, secret in
-            # another) holds the value of only one of them: the other reads as absent.
-            if not (merged and shared and not required):
-                raise
-    try:
-        return cls(**values)
-    except TypeError as exc:  # pragma: no cover - the plan checks every required field
-        raise DecodeError(str(exc)) from None
+        if spec.key in source:
+            try:
+                values[spec.name] = convert(source[spec.key])
+                continue
+            except DecodeError as exc:
+                # In a merged view a key two fields share (a card public in one ruling, secret
+                # in another) holds the value of only one of them: the other reads as absent.
+                if not (merged and shared and not required):
+                    problems.append(f"{spec.key} ({exc})")
+        elif required:
+            problems.append(f"{spec.key} (missing)")
+        if required:
+            whole = False
+        elif no_default:  # a field that may be null but is always written: absent is null
+            values[spec.name] = None
+    return cls(**values) if whole else None
 
 
-_Step = tuple[Any, Convert, bool, bool]
+_Step = tuple[Any, Convert, bool, bool, bool]
 _PLANS: dict[type[EventData], tuple[_Step, ...]] = {}
 
 
 def _plan(cls: type[EventData]) -> tuple[_Step, ...]:
-    """Each field's spec, its converter, whether its key is shared, whether it is required."""
+    """Each field's spec, its converter, whether its key is shared, whether it is required (no
+    default, and null is not one of its values) and whether it has no default."""
     found = _PLANS.get(cls)
     if found is not None:
         return found
@@ -149,9 +182,11 @@ def _plan(cls: type[EventData]) -> tuple[_Step, ...]:
     steps = []
     for spec in fields:
         field = fields_by_name[spec.name]
-        required = field.default is MISSING and field.default_factory is MISSING
+        no_default = field.default is MISSING and field.default_factory is MISSING
+        nullable = type(None) in _members(hints[spec.name])
         convert = _no_conversion if spec.flatten else converter(hints[spec.name])
-        steps.append((spec, convert, keys.count(spec.key) > 1, required))
+        shared = keys.count(spec.key) > 1
+        steps.append((spec, convert, shared, no_default and not nullable, no_default))
     _PLANS[cls] = tuple(steps)
     return _PLANS[cls]
 
@@ -216,7 +251,7 @@ def _no_conversion(value: Any) -> Any:
 def _scalar(kind: type, what: str) -> Convert:
     def check(value: Any) -> Any:
         if type(value) is not kind:
-            raise DecodeError(f"{value!r} is not {what}")
+            raise DecodeError(f"not {what}")
         return value
 
     return check
@@ -224,13 +259,13 @@ def _scalar(kind: type, what: str) -> Convert:
 
 def _integer(value: Any) -> int:
     if type(value) is not int:  # a bool is not a count of chips
-        raise DecodeError(f"{value!r} is not an integer")
+        raise DecodeError("not an integer")
     return value
 
 
 def _number(value: Any) -> float:
     if type(value) not in (int, float):
-        raise DecodeError(f"{value!r} is not a number")
+        raise DecodeError("not a number")
     return float(value)
 
 
@@ -239,7 +274,7 @@ def _member(kind: type[enum.Enum]) -> Convert:
         try:
             return kind(value)
         except ValueError:
-            raise DecodeError(f"{value!r} is not a {kind.__name__}") from None
+            raise DecodeError(f"not a {kind.__name__}") from None
 
     return check
 
@@ -247,7 +282,7 @@ def _member(kind: type[enum.Enum]) -> Convert:
 def _nested(cls: type[EventData]) -> Convert:
     def check(value: Any) -> Any:
         if not isinstance(value, Mapping):
-            raise DecodeError(f"{value!r} is not a {cls.__name__}")
+            raise DecodeError(f"not an object ({cls.__name__})")
         return read_record(cls, value)
 
     return check
@@ -256,7 +291,7 @@ def _nested(cls: type[EventData]) -> Convert:
 def _sequence(item: Convert) -> Convert:
     def check(value: Any) -> Any:
         if not isinstance(value, list | tuple):
-            raise DecodeError(f"{value!r} is not a list")
+            raise DecodeError("not a list")
         return tuple(item(v) for v in value)
 
     return check
@@ -265,7 +300,7 @@ def _sequence(item: Convert) -> Convert:
 def _fixed(items: list[Convert]) -> Convert:
     def check(value: Any) -> Any:
         if not isinstance(value, list | tuple) or len(value) != len(items):
-            raise DecodeError(f"{value!r} is not a list of {len(items)}")
+            raise DecodeError(f"not a list of {len(items)}")
         return tuple(convert(v) for convert, v in zip(items, value, strict=True))
 
     return check
@@ -274,7 +309,7 @@ def _fixed(items: list[Convert]) -> Convert:
 def _mapping(key: Convert, item: Convert) -> Convert:
     def check(value: Any) -> Any:
         if not isinstance(value, Mapping):
-            raise DecodeError(f"{value!r} is not an object")
+            raise DecodeError("not an object")
         return {key(k): item(v) for k, v in value.items()}
 
     return check

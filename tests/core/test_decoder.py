@@ -141,41 +141,55 @@ def test_unknown_keys_are_ignored_a_newer_table_may_send_more() -> None:
     assert decoded.hold == "h1"
 
 
+HOLD = {"hold": "h", "rule": "R", "reason": "r", "ruling": "x"}
+
+
 @pytest.mark.parametrize(
-    ("kind", "data", "why"),
+    ("kind", "data", "problem"),
     [
-        ("hand.hold", {"rule": "SEAT-COUNT", "reason": "r", "ruling": "x"}, "hold missing"),
-        ("hand.hold", {"hold": 7, "rule": "R", "reason": "r", "ruling": "x"}, "hold not a str"),
-        (
-            "hand.hold",
-            {"hold": "h", "rule": "R", "reason": "r", "ruling": "x", "seat": True},
-            "bool seat",
-        ),
-        (
-            "hand.hold",
-            {"hold": "h", "rule": "R", "reason": "r", "ruling": "x", "seat": "3"},
-            "str seat",
-        ),
-        (
-            "hand.hold",
-            {"hold": "h", "rule": "R", "reason": "r", "ruling": "x", "kill": 3},
-            "kill not a list",
-        ),
-        ("betting.action", {"seat": 1, "action": "juggle"}, "unknown action"),
-        ("pot.awarded", {"pots": [{"amount": "10"}]}, "nested record wrong"),
+        ("hand.hold", {"rule": "SEAT-COUNT", "reason": "r", "ruling": "x"}, "hold (missing)"),
+        ("hand.hold", {**HOLD, "hold": 7}, "hold (not a string)"),
+        ("betting.action", {"seat": 1, "action": "juggle"}, "action (not a ActionKind)"),
+        ("pot.awarded", {"pots": [{"amount": "10"}], "payouts": {}}, "pots (amount"),
         (
             "hand.started",
-            {"button": 1, "seats": [1, 2], "stacks": {"1": "a"}},
-            "stack not a number",
+            {"button": 1, "seats": [1, 2], "blinds": [1, 2], "ante": 0, "stacks": {"1": "a"}},
+            "stacks (not an integer)",
+        ),
+        (
+            "hand.started",
+            {"button": True, "seats": [1], "blinds": [1, 2], "ante": 0, "stacks": {}},
+            "button (not an integer)",
         ),
     ],
 )
-def test_data_that_does_not_fit_its_type_reads_as_recorded_not_as_a_half_record(
-    kind: str, data: dict[str, Any], why: str
+def test_a_required_field_that_does_not_fit_makes_the_event_recorded_not_a_half_record(
+    kind: str, data: dict[str, Any], problem: str
 ) -> None:
-    decoded = decode_data(kind, data)
-    assert type(decoded) is Recorded, why
+    problems: list[str] = []
+    decoded = decode_data(kind, data, problems=problems)
+    assert type(decoded) is Recorded
     assert (decoded.type, decoded.public()) == (kind, data)
+    assert any(p.startswith(problem) for p in problems), problems
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        ({**HOLD, "seat": True}, "seat (not an integer)"),
+        ({**HOLD, "seat": "3"}, "seat (not an integer)"),
+        ({**HOLD, "kill": 3}, "kill (not a list)"),
+        ({**HOLD, "kill": [1, "2"]}, "kill (not an integer)"),
+    ],
+)
+def test_an_optional_field_that_does_not_fit_is_left_out_and_named(
+    data: dict[str, Any], problem: str
+) -> None:
+    problems: list[str] = []
+    decoded = decode_data("hand.hold", data, problems=problems)
+    assert isinstance(decoded, et.HandHold)
+    assert (decoded.hold, decoded.seat, decoded.evidence.kill) == ("h", None, None)
+    assert problems == [problem]
 
 
 @pytest.mark.parametrize(

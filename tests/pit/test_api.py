@@ -38,7 +38,19 @@ async def client(
     )
     store.ingest(
         [
-            event_in(envelope(1, "hand.started", data={"button": 1, "seats": [1, 2]})),
+            event_in(
+                envelope(
+                    1,
+                    "hand.started",
+                    data={
+                        "button": 1,
+                        "seats": [1, 2],
+                        "blinds": [1, 2],
+                        "ante": 0,
+                        "stacks": {"1": 100, "2": 100},
+                    },
+                )
+            ),
             event_in(envelope(2, "deal.group.delivered", data={"seat": 1, "count": 2})),
             event_in(secret, "secure"),
         ]

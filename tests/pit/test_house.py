@@ -144,17 +144,29 @@ def test_a_store_of_the_previous_schema_gains_the_columns_from_its_events(
 
 
 def test_malformed_house_money_is_left_out_and_the_rest_kept(store: Store) -> None:
-    started = test_store.envelope(
-        1,
-        "hand.started",
-        data={"button": 1, "seats": [2, 1], "blinds": [1, 2], "straddles": {"3": "big"}},
-    )
+    start = {"button": 1, "seats": [2, 1], "blinds": [1, 2], "ante": 0, "stacks": {"1": 9}}
+    # an optional field that does not fit (a straddle that is not chips, a waiver that is not
+    # a reason) is left out and the rest of its event used
+    started = test_store.envelope(1, "hand.started", data={**start, "straddles": {"3": "big"}})
     taken = test_store.envelope(
-        2, "pot.rake.taken", data={"rake": "ten", "jackpot": 1, "pots": ["x", 2], "total": 3}
+        2, "pot.rake.taken", data={"rake": 3, "jackpot": 1, "pots": [3], "total": 4, "waived": 7}
     )
+    # a required one that does not fit: the data is not that event's, nothing of it is derived
     ran = test_store.envelope(3, "board.runout.started", data={"run": "two"})
-    store.ingest([event_in(taken), event_in(ran), event_in(started)])
-    (hand,) = store.hands()
-    assert hand["straddles"] is None
-    assert (hand["rake"], hand["rake_pots"], hand["jackpot"]) == (None, [2], 1)
-    assert hand["runouts"] == 1
+    second = {"hand": "T1-00002"}
+    started_2 = test_store.envelope(4, "hand.started", data=start, **second)
+    taken_2 = test_store.envelope(
+        5,
+        "pot.rake.taken",
+        data={"rake": "ten", "jackpot": 1, "pots": ["x", 2], "total": 3},
+        **second,
+    )
+    store.ingest([event_in(e) for e in (taken, ran, started, taken_2, started_2)])
+    first, other = sorted(store.hands(), key=lambda h: h["hand_id"])
+    assert first["straddles"] is None
+    assert first["button"] == 1
+    assert (first["rake"], first["rake_pots"], first["jackpot"]) == (3, [3], 1)
+    assert first["rake_waived"] is None
+    assert first["runouts"] == 1
+    assert (other["rake"], other["rake_pots"], other["jackpot"]) == (None, None, None)
+    assert other["button"] == 1

@@ -132,7 +132,9 @@ async def test_every_stream_of_a_page_shares_one_read_of_the_store_per_change(
         writer = Store(url)
         for n in range(1, 6):
             hold = envelope(
-                n, "hand.hold", data={"hold": f"h{n}", "rule": "SEAT-COUNT", "reason": "r"}
+                n,
+                "hand.hold",
+                data={"hold": f"h{n}", "rule": "SEAT-COUNT", "reason": "r", "ruling": "misdeal"},
             )
             writer.ingest([event_in(hold)])
             pit.board.touch()

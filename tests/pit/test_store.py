@@ -14,6 +14,9 @@ from controller.pit.ingest import Route, parse_event
 from controller.pit.schema import SCHEMA_VERSION
 from controller.pit.store import EventIn, Store
 
+#: The default event's data: a check, whole (the pit names any field an event lacks).
+_CHECK = {"seat": 1, "action": "check", "stack": 100, "all_in": False}
+
 
 def envelope(
     seq: int,
@@ -40,7 +43,7 @@ def envelope(
         "rules": rules or [],
         "severity": severity,
         "needs_confirm": False,
-        "data": data or {},
+        "data": data if data is not None else _CHECK if type_ == "betting.action" else {},
     }
     if by is not None:
         body["by"] = by
@@ -122,7 +125,13 @@ def test_hands_holds_rulings_and_alarms_are_derived_once(store: Store) -> None:
     )
     alarm = envelope(7, "integrity.alarm", data={"reason": "foreign card"}, severity="critical")
     awarded = envelope(
-        8, "pot.awarded", data={"pots": [{"amount": 6}], "payouts": {"1": 6}}, rules=["DE-1552"]
+        8,
+        "pot.awarded",
+        data={
+            "pots": [{"amount": 6, "eligible": [1, 3], "winners": {"1": 6}, "odd_chips": {}}],
+            "payouts": {"1": 6},
+        },
+        rules=["DE-1552"],
     )
     done = envelope(9, "hand.completed", data={"stacks": {"1": 104}, "next_button": 1})
     # out of order, in two batches, one of them twice
