@@ -153,13 +153,12 @@ def test_malformed_house_money_is_left_out_and_the_rest_kept(store: Store) -> No
     )
     # a required one that does not fit: the data is not that event's, nothing of it is derived
     ran = test_store.envelope(3, "board.runout.started", data={"run": "two"})
-    second = {"hand": "T1-00002"}
-    started_2 = test_store.envelope(4, "hand.started", data=start, **second)
+    started_2 = test_store.envelope(4, "hand.started", data=start, hand="T1-00002")
     taken_2 = test_store.envelope(
         5,
         "pot.rake.taken",
         data={"rake": "ten", "jackpot": 1, "pots": ["x", 2], "total": 3},
-        **second,
+        hand="T1-00002",
     )
     store.ingest([event_in(e) for e in (taken, ran, started, taken_2, started_2)])
     first, other = sorted(store.hands(), key=lambda h: h["hand_id"])
