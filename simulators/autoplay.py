@@ -13,6 +13,8 @@ import random
 from dataclasses import dataclass
 
 from controller.game.betting import options
+from controller.table.decoder import record_of
+from controller.table.event_types import CommandRejected
 from controller.table.inputs import Action, ActionKind, Muck, RunItTwice, StartHand, TableHand
 from controller.table.state import HandState, Phase
 from controller.table.streets import Street
@@ -122,7 +124,7 @@ class AutoDealing(StepPlayer):
         else:
             action = Action(self.tick(), opts.seat, ActionKind.CALL)
         events = await self.feed(action)
-        if events[0].type == "command.rejected":
+        if isinstance(record_of(events[0]), CommandRejected):
             raise RuntimeError(f"legal action rejected: {action}: {events[0].data}")
 
     async def resolve_showdown(self) -> None:

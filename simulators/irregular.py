@@ -19,6 +19,7 @@ from datetime import timedelta
 
 from controller.cards import Card
 from controller.decks import load_deck
+from controller.table.event_types import StubReshuffleRequired
 from controller.table.inputs import (
     Boxed,
     ButtonReport,
@@ -138,7 +139,7 @@ class IrregularDealing(AutoDealing):
             await self.advance(self.run.state.hand.deal.deadline)
 
     def _reshuffle_asked(self) -> bool:
-        asked = sum(1 for e in self.run.events if e.type == "stub.reshuffle.required")
+        asked = sum(1 for e in self.run.events if e.type == StubReshuffleRequired.TYPE)
         if asked > self._reshuffled:
             self._reshuffled = asked
             return True

@@ -68,6 +68,7 @@ from controller.shell.table import RecoveryReport, ShutdownError, TableRunner, j
 from controller.shell.topics import Topics
 from controller.shell.writer import JournalWriter
 from controller.table.engine import deadline
+from controller.table.event_types import JournalDisk
 from controller.table.events import TableEvent
 from controller.table.inputs import (
     ControllerRestarted,
@@ -202,7 +203,7 @@ class Daemon:
         self.space.measure()
         self._alarms_changed()
         journal = self.writer.journal
-        recorded = await self.writer.call(journal.event_bodies, "journal.disk")
+        recorded = await self.writer.call(journal.event_bodies, JournalDisk.TYPE)
         await self.space.resume(self._record_event, last_recovered(recorded))
         self._changed()
         for device_id, device in self.devices.devices.items():

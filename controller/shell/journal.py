@@ -87,6 +87,7 @@ from controller.shell.segments import (
     read_header,
     read_rows,
 )
+from controller.table.event_types import JournalAccepted
 
 __all__ = ["JournalDamagedError", "JournalError"]
 
@@ -1158,7 +1159,7 @@ class Journal:
         """The furthest chain position (or input, ``input_through``) maintenance accepted."""
         furthest = 0
         furthest = self._archived_max(f"$.accepted.{field}")  # decisions archived with theirs
-        for body in self.event_bodies("journal.accepted"):
+        for body in self.event_bodies(JournalAccepted.TYPE):
             try:
                 value = json.loads(body)["data"][field]
             except (ValueError, KeyError, TypeError):

@@ -89,6 +89,7 @@ from controller.shell.segments import (
 )
 from controller.shell.space import JournalFullError, Reserve, is_full, journal_bytes
 from controller.shell.table import RECENT_INPUTS
+from controller.table.event_types import HandCompleted, HandMisdeal, HandVoid, JournalAccepted
 
 log = structlog.get_logger("tablectl.retention")
 
@@ -100,7 +101,7 @@ T = TypeVar("T")
 STOP_WAIT = 5.0
 
 #: The events that close a hand: its rows may be archived once enough hands followed.
-ENDS = ("hand.completed", "hand.misdeal", "hand.void")
+ENDS = (HandCompleted.TYPE, HandMisdeal.TYPE, HandVoid.TYPE)
 
 
 class Write(Protocol):
@@ -500,7 +501,7 @@ def _header(
             hand = row.content[3]
             if hand is not None and (not hands or hands[-1] != hand) and hand not in hands[-3:]:
                 hands.append(str(hand))
-            if row.content[2] == "journal.accepted":
+            if row.content[2] == JournalAccepted.TYPE:
                 _accepted(str(row.content[4]), accepted)
     first, last = rows[0].pos, rows[-1].pos
     return {

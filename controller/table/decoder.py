@@ -44,16 +44,8 @@ class DecodeError(ValueError):
     """An event's data that does not fit its type's record."""
 
 
-def _records() -> dict[str, type[EventData]]:
-    found: dict[str, type[EventData]] = {}
-    for value in vars(event_types).values():
-        if isinstance(value, type) and issubclass(value, EventData) and value.TYPE:
-            found[value.TYPE] = value
-    return found
-
-
 #: Every event type and its record.
-RECORDS: Mapping[str, type[EventData]] = _records()
+RECORDS: Mapping[str, type[EventData]] = event_types.EVENT_TYPES
 
 #: The event types that record a ruling or a decision someone made at the table.
 RULING_TYPES: frozenset[str] = frozenset(t for t, cls in RECORDS.items() if cls.RULING)

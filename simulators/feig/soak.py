@@ -18,6 +18,8 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from controller.table.decoder import record_of
+from controller.table.event_types import CommandRejected, IrregularityDetected
 from controller.table.events import TableEvent
 from controller.table.inputs import (
     Action,
@@ -128,7 +130,7 @@ class RadioDealer(AutoDealer):
             self.slide_moves
             and isinstance(event, Action)
             and event.action is ActionKind.FOLD
-            and not any(e.type == "command.rejected" for e in events)
+            and not any(e.type == CommandRejected.TYPE for e in events)
         ):
             await self._muck_hand(event.seat)
         return events
@@ -136,8 +138,9 @@ class RadioDealer(AutoDealer):
     async def _core(self, event: Input) -> list[TableEvent]:
         events = await super().feed(event)
         for e in events:
-            if e.type == "irregularity.detected":
-                self.figures.irregularities.append(str(e.data.get("reason", e.data)))
+            record = record_of(e)
+            if isinstance(record, IrregularityDetected):
+                self.figures.irregularities.append(record.reason)
         return events
 
     async def _put(self, zone: Zone, uid: str) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 
 from controller.cards import Card
+from controller.table.event_types import HandCompleted
 from controller.table.inputs import DeviceRebooted, Purpose, Zone
 from controller.table.state import MUCK, HandState
 from simulators.irregular import MISTAKES, IrregularDealing, Mistake
@@ -46,7 +47,7 @@ class TableDealer(DevicePlay, IrregularDealing):
         """One hand (possibly with a mistake); False when fewer than two seats have chips."""
         seen = len(self.run.events)
         played = await super().deal_hand()
-        self.completed += sum(1 for e in self.run.events[seen:] if e.type == "hand.completed")
+        self.completed += sum(1 for e in self.run.events[seen:] if e.type == HandCompleted.TYPE)
         return played
 
     async def random_action(self) -> None:

@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from controller.table.event_types import DeviceStatus
+
 #: Data keys left out of every event.
 VOLATILE = frozenset({"shuffle_id", "commitment", "deck_out_of_service", "paid_until"})
 #: Data keys left out of device.status events.
@@ -30,7 +32,7 @@ SHUFFLER = "shuffler"
 
 def chatter(env: Mapping[str, Any]) -> bool:
     """A device.status event that only says a device connected, or what a reader noticed."""
-    if env["type"] != "device.status" or env.get("rules"):
+    if env["type"] != DeviceStatus.TYPE or env.get("rules"):
         return False
     data = env.get("data", {})
     return "health" in data or data.get("device") != SHUFFLER
@@ -38,7 +40,7 @@ def chatter(env: Mapping[str, Any]) -> bool:
 
 def normal(env: Mapping[str, Any]) -> dict[str, Any]:
     """One event in normal form."""
-    drop = VOLATILE | (DEVICE_WORDS if env["type"] == "device.status" else frozenset())
+    drop = VOLATILE | (DEVICE_WORDS if env["type"] == DeviceStatus.TYPE else frozenset())
     return {
         "type": env["type"],
         "rules": [str(rule) for rule in env.get("rules", [])],

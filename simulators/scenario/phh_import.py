@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from controller.cards import STANDARD_DECK
+from controller.table.event_types import HandCompleted, PotRakeTaken
 
 _STREETS = ("flop", "turn", "river")
 
@@ -269,10 +270,10 @@ def _deck(
 def _expectations(doc: Mapping[str, Any], seats: list[int]) -> list[dict[str, Any]]:
     expects: list[dict[str, Any]] = []
     if "_rake" in doc:
-        expects.append({"type": "pot.rake.taken", "data": {"rake": doc["_rake"]}})
+        expects.append({"type": PotRakeTaken.TYPE, "data": {"rake": doc["_rake"]}})
     if "finishing_stacks" in doc:
         final = {str(s): c for s, c in zip(seats, doc["finishing_stacks"], strict=True)}
-        expects.append({"type": "hand.completed", "data": {"stacks": final}})
+        expects.append({"type": HandCompleted.TYPE, "data": {"stacks": final}})
     return expects
 
 

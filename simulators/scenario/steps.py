@@ -18,6 +18,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from controller.cards import Card, parse_card
 from controller.decks import load_deck
+from controller.table.decoder import record_of
+from controller.table.event_types import CommandRejected
 from controller.table.flow import losers
 from controller.table.inputs import (
     COMMANDS,
@@ -304,7 +306,7 @@ class StepPlayer(TablePrimitives):
             to_call = hand.chips.round.current - hand.chips.round.bets.get(seat, 0)
             kind = ActionKind.CALL if to_call > 0 else ActionKind.CHECK
             events = await self.feed(Action(self.tick(), seat, kind))
-            if events and events[0].type == "command.rejected":
+            if events and isinstance(record_of(events[0]), CommandRejected):
                 raise ScenarioError(events[0].data["reason"])
         raise ScenarioError("the betting round did not close")
 

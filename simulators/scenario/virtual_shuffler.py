@@ -12,6 +12,8 @@ from typing import NamedTuple
 
 from controller.cards import Card
 from controller.deck_order import deck_order
+from controller.table.decoder import record_of
+from controller.table.event_types import StubReshuffleRequired
 from controller.table.events import TableEvent
 from controller.table.inputs import Purpose
 from controller.table.tray import BOARD_PURPOSES
@@ -105,9 +107,10 @@ def returned_cards(
     named: set[int] = set()
     unread = False
     for event in events:
-        if event.type != "stub.reshuffle.required":
+        record = record_of(event)
+        if not isinstance(record, StubReshuffleRequired):
             continue
-        back.extend(c for c in event.data["with"] if c not in back)
+        back.extend(c for c in record.back if c not in back)
         unread = unread or bool(event.data.get("unread"))
         named.update(event.data.get("unread_groups", ()))
     spent: set[int] = set()

@@ -20,6 +20,8 @@ from typing import Any
 
 from controller.pit.console.rules import rule_text
 from controller.pit.health import Lost
+from controller.table.decoder import decode
+from controller.table.event_types import DealGroupDelivered
 
 #: Evidence and event fields naming cards: shown to the surveillance role only.
 CARD_FIELDS = frozenset({"card", "cards", "hidden_card", "expected", "uid", "uids", "order"})
@@ -263,11 +265,11 @@ def hole_cards(events: Iterable[Mapping[str, Any]], hand_id: str | None) -> dict
     if hand_id is None:
         return cards
     for e in events:
-        data = e.get("data")
-        if e.get("hand_id") != hand_id or not isinstance(data, dict):
+        if e.get("hand_id") != hand_id:
             continue
-        if e.get("type") == "deal.group.delivered" and isinstance(data.get("cards"), list):
-            cards[str(data.get("seat"))] = [str(c) for c in data["cards"]]
+        record = decode(e)
+        if isinstance(record, DealGroupDelivered) and record.cards is not None:
+            cards[str(record.seat)] = list(record.cards)
     return cards
 
 
