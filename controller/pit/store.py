@@ -165,11 +165,18 @@ class Store:
             rows = db.all(
                 "SELECT table_id, epoch, seq, ts, hand_id, type, severity, source, public "
                 "FROM events WHERE public IS NOT NULL AND (table_id, epoch, seq) > (?, ?, ?) "
-                "AND (type IN ('hand.started', 'pot.rake.taken', 'board.runout.started', "
-                "'house.time.collected') OR (type = 'betting.action' "
-                "AND public LIKE ?)) "
+                "AND (type IN (?, ?, ?, ?) OR (type = ? AND public LIKE ?)) "
                 "ORDER BY table_id, epoch, seq LIMIT ?",
-                (*after, "%ANTE-TABLE%", _BACKFILL_BATCH),
+                (
+                    *after,
+                    et.HandStarted.TYPE,
+                    et.PotRakeTaken.TYPE,
+                    et.BoardRunoutStarted.TYPE,
+                    et.HouseTimeCollected.TYPE,
+                    et.BettingAction.TYPE,
+                    "%ANTE-TABLE%",
+                    _BACKFILL_BATCH,
+                ),
             )
             if not rows:
                 return
@@ -506,16 +513,16 @@ class Store:
         for table, epoch, seq in marks:
             row = db.one(
                 "SELECT max(seq) FROM events WHERE table_id = ? AND epoch = ? "
-                "AND seq BETWEEN ? AND ? AND type = 'house.time.collected'",
-                (table, epoch, seq - _TIME_REACH, seq),
+                "AND seq BETWEEN ? AND ? AND type = ?",
+                (table, epoch, seq - _TIME_REACH, seq, et.HouseTimeCollected.TYPE),
             )
             if row is not None and row[0] is not None:
                 collected.add((table, epoch, int(row[0])))
         for table, epoch, seq in sorted(collected):
             start = db.one(
                 "SELECT seq, hand_id FROM events WHERE table_id = ? AND epoch = ? "
-                "AND seq > ? AND seq <= ? AND type = 'hand.started' ORDER BY seq LIMIT 1",
-                (table, epoch, seq, seq + _TIME_REACH),
+                "AND seq > ? AND seq <= ? AND type = ? ORDER BY seq LIMIT 1",
+                (table, epoch, seq, seq + _TIME_REACH, et.HandStarted.TYPE),
             )
             if start is None:
                 continue
@@ -530,8 +537,8 @@ class Store:
                 "SELECT public FROM events WHERE table_id = ? AND epoch = ? AND seq = ?",
                 (table, epoch, seq),
             )
-            data = json.loads(body[0]).get("data") if body and body[0] else None
-            total = _int(data.get("total")) if isinstance(data, dict) else None
+            record = decode(json.loads(body[0])) if body and body[0] else None
+            total = _int(record.total) if isinstance(record, et.HouseTimeCollected) else None
             if total is not None:
                 db.execute(
                     "UPDATE hands SET time_collected = ? "
