@@ -1,0 +1,351 @@
+"""What the pit derives from each newly stored public event, in the batch's transaction: its rule
+IDs, its hand's row (start, outcome, stacks, payouts, the house's money), holds and their
+resolution, rulings, alarms, and the time collected before a hand.
+
+Every event is read as its typed record (controller/table/decoder.py): a field that did not fit
+its type was left out of the record, so nothing here checks a value's type, only that a column
+can hold it (controller/pit/rows.py).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from controller.pit.db import Db
+from controller.pit.rows import (
+    amount_list,
+    bigint_or_none,
+    integer_or_none,
+    json_or_null,
+    last_per_key,
+    seat_chips,
+    seat_list,
+    text_or_none,
+    typed_columns,
+)
+from controller.table import event_types as et
+from controller.table.decoder import decode
+from controller.table.events import EventData, Recorded
+
+if TYPE_CHECKING:
+    from controller.pit.store import EventIn
+
+
+#: How many seqs apart time collected (``house.time.collected``) and the start of its hand may be:
+#: they are events of one command, a few seqs apart.
+_TIME_REACH = 64
+
+
+class Projections:
+    """The derived rows of a :class:`~controller.pit.store.Store`."""
+
+    db: Db
+
+    # ------------------------------------------------------------------ derived rows
+
+    def _derive(self, events: Sequence[EventIn]) -> None:
+        """Rule IDs, hands, holds, rulings and alarms of newly stored public events."""
+        db = self.db
+        event_rules: list[tuple[Any, ...]] = []
+        hand_rules: set[tuple[str, str, str, str]] = set()
+        rulings: list[tuple[Any, ...]] = []
+        alarms: list[tuple[Any, ...]] = []
+        holds_raised: list[tuple[Any, ...]] = []
+        holds_resolved: list[tuple[Any, ...]] = []
+        hands: dict[tuple[str, str, str], dict[str, Any]] = {}
+        time_marks: set[tuple[str, str, int]] = set()
+        for e in events:
+            body, record = e.body, e.record
+            rules = [r for r in body.get("rules", ()) if isinstance(r, str)]
+            by = body.get("by") if isinstance(body.get("by"), dict) else {}
+            assert isinstance(by, dict)
+            for rule in rules:
+                event_rules.append((e.table_id, e.epoch, e.seq, rule))
+                if e.hand_id is not None:
+                    hand_rules.add((e.table_id, e.epoch, e.hand_id, rule))
+            if e.hand_id is not None:
+                hand = hands.setdefault(
+                    (e.table_id, e.epoch, e.hand_id), {"first_seq": e.seq, "last_seq": e.seq}
+                )
+                hand["first_seq"] = min(hand["first_seq"], e.seq)
+                hand["last_seq"] = max(hand["last_seq"], e.seq)
+                columns = _hand_columns(record, e.ts, rules)
+                if "runouts" in columns:  # a batch may hold the hand's events in any order
+                    columns["runouts"] = max(columns["runouts"], hand.get("runouts", 0))
+                hand.update(columns)
+            else:  # HOUSE-TIME: time is collected just before a hand starts, in no hand
+                time_marks.add((e.table_id, e.epoch, e.seq))
+            if isinstance(record, et.HandStarted):
+                time_marks.add((e.table_id, e.epoch, e.seq))
+            if record.RULING:
+                cited, hold, decision = _ruling(record)
+                rulings.append(
+                    (
+                        e.table_id,
+                        e.epoch,
+                        e.seq,
+                        e.hand_id,
+                        e.ts,
+                        e.type,
+                        cited or (rules[0] if rules else None),
+                        hold,
+                        decision,
+                        text_or_none(by.get("person")),
+                        text_or_none(by.get("role")),
+                    )
+                )
+            # a device's fault is an alarm whatever its severity: the floor acknowledges it
+            fault = record.fault if isinstance(record, et.DeviceStatus) else None
+            alarm = isinstance(record, et.IntegrityAlarm)
+            if alarm or e.severity == "critical" or fault is not None:
+                cited, reason = _alarm(record)
+                alarms.append(
+                    (
+                        e.table_id,
+                        e.epoch,
+                        e.seq,
+                        e.ts,
+                        e.hand_id,
+                        e.type,
+                        e.severity,
+                        cited or (rules[0] if rules else None),
+                        reason,
+                    )
+                )
+            if isinstance(record, et.HandHold):
+                # the evidence as the hold showed it: every field beside the hold's own
+                evidence = record.evidence.public()
+                holds_raised.append(
+                    (
+                        e.table_id,
+                        e.epoch,
+                        record.hold,
+                        e.hand_id,
+                        record.rule,
+                        record.reason,
+                        record.ruling,
+                        integer_or_none(record.seat),
+                        json.dumps(evidence, separators=(",", ":")),
+                        e.ts,
+                        e.seq,
+                    )
+                )
+            if isinstance(record, et.HandResume) and record.hold is not None:
+                holds_resolved.append(
+                    (
+                        e.table_id,
+                        e.epoch,
+                        record.hold,
+                        e.hand_id,
+                        e.ts,
+                        e.seq,
+                        record.decision,
+                        record.by,
+                        text_or_none(by.get("person")),
+                        text_or_none(by.get("role")),
+                    )
+                )
+        nothing = "ON CONFLICT DO NOTHING"
+        db.insert("event_rules", typed_columns("table_id epoch seq rule"), event_rules, nothing)
+        db.insert(
+            "hand_rules", typed_columns("table_id epoch hand_id rule"), sorted(hand_rules), nothing
+        )
+        db.insert(
+            "rulings",
+            typed_columns("table_id epoch seq hand_id ts type rule hold decision person role"),
+            rulings,
+            nothing,
+        )
+        db.insert(
+            "alarms",
+            typed_columns("table_id epoch seq ts hand_id type severity rule reason"),
+            alarms,
+            nothing,
+        )
+        db.insert(
+            "holds",
+            typed_columns(
+                "table_id epoch hold hand_id rule reason ruling seat evidence raised_ts raised_seq"
+            ),
+            last_per_key(holds_raised, 3),
+            "ON CONFLICT (table_id, epoch, hold) DO UPDATE SET hand_id = excluded.hand_id, "
+            "rule = excluded.rule, reason = excluded.reason, ruling = excluded.ruling, "
+            "seat = excluded.seat, evidence = excluded.evidence, raised_ts = excluded.raised_ts, "
+            "raised_seq = excluded.raised_seq",
+        )
+        db.insert(
+            "holds",
+            typed_columns(
+                "table_id epoch hold hand_id resolved_ts resolved_seq decision resolved_by "
+                "person role"
+            ),
+            last_per_key(holds_resolved, 3),
+            "ON CONFLICT (table_id, epoch, hold) DO UPDATE SET "
+            "resolved_ts = excluded.resolved_ts, resolved_seq = excluded.resolved_seq, "
+            "decision = excluded.decision, resolved_by = excluded.resolved_by, "
+            "person = excluded.person, role = excluded.role",
+        )
+        self._hands(hands)
+        self._time_collected(time_marks)
+
+    def _time_collected(self, marks: Iterable[tuple[str, str, int]]) -> None:
+        """HOUSE-TIME: the time collected goes on the row of the hand that starts next.
+
+        ``house.time.collected`` belongs to no hand: it comes in the same command as the
+        ``hand.started`` after it, with no other hand's events between. Each mark (a new
+        ``hand.started`` or event of no hand) looks back, a command's events at most, for the
+        last time collected at or before it; the hand it belongs to is the first
+        ``hand.started`` after that, once every seq between the two is stored (the missing seq,
+        when it comes, is a mark too).
+        """
+        db = self.db
+        collected: set[tuple[str, str, int]] = set()
+        for table, epoch, seq in marks:
+            row = db.one(
+                "SELECT max(seq) FROM events WHERE table_id = ? AND epoch = ? "
+                "AND seq BETWEEN ? AND ? AND type = ?",
+                (table, epoch, seq - _TIME_REACH, seq, et.HouseTimeCollected.TYPE),
+            )
+            if row is not None and row[0] is not None:
+                collected.add((table, epoch, int(row[0])))
+        for table, epoch, seq in sorted(collected):
+            start = db.one(
+                "SELECT seq, hand_id FROM events WHERE table_id = ? AND epoch = ? "
+                "AND seq > ? AND seq <= ? AND type = ? ORDER BY seq LIMIT 1",
+                (table, epoch, seq, seq + _TIME_REACH, et.HandStarted.TYPE),
+            )
+            if start is None:
+                continue
+            between = db.one(
+                "SELECT count(*) FROM events WHERE table_id = ? AND epoch = ? "
+                "AND seq > ? AND seq < ?",
+                (table, epoch, seq, start[0]),
+            )
+            if between is None or int(between[0]) != int(start[0]) - seq - 1:
+                continue
+            body = db.one(
+                "SELECT public FROM events WHERE table_id = ? AND epoch = ? AND seq = ?",
+                (table, epoch, seq),
+            )
+            record = decode(json.loads(body[0])) if body and body[0] else None
+            total = (
+                bigint_or_none(record.total) if isinstance(record, et.HouseTimeCollected) else None
+            )
+            if total is not None:
+                db.execute(
+                    "UPDATE hands SET time_collected = ? "
+                    "WHERE table_id = ? AND epoch = ? AND hand_id = ?",
+                    (total, table, epoch, start[1]),
+                )
+
+    def _hands(self, hands: Mapping[tuple[str, str, str], Mapping[str, Any]]) -> None:
+        db = self.db
+        grouped: dict[tuple[str, ...], list[tuple[Any, ...]]] = defaultdict(list)
+        for (table, epoch, hand_id), columns in sorted(hands.items()):
+            names = tuple(sorted(k for k in columns if k not in ("first_seq", "last_seq")))
+            grouped[names].append(
+                (
+                    table,
+                    epoch,
+                    hand_id,
+                    columns["first_seq"],
+                    columns["last_seq"],
+                    *(columns[n] for n in names),
+                )
+            )
+        for names, rows in grouped.items():
+            names_all = ("table_id", "epoch", "hand_id", "first_seq", "last_seq", *names)
+            updates = [
+                f"first_seq = {db.least}(hands.first_seq, excluded.first_seq)",
+                f"last_seq = {db.greatest}(hands.last_seq, excluded.last_seq)",
+                *(
+                    f"{n} = {db.greatest}(COALESCE(hands.{n}, 0), excluded.{n})"
+                    if n == "runouts"  # RUN-TWICE: the most runouts any event showed
+                    else f"{n} = excluded.{n}"
+                    for n in names
+                ),
+            ]
+            db.insert(
+                "hands",
+                typed_columns(" ".join(names_all)),
+                rows,
+                f"ON CONFLICT (table_id, epoch, hand_id) DO UPDATE SET {', '.join(updates)}",
+            )
+
+
+#: How a hand ended, by the record of the event that ended it.
+HAND_END: dict[type[EventData], str] = {
+    et.HandCompleted: "completed",
+    et.HandMisdeal: "misdeal",
+    et.HandVoid: "void",
+}
+
+
+def _hand_columns(record: EventData, ts: str, rules: Sequence[str] = ()) -> dict[str, Any]:
+    """The columns of a hand's row that this event decides (a value a column cannot hold is left
+    out, not served: controller/pit/published.py names it among the refused messages)."""
+    if isinstance(record, et.HandStarted):
+        straddles = seat_chips(dict(record.straddles or {}))
+        return {
+            "started_ts": ts,
+            "straddles": json.dumps(straddles) if straddles else None,
+            "runouts": 1,
+            "button": integer_or_none(record.button),
+            "seats": json_or_null(seat_list(list(record.seats))),
+            "blinds": json_or_null(amount_list(list(record.blinds))),
+            "ante": bigint_or_none(record.ante),
+            "stacks_before": json_or_null(seat_chips(dict(record.stacks))),
+        }
+    outcome = HAND_END.get(type(record))
+    if outcome is not None:
+        columns: dict[str, Any] = {"ended_ts": ts, "outcome": outcome}
+        if isinstance(record, et.HandCompleted):
+            columns["stacks_after"] = json_or_null(seat_chips(dict(record.stacks)))
+        return columns
+    if isinstance(record, et.PotAwarded):
+        return {
+            "payouts": json_or_null(seat_chips(dict(record.payouts))),
+            "pot": bigint_or_none(sum(pot.amount for pot in record.pots)),
+        }
+    if isinstance(record, et.PotRakeTaken):  # HOUSE-RAKE, HOUSE-DROP-JACKPOT
+        rake_pots = amount_list(list(record.pots), keep_valid=True)
+        return {
+            "rake": bigint_or_none(record.rake),
+            "rake_pots": None if rake_pots is None else json.dumps(rake_pots),
+            "jackpot": bigint_or_none(record.jackpot),
+            "rake_waived": record.waived,
+        }
+    if isinstance(record, et.BoardRunoutStarted):  # RUN-TWICE
+        run = integer_or_none(record.run)
+        return {} if run is None else {"runouts": run}
+    if isinstance(record, et.BettingAction) and record.blind == "ante" and "ANTE-TABLE" in rules:
+        return {"ante_seat": integer_or_none(record.seat)}
+    return {}
+
+
+def _ruling(record: EventData) -> tuple[str | None, str | None, str | None]:
+    """A ruling's rule, the hold it decides and the decision, as its record says them."""
+    if isinstance(record, et.HandResume | et.FloorOverride):
+        return record.rule, record.hold, record.decision
+    if isinstance(record, et.HandHold):
+        return record.rule, record.hold, record.ruling
+    if isinstance(record, et.HandMisdeal | et.HandVoid):
+        return record.rule, None, None
+    return None, None, None  # an award, a corrected action: the rules cited say it
+
+
+def _alarm(record: EventData) -> tuple[str | None, str | None]:
+    """An alarm's rule and reason: a device's fault, or what the event says of itself (an
+    event this pit does not know, or whose data did not fit its type, as it came)."""
+    if isinstance(record, et.DeviceStatus) and record.fault is not None:
+        detail = f": {record.detail}" if record.detail is not None else ""
+        return None, f"{record.device} fault {record.fault}{detail}"
+    if isinstance(record, Recorded):
+        written = record.public()
+        return text_or_none(written.get("rule")), text_or_none(written.get("reason"))
+    return text_or_none(getattr(record, "rule", None)), text_or_none(
+        getattr(record, "reason", None)
+    )

@@ -1,0 +1,405 @@
+"""What the API and the console read from the pit's store: tables, epochs, events, hands, holds,
+alarms, births, gaps and counts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from controller.pit.db import Db, Row
+from controller.pit.rows import (
+    STREAM_COLUMN,
+    Stream,
+    alarm_list,
+    amount_list,
+    envelopes,
+    json_object,
+    json_value,
+    seat_chips,
+    seat_list,
+)
+
+#: A hand's row as the readers select it (its order is :func:`_hand`'s).
+_HAND_COLUMNS = (
+    "h.table_id, h.epoch, h.hand_id, h.started_ts, h.ended_ts, h.outcome, h.button, h.seats, "
+    "h.blinds, h.ante, h.stacks_before, h.stacks_after, h.payouts, h.pot, h.rake, h.first_seq, "
+    "h.last_seq, h.rake_pots, h.jackpot, h.rake_waived, h.time_collected, h.straddles, "
+    "h.ante_seat, h.runouts"
+)
+
+
+class Queries:
+    """The readers of a :class:`~controller.pit.store.Store`."""
+
+    db: Db
+
+    # ------------------------------------------------------------------ reading
+
+    def tables(self, table: str | None = None) -> list[dict[str, Any]]:
+        """Every table the pit has heard of (or only ``table``), with its open holds and gaps."""
+        where = "WHERE t.table_id = ? " if table is not None else ""
+        rows = self.db.all(
+            "SELECT t.table_id, t.online, t.bdseq, t.status_ts, t.version, t.epoch, "
+            "(SELECT COALESCE(MAX(s.max_seq), 0) FROM streams s WHERE s.table_id = t.table_id "
+            "AND s.epoch = t.epoch), "
+            "t.hand_id, t.phase, t.state_seq, "
+            "(SELECT COUNT(*) FROM holds h WHERE h.table_id = t.table_id "
+            "AND h.resolved_seq IS NULL AND h.raised_seq IS NOT NULL), "
+            "(SELECT COUNT(*) FROM gaps g WHERE g.table_id = t.table_id AND g.closed_at IS NULL), "
+            "t.degraded, t.alarms, (SELECT s.contiguous FROM streams s WHERE s.table_id = "
+            "t.table_id AND s.epoch = t.epoch AND s.stream = 'public') "
+            f"FROM tables t {where}ORDER BY t.table_id",
+            () if table is None else (table,),
+        )
+        return [
+            {
+                "table_id": r[0],
+                "online": None if r[1] is None else bool(r[1]),
+                "bdseq": r[2],
+                "status_ts": r[3],
+                "version": r[4],
+                "epoch": r[5],
+                "last_seq": r[6],
+                "hand_id": r[7],
+                "phase": r[8],
+                "state_seq": r[9],
+                "open_holds": int(r[10]),
+                "open_gaps": int(r[11]),
+                "degraded": bool(r[12]),
+                "alarms": alarm_list(json_value(r[13])),
+                "stored_seq": int(r[14] or 0),
+            }
+            for r in rows
+        ]
+
+    def table_state(self, table: str) -> dict[str, Any] | None:
+        """A table's last retained snapshot."""
+        row = self.db.one("SELECT state FROM tables WHERE table_id = ?", (table,))
+        state = json_value(row[0]) if row else None
+        return state if isinstance(state, dict) else None
+
+    def current_epoch(self, table: str) -> str | None:
+        """The epoch the table's row follows (its newest)."""
+        row = self.db.one("SELECT epoch FROM tables WHERE table_id = ?", (table,))
+        return row[0] if row else None
+
+    def epochs(self, table: str) -> list[dict[str, Any]]:
+        """Every epoch of a table, oldest first."""
+        rows = self.db.all(
+            "SELECT epoch, first_ts, first_seen, previous, reason FROM epochs WHERE table_id = ? "
+            "ORDER BY first_seen",
+            (table,),
+        )
+        names = ("epoch", "first_ts", "first_seen", "previous", "reason")
+        return [dict(zip(names, r, strict=True)) for r in rows]
+
+    def events(
+        self, table: str, epoch: str, since_seq: int, limit: int, stream: Stream = "public"
+    ) -> list[str]:
+        """The stored envelopes after ``since_seq``, in seq order (JSON text each)."""
+        column = STREAM_COLUMN[stream]
+        rows = self.db.all(
+            f"SELECT {column} FROM events WHERE table_id = ? AND epoch = ? AND seq > ? "
+            f"AND {column} IS NOT NULL ORDER BY seq LIMIT ?",
+            (table, epoch, since_seq, limit),
+        )
+        return [r[0] for r in rows]
+
+    def event_keys(self, table: str | None = None) -> list[tuple[str, str, int]]:
+        """Every stored event's key (for checks and benchmarks), in order."""
+        if table is None:
+            rows = self.db.all("SELECT table_id, epoch, seq FROM events ORDER BY 1, 2, 3")
+        else:
+            rows = self.db.all(
+                "SELECT table_id, epoch, seq FROM events WHERE table_id = ? ORDER BY 2, 3",
+                (table,),
+            )
+        return [(r[0], r[1], int(r[2])) for r in rows]
+
+    def holds(
+        self,
+        *,
+        open_only: bool = True,
+        table: str | None = None,
+        resolved_last: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """Holds, oldest first (open ones: raised and not resolved); ``resolved_last``: that
+        many resolved ones instead, the last resolved first."""
+        where = ["raised_seq IS NOT NULL"]
+        params: list[Any] = []
+        order = "raised_ts, table_id, raised_seq"
+        if open_only:
+            where.append("resolved_seq IS NULL")
+        if table is not None:
+            where.append("table_id = ?")
+            params.append(table)
+        if resolved_last is not None:
+            where.append("resolved_seq IS NOT NULL")
+            order = f"resolved_ts DESC, table_id LIMIT {int(resolved_last)}"
+        rows = self.db.all(
+            "SELECT table_id, epoch, hold, hand_id, rule, reason, ruling, seat, evidence, "
+            "raised_ts, raised_seq, resolved_ts, resolved_seq, decision, resolved_by, person, "
+            f"role FROM holds WHERE {' AND '.join(where)} ORDER BY {order}",
+            params,
+        )
+        return [
+            {
+                "table_id": r[0],
+                "epoch": r[1],
+                "hold": r[2],
+                "hand_id": r[3],
+                "rule": r[4],
+                "reason": r[5],
+                "ruling": r[6],
+                "seat": r[7],
+                "evidence": json_object(json_value(r[8])),
+                "raised_ts": r[9],
+                "raised_seq": r[10],
+                "resolution": None
+                if r[12] is None
+                else {
+                    "ts": r[11],
+                    "seq": r[12],
+                    "decision": r[13],
+                    "by": r[14],
+                    "person": r[15],
+                    "role": r[16],
+                },
+            }
+            for r in rows
+        ]
+
+    def hands(
+        self,
+        *,
+        table: str | None = None,
+        rule: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int = 200,
+    ) -> list[dict[str, Any]]:
+        """Hands, newest first, by table, rule and start time."""
+        where: list[str] = []
+        params: list[Any] = []
+        if table is not None:
+            where.append("h.table_id = ?")
+            params.append(table)
+        if rule is not None:
+            where.append(
+                "EXISTS (SELECT 1 FROM hand_rules r WHERE r.table_id = h.table_id AND "
+                "r.epoch = h.epoch AND r.hand_id = h.hand_id AND r.rule = ?)"
+            )
+            params.append(rule)
+        if since is not None:
+            where.append("h.started_ts >= ?")
+            params.append(since)
+        if until is not None:
+            where.append("h.started_ts < ?")
+            params.append(until)
+        clause = f"WHERE {' AND '.join(where)}" if where else ""
+        rows = self.db.all(
+            f"SELECT {_HAND_COLUMNS} FROM hands h {clause} "
+            "ORDER BY h.started_ts DESC, h.table_id, h.hand_id LIMIT ?",
+            [*params, limit],
+        )
+        hands = [_hand(r) for r in rows]
+        self._attach(hands)
+        return hands
+
+    def hand(self, hand_id: str) -> dict[str, Any] | None:
+        """One hand (the newest epoch's, when a hand id was used by two)."""
+        row = self.db.one(
+            f"SELECT {_HAND_COLUMNS} FROM hands h WHERE h.hand_id = ? "
+            "ORDER BY h.first_seq DESC LIMIT 1",
+            (hand_id,),
+        )
+        if row is None:
+            return None
+        hand = _hand(row)
+        self._attach([hand])
+        return hand
+
+    def _attach(self, hands: list[dict[str, Any]]) -> None:
+        """Each hand's rule IDs and rulings."""
+        for hand in hands:
+            key = (hand["table_id"], hand["epoch"], hand["hand_id"])
+            hand["rules"] = [
+                r[0]
+                for r in self.db.all(
+                    "SELECT rule FROM hand_rules WHERE table_id = ? AND epoch = ? AND hand_id = ? "
+                    "ORDER BY rule",
+                    key,
+                )
+            ]
+            hand["rulings"] = [
+                {
+                    "seq": r[0],
+                    "ts": r[1],
+                    "type": r[2],
+                    "rule": r[3],
+                    "hold": r[4],
+                    "decision": r[5],
+                    "person": r[6],
+                    "role": r[7],
+                }
+                for r in self.db.all(
+                    "SELECT seq, ts, type, rule, hold, decision, person, role FROM rulings "
+                    "WHERE table_id = ? AND epoch = ? AND hand_id = ? ORDER BY seq",
+                    key,
+                )
+            ]
+
+    def hand_events(
+        self, table: str, epoch: str, hand_id: str, stream: Stream = "public"
+    ) -> list[dict[str, Any]]:
+        """A hand's stored envelopes in seq order (the secure view where it is stored and
+        ``stream`` is secure; the public one otherwise)."""
+        column = "COALESCE(secure, public)" if stream == "secure" else "public"
+        rows = self.db.all(
+            f"SELECT {column} FROM events WHERE table_id = ? AND epoch = ? AND hand_id = ? "
+            "ORDER BY seq",
+            (table, epoch, hand_id),
+        )
+        return envelopes(r[0] for r in rows)
+
+    def alarms(
+        self, *, since: str | None = None, limit: int = 200, unacknowledged: bool = False
+    ) -> list[dict[str, Any]]:
+        """Alarms, newest first, with who acknowledged each (``unacknowledged``: only those
+        nobody has)."""
+        where = " AND k.seq IS NULL" if unacknowledged else ""
+        rows = self.db.all(
+            "SELECT a.table_id, a.epoch, a.seq, a.ts, a.hand_id, a.type, a.severity, a.rule, "
+            "a.reason, k.person, k.acked_at FROM alarms a LEFT JOIN alarm_acks k ON "
+            "k.table_id = a.table_id AND k.epoch = a.epoch AND k.seq = a.seq "
+            f"WHERE a.ts >= ?{where} ORDER BY a.ts DESC LIMIT ?",
+            (since or "", limit),
+        )
+        names = (
+            "table_id",
+            "epoch",
+            "seq",
+            "ts",
+            "hand_id",
+            "type",
+            "severity",
+            "rule",
+            "reason",
+            "acked_by",
+            "acked_at",
+        )
+        return [dict(zip(names, r, strict=True)) for r in rows]
+
+    def ack_alarm(
+        self, table: str, epoch: str, seq: int, person: str, roles: Sequence[str], now: float
+    ) -> Literal["acked", "unknown", "already"]:
+        """``person`` acknowledged an alarm: ``acked``, or ``unknown`` (no such alarm) or
+        ``already`` (the first acknowledgement stands)."""
+        with self.db.transaction():
+            known = self.db.one(
+                "SELECT 1 FROM alarms WHERE table_id = ? AND epoch = ? AND seq = ?",
+                (table, epoch, seq),
+            )
+            if known is None:
+                return "unknown"
+            rows = self.db.returning_many(
+                "INSERT INTO alarm_acks (table_id, epoch, seq, person, roles, acked_at) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING seq",
+                [(table, epoch, seq, person, json.dumps(sorted(roles)), now)],
+            )
+        return "acked" if rows[0] is not None else "already"
+
+    def table_states(self) -> dict[str, dict[str, Any]]:
+        """Every table's last retained snapshot, by table."""
+        rows = self.db.all("SELECT table_id, state FROM tables WHERE state IS NOT NULL")
+        states = {r[0]: json_value(r[1]) for r in rows}
+        return {table: state for table, state in states.items() if isinstance(state, dict)}
+
+    def resolved_holds(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The holds resolved last, newest first."""
+        return self.holds(open_only=False, resolved_last=limit)
+
+    def recent_events(
+        self, table: str, epoch: str, limit: int, stream: Stream = "public", after: int = 0
+    ) -> list[dict[str, Any]]:
+        """A table's newest envelopes after seq ``after``, newest first (the secure view where it
+        is stored and ``stream`` is secure)."""
+        column = "COALESCE(secure, public)" if stream == "secure" else "public"
+        rows = self.db.all(
+            f"SELECT {column} FROM events WHERE table_id = ? AND epoch = ? AND seq > ? "
+            f"AND {column} IS NOT NULL ORDER BY seq DESC LIMIT ?",
+            (table, epoch, after, limit),
+        )
+        return envelopes(r[0] for r in rows)
+
+    def births(self, table: str) -> list[dict[str, Any]]:
+        """A table's births and deaths, in order."""
+        rows = self.db.all(
+            "SELECT bdseq, state, ts, received_at FROM births WHERE table_id = ? "
+            "ORDER BY bdseq, received_at",
+            (table,),
+        )
+        return [{"bdseq": r[0], "state": r[1], "ts": r[2], "received_at": r[3]} for r in rows]
+
+    def gaps(self, *, open_only: bool = True) -> list[dict[str, Any]]:
+        """Gaps (open ones first, oldest first)."""
+        where = "WHERE closed_at IS NULL" if open_only else ""
+        rows = self.db.all(
+            "SELECT id, table_id, epoch, stream, from_seq, to_seq, first_seen, state, attempts, "
+            f"asked_at, reason, closed_at FROM gaps {where} ORDER BY first_seen"
+        )
+        names = (
+            "id",
+            "table_id",
+            "epoch",
+            "stream",
+            "from_seq",
+            "to_seq",
+            "first_seen",
+            "state",
+            "attempts",
+            "asked_at",
+            "reason",
+            "closed_at",
+        )
+        return [dict(zip(names, r, strict=True)) for r in rows]
+
+    def counts(self) -> dict[str, int]:
+        """Rows in the main tables (for reports)."""
+        return {
+            name: int(self.db.one(f"SELECT COUNT(*) FROM {name}")[0])  # type: ignore[index]
+            for name in ("tables", "events", "hands", "holds", "alarms", "births", "gaps")
+        }
+
+
+def _hand(r: Row) -> dict[str, Any]:
+    """A hand's row in the API's shape (a column stored before its values were checked, of
+    another shape, reads as null)."""
+    return {
+        "table_id": r[0],
+        "epoch": r[1],
+        "hand_id": r[2],
+        "started_ts": r[3],
+        "ended_ts": r[4],
+        "outcome": r[5] if r[5] in ("completed", "misdeal", "void") else None,
+        "button": r[6],
+        "seats": seat_list(json_value(r[7])),
+        "blinds": amount_list(json_value(r[8])),
+        "ante": r[9],
+        "stacks_before": seat_chips(json_value(r[10])),
+        "stacks_after": seat_chips(json_value(r[11])),
+        "payouts": seat_chips(json_value(r[12])),
+        "pot": r[13],
+        "rake": r[14],
+        "first_seq": r[15],
+        "last_seq": r[16],
+        "rake_pots": amount_list(json_value(r[17])),
+        "jackpot": r[18],
+        "rake_waived": r[19],
+        "time_collected": r[20],
+        "straddles": seat_chips(json_value(r[21])),
+        "ante_seat": r[22],
+        "runouts": r[23],
+    }
