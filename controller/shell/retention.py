@@ -68,7 +68,8 @@ import structlog
 
 from controller.shell.chain import CHAINED, Head, connect, row_hash
 from controller.shell.gate import RefusedError, bounded_text
-from controller.shell.journal import Epoch, Journal, segment_confirmed
+from controller.shell.journal import Epoch, Journal
+from controller.shell.journal_segments import segment_confirmed
 from controller.shell.maintenance import Stored
 from controller.shell.segments import (
     ARCHIVED,

@@ -41,7 +41,7 @@ from controller.shell.chain import (
     one_line,
     row_hash,
 )
-from controller.shell.journal import segment_records
+from controller.shell.journal_segments import segment_records
 from controller.shell.segments import PRUNED, Segment, check, directory_of
 
 CHUNK = 512  # keys read in one statement; a chunk that fails is read key by key
