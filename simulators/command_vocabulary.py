@@ -1,8 +1,10 @@
 """What the simulators' command vocabularies share: one JSON object, one command key.
 
 Each simulator names its commands by a key (``{"fault": …}``, ``{"place": …}``) and describes each
-with a pydantic model that forbids unknown keys. Both the control socket and scenario files go
-through :func:`parse_keyed`, so a typo reads the same wherever it was made.
+with a pydantic model that forbids unknown keys and whose first field is its key. The union of a
+simulator's models makes its :class:`Vocabulary`; both the control socket and scenario files go
+through it, so a typo reads the same wherever it was made. A device driven by them is a
+:class:`CommandedDevice`: it carries out a valid command, the rest is here.
 
 The tag readers' simulators (PN532, FEIG, the TSP/1 reader) speak of the same things the same
 way: tags placed and removed (:class:`PlaceCommand`, :class:`RemoveCommand`, extended with an
@@ -13,7 +15,8 @@ faults that each take only their own options (:class:`FaultModel`) and ``{"statu
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Annotated, Any, ClassVar, Self, TypeVar
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Generic, Self, TypeVar, get_args
 
 from pydantic import (
     AfterValidator,
@@ -26,12 +29,19 @@ from pydantic import (
 )
 
 from controller.uids import UidError, normalize_uid
+from simulators.errors import RefusedError
+from simulators.schedule import Scenario, parse_scenario, read_document
 
 
 class CommandModel(BaseModel):
     """Base of every simulator command and its nested parts: frozen, unknown keys are errors."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @classmethod
+    def key(cls) -> str:
+        """The key that names the command: its first field."""
+        return next(iter(cls.model_fields))
 
 
 CommandT = TypeVar("CommandT", bound=CommandModel)
@@ -41,26 +51,73 @@ class CommandError(ValueError):
     """A command that is not valid, with a message naming the offending key."""
 
 
-def parse_keyed(data: Any, by_key: Mapping[str, type[CommandT]]) -> CommandT:
-    """Validate one command object against the model its key names.
+class Vocabulary(Generic[CommandT]):
+    """A simulator's commands by key, made from their union: ``Vocabulary[Command](Command)``.
 
-    Raises :class:`CommandError` when ``data`` is not an object, has none or several of the
-    command keys, or does not fit the model (each problem with its key path).
+    ``scenario`` is what a scenario file may hold at its top level besides its ``[[step]]``
+    tables: ``seed``, and command keys for the state at start (a tag reader's ``tags``).
     """
-    if not isinstance(data, dict):
-        raise CommandError(f"a command is a JSON object, not {type(data).__name__}")
-    kinds = [key for key in by_key if key in data]
-    if len(kinds) != 1:
-        known = ", ".join(by_key)
-        raise CommandError(f"a command has exactly one of the keys {known}; got {sorted(data)}")
-    try:
-        return by_key[kinds[0]].model_validate(data)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or kinds[0]}: {err['msg']}"
-            for err in exc.errors()
-        )
-        raise CommandError(problems) from None
+
+    def __init__(self, commands: object, *, scenario: Collection[str] = ("seed",)) -> None:
+        self.by_key: dict[str, type[CommandT]] = {kind.key(): kind for kind in get_args(commands)}
+        self.scenario_keys = tuple(scenario)
+
+    def parse(self, data: Any) -> CommandT:
+        """Validate one command object against the model its key names.
+
+        Raises :class:`CommandError` when ``data`` is not an object, has none or several of the
+        command keys, or does not fit the model (each problem with its key path).
+        """
+        if not isinstance(data, dict):
+            raise CommandError(f"a command is a JSON object, not {type(data).__name__}")
+        kinds = [key for key in self.by_key if key in data]
+        if len(kinds) != 1:
+            known = ", ".join(self.by_key)
+            raise CommandError(f"a command has exactly one of the keys {known}; got {sorted(data)}")
+        try:
+            return self.by_key[kinds[0]].model_validate(data)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or kinds[0]}: {err['msg']}"
+                for err in exc.errors()
+            )
+            raise CommandError(problems) from None
+
+    def parse_scenario(self, data: dict[str, Any], source: str = "scenario") -> Scenario[CommandT]:
+        """Validate a decoded scenario document (a ScenarioError names the place at fault)."""
+        return parse_scenario(data, source, self.parse, self.scenario_keys)
+
+    def load_scenario(self, path: Path) -> Scenario[CommandT]:
+        """Read and validate a scenario file."""
+        return self.parse_scenario(read_document(path), str(path))
+
+
+class CommandedDevice(Generic[CommandT]):
+    """A simulated device driven by its commands: from the control channel and scenario steps.
+
+    The device names its vocabulary (``COMMANDS``) and carries out one valid command
+    (:meth:`apply`, the reply's fields). A command it cannot carry out raises
+    :class:`CommandError` (an antenna it does not have) or
+    :class:`~simulators.errors.RefusedError` (the device says no: no shuffled deck).
+    """
+
+    COMMANDS: ClassVar[Vocabulary[Any]]
+
+    def apply(self, command: CommandT) -> dict[str, Any]:
+        """Carry out a validated command; return the reply's fields."""
+        raise NotImplementedError
+
+    def reply(self, command: CommandT) -> dict[str, Any]:
+        """Carry out a validated command (a scenario's step); the reply, a refusal's included."""
+        try:
+            return {"ok": True, **self.apply(command)}
+        except RefusedError as refusal:
+            return {"ok": False, "error": refusal.detail}
+
+    def handle(self, data: Any) -> dict[str, Any]:
+        """One decoded command from the control channel; a bad one raises :class:`CommandError`,
+        which the channel answers with its message."""
+        return self.reply(self.COMMANDS.parse(data))
 
 
 # --------------------------------------------------------------------------- tag readers

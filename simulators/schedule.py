@@ -2,8 +2,8 @@
 
 A file is TOML; its ``[[step]]`` tables are each ``at`` plus one command. Only the command
 vocabulary differs, so the simulator passes its own ``parse`` (which raises ValueError with a
-readable message for a bad command). Every problem is a :class:`~simulators.errors.ScenarioError`
-naming the file (and the step).
+readable message for a bad command); :class:`~simulators.command_vocabulary.Vocabulary` does.
+Every problem is a :class:`~simulators.errors.ScenarioError` naming the file (and the step).
 """
 
 from __future__ import annotations
@@ -11,12 +11,42 @@ from __future__ import annotations
 import asyncio
 import tomllib
 from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from simulators.errors import ScenarioError
 
 T = TypeVar("T")
+
+
+# Not slots: a frozen generic dataclass with slots cannot be made as ``Scenario[C](…)`` (3.11).
+@dataclass(frozen=True)
+class Scenario(Generic[T]):
+    """A parsed scenario file."""
+
+    seed: int | None = None
+    #: Commands written at the top of the file (a tag reader's ``tags``): the state at start.
+    initial: tuple[T, ...] = ()
+    #: The ``[[step]]`` tables, sorted by time.
+    steps: tuple[tuple[float, T], ...] = ()
+
+
+def parse_scenario(
+    data: dict[str, Any], source: str, parse: Callable[[dict[str, Any]], T], keys: Collection[str]
+) -> Scenario[T]:
+    """Validate a decoded scenario document whose top level may hold ``keys`` besides its steps:
+    ``seed``, and command keys (each parsed as that command)."""
+    seed = parse_seed(data, source, (*keys, "step"))
+    initial = []
+    for key in keys:
+        if key != "seed" and key in data:
+            try:
+                initial.append(parse({key: data[key]}))
+            except ValueError as exc:
+                raise ScenarioError(f"{source}: {exc}") from None
+    steps = parse_steps(data.get("step", []), parse, source)
+    return Scenario(seed, tuple(initial), tuple(steps))
 
 
 def read_document(path: Path) -> dict[str, Any]:

@@ -14,8 +14,8 @@ import sys
 
 from simulators.errors import ScenarioError
 from simulators.feig import control
+from simulators.feig.commands import COMMANDS, Command
 from simulators.feig.reader import ANTENNAS, SUPPORTED
-from simulators.feig.scenario import FeigScenario, load_scenario
 from simulators.feig.server import FeigSimulator
 from simulators.pty_cli import (
     add_common_arguments,
@@ -23,6 +23,7 @@ from simulators.pty_cli import (
     serve_until_signalled,
     stderr_trace,
 )
+from simulators.schedule import Scenario
 
 
 def _addresses(text: str) -> tuple[int, ...]:
@@ -86,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         if not 0.0 <= getattr(args, name) <= 1.0:
             problems.append(f"--{name.replace('_', '-')} must be from 0 to 1")
     try:
-        scenario = load_scenario(args.scenario) if args.scenario else FeigScenario()
+        scenario = COMMANDS.load_scenario(args.scenario) if args.scenario else Scenario()
     except ScenarioError as exc:
         problems.append(str(exc))
     if problems:
@@ -95,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     return run_until_interrupted("feig", _serve(args, scenario))
 
 
-async def _serve(args: argparse.Namespace, scenario: FeigScenario) -> None:
+async def _serve(args: argparse.Namespace, scenario: Scenario[Command]) -> None:
     seed = args.seed if args.seed is not None else scenario.seed
     sim = FeigSimulator(
         addresses=args.readers,

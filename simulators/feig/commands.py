@@ -11,7 +11,7 @@ not belong to the fault named, are errors that name the key.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
@@ -22,7 +22,7 @@ from simulators.command_vocabulary import (
     RemoveCommand,
     StatusCommand,
     Uids,
-    parse_keyed,
+    Vocabulary,
 )
 from simulators.feig.radio import AntennaFault
 
@@ -129,27 +129,14 @@ class SetupCommand(CommandModel):
 
 Command = (
     PlaceCommand
-    | SetupCommand
     | RemoveCommand
     | TagsCommand
     | SlideCommand
     | FaultCommand
     | ClearCommand
+    | SetupCommand
     | StatusCommand
 )
 
-_BY_KEY: dict[str, type[Command]] = {
-    "place": PlaceCommand,
-    "remove": RemoveCommand,
-    "tags": TagsCommand,
-    "slide": SlideCommand,
-    "fault": FaultCommand,
-    "clear": ClearCommand,
-    "setup": SetupCommand,
-    "status": StatusCommand,
-}
-
-
-def parse_command(data: Any) -> Command:
-    """Validate one command object (a :class:`CommandError` names the offending key)."""
-    return parse_keyed(data, _BY_KEY)
+COMMANDS = Vocabulary[Command](Command)
+parse_command = COMMANDS.parse

@@ -25,8 +25,7 @@ from typing import Any
 from drivers.rfid.feig.options import FEIG_VID, FeigOptions
 from simulators.feig import control
 from simulators.feig.bus import FeigLine
-from simulators.feig.commands import Command
-from simulators.feig.scenario import FeigScenario, load_scenario
+from simulators.feig.commands import COMMANDS, Command
 from simulators.rfid.usb_backend import SimulatedUsbBus
 from simulators.rfid.usb_device import SimulatedUsbDevice
 
@@ -145,7 +144,7 @@ def start_reader(bus: SimulatedUsbBus, options: FeigOptions) -> SimulatedFeigUsb
     # Imported here: the runner imports the bus, which imports this module lazily.
     from simulators.rfid.usb_runner import device_scenario, drive  # noqa: PLC0415
 
-    scenario, seed = device_scenario(options, load_scenario, FeigScenario)
+    scenario, seed = device_scenario(options, COMMANDS)
     assert options.vid is not None
     assert options.pid is not None
     antennas = 8

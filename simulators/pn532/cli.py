@@ -13,7 +13,7 @@ import sys
 from controller.uids import UidError, uid_to_bytes
 from simulators.errors import ScenarioError
 from simulators.pn532 import control
-from simulators.pn532.scenario import Pn532Scenario, load_scenario
+from simulators.pn532.commands import COMMANDS, TagsCommand, uid_bytes
 from simulators.pn532.server import Pn532Simulator
 from simulators.pty_cli import (
     add_common_arguments,
@@ -21,6 +21,7 @@ from simulators.pty_cli import (
     serve_until_signalled,
     stderr_trace,
 )
+from simulators.schedule import Scenario
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,8 +35,9 @@ def run(args: argparse.Namespace) -> int:
     """Serve until interrupted; exit status 2 for bad options or a bad scenario, 1 if the
     pty, the link or the control socket cannot be made."""
     try:
-        scenario = load_scenario(args.scenario) if args.scenario else Pn532Scenario()
-        tags = [*scenario.tags, *(uid_to_bytes(text) for text in args.tag)]
+        scenario = COMMANDS.load_scenario(args.scenario) if args.scenario else Scenario()
+        start = [uid for c in scenario.initial if isinstance(c, TagsCommand) for uid in c.tags]
+        tags = [*uid_bytes(start), *(uid_to_bytes(text) for text in args.tag)]
     except (ScenarioError, UidError) as exc:
         print(f"tablectl sim pn532: {exc}", file=sys.stderr)
         return 2

@@ -9,7 +9,7 @@ fault named, are errors that name the key.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from simulators.command_vocabulary import (
     CommandModel,
@@ -18,7 +18,7 @@ from simulators.command_vocabulary import (
     RemoveCommand,
     StatusCommand,
     Uids,
-    parse_keyed,
+    Vocabulary,
 )
 from simulators.pn532.faults import AntennaMode
 
@@ -59,19 +59,8 @@ class ClearCommand(CommandModel):
 
 Command = PlaceCommand | RemoveCommand | TagsCommand | FaultCommand | ClearCommand | StatusCommand
 
-_BY_KEY: dict[str, type[Command]] = {
-    "place": PlaceCommand,
-    "remove": RemoveCommand,
-    "tags": TagsCommand,
-    "fault": FaultCommand,
-    "clear": ClearCommand,
-    "status": StatusCommand,
-}
-
-
-def parse_command(data: Any) -> Command:
-    """Validate one command object (a :class:`CommandError` names the offending key)."""
-    return parse_keyed(data, _BY_KEY)
+COMMANDS = Vocabulary[Command](Command, scenario=("seed", "tags"))
+parse_command = COMMANDS.parse
 
 
 def uid_bytes(uids: list[str]) -> list[bytes]:

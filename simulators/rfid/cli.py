@@ -25,10 +25,10 @@ from simulators.errors import ScenarioError
 from simulators.pty import PtyCable
 from simulators.pty_cli import run_until_interrupted
 from simulators.rfid import control, hands
+from simulators.rfid.commands import COMMANDS, Command, TagsCommand
 from simulators.rfid.model import ReaderConfig, ReaderModel
-from simulators.rfid.scenario import ReaderScenario, load_scenario
 from simulators.rfid.server import ReaderPtyServer
-from simulators.schedule import play_steps
+from simulators.schedule import Scenario, play_steps
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -54,13 +54,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     hands.add_parsers(parser)
 
 
-def _initial_tags(args: argparse.Namespace, scenario: ReaderScenario) -> list[tuple[int, bytes]]:
+def _initial_tags(args: argparse.Namespace, scenario: Scenario[Command]) -> list[tuple[int, bytes]]:
     tags = []
-    initial = scenario.tags.tags if scenario.tags is not None else {}
-    for antenna, uids in initial.items():
-        if antenna >= args.antennas:
-            raise ValueError(f"tags: the reader has antennas 0 to {args.antennas - 1}")
-        tags += [(antenna, bytes.fromhex(uid)) for uid in uids]
+    for command in scenario.initial:
+        assert isinstance(command, TagsCommand)
+        for antenna, uids in command.tags.items():
+            if antenna >= args.antennas:
+                raise ValueError(f"tags: the reader has antennas 0 to {args.antennas - 1}")
+            tags += [(antenna, bytes.fromhex(uid)) for uid in uids]
     for text in args.tag:
         antenna, sep, uid = text.partition(":")
         if not sep or not antenna.isdigit() or int(antenna) >= args.antennas:
@@ -76,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if not 1 <= args.antennas <= 32:
             raise ValueError("--antennas must be 1 to 32")
-        scenario = load_scenario(args.scenario) if args.scenario else ReaderScenario()
+        scenario = COMMANDS.load_scenario(args.scenario) if args.scenario else Scenario()
         tags = _initial_tags(args, scenario)
     except (ScenarioError, UidError, ValueError) as exc:
         print(f"tablectl sim rfid: {exc}", file=sys.stderr)
@@ -85,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _serve(
-    args: argparse.Namespace, scenario: ReaderScenario, tags: list[tuple[int, bytes]]
+    args: argparse.Namespace, scenario: Scenario[Command], tags: list[tuple[int, bytes]]
 ) -> None:
     loop = asyncio.get_running_loop()
     seed = args.seed if args.seed is not None else scenario.seed

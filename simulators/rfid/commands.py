@@ -8,7 +8,7 @@ options that do not belong to the fault named, are errors that name the key.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, field_validator
 
@@ -18,7 +18,7 @@ from simulators.command_vocabulary import (
     AntennaTagsCommand,
     CommandModel,
     StatusCommand,
-    parse_keyed,
+    Vocabulary,
 )
 
 FaultName = Literal[
@@ -115,16 +115,5 @@ class ClearCommand(CommandModel):
 
 Command = PlaceCommand | RemoveCommand | TagsCommand | FaultCommand | ClearCommand | StatusCommand
 
-_BY_KEY: dict[str, type[Command]] = {
-    "place": PlaceCommand,
-    "remove": RemoveCommand,
-    "tags": TagsCommand,
-    "fault": FaultCommand,
-    "clear": ClearCommand,
-    "status": StatusCommand,
-}
-
-
-def parse_command(data: Any) -> Command:
-    """Validate one command object (a :class:`CommandError` names the offending key)."""
-    return parse_keyed(data, _BY_KEY)
+COMMANDS = Vocabulary[Command](Command, scenario=("seed", "tags"))
+parse_command = COMMANDS.parse

@@ -16,16 +16,18 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from drivers.errors import DeviceUnavailableError
 from drivers.rfid.tsp_reader.options import TspUsbReaderOptions
 from drivers.usb_options import UsbBackendOptions
+from simulators.command_vocabulary import CommandModel, Vocabulary
 from simulators.control_server import handle_line
 from simulators.errors import ScenarioError
-from simulators.rfid.scenario import ReaderScenario, load_scenario
+from simulators.rfid.commands import COMMANDS
 from simulators.rfid.usb_backend import SimulatedUsbBus
 from simulators.rfid.usb_device import SimulatedUsbDevice, SimulatedUsbReader
+from simulators.schedule import Scenario
 
 
 class _ControlHandler(socketserver.StreamRequestHandler):
@@ -87,31 +89,18 @@ def play(
     return thread
 
 
-class Scenario(Protocol):
-    """What a simulator's scenario file gives: a seed and timed steps."""
-
-    @property
-    def seed(self) -> int | None:
-        """The scenario's RNG seed."""
-        ...
-
-    @property
-    def steps(self) -> Sequence[tuple[float, Any]]:
-        """The timed commands."""
-        ...
-
-
-ScenarioT = TypeVar("ScenarioT", bound=Scenario)
+CommandT = TypeVar("CommandT", bound=CommandModel)
 DeviceT = TypeVar("DeviceT", bound=SimulatedUsbDevice)
 
 
 def device_scenario(
-    options: UsbBackendOptions, load: Callable[[Path], ScenarioT], empty: Callable[[], ScenarioT]
-) -> tuple[ScenarioT, int | None]:
-    """The scenario the options name (or ``empty()``) and the seed (the options' over the
+    options: UsbBackendOptions, commands: Vocabulary[CommandT]
+) -> tuple[Scenario[CommandT], int | None]:
+    """The scenario the options name (or none) and the seed (the options' over the
     scenario's); a scenario that cannot be read makes the device unavailable."""
     try:
-        scenario = load(options.simulator_scenario) if options.simulator_scenario else empty()
+        path = options.simulator_scenario
+        scenario: Scenario[CommandT] = commands.load_scenario(path) if path else Scenario()
     except ScenarioError as exc:
         raise DeviceUnavailableError(f"simulated reader: {exc}") from None
     seed = options.simulator_seed if options.simulator_seed is not None else scenario.seed
@@ -137,9 +126,9 @@ def drive(
 
 def start_reader(bus: SimulatedUsbBus, options: TspUsbReaderOptions) -> SimulatedUsbReader:
     """Plug a reader as the driver options describe; serve its control socket and scenario."""
-    scenario, seed = device_scenario(options, load_scenario, ReaderScenario)
+    scenario, seed = device_scenario(options, COMMANDS)
     serial = options.serial_number or "RDR-0001"
     reader = bus.add_reader(serial, vid=options.vid, pid=options.pid, seed=seed)
-    if scenario.tags is not None:
-        reader.apply(scenario.tags)
+    for command in scenario.initial:
+        reader.apply(command)
     return drive(reader, options, scenario.steps, reader.apply)

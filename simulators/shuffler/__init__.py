@@ -20,9 +20,9 @@ from simulators.control_server import control_channel
 from simulators.errors import ScenarioError
 from simulators.pty import PtyCable
 from simulators.schedule import play_steps
+from simulators.shuffler.commands import COMMANDS
 from simulators.shuffler.firmware import default_firmware
 from simulators.shuffler.model import DEFAULT_CAPS, DeviceConfig, ShufflerModel
-from simulators.shuffler.scenario import load_scenario
 from simulators.shuffler.server import SimulatorServer, handle
 
 
@@ -76,16 +76,14 @@ def build_model(args: argparse.Namespace, rng: random.Random, now: float) -> Shu
 async def _main(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     rng = random.Random(args.rng_seed)
-    schedule = load_scenario(args.scenario) if args.scenario else []
+    steps = COMMANDS.load_scenario(args.scenario).steps if args.scenario else ()
     model = build_model(args, rng, loop.time())
     server = SimulatorServer(model, PtyCable(args.link), baud=args.baud, chunk=args.chunk, rng=rng)
     path = server.start()
     async with control_channel(lambda data: handle(server, data), args.control):
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, server.stop)
-        player = asyncio.create_task(
-            play_steps(schedule, server.apply, loop.time()), name="scenario"
-        )
+        player = asyncio.create_task(play_steps(steps, server.apply, loop.time()), name="scenario")
         print(path, flush=True)
         try:
             await server.serve()

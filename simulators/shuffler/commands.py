@@ -5,19 +5,20 @@ A command is one JSON object (one TOML table in a scenario) whose leading key sa
 ``{"press": "shuffle"}``, ``{"clear": "JAM_INPUT"}``, ``{"burst": 100}``, ``{"status": true}``,
 ``{"dispense": {"purpose": "hole", "seat": 3, "count": 2}}``, ``{"tray": "gated"}``,
 ``{"deliver": {"count": 4}}``, ``{"reshuffle": {"add": ["As"], "seed": 4}}``, ``{"groups": true}``.
-Every model forbids unknown keys, so a typo is an error that names the key.
+Every model forbids unknown keys, so a typo is an error that names the key. A scenario file is
+``[[step]]`` tables of these commands only.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, field_validator
 
 from controller.cards import parse_card
 from controller.table.inputs import Purpose
 from drivers.shuffler.codes import FAULTS
-from simulators.command_vocabulary import CommandModel, parse_keyed
+from simulators.command_vocabulary import CommandModel, StatusCommand, Vocabulary
 
 FaultName = Literal[
     "crc",
@@ -162,12 +163,6 @@ class ReshuffleCommand(CommandModel):
     reshuffle: ReshuffleSpec
 
 
-class StatusCommand(CommandModel):
-    """Report the simulator's state."""
-
-    status: bool = True
-
-
 class GroupsCommand(CommandModel):
     """Report the groups that left the tray of the deck in it (read-only: the dealer's view
     of what to put on the table)."""
@@ -190,22 +185,5 @@ Command = (
     | GroupsCommand
 )
 
-_BY_KEY: dict[str, type[Command]] = {
-    "fault": FaultCommand,
-    "deck_check": DeckCheckCommand,
-    "deck": DeckCommand,
-    "press": PressCommand,
-    "clear": ClearCommand,
-    "burst": BurstCommand,
-    "dispense": DispenseCommand,
-    "tray": TrayCommand,
-    "deliver": DeliverCommand,
-    "reshuffle": ReshuffleCommand,
-    "status": StatusCommand,
-    "groups": GroupsCommand,
-}
-
-
-def parse_command(data: Any) -> Command:
-    """Validate one command object (a :class:`CommandError` names the offending key)."""
-    return parse_keyed(data, _BY_KEY)
+COMMANDS = Vocabulary[Command](Command, scenario=())
+parse_command = COMMANDS.parse

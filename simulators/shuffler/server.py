@@ -16,7 +16,7 @@ from controller.cards import card_code, card_from_code, parse_card
 from drivers.shuffler.codes import FAULTS, PURPOSE_CODES, PURPOSES, Button, FaultFlag
 from drivers.tsp.common import ClearedBy, Severity
 from drivers.tsp.device_link import DeviceTimers
-from simulators.command_vocabulary import CommandError
+from simulators.command_vocabulary import CommandError, StatusCommand
 from simulators.errors import RefusedError
 from simulators.pty import PtyCable
 from simulators.shuffler.commands import (
@@ -31,7 +31,6 @@ from simulators.shuffler.commands import (
     GroupsCommand,
     PressCommand,
     ReshuffleCommand,
-    StatusCommand,
     TrayCommand,
     parse_command,
 )

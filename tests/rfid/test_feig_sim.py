@@ -11,9 +11,8 @@ import pytest
 
 from simulators.command_vocabulary import CommandError
 from simulators.errors import ScenarioError
-from simulators.feig.commands import FaultCommand, SlideCommand, parse_command
+from simulators.feig.commands import COMMANDS, FaultCommand, SlideCommand, parse_command
 from simulators.feig.radio import AntennaFault, Radio
-from simulators.feig.scenario import parse_scenario
 
 UIDS = [bytes.fromhex(f"e00401500000{n:04x}") for n in range(4)]
 
@@ -89,12 +88,12 @@ def test_commands_and_scenarios_parse() -> None:
     assert (slide.slide, slide.inventories) == (["e004015000000001"], 3)
     fault = parse_command({"fault": "antenna", "antenna": 2, "code": "short"})
     assert isinstance(fault, FaultCommand)
-    scenario = parse_scenario(
+    scenario = COMMANDS.parse_scenario(
         {"seed": 4, "step": [{"at": 1, "fault": "crosstalk", "rate": 0.1}, {"at": 0, "tags": {}}]}
     )
     assert [at for at, _ in scenario.steps] == [0.0, 1.0]
     with pytest.raises(ScenarioError, match="step 1"):
-        parse_scenario({"step": [{"at": 1, "fault": "nope"}]})
+        COMMANDS.parse_scenario({"step": [{"at": 1, "fault": "nope"}]})
 
 
 @pytest.mark.parametrize(

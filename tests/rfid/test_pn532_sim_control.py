@@ -10,6 +10,7 @@ import pytest
 from simulators.command_vocabulary import CommandError, PlaceCommand, RemoveCommand, StatusCommand
 from simulators.errors import ScenarioError
 from simulators.pn532.commands import (
+    COMMANDS,
     ClearCommand,
     Command,
     FaultCommand,
@@ -17,7 +18,6 @@ from simulators.pn532.commands import (
     parse_command,
 )
 from simulators.pn532.faults import AntennaMode
-from simulators.pn532.scenario import load_scenario, parse_scenario
 
 UID = "04a1b2c3d4e580"
 
@@ -79,9 +79,9 @@ def test_scenario_file(tmp_path: Path) -> None:
         f'[[step]]\nat = 0.5\nplace = ["{UID}"]\n',
         encoding="utf-8",
     )
-    scenario = load_scenario(path)
+    scenario = COMMANDS.load_scenario(path)
     assert scenario.seed == 4
-    assert scenario.tags == (b"\xde\xad\xbe\xef",)
+    assert scenario.initial == (TagsCommand(tags=["deadbeef"]),)
     assert scenario.steps == (
         (0.5, PlaceCommand(place=[UID])),
         (2.0, FaultCommand(fault="unplug")),
@@ -105,13 +105,13 @@ def test_scenario_file(tmp_path: Path) -> None:
 )
 def test_bad_scenarios_are_refused_with_the_place(document: dict[str, Any], message: str) -> None:
     with pytest.raises(ScenarioError, match=message):
-        parse_scenario(document, "table.toml")
+        COMMANDS.parse_scenario(document, "table.toml")
 
 
 def test_unreadable_scenario_files(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError, match="cannot read"):
-        load_scenario(tmp_path / "missing.toml")
+        COMMANDS.load_scenario(tmp_path / "missing.toml")
     broken = tmp_path / "broken.toml"
     broken.write_text("[[step]\n", encoding="utf-8")
     with pytest.raises(ScenarioError, match="not valid TOML"):
-        load_scenario(broken)
+        COMMANDS.load_scenario(broken)

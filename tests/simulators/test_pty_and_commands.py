@@ -13,11 +13,11 @@ from simulators.command_vocabulary import CommandError
 from simulators.errors import ScenarioError
 from simulators.pty import PtyCable
 from simulators.shuffler.commands import (
+    COMMANDS,
     DeckCommand,
     FaultCommand,
     parse_command,
 )
-from simulators.shuffler.scenario import load_scenario
 
 
 def test_pty_is_raw_both_ways_and_symlinked(tmp_path: Path) -> None:
@@ -85,17 +85,20 @@ def test_scenario_file(tmp_path: Path) -> None:
         '[[step]]\nat = 0.5\nfault = "crc"\nrate = 0.01\n',
         encoding="utf-8",
     )
-    steps = load_scenario(path)
+    steps = COMMANDS.load_scenario(path).steps
     assert [(at, type(cmd).__name__) for at, cmd in steps] == [
         (0.5, "FaultCommand"),
         (2.0, "FaultCommand"),
     ]
     path.write_text('[[step]]\nat = 1\nfault = "melt"\n', encoding="utf-8")
     with pytest.raises(ScenarioError, match="step 1: fault: Input should be"):
-        load_scenario(path)
+        COMMANDS.load_scenario(path)
     path.write_text('[[step]]\nfault = "jam"\n', encoding="utf-8")
     with pytest.raises(ScenarioError, match="step 1: 'at' must be seconds"):
-        load_scenario(path)
+        COMMANDS.load_scenario(path)
     path.write_text("[device]\nseed = 1\n", encoding="utf-8")
-    with pytest.raises(ScenarioError, match="device: Extra inputs"):
-        load_scenario(path)
+    with pytest.raises(ScenarioError, match=r"unknown key\(s\) device"):
+        COMMANDS.load_scenario(path)
+    path.write_text("seed = 1\n", encoding="utf-8")  # the shuffler's seeds are options
+    with pytest.raises(ScenarioError, match=r"unknown key\(s\) seed"):
+        COMMANDS.load_scenario(path)

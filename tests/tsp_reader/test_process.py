@@ -18,8 +18,7 @@ from drivers.rfid.tsp_reader.driver import TspReader
 from simulators.command_vocabulary import CommandError
 from simulators.control_client import ControlClient, ControlError
 from simulators.errors import ScenarioError
-from simulators.rfid.commands import FaultCommand, PlaceCommand, parse_command
-from simulators.rfid.scenario import load_scenario
+from simulators.rfid.commands import COMMANDS, FaultCommand, PlaceCommand, parse_command
 from simulators.rig.launcher import LaunchedProcess, launch
 from tests.device_rig import EventLog
 from tests.tsp_reader.conftest import ANTENNAS, FAST, UIDS
@@ -147,9 +146,9 @@ def test_commands_and_scenarios_parse_with_clear_errors(tmp_path: Path) -> None:
             parse_command(bad)
     path = tmp_path / "s.toml"
     path.write_text('seed = 4\n[[step]]\nat = 2\nclear = "all"\n[[step]]\nat = 1\nstatus = true\n')
-    scenario = load_scenario(path)
+    scenario = COMMANDS.load_scenario(path)
     assert scenario.seed == 4
     assert [at for at, _ in scenario.steps] == [1.0, 2.0]
     path.write_text("seed = true\n")
     with pytest.raises(ScenarioError, match="seed must be an integer"):
-        load_scenario(path)
+        COMMANDS.load_scenario(path)
