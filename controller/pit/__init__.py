@@ -2,6 +2,7 @@
 
 ``tablectl pit run --config FILE`` runs one pit process: the ingest of the tables' event streams
 from the broker (:mod:`controller.pit.ingest`), the store (:mod:`controller.pit.store`), the gap
-repair that asks a table to replay what never arrived (:mod:`controller.pit.repair`), the read
-API (:mod:`controller.pit.api`) and the Prometheus metrics (:mod:`controller.pit.metrics`).
+repair that asks a table to replay what never arrived (:mod:`controller.pit.repair`), the web
+app, its API and console (:mod:`controller.pit.web`), and the Prometheus metrics
+(:mod:`controller.pit.metrics`).
 """

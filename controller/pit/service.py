@@ -146,7 +146,7 @@ class PitService:
             await asyncio.sleep(PROBE_UP if self.health.ok("store") else PROBE_LOST)
 
     async def _serve(self) -> None:
-        from controller.pit.api import create_app  # noqa: PLC0415
+        from controller.pit.web.app import create_app  # noqa: PLC0415
 
         web = self.config.web
         app = create_app(

@@ -9,10 +9,10 @@ import httpx
 import pytest
 
 from controller.cli import main
-from controller.pit.api import create_app
 from controller.pit.metrics import PitMetrics
 from controller.pit.store import Store
 from controller.pit.users import SESSION_COOKIE, csrf_token
+from controller.pit.web.app import create_app
 from controller.pit.worker import StoreWorker
 from tests.pit.test_store import envelope, event_in
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from controller.pit.api import create_app
 from controller.pit.lockout import LockOut
 from controller.pit.metrics import PitMetrics
 from controller.pit.store import Store
 from controller.pit.users import add_user
+from controller.pit.web.app import create_app
 from controller.pit.worker import StoreWorker
 from tests.pit.web import serve
 

@@ -24,13 +24,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.pit.api import create_app
 from controller.pit.config import PitConfig
 from controller.pit.ingest import Ingest
 from controller.pit.live import StreamLimits
 from controller.pit.published import RejectedError, load, parse_answer, parse_device
 from controller.pit.service import PitService
 from controller.pit.users import csrf_token
+from controller.pit.web.app import create_app
 from tests.integration.broker import free_port
 from tests.pit.test_store import envelope
 from tests.pit.web import PASSWORD, new_store, serving

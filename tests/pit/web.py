@@ -11,13 +11,13 @@ from pathlib import Path
 
 from fastapi import FastAPI
 
-from controller.pit.api import create_app
 from controller.pit.http import listen, web_server
 from controller.pit.live import LiveBoard, StreamLimits
 from controller.pit.lockout import LockOut
 from controller.pit.metrics import PitMetrics
 from controller.pit.store import Store
 from controller.pit.users import add_user
+from controller.pit.web.app import create_app
 from controller.pit.worker import StoreWorker
 from tests.integration.broker import free_port
 

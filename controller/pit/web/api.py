@@ -1,0 +1,377 @@
+"""The pit's JSON API, for the web console and other systems: ``/healthz`` and ``/metrics``
+(Prometheus) open, for the supervisor and the scraper (:data:`service`); everything under
+``/api`` for users (:data:`router`). The secure view of the events (hole cards) is for the
+surveillance role only."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
+from fastapi.responses import PlainTextResponse, RedirectResponse
+
+from controller import __version__, strict_json
+from controller.pit.health import PROBE_TIMEOUT
+from controller.pit.phh import NoHistoryError, phh_from_events
+from controller.pit.rulings import RulingError
+from controller.pit.store import Store
+from controller.pit.web.deps import (
+    Authed,
+    Reader,
+    Web,
+    check_csrf,
+    is_form,
+    require_role,
+    rfc3339,
+    utc_time,
+)
+from controller.pit.web.models import (
+    Alarm,
+    GapOut,
+    Hand,
+    Health,
+    Hold,
+    LostPart,
+    RejectOut,
+    RulingAnswer,
+    TableNow,
+)
+from controller.pit.worker import StoreLostError
+
+#: Who may acknowledge an alarm.
+ACKNOWLEDGERS = frozenset({"floor", "surveillance", "maintenance"})
+
+service = APIRouter(tags=["service"])
+router = APIRouter()
+
+
+@service.get("/healthz", response_model=Health)
+async def healthz(response: Response, web: Web) -> Health:
+    """Whether the broker is connected and the store answers (503 when not), and what is
+    lost since when: the account the console's banner reads too."""
+    # asked now, not only as last seen: the worker tells the health what the store said
+    with contextlib.suppress(StoreLostError, TimeoutError):
+        async with asyncio.timeout(PROBE_TIMEOUT):
+            await web.reader.call(Store.schema_version)
+    now = time.time()
+    health = web.health
+    ok = health.live
+    if not ok:
+        response.status_code = 503
+    return Health(
+        status="ok" if ok else "degraded",
+        pit=web.pit_id,
+        version=__version__,
+        broker_connected=health.ok("broker"),
+        store=health.ok("store"),
+        lost=[
+            LostPart(
+                part=p.part,
+                since=rfc3339(p.since),
+                seconds=round(now - p.since, 3),
+                reason=p.reason,
+            )
+            for p in health.lost()
+        ],
+    )
+
+
+@service.get("/metrics", response_class=PlainTextResponse)
+async def prometheus(web: Web) -> PlainTextResponse:
+    """Prometheus metrics of this pit process."""
+    return PlainTextResponse(
+        web.metrics.text(), media_type="text/plain; version=0.0.4; charset=utf-8"
+    )
+
+
+@router.get("/api/tables", response_model=list[TableNow], tags=["tables"])
+async def tables(user: Authed, reader: Reader) -> list[dict[str, Any]]:
+    """Every table: online or not, degraded and its alarms, its epoch, the last seq stored
+    and the contiguous watermark, the hand in progress, open holds and gaps."""
+    return await reader.call(Store.tables)
+
+
+@router.get("/api/tables/{table}", tags=["tables"])
+async def table(table: str, user: Authed, reader: Reader) -> dict[str, Any]:
+    """One table: as in the list, with its retained state, its epochs and its births and
+    deaths."""
+    rows = [t for t in await reader.call(Store.tables) if t["table_id"] == table]
+    if not rows:
+        raise HTTPException(status_code=404, detail=f"no table {table!r}")
+    return {
+        **rows[0],
+        "state": await reader.call(Store.table_state, table),
+        "epochs": await reader.call(Store.epochs, table),
+        "births": await reader.call(Store.births, table),
+    }
+
+
+@router.get("/api/tables/{table}/events", tags=["tables"])
+async def events(
+    table: str,
+    user: Authed,
+    reader: Reader,
+    epoch: Annotated[str | None, Query(description="default: the table's epoch")] = None,
+    since_seq: Annotated[int, Query(ge=0, description="events after this seq")] = 0,
+    limit: Annotated[int, Query(ge=1, le=5000)] = 1000,
+    stream: Annotated[
+        Literal["public", "secure"], Query(description="secure: surveillance only")
+    ] = "public",
+) -> Response:
+    """The stored envelopes after ``since_seq``, in seq order (a JSON array)."""
+    if stream == "secure":
+        require_role(user, frozenset({"surveillance"}), "the secure stream is surveillance's")
+    if epoch is None:
+        epoch = await reader.call(Store.current_epoch, table)
+        if epoch is None:
+            raise HTTPException(status_code=404, detail=f"no table {table!r}")
+    texts = await reader.call(Store.events, table, epoch, since_seq, limit, stream)
+    return Response("[" + ",".join(texts) + "]", media_type="application/json")
+
+
+@router.get("/api/holds", response_model=list[Hold], tags=["holds"])
+async def holds(
+    user: Authed,
+    reader: Reader,
+    all: Annotated[bool, Query(description="resolved holds too")] = False,
+    table: str | None = None,
+) -> list[dict[str, Any]]:
+    """Holds waiting for a ruling, oldest first (``all``: resolved ones too)."""
+    return await reader.call(Store.holds, open_only=not all, table=table)
+
+
+def _hold_action(action: str) -> None:
+    """``POST /api/holds/{hold}/{action}``: the floor's ruling, sent to the hold's table."""
+
+    async def act(
+        request: Request,
+        hold: str,
+        user: Authed,
+        web: Web,
+        table: Annotated[
+            str | None, Query(description="the hold's table (needed when two tables share it)")
+        ] = None,
+    ) -> Any:
+        require_role(user, frozenset({"floor"}), "rulings are the floor's")
+        form = await request.form() if is_form(request) else None
+        body: dict[str, Any] = {}
+        if form is None and request.headers.get("content-type", "").startswith("application/json"):
+            try:  # JSON as RFC 8259 has it: NaN, Infinity and 1e999999 are not numbers
+                loaded = strict_json.loads(await request.body())
+            except (ValueError, RecursionError):
+                raise HTTPException(status_code=422, detail="the body is not JSON") from None
+            body = loaded if isinstance(loaded, dict) else {}
+        elif form is not None:
+            body = {k: v for k, v in form.items() if isinstance(v, str)}
+        table = table or _str(body.get("table"))
+        open_holds = [
+            h
+            for h in await web.reader.call(Store.holds, open_only=True)
+            if h["hold"] == hold and (table is None or h["table_id"] == table)
+        ]
+        if not open_holds:
+            raise HTTPException(status_code=404, detail=f"no open hold {hold!r}")
+        if len(open_holds) > 1:
+            raise HTTPException(
+                status_code=409, detail=f"{hold!r} is open at several tables: give table"
+            )
+        found = open_holds[0]
+        fields: dict[str, Any] = {"hold": hold}
+        if action == "override":
+            rule = _str(body.get("rule")) or found["rule"]
+            decision = _str(body.get("decision"))
+            if not decision:
+                raise HTTPException(status_code=422, detail="an override needs a decision")
+            fields = {"rule": rule, "decision": decision}
+        if web.rulings is None:
+            raise HTTPException(status_code=503, detail="this pit process sends no rulings")
+        try:
+            answer = await web.rulings.send(found["table_id"], action, fields, user.username)
+        except RulingError as exc:
+            raise HTTPException(status_code=504, detail=str(exc)) from None
+        out = RulingAnswer(
+            table_id=found["table_id"],
+            hold=hold,
+            command=action,
+            person=user.username,
+            status="ok" if answer.get("status") == "ok" else "error",
+            error=_str(answer.get("error")),
+            data=answer.get("data"),
+        )
+        if _wants_page(request):
+            return RedirectResponse(f"/holds?answered={hold}&status={out.status}", status_code=303)
+        return out
+
+    router.post(
+        f"/api/holds/{{hold}}/{action}",
+        tags=["holds"],
+        response_model=RulingAnswer,
+        summary=f"{action.capitalize()} a hold (floor)",
+        description=f"Sends the table a `{'floor_override' if action == 'override' else action}` "
+        "request signed with the pit's key on behalf of the logged-in person (§3.10) and answers "
+        "the table's response. "
+        + (
+            "Fields (JSON or form): `decision`, and `rule` (default: the hold's). "
+            if action == "override"
+            else ""
+        )
+        + "With the session cookie: the CSRF token (`X-CSRF-Token` or the form's `csrf`).",
+        dependencies=[Depends(check_csrf)],
+        responses={
+            403: {"description": "not the floor, or no CSRF token"},
+            404: {"description": "no such open hold"},
+            504: {"description": "the table did not answer"},
+        },
+    )(act)
+
+
+# here, between the holds and the hands: the routes (and /openapi.json) keep their order
+for _action in ("confirm", "reject", "override"):
+    _hold_action(_action)
+
+
+@router.get("/api/hands", response_model=list[Hand], tags=["hands"])
+async def hands(
+    user: Authed,
+    reader: Reader,
+    table: str | None = None,
+    rule: Annotated[str | None, Query(description="a rule ID the hand's events cite")] = None,
+    since: Annotated[str | None, Query(description="started at or after (RFC 3339)")] = None,
+    until: Annotated[str | None, Query(description="started before (RFC 3339)")] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+) -> list[dict[str, Any]]:
+    """Hands, newest first."""
+    return await reader.call(
+        Store.hands,
+        table=table,
+        rule=rule,
+        since=utc_time(since),
+        until=utc_time(until),
+        limit=limit,
+    )
+
+
+@router.get("/api/hands/{hand_id}", response_model=Hand, tags=["hands"])
+async def hand(hand_id: str, user: Authed, reader: Reader) -> dict[str, Any]:
+    """One hand."""
+    found = await reader.call(Store.hand, hand_id)
+    if found is None:
+        raise HTTPException(status_code=404, detail=f"no hand {hand_id!r}")
+    return found
+
+
+@router.get(
+    "/api/hands/{hand_id}/phh",
+    response_class=PlainTextResponse,
+    tags=["hands"],
+    responses={
+        404: {"description": "no such hand, or not completed"},
+        422: {"description": "its stored events do not make a hand history (malformed)"},
+    },
+)
+async def hand_phh(hand_id: str, user: Authed, reader: Reader) -> PlainTextResponse:
+    """The hand as a PHH hand history (TOML); hole cards for the surveillance role."""
+    found = await reader.call(Store.hand, hand_id)
+    if found is None:
+        raise HTTPException(status_code=404, detail=f"no hand {hand_id!r}")
+    stream: Literal["public", "secure"] = "secure" if "surveillance" in user.roles else "public"
+    bodies = await reader.call(
+        Store.hand_events, found["table_id"], found["epoch"], hand_id, stream
+    )
+    try:
+        text = phh_from_events(bodies)
+    except NoHistoryError as exc:
+        raise HTTPException(status_code=404, detail=str(exc)) from None
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+        # a table's events of another shape than a hand's history has
+        raise HTTPException(
+            status_code=422,
+            detail=f"the hand's stored events do not make a hand history: {str(exc)[:200]}",
+        ) from None
+    return PlainTextResponse(
+        text,
+        media_type="application/toml",
+        headers={"Content-Disposition": f'attachment; filename="{hand_id}.phh"'},
+    )
+
+
+@router.get("/api/alarms", response_model=list[Alarm], tags=["alarms"])
+async def alarms(
+    user: Authed,
+    reader: Reader,
+    since: Annotated[str | None, Query(description="at or after (RFC 3339)")] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+    unacknowledged: bool = False,
+) -> list[dict[str, Any]]:
+    """Integrity alarms and critical events, newest first, with who acknowledged each."""
+    return await reader.call(
+        Store.alarms, since=utc_time(since), limit=limit, unacknowledged=unacknowledged
+    )
+
+
+@router.post(
+    "/api/alarms/{table}/{epoch}/{seq}/ack",
+    tags=["alarms"],
+    dependencies=[Depends(check_csrf)],
+    responses={
+        303: {"description": "from the console's form: back to the alarms page"},
+        403: {"description": "a dealer or the pit role, or no CSRF token"},
+        404: {"description": "no such alarm"},
+        409: {"description": "acknowledged already"},
+    },
+)
+async def ack_alarm(
+    request: Request, table: str, epoch: str, seq: int, user: Authed, web: Web
+) -> Any:
+    """A person acknowledges an alarm (floor, surveillance or maintenance): stored with who
+    and when; the first acknowledgement stands."""
+    require_role(
+        user, ACKNOWLEDGERS, "alarms are acknowledged by the floor, surveillance or maintenance"
+    )
+    acked = await web.reader.call(
+        Store.ack_alarm, table, epoch, seq, user.username, user.roles, time.time()
+    )
+    if acked == "unknown":
+        raise HTTPException(status_code=404, detail="no such alarm")
+    if acked == "already":
+        raise HTTPException(status_code=409, detail="acknowledged already")
+    web.board.touch()
+    if _wants_page(request):
+        return RedirectResponse("/alarms", status_code=303)
+    return {"table_id": table, "epoch": epoch, "seq": seq, "acked_by": user.username}
+
+
+@router.get("/api/rejects", response_model=list[RejectOut], tags=["tables"])
+async def rejects(
+    user: Authed,
+    reader: Reader,
+    table: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> list[dict[str, Any]]:
+    """Messages refused from the tables, newest first (of one table): what was wrong, and a
+    bounded record of each (size, SHA-256, the first 200 characters)."""
+    return await reader.call(Store.rejects, table=table, limit=limit)
+
+
+@router.get("/api/gaps", response_model=list[GapOut], tags=["tables"])
+async def gaps(
+    user: Authed,
+    reader: Reader,
+    all: Annotated[bool, Query(description="repaired gaps too")] = False,
+) -> list[dict[str, Any]]:
+    """Ranges of seqs not received: open ones (asked, or lost with the table's reason)."""
+    return await reader.call(Store.gaps, open_only=not all)
+
+
+def _wants_page(request: Request) -> bool:
+    """Whether the request is a console form posted without script (it gets a page back)."""
+    return "application/json" not in request.headers.get("accept", "") and request.headers.get(
+        "content-type", ""
+    ).startswith("application/x-www-form-urlencoded")
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None

@@ -1,0 +1,121 @@
+"""The console's pages (``docs/console.md``): the login form, the floor map ``/``, the holds
+queue, a table, hands and a hand's timeline, alarms. Each needs a login (without one, to the
+login page); a live page opens with its sections as its stream (:mod:`.live`) sends them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, HTTPException
+from fastapi.responses import HTMLResponse
+
+from controller.pit.console.render import page, render_login, sections_html
+from controller.pit.console.views import event_view, hand_view
+from controller.pit.store import Store, Stream
+from controller.pit.web.deps import PageViewer, Web, utc_time
+
+router = APIRouter(include_in_schema=False, default_response_class=HTMLResponse)
+
+
+@router.get("/login")
+async def login_form(web: Web, next: str = "/") -> HTMLResponse:
+    return render_login(web.health_view(), error="", next=next, status=200)
+
+
+@router.get("/")
+async def floor_page(viewer: PageViewer, web: Web) -> HTMLResponse:
+    snapshot = await web.pages.floor.get(web.board.version)
+    sections = sections_html(snapshot, viewer)
+    return page(
+        "floor.html", web.health_view(), viewer=viewer, live="/api/live/floor", sections=sections
+    )
+
+
+@router.get("/holds")
+async def holds(
+    viewer: PageViewer, web: Web, answered: str | None = None, status: str | None = None
+) -> HTMLResponse:
+    snapshot = await web.pages.holds(viewer).get(web.board.version)
+    return page(
+        "holds.html",
+        web.health_view(),
+        viewer=viewer,
+        live="/api/live/holds",
+        sections=sections_html(snapshot, viewer),
+        answered=answered,
+        status=status,
+    )
+
+
+@router.get("/tables/{table}")
+async def table_page(table: str, viewer: PageViewer, web: Web) -> HTMLResponse:
+    snapshot = await web.pages.table(viewer, table).get(web.board.table_version(table))
+    return page(
+        "table.html",
+        web.health_view(),
+        viewer=viewer,
+        live=f"/api/live/tables/{table}",
+        table=table,
+        sections=sections_html(snapshot, viewer),
+    )
+
+
+@router.get("/hands")
+async def hands(
+    viewer: PageViewer,
+    web: Web,
+    table: str = "",
+    hand: str = "",
+    rule: str = "",
+    since: str = "",
+    until: str = "",
+) -> HTMLResponse:
+    error = ""
+    found: list[dict[str, Any]] = []
+    try:
+        if hand:
+            one = await web.reader.call(Store.hand, hand.strip())
+            found = [one] if one is not None else []
+        else:
+            found = await web.reader.call(
+                Store.hands,
+                table=table.strip() or None,
+                rule=rule.strip() or None,
+                since=utc_time(since.strip() or None),
+                until=utc_time(until.strip() or None),
+                limit=200,
+            )
+    except HTTPException as exc:
+        error = str(exc.detail)
+    query = {"table": table, "hand": hand, "rule": rule, "since": since, "until": until}
+    rows = [hand_view(h) for h in found]
+    return page(
+        "hands.html", web.health_view(), viewer=viewer, hands=rows, query=query, error=error
+    )
+
+
+@router.get("/hands/{hand_id}")
+async def hand_page(hand_id: str, viewer: PageViewer, web: Web) -> HTMLResponse:
+    found = await web.reader.call(Store.hand, hand_id)
+    if found is None:
+        raise HTTPException(status_code=404, detail=f"no hand {hand_id!r}")
+    stream: Stream = "secure" if viewer.sees_cards else "public"
+    events = await web.reader.call(
+        Store.hand_events, found["table_id"], found["epoch"], hand_id, stream
+    )
+    return page(
+        "hand.html",
+        web.health_view(),
+        viewer=viewer,
+        hand=hand_view(found),
+        events=[event_view(e, viewer) for e in events],
+    )
+
+
+@router.get("/alarms")
+async def alarms(viewer: PageViewer, web: Web) -> HTMLResponse:
+    snapshot = await web.pages.alarms(viewer).get(web.board.version)
+    sections = sections_html(snapshot, viewer)
+    return page(
+        "alarms.html", web.health_view(), viewer=viewer, live="/api/live/alarms", sections=sections
+    )
