@@ -16,14 +16,11 @@ import signal
 import sys
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from simulators.control_server import control_channel
 from simulators.pty_simulator import PtySimulator
 from simulators.schedule import play_steps
-
-SimT = TypeVar("SimT", bound=PtySimulator)
-CommandT = TypeVar("CommandT")
 
 
 def add_common_arguments(parser: argparse.ArgumentParser, *, seed_help: str) -> None:
@@ -57,23 +54,16 @@ def run_until_interrupted(name: str, serving: Coroutine[Any, Any, None]) -> int:
 
 
 async def serve_until_signalled(
-    sim: SimT,
-    *,
-    control: Path | None,
-    handle: Callable[[SimT, Any], dict[str, Any]],
-    steps: Sequence[tuple[float, CommandT]],
-    apply: Callable[[SimT, CommandT], object],
+    sim: PtySimulator, *, control: Path | None, steps: Sequence[tuple[float, Any]]
 ) -> None:
     """Serve ``sim`` (and its control socket) and play ``steps`` until SIGINT or SIGTERM."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
-    async with sim, control_channel(lambda data: handle(sim, data), control):
+    async with sim, control_channel(sim.handle, control):
         print(sim.cable.path, flush=True)
-        script = asyncio.create_task(
-            play_steps(steps, lambda command: apply(sim, command), loop.time())
-        )
+        script = asyncio.create_task(play_steps(steps, sim.reply, loop.time()))
         try:
             await stop.wait()
         finally:

@@ -14,12 +14,13 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
+from simulators.command_vocabulary import CommandedDevice
 from simulators.pty import PtyCable
 
 
-class PtySimulator:
+class PtySimulator(CommandedDevice[Any]):
     """One simulated device on one pty."""
 
     def __init__(

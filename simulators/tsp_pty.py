@@ -12,13 +12,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+from typing import Any
 
 from controller.aio import stop_tasks
+from simulators.command_vocabulary import CommandedDevice
 from simulators.pty import PtyCable
 from simulators.tsp_device import WireDevice
 
 
-class TspPtyServer:
+class TspPtyServer(CommandedDevice[Any]):
     """Serves one simulated TSP/1 device on a pty until stopped."""
 
     def __init__(

@@ -13,7 +13,6 @@ import argparse
 import sys
 
 from simulators.errors import ScenarioError
-from simulators.feig import control
 from simulators.feig.commands import COMMANDS, Command
 from simulators.feig.reader import ANTENNAS, SUPPORTED
 from simulators.feig.server import FeigSimulator
@@ -115,6 +114,4 @@ async def _serve(args: argparse.Namespace, scenario: Scenario[Command]) -> None:
     radio.crosstalk = args.crosstalk
     radio.stacked_miss = args.stacked_miss
     radio.spread = set(args.spread)
-    await serve_until_signalled(
-        sim, control=args.control, handle=control.handle, steps=scenario.steps, apply=control.apply
-    )
+    await serve_until_signalled(sim, control=args.control, steps=scenario.steps)

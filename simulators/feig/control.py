@@ -23,7 +23,6 @@ from simulators.feig.commands import (
     SetupCommand,
     SlideCommand,
     TagsCommand,
-    parse_command,
 )
 from simulators.feig.reader import RF_PROBLEMS, ReaderModel
 
@@ -252,9 +251,3 @@ def _setup(line: FeigLine, wanted: ReaderSetup) -> None:
             major << 8 | minor, development, version.hw_type, version.sw_type, version.tr_type
         )
     reader.version = version
-
-
-def handle(sim: FeigHost, data: Any) -> dict[str, Any]:
-    """Validate and carry out one decoded command; the reply for the control channel (a bad
-    command raises a ValueError, which the channel answers with its message)."""
-    return {"ok": True, **apply(sim, parse_command(data))}

@@ -15,9 +15,12 @@ import asyncio
 import termios
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from drivers.rfid.feig.setup import CFG_INTERFACE
+from simulators.feig import control
 from simulators.feig.bus import FeigLine
+from simulators.feig.commands import COMMANDS, Command
 from simulators.feig.timing import wire_seconds
 from simulators.pty_simulator import PtySimulator
 
@@ -32,6 +35,8 @@ def line_speed(fd: int) -> int | None:
 
 class FeigSimulator(PtySimulator):
     """One line of readers on one pty."""
+
+    COMMANDS = COMMANDS
 
     def __init__(
         self,
@@ -65,6 +70,10 @@ class FeigSimulator(PtySimulator):
         self._sends: set[asyncio.TimerHandle] = set()
         #: The RF rates it started with (``--crosstalk``…): what ``clear`` returns to.
         self.start_rates: dict[str, float] = {}
+
+    def apply(self, command: Command) -> dict[str, Any]:
+        """Carry out a validated command; return the reply's fields."""
+        return control.apply(self, command)
 
     def _power_on(self) -> None:
         self.line.power_on()

@@ -37,6 +37,8 @@ DEFAULT_SERIAL = "FEIG-0001"
 class SimulatedFeigUsbReader(SimulatedUsbDevice):
     """One ID ISC reader model behind two bulk endpoints."""
 
+    COMMANDS = COMMANDS
+
     def __init__(
         self,
         line: FeigLine,
@@ -98,11 +100,6 @@ class SimulatedFeigUsbReader(SimulatedUsbDevice):
         self.line.power_on()
         self._busy_until = 0.0
 
-    def handle(self, data: Any) -> dict[str, Any]:
-        """One decoded control command (a bad one raises ValueError with its message)."""
-        with self.lock:
-            return control.handle(self, data)
-
     def apply(self, command: Command) -> dict[str, Any]:
         """One validated command (scenario steps)."""
         with self.lock:
@@ -156,7 +153,7 @@ def start_reader(bus: SimulatedUsbBus, options: FeigOptions) -> SimulatedFeigUsb
         antennas=antennas,
         seed=seed,
     )
-    return drive(device, options, scenario.steps, device.apply)
+    return drive(device, options, scenario)
 
 
 __all__ = [

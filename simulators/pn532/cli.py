@@ -12,7 +12,6 @@ import sys
 
 from controller.uids import UidError, uid_to_bytes
 from simulators.errors import ScenarioError
-from simulators.pn532 import control
 from simulators.pn532.commands import COMMANDS, TagsCommand, uid_bytes
 from simulators.pn532.server import Pn532Simulator
 from simulators.pty_cli import (
@@ -45,11 +44,5 @@ def run(args: argparse.Namespace) -> int:
     sim = Pn532Simulator(seed=seed, link=args.link, tags=tags, trace=stderr_trace(args.trace))
     return run_until_interrupted(
         "pn532",
-        serve_until_signalled(
-            sim,
-            control=args.control,
-            handle=control.handle,
-            steps=scenario.steps,
-            apply=control.apply,
-        ),
+        serve_until_signalled(sim, control=args.control, steps=scenario.steps),
     )

@@ -3,7 +3,9 @@
 :class:`Pn532Simulator` moves bytes between the pty and the pure :class:`Pn532Module`, wakes the
 module up when a running command may complete (a tag placed, a retry period passed, an InAutoPoll
 deadline), and carries out the scripted actions: tags placed and lifted, faults, unplug, replug.
-It runs in a ``tablectl sim pn532`` process, or inside a test's event loop.
+Its commands (:mod:`simulators.pn532.commands`) come from the control channel (``--control``)
+and the scenario's timed steps; ``docs/simulators.md`` lists them. It runs in a
+``tablectl sim pn532`` process, or inside a test's event loop.
 """
 
 from __future__ import annotations
@@ -11,7 +13,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
+from simulators.command_vocabulary import PlaceCommand, RemoveCommand, StatusCommand
+from simulators.pn532.commands import (
+    COMMANDS,
+    ClearCommand,
+    Command,
+    FaultCommand,
+    TagsCommand,
+    uid_bytes,
+)
 from simulators.pn532.faults import AntennaMode
 from simulators.pn532.module import Pn532Module
 from simulators.pty_simulator import PtySimulator
@@ -22,6 +34,8 @@ RETRY_PERIOD_S = 0.05
 
 class Pn532Simulator(PtySimulator):
     """One PN532 module on one pty."""
+
+    COMMANDS = COMMANDS
 
     def __init__(
         self,
@@ -77,6 +91,71 @@ class Pn532Simulator(PtySimulator):
         """Break the antenna (or repair it with ``None``)."""
         self.module.faults.antenna = mode
         self._kick()
+
+    # ----------------------------------------------------------------- commands
+
+    def apply(self, command: Command) -> dict[str, Any]:
+        """Carry out a validated command; return the reply's fields."""
+        if isinstance(command, PlaceCommand):
+            self.place(uid_bytes(command.place))
+        elif isinstance(command, RemoveCommand):
+            self.remove(uid_bytes(command.remove))
+        elif isinstance(command, TagsCommand):
+            self.set_tags(uid_bytes(command.tags))
+        elif isinstance(command, FaultCommand):
+            self._fault(command)
+        elif isinstance(command, ClearCommand):
+            self._clear(command.clear)
+        elif isinstance(command, StatusCommand):
+            return self.status()
+        return {"tags": [uid.hex() for uid in self.module.antenna.uids]}
+
+    def _fault(self, command: FaultCommand) -> None:
+        rate = command.rate or 0.0
+        if command.fault == "flap":
+            self.set_flap(rate)
+        elif command.fault == "stacked_miss":
+            self.set_stacked_miss(rate)
+        elif command.fault == "corrupt":
+            self.set_corrupt(rate)
+        elif command.fault == "antenna":
+            self.set_antenna(command.mode)
+        elif command.fault == "unplug":
+            self.unplug()
+        else:
+            self.replug()
+
+    def _clear(self, name: str) -> None:
+        if name in ("flap", "all"):
+            self.set_flap(0.0)
+        if name in ("stacked_miss", "all"):
+            self.set_stacked_miss(0.0)
+        if name in ("corrupt", "all"):
+            self.set_corrupt(0.0)
+        if name in ("antenna", "all"):
+            self.set_antenna(None)
+
+    def status(self) -> dict[str, Any]:
+        """What the simulator shows to a curious test or operator."""
+        module = self.module
+        stats = module.stats
+        return {
+            "device": self.device,
+            "path": self.path,
+            "plugged": self.plugged,
+            "asleep": module.asleep,
+            "sam_mode": module.chip.sam_mode,
+            "tags": [uid.hex() for uid in module.antenna.uids],
+            "faults": module.faults.describe(),
+            "commands": {f"{code:02x}": count for code, count in sorted(stats.commands.items())},
+            "aborts": stats.aborts,
+            "nacks": stats.nacks,
+            "errors_sent": stats.errors_sent,
+            "garbage_bytes": stats.garbage_bytes,
+            "wakeups": stats.wakeups,
+            "unplugs": self.unplugs,
+            "journal": list(stats.journal)[-64:],
+        }
 
     # ----------------------------------------------------------------- byte pump
 

@@ -16,7 +16,6 @@ import asyncio
 import random
 import signal
 import sys
-from functools import partial
 from pathlib import Path
 
 from controller.uids import UidError, uid_to_bytes
@@ -24,7 +23,7 @@ from simulators.control_server import control_channel
 from simulators.errors import ScenarioError
 from simulators.pty import PtyCable
 from simulators.pty_cli import run_until_interrupted
-from simulators.rfid import control, hands
+from simulators.rfid import hands
 from simulators.rfid.commands import COMMANDS, Command, TagsCommand
 from simulators.rfid.model import ReaderConfig, ReaderModel
 from simulators.rfid.server import ReaderPtyServer
@@ -100,9 +99,8 @@ async def _serve(
     async with control_channel(server.handle, args.control):
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, server.stop)
-        apply = partial(control.apply, server)
         player = asyncio.create_task(
-            play_steps(scenario.steps, apply, loop.time()), name="scenario"
+            play_steps(scenario.steps, server.reply, loop.time()), name="scenario"
         )
         print(path, flush=True)
         try:

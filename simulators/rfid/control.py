@@ -2,8 +2,8 @@
 
 The pty server (``tablectl sim rfid``) and the fake pyusb backend both run a :class:`ReaderModel`
 inside a :class:`~simulators.tsp_device.WireDevice`; they differ in what unplugging means and in
-how they are woken. Each offers the :class:`ReaderRuntime` protocol, and :func:`apply` does the
-rest.
+how they are woken. Each offers the :class:`ReaderRuntime` protocol, and its ``apply`` is
+:func:`apply`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from simulators.rfid.commands import (
     PlaceCommand,
     RemoveCommand,
     TagsCommand,
-    parse_command,
 )
 from simulators.rfid.model import ReaderModel
 from simulators.tsp_device import WireDevice
@@ -65,14 +64,6 @@ def power_loss(runtime: ReaderRuntime) -> None:
     """A power cut and back (counted in the reader's power cycles)."""
     runtime.model.power_cycles += 1
     reboot(runtime)
-
-
-def handle(runtime: ReaderRuntime, data: Any) -> dict[str, Any]:
-    """Validate and carry out one decoded command; the reply for the control channel."""
-    try:
-        return {"ok": True, **apply(runtime, parse_command(data))}
-    except CommandError as exc:
-        return {"ok": False, "error": str(exc)}
 
 
 def apply(runtime: ReaderRuntime, command: Command) -> dict[str, Any]:

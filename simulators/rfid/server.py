@@ -14,6 +14,7 @@ from typing import Any
 from drivers.tsp.device_link import DeviceTimers
 from simulators.pty import PtyCable
 from simulators.rfid import control
+from simulators.rfid.commands import COMMANDS, Command
 from simulators.rfid.model import ReaderModel
 from simulators.tsp_device import WireDevice
 from simulators.tsp_pty import TspPtyServer
@@ -21,6 +22,8 @@ from simulators.tsp_pty import TspPtyServer
 
 class ReaderPtyServer(TspPtyServer):
     """Serves one simulated reader on a pty until stopped."""
+
+    COMMANDS = COMMANDS
 
     def __init__(
         self,
@@ -46,6 +49,6 @@ class ReaderPtyServer(TspPtyServer):
             "plugged": not self.unplugged,
         }
 
-    def handle(self, data: Any) -> dict[str, Any]:
-        """One decoded control command (the control channel's and the scenario's)."""
-        return control.handle(self, data)
+    def apply(self, command: Command) -> dict[str, Any]:
+        """Carry out a validated command; return the reply's fields."""
+        return control.apply(self, command)

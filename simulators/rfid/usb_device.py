@@ -29,8 +29,9 @@ from typing import Any
 import usb.core
 
 from drivers.tsp.device_link import DeviceTimers
+from simulators.command_vocabulary import CommandedDevice
 from simulators.rfid import control
-from simulators.rfid.commands import Command
+from simulators.rfid.commands import COMMANDS, Command
 from simulators.rfid.model import ReaderModel
 from simulators.tsp_device import WireDevice
 
@@ -47,13 +48,13 @@ def usb_error(kind: tuple[int, int, str]) -> usb.core.USBError:
     return usb.core.USBError(text, code, number)
 
 
-class SimulatedUsbDevice:
+class SimulatedUsbDevice(CommandedDevice[Any]):
     """A vendor-class device with one bulk OUT and one bulk IN endpoint, on the simulated bus.
 
     A device model says what it is (:attr:`serial`, :meth:`strings`, :meth:`vendor_request`),
     what it does with the host's bytes (:meth:`bulk_out`, answering through :meth:`send`), what
     a power cycle does to it (:meth:`power_on`), and how it is driven from outside
-    (:meth:`handle`, :meth:`describe`).
+    (``COMMANDS`` and :meth:`apply`, under the device's lock; :meth:`describe`).
     """
 
     def __init__(
@@ -110,10 +111,6 @@ class SimulatedUsbDevice:
 
     def power_off(self) -> None:
         """Power goes (an unplug): whatever the model holds for the transport is gone."""
-
-    def handle(self, data: Any) -> dict[str, Any]:
-        """One decoded control command."""
-        raise NotImplementedError
 
     def describe(self) -> dict[str, Any]:
         """Where the device is (for the status command)."""
@@ -231,6 +228,8 @@ class SimulatedUsbDevice:
 class SimulatedUsbReader(SimulatedUsbDevice):
     """A TSP/1 reader on the simulated bus, running until :meth:`close`."""
 
+    COMMANDS = COMMANDS
+
     def __init__(
         self,
         model: ReaderModel,
@@ -293,11 +292,6 @@ class SimulatedUsbReader(SimulatedUsbDevice):
     def power_on(self) -> None:
         """A new boot id, an empty event queue, no antenna map."""
         control.reboot(self)
-
-    def handle(self, data: Any) -> dict[str, Any]:
-        """One decoded control command."""
-        with self.lock:
-            return control.handle(self, data)
 
     def apply(self, command: Command) -> dict[str, Any]:
         """One validated command (scenario steps)."""

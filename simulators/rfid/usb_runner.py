@@ -14,7 +14,7 @@ import contextlib
 import socketserver
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -68,12 +68,8 @@ def serve_control(reader: SimulatedUsbDevice, path: Path) -> socketserver.BaseSe
     return server
 
 
-def play(
-    reader: SimulatedUsbDevice,
-    steps: Sequence[tuple[float, Any]],
-    apply: Callable[[Any], object],
-) -> threading.Thread:
-    """Play a scenario's timed steps (``apply`` carries one out) on a background thread."""
+def play(reader: SimulatedUsbDevice, steps: Sequence[tuple[float, Any]]) -> threading.Thread:
+    """Play a scenario's timed steps on a background thread."""
     started = time.monotonic()
     stopped = threading.Event()
     reader.on_close.append(stopped.set)
@@ -82,7 +78,7 @@ def play(
         for at, command in steps:
             if stopped.wait(max(0.0, started + at - time.monotonic())):
                 return
-            apply(command)
+            reader.reply(command)
 
     thread = threading.Thread(target=run, name="usb-sim-scenario", daemon=True)
     thread.start()
@@ -107,20 +103,18 @@ def device_scenario(
     return scenario, seed
 
 
-def drive(
-    device: DeviceT,
-    options: UsbBackendOptions,
-    steps: Sequence[tuple[float, Any]],
-    apply: Callable[[Any], object],
-) -> DeviceT:
-    """Serve the device's control socket (if the options ask for one) and play ``steps``."""
+def drive(device: DeviceT, options: UsbBackendOptions, scenario: Scenario[Any]) -> DeviceT:
+    """Carry out the scenario's commands at start, serve the device's control socket (if the
+    options ask for one) and play the scenario's steps."""
+    for command in scenario.initial:
+        device.apply(command)
     if options.simulator_control:
         try:
             serve_control(device, Path(options.simulator_control))
         except OSError as exc:
             raise DeviceUnavailableError(f"simulated reader: control socket: {exc}") from None
-    if steps:
-        play(device, steps, apply)
+    if scenario.steps:
+        play(device, scenario.steps)
     return device
 
 
@@ -129,6 +123,4 @@ def start_reader(bus: SimulatedUsbBus, options: TspUsbReaderOptions) -> Simulate
     scenario, seed = device_scenario(options, COMMANDS)
     serial = options.serial_number or "RDR-0001"
     reader = bus.add_reader(serial, vid=options.vid, pid=options.pid, seed=seed)
-    for command in scenario.initial:
-        reader.apply(command)
-    return drive(reader, options, scenario.steps, reader.apply)
+    return drive(reader, options, scenario)

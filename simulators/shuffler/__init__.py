@@ -23,7 +23,7 @@ from simulators.schedule import play_steps
 from simulators.shuffler.commands import COMMANDS
 from simulators.shuffler.firmware import default_firmware
 from simulators.shuffler.model import DEFAULT_CAPS, DeviceConfig, ShufflerModel
-from simulators.shuffler.server import SimulatorServer, handle
+from simulators.shuffler.server import SimulatorServer
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -80,10 +80,10 @@ async def _main(args: argparse.Namespace) -> int:
     model = build_model(args, rng, loop.time())
     server = SimulatorServer(model, PtyCable(args.link), baud=args.baud, chunk=args.chunk, rng=rng)
     path = server.start()
-    async with control_channel(lambda data: handle(server, data), args.control):
+    async with control_channel(server.handle, args.control):
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, server.stop)
-        player = asyncio.create_task(play_steps(steps, server.apply, loop.time()), name="scenario")
+        player = asyncio.create_task(play_steps(steps, server.reply, loop.time()), name="scenario")
         print(path, flush=True)
         try:
             await server.serve()

@@ -16,10 +16,10 @@ from controller.cards import card_code, card_from_code, parse_card
 from drivers.shuffler.codes import FAULTS, PURPOSE_CODES, PURPOSES, Button, FaultFlag
 from drivers.tsp.common import ClearedBy, Severity
 from drivers.tsp.device_link import DeviceTimers
-from simulators.command_vocabulary import CommandError, StatusCommand
-from simulators.errors import RefusedError
+from simulators.command_vocabulary import CommandedDevice, StatusCommand
 from simulators.pty import PtyCable
 from simulators.shuffler.commands import (
+    COMMANDS,
     BurstCommand,
     ClearCommand,
     Command,
@@ -32,7 +32,6 @@ from simulators.shuffler.commands import (
     PressCommand,
     ReshuffleCommand,
     TrayCommand,
-    parse_command,
 )
 from simulators.shuffler.model import ShufflerModel
 from simulators.tsp_device import WireDevice
@@ -42,8 +41,10 @@ SEVERITIES = {"info": Severity.INFO, "warn": Severity.WARN, "error": Severity.ER
 SEVERITIES["critical"] = Severity.CRITICAL
 
 
-class SimulatorServer(TspPtyServer):
+class SimulatorServer(TspPtyServer, CommandedDevice[Command]):
     """Serves one simulated shuffler on a pty until stopped."""
+
+    COMMANDS = COMMANDS
 
     def __init__(
         self,
@@ -66,14 +67,11 @@ class SimulatorServer(TspPtyServer):
     # ------------------------------------------------------------------ faults and control
 
     def apply(self, command: Command) -> dict[str, Any]:
-        """Carry out one control command; return the reply fields."""
-        now = self.now()
-        try:
-            reply = self._apply(command, now)
-        except RefusedError as refusal:
-            return {"ok": False, "error": refusal.detail}
+        """Carry out one control command; return the reply fields (the device refuses what the
+        dealer cannot do with a :class:`~simulators.errors.RefusedError`)."""
+        reply = self._apply(command, self.now())
         self.kick()
-        return {"ok": True, **reply}
+        return reply
 
     def _apply(self, command: Command, now: float) -> dict[str, Any]:
         model = self.model
@@ -208,11 +206,3 @@ class SimulatorServer(TspPtyServer):
 
 def _cards(codes: bytes) -> list[str]:
     return [str(card_from_code(code)) for code in codes]
-
-
-def handle(server: SimulatorServer, data: Any) -> dict[str, Any]:
-    """Validate and carry out one decoded control command."""
-    try:
-        return server.apply(parse_command(data))
-    except CommandError as exc:
-        return {"ok": False, "error": str(exc)}

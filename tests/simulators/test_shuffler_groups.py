@@ -17,7 +17,7 @@ from simulators.command_vocabulary import CommandError
 from simulators.pty import PtyCable
 from simulators.shuffler.commands import GroupsCommand, parse_command
 from simulators.shuffler.model import DeviceConfig, ShufflerModel
-from simulators.shuffler.server import SimulatorServer, handle
+from simulators.shuffler.server import SimulatorServer
 
 ORDER = ("As", "Kd", "Qh", "7c", "2d", "9s")
 
@@ -33,18 +33,18 @@ def shuffled() -> ShufflerModel:
 async def test_groups_lists_what_left_the_tray_host_and_keypad_alike() -> None:
     model = shuffled()
     server = SimulatorServer(model, PtyCable(None))
-    assert handle(server, {"groups": True}) == {
+    assert server.handle({"groups": True}) == {
         "ok": True,
         "shuffle_id": model.shuffle_id,
         "groups": [],
     }
     host = DispenseGroup(model.shuffle_id, 1, 2, 1, 3).encode()  # hole, seat 3, faces withheld
     assert model.handle(MsgType.DISPENSE_GROUP, host, 11.0)[0] == MsgType.DISPENSE_GROUP
-    handle(server, {"dispense": {"purpose": "flop", "count": 3}})
+    server.handle({"dispense": {"purpose": "flop", "count": 3}})
     deck = model.deck
     assert deck is not None
     taken = deck.position
-    reply = handle(server, {"groups": True})
+    reply = server.handle({"groups": True})
     assert reply["groups"] == [
         {"group": 1, "purpose": "hole", "seat": 3, "cards": ["As", "Kd"]},
         {"group": 2, "purpose": "flop", "seat": None, "cards": ["Qh", "7c", "2d"]},
@@ -53,7 +53,7 @@ async def test_groups_lists_what_left_the_tray_host_and_keypad_alike() -> None:
     # a new shuffle: the groups of the retired deck are not the dealer's to deal any more
     model.press(1, 20.0)
     model.tick(30.0)
-    assert handle(server, {"groups": True})["groups"] == []
+    assert server.handle({"groups": True})["groups"] == []
 
 
 def test_a_model_without_a_deck_has_no_groups() -> None:
