@@ -7,7 +7,6 @@ per transaction, a redelivered device event is dropped, an invalid request chang
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
@@ -15,14 +14,11 @@ import socket
 import tempfile
 import termios
 import tty
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from controller.config import TableConfig, parse_config
-from controller.shell.daemon import Daemon
+from controller.config import parse_config
 from controller.shell.snapshot import snapshot
 from controller.table.codec import input_to_json
 from controller.table.inputs import (
@@ -34,66 +30,8 @@ from controller.table.inputs import (
 )
 from controller.table.state import Phase
 from tests.integration.broker import free_port
+from tests.shell.inprocess import Running, config_for, now, phase, request
 from tests.waiting import until
-
-
-def config_for(tmp_path: Path, **virtual: Any) -> TableConfig:
-    return parse_config(
-        {
-            "table": {
-                "id": "T1",
-                "stacks": {"1": 50, "2": 50, "3": 50},
-                "button": 3,
-                "blinds": [1, 2],
-            },
-            "devices": {
-                "shuffler": {
-                    "driver": "virtual",
-                    "seed": 3,
-                    "state_file": str(tmp_path / "shuffler.json"),
-                    **virtual,
-                }
-            },
-            "security": {"require_signed": False},
-            "broker": {
-                "host": "127.0.0.1",
-                "port": free_port(),
-                "reconnect_min": 0.05,
-                "reconnect_max": 0.1,
-            },
-            "journal": {"path": str(tmp_path / "journal.sqlite")},
-        }
-    )
-
-
-class Running:
-    def __init__(self, config: TableConfig) -> None:
-        self.daemon = Daemon(config)
-        self.task: asyncio.Task[int] | None = None
-
-    async def __aenter__(self) -> Daemon:
-        self.task = asyncio.create_task(self.daemon.run())
-        async with asyncio.timeout(10):
-            await self.daemon.ready.wait()
-        return self.daemon
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self.task is not None
-        self.daemon.stop_requested.set()
-        assert await asyncio.wait_for(self.task, 20) == 0
-
-
-def request(**body: Any) -> bytes:
-    return json.dumps(body).encode()
-
-
-def now() -> datetime:
-    return datetime.now(UTC)
-
-
-def phase(daemon: Daemon) -> Phase | None:
-    hand = daemon.runner.state.hand
-    return hand.phase if hand is not None else None
 
 
 async def test_restart_replays_to_the_exact_state_and_keeps_the_inbox(tmp_path: Path) -> None:
@@ -151,7 +89,7 @@ async def test_an_invalid_request_is_journaled_as_rejected_and_changes_nothing(
 
 
 async def test_a_redelivered_device_event_is_dropped(tmp_path: Path) -> None:
-    async with Running(config_for(tmp_path, deliver=False)) as daemon:
+    async with Running(config_for(tmp_path, shuffler={"deliver": False})) as daemon:
         await daemon.commands.handle("start_hand", request(transaction="a"), now())
         await until(
             lambda: (

@@ -28,8 +28,7 @@ from controller.shell.daemon import Daemon
 from controller.shell.journal import Journal
 from controller.table.state import Phase
 from tests.integration.conftest import REPO
-from tests.shell.test_daemon_inprocess import Running, now, phase, request
-from tests.shell.test_integrity_daemon import config_for
+from tests.shell.inprocess import Running, config_for, now, phase, request
 from tests.waiting import until
 
 Corruption = Callable[[bytes], bytes]

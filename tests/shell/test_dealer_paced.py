@@ -25,7 +25,7 @@ from controller.shell.table import initial_state
 from controller.table.engine import apply
 from controller.table.inputs import StartHand
 from simulators.rig.console import SocketConsole
-from tests.shell.test_daemon_inprocess import Running
+from tests.shell.inprocess import Running
 from tests.waiting import until
 
 TABLE: dict[str, Any] = {"id": "T1", "stacks": {"1": 50, "2": 50, "3": 50}, "button": 3}

@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from controller.config import TableConfig, parse_config
 from controller.shell.daemon import Daemon
 from controller.shell.journal import Journal, NewEvent
 from controller.shell.segments import PRUNED
@@ -26,36 +25,12 @@ from controller.table.codec import rfc3339
 from drivers.virtual import VirtualTable
 from tests.disk import fill as fill_disk
 from tests.disk import small_disk
-from tests.integration.broker import free_port
-from tests.shell.test_daemon_inprocess import Running, now, request
+from tests.shell.inprocess import Running, disk_config, now, request
 from tests.shell.test_retention import _write as write_hands
 from tests.shell.test_retention import inputs_of
 from tests.waiting import until
 
 ROOM = 1_000_000  # pages: a cap far above what the tests write
-
-
-def config_for(tmp_path: Path, **journal: Any) -> TableConfig:
-    return parse_config(
-        {
-            "table": {
-                "id": "T1",
-                "stacks": {"1": 50, "2": 50, "3": 50},
-                "button": 3,
-                "blinds": [1, 2],
-            },
-            "devices": {
-                "shuffler": {
-                    "driver": "virtual",
-                    "seed": 3,
-                    "state_file": str(tmp_path / "shuffler.json"),
-                }
-            },
-            "security": {"require_signed": False},
-            "broker": {"host": "127.0.0.1", "port": free_port(), "reconnect_min": 0.05},
-            "journal": {"path": str(tmp_path / "journal.sqlite"), "disk_poll": 0.02, **journal},
-        }
-    )
 
 
 async def fill(daemon: Daemon) -> list[dict[str, Any]]:
@@ -74,7 +49,7 @@ async def fill(daemon: Daemon) -> list[dict[str, Any]]:
 async def test_a_full_journal_degrades_the_table_holds_device_inputs_and_recovers(
     tmp_path: Path,
 ) -> None:
-    async with Running(config_for(tmp_path)) as daemon:
+    async with Running(disk_config(tmp_path)) as daemon:
         await until(lambda: daemon.health["shuffler"]["health"] == "online")
         journal = daemon.writer.journal
         answers = await fill(daemon)
@@ -125,15 +100,15 @@ async def test_a_full_journal_degrades_the_table_holds_device_inputs_and_recover
 async def test_a_daemon_that_starts_on_a_full_journal_goes_ready_degraded(
     tmp_path: Path,
 ) -> None:
-    async with Running(config_for(tmp_path)) as daemon:
+    async with Running(disk_config(tmp_path)) as daemon:
         ok = await daemon.commands.handle("start_hand", request(transaction="a"), now())
         assert ok["status"] == "ok"
-    async with Running(config_for(tmp_path, max_pages=1)) as daemon:  # READY all the same
+    async with Running(disk_config(tmp_path, max_pages=1)) as daemon:  # READY all the same
         answers = await fill(daemon)
         assert daemon.space.full
         assert "journal full" in (answers[-1]["error"] or "")
     # the stop on a full journal was clean (exit 0, the checkpoint skipped); room again:
-    async with Running(config_for(tmp_path)) as daemon:
+    async with Running(disk_config(tmp_path)) as daemon:
         ok = await daemon.commands.handle("action", request(transaction="b", seat=1), now())
         assert "journal full" not in (ok["error"] or "")
         assert daemon.writer.journal.verify().ok
@@ -147,24 +122,24 @@ async def test_a_restart_that_ends_an_outage_journals_its_end(tmp_path: Path) ->
         bodies = [json.loads(body)["data"] for body in journal.event_bodies("journal.disk")]
         return [data for data in bodies if data["condition"] == "recovered"]
 
-    async with Running(config_for(tmp_path)) as daemon:
+    async with Running(disk_config(tmp_path)) as daemon:
         await fill(daemon)
         assert daemon.space.full_since is not None
         since = rfc3339(daemon.space.full_since)
     marker = tmp_path / "journal.sqlite.full"  # the outage's start, kept across the stop
-    async with Running(config_for(tmp_path, max_pages=1)) as daemon:  # still no room
+    async with Running(disk_config(tmp_path, max_pages=1)) as daemon:  # still no room
         assert daemon.space.full
         assert daemon.space.full_since is not None
         assert rfc3339(daemon.space.full_since) == since
         assert recoveries(daemon.writer.journal) == []
         assert marker.is_file()
-    async with Running(config_for(tmp_path)) as daemon:  # room: the outage ends
+    async with Running(disk_config(tmp_path)) as daemon:  # room: the outage ends
         assert not daemon.space.full
         ended = recoveries(daemon.writer.journal)
         assert [r["full_since"] for r in ended] == [since]
         assert ended[0]["seconds"] > 0
     assert not marker.exists()
-    async with Running(config_for(tmp_path)) as daemon:
+    async with Running(disk_config(tmp_path)) as daemon:
         assert [r["full_since"] for r in recoveries(daemon.writer.journal)] == [since]
 
 
@@ -173,7 +148,7 @@ async def test_a_marker_left_after_the_record_was_journaled_is_only_removed(
 ) -> None:
     """A crash between the ``recovered`` record and the marker's removal: the next start
     finds the record and records the outage no second time."""
-    async with Running(config_for(tmp_path)) as daemon:
+    async with Running(disk_config(tmp_path)) as daemon:
         await fill(daemon)
         assert daemon.space.full_since is not None
         since = daemon.space.full_since
@@ -182,7 +157,7 @@ async def test_a_marker_left_after_the_record_was_journaled_is_only_removed(
         marker = daemon.space.marker
         assert not marker.exists()
         daemon.space._mark(since)  # as the crash left it
-    async with Running(config_for(tmp_path)) as daemon:
+    async with Running(disk_config(tmp_path)) as daemon:
         assert not daemon.space.full
         assert not marker.exists()
         bodies = daemon.writer.journal.event_bodies("journal.disk")
@@ -204,7 +179,7 @@ async def test_a_full_disk_wakes_retention_which_prunes_what_is_stored_elsewhere
         conn.execute("DELETE FROM outbox")  # the broker has every event
         conn.commit()
         conn.close()
-        config = config_for(
+        config = disk_config(
             tmp_path,
             path=str(path),
             live_hands=3,
@@ -238,7 +213,7 @@ async def test_a_full_disk_wakes_retention_which_prunes_what_is_stored_elsewhere
 
 
 async def test_the_low_disk_alarm_is_raised_journaled_and_cleared(tmp_path: Path) -> None:
-    async with Running(config_for(tmp_path, low_disk_bytes=2**62)) as daemon:
+    async with Running(disk_config(tmp_path, low_disk_bytes=2**62)) as daemon:
         await until(lambda: daemon.space.low)
         assert daemon.status_line().startswith("low disk: ")
         birth = daemon.link.status_body("online")

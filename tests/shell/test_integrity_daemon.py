@@ -8,40 +8,11 @@ import json
 import sqlite3
 from pathlib import Path
 
-from controller.config import TableConfig, parse_config
 from controller.shell.daemon import Daemon
 from controller.table.state import Phase
-from tests.integration.broker import free_port
-from tests.shell.test_daemon_inprocess import Running, now, phase, request
+from tests.shell.inprocess import Running, config_for, now, phase, request
 from tests.shell.test_integrity import rewrite_chain
 from tests.waiting import until
-
-
-def config_for(tmp_path: Path, journal: dict[str, object] | None = None) -> TableConfig:
-    """A virtual table in ``tmp_path`` (``journal``: its journal section, if not the default)."""
-    return parse_config(
-        {
-            "table": {
-                "id": "T1",
-                "stacks": {"1": 50, "2": 50, "3": 50},
-                "button": 3,
-                "blinds": [1, 2],
-            },
-            "devices": {
-                "shuffler": {
-                    "driver": "virtual",
-                    "seed": 3,
-                    "state_file": str(tmp_path / "shuffler.json"),
-                }
-            },
-            "security": {
-                "require_signed": False,
-                "unsigned_roles": ["dealer", "floor", "maintenance"],
-            },
-            "broker": {"host": "127.0.0.1", "port": free_port(), "reconnect_min": 0.05},
-            "journal": journal or {"path": str(tmp_path / "journal.sqlite")},
-        }
-    )
 
 
 async def test_a_replay_that_differs_holds_the_table_until_maintenance_accepts(

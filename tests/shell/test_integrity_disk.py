@@ -25,17 +25,10 @@ from controller.table.events import Severity, TableEvent
 from controller.table.state import Phase
 from tests.disk import fill as fill_disk
 from tests.disk import small_disk
-from tests.shell.test_daemon_inprocess import Running, now, phase, request
+from tests.shell.inprocess import Running, disk_config, now, phase, request
 from tests.shell.test_disk_full import ROOM
 from tests.shell.test_integrity import rewrite_chain
-from tests.shell.test_integrity_daemon import config_for as daemon_table
 from tests.waiting import until
-
-
-def config_for(tmp_path: Path, journal: Path | None = None) -> TableConfig:
-    """A virtual table whose journal's disk is looked at often (``journal``: elsewhere)."""
-    path = str(journal or tmp_path / "journal.sqlite")
-    return daemon_table(tmp_path, {"path": path, "disk_poll": 0.02})
 
 
 def fill_before_start(journal: Journal) -> None:
@@ -78,7 +71,7 @@ def alarm_events(journal: Journal) -> list[str]:
 async def test_a_table_held_on_a_full_journal_carries_both_alarms_and_is_decided_with_room(
     tmp_path: Path,
 ) -> None:
-    config = config_for(tmp_path)
+    config = disk_config(tmp_path)
     await a_journal_that_holds(config)
     held = Daemon(config)
     journal = held.writer.journal
@@ -146,7 +139,7 @@ async def test_a_start_that_cannot_write_what_its_checks_note_goes_ready_degrade
     """On a disk with no room at all the start's notes (the verified head) cannot be written:
     the table goes READY degraded, and they are written once there is room."""
     with small_disk(tmp_path / "disk", "4m") as disk:
-        config = config_for(tmp_path, journal=disk / "journal.sqlite")
+        config = disk_config(tmp_path, path=str(disk / "journal.sqlite"))
         async with Running(config) as daemon:
             started = await daemon.commands.handle("start_hand", request(transaction="a"), now())
             assert started["status"] == "ok"
