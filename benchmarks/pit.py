@@ -63,6 +63,7 @@ from typing import Any
 import aiomqtt
 
 from controller.envelope import envelope
+from controller.mqtt import Client, MqttError
 from controller.table.events import TableEvent
 from tests.integration.broker import Broker, free_port, mosquitto_available, wait_port
 
@@ -703,18 +704,16 @@ async def deal(daemons: list[Any], port: int, duration: float) -> None:
         end = time.monotonic() + duration
         while time.monotonic() < end:
             try:
-                async with aiomqtt.Client(
-                    "127.0.0.1", port, protocol=aiomqtt.ProtocolVersion.V5
-                ) as client:
+                async with Client("127.0.0.1", port) as client:
                     console = AutoConsole(client, daemon.topics, retry=1.0, sign=daemon.sign)
                     await console.start()
                     try:
                         while time.monotonic() < end:
                             await console.play(hands=1, timeout=30)
                     finally:
-                        with contextlib.suppress(aiomqtt.MqttError):
+                        with contextlib.suppress(MqttError):
                             await console.stop()
-            except (aiomqtt.MqttError, TimeoutError):
+            except (MqttError, TimeoutError):
                 await asyncio.sleep(0.5)
 
     await asyncio.gather(*(one(d) for d in daemons))
@@ -802,15 +801,15 @@ async def console_run(args: Any) -> dict[str, Any]:
     try:
         pit.add_user()
         pit.start()
-        async with aiomqtt.Client(
-            "127.0.0.1", broker.port, protocol=aiomqtt.ProtocolVersion.V5
-        ) as client:
+        async with Client("127.0.0.1", broker.port) as client:
             epoch = uuid.uuid4().hex[:12]
             for name in names:
                 status = {"state": "online", "bdseq": 1, "ts": _now_ts(), "version": "bench"}
-                await client.publish(f"{PREFIX}/{name}/status", json.dumps(status), 1, True)
                 await client.publish(
-                    f"{PREFIX}/{name}/state", json.dumps(_state(name, epoch, 1)), 1, True
+                    f"{PREFIX}/{name}/status", json.dumps(status).encode(), 1, True
+                )
+                await client.publish(
+                    f"{PREFIX}/{name}/state", json.dumps(_state(name, epoch, 1)).encode(), 1, True
                 )
             async with async_playwright() as playwright:
                 browser = await playwright.chromium.launch(
@@ -844,7 +843,9 @@ async def console_run(args: Any) -> dict[str, Any]:
                         seqs[name] += 1
                         body = _state(name, epoch, seqs[name])
                         published[(name, seqs[name])] = body["published"]
-                        await client.publish(f"{PREFIX}/{name}/state", json.dumps(body), 0, True)
+                        await client.publish(
+                            f"{PREFIX}/{name}/state", json.dumps(body).encode(), 0, True
+                        )
                     await asyncio.sleep(max(0.0, interval - (time.monotonic() - tick)))
                 elapsed = time.monotonic() - started
                 await asyncio.sleep(3.0)  # the last updates reach the page

@@ -42,6 +42,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.pit import cpu_seconds, templates  # noqa: E402
 from controller.envelope import envelope  # noqa: E402
+from controller.mqtt import Message, Topic  # noqa: E402
 from controller.pit.ingest import Batch, Route, apply_batch, parse_event  # noqa: E402
 from controller.pit.store import Store  # noqa: E402
 
@@ -86,7 +87,7 @@ def run(url: str, messages: list[tuple[str, bytes]], batch_size: int) -> dict[st
     for start in range(0, len(messages), batch_size):
         batch = Batch()
         for where, payload in messages[start : start + batch_size]:
-            batch.acks.append((0, 1))
+            batch.acks.append(Message(Topic(where), payload, 1, False, 0, None))
             if where.endswith("/state"):
                 batch.states.append((where.split("/")[0], json.loads(payload)))
             else:

@@ -109,8 +109,8 @@ async def cancel_and_wait(
 
     Once is not always enough: on Python 3.11 ``asyncio.wait_for`` returns the awaited result
     and drops the ``CancelledError`` when the operation completes in the same moment the
-    cancellation lands (aiomqtt waits that way), the more likely the busier the machine. A task
-    that lost its cancellation runs on, and whatever waits for it to end waits for ever.
+    cancellation lands, the more likely the busier the machine. A task that lost its
+    cancellation runs on, and whatever waits for it to end waits for ever.
     """
     pending = [task for task in tasks if not task.done()]
     for _ in range(attempts):

@@ -17,8 +17,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-import aiomqtt
-
+from controller.mqtt import Client, Message
 from controller.shell.client import DealerClient
 from controller.shell.topics import Topics
 
@@ -28,7 +27,7 @@ class AutoConsole:
 
     def __init__(
         self,
-        client: aiomqtt.Client,
+        client: Client,
         topics: Topics,
         *,
         retry: float = 2.0,
@@ -54,7 +53,7 @@ class AutoConsole:
         """Stop reading."""
         await self.dealer.stop()
 
-    def _message(self, message: aiomqtt.Message) -> None:
+    def _message(self, message: Message) -> None:
         if message.topic.value != self.topics.state:
             return
         payload = message.payload if isinstance(message.payload, bytes) else b"{}"

@@ -173,18 +173,3 @@ class Accounts:
             "ORDER BY username, address"
         )
         return [(r[0], r[1], int(r[2]), float(r[3])) for r in rows]
-
-
-#: Events read at once when a migration derives its new columns from the stored events.
-_BACKFILL_BATCH = 2000
-
-#: How many seqs apart time collected (``house.time.collected``) and the start of its hand may be:
-#: they are events of one command, a few seqs apart.
-_TIME_REACH = 64
-
-_HAND_COLUMNS = (
-    "h.table_id, h.epoch, h.hand_id, h.started_ts, h.ended_ts, h.outcome, h.button, h.seats, "
-    "h.blinds, h.ante, h.stacks_before, h.stacks_after, h.payouts, h.pot, h.rake, h.first_seq, "
-    "h.last_seq, h.rake_pots, h.jackpot, h.rake_waived, h.time_collected, h.straddles, "
-    "h.ante_seat, h.runouts"
-)

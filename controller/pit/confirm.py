@@ -26,9 +26,9 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-import aiomqtt
 import structlog
 
+from controller.mqtt import MqttError
 from controller.pit.config import PitConfig
 from controller.pit.metrics import PitMetrics
 from controller.pit.store import Applied, Store
@@ -124,7 +124,7 @@ class Confirmer:
         topic = f"{self.config.broker.prefix}/{table}/request/{VERB}"
         try:
             await self.publish(topic, json.dumps(body).encode())
-        except aiomqtt.MqttError as exc:
+        except MqttError as exc:
             log.warning("pit.confirm.not_sent", table=table, error=str(exc))
             return False
         self._sent[(table, epoch)] = max(self._sent.get((table, epoch), 0), seq)

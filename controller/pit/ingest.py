@@ -13,8 +13,9 @@ session expiry of hours), so the broker keeps what arrives while the process is 
 * ``{prefix}/+/status`` (births and deaths) and ``{prefix}/+/state`` (the retained snapshot, QoS
   0: only the latest matters).
 
-Acknowledgement only after the commit: the client acknowledges nothing by itself (paho's manual
-acknowledgement). Messages are committed in batches (up to ``batch`` of them, the first waiting
+Acknowledgement only after the commit: the client acknowledges nothing by itself (``manual_ack``
+of :class:`controller.mqtt.Client`). Messages are committed in batches (up to ``batch`` of them,
+the first waiting
 at most ``batch_wait`` seconds from its arrival for others) in one transaction, and the PUBACK
 of every message of the batch goes out after the commit. A process that dies before its commit
 leaves the messages unacknowledged: the broker delivers them again when the session comes back,
@@ -40,12 +41,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, NamedTuple
 
-import aiomqtt
 import structlog
-from paho.mqtt.packettypes import PacketTypes
-from paho.mqtt.properties import Properties
 
 from controller.aio import Backoff, retry_forever, until_first_failure
+from controller.mqtt import Client, Message, MqttError, connect_properties, new_client
 from controller.pit.config import PitConfig
 from controller.pit.db import transient
 from controller.pit.health import PitHealth, describe
@@ -62,8 +61,6 @@ from controller.pit.published import (
 )
 from controller.pit.store import Applied, EventIn, Store
 from controller.pit.worker import StoreWorker
-from controller.shell.broker_connection import new_client
-from controller.shell.properties import read_properties_once
 
 log = structlog.get_logger("tablectl.pit.ingest")
 
@@ -92,7 +89,7 @@ class Batch:
     statuses: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     states: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     rejects: list[Refusal] = field(default_factory=list)
-    acks: list[tuple[int, int]] = field(default_factory=list)  # (mid, qos)
+    acks: list[Message] = field(default_factory=list)  # acknowledged once the batch is stored
     first_received: float = 0.0
 
     def __len__(self) -> int:
@@ -309,10 +306,9 @@ class Ingest:
         self.on_commit: list[Callable[[Applied], None]] = []
         #: device health as the tables retain it (table, device, body; None: cleared)
         self.on_device: Callable[[str, str, dict[str, Any] | None], None] | None = None
-        self._client: aiomqtt.Client | None = None
+        self._client: Client | None = None
         self._backoff = Backoff(config.broker.reconnect_min, config.broker.reconnect_max)
-        self._queue: asyncio.Queue[tuple[Route, aiomqtt.Message, float]] = asyncio.Queue()
-        read_properties_once()  # every message's properties: a quarter of its CPU otherwise
+        self._queue: asyncio.Queue[tuple[Route, Message, float]] = asyncio.Queue()
 
     async def run(self) -> None:
         """Stay connected until cancelled."""
@@ -328,7 +324,7 @@ class Ingest:
         """Publish a request (QoS 1) on this process's connection (MqttError: not connected)."""
         client = self._client
         if client is None or not self.connected.is_set():
-            raise aiomqtt.MqttError("not connected to the broker")
+            raise MqttError("not connected to the broker")
         await client.publish(topic, payload, qos=1)
 
     async def _lost(self, error: Exception | None, lasted: float) -> float:
@@ -346,22 +342,17 @@ class Ingest:
             self.health.down("broker", describe(error))
         return self._backoff.next(lasted)
 
-    def _client_for_attempt(self) -> aiomqtt.Client:
+    def _client_for_attempt(self) -> Client:
         broker, pit = self.config.broker, self.config.pit
-        properties = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
-        properties.SessionExpiryInterval = pit.session_expiry
-        properties.ReceiveMaximum = pit.receive_maximum
-        client = new_client(
+        return new_client(
             broker,
-            aiomqtt.Client,
             identifier=self.config.client_id,
             clean_start=False,
-            properties=properties,
+            properties=connect_properties(
+                session_expiry=pit.session_expiry, receive_maximum=pit.receive_maximum
+            ),
+            manual_ack=True,  # acknowledge only what is committed
         )
-        # Acknowledge only what is committed (paho's manual acknowledgement; aiomqtt 2 has no
-        # option of its own for it).
-        client._client.manual_ack_set(True)
-        return client
 
     async def _connection(self) -> None:
         client = self._client_for_attempt()
@@ -401,12 +392,12 @@ class Ingest:
                 self._client = None
                 self._queue = asyncio.Queue()  # unacknowledged: the broker sends them again
 
-    async def _receive(self, client: aiomqtt.Client) -> None:
+    async def _receive(self, client: Client) -> None:
         async for message in client.messages:
             if self.take(message):
                 self._ack(client, message)
 
-    def take(self, message: aiomqtt.Message) -> bool:
+    def take(self, message: Message) -> bool:
         """One message from the broker. An answer to a request or a device's health is used at
         once (True: acknowledge it now); the rest, and an answer or a device health refused
         (to be recorded), wait for the next commit."""
@@ -428,7 +419,7 @@ class Ingest:
         self._committed(batch, applied)
         return applied
 
-    def _response(self, where: Route, message: aiomqtt.Message) -> bool:
+    def _response(self, where: Route, message: Message) -> bool:
         handler = self.on_response.get(where.verb)
         if handler is None:
             return True
@@ -442,7 +433,7 @@ class Ingest:
             log.exception("pit.answer_failed", table=where.table[:64], verb=where.verb)
         return True
 
-    def _device(self, where: Route, message: aiomqtt.Message) -> bool:
+    def _device(self, where: Route, message: Message) -> bool:
         if self.on_device is None:
             return True
         payload = _payload(message)
@@ -454,7 +445,7 @@ class Ingest:
         self.on_device(where.table, where.verb, body)
         return True
 
-    async def _commit(self, client: aiomqtt.Client) -> None:
+    async def _commit(self, client: Client) -> None:
         """Take messages in batches, store each batch, then acknowledge its messages."""
         pit = self.config.pit
         queue = self._queue
@@ -473,9 +464,8 @@ class Ingest:
                     break
                 await asyncio.sleep(remaining)
             applied = await self._store(batch)
-            for mid, qos in batch.acks:
-                if qos > 0:
-                    client._client.ack(mid, qos)
+            for message in batch.acks:
+                client.ack(message)
             self._committed(batch, applied)
 
     def _committed(self, batch: Batch, applied: Applied) -> None:
@@ -500,10 +490,10 @@ class Ingest:
                 await asyncio.sleep(0.05 * 2**attempt)
         raise StoreUnavailableError("the store refused five commits in a row")
 
-    def _add(self, batch: Batch, where: Route, message: aiomqtt.Message, received: float) -> None:
+    def _add(self, batch: Batch, where: Route, message: Message, received: float) -> None:
         if not batch.acks:
             batch.first_received = received
-        batch.acks.append((message.mid, message.qos))
+        batch.acks.append(message)
         payload = _payload(message)
         try:
             if where.kind == "event":
@@ -528,12 +518,11 @@ class Ingest:
             log.warning("pit.message_refused", topic=topic[:200], reason=str(exc))
             batch.rejects.append(Refusal(where.table or None, topic, payload, str(exc)))
 
-    def _ack(self, client: aiomqtt.Client, message: aiomqtt.Message) -> None:
-        if message.qos > 0:
-            client._client.ack(message.mid, message.qos)
+    def _ack(self, client: Client, message: Message) -> None:
+        client.ack(message)
 
 
-_EXPECTED = (aiomqtt.MqttError, OSError, TimeoutError, StoreUnavailableError)
+_EXPECTED = (MqttError, OSError, TimeoutError, StoreUnavailableError)
 _DEVICE = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 
 
@@ -543,10 +532,5 @@ def _device_name(name: str) -> None:
         raise RejectedError("a device name: 1 to 64 letters, digits and _ . : -")
 
 
-def _payload(message: aiomqtt.Message) -> bytes:
-    payload = message.payload
-    if isinstance(payload, bytes):
-        return payload
-    if isinstance(payload, bytearray):
-        return bytes(payload)
-    return str(payload or "").encode()
+def _payload(message: Message) -> bytes:
+    return message.payload

@@ -25,9 +25,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import aiomqtt
 import structlog
 
+from controller.mqtt import MqttError
 from controller.pit.config import PitConfig
 from controller.pit.metrics import PitMetrics
 from controller.pit.store import Gap, Store
@@ -162,7 +162,7 @@ class Repairer:
         topic = f"{self.config.broker.prefix}/{gap.table_id}/request/replay"
         try:
             await self.publish(topic, json.dumps(body).encode())
-        except aiomqtt.MqttError as exc:
+        except MqttError as exc:
             log.warning("pit.replay.not_sent", table=gap.table_id, error=str(exc))
             return
         self._asked[transaction] = ask

@@ -15,8 +15,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-import aiomqtt
-
+from controller.mqtt import MqttError
 from controller.signing import Signer
 
 Publish = Callable[[str, bytes], Awaitable[None]]
@@ -58,7 +57,7 @@ class Rulings:
             topic = f"{self.prefix}/{table}/request/{command}"
             try:
                 await self.publish(topic, json.dumps(body).encode())
-            except aiomqtt.MqttError as exc:
+            except MqttError as exc:
                 raise RulingError(f"not sent: {exc}") from None
             try:
                 async with asyncio.timeout(self.timeout):

@@ -758,8 +758,7 @@ def journal_salvage(args: argparse.Namespace) -> int:
 
 def tail_command(args: argparse.Namespace) -> int:
     """``tablectl tail``."""
-    from aiomqtt import MqttError  # noqa: PLC0415
-
+    from controller.mqtt import MqttError  # noqa: PLC0415
     from controller.shell.client import tail  # noqa: PLC0415
 
     try:
@@ -784,8 +783,7 @@ def tail_command(args: argparse.Namespace) -> int:
 
 def dealer_command(args: argparse.Namespace) -> int:
     """``tablectl dealer COMMAND key=value…``."""
-    from aiomqtt import MqttError  # noqa: PLC0415
-
+    from controller.mqtt import MqttError  # noqa: PLC0415
     from controller.shell.client import request, request_body  # noqa: PLC0415
 
     target: _Target | None = None

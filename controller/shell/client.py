@@ -14,12 +14,10 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import aiomqtt
-
 from controller import strict_json
 from controller.aio import stop_tasks
 from controller.config import BrokerSection
-from controller.shell.broker_connection import new_client
+from controller.mqtt import Client, Message, MqttError, new_client
 from controller.shell.topics import Topics
 from controller.signing import Signer
 
@@ -29,18 +27,18 @@ class DealerClient:
 
     def __init__(
         self,
-        client: aiomqtt.Client,
+        client: Client,
         topics: Topics,
-        other: Callable[[aiomqtt.Message], None] | None = None,
+        other: Callable[[Message], None] | None = None,
         signer: Signer | None = None,
-        on_lost: Callable[[aiomqtt.MqttError], None] | None = None,
+        on_lost: Callable[[MqttError], None] | None = None,
     ) -> None:
         self.client = client
         self.topics = topics
         self.other = other  # messages on other subscribed topics go here
         self.signer = signer  # signs every request (a table that requires it refuses others)
         self.on_lost = on_lost  # told when the connection ends (no response can come any more)
-        self.lost: aiomqtt.MqttError | None = None  # why the responses stopped, once they have
+        self.lost: MqttError | None = None  # why the responses stopped, once they have
         self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._reader: asyncio.Task[None] | None = None
 
@@ -57,7 +55,7 @@ class DealerClient:
     async def _read(self) -> None:
         try:
             await self._read_responses()
-        except aiomqtt.MqttError as exc:
+        except MqttError as exc:
             # The connection is gone: a request waiting for its response would wait its whole
             # timeout for nothing; it fails now, and so does every request after it (``lost``
             # keeps why; the reader ends without raising, so ``stop`` does not either).
@@ -111,7 +109,7 @@ class DealerClient:
         self._waiting[transaction] = future
         try:
             signing = sign or (self.signer.sign if self.signer is not None else None)
-            payload = json.dumps(request_body(command, fields or {}, transaction, signing))
+            payload = json.dumps(request_body(command, fields or {}, transaction, signing)).encode()
             await self.client.publish(self.topics.request(command), payload, qos=1)
             async with asyncio.timeout(timeout):
                 return await future
@@ -131,8 +129,8 @@ def request_body(
     return sign(command, body) if sign is not None else body
 
 
-def _lost(exc: aiomqtt.MqttError) -> aiomqtt.MqttError:
-    return aiomqtt.MqttError(f"the connection to the broker was lost ({exc})")
+def _lost(exc: MqttError) -> MqttError:
+    return MqttError(f"the connection to the broker was lost ({exc})")
 
 
 async def request(
@@ -147,7 +145,7 @@ async def request(
     signer: Signer | None = None,
 ) -> dict[str, Any]:
     """One request, its response (``tablectl dealer``)."""
-    async with new_client(broker, aiomqtt.Client) as client:
+    async with new_client(broker) as client:
         dealer = DealerClient(client, Topics(prefix, table), signer=signer)
         await dealer.start()
         try:
@@ -182,7 +180,7 @@ async def tail(
     envelope as it came (one JSON line each; the status changes go to standard error)."""
     topics = Topics(prefix, table)
     seen = 0
-    async with new_client(broker, aiomqtt.Client) as client:
+    async with new_client(broker) as client:
         await client.subscribe(topics.secure_events if secure else topics.events, qos=1)
         await client.subscribe(topics.status, qos=1)
         async for message in client.messages:

@@ -1,8 +1,9 @@
 """The MQTT link: connect, birth and Last Will, retained state, requests, and the drainer.
 
-Every aiomqtt call of the daemon is in this module. One connection at a time, made fresh for
-each attempt (its Last Will carries that attempt's ``bdseq``); on every connect the link
-publishes the birth, subscribes to the request topics, reads back the head it left retained
+Every MQTT call of the daemon is in this module, over :mod:`controller.mqtt`. One connection
+at a time, made fresh for each attempt (its Last Will carries that attempt's ``bdseq``); on
+every connect the link publishes the birth, subscribes to the request topics, reads back the
+head it left retained
 (``on_head`` compares it with the journal before anything is published:
 controller/shell/integrity.py) and only then drains the outbox, each batch after the head that
 names its last event. A lost connection or a failed attempt waits a full-jitter backoff and
@@ -31,28 +32,30 @@ import asyncio
 import contextlib
 import itertools
 import json
-import math
-import socket
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-import aiomqtt
-import paho.mqtt.client as mqtt
 import structlog
-from paho.mqtt.properties import Properties
-from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from controller import __version__, strict_json
 from controller.aio import Backoff, retry_forever, until_first_failure
 from controller.config import BrokerSection
 from controller.envelope import chain_stamp, envelope
-from controller.shell.broker_connection import new_client
+from controller.mqtt import (
+    Client,
+    Message,
+    MqttError,
+    Properties,
+    SubscribeOptions,
+    Will,
+    new_client,
+    publish_properties,
+)
 from controller.shell.intake import Reply, Urgency
 from controller.shell.journal import OutboxRow
-from controller.shell.properties import PackedProperties, packed, read_properties_once
 from controller.shell.space import JournalFullError
 from controller.shell.topics import Topics
 from controller.shell.writer import JournalWriter
@@ -135,10 +138,9 @@ class MqttLink:
         self._responses: deque[tuple[str, bytes, Properties | None]] = deque()
         self._bulk_responses: deque[tuple[str, bytes, Properties | None]] = deque()
         self._shed_responses: deque[tuple[str, bytes, Properties | None]] = deque()
-        self._client: _LoopClient | None = None
+        self._client: Client | None = None
         self._stopping = False
         self._backoff = Backoff(broker.reconnect_min, broker.reconnect_max)
-        read_properties_once()  # each PUBACK's and request's properties: cheaper to read
 
     # ------------------------------------------------------------------ what to publish
 
@@ -190,7 +192,9 @@ class MqttLink:
         not a plain topic level gets no response topic of its own: the answer goes to
         ``response/invalid``.
         """
-        properties = packed(correlation=correlation) if correlation is not None else None
+        properties = (
+            publish_properties(correlation=correlation) if correlation is not None else None
+        )
         payload = json.dumps(body, separators=(",", ":")).encode()
         topic_verb = verb if _plain_level(verb) else "invalid"
         queue = (self._responses, self._bulk_responses, self._shed_responses)[urgency]
@@ -245,7 +249,7 @@ class MqttLink:
                     if not self._stopping and not isinstance(exc, _CONNECTION_LOST):
                         # Not an ordered stop (a bug elsewhere, say): the broker must say the
                         # table is gone, and it does only if we leave without DISCONNECT.
-                        _drop_connection(client)
+                        client.drop()
                     raise
         finally:
             self._client = None
@@ -272,14 +276,12 @@ class MqttLink:
         log.info("mqtt.reconnect_in", seconds=round(delay, 2), attempt=self._backoff.attempt)
         return delay
 
-    def _client_for_attempt(self) -> _LoopClient:
+    def _client_for_attempt(self) -> Client:
         offline = json.dumps(self.status_body("offline"), separators=(",", ":")).encode()
-        will = aiomqtt.Will(self.topics.status, offline, qos=1, retain=True)
-        return new_client(
-            self.broker, _LoopClient, identifier=self.client_id, will=will, clean_start=True
-        )
+        will = Will(self.topics.status, offline, qos=1, retain=True)
+        return new_client(self.broker, identifier=self.client_id, will=will, clean_start=True)
 
-    async def _session(self, client: _LoopClient) -> None:
+    async def _session(self, client: Client) -> None:
         self.connects += 1
         if self._stopping:
             # The shutdown began while this connection was being made: say offline, not
@@ -319,7 +321,7 @@ class MqttLink:
             ]
         )
 
-    async def _broker_head(self, client: _LoopClient) -> dict[str, Any] | None:
+    async def _broker_head(self, client: Client) -> dict[str, Any] | None:
         """The head the broker holds retained for this table (None: none it can read).
 
         A broker sends a subscription's retained messages right after its SUBACK, in order.
@@ -343,7 +345,7 @@ class MqttLink:
         await client.unsubscribe(self.topics.status)
         return head
 
-    def _publish_head(self, client: _LoopClient, row: OutboxRow) -> None:
+    def _publish_head(self, client: Client, row: OutboxRow) -> None:
         """The head, retained, before the events up to it go out: whatever event the broker
         took, its head already names it or a later one.
 
@@ -366,13 +368,13 @@ class MqttLink:
         client.send_now(self.topics.head, payload, retain=True)
         self._head_sent = row.seq
 
-    async def _receive(self, client: _LoopClient) -> None:
+    async def _receive(self, client: Client) -> None:
         """Hand every request on at once: the broker's queue for this client stays empty, and
         the intake decides what runs first (a flood must not hold a dealer's request back)."""
         async for message in client.messages:
             self._take(client, message)
 
-    def _take(self, client: _LoopClient, message: aiomqtt.Message) -> None:
+    def _take(self, client: Client, message: Message) -> None:
         """One message from the broker: a request goes to ``on_request`` with its reply.
 
         A request the broker retained is cleared from it (an empty retained message on its
@@ -408,18 +410,18 @@ class MqttLink:
             )
             return
         if message.retain:
-            with contextlib.suppress(aiomqtt.MqttError):
+            with contextlib.suppress(MqttError):
                 client.send_now(message.topic.value, b"", retain=True)
         self.on_request(verb, data, reply, message.retain)
 
-    async def _drain(self, client: _LoopClient) -> None:
+    async def _drain(self, client: Client) -> None:
         self._caught_up = False  # what the last connection did not get out is in the journal
         try:
             await self._drain_rows(client)
         finally:
             self._caught_up = False
 
-    async def _drain_rows(self, client: _LoopClient) -> None:
+    async def _drain_rows(self, client: Client) -> None:
         while True:
             self.wake.clear()
             await self._publish_responses(client)
@@ -502,12 +504,12 @@ class MqttLink:
         with contextlib.suppress(JournalFullError):
             await self.writer.call(self.writer.journal.delete_outbox)
 
-    async def _publish_status(self, client: _LoopClient) -> None:
+    async def _publish_status(self, client: Client) -> None:
         self._status_dirty = False
         birth = json.dumps(self.status_body("online"), separators=(",", ":")).encode()
         await client.publish(self.topics.status, birth, qos=1, retain=True)
 
-    async def _publish_responses(self, client: _LoopClient) -> None:
+    async def _publish_responses(self, client: Client) -> None:
         """The urgent answers, then the others, up to ``RESPONSE_WINDOW`` at a time; then the
         answers to shed requests, at QoS 0, all in one write.
 
@@ -523,7 +525,7 @@ class MqttLink:
                 shed = self._shed_responses
                 for _ in range(min(len(shed), RESPONSE_WINDOW)):
                     topic, payload, properties = shed.popleft()
-                    client.hand_over(topic, payload, 0, properties, write=False)
+                    client.hand_over(topic, payload, 0, properties=properties, write=False)
                 client.write()
                 await asyncio.sleep(0)  # requests waiting to be read go first
                 continue
@@ -531,7 +533,7 @@ class MqttLink:
             bulk = list(itertools.islice(self._bulk_responses, RESPONSE_WINDOW - len(urgent)))
             last = None
             for topic, payload, properties in (*urgent, *bulk):
-                last = client.hand_over(topic, payload, 1, properties, write=False)
+                last = client.hand_over(topic, payload, 1, properties=properties, write=False)
             client.write()
             assert last is not None
             await client.acknowledged(last)
@@ -540,7 +542,7 @@ class MqttLink:
             for _ in bulk:
                 self._bulk_responses.popleft()
 
-    async def _publish_retained(self, client: _LoopClient) -> None:
+    async def _publish_retained(self, client: Client) -> None:
         while self._dirty:
             topic = next(iter(self._dirty))
             value = self._retained[topic]
@@ -555,7 +557,7 @@ class MqttLink:
 
     def _messages(
         self, rows: list[OutboxRow]
-    ) -> Iterator[tuple[OutboxRow, bytes, PackedProperties, bool]]:
+    ) -> Iterator[tuple[OutboxRow, bytes, Properties, bool]]:
         """Each outbox row of one event with its payload, its properties and whether it is
         historical (judged as it is about to go): the event is read back once for all its
         streams, and its properties (the same ``event_id``) are made once."""
@@ -563,7 +565,9 @@ class MqttLink:
         event = event_from_json(first.body)
         epoch, seq = first.event
         event_id = f"{self.topics.table}:{epoch}:{seq}"
-        properties = packed(content_type="application/json", user=("event_id", event_id))
+        properties = publish_properties(
+            content_type="application/json", user=("event_id", event_id)
+        )
         chain = chain_stamp(event.type, first.chain.pos, first.chain.hash)
         for row in rows:
             late = time.time_ns() - row.created_ns > self.historical_after_ns
@@ -598,137 +602,11 @@ class MqttLink:
         if client is None:
             return False
         offline = json.dumps(self.status_body("offline"), separators=(",", ":")).encode()
-        with contextlib.suppress(aiomqtt.MqttError, TimeoutError):
+        with contextlib.suppress(MqttError, TimeoutError):
             async with asyncio.timeout(timeout):
                 await client.publish(self.topics.status, offline, qos=1, retain=True)
                 return True
         return False
-
-
-class _LoopClient(aiomqtt.Client):
-    """aiomqtt's client, writing what the event loop publishes without a detour.
-
-    paho asks for its socket to be watched for writing on every packet it queues, and aiomqtt,
-    which cannot know which thread asks (paho connects on an executor thread), always hands
-    that to the loop through its self-pipe: a write and a read of the pipe, two more turns of
-    the loop and two changes of the epoll set for every message. This client writes what it
-    publishes at once, anything else paho queues from the loop on the loop's next turn, and
-    watches the socket only when its buffer is full (benchmarks/pipeline.py measures the CPU
-    the daemon spends per event).
-    """
-
-    _publishing = False
-
-    def _on_socket_register_write(self, client: Any, userdata: Any, sock: Any) -> None:
-        if self._publishing:
-            return  # _hand_over writes it before it returns
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is self._loop:
-            self._loop.call_soon(self._write)
-        else:
-            super()._on_socket_register_write(client, userdata, sock)
-
-    def write(self) -> None:
-        """Write what was handed over with ``write=False``."""
-        self._write()
-
-    def _write(self) -> None:
-        """Write what paho has queued; watch the socket while some of it is still to go."""
-        client = self._client
-        sock = client.socket()
-        if sock is None:
-            return  # no connection: paho has nothing to write to
-        fd = sock.fileno()
-        try:
-            client.loop_write()
-        except Exception as exc:  # as aiomqtt's own writer: the connection broke
-            self._loop.remove_writer(fd)
-            if not self._disconnected.done():
-                self._disconnected.set_exception(exc)
-            return
-        # Watched while some of it is still to go (the buffer is full), and no longer once it
-        # has gone (or once a write found the connection broken and paho closed the socket),
-        # both at once: aiomqtt adds its watch on the loop's next turn, and a write made before
-        # that turn would leave the socket watched with nothing to write, the loop woken on
-        # every turn (a socket is always writable) and the daemon spinning.
-        if client.socket() is not None and client.want_write():
-            self._loop.add_writer(fd, self._write)
-        else:
-            self._loop.remove_writer(fd)
-
-    def _hand_over(
-        self,
-        topic: str,
-        payload: bytes,
-        qos: int,
-        retain: bool,
-        properties: Properties | None,
-        *,
-        write: bool = True,
-    ) -> mqtt.MQTTMessageInfo:
-        """Hand a message to paho and write it (with whatever paho queued before it) now."""
-        self._publishing = True
-        try:
-            info = self._client.publish(topic, payload, qos, retain, properties)
-        finally:
-            self._publishing = False
-            if write:
-                self._write()
-        rc = info.rc
-        if rc == mqtt.MQTT_ERR_SUCCESS and self._client.socket() is None:
-            # queued, but the write found the connection gone: it will not go on this one
-            rc = mqtt.MQTT_ERR_CONN_LOST
-        if rc != mqtt.MQTT_ERR_SUCCESS:
-            lost = self._disconnected.done() and self._disconnected.exception()
-            raise aiomqtt.MqttCodeError(rc, "Could not publish message") from lost or None
-        return info
-
-    async def publish(  # type: ignore[override]
-        self,
-        topic: str,
-        payload: bytes,
-        qos: int = 0,
-        retain: bool = False,
-        properties: Properties | None = None,
-    ) -> None:
-        """Publish and wait until it is done (QoS 1: its PUBACK), as aiomqtt does, but with the
-        wait bounded by a timer rather than by a task made for every message."""
-        await self.acknowledged(self._hand_over(topic, payload, qos, retain, properties))
-
-    def hand_over(
-        self,
-        topic: str,
-        payload: bytes,
-        qos: int,
-        properties: Properties | None,
-        *,
-        write: bool = True,
-    ) -> mqtt.MQTTMessageInfo:
-        """Hand a message to paho without waiting for it (a QoS 1 message's PUBACK:
-        :meth:`acknowledged`); ``write`` False leaves it queued for the next :meth:`write`."""
-        return self._hand_over(topic, payload, qos, False, properties, write=write)
-
-    async def acknowledged(self, info: mqtt.MQTTMessageInfo) -> None:
-        """Wait until a message handed over is done (QoS 1: the broker's PUBACK came)."""
-        if info.is_published():
-            return
-        done = asyncio.Event()  # set by aiomqtt's on_publish, as for its own publish
-        self._pending_publishes[info.mid] = done
-        try:
-            async with asyncio.timeout(None if self.timeout == math.inf else self.timeout):
-                await done.wait()
-        except TimeoutError:
-            raise aiomqtt.MqttError("Operation timed out") from None
-        finally:
-            self._pending_publishes.pop(info.mid, None)
-
-    def send_now(self, topic: str, payload: bytes, *, retain: bool = False) -> None:
-        """Send a QoS 0 message without waiting for it: it goes out before whatever is
-        published after it (paho writes its packets in order)."""
-        self._hand_over(topic, payload, 0, retain, None)
 
 
 def _compact(body: dict[str, Any]) -> bytes:
@@ -765,18 +643,9 @@ def _plain_level(verb: str) -> bool:
     return 0 < len(verb) <= 64 and verb.replace("_", "").isalnum() and verb.isascii()
 
 
-_CONNECTION_LOST = (aiomqtt.MqttError, OSError, TimeoutError)
+_CONNECTION_LOST = (MqttError, OSError, TimeoutError)
 
 
 def _not_lost(error: Exception) -> bool:
     """Anything but a lost connection is a bug: it stops the daemon (systemd restarts it)."""
     return not isinstance(error, _CONNECTION_LOST)
-
-
-def _drop_connection(client: aiomqtt.Client) -> None:
-    """Cut the TCP connection so that the broker publishes the Last Will (no DISCONNECT)."""
-    sock = client._client.socket()  # paho gives no other way to abort a connection
-    shutdown = getattr(sock, "shutdown", None)  # a plain or a TLS socket
-    if shutdown is not None:
-        with contextlib.suppress(OSError):
-            shutdown(socket.SHUT_RDWR)

@@ -38,9 +38,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from controller.authority import Role
 from controller.envelope import CHAIN_STAMPED, chain_stamp, envelope
+from controller.mqtt import publish_properties
 from controller.shell.gate import RefusedError, Request
 from controller.shell.journal import Epoch, Journal
-from controller.shell.properties import packed
 from controller.shell.topics import Topics
 from controller.shell.writer import JournalWriter
 from controller.table.codec import event_from_json
@@ -146,7 +146,7 @@ def answer(
             secure=secure,
             chain=None if chain is None else chain_stamp(event.type, chain.pos, chain.hash),
         )
-        properties = packed(
+        properties = publish_properties(
             content_type="application/json", user=("event_id", document["event_id"])
         )
         payload = json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode()

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import aiomqtt
-
+from controller.mqtt import Client, Message, MqttError
+from controller.mqtt.connection import NO_DELAY
 from controller.shell.client import DealerClient
 from controller.shell.topics import Topics
 from simulators.rig.broker import BrokerAddress
@@ -31,7 +31,7 @@ class BrokerLink:
         self.address = address
         self.topics = topics
         self.identifier = identifier
-        self.client: aiomqtt.Client | None = None
+        self.client: Client | None = None
         self.dealer: DealerClient | None = None
         self.collect = True  # keep the envelopes (a scenario run); a demo only passes them on
         self.events: dict[str, dict[int, dict[str, Any]]] = {}  # epoch → seq → envelope
@@ -42,15 +42,14 @@ class BrokerLink:
     async def start(self) -> None:
         """Connect, subscribe, and start reading."""
         login = self.address.console
-        client = aiomqtt.Client(
+        client = Client(
             self.address.host,
             self.address.port,
             username=login.username if login else None,
             password=login.password if login else None,
             identifier=self.identifier,
-            protocol=aiomqtt.ProtocolVersion.V5,
             keepalive=10,
-            socket_options=((socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),),
+            socket_options=NO_DELAY,
         )
         await client.__aenter__()
         self.client = client
@@ -58,7 +57,7 @@ class BrokerLink:
         self.dealer = DealerClient(client, self.topics, other=self._message)
         await self.dealer.start()
 
-    def _message(self, message: aiomqtt.Message) -> None:
+    def _message(self, message: Message) -> None:
         payload = message.payload if isinstance(message.payload, bytes) else b""
         try:
             body = json.loads(payload)
@@ -104,7 +103,7 @@ class BrokerLink:
         if self.dealer is not None:
             await self.dealer.stop()
         if self.client is not None:
-            with contextlib.suppress(aiomqtt.MqttError):
+            with contextlib.suppress(MqttError):
                 await self.client.__aexit__(None, None, None)
         self.client = None
 

@@ -28,8 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-import aiomqtt
-
+from controller.mqtt import MqttError
 from controller.shell.topics import Topics
 from simulators.rig.bench import Bench
 from simulators.rig.broker import (
@@ -168,7 +167,7 @@ class Rig:
             )
             try:
                 await self.link.start()
-            except aiomqtt.MqttError as exc:
+            except MqttError as exc:
                 self.link = None
                 raise RigError(f"the broker at {self.address.url}: {exc}") from None
         table = OpenTable(self, setup, paths, bench)

@@ -22,6 +22,7 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from controller.authority import Role
+from controller.mqtt import Client
 from controller.shell.topics import Topics
 from simulators.rig.keys import RigKeys
 from simulators.rig.launcher import SpawnedProcess, spawn
@@ -307,11 +308,9 @@ class Collector:
 
 
 @pytest.fixture
-async def console_client(broker: Broker) -> AsyncIterator[aiomqtt.Client]:
-    """An MQTT client for a dealer console."""
-    async with aiomqtt.Client(
-        "127.0.0.1", broker.port, protocol=aiomqtt.ProtocolVersion.V5
-    ) as client:
+async def console_client(broker: Broker) -> AsyncIterator[Client]:
+    """An MQTT client for a dealer console (the project's own: the console's code runs on it)."""
+    async with Client("127.0.0.1", broker.port) as client:
         yield client
 
 

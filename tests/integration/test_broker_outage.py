@@ -7,9 +7,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import aiomqtt
 import pytest
 
+from controller.mqtt import Client
 from simulators.dealer_console import AutoConsole
 from tests.integration.conftest import Collector, unique_seqs
 
@@ -38,7 +38,7 @@ async def test_events_during_an_outage_arrive_late_in_order_marked_historical(
     daemon = daemon_factory(event_delay=0.05)
     async with Collector(broker, daemon.topics) as collector:
         daemon.start()
-        async with aiomqtt.Client("127.0.0.1", broker.port) as client:
+        async with Client("127.0.0.1", broker.port) as client:
             console = AutoConsole(client, daemon.topics, sign=daemon.sign)
             await console.start()
             await console.wait_snapshot(0, 10)
@@ -52,9 +52,7 @@ async def test_events_during_an_outage_arrive_late_in_order_marked_historical(
         assert complete > outage_started
         broker.start()
 
-        async with aiomqtt.Client(
-            "127.0.0.1", broker.port, protocol=aiomqtt.ProtocolVersion.V5
-        ) as client:
+        async with Client("127.0.0.1", broker.port) as client:
             console = AutoConsole(client, daemon.topics, sign=daemon.sign)
             await console.start()
             assert await console.play(hands=1, timeout=180) == 1

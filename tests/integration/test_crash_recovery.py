@@ -13,9 +13,9 @@ import signal
 from pathlib import Path
 from typing import Any
 
-import aiomqtt
 import pytest
 
+from controller.mqtt import Client
 from controller.shell.export import export_phh
 from controller.shell.journal import Journal
 from simulators.dealer_console import AutoConsole
@@ -28,7 +28,7 @@ HANDS = 2
 
 
 async def play(daemon: DaemonProcess, port: int) -> dict[str, Any]:
-    async with aiomqtt.Client("127.0.0.1", port, protocol=aiomqtt.ProtocolVersion.V5) as client:
+    async with Client("127.0.0.1", port) as client:
         console = AutoConsole(client, daemon.topics, retry=1.0, sign=daemon.sign)
         await console.start()
         assert await console.play(hands=HANDS, timeout=240) == HANDS

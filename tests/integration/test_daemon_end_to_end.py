@@ -12,9 +12,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import aiomqtt
 import pytest
 
+from controller.mqtt import Client
 from simulators.dealer_console import AutoConsole
 from tests.integration.conftest import Collector, unique_seqs
 
@@ -28,7 +28,7 @@ def journal_seqs(path: Any) -> list[int]:
 
 
 async def test_hands_end_to_end_and_the_will_on_sigkill(
-    daemon_factory: Any, broker: Any, console_client: aiomqtt.Client
+    daemon_factory: Any, broker: Any, console_client: Client
 ) -> None:
     daemon = daemon_factory()
     async with Collector(broker, daemon.topics) as collector:
@@ -69,7 +69,7 @@ async def test_hands_end_to_end_and_the_will_on_sigkill(
         assert collector.status[-1]["bdseq"] == bdseq  # the Will of that connection
 
     # the offline status is retained for whoever subscribes later
-    async with aiomqtt.Client("127.0.0.1", broker.port) as late:
+    async with Client("127.0.0.1", broker.port) as late:
         await late.subscribe(daemon.topics.status, qos=1)
         async for message in late.messages:
             assert isinstance(message.payload, bytes)

@@ -17,9 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import aiomqtt
 import pytest
 
+from controller.mqtt import Client
 from controller.shell.export import export_phh
 from controller.shell.journal import Journal
 from simulators.dealer_console import AutoConsole
@@ -43,7 +43,7 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 
 
 async def play(daemon: DaemonProcess, port: int, console: list[AutoConsole]) -> dict[str, Any]:
-    async with aiomqtt.Client("127.0.0.1", port, protocol=aiomqtt.ProtocolVersion.V5) as client:
+    async with Client("127.0.0.1", port) as client:
         auto = AutoConsole(client, daemon.topics, retry=1.0, sign=daemon.sign)
         console.append(auto)
         await auto.start()

@@ -18,10 +18,10 @@ import subprocess
 import sys
 from typing import Any
 
-import aiomqtt
 import pytest
 
 from controller.authority import Role
+from controller.mqtt import Client
 from controller.shell.client import DealerClient
 from simulators.dealer_console import AutoConsole
 from tests.integration.conftest import REPO, Collector, DaemonProcess
@@ -42,7 +42,7 @@ def held_alarm(status: dict[str, Any]) -> dict[str, Any] | None:
 
 
 async def play(daemon: DaemonProcess, port: int, hands: int) -> dict[str, Any]:
-    async with aiomqtt.Client("127.0.0.1", port, protocol=aiomqtt.ProtocolVersion.V5) as client:
+    async with Client("127.0.0.1", port) as client:
         console = AutoConsole(client, daemon.topics, retry=1.0, sign=daemon.sign)
         await console.start()
         assert await console.play(hands=hands, timeout=240) == hands
@@ -96,9 +96,7 @@ async def test_an_edited_journal_holds_the_table_until_maintenance_accepts_it(
         assert alarm["data"]["journal"] == "chain"
         assert any("hand.completed" not in p and "edited" in p for p in alarm["data"]["problems"])
 
-        async with aiomqtt.Client(
-            "127.0.0.1", broker.port, protocol=aiomqtt.ProtocolVersion.V5
-        ) as client:
+        async with Client("127.0.0.1", broker.port) as client:
             dealer = DealerClient(client, daemon.topics)
             await dealer.start()
             refused = await dealer.send("start_hand", {}, timeout=60, sign=daemon.sign)

@@ -18,9 +18,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import aiomqtt
 import pytest
 
+from controller.mqtt import Client
 from controller.shell.journal import Journal
 from simulators.dealer_console import AutoConsole
 from tests.integration.conftest import REPO
@@ -63,7 +63,7 @@ async def test_verify_while_the_daemon_writes_never_reports_tampering(
 ) -> None:
     daemon = daemon_factory("live", table="TV", stacks="{ 1 = 100000, 2 = 100000, 3 = 100000 }")
     daemon.start()
-    async with aiomqtt.Client("127.0.0.1", broker.port, protocol=aiomqtt.ProtocolVersion.V5) as c:
+    async with Client("127.0.0.1", broker.port) as c:
         console = AutoConsole(c, daemon.topics, retry=1.0, sign=daemon.sign)
         await console.start()
         playing = asyncio.create_task(console.play(hands=1000, timeout=500))

@@ -12,9 +12,9 @@ from __future__ import annotations
 import signal
 from typing import Any
 
-import aiomqtt
 import pytest
 
+from controller.mqtt import Client
 from controller.shell.chain import Head
 from controller.shell.journal import Journal
 from simulators.dealer_console import AutoConsole
@@ -27,7 +27,7 @@ STACKS = "{ 1 = 10000, 2 = 10000, 3 = 10000 }"
 
 
 async def play(daemon: DaemonProcess, port: int, hands: int) -> dict[str, Any]:
-    async with aiomqtt.Client("127.0.0.1", port, protocol=aiomqtt.ProtocolVersion.V5) as client:
+    async with Client("127.0.0.1", port) as client:
         console = AutoConsole(client, daemon.topics, retry=1.0, sign=daemon.sign)
         await console.start()
         assert await console.play(hands=hands, timeout=240) == hands

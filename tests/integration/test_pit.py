@@ -11,10 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import aiomqtt
 import pytest
 
 from controller.authority import Role
+from controller.mqtt import Client, MqttError
 from controller.shell.client import DealerClient
 from controller.shell.journal import Journal
 from controller.signing import Signer
@@ -44,13 +44,13 @@ def pit_factory(tmp_path: Path, broker: Broker) -> Iterator[Any]:
 
 
 async def play(daemon: DaemonProcess, port: int, hands: int) -> None:
-    async with aiomqtt.Client("127.0.0.1", port, protocol=aiomqtt.ProtocolVersion.V5) as client:
+    async with Client("127.0.0.1", port) as client:
         console = AutoConsole(client, daemon.topics, retry=1.0, sign=daemon.sign)
         await console.start()
         try:
             assert await console.play(hands=hands, timeout=90) == hands
         finally:
-            with contextlib.suppress(aiomqtt.MqttError):  # its reader saw the broker go
+            with contextlib.suppress(MqttError):  # its reader saw the broker go
                 await console.stop()
 
 
@@ -69,7 +69,7 @@ async def play_through(daemon: DaemonProcess, broker: Broker, hands: int) -> Non
         while (done := await asyncio.to_thread(completed_hands, daemon)) < hands:
             try:
                 await play(daemon, broker.port, hands - done)
-            except (aiomqtt.MqttError, TimeoutError):
+            except (MqttError, TimeoutError):
                 await asyncio.sleep(0.2)
 
 
@@ -125,9 +125,7 @@ async def test_replay_requests_are_refused_unless_signed_by_a_pit_key(
         return lambda command, body: Signer(signer.private, signer.key_id, "T2").sign(command, body)
 
     replayed: list[dict[str, Any]] = []
-    async with aiomqtt.Client(
-        "127.0.0.1", broker.port, protocol=aiomqtt.ProtocolVersion.V5
-    ) as client:
+    async with Client("127.0.0.1", broker.port) as client:
         dealer = DealerClient(
             client,
             daemon.topics,

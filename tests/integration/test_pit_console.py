@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import aiomqtt
 import pytest
 
+from controller.mqtt import Client
 from controller.shell.cli import keyring_entry
 from controller.shell.client import DealerClient
 from controller.shell.journal import Journal
@@ -73,9 +73,7 @@ class Rig:
         transaction = uuid.uuid4().hex
 
         async def work() -> dict[str, Any]:
-            async with aiomqtt.Client(
-                "127.0.0.1", self.broker.port, protocol=aiomqtt.ProtocolVersion.V5
-            ) as client:
+            async with Client("127.0.0.1", self.broker.port) as client:
                 dealer = DealerClient(client, self.table.topics)
                 await dealer.start()
                 try:

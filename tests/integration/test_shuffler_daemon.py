@@ -29,6 +29,7 @@ import pytest
 
 from controller.cards import Card
 from controller.decks import load_deck
+from controller.mqtt import Client
 from controller.table.codec import input_to_json
 from controller.table.inputs import TagArrived, Zone
 from simulators.dealer_console import AutoConsole
@@ -138,7 +139,7 @@ def devices(sim: ShufflerSim | Path, readers: Readers) -> str:
 
 
 async def play(daemon: DaemonProcess, port: int, hands: int) -> dict[str, Any]:
-    async with aiomqtt.Client("127.0.0.1", port, protocol=aiomqtt.ProtocolVersion.V5) as client:
+    async with Client("127.0.0.1", port) as client:
         console = AutoConsole(client, daemon.topics, retry=1.0, sign=daemon.sign)
         await console.start()
         assert await console.play(hands=hands, timeout=300) == hands
@@ -195,9 +196,7 @@ async def test_a_hand_started_before_the_shuffler_is_reached_gets_its_shuffle(
     async with Collector(broker, daemon.topics) as collector:
         daemon.start()
         dealing = asyncio.create_task(deal_with_hands(collector, readers))
-        async with aiomqtt.Client(
-            "127.0.0.1", broker.port, protocol=aiomqtt.ProtocolVersion.V5
-        ) as client:
+        async with Client("127.0.0.1", broker.port) as client:
             console = AutoConsole(client, daemon.topics, retry=1.0, sign=daemon.sign)
             await console.start()
             playing = asyncio.create_task(console.play(hands=1, timeout=120))

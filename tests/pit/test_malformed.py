@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-import aiomqtt
 import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from controller.mqtt import Message, Topic
 from controller.pit.config import PitConfig
 from controller.pit.ingest import Ingest
 from controller.pit.live import StreamLimits
@@ -52,7 +52,7 @@ class Floor:
         """Messages as the broker delivers them, then the ingest's commit."""
         for topic, payload in messages:
             self.mid += 1
-            message = aiomqtt.Message(topic, payload, 1, False, self.mid, None)
+            message = Message(Topic(topic), payload, 1, False, self.mid, None)
             self.ingest.take(message)
         await self.ingest.flush()
 

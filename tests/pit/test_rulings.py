@@ -6,9 +6,9 @@ import base64
 import json
 from typing import Any
 
-import aiomqtt
 import pytest
 
+from controller.mqtt import MqttError
 from controller.pit.rulings import RulingError, Rulings
 from controller.signing import Signer, canonical, new_key, signature_holds
 
@@ -43,7 +43,7 @@ async def test_no_key_no_answer_and_no_broker_are_each_one_clear_error() -> None
         return None
 
     async def away(topic: str, payload: bytes) -> None:
-        raise aiomqtt.MqttError("not connected to the broker")
+        raise MqttError("not connected to the broker")
 
     with pytest.raises(RulingError, match="no signing key"):
         await Rulings("tables", silent, None, 1).send("T1", "confirm", {"hold": "h"}, "ann")

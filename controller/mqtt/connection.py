@@ -10,44 +10,38 @@ table does, TLS included.
 from __future__ import annotations
 
 import socket
-import ssl
-from typing import Any, TypeVar
-
-import aiomqtt
+from typing import Any
 
 from controller.config import BrokerSection, TlsSection
-
-ClientType = TypeVar("ClientType", bound=aiomqtt.Client)
+from controller.mqtt.client import Client, TlsSettings
 
 #: Small messages, and a console waiting for each response: without this, Nagle's algorithm and
 #: the broker's delayed ACKs hold a response back 40 ms or more.
 NO_DELAY = ((socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),)
 
 
-def tls_parameters(tls: TlsSection) -> aiomqtt.TLSParameters | None:
+def tls_settings(tls: TlsSection) -> TlsSettings | None:
     """The client's TLS settings (None: plain TCP). The server is always verified."""
     if not tls.enabled:
         return None
-    return aiomqtt.TLSParameters(
-        ca_certs=str(tls.ca_file) if tls.ca_file else None,
-        certfile=str(tls.cert_file) if tls.cert_file else None,
-        keyfile=str(tls.key_file) if tls.key_file else None,
-        cert_reqs=ssl.CERT_REQUIRED,
+    return TlsSettings(
+        ca_file=str(tls.ca_file) if tls.ca_file else None,
+        cert_file=str(tls.cert_file) if tls.cert_file else None,
+        key_file=str(tls.key_file) if tls.key_file else None,
+        insecure=tls.insecure,
     )
 
 
-def new_client(broker: BrokerSection, client_type: type[ClientType], **options: Any) -> ClientType:
-    """A client of ``client_type`` for this broker; ``options`` add to (or override) the
-    section's: identifier, protocol, will, session settings."""
+def new_client(broker: BrokerSection, **options: Any) -> Client:
+    """A client of this broker; ``options`` add to (or override) the section's: identifier,
+    will, session settings, manual acknowledgement."""
     settings: dict[str, Any] = {
         "username": broker.username,
         "password": broker.secret(),
-        "protocol": aiomqtt.ProtocolVersion.V5,
         "keepalive": broker.keepalive,
         "timeout": broker.timeout,
-        "tls_params": tls_parameters(broker.tls),
-        "tls_insecure": broker.tls.insecure if broker.tls.enabled else None,
+        "tls": tls_settings(broker.tls),
         "socket_options": NO_DELAY,
     }
     settings.update(options)
-    return client_type(broker.host, broker.port, **settings)
+    return Client(broker.host, broker.port, **settings)
