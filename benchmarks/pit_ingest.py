@@ -43,7 +43,8 @@ sys.path.insert(0, str(REPO))
 from benchmarks.pit import cpu_seconds, templates  # noqa: E402
 from controller.envelope import envelope  # noqa: E402
 from controller.mqtt import Message, Topic  # noqa: E402
-from controller.pit.ingest import Batch, Route, apply_batch, parse_event  # noqa: E402
+from controller.pit.batches import Batch  # noqa: E402
+from controller.pit.ingest import Route, apply_batch, parse_event  # noqa: E402
 from controller.pit.store import Store  # noqa: E402
 
 

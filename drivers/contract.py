@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, ClassVar, Self
@@ -44,10 +44,7 @@ from controller.decks import DeckManifest
 from controller.table.inputs import DeviceInput, Health, Zone
 from controller.table.plan import DispenseRequest
 from drivers.errors import DeviceCommandError
-from drivers.supervisor import RestartPolicy, Supervisor
-
-#: Takes one input; returns once it is journaled.
-InputSink = Callable[[DeviceInput], Awaitable[None]]
+from drivers.supervisor import InputSink, RestartPolicy, Supervisor
 
 #: What a device can do (``Device.capabilities``).
 SHUFFLE = "shuffle"

@@ -24,8 +24,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from controller.table.codec import CodecError, input_from_json
 from controller.table.inputs import DeviceInput
-from drivers.contract import READ, Device, DeviceContext, DeviceStatus, InputSink
+from drivers.contract import READ, Device, DeviceContext, DeviceStatus
 from drivers.errors import DeviceError
+from drivers.supervisor import InputSink
 
 log = structlog.get_logger("tablectl.jsonl")
 

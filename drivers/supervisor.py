@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NoReturn, Protocol
+from typing import NoReturn, Protocol
 
 import structlog
 
@@ -33,10 +34,11 @@ from controller.aio import Backoff, retry_forever, utc_now
 from controller.table.inputs import DeviceHealthChanged, DeviceInput, Health
 from drivers.errors import DeviceError, DeviceRejectedError, SessionRestartError
 
-if TYPE_CHECKING:
-    from drivers.contract import InputSink
-
 log = structlog.get_logger("tablectl.supervisor")
+
+#: Takes one input of a device; returns once it is journaled (the daemon's sink; every device's
+#: ``run`` is given one, through its supervisor).
+InputSink = Callable[[DeviceInput], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)

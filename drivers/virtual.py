@@ -56,9 +56,9 @@ from drivers.contract import (
     Device,
     DeviceContext,
     DeviceStatus,
-    InputSink,
 )
 from drivers.errors import AlreadyDoneError, DeviceCommandError
+from drivers.supervisor import InputSink
 
 _BOARD_PURPOSES = {Purpose.FLOP, Purpose.TURN, Purpose.RIVER, Purpose.BOARD_OTHER}
 

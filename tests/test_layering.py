@@ -136,15 +136,6 @@ GAME_MAY_USE = frozenset(
 #: Import cycles known and left as they are, each with why: any other cycle fails, and so does one
 #: of these that is gone (its line goes).
 KNOWN_CYCLES: dict[frozenset[str], str] = {
-    frozenset({"drivers.contract", "drivers.supervisor"}): (
-        "the supervisor names the contract's InputSink for its types only"
-    ),
-    frozenset({"controller.pit.ingest", "controller.pit.metrics"}): (
-        "the metrics name the ingest's Batch for types and read event_age once a batch commits"
-    ),
-    frozenset({"controller.pit.projections", "controller.pit.store"}): (
-        "the store's derived rows name its EventIn for their types only"
-    ),
     frozenset({"simulators.core_demo", "simulators.demo_cli"}): (
         "demo --core loads the core demo, which takes its pace from the demo's options"
     ),

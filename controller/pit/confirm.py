@@ -29,9 +29,10 @@ from typing import Any
 import structlog
 
 from controller.mqtt import MqttError
+from controller.pit.batches import Applied
 from controller.pit.config import PitConfig
 from controller.pit.metrics import PitMetrics
-from controller.pit.store import Applied, Store
+from controller.pit.store import Store
 from controller.pit.worker import StoreWorker
 from controller.signing import Signer
 

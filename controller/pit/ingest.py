@@ -37,14 +37,14 @@ import json
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, Literal, NamedTuple
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import structlog
 
 from controller.aio import Backoff, retry_forever, until_first_failure
 from controller.mqtt import Client, Message, MqttError, connect_properties, new_client
+from controller.pit.batches import Applied, Batch, EventIn, Refusal
 from controller.pit.config import PitConfig
 from controller.pit.db import transient
 from controller.pit.health import PitHealth, describe
@@ -59,7 +59,7 @@ from controller.pit.published import (
     parse_state,
     parse_status,
 )
-from controller.pit.store import Applied, EventIn, Store
+from controller.pit.store import Store
 from controller.pit.worker import StoreWorker
 
 log = structlog.get_logger("tablectl.pit.ingest")
@@ -69,31 +69,6 @@ HEAD = 200
 #: The requests whose answers this process hears: its own (replay, stored) and the rulings the
 #: console sends for the floor (confirm, reject, floor_override).
 ANSWERS = ("replay", "stored", "confirm", "reject", "floor_override")
-
-
-class Refusal(NamedTuple):
-    """A message refused (or an event stored with a field left out), and the table it came
-    from (None: a topic of no table)."""
-
-    table: str | None
-    topic: str
-    payload: bytes
-    reason: str
-
-
-@dataclass
-class Batch:
-    """What one commit stores: events, statuses, states and refused messages."""
-
-    events: list[EventIn] = field(default_factory=list)
-    statuses: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    states: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    rejects: list[Refusal] = field(default_factory=list)
-    acks: list[Message] = field(default_factory=list)  # acknowledged once the batch is stored
-    first_received: float = 0.0
-
-    def __len__(self) -> int:
-        return len(self.events) + len(self.statuses) + len(self.states) + len(self.rejects)
 
 
 @dataclass(frozen=True)
@@ -153,14 +128,6 @@ def parse_event(payload: bytes, where: Route) -> EventIn:
         text,
         body,
     )
-
-
-def event_age(ts: str, now: float) -> float | None:
-    """Seconds from an event's ``ts`` to ``now`` (None: not a time)."""
-    try:
-        return now - datetime.fromisoformat(ts).timestamp()
-    except ValueError:
-        return None
 
 
 class StoreUnavailableError(RuntimeError):

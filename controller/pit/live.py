@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from controller.pit.store import Applied
+    from controller.pit.batches import Applied
 
 
 @dataclass(frozen=True)

@@ -9,13 +9,9 @@ can run several in one interpreter.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-if TYPE_CHECKING:
-    from controller.pit.ingest import Batch
-    from controller.pit.store import Applied
+from controller.pit.batches import Applied, Batch, event_age
 
 LAG_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
 
@@ -96,8 +92,6 @@ class PitMetrics:
 
     def committed(self, batch: Batch, applied: Applied) -> None:
         """Count one committed batch."""
-        from controller.pit.ingest import event_age  # noqa: PLC0415 (a cycle at import)
-
         self.commits.inc()
         self.messages.inc(len(batch.acks))
         self.rejected.inc(len(batch.rejects))

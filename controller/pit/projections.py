@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from controller.pit.batches import EventIn
 from controller.pit.db import Db
 from controller.pit.rows import (
     amount_list,
@@ -29,10 +30,6 @@ from controller.pit.rows import (
 from controller.table import event_types as et
 from controller.table.decoder import decode
 from controller.table.events import EventData, Recorded
-
-if TYPE_CHECKING:
-    from controller.pit.store import EventIn
-
 
 #: How many seqs apart time collected (``house.time.collected``) and the start of its hand may be:
 #: they are events of one command, a few seqs apart.

@@ -23,13 +23,10 @@ from __future__ import annotations
 
 import json
 import time
-from collections import defaultdict
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any, Literal
+from collections.abc import Sequence
 
 from controller.pit.accounts import Accounts
+from controller.pit.batches import Applied, EventIn
 from controller.pit.db import Column, Db, StoreError
 from controller.pit.gaps import Gap, Gaps
 from controller.pit.projections import Projections
@@ -38,10 +35,8 @@ from controller.pit.rows import Stream
 from controller.pit.schema import AUTO_ID, MIGRATIONS, SCHEMA_VERSION
 from controller.pit.table_status import TableStatus
 from controller.table import event_types as et
-from controller.table.decoder import decode
-from controller.table.events import EventData
 
-__all__ = ["EVENT_COLUMNS", "Applied", "EventIn", "Gap", "Store", "Stream"]
+__all__ = ["EVENT_COLUMNS", "Gap", "Store", "Stream"]
 
 #: Events read at once when a migration derives its new columns from the stored events.
 _BACKFILL_BATCH = 2000
@@ -62,49 +57,6 @@ EVENT_COLUMNS: tuple[Column, ...] = (
     ("committed_at", "float8"),
     ("fresh", "integer"),
 )
-
-
-@dataclass(frozen=True)
-class EventIn:
-    """One event envelope as it came from the broker, checked (:func:`controller.pit.ingest`)."""
-
-    table_id: str
-    epoch: str
-    seq: int
-    ts: str
-    hand_id: str | None
-    type: str
-    severity: str
-    stream: Stream
-    source: Literal["live", "replay"]
-    text: str  # the envelope, as received
-    body: Mapping[str, Any]
-
-    @cached_property
-    def decoded(self) -> tuple[EventData, tuple[str, ...]]:
-        """The event's typed record (controller/table/decoder.py; Recorded when its data does
-        not fit its type) and the fields of its data that did not fit."""
-        problems: list[str] = []
-        record = decode(self.body, problems=problems)
-        return record, tuple(problems)
-
-    @property
-    def record(self) -> EventData:
-        """The event's typed record."""
-        return self.decoded[0]
-
-
-@dataclass
-class Applied:
-    """What one batch did."""
-
-    stored: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # table → new rows
-    duplicates: int = 0
-    new_epochs: list[tuple[str, str]] = field(default_factory=list)
-    committed_at: float = 0.0
-    stored_events: list[EventIn] = field(default_factory=list)
-    came_online: list[str] = field(default_factory=list)  # tables with a new birth
-    touched: set[str] = field(default_factory=set)  # tables whose rows a batch may have changed
 
 
 class Store(Projections, TableStatus, Gaps, Queries, Accounts):

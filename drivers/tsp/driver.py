@@ -38,9 +38,9 @@ import structlog
 
 from controller.aio import stop_tasks, utc_now
 from controller.table.inputs import DeviceHealthChanged, DeviceInput, DeviceRebooted, Health
-from drivers.contract import Device, DeviceContext, InputSink
+from drivers.contract import Device, DeviceContext
 from drivers.errors import DeviceNotReadyError
-from drivers.supervisor import RestartPolicy
+from drivers.supervisor import InputSink, RestartPolicy
 from drivers.transport import ByteTransport, DataCallback, LostCallback
 from drivers.tsp.client import LinkClient
 from drivers.tsp.common import HasBootId, IdentityHead, boot_id_reader

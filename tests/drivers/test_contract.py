@@ -14,7 +14,7 @@ from controller.config import DeviceSection
 from controller.decks import synthetic_manifest
 from controller.table.inputs import DeviceInput, Purpose, TagArrived, Zone
 from controller.table.plan import DispenseRequest
-from drivers.contract import Device, DeviceContext, DeviceStatus, InputSink
+from drivers.contract import Device, DeviceContext, DeviceStatus
 from drivers.errors import DeviceCommandError
 from drivers.registry import (
     BUILTIN_DRIVERS,
@@ -24,7 +24,7 @@ from drivers.registry import (
     load_driver,
     option_problems,
 )
-from drivers.supervisor import RestartPolicy
+from drivers.supervisor import InputSink, RestartPolicy
 
 DRIVERS = sorted(available_drivers())
 

@@ -13,13 +13,12 @@ from hypothesis import strategies as st
 
 from controller.aio import Backoff, retry_forever
 from controller.table.inputs import DeviceHealthChanged, DeviceInput, Health, TagArrived, Zone
-from drivers.contract import InputSink
 from drivers.errors import (
     DeviceRejectedError,
     DeviceUnavailableError,
     SessionRestartError,
 )
-from drivers.supervisor import RestartPolicy, Supervisor
+from drivers.supervisor import InputSink, RestartPolicy, Supervisor
 
 # --------------------------------------------------------------------------- Backoff
 

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from controller.pit.ingest import Batch, Route, apply_batch, parse_event, route
+from controller.pit.batches import Batch
+from controller.pit.ingest import Route, apply_batch, parse_event, route
 from controller.pit.published import RejectedError
 from controller.pit.store import Store
 from tests.pit.test_store import envelope, event_in

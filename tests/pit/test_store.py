@@ -9,10 +9,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from controller.pit.batches import EventIn
 from controller.pit.db import StoreError
 from controller.pit.ingest import Route, parse_event
 from controller.pit.schema import SCHEMA_VERSION
-from controller.pit.store import EventIn, Store
+from controller.pit.store import Store
 
 #: The default event's data: a check, whole (the pit names any field an event lacks).
 _CHECK = {"seat": 1, "action": "check", "stack": 100, "all_in": False}

@@ -54,7 +54,7 @@ from controller.table.inputs import (
     TagDeparted,
     Zone,
 )
-from drivers.contract import READ, Device, DeviceContext, DeviceStatus, InputSink
+from drivers.contract import READ, Device, DeviceContext, DeviceStatus
 from drivers.errors import (
     DeviceError,
     DeviceRejectedError,
@@ -79,7 +79,7 @@ from drivers.rfid.presence import (
 )
 from drivers.rfid.tsp_reader.reporter import zone_device_id
 from drivers.serial_transport import SerialTransport
-from drivers.supervisor import RestartPolicy
+from drivers.supervisor import InputSink, RestartPolicy
 from drivers.transport import ByteTransport, DataCallback, LostCallback
 
 log = structlog.get_logger("tablectl.rfid")

@@ -20,12 +20,12 @@ import asyncio
 from typing import Any, ClassVar
 
 from controller.table.inputs import DeviceInput, Health, Zone
-from drivers.contract import READ, Device, DeviceContext, DeviceStatus, InputSink
+from drivers.contract import READ, Device, DeviceContext, DeviceStatus
 from drivers.rfid.pn532.commands import FirmwareVersion
 from drivers.rfid.pn532.config import Pn532Config
 from drivers.rfid.pn532.poller import ModulePoller
 from drivers.rfid.presence import PresenceTracker
-from drivers.supervisor import RestartPolicy, Supervisor
+from drivers.supervisor import InputSink, RestartPolicy, Supervisor
 
 
 class Pn532Reader(Device):

@@ -26,13 +26,13 @@ import structlog
 
 from controller.aio import utc_now
 from controller.table.inputs import DeviceHealthChanged, Health, TagArrived, TagDeparted, Zone
-from drivers.contract import InputSink
 from drivers.errors import DeviceError, DeviceUnavailableError, LinkLostError
 from drivers.rfid.pn532 import commands as cmd
 from drivers.rfid.pn532.config import Pn532Config
 from drivers.rfid.pn532.link import Pn532Link
 from drivers.rfid.presence import Arrived, Departed, PresenceEdge, PresenceTracker, ZoneHealth
 from drivers.serial_transport import SerialTransport
+from drivers.supervisor import InputSink
 
 log = structlog.get_logger(__name__)
 

@@ -26,7 +26,6 @@ from controller.table.inputs import (
     Zone,
 )
 from controller.uids import UidError, uid_from_bytes
-from drivers.contract import InputSink
 from drivers.rfid.arbiter import Arbiter
 from drivers.rfid.presence import Arrived, Departed, PresenceEdge, ZoneFresh, ZoneStale
 from drivers.rfid.tsp_reader.codes import FAULTS, ZONE_CAPACITY, AntennaCode, zone_code, zone_of
@@ -40,6 +39,7 @@ from drivers.rfid.tsp_reader.events import (
     ZoneOverflow,
 )
 from drivers.rfid.tsp_reader.view import ReaderView
+from drivers.supervisor import InputSink
 from drivers.tsp.common import SEVERITY_NAMES, FaultCleared, FaultRaised
 from drivers.tsp.events import UnknownEvent
 

@@ -24,8 +24,9 @@ from typing import Any, ClassVar
 
 import structlog
 from controller.table.inputs import DeviceHealthChanged, Health
-from drivers.contract import READ, Device, DeviceContext, DeviceStatus, InputSink
+from drivers.contract import READ, Device, DeviceContext, DeviceStatus
 from drivers.errors import DeviceError
+from drivers.supervisor import InputSink
 
 from tablectl_example_driver.options import BridgeOptions
 from tablectl_example_driver.protocol import Hello, LineBuffer, Rejected, parse_line
