@@ -1,10 +1,12 @@
 """What the ``tablectl sim`` commands of the pty simulators share: a simulator as its own process.
 
-:func:`run_until_interrupted` runs any of them (``rfid`` too): exit status 1 when the pty, the
-link or the control socket cannot be made. For a :class:`PtySimulator` (``pn532``, ``feig``):
-the common options (``--link``, ``--scenario``, ``--control``, ``--seed``, ``--trace``), and the
-serving: the pty path on the first line of standard output once the device and the control
-socket are ready, the scenario's timed commands played from the start, until SIGINT or SIGTERM.
+:func:`serve_until_signalled` serves any of them (a :class:`PtySimulator` or a TSP/1
+:class:`TspPtyServer`): the pty path on the first line of standard output once the device and
+the control socket are ready, the scenario's timed commands played from the start, until SIGINT
+or SIGTERM. :func:`run_until_interrupted` runs it (but for ``shuffler``): exit status 1 when the
+pty, the link or the control socket cannot be made. For a :class:`PtySimulator` (``pn532``,
+``feig``), the common options too (``--link``, ``--scenario``, ``--control``, ``--seed``,
+``--trace``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 from simulators.control_server import control_channel
 from simulators.pty_simulator import PtySimulator
 from simulators.schedule import play_steps
+from simulators.tsp_pty import TspPtyServer
 
 
 def add_common_arguments(parser: argparse.ArgumentParser, *, seed_help: str) -> None:
@@ -54,7 +57,10 @@ def run_until_interrupted(name: str, serving: Coroutine[Any, Any, None]) -> int:
 
 
 async def serve_until_signalled(
-    sim: PtySimulator, *, control: Path | None, steps: Sequence[tuple[float, Any]]
+    sim: PtySimulator | TspPtyServer[Any],
+    *,
+    control: Path | None,
+    steps: Sequence[tuple[float, Any]],
 ) -> None:
     """Serve ``sim`` (and its control socket) and play ``steps`` until SIGINT or SIGTERM."""
     stop = asyncio.Event()
@@ -62,7 +68,7 @@ async def serve_until_signalled(
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     async with sim, control_channel(sim.handle, control):
-        print(sim.cable.path, flush=True)
+        print(sim.path, flush=True)
         script = asyncio.create_task(play_steps(steps, sim.reply, loop.time()))
         try:
             await stop.wait()

@@ -10,14 +10,25 @@ asyncio loop, the fake pyusb backend from a device thread.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Protocol
 
 from drivers.tsp.cobs import cobs_encode
+from drivers.tsp.common import Severity
 from drivers.tsp.device_link import DeviceLink, DeviceTimers
+
+#: A raised fault's severity by the name a control command gives it.
+SEVERITIES = {severity.name.lower(): severity for severity in Severity}
 
 
 class DeviceModel(Protocol):
-    """What a device model offers its link: requests in, responses and events out, timers."""
+    """What a device model offers its link: requests in, responses and events out, timers; and
+    what it asks of its link (set by :class:`WireDevice`): what it holds, whether the host is
+    gone, its counters."""
+
+    queued_events: Callable[[], int]
+    host_lost: Callable[[float], bool]
+    link_counters: Callable[[], dict[str, int]]
 
     def handle(self, msg_type: int, payload: bytes, now: float) -> tuple[int, bytes]:
         """Execute a request; return the response's type and payload."""
@@ -53,6 +64,9 @@ class WireDevice:
         self.corrupted = {"in": 0, "out": 0}
         self.truncated = 0
         self._wire = bytearray()
+        model.queued_events = lambda: self.link.queued_events
+        model.host_lost = self.link.host_lost
+        model.link_counters = self.link_counters
 
     # ------------------------------------------------------------------ the device loop
 
@@ -121,6 +135,21 @@ class WireDevice:
         }
 
     # ------------------------------------------------------------------ faults
+
+    def inject(self, fault: str, rate: float, direction: str, seconds: float, now: float) -> bool:
+        """Inject a line fault: ``crc`` (``direction`` in, out or both), ``partial`` or
+        ``stall`` (for ``seconds``); False if ``fault`` is none of them."""
+        if fault == "crc":
+            for way in ("in", "out"):
+                if direction in (way, "both"):
+                    self.crc_rate[way] = rate
+        elif fault == "partial":
+            self.partial_rate = rate
+        elif fault == "stall":
+            self.stalled_until = now + seconds
+        else:
+            return False
+        return True
 
     def _send(self, encoded: bytes) -> None:
         frame = bytearray(encoded)

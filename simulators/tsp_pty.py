@@ -1,10 +1,12 @@
-"""Serve a :class:`~simulators.tsp_device.WireDevice` on a pty from the asyncio event loop.
+"""Serve a TSP/1 device model in a :class:`~simulators.tsp_device.WireDevice` on a pty from the
+asyncio event loop.
 
 The pty master is watched with ``add_reader``; the device's timers run in a pump task; outgoing
 bytes are paced at the configured baud rate (10 bits a byte) and written in random-sized chunks,
 so the driver sees realistic timing and split reads. Unplugging closes the pty (and removes its
 symlink, as udev would); the device keeps running and queueing events. Replugging opens a fresh
-pty and re-points the symlink.
+pty and re-points the symlink. A device is its model and its commands: a subclass names them
+(``TspPtyServer[ShufflerModel]``, ``COMMANDS``, :meth:`apply`).
 """
 
 from __future__ import annotations
@@ -12,37 +14,44 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-from typing import Any
+from types import TracebackType
+from typing import Any, Generic, Self, TypeVar
 
 from controller.aio import stop_tasks
+from drivers.tsp.device_link import DeviceTimers
 from simulators.command_vocabulary import CommandedDevice
 from simulators.pty import PtyCable
-from simulators.tsp_device import WireDevice
+from simulators.tsp_device import DeviceModel, WireDevice
+
+ModelT = TypeVar("ModelT", bound=DeviceModel)
 
 
-class TspPtyServer(CommandedDevice[Any]):
-    """Serves one simulated TSP/1 device on a pty until stopped."""
+class TspPtyServer(CommandedDevice[Any], Generic[ModelT]):
+    """Serves one simulated TSP/1 device on a pty until stopped (or for an ``async with``)."""
 
     def __init__(
         self,
-        device: WireDevice,
+        model: ModelT,
         port: PtyCable,
         *,
         baud: int = 115200,
         chunk: int = 64,
         rng: random.Random | None = None,
+        timers: DeviceTimers | None = None,
     ) -> None:
-        self.device = device
+        self.rng = rng or random.Random()
+        self.model = model
+        self.device = WireDevice(model, self.rng, timers)
         self.port = port
         self.baud = baud
         self.chunk = chunk
-        self.rng = rng or random.Random()
         self.unplugged = False
         self._loop = asyncio.get_running_loop()
         self._wake = asyncio.Event()
         self._tx = bytearray()
         self._tx_ready = asyncio.Event()
         self._stopped = asyncio.Event()
+        self._serving: asyncio.Task[None] | None = None
 
     def now(self) -> float:
         """The device's clock (the event loop's)."""
@@ -72,6 +81,26 @@ class TspPtyServer(CommandedDevice[Any]):
     def stop(self) -> None:
         """Ask :meth:`serve` to return."""
         self._stopped.set()
+
+    async def __aenter__(self) -> Self:
+        self.start()
+        self._serving = asyncio.create_task(self.serve(), name="tsp-sim")
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+        if self._serving is not None:
+            await self._serving
+
+    @property
+    def path(self) -> str | None:
+        """The pty while plugged in, else None."""
+        return self.port.path if self.port.plugged else None
 
     def kick(self) -> None:
         """Something changed outside the loop's view (a control command): step the device now."""

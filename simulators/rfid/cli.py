@@ -14,20 +14,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
-import signal
 import sys
 from pathlib import Path
 
 from controller.uids import UidError, uid_to_bytes
-from simulators.control_server import control_channel
 from simulators.errors import ScenarioError
 from simulators.pty import PtyCable
-from simulators.pty_cli import run_until_interrupted
+from simulators.pty_cli import run_until_interrupted, serve_until_signalled
 from simulators.rfid import hands
 from simulators.rfid.commands import COMMANDS, Command, TagsCommand
 from simulators.rfid.model import ReaderConfig, ReaderModel
 from simulators.rfid.server import ReaderPtyServer
-from simulators.schedule import Scenario, play_steps
+from simulators.schedule import Scenario
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -95,15 +93,4 @@ async def _serve(
     server = ReaderPtyServer(model, PtyCable(args.link), baud=args.baud, chunk=args.chunk, rng=rng)
     for antenna, uid in tags:
         model.place(antenna, [uid])
-    path = server.start()
-    async with control_channel(server.handle, args.control):
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, server.stop)
-        player = asyncio.create_task(
-            play_steps(scenario.steps, server.reply, loop.time()), name="scenario"
-        )
-        print(path, flush=True)
-        try:
-            await server.serve()
-        finally:
-            player.cancel()
+    await serve_until_signalled(server, control=args.control, steps=scenario.steps)

@@ -12,7 +12,6 @@ from typing import Any, Protocol
 
 from controller.table.inputs import Zone
 from drivers.rfid.tsp_reader.codes import FAULTS, AntennaCode, zone_of
-from drivers.tsp.common import Severity
 from simulators.command_vocabulary import CommandError, StatusCommand
 from simulators.rfid.commands import (
     ANTENNA_FAULTS,
@@ -24,9 +23,7 @@ from simulators.rfid.commands import (
     TagsCommand,
 )
 from simulators.rfid.model import ReaderModel
-from simulators.tsp_device import WireDevice
-
-SEVERITIES = {s.name.lower(): s for s in Severity}
+from simulators.tsp_device import SEVERITIES, WireDevice
 
 
 class ReaderRuntime(Protocol):
@@ -107,16 +104,10 @@ def _targets(model: ReaderModel, number: int | None) -> list[int]:
 
 
 def _fault(runtime: ReaderRuntime, command: FaultCommand) -> dict[str, Any]:
-    model, device, kind = runtime.model, runtime.device, command.fault
-    if kind == "crc":
-        for direction in ("in", "out"):
-            if command.direction in (direction, "both"):
-                device.crc_rate[direction] = command.rate
-    elif kind == "partial":
-        device.partial_rate = command.rate
-    elif kind == "stall":
-        device.stalled_until = runtime.now() + command.seconds
-    elif kind == "unplug":
+    model, kind = runtime.model, command.fault
+    if runtime.device.inject(kind, command.rate, command.direction, command.seconds, runtime.now()):
+        return {}
+    if kind == "unplug":
         runtime.unplug()
     elif kind == "replug":
         return {"path": runtime.replug()}

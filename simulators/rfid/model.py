@@ -104,6 +104,12 @@ class _Scan:
 class ReaderModel:
     """A multi-antenna HF reader speaking the TSP/1 reader message set."""
 
+    #: What it asks of its link, connected by its wire device (unconnected: nothing queued, the
+    #: host there; it reports no link counters).
+    queued_events: Callable[[], int]
+    host_lost: Callable[[float], bool]
+    link_counters: Callable[[], dict[str, int]]
+
     def __init__(self, config: ReaderConfig, rng: random.Random, now: float) -> None:
         self.config = config
         self.rng = rng
@@ -111,9 +117,9 @@ class ReaderModel:
         self.events = EventFaults()
         self.faults: dict[int, FaultRaised] = {}
         self._next_fault_id = 1
-        #: Hooks the runtime connects to the device link.
-        self.queued_events: Callable[[], int] = lambda: 0
-        self.host_lost: Callable[[float], bool] = lambda now: False
+        self.queued_events = lambda: 0
+        self.host_lost = lambda now: False
+        self.link_counters = dict
         self.power_cycles = 0
         self.boot(now)
 

@@ -8,46 +8,22 @@ queue, and waits for the host to map its antennas again.
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
-from drivers.tsp.device_link import DeviceTimers
-from simulators.pty import PtyCable
 from simulators.rfid import control
 from simulators.rfid.commands import COMMANDS, Command
 from simulators.rfid.model import ReaderModel
-from simulators.tsp_device import WireDevice
 from simulators.tsp_pty import TspPtyServer
 
 
-class ReaderPtyServer(TspPtyServer):
+class ReaderPtyServer(TspPtyServer[ReaderModel]):
     """Serves one simulated reader on a pty until stopped."""
 
     COMMANDS = COMMANDS
 
-    def __init__(
-        self,
-        model: ReaderModel,
-        port: PtyCable,
-        *,
-        baud: int = 115200,
-        chunk: int = 64,
-        rng: random.Random | None = None,
-        timers: DeviceTimers | None = None,
-    ) -> None:
-        rng = rng or random.Random()
-        super().__init__(WireDevice(model, rng, timers), port, baud=baud, chunk=chunk, rng=rng)
-        self.model = model
-        model.queued_events = lambda: self.device.link.queued_events
-        model.host_lost = self.device.link.host_lost
-
     def describe(self) -> dict[str, Any]:
         """Where the device is."""
-        return {
-            "path": self.port.path if self.port.plugged else None,
-            "device": self.port.device,
-            "plugged": not self.unplugged,
-        }
+        return {"path": self.path, "device": self.port.device, "plugged": not self.unplugged}
 
     def apply(self, command: Command) -> dict[str, Any]:
         """Carry out a validated command; return the reply's fields."""

@@ -254,8 +254,6 @@ class SimulatedUsbReader(SimulatedUsbDevice):
         )
         self.model = model
         self.device = WireDevice(model, self.rng, timers)
-        model.queued_events = lambda: self.device.link.queued_events
-        model.host_lost = self.device.link.host_lost
         self._thread = threading.Thread(target=self._run, name=f"usb-reader {self.serial}")
         self._thread.daemon = True
         self._thread.start()

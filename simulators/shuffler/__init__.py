@@ -10,16 +10,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
-import signal
 import sys
 from pathlib import Path
 
 from controller.cards import parse_card
 from drivers.shuffler.codes import Capability
-from simulators.control_server import control_channel
 from simulators.errors import ScenarioError
 from simulators.pty import PtyCable
-from simulators.schedule import play_steps
+from simulators.pty_cli import serve_until_signalled
 from simulators.shuffler.commands import COMMANDS
 from simulators.shuffler.firmware import default_firmware
 from simulators.shuffler.model import DEFAULT_CAPS, DeviceConfig, ShufflerModel
@@ -79,16 +77,7 @@ async def _main(args: argparse.Namespace) -> int:
     steps = COMMANDS.load_scenario(args.scenario).steps if args.scenario else ()
     model = build_model(args, rng, loop.time())
     server = SimulatorServer(model, PtyCable(args.link), baud=args.baud, chunk=args.chunk, rng=rng)
-    path = server.start()
-    async with control_channel(server.handle, args.control):
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, server.stop)
-        player = asyncio.create_task(play_steps(steps, server.reply, loop.time()), name="scenario")
-        print(path, flush=True)
-        try:
-            await server.serve()
-        finally:
-            player.cancel()
+    await serve_until_signalled(server, control=args.control, steps=steps)
     return 0
 
 

@@ -171,6 +171,12 @@ class _Deck:
 class ShufflerModel:
     """A hand-forming, card-recognising shuffler speaking the TSP/1 shuffler message set."""
 
+    #: What it asks of its link, connected by its wire device (unconnected: nothing queued, the
+    #: host there, no counts).
+    link_counters: Callable[[], dict[str, int]]
+    queued_events: Callable[[], int]
+    host_lost: Callable[[float], bool]
+
     def __init__(self, config: DeviceConfig, rng: random.Random, now: float) -> None:
         self.config = config
         self.rng = rng
@@ -201,9 +207,9 @@ class ShufflerModel:
         self.queued: list[HostGroup] = []
         self.tamper_reveal = False
         self._events: list[tuple[int, bytes]] = []
-        self.link_counters: Callable[[], dict[str, int]] = dict
-        self.queued_events: Callable[[], int] = lambda: 0
-        self.host_lost: Callable[[float], bool] = lambda now: False
+        self.link_counters = dict
+        self.queued_events = lambda: 0
+        self.host_lost = lambda now: False
 
     # ------------------------------------------------------------------ outputs
 

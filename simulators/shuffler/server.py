@@ -9,15 +9,12 @@ writes, unplug and replug. This module adds the shuffler's own faults and comman
 from __future__ import annotations
 
 import hashlib
-import random
 from typing import Any
 
 from controller.cards import card_code, card_from_code, parse_card
 from drivers.shuffler.codes import FAULTS, PURPOSE_CODES, PURPOSES, Button, FaultFlag
-from drivers.tsp.common import ClearedBy, Severity
-from drivers.tsp.device_link import DeviceTimers
-from simulators.command_vocabulary import CommandedDevice, StatusCommand
-from simulators.pty import PtyCable
+from drivers.tsp.common import ClearedBy
+from simulators.command_vocabulary import StatusCommand
 from simulators.shuffler.commands import (
     COMMANDS,
     BurstCommand,
@@ -34,35 +31,14 @@ from simulators.shuffler.commands import (
     TrayCommand,
 )
 from simulators.shuffler.model import ShufflerModel
-from simulators.tsp_device import WireDevice
+from simulators.tsp_device import SEVERITIES
 from simulators.tsp_pty import TspPtyServer
 
-SEVERITIES = {"info": Severity.INFO, "warn": Severity.WARN, "error": Severity.ERROR}
-SEVERITIES["critical"] = Severity.CRITICAL
 
-
-class SimulatorServer(TspPtyServer, CommandedDevice[Command]):
+class SimulatorServer(TspPtyServer[ShufflerModel]):
     """Serves one simulated shuffler on a pty until stopped."""
 
     COMMANDS = COMMANDS
-
-    def __init__(
-        self,
-        model: ShufflerModel,
-        port: PtyCable,
-        *,
-        baud: int = 115200,
-        chunk: int = 64,
-        rng: random.Random | None = None,
-        timers: DeviceTimers | None = None,
-    ) -> None:
-        rng = rng or random.Random()
-        super().__init__(WireDevice(model, rng, timers), port, baud=baud, chunk=chunk, rng=rng)
-        self.model = model
-        self.link = self.device.link
-        model.link_counters = self.device.link_counters
-        model.queued_events = lambda: self.link.queued_events
-        model.host_lost = self.link.host_lost
 
     # ------------------------------------------------------------------ faults and control
 
@@ -116,18 +92,10 @@ class SimulatorServer(TspPtyServer, CommandedDevice[Command]):
         return {}
 
     def _fault(self, command: FaultCommand, now: float) -> dict[str, Any]:
-        model = self.model
-        kind = command.fault
-        device = self.device
-        if kind == "crc":
-            for direction in ("in", "out"):
-                if command.direction in (direction, "both"):
-                    device.crc_rate[direction] = command.rate
-        elif kind == "partial":
-            device.partial_rate = command.rate
-        elif kind == "stall":
-            device.stalled_until = now + command.seconds
-        elif kind == "unplug":
+        model, kind, link = self.model, command.fault, self.device.link
+        if self.device.inject(kind, command.rate, command.direction, command.seconds, now):
+            return {}
+        if kind == "unplug":
             self.unplug()
         elif kind == "replug":
             return {"path": self.replug()}
@@ -142,13 +110,13 @@ class SimulatorServer(TspPtyServer, CommandedDevice[Command]):
             model.next_count = 51 if command.count is None else command.count
         elif kind == "power_loss":
             model.power_loss(now)
-            self.link.reboot()
+            link.reboot()
             self.device.reset_transport()
         elif kind == "unapproved_firmware":
             # New firmware takes effect at the next boot: flash, then reset.
             model.set_firmware(model.firmware + b"\npatched build, not approved\n")
             model.power_loss(now)
-            self.link.reboot()
+            link.reboot()
         elif kind == "lying_firmware":
             model.set_firmware(model.firmware + b"\npatched\n", report=model.reported_hash)
         elif kind == "no_challenge":
@@ -179,13 +147,13 @@ class SimulatorServer(TspPtyServer, CommandedDevice[Command]):
         """The simulator's state, for tests and the operator."""
         model = self.model
         return {
-            "path": self.port.path if self.port.plugged else None,
+            "path": self.path,
             "plugged": not self.unplugged,
             "state": model.state.name,
             "boot_id": model.boot_id,
             "shuffle_id": model.shuffle_id,
             "faults": sorted(f.fault_id for f in model.faults.values()),
-            "queued_events": self.link.queued_events,
+            "queued_events": self.device.link.queued_events,
             "tray": "gated" if model.tray_gated else "open",
             "host_groups": [
                 {
@@ -198,7 +166,7 @@ class SimulatorServer(TspPtyServer, CommandedDevice[Command]):
                 for g in model.queued
             ],
             "firmware_sha256": hashlib.sha256(model.firmware).hexdigest(),
-            "link": self.link.stats.as_dict(),
+            "link": self.device.link.stats.as_dict(),
             "corrupted": dict(self.device.corrupted),
             "truncated": self.device.truncated,
         }
