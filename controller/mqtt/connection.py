@@ -13,7 +13,8 @@ import socket
 from typing import Any
 
 from controller.config import BrokerSection, TlsSection
-from controller.mqtt.client import Client, TlsSettings
+from controller.mqtt.client import Client
+from controller.mqtt.records import TlsSettings
 
 #: Small messages, and a console waiting for each response: without this, Nagle's algorithm and
 #: the broker's delayed ACKs hold a response back 40 ms or more.
