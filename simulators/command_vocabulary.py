@@ -59,7 +59,10 @@ class Vocabulary(Generic[CommandT]):
     """
 
     def __init__(self, commands: object, *, scenario: Collection[str] = ("seed",)) -> None:
-        self.by_key: dict[str, type[CommandT]] = {kind.key(): kind for kind in get_args(commands)}
+        kinds: tuple[type[CommandT], ...] = get_args(commands) or (commands,)
+        self.by_key = {kind.key(): kind for kind in kinds}
+        if len(self.by_key) != len(kinds):
+            raise ValueError(f"two commands have the same key: {[k.key() for k in kinds]}")
         self.scenario_keys = tuple(scenario)
 
     def parse(self, data: Any) -> CommandT:
@@ -92,7 +95,7 @@ class Vocabulary(Generic[CommandT]):
         return self.parse_scenario(read_document(path), str(path))
 
 
-class CommandedDevice(Generic[CommandT]):
+class CommandedDevice:
     """A simulated device driven by its commands: from the control channel and scenario steps.
 
     The device names its vocabulary (``COMMANDS``) and carries out one valid command
@@ -103,11 +106,11 @@ class CommandedDevice(Generic[CommandT]):
 
     COMMANDS: ClassVar[Vocabulary[Any]]
 
-    def apply(self, command: CommandT) -> dict[str, Any]:
+    def apply(self, command: Any) -> dict[str, Any]:
         """Carry out a validated command; return the reply's fields."""
         raise NotImplementedError
 
-    def reply(self, command: CommandT) -> dict[str, Any]:
+    def reply(self, command: Any) -> dict[str, Any]:
         """Carry out a validated command (a scenario's step); the reply, a refusal's included."""
         try:
             return {"ok": True, **self.apply(command)}

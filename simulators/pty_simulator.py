@@ -4,8 +4,9 @@ What the PN532 and FEIG simulators share: the cable (:class:`~simulators.pty.Pty
 and stop (and ``async with``), unplug and replug (a replugged device is freshly powered), and the
 byte pump that hands what the driver wrote to the device model and writes its answers back. Each
 simulator says what its model does with the bytes (:meth:`PtySimulator._received`), how it powers
-up (:meth:`PtySimulator._power_on`) and what is pending when the cable is pulled
-(:meth:`PtySimulator._cancel_pending`).
+up (:meth:`PtySimulator._power_on`), what is pending when the cable is pulled
+(:meth:`PtySimulator._cancel_pending`) and what its commands do (``COMMANDS`` and ``apply``, as
+every :class:`~simulators.command_vocabulary.CommandedDevice`).
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Self
 
 from simulators.command_vocabulary import CommandedDevice
 from simulators.pty import PtyCable
 
 
-class PtySimulator(CommandedDevice[Any]):
+class PtySimulator(CommandedDevice):
     """One simulated device on one pty."""
 
     def __init__(

@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import random
 from types import TracebackType
-from typing import Any, Generic, Self, TypeVar
+from typing import Generic, Self, TypeVar
 
 from controller.aio import stop_tasks
 from drivers.tsp.device_link import DeviceTimers
@@ -26,7 +26,7 @@ from simulators.tsp_device import DeviceModel, WireDevice
 ModelT = TypeVar("ModelT", bound=DeviceModel)
 
 
-class TspPtyServer(CommandedDevice[Any], Generic[ModelT]):
+class TspPtyServer(CommandedDevice, Generic[ModelT]):
     """Serves one simulated TSP/1 device on a pty until stopped (or for an ``async with``)."""
 
     def __init__(

@@ -48,7 +48,7 @@ def usb_error(kind: tuple[int, int, str]) -> usb.core.USBError:
     return usb.core.USBError(text, code, number)
 
 
-class SimulatedUsbDevice(CommandedDevice[Any]):
+class SimulatedUsbDevice(CommandedDevice):
     """A vendor-class device with one bulk OUT and one bulk IN endpoint, on the simulated bus.
 
     A device model says what it is (:attr:`serial`, :meth:`strings`, :meth:`vendor_request`),
