@@ -17,7 +17,7 @@ from controller.table.decoder import RECORDS
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Where the event types are defined, each once.
-DEFINITIONS = {"controller/table/event_types.py"}
+DEFINITIONS = "controller/table/event_types/"
 LOG_CALLS = frozenset({"debug", "info", "warning", "error", "exception", "critical", "msg"})
 
 
@@ -47,7 +47,7 @@ def test_no_module_outside_the_event_definitions_writes_an_event_type_as_a_strin
     for top in ("controller", "drivers", "simulators"):
         for path in sorted((ROOT / top).rglob("*.py")):
             file = path.relative_to(ROOT).as_posix()
-            if file not in DEFINITIONS:
+            if not file.startswith(DEFINITIONS):
                 found += literals(path.read_text("utf-8"), file)
     assert not found, (
         "read the record (controller/table/decoder.py) or compare with the record's TYPE:\n"

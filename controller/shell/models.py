@@ -2,7 +2,7 @@
 
 The envelope, the request of each dealer command (its fields plus ``transaction``), the
 response, the birth/death status, the state snapshot and the device status, and the ``data`` of
-each event type, made from the core's own records (``controller/table/event_types.py``), so the
+each event type, made from the core's own records (``controller/table/event_types/``), so the
 schemas say what the daemon actually publishes. Extra fields are allowed in ``data``: a newer
 core does not break a consumer that validates with an older schema.
 """

@@ -1,5 +1,5 @@
 """The inverse of the event codec: an envelope's ``type``, ``data`` and ``secret`` become the
-typed record of ``controller/table/event_types.py`` that wrote them.
+typed record of ``controller/table/event_types/`` that wrote them.
 
 Every reader of events (the pit's projections and its PHH, the live view, the journal's export)
 reads records, never dicts: ``isinstance(record, HandHold)`` and ``record.rule``, not

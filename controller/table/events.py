@@ -1,7 +1,7 @@
 """The events the core emits, and how their typed data becomes the envelope's ``data``.
 
 An event is what the core decided, with the rule IDs that decided it. Its data is one frozen
-dataclass per event type (``controller/table/event_types.py``); the shell adds the rest of the
+dataclass per event type (``controller/table/event_types/``); the shell adds the rest of the
 envelope (``schema``, ``table_id``, ``epoch``, ``seq``, ``event_id``, ``historical``) when it
 journals and publishes it (docs/events.md).
 
