@@ -9,6 +9,15 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from controller.pit.db import Db, Row
+from controller.pit.query_rows import (
+    AlarmRow,
+    BirthRow,
+    EpochRow,
+    GapRow,
+    HandRow,
+    HoldRow,
+    TableRow,
+)
 from controller.pit.rows import (
     STREAM_COLUMN,
     Stream,
@@ -37,7 +46,7 @@ class Queries:
 
     # ------------------------------------------------------------------ reading
 
-    def tables(self, table: str | None = None) -> list[dict[str, Any]]:
+    def tables(self, table: str | None = None) -> list[TableRow]:
         """Every table the pit has heard of (or only ``table``), with its open holds and gaps."""
         where = "WHERE t.table_id = ? " if table is not None else ""
         rows = self.db.all(
@@ -85,15 +94,17 @@ class Queries:
         row = self.db.one("SELECT epoch FROM tables WHERE table_id = ?", (table,))
         return row[0] if row else None
 
-    def epochs(self, table: str) -> list[dict[str, Any]]:
+    def epochs(self, table: str) -> list[EpochRow]:
         """Every epoch of a table, oldest first."""
         rows = self.db.all(
             "SELECT epoch, first_ts, first_seen, previous, reason FROM epochs WHERE table_id = ? "
             "ORDER BY first_seen",
             (table,),
         )
-        names = ("epoch", "first_ts", "first_seen", "previous", "reason")
-        return [dict(zip(names, r, strict=True)) for r in rows]
+        return [
+            EpochRow(epoch=r[0], first_ts=r[1], first_seen=r[2], previous=r[3], reason=r[4])
+            for r in rows
+        ]
 
     def events(
         self, table: str, epoch: str, since_seq: int, limit: int, stream: Stream = "public"
@@ -124,7 +135,7 @@ class Queries:
         open_only: bool = True,
         table: str | None = None,
         resolved_last: int | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[HoldRow]:
         """Holds, oldest first (open ones: raised and not resolved); ``resolved_last``: that
         many resolved ones instead, the last resolved first."""
         where = ["raised_seq IS NOT NULL"]
@@ -179,7 +190,7 @@ class Queries:
         since: str | None = None,
         until: str | None = None,
         limit: int = 200,
-    ) -> list[dict[str, Any]]:
+    ) -> list[HandRow]:
         """Hands, newest first, by table, rule and start time."""
         where: list[str] = []
         params: list[Any] = []
@@ -208,7 +219,7 @@ class Queries:
         self._attach(hands)
         return hands
 
-    def hand(self, hand_id: str) -> dict[str, Any] | None:
+    def hand(self, hand_id: str) -> HandRow | None:
         """One hand (the newest epoch's, when a hand id was used by two)."""
         row = self.db.one(
             f"SELECT {_HAND_COLUMNS} FROM hands h WHERE h.hand_id = ? "
@@ -221,7 +232,7 @@ class Queries:
         self._attach([hand])
         return hand
 
-    def _attach(self, hands: list[dict[str, Any]]) -> None:
+    def _attach(self, hands: list[HandRow]) -> None:
         """Each hand's rule IDs and rulings."""
         for hand in hands:
             key = (hand["table_id"], hand["epoch"], hand["hand_id"])
@@ -266,7 +277,7 @@ class Queries:
 
     def alarms(
         self, *, since: str | None = None, limit: int = 200, unacknowledged: bool = False
-    ) -> list[dict[str, Any]]:
+    ) -> list[AlarmRow]:
         """Alarms, newest first, with who acknowledged each (``unacknowledged``: only those
         nobody has)."""
         where = " AND k.seq IS NULL" if unacknowledged else ""
@@ -277,20 +288,22 @@ class Queries:
             f"WHERE a.ts >= ?{where} ORDER BY a.ts DESC LIMIT ?",
             (since or "", limit),
         )
-        names = (
-            "table_id",
-            "epoch",
-            "seq",
-            "ts",
-            "hand_id",
-            "type",
-            "severity",
-            "rule",
-            "reason",
-            "acked_by",
-            "acked_at",
-        )
-        return [dict(zip(names, r, strict=True)) for r in rows]
+        return [
+            AlarmRow(
+                table_id=r[0],
+                epoch=r[1],
+                seq=r[2],
+                ts=r[3],
+                hand_id=r[4],
+                type=r[5],
+                severity=r[6],
+                rule=r[7],
+                reason=r[8],
+                acked_by=r[9],
+                acked_at=r[10],
+            )
+            for r in rows
+        ]
 
     def ack_alarm(
         self, table: str, epoch: str, seq: int, person: str, roles: Sequence[str], now: float
@@ -317,7 +330,7 @@ class Queries:
         states = {r[0]: json_value(r[1]) for r in rows}
         return {table: state for table, state in states.items() if isinstance(state, dict)}
 
-    def resolved_holds(self, limit: int = 20) -> list[dict[str, Any]]:
+    def resolved_holds(self, limit: int = 20) -> list[HoldRow]:
         """The holds resolved last, newest first."""
         return self.holds(open_only=False, resolved_last=limit)
 
@@ -334,37 +347,39 @@ class Queries:
         )
         return envelopes(r[0] for r in rows)
 
-    def births(self, table: str) -> list[dict[str, Any]]:
+    def births(self, table: str) -> list[BirthRow]:
         """A table's births and deaths, in order."""
         rows = self.db.all(
             "SELECT bdseq, state, ts, received_at FROM births WHERE table_id = ? "
             "ORDER BY bdseq, received_at",
             (table,),
         )
-        return [{"bdseq": r[0], "state": r[1], "ts": r[2], "received_at": r[3]} for r in rows]
+        return [BirthRow(bdseq=r[0], state=r[1], ts=r[2], received_at=r[3]) for r in rows]
 
-    def gaps(self, *, open_only: bool = True) -> list[dict[str, Any]]:
+    def gaps(self, *, open_only: bool = True) -> list[GapRow]:
         """Gaps (open ones first, oldest first)."""
         where = "WHERE closed_at IS NULL" if open_only else ""
         rows = self.db.all(
             "SELECT id, table_id, epoch, stream, from_seq, to_seq, first_seen, state, attempts, "
             f"asked_at, reason, closed_at FROM gaps {where} ORDER BY first_seen"
         )
-        names = (
-            "id",
-            "table_id",
-            "epoch",
-            "stream",
-            "from_seq",
-            "to_seq",
-            "first_seen",
-            "state",
-            "attempts",
-            "asked_at",
-            "reason",
-            "closed_at",
-        )
-        return [dict(zip(names, r, strict=True)) for r in rows]
+        return [
+            GapRow(
+                id=r[0],
+                table_id=r[1],
+                epoch=r[2],
+                stream=r[3],
+                from_seq=r[4],
+                to_seq=r[5],
+                first_seen=r[6],
+                state=r[7],
+                attempts=r[8],
+                asked_at=r[9],
+                reason=r[10],
+                closed_at=r[11],
+            )
+            for r in rows
+        ]
 
     def counts(self) -> dict[str, int]:
         """Rows in the main tables (for reports)."""
@@ -374,7 +389,7 @@ class Queries:
         }
 
 
-def _hand(r: Row) -> dict[str, Any]:
+def _hand(r: Row) -> HandRow:
     """A hand's row in the API's shape (a column stored before its values were checked, of
     another shape, reads as null)."""
     return {

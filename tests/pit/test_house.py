@@ -73,7 +73,7 @@ def test_hands_hold_the_house_s_money_and_their_phh_is_the_core_s(store: Store) 
         rows = [h for h in store.hands(limit=1000) if h["epoch"] == name]
         row = next(h for h in rows if h["hand_id"] == hand.hand_id)
         expected = _expected_row(run)
-        assert {k: row[k] for k in expected} == expected, name
+        assert {k: dict(row)[k] for k in expected} == expected, name
         phh = phh_from_events(store.hand_events("T1", name, hand.hand_id, "secure"))
         assert phh == core_phh(run), name
         seen["rake"].add(row["rake_waived"] if row["rake"] == 0 else row["rake"] is not None)
@@ -138,7 +138,7 @@ def test_a_store_of_the_previous_schema_gains_the_columns_from_its_events(
                 h for h in store.hands() if (h["epoch"], h["hand_id"]) == (name, hand.hand_id)
             ]
             expected = _expected_row(run)
-            assert {k: row[k] for k in expected} == expected, name
+            assert {k: dict(row)[k] for k in expected} == expected, name
     finally:
         store.close()
 

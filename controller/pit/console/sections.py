@@ -23,6 +23,7 @@ from controller.pit.console.views import (
     tile,
 )
 from controller.pit.live import LiveBoard, StreamLimits
+from controller.pit.query_rows import HoldRow
 from controller.pit.store import Store, Stream
 from controller.pit.worker import StoreWorker
 from controller.table.state import Ruling
@@ -75,7 +76,7 @@ class LivePages:
         holds = await reader.call(Store.holds, open_only=True)
         alarms = await reader.call(Store.alarms, limit=1000, unacknowledged=True)
         refused = await reader.call(Store.reject_counts, time.time() - REFUSED_WINDOW)
-        by_table: dict[str, list[dict[str, Any]]] = {}
+        by_table: dict[str, list[HoldRow]] = {}
         for h in holds:
             by_table.setdefault(h["table_id"], []).append(h)
         alarm_count: dict[str, int] = {}

@@ -16,6 +16,7 @@ from fastapi.responses import PlainTextResponse, RedirectResponse
 from controller import __version__, strict_json
 from controller.pit.health import PROBE_TIMEOUT
 from controller.pit.phh import NoHistoryError, phh_from_events
+from controller.pit.query_rows import AlarmRow, GapRow, HandRow, HoldRow, TableRow
 from controller.pit.rulings import RulingError
 from controller.pit.store import Store
 from controller.pit.web.deps import (
@@ -88,7 +89,7 @@ async def prometheus(web: Web) -> PlainTextResponse:
 
 
 @router.get("/api/tables", response_model=list[TableNow], tags=["tables"])
-async def tables(user: Authed, reader: Reader) -> list[dict[str, Any]]:
+async def tables(user: Authed, reader: Reader) -> list[TableRow]:
     """Every table: online or not, degraded and its alarms, its epoch, the last seq stored
     and the contiguous watermark, the hand in progress, open holds and gaps."""
     return await reader.call(Store.tables)
@@ -138,7 +139,7 @@ async def holds(
     reader: Reader,
     all: Annotated[bool, Query(description="resolved holds too")] = False,
     table: str | None = None,
-) -> list[dict[str, Any]]:
+) -> list[HoldRow]:
     """Holds waiting for a ruling, oldest first (``all``: resolved ones too)."""
     return await reader.call(Store.holds, open_only=not all, table=table)
 
@@ -242,7 +243,7 @@ async def hands(
     since: Annotated[str | None, Query(description="started at or after (RFC 3339)")] = None,
     until: Annotated[str | None, Query(description="started before (RFC 3339)")] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
-) -> list[dict[str, Any]]:
+) -> list[HandRow]:
     """Hands, newest first."""
     return await reader.call(
         Store.hands,
@@ -255,7 +256,7 @@ async def hands(
 
 
 @router.get("/api/hands/{hand_id}", response_model=Hand, tags=["hands"])
-async def hand(hand_id: str, user: Authed, reader: Reader) -> dict[str, Any]:
+async def hand(hand_id: str, user: Authed, reader: Reader) -> HandRow:
     """One hand."""
     found = await reader.call(Store.hand, hand_id)
     if found is None:
@@ -305,7 +306,7 @@ async def alarms(
     since: Annotated[str | None, Query(description="at or after (RFC 3339)")] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
     unacknowledged: bool = False,
-) -> list[dict[str, Any]]:
+) -> list[AlarmRow]:
     """Integrity alarms and critical events, newest first, with who acknowledged each."""
     return await reader.call(
         Store.alarms, since=utc_time(since), limit=limit, unacknowledged=unacknowledged
@@ -361,7 +362,7 @@ async def gaps(
     user: Authed,
     reader: Reader,
     all: Annotated[bool, Query(description="repaired gaps too")] = False,
-) -> list[dict[str, Any]]:
+) -> list[GapRow]:
     """Ranges of seqs not received: open ones (asked, or lost with the table's reason)."""
     return await reader.call(Store.gaps, open_only=not all)
 

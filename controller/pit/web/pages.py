@@ -4,13 +4,12 @@ login page); a live page opens with its sections as its stream (:mod:`.live`) se
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, HTTPException
 from fastapi.responses import HTMLResponse
 
 from controller.pit.console.render import page, render_login, sections_html
 from controller.pit.console.views import event_view, hand_view
+from controller.pit.query_rows import HandRow
 from controller.pit.store import Store, Stream
 from controller.pit.web.deps import PageViewer, Web, utc_time
 
@@ -71,7 +70,7 @@ async def hands(
     until: str = "",
 ) -> HTMLResponse:
     error = ""
-    found: list[dict[str, Any]] = []
+    found: list[HandRow] = []
     try:
         if hand:
             one = await web.reader.call(Store.hand, hand.strip())
