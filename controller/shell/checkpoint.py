@@ -32,7 +32,8 @@ _CORE_FILES = ("authority.py", "cards.py", "decks.py", "paths.py", "profiles.py"
 def core_files() -> list[Path]:
     """The source files the fingerprint covers."""
     root = Path(controller.__file__).parent
-    files = [p for part in _CORE_PARTS for p in sorted((root / part).glob("*.py"))]
+    # every module of each part, those of its subpackages too (the event records' families)
+    files = [p for part in _CORE_PARTS for p in sorted((root / part).rglob("*.py"))]
     return files + [root / name for name in _CORE_FILES if (root / name).is_file()]
 
 
@@ -41,7 +42,8 @@ def core_fingerprint() -> str:
     """The SHA-256 of the core's source files and the Python version."""
     digest = hashlib.sha256(f"{sys.version_info[0]}.{sys.version_info[1]}".encode())
     for path in core_files():
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+        name = path.relative_to(Path(controller.__file__).parent).as_posix()
+        digest.update(name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
 
