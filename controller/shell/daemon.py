@@ -53,7 +53,8 @@ from controller.shell.metrics import Metrics
 from controller.shell.mqtt import MqttLink
 from controller.shell.notify import feed_watchdog, notify, watchdog_interval
 from controller.shell.replay import Replayer
-from controller.shell.retention import Retention, RetentionConfig, RetentionTask, RoundReport
+from controller.shell.retention import Retention, RetentionConfig, RoundReport
+from controller.shell.retention_task import RetentionTask
 from controller.shell.snapshot import snapshot
 from controller.shell.space import (
     JournalFullError,
