@@ -98,6 +98,7 @@ WHY = {
 IO_LIBRARIES = frozenset(
     {
         "aiomqtt",
+        "paho",
         "asyncio",
         "multiprocessing",
         "selectors",
