@@ -24,15 +24,19 @@ SIGTERM (or SIGINT) shuts down in order, each step bounded: stop the inputs and 
 source of journal writes (devices, requests, the clock, the disk watch, the integrity checks),
 let the input being committed finish, publish the retained ``offline`` status, close the ports,
 checkpoint the journal.
+
+This module wires the daemon and runs its life, start to stop; :class:`Daemon` is made of it and
+two parts: the inputs it gives the core itself (``daemon_inputs.py``: the requests, the shed
+report, the clock) and what it reports (``daemon_status.py``: the retained snapshots, the
+alarms, ``STATUS=``, the watchdog's check). Its journal is opened and its settings read from the
+config in ``daemon_setup.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import signal
-import sqlite3
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -40,55 +44,64 @@ from typing import Any
 import structlog
 
 from controller.aio import cancel_and_wait
-from controller.config import SecuritySection, TableConfig
+from controller.config import TableConfig
 from controller.shell import logging as shell_logging
 from controller.shell.chain import UNREADABLE, damaged, unreadable
-from controller.shell.commands import CommandHandler, shed_event
+from controller.shell.commands import CommandHandler
 from controller.shell.console import serve_console
-from controller.shell.gate import Gate, Limits, Policy, bounded_text
-from controller.shell.intake import Intake, Rates, Reply, Urgency
+from controller.shell.daemon_inputs import ANY_CHANGE, DaemonInputs
+from controller.shell.daemon_setup import (
+    open_journal,
+    open_when_room,
+    policy_of,
+    rates_of,
+    retention_config,
+    space_config,
+)
+from controller.shell.daemon_status import STUCK_COMMIT, DaemonStatus
+from controller.shell.gate import Gate
+from controller.shell.intake import Intake
 from controller.shell.integrity import Integrity
 from controller.shell.journal import Journal
 from controller.shell.metrics import Metrics
 from controller.shell.mqtt import MqttLink
 from controller.shell.notify import feed_watchdog, notify, watchdog_interval
 from controller.shell.replay import Replayer
-from controller.shell.retention import Retention, RetentionConfig, RoundReport
+from controller.shell.retention import Retention
 from controller.shell.retention_task import RetentionTask
-from controller.shell.snapshot import snapshot
-from controller.shell.space import (
-    JournalFullError,
-    JournalSpace,
-    SpaceConfig,
-    free_bytes,
-    is_full,
-    last_recovered,
-)
+from controller.shell.space import JournalFullError, JournalSpace, last_recovered
 from controller.shell.supervisor import Devices
-from controller.shell.table import RecoveryReport, ShutdownError, TableRunner, journal_table
+from controller.shell.table import RecoveryReport, TableRunner, journal_table
 from controller.shell.topics import Topics
 from controller.shell.writer import JournalWriter
-from controller.table.engine import deadline
 from controller.table.event_types import JournalDisk
-from controller.table.events import TableEvent
-from controller.table.inputs import (
-    ControllerRestarted,
-    Tick,
-)
+from controller.table.inputs import ControllerRestarted
 from drivers.contract import Device, DeviceContext
 from drivers.errors import DeviceError
 from drivers.registry import build_device
 
+__all__ = [
+    "HOLD_EXTEND",
+    "HOLD_PING",
+    "STUCK_COMMIT",
+    "Daemon",
+    "open_journal",
+    "policy_of",
+    "rates_of",
+    "retention_config",
+    "run_daemon",
+    "space_config",
+]
+
 log = structlog.get_logger("tablectl.daemon")
 
-STUCK_COMMIT = 10.0
-_ANY_CHANGE = object()  # the ticker waits for no deadline: any change of state wakes it
 HOLD_PING = 10.0  # seconds between two start-timeout extensions while held
 HOLD_EXTEND = 30.0  # how far each one pushes systemd's start timeout
 
 
-class Daemon:
-    """One table controller process."""
+class Daemon(DaemonStatus, DaemonInputs):
+    """One table controller process: its wiring and its life here, the rest in the parts it is
+    made of (the module docstring lists them)."""
 
     def __init__(self, config: TableConfig, journal: Journal | None = None) -> None:
         self.config = config
@@ -156,9 +169,7 @@ class Daemon:
         )
         self._counted_seq = self.runner.last_seq
         self._tick_wake = asyncio.Event()
-        #: The deadline the ticker waits for: a change of state wakes it only when the state's
-        #: deadline is another.
-        self._tick_due: object = _ANY_CHANGE
+        self._tick_due = ANY_CHANGE
         self._tasks: list[asyncio.Task[None]] = []
         self._device_tasks: list[asyncio.Task[None]] = []
         self._status = ""
@@ -316,36 +327,6 @@ class Daemon:
             else:
                 await self.runner.submit(item)
 
-    async def _retained(self, report: RoundReport) -> None:
-        """A retention round ended: raise or clear its alarm."""
-        await self.space.set_retention(report.alarm(), report.waiting_bytes, self._record_event)
-
-    async def _record_event(self, event: TableEvent) -> None:
-        """Journal an event no input caused (the journal's disk)."""
-        await self.runner.record_rejection(event, None)
-
-    async def _ticker(self) -> None:
-        """Send the core a Tick when a deadline of its state falls due.
-
-        The core names its next deadline (``controller.table.engine.deadline``), e.g. the
-        readers' settle time after the deal.
-        """
-        while True:
-            self._tick_wake.clear()
-            due = deadline(self.runner.state)
-            self._tick_due = due
-            delay = None if due is None else (due - datetime.now(UTC)).total_seconds()
-            if delay is not None and delay <= 0:
-                tick = Tick(datetime.now(UTC), "clock")
-                if self.runner.accepts(tick):
-                    await self.runner.submit_when_writable(tick)
-                    continue
-                delay = None
-                self._tick_due = _ANY_CHANGE  # the core may take the tick after any input
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(delay):
-                    await self._tick_wake.wait()
-
     def _spawn(self, group: asyncio.TaskGroup, coro: Any, name: str) -> asyncio.Task[None]:
         task: asyncio.Task[None] = group.create_task(coro, name=name)
         self._tasks.append(task)
@@ -390,153 +371,6 @@ class Daemon:
                 async with asyncio.timeout(step):
                     await device.close()
 
-    # ------------------------------------------------------------------ devices
-
-    # ------------------------------------------------------------------ requests and state
-
-    def _offer(
-        self,
-        verb: str,
-        payload: bytes,
-        reply: Reply,
-        retained: bool = False,
-    ) -> None:
-        """A request from the broker: into the intake, answered when the worker gets to it."""
-        self.intake.offer(verb, payload, datetime.now(UTC), reply, retained=retained)
-
-    async def _request(self, verb: str, payload: bytes) -> dict[str, Any]:
-        """A request from the console socket: through the same intake, waited for."""
-        answered: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-
-        def reply(body: dict[str, Any], urgency: Urgency = Urgency.URGENT) -> None:
-            if not answered.done():
-                answered.set_result(body)
-
-        self.intake.offer(verb, payload, datetime.now(UTC), reply)
-        return await answered
-
-    async def _serve_requests(self) -> None:
-        """The one worker: the most urgent request first (see controller/shell/intake.py)."""
-        while True:
-            item = await self.intake.next()
-            body = await self.commands.handle_queued(item)
-            # answers to signed requests go out first
-            item.reply(body, Urgency.URGENT if item.priority <= 1 else Urgency.ROUTINE)
-            waited = (datetime.now(UTC) - item.received).total_seconds()
-            self.metrics.command_seconds.labels(body.get("status") or "error").observe(waited)
-            log.info(
-                "request.handled",
-                command=bounded_text(item.verb, 64),
-                transaction=body.get("transaction"),
-                status=body.get("status"),
-                error=body.get("error"),
-                waiting=len(self.intake),
-            )
-
-    async def _report_shed(self) -> None:
-        """Once a second, journal how many requests were answered without running."""
-        last = time.monotonic()
-        while True:
-            await asyncio.sleep(1.0)
-            if not self.intake.shed:
-                last = time.monotonic()
-                continue
-            counts = self.intake.shed_report()
-            now = time.monotonic()
-            log.warning("requests.shed", counts=counts)
-            try:
-                await self.runner.record_rejection(
-                    shed_event(counts, now - last, datetime.now(UTC)), None
-                )
-            except JournalFullError:
-                self.intake.shed.update(counts)  # reported once the journal has room
-                continue
-            except ShutdownError:
-                pass
-            last = now
-
-    def _preload_nonces(self) -> None:
-        """The nonces of the requests of the last minutes: a replay across a restart is
-        refused too (an older one fails the clock check anyway)."""
-        horizon = 2 * self.config.security.clock_skew
-        now = datetime.now(UTC)
-        for text in self.writer.journal.recent_requests(2000):
-            auth = _auth_of(text)
-            if auth is None:
-                continue
-            age = (now - auth[2]).total_seconds()
-            if age < horizon:
-                self.gate.remember_nonce(f"{auth[0]}:{auth[1]}", time.monotonic() + horizon - age)
-
-    def _changed(self) -> None:
-        state = self.runner.state
-        hand = state.hand
-        shell_logging.CONTEXT.hand = hand.hand_id if hand is not None else None
-        self.metrics.events.inc(self.runner.last_seq - self._counted_seq)
-        self._counted_seq = self.runner.last_seq
-        self.metrics.holds.set(len(hand.irregular.holds) if hand is not None else 0)
-        epoch, seq = self.writer.journal.event_id(self.runner.last_seq)  # (…, 0): no event yet
-        # made when it is about to go (the core never changes a state it returned)
-        self.link.set_retained(self.topics.state, lambda: snapshot(state, seq=seq, epoch=epoch))
-        self.link.wake.set()
-        self.devices.table_changed()
-        if deadline(state) != self._tick_due:
-            self._tick_wake.set()
-        self._status_changed()
-
-    def _device_changed(self, device: str, body: dict[str, Any]) -> None:
-        # A device's health is recorded after the input that reported it was committed (and
-        # after _changed ran), so the status line is refreshed here as well.
-        self.link.set_retained(self.topics.device(device), body)
-        self.metrics.health(device, body.get("health"))
-        self._status_changed()
-
-    def _alarms_changed(self) -> None:
-        """The journal's disk or its integrity changed: the status topic and ``STATUS=``."""
-        if self.space.low or self.space.full:
-            self.retention_task.wake.set()  # a round now: pruning may give room back
-        self.link.set_alarms([*self.space.alarms(), *self.integrity.status_alarms()])
-        self._status_changed()
-
-    def _status_changed(self) -> None:
-        line = self.status_line()
-        if line != self._status and (self.ready.is_set() or self.integrity.held):
-            self._status = line
-            notify(f"STATUS={line}")
-
-    @property
-    def health(self) -> dict[str, dict[str, Any]]:
-        """Each device's last reported health (as on its retained topic)."""
-        return self.devices.health
-
-    def status_line(self) -> str:
-        """One line for ``systemctl status``."""
-        hand = self.runner.state.hand
-        where = f"hand {hand.hand_id} {hand.phase.value}" if hand is not None else "between hands"
-        broker = (
-            "no broker"
-            if not self.config.broker.enabled
-            else "broker up"
-            if self.link.connected.is_set()
-            else "broker down"
-        )
-        devices = ", ".join(f"{d} {h.get('health') or '?'}" for d, h in self.devices.health.items())
-        line = f"{where}; {broker}; {devices or 'no devices'}"
-        alarm = self.integrity.alarm_line
-        if alarm is not None:
-            waiting = ", waiting for maintenance (journal_accept)" if self.integrity.held else ""
-            line = f"{alarm}{waiting}; {line}"
-        # The disk first: while it is full nothing, not even maintenance's decision, is taken.
-        disk = self.space.status()
-        return f"{disk}; {line}" if disk else line
-
-    def healthy(self) -> bool:
-        """Healthy enough to feed the watchdog: tasks alive, no commit stuck."""
-        if any(t.done() for t in self._tasks if t.get_name() in ("mqtt", "dispatch")):
-            return False
-        started = self.runner.commit_started
-        return started is None or time.monotonic() - started < STUCK_COMMIT
-
 
 async def _cancel_all(tasks: list[asyncio.Task[None]]) -> None:
     """Cancel ``tasks`` and wait until they are done (a task that lost its cancellation would
@@ -553,100 +387,6 @@ async def run_daemon(config: TableConfig) -> int:
     database) is opened again every ``[journal] disk_poll`` seconds: the daemon waits, saying so
     in ``STATUS=`` and extending systemd's start timeout, instead of failing into a restart loop.
     """
-    journal = await _open_when_room(config)
+    journal = await open_when_room(config)
     daemon = Daemon(config, journal)
     return await daemon.run()
-
-
-def open_journal(config: TableConfig) -> Journal:
-    """The table's journal (created on the first start)."""
-    table = config.table
-    journal = Journal.open(config.journal.path, table_id=table.id, genesis=table.genesis())
-    if config.journal.max_pages is not None:
-        journal.cap_pages(config.journal.max_pages)
-    return journal
-
-
-async def _open_when_room(config: TableConfig) -> Journal:
-    path = config.journal.path
-    poll = config.journal.disk_poll
-    waiting = False
-    while True:
-        try:
-            journal = open_journal(config)
-        except (sqlite3.Error, OSError) as exc:
-            if not is_full(exc, path.parent):
-                raise
-            free = free_bytes(path.parent)
-            if not waiting:
-                log.error("journal.full_at_start", error=str(exc), free_bytes=free)
-                waiting = True
-            notify(
-                f"STATUS=DEGRADED: journal disk full ({free} bytes free); waiting for space "
-                "to open the journal",
-                f"EXTEND_TIMEOUT_USEC={int(poll * 3 * 1_000_000)}",
-                "WATCHDOG=1",
-            )
-            await asyncio.sleep(poll)
-            continue
-        if waiting:
-            log.warning("journal.opened_after_full")
-        return journal
-
-
-def space_config(config: TableConfig) -> SpaceConfig:
-    """The disk watch's settings from ``[journal]``."""
-    return SpaceConfig(config.journal.low_disk_bytes, config.journal.disk_poll)
-
-
-def retention_config(config: TableConfig) -> RetentionConfig:
-    """Retention's settings from ``[journal]``."""
-    journal = config.journal
-    return RetentionConfig(
-        live_hands=journal.live_hands,
-        keep_days=journal.keep_days,
-        max_bytes=journal.max_bytes,
-        archive_dir=journal.archive_dir,
-        interval=journal.retention_interval,
-        inbox_seconds=journal.inbox_seconds,
-    )
-
-
-def policy_of(security: SecuritySection) -> Policy:
-    """The gate's policy from ``[security]``."""
-    return Policy(
-        require_signed=security.require_signed,
-        clock_skew=security.clock_skew,
-        unsigned_roles=frozenset(security.unsigned_roles),
-        limits=Limits(
-            security.max_request_bytes,
-            security.max_depth,
-            security.max_int_digits,
-            security.max_string,
-        ),
-    )
-
-
-def rates_of(security: SecuritySection) -> Rates:
-    """The intake's rate limits from ``[security]``."""
-    return Rates(
-        per_key=security.rate_per_key,
-        per_key_burst=security.rate_per_key_burst,
-        anonymous=security.rate_anonymous,
-        anonymous_burst=security.rate_anonymous_burst,
-        total=security.rate_total,
-        total_burst=security.rate_total_burst,
-        replays=security.rate_replays,
-        replays_burst=security.rate_replays_burst,
-        queue_limit=security.queue_limit,
-    )
-
-
-def _auth_of(text: str) -> tuple[str, str, datetime] | None:
-    """(key, nonce, ts) of a journaled signed request, None for any other."""
-    try:
-        auth = json.loads(text).get("auth")
-        ts = datetime.fromisoformat(auth["ts"])
-        return str(auth["key"]), str(auth["nonce"]), ts
-    except (ValueError, TypeError, KeyError, AttributeError):
-        return None
