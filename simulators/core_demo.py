@@ -21,7 +21,6 @@ from controller.envelope import envelope
 from controller.view.model import TableView
 from controller.view.render import render
 from simulators.autoplay import Style
-from simulators.demo_cli import pace_of
 from simulators.irregular import IrregularDealer
 from simulators.scenario.model import Scenario, ScenarioMeta, TableSpec
 
@@ -34,8 +33,9 @@ def _line(env: dict[str, Any]) -> str:
     return f"{env['seq']:>6} {env['hand_id'] or '-':<10} {env['type']:<22} {rules:<16} {data}"
 
 
-def run_core_demo(args: argparse.Namespace) -> int:
-    """Play hands into the core and show their events."""
+def run_core_demo(args: argparse.Namespace, pause: float) -> int:
+    """Play hands into the core and show their events, ``pause`` seconds apart in the live view
+    (the demo's options set the pace, so the verb passes it in)."""
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
     rng = random.Random(seed)
     scenario = Scenario(
@@ -45,7 +45,6 @@ def run_core_demo(args: argparse.Namespace) -> int:
     style = Style(fold=0.25, aggressive=0.2, all_in=0.1)
     dealer = IrregularDealer(scenario, rng, style, rate=args.irregularities)
     live = sys.stdout.isatty() and not args.json
-    pause = pace_of(args, core=True)
     print(f"# tablectl demo: seed {seed}, profile {args.profile}, Ctrl-C to stop", file=sys.stderr)
     view = TableView()
     console = Console()

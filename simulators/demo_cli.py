@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     if args.core:
         from simulators.core_demo import run_core_demo  # noqa: PLC0415 (the verb loads its own)
 
-        return run_core_demo(args)
+        return run_core_demo(args, pace_of(args, core=True))
     import asyncio  # noqa: PLC0415
 
     from simulators.rig.demo import DemoOptions, run_demo  # noqa: PLC0415

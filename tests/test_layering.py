@@ -137,9 +137,6 @@ GAME_MAY_USE = frozenset(
 #: Import cycles known and left as they are, each with why: any other cycle fails, and so does one
 #: of these that is gone (its line goes).
 KNOWN_CYCLES: dict[frozenset[str], str] = {
-    frozenset({"simulators.core_demo", "simulators.demo_cli"}): (
-        "demo --core loads the core demo, which takes its pace from the demo's options"
-    ),
     frozenset({"simulators.rfid.model", "simulators.rfid.requests"}): (
         "the requests name ReaderModel for their types only"
     ),
