@@ -137,9 +137,6 @@ GAME_MAY_USE = frozenset(
 #: Import cycles known and left as they are, each with why: any other cycle fails, and so does one
 #: of these that is gone (its line goes).
 KNOWN_CYCLES: dict[frozenset[str], str] = {
-    frozenset({"simulators.rfid.model", "simulators.rfid.requests"}): (
-        "the requests name ReaderModel for their types only"
-    ),
     frozenset(
         {"simulators.feig.usb_device", "simulators.rfid.usb_backend", "simulators.rfid.usb_runner"}
     ): "the simulated USB bus plugs its readers in when asked, and they import the bus",

@@ -1,33 +1,76 @@
 """The simulated reader's answers to the host's requests (docs/protocols/tsp1.md §5.2).
 
 Each handler checks the request, refuses it with the right ERROR code, or applies it to the
-:class:`~simulators.rfid.model.ReaderModel` and returns the response payload.
+reader (:class:`~simulators.rfid.model.ReaderModel`, which hands its requests here) and returns the
+response payload.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from drivers.rfid.presence import Debounce
-from drivers.rfid.tsp_reader.codes import MsgType, ScanMode
-from drivers.rfid.tsp_reader.messages import ReadTagMemory, SetAntennaMap, SetScan, TagMemory
+from drivers.rfid.tsp_reader.codes import MsgType, Report, ScanMode
+from drivers.rfid.tsp_reader.events import InventorySnapshot
+from drivers.rfid.tsp_reader.messages import (
+    ReaderIdentity,
+    ReaderStatus,
+    ReadTagMemory,
+    SetAntennaMap,
+    SetScan,
+    TagMemory,
+)
 from drivers.tsp.common import ErrorCode, ErrorResponse, Result
 from drivers.tsp.payload import PayloadError
 from simulators.errors import RefusedError
-from simulators.rfid.antenna import Assignment
-
-if TYPE_CHECKING:
-    from simulators.rfid.model import ReaderModel
+from simulators.rfid.antenna import Antenna, Assignment
 
 TAG_BLOCK = 4
 """Bytes per block of tag memory (ISO/IEC 15693 and NTAG both use 4)."""
 
-Handler = Callable[["ReaderModel", bytes, float], bytes]
+
+class _Config(Protocol):
+    @property
+    def n_antennas(self) -> int: ...
 
 
-def handle(model: ReaderModel, msg_type: int, payload: bytes, now: float) -> tuple[int, bytes]:
+class _Scan(Protocol):
+    @property
+    def mode(self) -> int: ...
+
+
+class Reader(Protocol):
+    """What the handlers use of the reader model: the model imports this module to answer its
+    requests, so they describe it rather than import it."""
+
+    @property
+    def config(self) -> _Config: ...
+    @property
+    def scan(self) -> _Scan: ...
+    @property
+    def antennas(self) -> Sequence[Antenna]: ...
+    def identity(self) -> ReaderIdentity: ...
+    def status(self, now: float) -> ReaderStatus: ...
+    def map_antennas(self, wanted: dict[int, Assignment], now: float) -> None: ...
+    def set_scan(
+        self,
+        mode: int,
+        period_ms: int,
+        debounce: Debounce,
+        report: Report,
+        snapshot_ms: int,
+        now: float,
+    ) -> None: ...
+    def run_sweep(self, now: float) -> None: ...
+    def snapshots(self, now: float) -> list[InventorySnapshot]: ...
+
+
+Handler = Callable[[Reader, bytes, float], bytes]
+
+
+def handle(model: Reader, msg_type: int, payload: bytes, now: float) -> tuple[int, bytes]:
     """Execute one request; return the response type and payload."""
     handler = HANDLERS.get(msg_type)
     if handler is None:
@@ -41,17 +84,17 @@ def handle(model: ReaderModel, msg_type: int, payload: bytes, now: float) -> tup
         return MsgType.ERROR, ErrorResponse(ErrorCode.BAD_LENGTH, str(exc)[:200]).encode()
 
 
-def identify(model: ReaderModel, payload: bytes, now: float) -> bytes:
+def identify(model: Reader, payload: bytes, now: float) -> bytes:
     """IDENTIFY."""
     return model.identity().encode()
 
 
-def status(model: ReaderModel, payload: bytes, now: float) -> bytes:
+def status(model: Reader, payload: bytes, now: float) -> bytes:
     """GET_STATUS and PING."""
     return model.status(now).encode()
 
 
-def set_antenna_map(model: ReaderModel, payload: bytes, now: float) -> bytes:
+def set_antenna_map(model: Reader, payload: bytes, now: float) -> bytes:
     """SET_ANTENNA_MAP: the whole map, checked before any of it applies."""
     request = SetAntennaMap.decode(payload)
     count = model.config.n_antennas
@@ -71,7 +114,7 @@ def set_antenna_map(model: ReaderModel, payload: bytes, now: float) -> bytes:
     return Result(0).encode()
 
 
-def set_scan(model: ReaderModel, payload: bytes, now: float) -> bytes:
+def set_scan(model: Reader, payload: bytes, now: float) -> bytes:
     """SET_SCAN."""
     request = SetScan.decode(payload)
     if request.mode not in (ScanMode.CONTINUOUS, ScanMode.TRIGGERED):
@@ -85,7 +128,7 @@ def set_scan(model: ReaderModel, payload: bytes, now: float) -> bytes:
     return Result(0).encode()
 
 
-def scan_now(model: ReaderModel, payload: bytes, now: float) -> bytes:
+def scan_now(model: Reader, payload: bytes, now: float) -> bytes:
     """SCAN_NOW: sweep first in triggered mode; answer what fits one frame (a snapshot speaks
     only for the antennas it lists)."""
     if model.scan.mode == ScanMode.TRIGGERED:
@@ -93,7 +136,7 @@ def scan_now(model: ReaderModel, payload: bytes, now: float) -> bytes:
     return model.snapshots(now)[0].encode()
 
 
-def read_tag_memory(model: ReaderModel, payload: bytes, now: float) -> bytes:
+def read_tag_memory(model: Reader, payload: bytes, now: float) -> bytes:
     """READ_TAG_MEMORY of a tag lying on a working antenna."""
     request = ReadTagMemory.decode(payload)
     if request.antenna >= len(model.antennas):
