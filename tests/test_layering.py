@@ -138,9 +138,6 @@ GAME_MAY_USE = frozenset(
 #: of these that is gone (its line goes).
 KNOWN_CYCLES: dict[frozenset[str], str] = {
     frozenset(
-        {"simulators.feig.usb_device", "simulators.rfid.usb_backend", "simulators.rfid.usb_runner"}
-    ): "the simulated USB bus plugs its readers in when asked, and they import the bus",
-    frozenset(
         {"simulators.pn532.chip", "simulators.pn532.initiator", "simulators.pn532.outcome"}
     ): "the initiator and the outcomes name Pn532Chip for their types only",
 }

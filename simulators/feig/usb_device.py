@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from drivers.rfid.feig.options import FEIG_VID, FeigOptions
 from simulators.feig import control
 from simulators.feig.bus import FeigLine
 from simulators.feig.commands import COMMANDS, Command
-from simulators.rfid.usb_backend import SimulatedUsbBus
 from simulators.rfid.usb_device import SimulatedUsbDevice
+from simulators.rfid.usb_runner import device_scenario, drive
 
 SIMULATED_PID = 0x0002
 """The product ID the USB ID repository (usb.ids) gives FEIG's "OBID RFID-Reader"."""
@@ -111,8 +111,16 @@ class SimulatedFeigUsbReader(SimulatedUsbDevice):
             return {**control.status(self), **super().describe()}
 
 
+class UsbBus(Protocol):
+    """What plugging a reader in needs of the simulated USB bus
+    (:class:`~simulators.rfid.usb_backend.SimulatedUsbBus`, which starts its readers from here)."""
+
+    def next_address(self) -> int: ...
+    def add(self, device: SimulatedFeigUsbReader) -> SimulatedFeigUsbReader: ...
+
+
 def add_feig_reader(
-    bus: SimulatedUsbBus,
+    bus: UsbBus,
     serial: str = DEFAULT_SERIAL,
     *,
     vid: int = FEIG_VID,
@@ -136,11 +144,8 @@ def add_feig_reader(
     return bus.add(device)
 
 
-def start_reader(bus: SimulatedUsbBus, options: FeigOptions) -> SimulatedFeigUsbReader:
+def start_reader(bus: UsbBus, options: FeigOptions) -> SimulatedFeigUsbReader:
     """Plug a reader as ``feig-isc``'s options describe; serve its control socket and scenario."""
-    # Imported here: the runner imports the bus, which imports this module lazily.
-    from simulators.rfid.usb_runner import device_scenario, drive  # noqa: PLC0415
-
     scenario, seed = device_scenario(options, COMMANDS)
     assert options.vid is not None
     assert options.pid is not None

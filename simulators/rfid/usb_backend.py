@@ -35,8 +35,10 @@ from typing import Any, TypeVar
 import usb.backend
 import usb.core
 
+from drivers.rfid.feig.options import FeigOptions
 from drivers.rfid.tsp_reader.options import DEFAULT_PID, DEFAULT_VID
 from drivers.tsp.device_link import DeviceTimers
+from simulators.feig import usb_device as feig
 from simulators.rfid.model import ReaderConfig, ReaderModel
 from simulators.rfid.usb_descriptors import (
     BUSY,
@@ -61,6 +63,7 @@ from simulators.rfid.usb_device import (
     SimulatedUsbReader,
     usb_error,
 )
+from simulators.rfid.usb_runner import start_reader
 
 _Device = TypeVar("_Device", bound=SimulatedUsbDevice)
 
@@ -323,11 +326,6 @@ def backend_for(options: Any) -> SimulatedUsbBus:
     one is there, serves its control socket (``simulator_control``) and plays its scenario
     (``simulator_scenario``).
     """
-    # Imported here: the device modules import this one.
-    from drivers.rfid.feig.options import FeigOptions  # noqa: PLC0415
-    from simulators.feig import usb_device as feig  # noqa: PLC0415
-    from simulators.rfid.usb_runner import start_reader  # noqa: PLC0415
-
     bus = process_bus()
     is_feig = isinstance(options, FeigOptions)
     serial = options.serial_number or (feig.DEFAULT_SERIAL if is_feig else "RDR-0001")

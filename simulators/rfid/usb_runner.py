@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from drivers.errors import DeviceUnavailableError
 from drivers.rfid.tsp_reader.options import TspUsbReaderOptions
@@ -25,7 +25,6 @@ from simulators.command_vocabulary import CommandModel, Vocabulary
 from simulators.control_server import handle_line
 from simulators.errors import ScenarioError
 from simulators.rfid.commands import COMMANDS
-from simulators.rfid.usb_backend import SimulatedUsbBus
 from simulators.rfid.usb_device import SimulatedUsbDevice, SimulatedUsbReader
 from simulators.schedule import Scenario
 
@@ -118,7 +117,16 @@ def drive(device: DeviceT, options: UsbBackendOptions, scenario: Scenario[Any]) 
     return device
 
 
-def start_reader(bus: SimulatedUsbBus, options: TspUsbReaderOptions) -> SimulatedUsbReader:
+class ReaderBus(Protocol):
+    """What a reader's start needs of the simulated USB bus
+    (:class:`~simulators.rfid.usb_backend.SimulatedUsbBus`, which starts its readers from here)."""
+
+    def add_reader(
+        self, serial: str, *, vid: int, pid: int, seed: int | None
+    ) -> SimulatedUsbReader: ...
+
+
+def start_reader(bus: ReaderBus, options: TspUsbReaderOptions) -> SimulatedUsbReader:
     """Plug a reader as the driver options describe; serve its control socket and scenario."""
     scenario, seed = device_scenario(options, COMMANDS)
     serial = options.serial_number or "RDR-0001"
