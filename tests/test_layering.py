@@ -136,11 +136,7 @@ GAME_MAY_USE = frozenset(
 
 #: Import cycles known and left as they are, each with why: any other cycle fails, and so does one
 #: of these that is gone (its line goes).
-KNOWN_CYCLES: dict[frozenset[str], str] = {
-    frozenset(
-        {"simulators.pn532.chip", "simulators.pn532.initiator", "simulators.pn532.outcome"}
-    ): "the initiator and the outcomes name Pn532Chip for their types only",
-}
+KNOWN_CYCLES: dict[frozenset[str], str] = {}
 
 
 class Import(NamedTuple):

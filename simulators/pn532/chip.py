@@ -209,7 +209,7 @@ class Pn532Chip:
         return b"\x33"
 
 
-def _until_aborted(code: int) -> Handler:
+def _until_aborted(code: int) -> Handler[Pn532Chip]:
     """A command that keeps the chip busy until the host aborts it with an ACK."""
 
     def run(chip: Pn532Chip, params: bytes, now: float) -> Outcome:
@@ -218,14 +218,14 @@ def _until_aborted(code: int) -> Handler:
     return run
 
 
-def _not_in_target_mode(code: int) -> Handler:
+def _not_in_target_mode(code: int) -> Handler[Pn532Chip]:
     def reply(chip: Pn532Chip, params: bytes, now: float) -> Outcome:
         return bytes((code + 1, STATUS_NOT_ACCEPTABLE))
 
     return reply
 
 
-_HANDLERS: dict[int, Handler] = {
+_HANDLERS: dict[int, Handler[Pn532Chip]] = {
     0x00: Pn532Chip.diagnose,
     0x02: Pn532Chip.get_firmware_version,
     0x04: Pn532Chip.get_general_status,

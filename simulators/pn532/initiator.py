@@ -7,7 +7,7 @@ time out, just as a real module with only MIFARE-type cards in front of it behav
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import Final, Protocol
 
 from simulators.pn532.outcome import (
     STATUS_AUTH_ERROR,
@@ -20,10 +20,7 @@ from simulators.pn532.outcome import (
     Handler,
     Outcome,
 )
-from simulators.pn532.tags import TagState
-
-if TYPE_CHECKING:
-    from simulators.pn532.chip import Pn532Chip
+from simulators.pn532.tags import Antenna, SimTag, TagState
 
 POLL_PERIOD_S: Final = 0.150
 """InAutoPoll's Period parameter counts in units of 150 ms."""
@@ -32,7 +29,23 @@ POLL_PERIOD_S: Final = 0.150
 AUTOPOLL_TYPE_A: Final = frozenset({0x00, 0x10})
 
 
-def in_list_passive_target(chip: Pn532Chip, params: bytes, now: float) -> Outcome:
+class Initiator(Protocol):
+    """What the initiator commands use of the chip (:class:`~simulators.pn532.chip.Pn532Chip`,
+    which imports them to run them)."""
+
+    targets: list[SimTag]
+
+    @property
+    def antenna(self) -> Antenna: ...
+    @property
+    def max_retries(self) -> tuple[int, int, int]: ...
+    def activate(self, max_targets: int, uid: bytes = b"") -> list[SimTag]: ...
+    def target(self, number: int) -> SimTag | None: ...
+    def overcurrent(self) -> bool: ...
+    def reachable(self, tag: SimTag) -> bool: ...
+
+
+def in_list_passive_target(chip: Initiator, params: bytes, now: float) -> Outcome:
     """Activate up to MaxTg targets; with endless retries, wait until one comes."""
     if len(params) < 2 or params[0] not in (1, 2) or params[1] > 0x04:
         return SYNTAX_ERROR
@@ -53,7 +66,7 @@ def in_list_passive_target(chip: Pn532Chip, params: bytes, now: float) -> Outcom
     return b"\x4b\x00"
 
 
-def in_auto_poll(chip: Pn532Chip, params: bytes, now: float) -> Outcome:
+def in_auto_poll(chip: Initiator, params: bytes, now: float) -> Outcome:
     """Poll for the given target types, PollNr times (0xFF: for ever), every Period × 150 ms."""
     if len(params) < 3 or params[0] == 0 or not 0x01 <= params[1] <= 0x0F or len(params) > 17:
         return SYNTAX_ERROR
@@ -77,7 +90,7 @@ def in_auto_poll(chip: Pn532Chip, params: bytes, now: float) -> Outcome:
     return Deferred(0x60, attempt, deadline, b"\x61\x00")
 
 
-def in_data_exchange(chip: Pn532Chip, params: bytes, now: float) -> Outcome:
+def in_data_exchange(chip: Initiator, params: bytes, now: float) -> Outcome:
     """Send a command to an activated target and return its answer."""
     if not params:
         return SYNTAX_ERROR
@@ -99,7 +112,7 @@ def in_data_exchange(chip: Pn532Chip, params: bytes, now: float) -> Outcome:
     return bytes((0x41, STATUS_OK)) + answer
 
 
-def in_communicate_thru(chip: Pn532Chip, params: bytes, now: float) -> Outcome:
+def in_communicate_thru(chip: Initiator, params: bytes, now: float) -> Outcome:
     """Raw exchange with the first target.
 
     No data is legal: the reader only listens (libnfc probes for NFC Barcode tags, which talk
@@ -114,7 +127,7 @@ def in_communicate_thru(chip: Pn532Chip, params: bytes, now: float) -> Outcome:
     return bytes((0x43, STATUS_OK)) + answer
 
 
-def _halt(chip: Pn532Chip, params: bytes, reply: int, *, release: bool) -> Outcome:
+def _halt(chip: Initiator, params: bytes, reply: int, *, release: bool) -> Outcome:
     if len(params) != 1:
         return SYNTAX_ERROR
     number = params[0]
@@ -130,17 +143,17 @@ def _halt(chip: Pn532Chip, params: bytes, reply: int, *, release: bool) -> Outco
     return bytes((reply, STATUS_OK))
 
 
-def in_deselect(chip: Pn532Chip, params: bytes, now: float) -> Outcome:
+def in_deselect(chip: Initiator, params: bytes, now: float) -> Outcome:
     """Halt a target (or all with 0); the chip keeps it for InSelect."""
     return _halt(chip, params, 0x45, release=False)
 
 
-def in_release(chip: Pn532Chip, params: bytes, now: float) -> Outcome:
+def in_release(chip: Initiator, params: bytes, now: float) -> Outcome:
     """Halt and forget a target (or all with 0)."""
     return _halt(chip, params, 0x53, release=True)
 
 
-def in_select(chip: Pn532Chip, params: bytes, now: float) -> Outcome:
+def in_select(chip: Initiator, params: bytes, now: float) -> Outcome:
     """Wake a deselected target again (WUPA, then select)."""
     if len(params) != 1:
         return SYNTAX_ERROR
@@ -153,16 +166,16 @@ def in_select(chip: Pn532Chip, params: bytes, now: float) -> Outcome:
     return bytes((0x55, STATUS_OK))
 
 
-def _status_only(code: int, status: int) -> Handler:
+def _status_only(code: int, status: int) -> Handler[Initiator]:
     """A command that, in this field, can only answer with one status byte."""
 
-    def reply(chip: Pn532Chip, params: bytes, now: float) -> Outcome:
+    def reply(chip: Initiator, params: bytes, now: float) -> Outcome:
         return bytes((code + 1, status))
 
     return reply
 
 
-INITIATOR_COMMANDS: Final[dict[int, Handler]] = {
+INITIATOR_COMMANDS: Final[dict[int, Handler[Initiator]]] = {
     0x40: in_data_exchange,
     0x42: in_communicate_thru,
     0x44: in_deselect,

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
-
-if TYPE_CHECKING:
-    from simulators.pn532.chip import Pn532Chip
+from typing import Final, TypeVar
 
 # Status bytes (UM0701-02 §7.1, error codes).
 STATUS_OK: Final = 0x00
@@ -45,5 +42,8 @@ class Deferred:
 Outcome = bytes | SyntaxErrorReply | Deferred
 """Response data (the code + 1, then output parameters), the error frame, or still running."""
 
-Handler = Callable[["Pn532Chip", bytes, float], Outcome]
-"""Runs one command: the chip, the command's input parameters, the time now."""
+ChipT = TypeVar("ChipT")
+
+Handler = Callable[[ChipT, bytes, float], Outcome]
+"""Runs one command: the chip (as each command set describes what it uses of it, so that none of
+them imports the chip, which imports them all), the command's input parameters, the time now."""
