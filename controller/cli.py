@@ -20,9 +20,13 @@ VERB_MODULES = {
     "scenario": "simulators.scenario.cli",
     "sim": "simulators.cli",
     "pit": "controller.pit.cli",
-    **dict.fromkeys(
-        ("run", "config", "journal", "tail", "dealer", "keys", "broker"), "controller.shell.cli"
-    ),
+    "run": "controller.shell.cli_run",
+    "config": "controller.shell.cli_run",
+    "journal": "controller.shell.cli_journal",
+    "tail": "controller.shell.cli_client",
+    "dealer": "controller.shell.cli_client",
+    "keys": "controller.shell.cli_setup",
+    "broker": "controller.shell.cli_setup",
 }
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from controller.cli import build_parser, main
-from controller.shell.cli import _broker_target, _TargetError
+from controller.shell.cli_client import _broker_target, _TargetError
 from tests.integration.test_broker_tls import make_pki
 
 
