@@ -4,9 +4,7 @@ the people who log in to it."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -14,8 +12,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from controller.authority import Role
 from controller.config import ConfigError
+from controller.shell.cli import add_role_option, add_verb, add_verb_group, config_path, serve
 
 if TYPE_CHECKING:
     from controller.pit.store import Store
@@ -25,10 +23,13 @@ CONFIG_ENV = "TABLECTL_PIT_CONFIG"
 
 def add_parsers(subparsers: Any) -> None:
     """Register ``tablectl pit``."""
-    pit = subparsers.add_parser("pit", help="the pit service: ingest, store, repair, API")
-    verbs = pit.add_subparsers(dest="pit_verb", metavar="run|user", required=True)
-    run = verbs.add_parser(
+    verbs = add_verb_group(
+        subparsers, "pit", "run|user", help="the pit service: ingest, store, repair, API"
+    )
+    run = add_verb(
+        verbs,
         "run",
+        run_command,
         help="run one pit process",
         description="Run one pit process: take every table's events from the broker and store "
         "each once, have the tables replay what never arrived, and serve the JSON API, the "
@@ -37,25 +38,21 @@ def add_parsers(subparsers: Any) -> None:
         "store cannot be used.",
     )
     run.add_argument("--config", type=Path, default=None, help="pit config file")
-    run.set_defaults(handler=run_command)
-    user = verbs.add_parser("user", help="people who log in to the pit")
-    user_verbs = user.add_subparsers(dest="user_verb", metavar="add|list|remove", required=True)
-    add = user_verbs.add_parser("add", help="add a user (or change its password and roles)")
-    add.add_argument("name")
-    add.add_argument(
-        "--role",
-        action="append",
-        required=True,
-        choices=[r.value for r in Role],
-        help="a role (repeat for several)",
+    user_verbs = add_verb_group(
+        verbs, "user", "add|list|remove", help="people who log in to the pit"
     )
+    add = add_verb(
+        user_verbs, "add", user_add, help="add a user (or change its password and roles)"
+    )
+    add.add_argument("name")
+    add_role_option(add, "a role (repeat for several)")
     add.add_argument(
         "--password-stdin", action="store_true", required=True, help="read the password here"
     )
-    add.add_argument("--config", type=Path, default=None, help="pit config file (its store)")
-    add.set_defaults(handler=user_add)
-    listing = user_verbs.add_parser(
+    listing = add_verb(
+        user_verbs,
         "list",
+        user_list,
         help="the users, one a line",
         description="List the people who log in to the pit, one a line: name, roles, when the "
         "user was made, when their password was last accepted, how many sessions they have "
@@ -64,26 +61,26 @@ def add_parsers(subparsers: Any) -> None:
     listing.add_argument(
         "--json", action="store_true", help="one JSON object a line instead of text"
     )
-    listing.add_argument("--config", type=Path, default=None, help="pit config file (its store)")
-    listing.set_defaults(handler=user_list)
-    remove = user_verbs.add_parser(
+    remove = add_verb(
+        user_verbs,
         "remove",
+        user_remove,
         help="remove a user and end their sessions",
         description="Remove a user from the pit's store and end every session of theirs at "
         "once: an open console page of theirs is sent to the login page on its next request "
         "and their live updates stop; their HTTP Basic credentials are refused from then on.",
     )
     remove.add_argument("name", help="the user's name, as they log in")
-    remove.add_argument("--config", type=Path, default=None, help="pit config file (its store)")
-    remove.set_defaults(handler=user_remove)
+    for on_store in (add, listing, remove):
+        on_store.add_argument(
+            "--config", type=Path, default=None, help="pit config file (its store)"
+        )
 
 
 def _config_path(path: Path | None) -> Path:
     from controller.pit.config import DEFAULT_PIT_CONFIG  # noqa: PLC0415
 
-    if path is not None:
-        return path
-    return Path(os.environ.get(CONFIG_ENV, str(DEFAULT_PIT_CONFIG)))
+    return config_path(path, CONFIG_ENV, DEFAULT_PIT_CONFIG)
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -92,7 +89,6 @@ def run_command(args: argparse.Namespace) -> int:
     from controller.pit.config import load_pit_config  # noqa: PLC0415
     from controller.pit.db import StoreError  # noqa: PLC0415
     from controller.pit.service import run_pit  # noqa: PLC0415
-    from controller.shell import logging as shell_logging  # noqa: PLC0415
 
     path = _config_path(args.config)
     try:
@@ -103,12 +99,13 @@ def run_command(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"tablectl pit run: {exc}", file=sys.stderr)
         return 2
-    shell_logging.configure(config.log.level, config.log.format)
-    try:
-        return asyncio.run(run_pit(config))
-    except StoreError as exc:
-        print(f"tablectl pit run: the store: {exc}", file=sys.stderr)
-        return 2
+    return serve(
+        "pit run",
+        config.log,
+        run_pit(config),
+        lambda exc: f"the store: {exc}" if isinstance(exc, StoreError) else None,
+        2,
+    )
 
 
 def user_add(args: argparse.Namespace) -> int:
