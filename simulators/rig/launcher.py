@@ -45,6 +45,8 @@ from controller.cli import main as tablectl_main
 PRELOAD = (
     "controller.cli",
     "controller.shell.cli",
+    "controller.shell.cli_run",  # tablectl run: the daemon's verb
+    "controller.shell.cli_client",  # tablectl tail and dealer
     "controller.shell.daemon",
     "drivers.shuffler.driver",  # the rig's table drives its simulators with these two
     "drivers.rfid.tsp_reader.driver",
