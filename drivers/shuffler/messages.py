@@ -12,7 +12,7 @@ shared one-byte :class:`~drivers.tsp.common.Result`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, ClassVar, Self
+from typing import Annotated, ClassVar
 
 from drivers.shuffler.codes import (
     Capability,
@@ -36,11 +36,11 @@ from drivers.tsp.layout import (
     Meter,
     enum_of,
     flags_of,
+    list_of,
     u8,
     u16,
     u32,
 )
-from drivers.tsp.payload import PayloadReader, PayloadWriter
 
 # --------------------------------------------------------------------------- responses
 
@@ -124,62 +124,35 @@ class ChallengeResult(FlatMessage):
 
 
 @dataclass(frozen=True, slots=True)
-class FaultList:
+class FaultList(FlatMessage):
     """GET_FAULTS response: ``n u8`` then each active fault in the FAULT_RAISED layout."""
 
-    faults: tuple[FaultRaised, ...]
-
-    def encode(self) -> bytes:
-        """The payload bytes."""
-        w = PayloadWriter().u8(len(self.faults))
-        for fault in self.faults:
-            w.raw(fault.encode())
-        return w.build()
-
-    @classmethod
-    def decode(cls, payload: bytes) -> Self:
-        """Parse the payload bytes."""
-        r = PayloadReader(payload, "GET_FAULTS response")
-        count = r.u8("n")
-        return cls(tuple(FaultRaised.read(r) for _ in range(count)))
+    WHAT: ClassVar[str] = "GET_FAULTS response"
+    faults: Annotated[tuple[FaultRaised, ...], list_of(FaultRaised)]
 
 
 # --------------------------------------------------------------------------- requests
 
 
 @dataclass(frozen=True, slots=True)
-class PlanStep:
+class PlanStep(FlatMessage):
     """One group of the default dispense plan."""
 
-    count: int
-    purpose: int
+    WHAT: ClassVar[str] = "SET_CONFIG"
+    count: U8
+    purpose: U8
 
 
 @dataclass(frozen=True, slots=True)
-class SetConfig:
+class SetConfig(FlatMessage):
     """SET_CONFIG request (its response is ``result u8`` followed by this payload echoed)."""
 
-    profile: Profile | int = Profile.HAND_FORMING
-    deck_size: int = 52
-    jokers: int = 0
-    id_policy: IdPolicy | int = IdPolicy.WITHHOLD
-    plan: tuple[PlanStep, ...] = ()
-
-    def encode(self) -> bytes:
-        """The payload bytes."""
-        w = PayloadWriter().u8(int(self.profile)).u8(self.deck_size).u8(self.jokers)
-        w.u8(int(self.id_policy)).u8(len(self.plan))
-        for step in self.plan:
-            w.u8(step.count).u8(step.purpose)
-        return w.build()
-
-    @classmethod
-    def decode(cls, payload: bytes) -> Self:
-        """Parse the payload bytes."""
-        r = PayloadReader(payload, "SET_CONFIG")
-        profile, deck_size, jokers, policy = (r.u8(f) for f in ("profile", "deck", "jokers", "id"))
-        plan = tuple(PlanStep(r.u8("count"), r.u8("purpose")) for _ in range(r.u8("n")))
-        return cls(profile, deck_size, jokers, policy, plan)
+    WHAT: ClassVar[str] = "SET_CONFIG"
+    profile: Annotated[Profile | int, u8] = Profile.HAND_FORMING
+    deck_size: U8 = 52
+    jokers: U8 = 0
+    id_policy: Annotated[IdPolicy | int, u8] = IdPolicy.WITHHOLD
+    plan: Annotated[tuple[PlanStep, ...], list_of(PlanStep)] = ()
 
 
 @dataclass(frozen=True, slots=True)

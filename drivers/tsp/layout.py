@@ -2,8 +2,9 @@
 
 A :class:`FlatMessage` is a frozen dataclass whose fields are annotated with their wire types
 (``shuffle_id: U32``, ``uid: Counted``); ``encode()`` writes the fields in declaration order and
-``decode()`` reads them back, so a message's layout is written once, as data. A message with a
-list or a variant part (a snapshot, a fault list) writes its own codec.
+``decode()`` reads them back, so a message's layout is written once, as data. A list (a fault
+list, a snapshot's antennas) is a field too: :func:`list_of` writes a u8 count and the items. A
+message with a variant part writes its own codec.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ i8 = Wire(PayloadWriter.i8, PayloadReader.i8)
 u16 = Wire(PayloadWriter.u16, PayloadReader.u16)
 u32 = Wire(PayloadWriter.u32, PayloadReader.u32)
 u64 = Wire(PayloadWriter.u64, PayloadReader.u64)
+counted = Wire(PayloadWriter.counted, PayloadReader.counted)
 
 U8 = Annotated[int, u8]
 I8 = Annotated[int, i8]
@@ -46,7 +48,7 @@ Bool = Annotated[bool, Wire(lambda w, v: w.u8(int(v)), lambda r, field: bool(r.u
 #: A count meter: a u32 that wraps round rather than overflow the field.
 Meter = Annotated[int, Wire(lambda w, v: w.u32(v & 0xFFFFFFFF), PayloadReader.u32)]
 #: A u8 count and that many bytes.
-Counted = Annotated[bytes, Wire(PayloadWriter.counted, PayloadReader.counted)]
+Counted = Annotated[bytes, counted]
 #: A u8 length and UTF-8 text.
 Text = Annotated[str, Wire(PayloadWriter.text, PayloadReader.text)]
 #: A nonce or a salt: 16 bytes as they are.
@@ -70,6 +72,25 @@ def flags_of(flag: type[IntFlag], wire: Wire) -> Wire:
     return Wire(wire.write, lambda r, field: flag(wire.read(r, field)))
 
 
+def list_of(item: Wire | type[FlatMessage], count: str = "n") -> Wire:
+    """A u8 count (named ``count`` in a short payload's error) and that many items, read as a
+    tuple; an item is a field's wire or a whole :class:`FlatMessage`."""
+    if isinstance(item, Wire):
+        wire = item
+    else:
+        wire = Wire(lambda w, v: v.write(w), lambda r, field: item.read(r))
+
+    def write(w: PayloadWriter, items: tuple[Any, ...]) -> None:
+        w.u8(len(items))
+        for value in items:
+            wire.write(w, value)
+
+    def read(r: PayloadReader, field: str) -> tuple[Any, ...]:
+        return tuple(wire.read(r, field) for _ in range(r.u8(count)))
+
+    return Wire(write, read)
+
+
 class FlatMessage:
     """A message whose payload is its fields in declaration order (a frozen dataclass)."""
 
@@ -81,9 +102,13 @@ class FlatMessage:
     def encode(self) -> bytes:
         """The payload bytes."""
         w = PayloadWriter()
+        self.write(w)
+        return w.build()
+
+    def write(self, w: PayloadWriter) -> None:
+        """Append the message's fields to ``w`` (a list of them shares a payload)."""
         for name, wire in _layout(type(self))[1]:
             wire.write(w, getattr(self, name))
-        return w.build()
 
     @classmethod
     def read(cls, r: PayloadReader) -> Self:

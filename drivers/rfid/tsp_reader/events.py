@@ -1,23 +1,21 @@
 """Payloads of the reader's events (docs/protocols/tsp1.md §5.3), both directions.
 
-Each event but INVENTORY_SNAPSHOT is a :class:`~drivers.tsp.layout.FlatMessage`: its fields, in
-order, are its payload. FAULT_RAISED and FAULT_CLEARED are every message set's
-(:mod:`drivers.tsp.common`). :data:`EVENTS` turns an event frame into its dataclass
-(:class:`~drivers.tsp.events.UnknownEvent` for a type this host does not know). UIDs are bytes
-here, most significant byte first (canonical order); the driver spells them with
-:mod:`controller.uids`.
+Each event is a :class:`~drivers.tsp.layout.FlatMessage`: its fields, in order, are its payload.
+FAULT_RAISED and FAULT_CLEARED are every message set's (:mod:`drivers.tsp.common`). :data:`EVENTS`
+turns an event frame into its dataclass (:class:`~drivers.tsp.events.UnknownEvent` for a type this
+host does not know). UIDs are bytes here, most significant byte first (canonical order); the
+driver spells them with :mod:`controller.uids`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Self
+from typing import Annotated, ClassVar
 
 from drivers.rfid.tsp_reader.codes import MsgType
 from drivers.tsp.common import FaultCleared, FaultRaised
 from drivers.tsp.events import EventSet
-from drivers.tsp.layout import I8, U8, U16, U32, Counted, FlatMessage
-from drivers.tsp.payload import PayloadReader, PayloadWriter
+from drivers.tsp.layout import I8, U8, U16, U32, Counted, FlatMessage, counted, list_of
 
 #: RSSI value meaning "not measured".
 RSSI_NONE = -128
@@ -52,24 +50,13 @@ class TagDepartedEvent(FlatMessage):
 
 
 @dataclass(frozen=True, slots=True)
-class SnapshotEntry:
+class SnapshotEntry(FlatMessage):
     """One antenna of a snapshot: its status and the tags it asserts."""
 
-    antenna: int
-    status: int
-    uids: tuple[bytes, ...] = ()
-
-    def write(self, w: PayloadWriter) -> None:
-        """Append this entry to a payload."""
-        w.u8(self.antenna).u8(self.status).u8(len(self.uids))
-        for uid in self.uids:
-            w.counted(uid)
-
-    @classmethod
-    def read(cls, r: PayloadReader) -> Self:
-        """Read one entry."""
-        antenna, status, count = r.u8("antenna"), r.u8("status"), r.u8("k")
-        return cls(antenna, status, tuple(r.counted("uid") for _ in range(count)))
+    WHAT: ClassVar[str] = "INVENTORY_SNAPSHOT"
+    antenna: U8
+    status: U8
+    uids: Annotated[tuple[bytes, ...], list_of(counted, "k")] = ()
 
     @property
     def size(self) -> int:
@@ -78,7 +65,7 @@ class SnapshotEntry:
 
 
 @dataclass(frozen=True, slots=True)
-class InventorySnapshot:
+class InventorySnapshot(FlatMessage):
     """INVENTORY_SNAPSHOT (and the SCAN_NOW response): every listed antenna's asserted tags.
 
     A snapshot speaks only for the antennas it lists; a reader whose view does not fit one frame
@@ -86,26 +73,12 @@ class InventorySnapshot:
     """
 
     TYPE: ClassVar[MsgType] = MsgType.INVENTORY_SNAPSHOT
-    sweep: int
-    t_dev_ms: int
-    entries: tuple[SnapshotEntry, ...]
+    sweep: U16
+    t_dev_ms: U32
+    entries: Annotated[tuple[SnapshotEntry, ...], list_of(SnapshotEntry)]
 
     #: Bytes before the entries: sweep u16, t_dev_ms u32, n u8.
     HEADER_SIZE: ClassVar[int] = 7
-
-    def encode(self) -> bytes:
-        """The payload bytes."""
-        w = PayloadWriter().u16(self.sweep).u32(self.t_dev_ms).u8(len(self.entries))
-        for entry in self.entries:
-            entry.write(w)
-        return w.build()
-
-    @classmethod
-    def decode(cls, payload: bytes) -> Self:
-        """Parse the payload bytes."""
-        r = PayloadReader(payload, "INVENTORY_SNAPSHOT")
-        sweep, t_dev_ms, count = r.u16("sweep"), r.u32("t_dev_ms"), r.u8("n")
-        return cls(sweep, t_dev_ms, tuple(SnapshotEntry.read(r) for _ in range(count)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ SET_ANTENNA_MAP and SET_SCAN answer with the shared one-byte :class:`~drivers.ts
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, ClassVar, Self
+from typing import Annotated, ClassVar
 
 from drivers.rfid.tsp_reader.codes import (
     AirInterface,
@@ -32,11 +32,11 @@ from drivers.tsp.layout import (
     FlatMessage,
     enum_of,
     flags_of,
+    list_of,
     u8,
     u16,
     u32,
 )
-from drivers.tsp.payload import PayloadReader, PayloadWriter
 
 __all__ = [
     "AntennaAssignment",
@@ -102,27 +102,14 @@ class AntennaAssignment(FlatMessage):
 
 
 @dataclass(frozen=True, slots=True)
-class SetAntennaMap:
+class SetAntennaMap(FlatMessage):
     """SET_ANTENNA_MAP: ``n u8`` then n × ``(antenna, zone_kind, zone_index, dwell_ms, enabled)``.
 
     Antennas not listed are not scanned.
     """
 
-    antennas: tuple[AntennaAssignment, ...]
-
-    def encode(self) -> bytes:
-        """The payload bytes."""
-        w = PayloadWriter().u8(len(self.antennas))
-        for entry in self.antennas:
-            w.raw(entry.encode())
-        return w.build()
-
-    @classmethod
-    def decode(cls, payload: bytes) -> Self:
-        """Parse the payload bytes."""
-        r = PayloadReader(payload, "SET_ANTENNA_MAP")
-        count = r.u8("n")
-        return cls(tuple(AntennaAssignment.read(r) for _ in range(count)))
+    WHAT: ClassVar[str] = "SET_ANTENNA_MAP"
+    antennas: Annotated[tuple[AntennaAssignment, ...], list_of(AntennaAssignment)]
 
 
 @dataclass(frozen=True, slots=True)
