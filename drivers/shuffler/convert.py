@@ -13,8 +13,6 @@ from controller.cards import Card, CardError, card_from_code
 from controller.table.inputs import (
     DeckChecked,
     DeckFault,
-    DeviceFault,
-    DeviceFaultCleared,
     DeviceInput,
     GroupDispensed,
     Purpose,
@@ -22,7 +20,7 @@ from controller.table.inputs import (
 )
 from drivers.shuffler.codes import DECK_FAULTS, FAULTS, PURPOSES, DeckVerdict, ShuffleResult
 from drivers.shuffler.events import DeckCheck, GroupDispensedEvent, ShuffleComplete
-from drivers.tsp.common import SEVERITY_NAMES, FaultCleared, FaultRaised
+from drivers.tsp.common import FaultCleared, FaultRaised
 
 log = structlog.get_logger("tablectl.shuffler")
 
@@ -76,15 +74,6 @@ def to_input(event: object, device: str, ts: datetime) -> DeviceInput | None:
             tuple(card_or_none(code) for code in event.cards),
             event.remaining,
         )
-    if isinstance(event, FaultRaised):
-        return DeviceFault(
-            ts,
-            device,
-            FAULTS.name(event.code),
-            event.fault_id,
-            SEVERITY_NAMES.get(event.severity, "error"),
-            event.detail,
-        )
-    if isinstance(event, FaultCleared):
-        return DeviceFaultCleared(ts, device, FAULTS.name(event.code), event.fault_id)
+    if isinstance(event, FaultRaised | FaultCleared):
+        return FAULTS.input_of(event, device, ts)
     return None

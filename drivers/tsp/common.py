@@ -2,16 +2,19 @@
 the one-byte result responses.
 
 The shuffler and the RFID reader give these the same type numbers and the same layouts, so one
-codec serves both; each message set keeps its own fault-code names in a :class:`FaultNames`.
+codec serves both; each message set keeps its own fault-code names in a :class:`FaultNames`, which
+also turns its faults into the core's inputs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from enum import IntEnum
 from typing import ClassVar, Literal, Protocol, Self
 
+from controller.table.inputs import DeviceFault, DeviceFaultCleared, Origin
 from drivers.tsp.frame import TYPE_ERROR, TYPE_GET_STATUS, TYPE_IDENTIFY, TYPE_PING, Frame
 from drivers.tsp.layout import U8, U16, U32, Bytes32, FlatMessage, Text, known
 from drivers.tsp.payload import PayloadError, PayloadReader, PayloadWriter
@@ -54,7 +57,7 @@ class ClearedBy(IntEnum):
 
 
 SeverityName = Literal["info", "warn", "error", "critical"]
-#: FAULT_RAISED severities as the core's DeviceFault spells them.
+#: FAULT_RAISED severities as the core's DeviceFault spells them (an unknown one is "error").
 SEVERITY_NAMES: dict[int, SeverityName] = {1: "info", 2: "warn", 3: "error", 4: "critical"}
 
 
@@ -145,6 +148,20 @@ class FaultNames:
         except KeyError:
             known = ", ".join(self.codes)
             raise ValueError(f"unknown {self._what} {name!r} (known: {known})") from None
+
+    def input_of(
+        self,
+        event: FaultRaised | FaultCleared,
+        device: str,
+        ts: datetime,
+        origin: Origin | None = None,
+    ) -> DeviceFault | DeviceFaultCleared:
+        """The core's input of a FAULT_RAISED or FAULT_CLEARED: the fault by its name."""
+        name = self.name(event.code)
+        if isinstance(event, FaultCleared):
+            return DeviceFaultCleared(ts, device, name, event.fault_id, origin=origin)
+        severity = SEVERITY_NAMES.get(event.severity, "error")
+        return DeviceFault(ts, device, name, event.fault_id, severity, event.detail, origin=origin)
 
 
 @dataclass(frozen=True, slots=True)

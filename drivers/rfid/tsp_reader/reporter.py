@@ -40,7 +40,7 @@ from drivers.rfid.tsp_reader.events import (
 )
 from drivers.rfid.tsp_reader.view import ReaderView
 from drivers.supervisor import InputSink
-from drivers.tsp.common import SEVERITY_NAMES, FaultCleared, FaultRaised
+from drivers.tsp.common import FaultCleared, FaultRaised
 from drivers.tsp.events import UnknownEvent
 
 log = structlog.get_logger("tablectl.rfid")
@@ -92,17 +92,8 @@ class Reporter:
                 await self._on_antenna_fault(ts, event, origin)
             elif isinstance(event, ZoneOverflow):
                 await self._on_overflow(ts, event, origin)
-            elif isinstance(event, FaultRaised):
-                severity = SEVERITY_NAMES.get(event.severity, "error")
-                name = FAULTS.name(event.code)
-                fault = DeviceFault(
-                    ts, self.device_id, name, event.fault_id, severity, event.detail
-                )
-                await self._sink(replace(fault, origin=origin))
-            elif isinstance(event, FaultCleared):
-                name = FAULTS.name(event.code)
-                cleared = DeviceFaultCleared(ts, self.device_id, name, event.fault_id)
-                await self._sink(replace(cleared, origin=origin))
+            elif isinstance(event, FaultRaised | FaultCleared):
+                await self._sink(FAULTS.input_of(event, self.device_id, ts, origin))
             else:
                 log.warning("reader.unknown_event", device=self.device_id, type=event.type)
 
