@@ -67,7 +67,6 @@ from drivers.tsp.common import Result
 from drivers.tsp.driver import TspDriver
 from drivers.tsp.events import UnknownEvent
 from drivers.tsp.link import EventReceived
-from drivers.tsp.payload import PayloadError
 
 log = structlog.get_logger("tablectl.shuffler")
 
@@ -278,12 +277,8 @@ class ShufflerDriver(TspDriver[Identity, Status]):
     # ------------------------------------------------------------------ events
 
     async def _on_event(self, item: EventReceived) -> None:
-        try:
-            event = EVENTS.decode(item.frame.type, item.frame.payload)
-        except PayloadError as exc:
-            log.error(
-                "shuffler.bad_event", device=self.device_id, type=item.frame.type, error=str(exc)
-            )
+        event = self._decode_event(EVENTS, item)
+        if event is None:
             return
         if self._on_device_event is not None:
             self._on_device_event(event)

@@ -44,6 +44,7 @@ from drivers.supervisor import InputSink, RestartPolicy
 from drivers.transport import ByteTransport, DataCallback, LostCallback
 from drivers.tsp.client import LinkClient
 from drivers.tsp.common import HasBootId, IdentityHead, boot_id_reader
+from drivers.tsp.events import EventSet, UnknownEvent
 from drivers.tsp.frame import TYPE_GET_STATUS, TYPE_IDENTIFY, TYPE_PING, Frame
 from drivers.tsp.heartbeat import serve
 from drivers.tsp.link import EventReceived, HostLink, LinkTimers, SessionChanged
@@ -58,6 +59,8 @@ log = structlog.get_logger("tablectl.tsp")
 IdentityT = TypeVar("IdentityT", bound=IdentityHead)
 #: The message set's GET_STATUS (and PING) response.
 StatusT = TypeVar("StatusT", bound=HasBootId)
+#: One of the message set's events.
+E = TypeVar("E")
 
 
 class _Common(IntEnum):
@@ -107,6 +110,8 @@ class TspDriver(Device, Generic[IdentityT, StatusT]):
         self._ready = asyncio.Event()
         self._restart = asyncio.Event()
         self._session_boot: int | None = None
+        #: Event frames too short for their type, dropped.
+        self.bad_events = 0
 
     def restart_policy(self, default: RestartPolicy) -> RestartPolicy:
         """The backoff and failure count of the options."""
@@ -195,6 +200,17 @@ class TspDriver(Device, Generic[IdentityT, StatusT]):
     @abstractmethod
     async def _on_event(self, item: EventReceived) -> None:
         """One event from the device: hand what it means to :meth:`_emit`."""
+
+    def _decode_event(self, events: EventSet[E], item: EventReceived) -> E | UnknownEvent | None:
+        """The event of a frame; None for one too short for its type, which is logged and
+        dropped: it is acknowledged all the same, since the device would only send it again."""
+        try:
+            return events.decode(item.frame.type, item.frame.payload)
+        except PayloadError as exc:
+            self.bad_events += 1
+            kind = item.frame.type
+            log.error(f"{self.kind}.bad_event", device=self.device_id, type=kind, error=str(exc))
+            return None
 
     def _on_ping(self, frame: Frame) -> None:
         if frame.type == TYPE_PING:

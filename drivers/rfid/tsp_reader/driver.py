@@ -50,7 +50,6 @@ from drivers.tsp.client import LinkClient
 from drivers.tsp.common import Result
 from drivers.tsp.driver import TspDriver
 from drivers.tsp.link import EventReceived
-from drivers.tsp.payload import PayloadError
 
 log = structlog.get_logger("tablectl.rfid")
 
@@ -71,7 +70,6 @@ class TspReader(TspDriver[ReaderIdentity, ReaderStatus]):
         self._antennas = {zone: antenna for antenna, zone in self.zones.items()}
         self.reporter = Reporter(device_id, self.zones, self._emit, utc_now)
         self.view = self.reporter.view
-        self.bad_events = 0
 
     # ------------------------------------------------------------------ public state
 
@@ -176,12 +174,7 @@ class TspReader(TspDriver[ReaderIdentity, ReaderStatus]):
     # ------------------------------------------------------------------ events
 
     async def _on_event(self, item: EventReceived) -> None:
-        try:
-            event = EVENTS.decode(item.frame.type, item.frame.payload)
-        except PayloadError as exc:
-            # Acknowledged and dropped: the next snapshot repairs whatever it said.
-            self.bad_events += 1
-            kind = item.frame.type
-            log.error("reader.bad_event", device=self.device_id, type=kind, error=str(exc))
-            return
+        event = self._decode_event(EVENTS, item)
+        if event is None:
+            return  # the next snapshot repairs whatever it said
         await self.reporter.event(event, Origin(item.boot_id, item.frame.seq))
