@@ -135,10 +135,7 @@ class ShufflerDriver(TspDriver[Identity, Status]):
         if identity is None:
             return {"model": None, "approved": None}
         return {
-            "vendor": identity.vendor,
-            "model": identity.model,
-            "serial": identity.serial,
-            "firmware": identity.fw_version,
+            **identity.describe(),
             "firmware_sha256": identity.fw_sha256.hex(),
             "approved": self.health is not Health.REJECTED if self.health is not None else None,
         }

@@ -179,6 +179,15 @@ class IdentityHead(FlatMessage):
     fw_sha256: Bytes32
     boot_id: U32
 
+    def describe(self) -> dict[str, str]:
+        """Who the device says it is, as the drivers' ``describe()`` reports it."""
+        return {
+            "vendor": self.vendor,
+            "model": self.model,
+            "serial": self.serial,
+            "firmware": self.fw_version,
+        }
+
 
 class HasBootId(Protocol):
     """An IDENTIFY or status response: each carries the device's boot id (§2.6)."""

@@ -98,14 +98,7 @@ class TspReader(TspDriver[ReaderIdentity, ReaderStatus]):
         zones = {str(antenna): str(zone) for antenna, zone in sorted(self.zones.items())}
         if identity is None:
             return {"model": None, "approved": True, "zones": zones}
-        return {
-            "vendor": identity.vendor,
-            "model": identity.model,
-            "serial": identity.serial,
-            "firmware": identity.fw_version,
-            "approved": True,
-            "zones": zones,
-        }
+        return {**identity.describe(), "approved": True, "zones": zones}
 
     # ------------------------------------------------------------------ commands
 
