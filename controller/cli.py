@@ -27,6 +27,7 @@ VERB_MODULES = {
     "dealer": "controller.shell.cli_client",
     "keys": "controller.shell.cli_setup",
     "broker": "controller.shell.cli_setup",
+    "version": "controller.build_identity",
 }
 
 

@@ -67,6 +67,7 @@ SHELL_MODULES = frozenset(
     {
         "broker_setup",
         "broker_tls",
+        "build_identity",
         "cli",
         "config",
         "config_check",

@@ -91,6 +91,17 @@ class Auth(BaseModel):
     on_behalf_of: str | None = Field(default=None, description="the person a console signs for")
 
 
+class Build(BaseModel):
+    """Which build the table runs (controller/build_identity.py)."""
+
+    version: str
+    record_sha256: str | None = Field(
+        description="SHA-256 of the installed wheel's RECORD: the same for the same files, byte "
+        "for byte (null: not installed from a wheel)"
+    )
+    editable: bool = Field(description="a development checkout: its files are not a wheel's")
+
+
 class Status(BaseModel):
     """The retained birth and Last Will on ``{prefix}/{table}/status``."""
 
@@ -98,6 +109,9 @@ class Status(BaseModel):
     bdseq: int = Field(description="per connection; the Will carries the same bdseq as its birth")
     ts: str
     version: str
+    build: Build | None = Field(
+        default=None, description="the build identity; `tablectl version --verify` checks it"
+    )
     simulated: bool
     require_signed: bool = Field(description="false: the table takes unsigned requests")
     degraded: bool = Field(

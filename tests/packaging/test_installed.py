@@ -147,6 +147,62 @@ def test_tablectl_help_and_version(venv: Venv) -> None:
     assert venv.run("tablectl", "--version").stdout.strip() == f"tablectl {__version__}"
 
 
+def test_the_installed_build_is_the_wheels_and_every_file_is_as_shipped(
+    venv: Venv, dists: Dists
+) -> None:
+    shipped = json.loads(venv.run("tablectl", "version", "--wheel", dists.wheel, "--json").stdout)
+    installed = json.loads(venv.run("tablectl", "version", "--json").stdout)
+    assert installed == shipped  # the wheel's files, wherever it was installed
+    assert installed["version"] == __version__
+    assert len(installed["record_sha256"]) == 64
+    assert installed["editable"] is False
+    done = venv.run("tablectl", "version", "--verify")
+    assert done.stdout.splitlines()[-1].endswith("files checked: every file as shipped")
+
+
+def test_verify_names_each_file_changed_missing_or_added_and_fails(venv: Venv) -> None:
+    site = venv.path / "lib" / PY / "site-packages"
+    changed, missing = site / "controller" / "cards.py", site / "drivers" / "jsonl.py"
+    added = site / "simulators" / "dropped_in.py"
+    original, kept = changed.read_bytes(), missing.read_bytes()
+    try:
+        changed.write_bytes(original + b"\n# one more line\n")
+        missing.unlink()
+        added.write_text("print('not shipped')\n")
+        done = venv.run("tablectl", "version", "--verify", check=False)
+        assert done.returncode == 1, done.stdout + done.stderr
+        lines = done.stdout.splitlines()
+        assert "changed: controller/cards.py" in lines
+        assert "missing: drivers/jsonl.py" in lines
+        assert f"added: {added.resolve()}" in lines
+        assert lines[-1].endswith("files checked: NOT as shipped")
+        found = json.loads(
+            venv.run("tablectl", "version", "--verify", "--json", check=False).stdout
+        )
+        assert (found["changed"], found["missing"]) == (
+            ["controller/cards.py"],
+            ["drivers/jsonl.py"],
+        )
+    finally:
+        changed.write_bytes(original)
+        missing.write_bytes(kept)
+        added.unlink(missing_ok=True)
+    assert venv.run("tablectl", "version", "--verify").returncode == 0
+
+
+def test_a_development_checkout_has_nothing_to_verify_against() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "controller.cli", "version", "--verify"],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=60,
+    )
+    assert done.returncode == 3
+    assert "nothing to verify against" in done.stderr
+
+
 def test_config_check_of_the_shipped_example(venv: Venv) -> None:
     example = venv.share / "config" / "table.example.toml"
     # the example's journal and shuffler memory are under /var/lib/tablectl: here, where this
