@@ -58,7 +58,7 @@ class Queries:
             "AND h.resolved_seq IS NULL AND h.raised_seq IS NOT NULL), "
             "(SELECT COUNT(*) FROM gaps g WHERE g.table_id = t.table_id AND g.closed_at IS NULL), "
             "t.degraded, t.alarms, (SELECT s.contiguous FROM streams s WHERE s.table_id = "
-            "t.table_id AND s.epoch = t.epoch AND s.stream = 'public') "
+            "t.table_id AND s.epoch = t.epoch AND s.stream = 'public'), t.build "
             f"FROM tables t {where}ORDER BY t.table_id",
             () if table is None else (table,),
         )
@@ -79,6 +79,7 @@ class Queries:
                 "degraded": bool(r[12]),
                 "alarms": alarm_list(json_value(r[13])),
                 "stored_seq": int(r[14] or 0),
+                "build": json_object(json_value(r[15])) or None,
             }
             for r in rows
         ]

@@ -28,6 +28,7 @@ class TableRow(TypedDict):
     degraded: bool
     alarms: list[dict[str, Any]]
     stored_seq: int
+    build: dict[str, Any] | None
 
 
 class EpochRow(TypedDict):

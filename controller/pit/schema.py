@@ -271,6 +271,11 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE users ADD COLUMN last_login_at DOUBLE PRECISION
     """,
+    # 7: the build each table runs, from its birth (controller/build_identity.py: version,
+    # record_sha256, editable), as JSON.
+    """
+    ALTER TABLE tables ADD COLUMN build TEXT
+    """,
 ]
 
 AUTO_ID = {

@@ -66,11 +66,12 @@ class TableStatus:
             # the newest connection decides; its death comes after its birth, and a birth
             # republished (degraded or alarms changed) updates a table still online
             db.many(
-                "INSERT INTO tables (table_id, online, bdseq, status_ts, version, degraded, "
-                "alarms, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (table_id) "
+                "INSERT INTO tables (table_id, online, bdseq, status_ts, version, build, "
+                "degraded, alarms, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (table_id) "
                 "DO UPDATE SET online = excluded.online, bdseq = excluded.bdseq, "
                 "status_ts = excluded.status_ts, version = excluded.version, "
-                "degraded = excluded.degraded, alarms = excluded.alarms, "
+                "build = excluded.build, degraded = excluded.degraded, alarms = excluded.alarms, "
                 "updated_at = excluded.updated_at WHERE excluded.bdseq > tables.bdseq "
                 "OR (excluded.bdseq = tables.bdseq "
                 "AND (excluded.online = 0 OR tables.online = 1))",
@@ -81,6 +82,7 @@ class TableStatus:
                         b,
                         text_or_none(body.get("ts")),
                         text_or_none(body.get("version")),
+                        build_of(body.get("build")),
                         1 if body.get("degraded") is True else 0,
                         json.dumps(alarm_list(body.get("alarms")), separators=(",", ":")),
                         now,
@@ -207,3 +209,21 @@ class TableStatus:
             (since,),
         )
         return {r[0]: int(r[1]) for r in rows}
+
+
+def build_of(value: Any) -> str | None:
+    """A birth's build identity as the tables' row keeps it (JSON), or None: none given, or not
+    of its shape (a version and a SHA-256 as text, ``editable`` true or false)."""
+    if not isinstance(value, dict):
+        return None
+    version, digest, editable = (
+        value.get("version"),
+        value.get("record_sha256"),
+        value.get("editable"),
+    )
+    if not isinstance(version, str) or not isinstance(editable, bool):
+        return None
+    if digest is not None and not (isinstance(digest, str) and len(digest) == 64):
+        return None
+    build = {"version": version[:100], "record_sha256": digest, "editable": editable}
+    return json.dumps(build, separators=(",", ":"))

@@ -237,6 +237,29 @@ def test_a_status_republished_on_one_connection_updates_degraded_and_alarms(
     assert store.tables()[0]["online"] is False
 
 
+@pytest.mark.parametrize(
+    ("build", "kept"),
+    [
+        ({"version": "0.1.0", "record_sha256": "a" * 64, "editable": False}, True),
+        ({"version": "0.1.0", "record_sha256": None, "editable": True}, True),
+        ({"version": "0.1.0", "record_sha256": "a" * 63, "editable": False}, False),
+        ({"version": 1, "record_sha256": "a" * 64, "editable": False}, False),
+        ({"version": "0.1.0", "record_sha256": "a" * 64}, False),
+        ("0.1.0", False),
+        (None, False),
+    ],
+)
+def test_the_build_a_table_runs_is_kept_from_its_birth_when_it_has_its_shape(
+    store: Store, build: object, kept: bool
+) -> None:
+    birth = {"state": "online", "bdseq": 1, "ts": "t", "version": "0.1.0", "build": build}
+    store.record_statuses([("T1", birth)], 1.0)
+    assert store.tables()[0]["build"] == (build if kept else None)
+    newer = {"version": "0.2.0", "record_sha256": "b" * 64, "editable": False}
+    store.record_statuses([("T1", {**birth, "bdseq": 2, "build": newer})], 2.0)
+    assert store.tables()[0]["build"] == newer  # the newest connection's build
+
+
 def test_a_new_epoch_is_recorded_with_how_it_began(store: Store) -> None:
     store.ingest([event_in(envelope(s, hand=None)) for s in (1, 2, 3)])
     began = envelope(

@@ -40,6 +40,10 @@ class TableNow(BaseModel):
         description="every event of the epoch numbered 1 to this is stored (the watermark the "
         "pit confirms to the table)"
     )
+    build: dict[str, Any] | None = Field(
+        description="the build it runs, from its last birth: version, record_sha256 (the "
+        "identity `tablectl version` prints), editable; null: its birth named none"
+    )
 
 
 class Resolution(BaseModel):
