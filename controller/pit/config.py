@@ -45,6 +45,7 @@ from controller.config import (
     config_text,
 )
 from controller.credentials import expand_credentials
+from controller.pit.approved_builds import ApprovedBuildsError, load_approved_builds
 from controller.signing import SigningError, load_private_key
 
 DEFAULT_PIT_CONFIG = Path("/etc/tablectl/pit.toml")
@@ -90,6 +91,12 @@ class PitSection(_Section):
         ge=0.1,
         le=3600,
         description="seconds between two stored confirmations to one table, at least",
+    )
+    approved_builds: Path | None = Field(
+        default=None,
+        description="the builds of tablectl the tables may run (a TOML list of [[build]] "
+        "version and record_sha256, as `tablectl version --wheel` prints): a table running "
+        "another gets the build.unapproved alarm; none: no build is judged",
     )
 
 
@@ -290,6 +297,11 @@ def parse_pit_config(data: Mapping[str, Any], source: str = "pit config") -> Pit
     except ValidationError as exc:
         raise ConfigError(source, _format(exc)) from None
     problems = []
+    if config.pit.approved_builds is not None:
+        try:
+            load_approved_builds(config.pit.approved_builds)
+        except ApprovedBuildsError as exc:
+            problems.append(f"pit.approved_builds: {exc}")
     if config.security.key is not None:
         try:
             load_private_key(config.security.key)
@@ -315,7 +327,11 @@ def load_pit_config(path: Path) -> PitConfig:
     data, problems = expand_credentials(read_toml(path))  # systemd's LoadCredential=
     if problems:
         raise ConfigError(str(path), problems)
-    for section, name in (("security", "key"), ("broker", "password_file")):
+    for section, name in (
+        ("security", "key"),
+        ("broker", "password_file"),
+        ("pit", "approved_builds"),
+    ):
         part = data.get(section)
         if isinstance(part, dict) and isinstance(part.get(name), str):
             value = Path(part[name])

@@ -19,6 +19,7 @@ from typing import Any
 
 import structlog
 
+from controller.pit.approved_builds import ApprovedBuilds, load_approved_builds
 from controller.pit.config import PitConfig
 from controller.pit.confirm import Confirmer
 from controller.pit.health import PROBE_LOST, PROBE_TIMEOUT, PROBE_UP, PitHealth
@@ -160,6 +161,7 @@ class PitService:
             rulings=self.rulings,
             board=self.board,
             streams=stream_limits(self.config),
+            approved=approved_builds(self.config),
         )
         # The socket is ours: a port already taken is one clear error, not uvicorn's exit.
         listener = listen(web.host, web.port)
@@ -190,3 +192,9 @@ def stream_limits(config: PitConfig) -> StreamLimits:
 async def run_pit(config: PitConfig) -> int:
     """Run the pit process of ``config`` until it is told to stop."""
     return await PitService(config).run()
+
+
+def approved_builds(config: PitConfig) -> ApprovedBuilds | None:
+    """The approved builds the config names (checked when the config was read)."""
+    path = config.pit.approved_builds
+    return None if path is None else load_approved_builds(path)

@@ -10,6 +10,7 @@ from typing import Any
 
 from fastapi import HTTPException
 
+from controller.pit.approved_builds import ApprovedBuilds, judged
 from controller.pit.console.render import render_section
 from controller.pit.console.streams import CSRF_MARK, LiveSource, Sections, Sources
 from controller.pit.console.views import (
@@ -56,8 +57,15 @@ class LivePages:
     """The live pages' sources: the floor map one for everyone, the holds queue and the alarms
     one per kind of viewer, a table's page one per table and whether its viewer sees cards."""
 
-    def __init__(self, reader: StoreWorker, board: LiveBoard, limits: StreamLimits) -> None:
+    def __init__(
+        self,
+        reader: StoreWorker,
+        board: LiveBoard,
+        limits: StreamLimits,
+        approved: ApprovedBuilds | None = None,
+    ) -> None:
         self.reader = reader
+        self.approved = approved
         self.board = board
         self.limits = limits
         self.sources = Sources()
@@ -71,7 +79,7 @@ class LivePages:
 
     async def _floor_sections(self) -> Sections:
         reader, board = self.reader, self.board
-        tables = await reader.call(Store.tables)
+        tables = judged(self.approved, await reader.call(Store.tables))
         states = await reader.call(Store.table_states)
         holds = await reader.call(Store.holds, open_only=True)
         alarms = await reader.call(Store.alarms, limit=1000, unacknowledged=True)
@@ -180,7 +188,7 @@ class LivePages:
 
         async def sections() -> Sections:
             alarms = await reader.call(Store.alarms, limit=200)
-            tables = await reader.call(Store.tables)
+            tables = judged(self.approved, await reader.call(Store.tables))
             refused = await reader.call(Store.rejects, limit=REFUSED_SHOWN)
             degraded = [degraded_view(t) for t in tables if t["degraded"] or t["alarms"]]
             return {

@@ -14,6 +14,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 from fastapi.responses import PlainTextResponse, RedirectResponse
 
 from controller import __version__, strict_json
+from controller.pit.approved_builds import judged
 from controller.pit.health import PROBE_TIMEOUT
 from controller.pit.phh import NoHistoryError, phh_from_events
 from controller.pit.query_rows import AlarmRow, GapRow, HandRow, HoldRow, TableRow
@@ -89,17 +90,19 @@ async def prometheus(web: Web) -> PlainTextResponse:
 
 
 @router.get("/api/tables", response_model=list[TableNow], tags=["tables"])
-async def tables(user: Authed, reader: Reader) -> list[TableRow]:
-    """Every table: online or not, degraded and its alarms, its epoch, the last seq stored
-    and the contiguous watermark, the hand in progress, open holds and gaps."""
-    return await reader.call(Store.tables)
+async def tables(user: Authed, reader: Reader, web: Web) -> list[TableRow]:
+    """Every table: online or not, degraded and its alarms (``build.unapproved`` among them when
+    it runs a build not on the approved list), its epoch, the last seq stored and the
+    contiguous watermark, the hand in progress, open holds and gaps, its build."""
+    return judged(web.approved, await reader.call(Store.tables))
 
 
 @router.get("/api/tables/{table}", tags=["tables"])
-async def table(table: str, user: Authed, reader: Reader) -> dict[str, Any]:
+async def table(table: str, user: Authed, reader: Reader, web: Web) -> dict[str, Any]:
     """One table: as in the list, with its retained state, its epochs and its births and
     deaths."""
-    rows = [t for t in await reader.call(Store.tables) if t["table_id"] == table]
+    every = judged(web.approved, await reader.call(Store.tables))
+    rows = [t for t in every if t["table_id"] == table]
     if not rows:
         raise HTTPException(status_code=404, detail=f"no table {table!r}")
     return {

@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from controller import __version__
+from controller.pit.approved_builds import ApprovedBuilds
 from controller.pit.console.render import render_unavailable
 from controller.pit.health import PitHealth
 from controller.pit.live import LiveBoard, StreamLimits
@@ -36,12 +37,14 @@ def create_app(
     console: bool = True,
     streams: StreamLimits | None = None,
     clock: Callable[[], float] = time.time,
+    approved: ApprovedBuilds | None = None,
 ) -> FastAPI:
     """The API of one pit process, reading through ``reader``; the console's pages unless
     ``console`` is false. ``health`` is what the process has lost (None: an app that reads no
     broker, whose store is the reader's); ``rulings`` sends the floor's rulings (none: they are
     refused); ``board`` wakes the live pages (none: they poll); ``streams`` bounds the live
-    pages' streams; ``clock`` is the time the lock-out counts in."""
+    pages' streams; ``clock`` is the time the lock-out counts in; ``approved``: the builds the
+    tables may run (None: no build is judged)."""
     app = FastAPI(
         title="tablectl pit",
         version=__version__,
@@ -68,6 +71,7 @@ def create_app(
         board=board or LiveBoard(),
         streams=streams or StreamLimits(),
         clock=clock,
+        approved=approved,
         console=console,
     )
     # by name too, for whoever holds the app: the board to close, the streams and their sources

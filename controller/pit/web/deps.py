@@ -27,6 +27,7 @@ from urllib.parse import quote
 from fastapi import Depends, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 
+from controller.pit.approved_builds import ApprovedBuilds
 from controller.pit.console.sections import LivePages
 from controller.pit.console.streams import StreamRegistry
 from controller.pit.console.views import Viewer, health_view
@@ -59,6 +60,7 @@ class PitWeb:
     streams: StreamLimits
     clock: Callable[[], float]
     console: bool
+    approved: ApprovedBuilds | None = None
     #: (name, SHA-256 of the password) → (until when, the stored hash it matched)
     basic_cache: dict[tuple[str, str], tuple[float, str]] = field(default_factory=dict)
     registry: StreamRegistry = field(init=False)
@@ -66,7 +68,7 @@ class PitWeb:
 
     def __post_init__(self) -> None:
         self.registry = StreamRegistry(self.streams)
-        self.pages = LivePages(self.reader, self.board, self.streams)
+        self.pages = LivePages(self.reader, self.board, self.streams, self.approved)
 
     @property
     def store_name(self) -> str:
