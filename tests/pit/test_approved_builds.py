@@ -82,9 +82,11 @@ async def test_a_table_running_a_build_not_approved_has_the_alarm_on_the_api(
     assert [a["alarm"] for a in one["alarms"]] == [UNAPPROVED]
 
 
-async def test_the_alarms_page_names_the_tables_running_a_build_not_approved(
+async def test_the_floor_map_and_the_alarms_page_name_the_tables_running_a_build_not_approved(
     floor: httpx.AsyncClient,
 ) -> None:
+    tiles = (await floor.get("/", auth=("ann", PASSWORD))).text
+    assert tiles.count(UNAPPROVED) >= 3  # T2, T3, T4 on the floor map; T1 runs an approved one
     page = (await floor.get("/alarms", auth=("ann", PASSWORD))).text
     assert UNAPPROVED in page
     assert "is not on the approved list" in page
