@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 # off in the environment each of them compiles the project's modules again (a fifth of its start).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: demo test test-busy lint typecheck pytest package-check mutation bench clean
+.PHONY: demo test test-busy lint typecheck pytest package-check mutation bench dist clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,12 @@ test-busy: $(STAMP)
 # and the example driver plugin into a fresh venv outside the checkout, run them from there.
 package-check: $(STAMP)
 	$(BIN)/pytest tests/packaging $(PYTEST_ARGS)
+
+# The offline archive for table PCs and pits (scripts/make_dist.py; docs/operations.md, "Install"):
+# the wheel, every dependency's wheel for CPython 3.11 on x86_64 and aarch64, install.sh and
+# SHA256SUMS, in dist/. DIST_ARGS: e.g. --platforms x86_64.
+dist: $(STAMP)
+	$(BIN)/python scripts/make_dist.py $(DIST_ARGS)
 
 # Mutation testing (benchmarks/mutation.py, cosmic-ray; docs/testing.md), outside `make test`:
 # every module takes hours. MUTATION_ARGS picks: modules' paths, --changed (only those whose text

@@ -71,7 +71,11 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 # The modules whose tests share one costly module-scoped fixture (the built wheel and its venv; a
 # pit with its browser): all the tests of one of them run on one worker, in file order.
 ONE_WORKER_MODULES = frozenset(
-    {"tests/packaging/test_installed.py", "tests/integration/test_pit_console.py"}
+    {
+        "tests/packaging/test_installed.py",
+        "tests/packaging/test_offline.py",
+        "tests/integration/test_pit_console.py",
+    }
 )
 
 
