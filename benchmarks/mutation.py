@@ -110,7 +110,6 @@ _CHAIN_TESTS = tuple(
         "test_integrity_disk",
         "test_journal",
         "test_damaged_journal",
-        "test_properties",
         "test_replay",
         "test_retention",
     )
