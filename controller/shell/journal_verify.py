@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from collections.abc import Sequence
 
 from controller.shell.chain import (
@@ -35,7 +37,26 @@ class JournalVerify(JournalConfirmations):
         follow the last one; without, the walk starts at the last archived row (each segment's
         chain was checked when it was written). Breaks maintenance accepted
         (``journal.accepted``) are moved to ``report.accepted``.
+
+        The whole verify is one read transaction: where the archive ends, the segments' records
+        and the rows after them are read as the journal was when it began. A retention round
+        committing a segment on another connection meanwhile (the daemon's, beside a live
+        verify or a tool) would otherwise move rows out from under the walk, and it would report
+        them missing: a false integrity alarm, which holds the table.
         """
+        conn = self._conn
+        began = not conn.in_transaction
+        if began:
+            conn.execute("BEGIN")
+        try:
+            return self._verify(since, segments=segments)
+        finally:
+            if began and conn.in_transaction:
+                # a read: nothing to keep, and an error of the walk is the one to report
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+
+    def _verify(self, since: Head, *, segments: bool) -> VerifyReport:
         report = VerifyReport(since=since)
         keys = {table: self._archived_max(f"$.keys.{table}[1]") for table in CHAINED}
         archived = self.archived_head()

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from controller.keyring import parse_keyring
+from controller.shell.chain import Head
 from controller.shell.commands import CommandHandler
 from controller.shell.export import export_events
 from controller.shell.gate import Gate, Policy
@@ -697,3 +698,31 @@ def test_a_prune_on_a_full_disk_killed_at_any_step_leaves_a_consistent_journal(
             assert not any(reopened.segments_dir.iterdir())
         finally:
             reopened.close()
+
+
+def test_a_verify_beside_the_writer_is_not_misled_by_a_segment_committed_meanwhile(
+    journal: Journal,
+) -> None:
+    """A verify on a connection of its own (the live verify, a tool) reads where the archive
+    ends and then walks the rows after it. A retention round that commits a segment between the
+    two moved rows out from under the walk, which then saw positions missing or a chain ending
+    before the head: a false integrity alarm that holds the table. The whole verify is one read
+    of the journal as it was when it began."""
+    ((pos, digest),) = journal.read("SELECT pos, hash FROM events ORDER BY pos LIMIT 1 OFFSET 200")
+    since = Head(int(pos), str(digest))
+    verifier = Journal.open_existing(journal.path)
+    try:
+        read_archived_head = verifier.archived_head
+
+        def archive_meanwhile() -> Head:
+            found = read_archived_head()
+            assert Retention(journal, SMALL).run_once(FUTURE).archived >= 1
+            return found
+
+        verifier.archived_head = archive_meanwhile  # type: ignore[method-assign]
+        report = verifier.verify(since)
+        assert report.ok, report.problems
+        assert journal.segments()  # the round did archive, under the verify's feet
+    finally:
+        verifier.close()
+    assert journal.verify(since).ok  # and the journal as it is now verifies too
