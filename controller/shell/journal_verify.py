@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
 from collections.abc import Sequence
 
 from controller.shell.chain import (
@@ -44,17 +42,8 @@ class JournalVerify(JournalConfirmations):
         verify or a tool) would otherwise move rows out from under the walk, and it would report
         them missing: a false integrity alarm, which holds the table.
         """
-        conn = self._conn
-        began = not conn.in_transaction
-        if began:
-            conn.execute("BEGIN")
-        try:
+        with self.reading():
             return self._verify(since, segments=segments)
-        finally:
-            if began and conn.in_transaction:
-                # a read: nothing to keep, and an error of the walk is the one to report
-                with contextlib.suppress(sqlite3.Error):
-                    conn.execute("ROLLBACK")
 
     def _verify(self, since: Head, *, segments: bool) -> VerifyReport:
         report = VerifyReport(since=since)

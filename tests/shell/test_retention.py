@@ -726,3 +726,29 @@ def test_a_verify_beside_the_writer_is_not_misled_by_a_segment_committed_meanwhi
     finally:
         verifier.close()
     assert journal.verify(since).ok  # and the journal as it is now verifies too
+
+
+def test_an_export_beside_the_writer_misses_no_event_a_round_archives_meanwhile(
+    journal: Journal,
+) -> None:
+    """An export on a connection of its own reads the segments' list, their files, then the
+    live rows; a retention round committing a segment between the first and the last moved
+    rows out of the live table into a segment the export had not listed: they were lost from
+    it. The export reads the journal as it was when it began."""
+    before = events(journal)
+    exporter = Journal.open_existing(journal.path)
+    try:
+        list_segments = exporter.segments
+
+        def archive_meanwhile(*, pruned: bool = True) -> list[Any]:
+            found = list_segments(pruned=pruned)
+            if not journal.segments():
+                assert Retention(journal, SMALL).run_once(FUTURE).archived >= 1
+            return found
+
+        exporter.segments = archive_meanwhile  # type: ignore[method-assign]
+        assert list(export_events(exporter)) == before
+        assert journal.segments()  # the round did archive, during the export
+    finally:
+        exporter.close()
+    assert events(journal) == before  # and the journal as it is now exports the same
