@@ -133,6 +133,20 @@ def identity() -> BuildIdentity:
     return BuildIdentity(dist.version, files_digest(lines), editable=_editable(dist))
 
 
+@cache
+def birth_build() -> dict[str, Any]:
+    """What the birth message says of the build: its identity, and how many installed files are
+    not as shipped (``modified``: changed, missing or added, counted once a process, when the
+    daemon first publishes its birth; null for a development checkout, which has nothing to
+    verify against). The pit raises an alarm for a table whose files are not as shipped."""
+    build = identity()
+    dist = _distribution()
+    if dist is None or build.editable:
+        return {**build.as_json(), "modified": None}
+    found = verify(dist)
+    return {**build.as_json(), "modified": len(found.changed + found.missing + found.added)}
+
+
 def wheel_identity(wheel: Path) -> BuildIdentity:
     """The build identity a wheel file gives wherever it is installed."""
     with zipfile.ZipFile(wheel) as archive:

@@ -10,8 +10,9 @@ list::
     record_sha256 = "3f0c…"   # 64 hex digits
     note = "GLI letter 2026-117"   # optional: why it is on the list
 
-Each table's birth names the build it runs (``build`` in its status); a table whose build is not
-on the list, a development checkout, or an older table whose birth names none gets the alarm
+Each table's birth names the build it runs (``build`` in its status) and how many of its installed
+files are not as shipped (``modified``); a table whose build is not on the list, whose files are
+not as shipped, a development checkout, or an older table whose birth names none gets the alarm
 ``build.unapproved`` beside the alarms of its own status: on the floor map, the alarms page and
 ``GET /api/tables`` (docs/pit.md). Without the setting, no build is judged.
 """
@@ -58,6 +59,12 @@ class ApprovedBuilds:
             detail = "its birth names no build (a tablectl older than build identities)"
         elif build.get("editable") is True:
             detail = f"a development checkout of {build.get('version')}, not an installed wheel"
+        elif build.get("record_sha256") in self.builds and build.get("modified"):
+            count = build["modified"]
+            detail = (
+                f"an approved build ({build.get('version')}) whose installed files are not as "
+                f"shipped: {count} changed, missing or added (`tablectl version --verify` there)"
+            )
         elif build.get("record_sha256") in self.builds:
             return None
         else:

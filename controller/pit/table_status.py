@@ -213,7 +213,8 @@ class TableStatus:
 
 def build_of(value: Any) -> str | None:
     """A birth's build identity as the tables' row keeps it (JSON), or None: none given, or not
-    of its shape (a version and a SHA-256 as text, ``editable`` true or false)."""
+    of its shape (a version and a SHA-256 as text, ``editable`` true or false, ``modified`` a
+    count when given)."""
     if not isinstance(value, dict):
         return None
     version, digest, editable = (
@@ -225,5 +226,14 @@ def build_of(value: Any) -> str | None:
         return None
     if digest is not None and not (isinstance(digest, str) and len(digest) == 64):
         return None
-    build = {"version": version[:100], "record_sha256": digest, "editable": editable}
+    modified = value.get("modified")
+    if modified is not None and not (type(modified) is int and modified >= 0):
+        return None
+    build: dict[str, Any] = {
+        "version": version[:100],
+        "record_sha256": digest,
+        "editable": editable,
+    }
+    if modified is not None:
+        build["modified"] = modified
     return json.dumps(build, separators=(",", ":"))

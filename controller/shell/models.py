@@ -100,6 +100,12 @@ class Build(BaseModel):
         "for byte (null: not installed from a wheel)"
     )
     editable: bool = Field(description="a development checkout: its files are not a wheel's")
+    modified: int | None = Field(
+        default=None,
+        description="installed files not as shipped (changed, missing or added; "
+        "`tablectl version --verify` names them), counted at the daemon's start; null: a "
+        "development checkout",
+    )
 
 
 class Status(BaseModel):

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from controller import __version__, strict_json
-from controller.build_identity import identity
+from controller.build_identity import birth_build
 from controller.envelope import chain_stamp, envelope
 from controller.mqtt import Properties, publish_properties
 from controller.shell.journal import OutboxRow
@@ -44,7 +44,7 @@ def status_body(
         "bdseq": bdseq,
         "ts": rfc3339(datetime.now(UTC)),
         "version": __version__,
-        "build": identity().as_json(),
+        "build": birth_build(),
         "simulated": simulated,
         "require_signed": require_signed,
         "degraded": any(degrading(a) for a in raised),

@@ -176,6 +176,9 @@ def test_verify_names_each_file_changed_missing_or_added_and_fails(venv: Venv) -
         assert "missing: drivers/jsonl.py" in lines
         assert f"added: {added.resolve()}" in lines
         assert lines[-1].endswith("files checked: NOT as shipped")
+        # what the daemon's birth says: three files not as shipped (the pit raises an alarm)
+        birth = venv.run("python", "-c", _BIRTH_BUILD).stdout
+        assert json.loads(birth)["modified"] == 3
         found = json.loads(
             venv.run("tablectl", "version", "--verify", "--json", check=False).stdout
         )
@@ -188,6 +191,13 @@ def test_verify_names_each_file_changed_missing_or_added_and_fails(venv: Venv) -
         missing.write_bytes(kept)
         added.unlink(missing_ok=True)
     assert venv.run("tablectl", "version", "--verify").returncode == 0
+
+
+_BIRTH_BUILD = (
+    "import json\n"
+    "from controller.build_identity import birth_build\n"
+    "print(json.dumps(birth_build()))\n"
+)
 
 
 def test_a_development_checkout_has_nothing_to_verify_against() -> None:

@@ -45,6 +45,8 @@ async def floor(tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
         "T2": build(OTHER),
         "T3": build(APPROVED, editable=True),
         "T4": None,
+        "T5": {**build(APPROVED), "modified": 2},
+        "T6": {**build(APPROVED), "modified": 0},
     }
     store.record_statuses(
         [
@@ -86,7 +88,7 @@ async def test_the_floor_map_and_the_alarms_page_name_the_tables_running_a_build
     floor: httpx.AsyncClient,
 ) -> None:
     tiles = (await floor.get("/", auth=("ann", PASSWORD))).text
-    assert tiles.count(UNAPPROVED) >= 3  # T2, T3, T4 on the floor map; T1 runs an approved one
+    assert tiles.count(UNAPPROVED) >= 4  # T2 to T5 on the floor map; T1 and T6 run approved ones
     page = (await floor.get("/alarms", auth=("ann", PASSWORD))).text
     assert UNAPPROVED in page
     assert "is not on the approved list" in page

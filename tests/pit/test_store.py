@@ -237,11 +237,20 @@ def test_a_status_republished_on_one_connection_updates_degraded_and_alarms(
     assert store.tables()[0]["online"] is False
 
 
+SHIPPED = {"version": "0.1.0", "record_sha256": "a" * 64, "editable": False}
+
+
 @pytest.mark.parametrize(
     ("build", "kept"),
     [
         ({"version": "0.1.0", "record_sha256": "a" * 64, "editable": False}, True),
         ({"version": "0.1.0", "record_sha256": None, "editable": True}, True),
+        ({"version": "0.1.0", "record_sha256": "a" * 64, "editable": False, "modified": 3}, True),
+        ({"version": "0.1.0", "record_sha256": "a" * 64, "editable": False, "modified": -1}, False),
+        (
+            {"version": "0.1.0", "record_sha256": "a" * 64, "editable": False, "modified": True},
+            False,
+        ),
         ({"version": "0.1.0", "record_sha256": "a" * 63, "editable": False}, False),
         ({"version": 1, "record_sha256": "a" * 64, "editable": False}, False),
         ({"version": "0.1.0", "record_sha256": "a" * 64}, False),
