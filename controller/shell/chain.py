@@ -360,22 +360,34 @@ def verify_chain(
         report = VerifyReport(since=since)
     factory = conn.text_factory
     conn.text_factory = _lenient
-    began = not conn.in_transaction
-    if began:
-        conn.execute("BEGIN")
     try:
-        _walk(conn, since, report, archived or {}, after_archive=after_archive)
+        with read_transaction(conn):
+            _walk(conn, since, report, archived or {}, after_archive=after_archive)
     except UNREADABLE as exc:
         if not unreadable(exc):
             raise
         report.damaged = f"the file is damaged after position {report.head.pos} ({one_line(exc)})"
         report.add(report.head.pos + 1, report.damaged)
     finally:
-        if began and conn.in_transaction:
-            with contextlib.suppress(sqlite3.Error):
-                conn.execute("ROLLBACK")  # it only read
         conn.text_factory = factory
     return report
+
+
+@contextlib.contextmanager
+def read_transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """One read of the database as it is when the first statement inside runs: what another
+    connection commits meanwhile is not seen half. Inside a transaction already, it adds
+    nothing."""
+    began = not conn.in_transaction
+    if began:
+        conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        if began and conn.in_transaction:
+            # a read: nothing to keep, and an error of the reader is the one to report
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
 
 
 def _walk(

@@ -9,7 +9,7 @@ import contextlib
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from controller.shell.chain import (
     GENESIS_HASH,
     JournalDamagedError,
     one_line,
+    read_transaction,
 )
 from controller.shell.journal_records import (
     Epoch,
@@ -69,23 +70,12 @@ class JournalBase:
         epoch = self.epochs[max(0, bisect.bisect_right(firsts, key) - 1)]
         return EventId(epoch.name, key - epoch.first_seq + 1)
 
-    @contextlib.contextmanager
-    def reading(self) -> Iterator[None]:
-        """One read of the journal as it is when the first statement inside runs: what a
+    def reading(self) -> contextlib.AbstractContextManager[None]:
+        """One read of the journal (:func:`~controller.shell.chain.read_transaction`): what a
         retention round commits on another connection meanwhile (a segment, its rows deleted)
         is not seen half. A verify, an export and any reader of archived and live rows
-        together use it; inside a transaction already, it adds nothing."""
-        conn = self._conn
-        began = not conn.in_transaction
-        if began:
-            conn.execute("BEGIN")
-        try:
-            yield
-        finally:
-            if began and conn.in_transaction:
-                # a read: nothing to keep, and an error of the reader is the one to report
-                with contextlib.suppress(sqlite3.Error):
-                    conn.execute("ROLLBACK")
+        together use it."""
+        return read_transaction(self._conn)
 
     def _meta(self) -> dict[str, str]:
         return dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
