@@ -28,6 +28,7 @@ class Gap:
     attempts: int
     asked_at: float | None
     reason: str | None
+    closed_at: float | None = None  # repaired or lost for good (the console lists those too)
 
 
 class Gaps:
@@ -212,6 +213,15 @@ class Gaps:
                     )
             return self.open_gaps(table, epoch, stream)
 
+    def gaps(self, *, open_only: bool = True) -> list[Gap]:
+        """Gaps (open ones first, oldest first), closed ones too unless ``open_only``."""
+        where = "WHERE closed_at IS NULL" if open_only else ""
+        rows = self.db.all(
+            "SELECT id, table_id, epoch, stream, from_seq, to_seq, first_seen, state, attempts, "
+            f"asked_at, reason, closed_at FROM gaps {where} ORDER BY first_seen"
+        )
+        return [_gap(r) for r in rows]
+
     def claim_gap(self, gap: Gap, pit: str, now: float, retry: float) -> bool:
         """Take the asking of ``gap`` for this pit (another process may have asked already)."""
         cursor = self.db.execute(
@@ -244,6 +254,8 @@ class Gaps:
 
 
 def _gap(r: Row) -> Gap:
+    """A gap from its row: the columns of ``gaps`` in their order (``closed_at`` when read)."""
+    closed = r[11] if len(r) > 11 else None
     return Gap(
         int(r[0]),
         r[1],
@@ -256,4 +268,5 @@ def _gap(r: Row) -> Gap:
         int(r[8]),
         None if r[9] is None else float(r[9]),
         r[10],
+        None if closed is None else float(closed),
     )

@@ -13,7 +13,6 @@ from controller.pit.query_rows import (
     AlarmRow,
     BirthRow,
     EpochRow,
-    GapRow,
     HandRow,
     HoldRow,
     TableRow,
@@ -356,31 +355,6 @@ class Queries:
             (table,),
         )
         return [BirthRow(bdseq=r[0], state=r[1], ts=r[2], received_at=r[3]) for r in rows]
-
-    def gaps(self, *, open_only: bool = True) -> list[GapRow]:
-        """Gaps (open ones first, oldest first)."""
-        where = "WHERE closed_at IS NULL" if open_only else ""
-        rows = self.db.all(
-            "SELECT id, table_id, epoch, stream, from_seq, to_seq, first_seen, state, attempts, "
-            f"asked_at, reason, closed_at FROM gaps {where} ORDER BY first_seen"
-        )
-        return [
-            GapRow(
-                id=r[0],
-                table_id=r[1],
-                epoch=r[2],
-                stream=r[3],
-                from_seq=r[4],
-                to_seq=r[5],
-                first_seen=r[6],
-                state=r[7],
-                attempts=r[8],
-                asked_at=r[9],
-                reason=r[10],
-                closed_at=r[11],
-            )
-            for r in rows
-        ]
 
     def counts(self) -> dict[str, int]:
         """Rows in the main tables (for reports)."""

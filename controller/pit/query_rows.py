@@ -136,20 +136,3 @@ class BirthRow(TypedDict):
     state: str
     ts: str | None
     received_at: float
-
-
-class GapRow(TypedDict):
-    """A range of seqs not received, and its repair."""
-
-    id: int
-    table_id: str
-    epoch: str
-    stream: str
-    from_seq: int
-    to_seq: int
-    first_seen: float
-    state: str
-    attempts: int
-    asked_at: float | None
-    reason: str | None
-    closed_at: float | None

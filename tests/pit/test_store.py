@@ -325,9 +325,7 @@ def test_a_missing_range_becomes_a_gap_claimed_by_one_process(store_url: str) ->
         assert holes == [(7, 9)]
         left = first.track_holes("T1", "e1", "public", holes, 20.0)
         assert [(g.from_seq, g.state) for g in left] == [(7, "open")]
-        assert [g["state"] for g in first.gaps(open_only=False) if g["from_seq"] == 3] == [
-            "repaired"
-        ]
+        assert [g.state for g in first.gaps(open_only=False) if g.from_seq == 3] == ["repaired"]
         first.mark_gap(left[0].id, "lost", "not in the table's journal: 7-9")
         assert not first.claim_gap(left[0], "pit-1", 100.0, retry=5.0)
         assert first.gap_counts(10) == {"open": 1, "asked": 0, "unrepaired": 1}

@@ -15,9 +15,10 @@ from fastapi.responses import PlainTextResponse, RedirectResponse
 
 from controller import __version__, strict_json
 from controller.pit.approved_builds import judged
+from controller.pit.gaps import Gap
 from controller.pit.health import PROBE_TIMEOUT
 from controller.pit.phh import NoHistoryError, phh_from_events
-from controller.pit.query_rows import AlarmRow, GapRow, HandRow, HoldRow, TableRow
+from controller.pit.query_rows import AlarmRow, HandRow, HoldRow, TableRow
 from controller.pit.rulings import RulingError
 from controller.pit.store import Store
 from controller.pit.web.deps import (
@@ -365,7 +366,7 @@ async def gaps(
     user: Authed,
     reader: Reader,
     all: Annotated[bool, Query(description="repaired gaps too")] = False,
-) -> list[GapRow]:
+) -> list[Gap]:
     """Ranges of seqs not received: open ones (asked, or lost with the table's reason)."""
     return await reader.call(Store.gaps, open_only=not all)
 
