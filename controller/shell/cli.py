@@ -68,8 +68,9 @@ def serve(
     status: int,
 ) -> int:
     """Run ``service``, the daemon or a pit process, until it stops, logging as its config's
-    ``[log]`` says: its exit status; or ``status`` once the line ``failure`` gives for the
-    error that stopped it is printed (the errors it gives none for are raised: bugs)."""
+    ``[log]`` says: its exit status; or ``status`` (or the error's own ``exit_status``) once
+    the line ``failure`` gives for the error that stopped it is printed (the errors it gives
+    none for are raised: bugs)."""
     from controller.shell import logging as shell_logging  # noqa: PLC0415
 
     shell_logging.configure(log.level, log.format)
@@ -80,7 +81,17 @@ def serve(
         if line is None:
             raise
         print(f"tablectl {verb}: {line}", file=sys.stderr)
-        return status
+        return exit_status(exc, status)
+
+
+def exit_status(exc: BaseException, status: int) -> int:
+    """The exit status an error names for itself (``exit_status``, a group's first that does),
+    else ``status``."""
+    if isinstance(exc, BaseExceptionGroup):
+        named = (exit_status(inner, -1) for inner in exc.exceptions)
+        return next((found for found in named if found != -1), status)
+    found = getattr(exc, "exit_status", status)
+    return found if isinstance(found, int) else status
 
 
 def journal_failure(exc: BaseException, path: Path) -> str | None:

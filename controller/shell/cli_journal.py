@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import json
 import sqlite3
 import sys
 import tomllib
@@ -32,7 +33,7 @@ def add_parsers(subparsers: Any) -> None:
     journal_verbs = add_verb_group(
         subparsers,
         "journal",
-        "verify|export|salvage",
+        "verify|export|salvage|snapshot",
         help="verify, export or salvage the journal",
         description="Work on a table's journal, the SQLite file of everything the table did: "
         "check its hash chain, export it (both safe while the daemon writes it), or salvage a "
@@ -64,6 +65,16 @@ def add_parsers(subparsers: Any) -> None:
             "accepts the journal). With --config, the table's id and "
             "genesis come from the config. Exit status 0: every row kept; 1: some lost; 2: "
             "nothing could be written, or the file is not a journal.",
+        ),
+        (
+            "snapshot",
+            journal_snapshot,
+            "print the table between hands that a start continues from",
+            "Print the journal's newest snapshot this version reads (the table between hands, "
+            "which a start or an upgrade continues from; docs/snapshots.md) as JSON, or with "
+            "--schema the JSON Schema of the format this version writes. Exit status 1: no "
+            "snapshot this version reads (each one found and why is named); 2: no journal "
+            "there, or the file is not a journal.",
         ),
     ):
         sub = add_verb(
@@ -104,6 +115,10 @@ def add_parsers(subparsers: Any) -> None:
                 choices=("day", "hour", "month"),
                 default="day",
                 help="with --drop: the period totals are kept by (UTC)",
+            )
+        if name == "snapshot":
+            sub.add_argument(
+                "--schema", action="store_true", help="the format's JSON Schema, no journal read"
             )
         if name == "salvage":
             sub.add_argument(
@@ -285,4 +300,44 @@ def journal_salvage(args: argparse.Namespace) -> int:
         f"point [journal] path at {args.out}: the daemon will hold the table with an integrity "
         "alarm until maintenance accepts the journal (journal_accept, docs/operations.md)"
     )
+    return 1
+
+
+def journal_snapshot(args: argparse.Namespace) -> int:
+    """``tablectl journal snapshot [--schema]``: the newest snapshot this version reads, as the
+    format's document (a pickled one of an earlier version as its state, ``"format":
+    "pickled"``)."""
+    from controller.shell import checkpoint  # noqa: PLC0415
+    from controller.shell.record_codec import encoder  # noqa: PLC0415
+    from controller.table.state import TableState  # noqa: PLC0415
+
+    if args.schema:
+        print(json.dumps(checkpoint.schema(), indent=2))
+        return 0
+    journal = _open_journal(args, "snapshot")
+    if journal is None:
+        return 2
+    refused = []
+    try:
+        for input_id, key, blob in journal.snapshots():
+            try:
+                if checkpoint.is_legacy(key):
+                    state = encoder(TableState)(checkpoint.read_legacy(blob))
+                    document = {"format": "pickled", "input_id": input_id, "state": state}
+                else:
+                    checkpoint.decode(blob)
+                    document = json.loads(blob)
+            except checkpoint.SnapshotUnreadableError as exc:
+                refused.append(f"input {input_id}: {exc}")
+                continue
+            print(json.dumps(document, indent=2, ensure_ascii=False))
+            return 0
+    finally:
+        journal.close()
+    print(
+        f"tablectl journal snapshot: {journal.path}: no snapshot this version reads",
+        file=sys.stderr,
+    )
+    for line in refused:
+        print(f"  {line}", file=sys.stderr)
     return 1

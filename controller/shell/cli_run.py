@@ -44,7 +44,8 @@ def add_parsers(subparsers: Any) -> None:
         "journal, start the devices' drivers, the dealer console and the broker connection, "
         "and serve until stopped (SIGTERM). Needs the table's config (--config, else "
         f"{CONFIG_DEFAULT}). Exit status 2: the config cannot run here; "
-        "3: the journal cannot be used; 4: another daemon runs on the journal.",
+        "3: the journal cannot be used; 4: another daemon runs on the journal; 5: this version "
+        "cannot read the journal's snapshot and its start was pruned (an upgrade to roll back).",
     )
     run.add_argument(
         "--config",

@@ -48,6 +48,7 @@ and give are in ``journal_records.py``.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import secrets
@@ -74,6 +75,8 @@ from controller.shell.chain import (
     one_line,
     unreadable,
 )
+from controller.shell.checkpoint import FORMAT_NAME, Snapshot
+from controller.shell.checkpoint import encode as encode_snapshot
 from controller.shell.journal_outbox import JournalOutbox
 from controller.shell.journal_records import (
     Appended,
@@ -88,6 +91,7 @@ from controller.shell.journal_records import (
     StoredRow,
 )
 from controller.shell.journal_verify import JournalVerify
+from controller.table.state import TableState
 
 __all__ = [
     "Appended",
@@ -235,14 +239,15 @@ class Journal(JournalVerify, JournalOutbox):
         dispatches: Sequence[NewDispatch] = (),
         command: NewCommand | None = None,
         live: bool = True,
-        snapshot: tuple[str, bytes] | None = None,
+        snapshot: TableState | None = None,
         epoch: NewEpoch | None = None,
         meta: Mapping[str, str | None] | None = None,
         origin: DeviceOrigin | None = None,
     ) -> Appended:
         """Write an input (``(ts, type, body)``), its events and the rest in one transaction.
 
-        ``snapshot`` is ``(core fingerprint, state)`` of the table after this input; ``epoch``
+        ``snapshot`` is the table after this input, between hands (written in the snapshot
+        format, controller/shell/checkpoint.py, with the epoch and chain head it ends); ``epoch``
         begins a new epoch first; ``meta`` sets (None: removes) meta values; ``origin`` is the
         device's last numbered event once this input is in (it replaces the device's row).
         """
@@ -319,7 +324,10 @@ class Journal(JournalVerify, JournalOutbox):
                     ),
                 )
             if snapshot is not None and input_id is not None:
-                core, blob = snapshot
+                core, blob = (
+                    FORMAT_NAME,
+                    self._snapshot_bytes(snapshot, input_id, epochs, pos, head),
+                )
                 digest = hashlib.sha256(core.encode() + blob).hexdigest()
                 conn.execute(
                     "INSERT INTO snapshots VALUES (?, ?, ?, ?)", (input_id, core, blob, digest)
@@ -351,6 +359,20 @@ class Journal(JournalVerify, JournalOutbox):
             for row_id, seq, stream, body, chain in outbox
         )
         return Appended(input_id, seqs, dispatch_ids, response, rows)
+
+    def _snapshot_bytes(
+        self, state: TableState, input_id: int, epochs: Sequence[Epoch], pos: int, head: str
+    ) -> bytes:
+        """The snapshot of ``state`` as input ``input_id`` leaves it (inside its transaction:
+        the last event key and the chain's head are this transaction's)."""
+        row = self._conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'")
+        last = row.fetchone()
+        key = int(last[0]) if last else 0
+        firsts = [e.first_seq for e in epochs]
+        epoch = epochs[max(0, bisect.bisect_right(firsts, key) - 1)]
+        seq = key - epoch.first_seq + 1 if key >= epoch.first_seq else 0
+        snapshot = Snapshot(input_id, epoch.name, seq, Head(pos, head), state)
+        return encode_snapshot(snapshot)
 
     @property
     def head(self) -> Head:

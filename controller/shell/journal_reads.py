@@ -48,14 +48,24 @@ class JournalReads(JournalSegments):
         ):
             yield StoredRow(key, key, body)
 
-    def latest_snapshot(self, core: str) -> tuple[int, bytes] | None:
-        """``(input id, state)`` of the newest intact snapshot written by core ``core``."""
-        for input_id, blob, digest in self._conn.execute(
-            "SELECT input_id, state, digest FROM snapshots WHERE core = ? ORDER BY input_id DESC",
-            (core,),
-        ):
-            if hashlib.sha256(core.encode() + blob).hexdigest() == digest:
-                return int(input_id), bytes(blob)
+    def snapshots(self) -> Iterator[tuple[int, str, bytes]]:
+        """``(input id, format or core key, bytes)`` of every intact snapshot, newest first (a
+        row whose digest does not match its content is damaged: skipped)."""
+        for input_id, key, blob, digest in self._conn.execute(
+            "SELECT input_id, core, state, digest FROM snapshots ORDER BY input_id DESC"
+        ).fetchall():
+            if hashlib.sha256(key.encode() + blob).hexdigest() == digest:
+                yield int(input_id), str(key), bytes(blob)
+
+    def chain_hash_at(self, pos: int) -> str | None:
+        """The hash of the live chained row at position ``pos`` (None: not a live row)."""
+        for table in CHAINED:
+            row = self._conn.execute(
+                f"SELECT hash FROM {table} WHERE pos = ?",  # noqa: S608 (the chain's own names)
+                (pos,),
+            ).fetchone()
+            if row is not None:
+                return str(row[0])
         return None
 
     def events(self, hand_id: str | None = None, after_input: int = 0) -> Iterator[StoredRow]:

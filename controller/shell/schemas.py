@@ -7,6 +7,8 @@ when the files in the repository are stale.
 * ``config/schemas/event.schema.json`` — the envelope, with the ``data`` of each event type;
 * ``config/schemas/commands/<command>.schema.json`` — each dealer request;
 * ``config/schemas/{response,status,head,state,device}.schema.json``;
+* ``config/schemas/snapshot.schema.json`` — the table between hands in the journal (the format
+  of ``controller/shell/checkpoint.py``, ``docs/snapshots.md``);
 * ``config/asyncapi.json`` — the topics (AsyncAPI 3.0), referring to those schemas.
 """
 
@@ -21,6 +23,7 @@ from pydantic import BaseModel
 
 from controller import __version__
 from controller.config import config_schema
+from controller.shell.checkpoint import schema as snapshot_schema
 from controller.shell.maintenance import REQUESTS
 from controller.shell.models import (
     EVENT_DATA,
@@ -78,6 +81,7 @@ def documents() -> dict[str, str]:
         "schemas/head.schema.json": _schema(Head, "head", "the last event published"),
         "schemas/state.schema.json": _schema(StateSnapshot, "state", "public table snapshot"),
         "schemas/device.schema.json": _schema(DeviceTopic, "device", "device health"),
+        "schemas/snapshot.schema.json": snapshot_schema(),
     }
     for verb in VERBS:
         files[f"schemas/commands/{verb}.schema.json"] = _schema(

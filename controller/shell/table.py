@@ -28,7 +28,13 @@ from controller.config import TableSection
 from controller.decks import DeckManifest, known_decks
 from controller.profiles import RulesProfile, load_profile
 from controller.shell.chain import JournalDamagedError, JournalError, damage_advice
-from controller.shell.checkpoint import core_fingerprint, dump_state, load_state
+from controller.shell.checkpoint import (
+    SnapshotNeededError,
+    SnapshotUnreadableError,
+    is_legacy,
+    read_legacy,
+)
+from controller.shell.checkpoint import decode as decode_snapshot
 from controller.shell.dispatch import Dispatch, Need, Planner
 from controller.shell.journal import (
     Appended,
@@ -75,6 +81,8 @@ class RecoveryReport:
     accepted: int = 0
     outstanding: int = 0
     snapshot: int = 0  # the input the replay started after (0: the genesis)
+    snapshot_format: str = ""  # the format it was read in ("pickled": before the format)
+    unreadable: list[str] = field(default_factory=list)  # snapshots this version cannot read
 
 
 class ShutdownError(RuntimeError):
@@ -171,6 +179,14 @@ class TableRunner:
         if after == 0 and self.journal.pruned():
             self.journal.readopt_restored()  # segments put back from the archive
             pruned = self.journal.pruned()
+        if pruned and report.unreadable:
+            raise SnapshotNeededError(
+                f"{self.journal.path}: this version cannot read the journal's snapshot "
+                f"({report.unreadable[0]}) and cannot replay from the journal's start instead: "
+                f"{pruned[0].span()} was pruned ({pruned[0].reason}); run the version that "
+                "wrote it, or copy the pruned segments back from the archive "
+                '(docs/operations.md, "Upgrading")'
+            )
         if pruned:
             raise JournalError(
                 f"{self.journal.path}: no snapshot of this software's core, and the replay from "
@@ -255,17 +271,39 @@ class TableRunner:
                 self._origins[device] = ((origin.boot_id, origin.seq), set(origin.parts))
 
     def _from_snapshot(self, report: RecoveryReport) -> tuple[TableState, int]:
-        found = self.journal.latest_snapshot(core_fingerprint())
-        if found is None:
-            return self.state, 0
-        input_id, blob = found
-        try:
-            state = load_state(blob)
-        except Exception as exc:  # a snapshot is only a shortcut: replay everything instead
-            log.warning("journal.snapshot_unusable", input_id=input_id, error=repr(exc))
-            return self.state, 0
-        report.snapshot = input_id
-        return state, input_id
+        """The newest snapshot this version reads that belongs to this journal, and its input;
+        else the genesis's table and 0. A snapshot is only a shortcut while the journal's start
+        is here: one it cannot use is reported and an older one (or the genesis) tried."""
+        for input_id, key, blob in self.journal.snapshots():
+            try:
+                state = self._snapshot_state(input_id, key, blob)
+            except SnapshotUnreadableError as exc:
+                report.unreadable.append(f"input {input_id}: {exc}")
+                log.warning("journal.snapshot_unusable", input_id=input_id, error=str(exc))
+                continue
+            report.snapshot = input_id
+            report.snapshot_format = "pickled" if is_legacy(key) else key
+            return state, input_id
+        return self.state, 0
+
+    def _snapshot_state(self, input_id: int, key: str, blob: bytes) -> TableState:
+        """The state of one snapshot row, checked against the journal it is in."""
+        if is_legacy(key):  # written before the format: no header to check
+            return read_legacy(blob)
+        snapshot = decode_snapshot(blob)
+        journal = self.journal
+        if snapshot.input_id != input_id:
+            raise SnapshotUnreadableError(f"written for input {snapshot.input_id}")
+        if snapshot.state.table_id != journal.table_id:
+            raise SnapshotUnreadableError(f"of table {snapshot.state.table_id}")
+        if snapshot.epoch not in {epoch.name for epoch in journal.epochs}:
+            raise SnapshotUnreadableError(f"of epoch {snapshot.epoch}, not this journal's")
+        here = journal.chain_hash_at(snapshot.chain.pos)
+        if here is not None and here != snapshot.chain.hash:
+            raise SnapshotUnreadableError(
+                f"its chain head at {snapshot.chain.pos} is not this chain's"
+            )
+        return snapshot.state
 
     # ------------------------------------------------------------------ inputs
 
@@ -294,9 +332,8 @@ class TableRunner:
             planned = self.planner.plan(after, events)
             if capture is not None:
                 capture.extend(events)
-            snapshot = None
-            if before.hand is not None and after.hand is None:  # between hands: a snapshot
-                snapshot = (core_fingerprint(), dump_state(after))
+            # between hands: a snapshot (written in the input's transaction)
+            snapshot = after if before.hand is not None and after.hand is None else None
             self.commit_started = time.monotonic()
             try:
                 appended = await self.writer.call(
