@@ -1,3 +1,3 @@
 """tablectl: the controller daemon for a Texas Hold'em table."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
