@@ -192,6 +192,8 @@ class Daemon(DaemonStatus, DaemonInputs):
             diverged=len(report.diverged),
             accepted=report.accepted,
             from_snapshot_after=report.snapshot,
+            snapshot_format=report.snapshot_format or None,
+            snapshots_unreadable=report.unreadable or None,
             outstanding=self.runner.planner.summary(),
             epoch=self.writer.journal.epoch,
         )
