@@ -84,7 +84,8 @@ async def play(path: Path, hands: int, budget: int) -> dict[str, Any]:
         "last_seq": journal.last_seq(),
         "hands_started": runner.state.hands_started,
         "stacks": sum(runner.state.stacks.values()),
-        "pruned": len(journal.pruned()),
+        # the chain's positions pruned so far (the records of pruned segments may be merged)
+        "pruned_through": max((s.last_pos for s in journal.pruned()), default=0),
     }
     await runner.writer.close()
     return found
