@@ -13,11 +13,16 @@ inputs' times span a year. Every ``--round`` hands, as the daemon's minute would
 * a retention round archives, prunes within ``--budget`` and reports.
 
 Printed: a row every ``--every`` hands (hands, events, wall and CPU seconds, the journal's
-bytes: live database + WAL, local segments, against the budget, segments by state, RSS); then
-the full verify over the archive, the export of every event, and a start (open the journal,
-verify from the verified head, replay from the snapshot) as the daemon does before READY.
+bytes: live database + WAL, local segments, against the budget, segments by state, the records
+of the ``segments`` table (a run of pruned segments is one), RSS); then the full verify over the
+archive, the export of every event, and a start (open the journal, verify from the verified
+head, replay from the snapshot) as the daemon does before READY.
 
-    .venv/bin/python benchmarks/journal_year.py [--hands 200000] [--budget 2147483648]
+With ``--trace``, tracemalloc follows the Python memory from the start (one frame a block; it
+slows the run, so its CPU figures are not the untraced ones): after the table, the lines of code
+whose memory changed the most between one row and the next, and the memory traced at each row.
+
+    .venv/bin/python benchmarks/journal_year.py [--hands 200000] [--budget 2147483648] [--trace]
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import resource
 import sys
 import tempfile
 import time
+import tracemalloc
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -84,6 +90,8 @@ class Year:
         self.rows: list[str] = []
         self.alarms = 0
         self.most = 0
+        self.snapshot: tracemalloc.Snapshot | None = None
+        self.growth: list[str] = []  # with --trace: what grew between rows
 
     async def play(self) -> None:
         args = self.args
@@ -134,13 +142,32 @@ class Year:
         wall = time.perf_counter() - self.started
         cpu = time.process_time() - self.cpu
         states = "/".join(str(report.by_state[s]) for s in STATES)
+        records = self.journal.read("SELECT COUNT(*) FROM segments")[0][0]
         self.rows.append(
             f"| {hand} | {self.events} | {wall:.0f} | {cpu:.0f} | "
             f"{report.live_bytes / 1e6:.1f} | {report.segment_bytes / 1e6:.1f} | "
-            f"{report.total_bytes / 1e6:.1f} | {states} | {report.waiting_bytes / 1e6:.1f} | "
-            f"{rss_mb():.0f} |"
+            f"{report.total_bytes / 1e6:.1f} | {states} | {records} | "
+            f"{report.waiting_bytes / 1e6:.1f} | {rss_mb():.0f} |"
         )
         print(self.rows[-1], flush=True)
+        if tracemalloc.is_tracing():
+            self.trace(hand)
+
+    def trace(self, hand: int) -> None:
+        """What changed most since the last row (tracemalloc, by line of code)."""
+        snapshot = tracemalloc.take_snapshot().filter_traces(
+            [tracemalloc.Filter(False, tracemalloc.__file__)]
+        )
+        traced = tracemalloc.get_traced_memory()[0]
+        self.growth.append(f"{hand} hands: {traced / 1e6:.1f} MB traced")
+        if self.snapshot is not None:
+            for stat in snapshot.compare_to(self.snapshot, "lineno")[: self.args.trace_top]:
+                frame = stat.traceback[0]
+                self.growth.append(
+                    f"    {stat.size_diff / 1e3:+9.1f} kB {stat.count_diff:+7d} blocks  "
+                    f"{frame.filename}:{frame.lineno}"
+                )
+        self.snapshot = snapshot
 
 
 def timed(action: Any) -> tuple[float, float, Any]:
@@ -171,10 +198,13 @@ def main(args: argparse.Namespace) -> None:
         )
         print(
             "| hands | events | wall s | CPU s | live MB | segments MB | total MB | "
-            "segments local/archived/pruned | waiting MB | RSS MB |"
+            "segments local/archived/pruned | segment records | waiting MB | RSS MB |"
         )
-        print("|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
+        print("|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|")
+        if args.trace:
+            tracemalloc.start()
         asyncio.run(year.play())
+        tracemalloc.stop()
         wall = time.perf_counter() - year.started
         cpu = time.process_time() - year.cpu
         journal = Journal.open_existing(path)
@@ -197,7 +227,7 @@ def main(args: argparse.Namespace) -> None:
         print(
             f"| verify (segments + live) | {verify_wall:.2f} | {verify_cpu:.2f} | "
             f"{verified.rows} rows in {verified.segments} segments and the live database, "
-            f"{pruned} pruned segments checked by their records |"
+            f"{pruned} run(s) of pruned segments checked by their records |"
         )
         print(
             f"| export (every event) | {export_wall:.2f} | {export_cpu:.2f} | "
@@ -208,6 +238,11 @@ def main(args: argparse.Namespace) -> None:
             f"{start_rows} rows from the verified head, replay {recovered.inputs} inputs "
             f"from the snapshot |"
         )
+        if year.growth:
+            print(
+                "\nPython memory between rows (tracemalloc: traced, and the lines that grew most):"
+            )
+            print("\n".join(year.growth))
 
 
 def _range(text: str) -> tuple[int, int]:
@@ -226,4 +261,6 @@ if __name__ == "__main__":
     parser.add_argument("--pit-down", type=_range, default=None, help="FROM:TO hands")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--dir", type=Path, default=None, help="where the journal is written")
+    parser.add_argument("--trace", action="store_true", help="tracemalloc between rows")
+    parser.add_argument("--trace-top", type=int, default=5, help="lines shown a row")
     main(parser.parse_args())

@@ -1,12 +1,20 @@
 """The journal's archive: the records of the segments closed hands moved into
 (controller/shell/segments.py writes their files, controller/shell/retention.py decides), their
-states, the rows they hold and the head the chain reaches through them.
+states, the rows they hold and the head the chain reaches through them; the records of pruned
+segments compacted into one record a run (controller/shell/pruned_runs.py) and segment files
+copied back taken from them again.
+
+A retention round reads the records of the segments still here a page at a time, and only the
+columns it decides by (:meth:`JournalSegments.kept_records`): its memory does not grow with the
+number of segments the budget holds, nor with the years of pruned ones.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +28,19 @@ from controller.shell.chain import (
     one_line,
 )
 from controller.shell.journal_base import JournalBase
+from controller.shell.pruned_runs import (
+    RUN_SUFFIX,
+    Restored,
+    cut,
+    fold,
+    follows,
+    intact,
+    is_run,
+    proven_tail,
+    run_of,
+    same_prune_kind,
+    span_of,
+)
 from controller.shell.segments import (
     LOCAL,
     PRUNED,
@@ -33,6 +54,8 @@ from controller.shell.segments import (
     read_rows,
 )
 
+__all__ = ["JournalSegments", "archived_keys", "same_prune_kind", "segment_confirmed"]
+
 
 def archived_keys(records: Sequence[Segment]) -> dict[str, int]:
     """Each chained table's highest key in archive segments."""
@@ -43,36 +66,44 @@ def archived_keys(records: Sequence[Segment]) -> dict[str, int]:
     return keys
 
 
-_SEGMENTS = (
-    "SELECT name, first_pos, last_pos, prev_hash, last_hash, rows, bytes, sha256, created, "
-    "state, header, reason FROM segments WHERE ? OR state != 'pruned' ORDER BY first_pos"
+_COLUMNS = (
+    "name, first_pos, last_pos, prev_hash, last_hash, rows, bytes, sha256, created, state, "
+    "header, reason"
 )
+_SEGMENTS = f"SELECT {_COLUMNS} FROM segments WHERE ? OR state != 'pruned' ORDER BY first_pos"  # noqa: S608
 #: What a pruned segment's record keeps of its header: the epochs and keys a verify, a
 #: confirmation check and the archive's key maxima read. The rest (the hands it held, and the
 #: fields its columns repeat) goes, so that the records of years of pruned segments stay small;
-#: a readopted segment gets its whole header back from its file.
+#: a readopted segment gets its whole header back from its file. (The round then compacts it
+#: into its run: controller/shell/pruned_runs.py.)
 _SLIM_PRUNED_HEADER = (
     "UPDATE segments SET header = json_remove(header, '$.hands', '$.name', '$.first_pos', "
     "'$.last_pos', '$.prev_hash', '$.last_hash', '$.rows') WHERE name = ?"
 )
+#: The records a retention round pages through, with only what it decides by: no header but
+#: its epochs (the pit's confirmation) and last time (``keep_days``).
+_KEPT = (
+    "SELECT name, first_pos, last_pos, prev_hash, last_hash, rows, bytes, sha256, created, "
+    "state, json_object('epochs', json(COALESCE(json_extract(header, '$.epochs'), '{}')), "
+    "'last_ts', "
+    "json_extract(header, '$.last_ts')), reason FROM segments "
+    "WHERE state != 'pruned' AND first_pos > ? ORDER BY first_pos LIMIT ?"
+)
+_PAGE = 256
+_LOWEST = -(2**62)
+
+
+def _record(r: Sequence[Any]) -> Segment:
+    return Segment(
+        str(r[0]), int(r[1]), int(r[2]), str(r[3]), str(r[4]), int(r[5]), int(r[6]),
+        str(r[7]), str(r[8]), str(r[9]), json.loads(r[10]), r[11],
+    )  # fmt: skip
 
 
 def segment_records(conn: sqlite3.Connection, *, pruned: bool = True) -> list[Segment]:
     """Every archive segment's record in the journal of ``conn``, oldest first (without
     ``pruned``: only those whose files are still here)."""
-    cursor = conn.execute(_SEGMENTS, (pruned,))
-    return [
-        Segment(
-            str(r[0]), int(r[1]), int(r[2]), str(r[3]), str(r[4]), int(r[5]), int(r[6]),
-            str(r[7]), str(r[8]), str(r[9]), json.loads(r[10]), r[11],
-        )
-        for r in cursor
-    ]  # fmt: skip
-
-
-def same_prune_kind(reason: str, segment: Segment) -> bool:
-    """Whether two prunes were allowed for the same kind of reason (the pit's, the archive's)."""
-    return reason.split(" ", 1)[0] == (segment.reason or "").split(" ", 1)[0]
+    return [_record(r) for r in conn.execute(_SEGMENTS, (pruned,))]
 
 
 def segment_confirmed(segment: Segment, confirmed: Mapping[str, int]) -> bool:
@@ -94,6 +125,23 @@ class JournalSegments(JournalBase):
         ones grow with every year the journal lives)."""
         return segment_records(self._conn, pruned=pruned)
 
+    def iter_segments(self) -> Iterator[Segment]:
+        """Every archive segment's record, oldest first, one at a time (inside a read
+        transaction: a verify)."""
+        for row in self._conn.execute(_SEGMENTS, (True,)):
+            yield _record(row)
+
+    def kept_records(self, after: int = _LOWEST, limit: int = _PAGE) -> list[Segment]:
+        """The records of segments whose files are here, oldest first, from the first after
+        position ``after``, at most ``limit`` of them: a page of what a retention round works
+        on. Their header holds only their ``epochs`` and ``last_ts``."""
+        return [_record(r) for r in self._conn.execute(_KEPT, (after, limit))]
+
+    def kept_bytes(self) -> int:
+        """The bytes of the segment files that are here (as recorded)."""
+        row = self._conn.execute("SELECT SUM(bytes) FROM segments WHERE state != 'pruned'")
+        return int(row.fetchone()[0] or 0)
+
     def segment_names(self, state: str | None = None) -> set[str]:
         """The names of the segments on record (of those in ``state``)."""
         if state is None:
@@ -103,13 +151,27 @@ class JournalSegments(JournalBase):
         }
 
     def segment_counts(self) -> dict[str, int]:
-        """How many segments are in each state."""
+        """How many segments are in each state (a run's record counts its segments)."""
         counts = dict.fromkeys(STATES, 0)
         for state, count in self._conn.execute(
-            "SELECT state, COUNT(*) FROM segments GROUP BY state"
+            "SELECT state, SUM(CASE WHEN name LIKE ? THEN "
+            "COALESCE(json_extract(header, '$.segments'), 1) ELSE 1 END) "
+            "FROM segments GROUP BY state",
+            (f"%{RUN_SUFFIX}",),
         ):
             counts[str(state)] = int(count)
         return counts
+
+    def run_spans(self) -> list[tuple[int, int]]:
+        """The positions of each run of pruned segments (compacted records), oldest first."""
+        return [
+            (int(a), int(b))
+            for a, b in self._conn.execute(
+                "SELECT first_pos, last_pos FROM segments WHERE state = 'pruned' AND name LIKE ? "
+                "ORDER BY first_pos",
+                (f"%{RUN_SUFFIX}",),
+            )
+        ]
 
     def _segments_if_any(self) -> list[Segment]:
         try:
@@ -155,23 +217,7 @@ class JournalSegments(JournalBase):
                     f"segment {segment.name} holds {segment.rows} rows but the journal had "
                     f"{deleted} at its positions"
                 )
-            conn.execute(
-                "INSERT INTO segments VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    segment.name,
-                    segment.first_pos,
-                    segment.last_pos,
-                    segment.prev_hash,
-                    segment.last_hash,
-                    segment.rows,
-                    segment.bytes,
-                    segment.sha256,
-                    segment.created,
-                    segment.state,
-                    json.dumps(segment.header, separators=(",", ":")),
-                    segment.reason,
-                ),
-            )
+            _insert(conn, segment)
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
@@ -233,28 +279,158 @@ class JournalSegments(JournalBase):
                 ) from None
 
     def readopt_restored(self) -> list[Segment]:
-        """Pruned segments whose files are back in the segment directory with the SHA-256 they
-        were written with (restored from the archive; or a prune a crash cut short) count as
-        local again (the next round copies or prunes them as any other). The segments
-        readopted."""
+        """Pruned segments whose files are back in the segment directory count as local again
+        (the next round copies or prunes them as any other); the segments readopted.
+
+        A pruned segment's record still has its file's SHA-256: a file back with it (restored
+        from the archive; or a prune a crash cut short) is readopted. A run's record (pruned
+        segments compacted) has no file's SHA-256: the files of its last segments are taken
+        back when their rows chain to the run's ``last_hash`` (controller/shell/pruned_runs.py),
+        and the run is cut before them; a file the chain does not prove (one from the middle of
+        a run without those after it) stays pruned, and is left where it is.
+        """
         directory = self.segments_dir
-        present = {p.name for p in directory.iterdir()} if directory.is_dir() else set()
-        back = present & self._pruned_names_if_any()  # (most rounds: none)
+        if not directory.is_dir():
+            return []
+        plain = self._pruned_names_if_any()  # (most rounds: none, or this round's prunes)
+        runs = self._run_spans_if_any()  # (a few: one for each kind of reason in turn)
+        back: list[str] = []
+        by_run: dict[int, dict[int, str]] = {}  # a run's first position -> last pos -> file
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.name in plain:
+                    back.append(entry.name)
+                elif runs and (span := span_of(entry.name)) is not None:
+                    for first, last in runs:
+                        if first <= span[0] and span[1] <= last:
+                            by_run.setdefault(first, {})[span[1]] = entry.name
+                            break
         readopted = []
-        for segment in self.pruned() if back else ():
-            path = directory / segment.name
-            if segment.name in back and file_sha256(path) == segment.sha256:
-                try:
-                    header = read_header(path)
-                except (SegmentError, OSError):
-                    continue  # the right bytes, yet unreadable: left pruned, as it was
-                self.set_segment_state(segment.name, LOCAL, None, header)
-                readopted.append(segment)
+        for name in sorted(back):
+            segment = self._record_named(name)
+            path = directory / name
+            if segment is None or file_sha256(path) != segment.sha256:
+                continue
+            try:
+                header = read_header(path)
+            except (SegmentError, OSError):
+                continue  # the right bytes, yet unreadable: left pruned, as it was
+            self.set_segment_state(segment.name, LOCAL, None, header)
+            readopted.append(segment)
+        for first, names in sorted(by_run.items()):
+            readopted.extend(self._readopt_from_run(first, names))
         return readopted
 
-    def _pruned_names_if_any(self) -> set[str]:
+    def _run_spans_if_any(self) -> list[tuple[int, int]]:
         try:
-            return self.segment_names(PRUNED)
+            return self.run_spans()
+        except sqlite3.OperationalError:  # a journal older than segments, opened read-only
+            return []
+
+    def _record_named(self, name: str) -> Segment | None:
+        row = self._conn.execute(
+            f"SELECT {_COLUMNS} FROM segments WHERE name = ?",  # noqa: S608
+            (name,),
+        ).fetchone()
+        return None if row is None else _record(row)
+
+    def _readopt_from_run(self, first: int, names: Mapping[int, str]) -> list[Segment]:
+        """The files of a run's last segments that are back, readopted once the chain proves
+        them; the run cut before them (or gone)."""
+        row = self._conn.execute(
+            f"SELECT {_COLUMNS} FROM segments WHERE first_pos = ?",  # noqa: S608
+            (first,),
+        ).fetchone()
+        run = None if row is None else _record(row)
+        if run is None or not is_run(run) or not intact(run):
+            return []
+        back = proven_tail(self.segments_dir, run, names)
+        if not back:
+            return []
+        created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        local = [_restored(b, created) for b in back]
+        rest = cut(run, back)
+        conn = self._conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            if conn.execute("DELETE FROM segments WHERE name = ?", (run.name,)).rowcount != 1:
+                raise JournalError(f"the record of {run.span()} changed meanwhile")
+            for segment in ([rest] if rest is not None else []) + local:
+                _insert(conn, segment)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return local
+
+    def compact_pruned(self) -> int:
+        """Fold the records of consecutive pruned segments into one record a run
+        (controller/shell/pruned_runs.py), in one transaction; how many records were folded
+        or made a run's.
+
+        A pruned segment's record whose file is still there (a prune a crash cut short: the
+        next round readopts it) is left as it is, and so are a run whose record is not as
+        written and a record that does not follow the one before it exactly: ``journal verify``
+        reports those. Pruned records are read a page at a time: a journal whose years of
+        pruned segments were recorded one by one is compacted in one round, in bounded memory.
+        """
+        conn = self._conn
+        directory = self.segments_dir
+        compacted = 0
+        run: Segment | None = None  # the run being made or extended
+        origin = ""  # the record it was when this compaction began
+        changed = False
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            after = _LOWEST
+            while True:
+                page = [
+                    _record(r)
+                    for r in conn.execute(
+                        f"SELECT {_COLUMNS} FROM segments WHERE state = 'pruned' "  # noqa: S608
+                        "AND first_pos > ? ORDER BY first_pos LIMIT ?",
+                        (after, _PAGE),
+                    )
+                ]
+                for record in page:
+                    if is_run(record):
+                        foldable = intact(record)
+                    else:
+                        foldable = not (directory / record.name).exists()
+                    if run is not None and foldable and follows(run, record):
+                        conn.execute("DELETE FROM segments WHERE name = ?", (record.name,))
+                        run, changed = fold(run, record), True
+                        compacted += 1
+                        continue
+                    if run is not None and changed:
+                        _replace(conn, origin, run)
+                    run, origin, changed = None, "", False
+                    if foldable:
+                        run, origin, changed = run_of(record), record.name, not is_run(record)
+                        compacted += changed
+                if len(page) < _PAGE:
+                    break
+                after = page[-1].first_pos
+            if run is not None and changed:
+                _replace(conn, origin, run)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return compacted
+
+    def _pruned_names_if_any(self) -> set[str]:
+        """The names of pruned segments' records that are not runs'."""
+        try:
+            return {
+                str(r[0])
+                for r in self._conn.execute(
+                    "SELECT name FROM segments WHERE state = ? AND name NOT LIKE ?",
+                    (PRUNED, f"%{RUN_SUFFIX}"),
+                )
+            }
         except sqlite3.OperationalError:  # a journal older than segments, opened read-only
             return set()
 
@@ -267,5 +443,59 @@ class JournalSegments(JournalBase):
         )
 
     def pruned(self) -> list[Segment]:
-        """The segments whose files were pruned (their rows are gone), oldest first."""
-        return [s for s in self._segments_if_any() if s.state == PRUNED]
+        """The records of the segments whose files were pruned (their rows are gone), oldest
+        first: a run's record (controller/shell/pruned_runs.py) for each run compacted."""
+        try:
+            return [
+                _record(r)
+                for r in self._conn.execute(
+                    f"SELECT {_COLUMNS} FROM segments WHERE state = ? "  # noqa: S608
+                    "ORDER BY first_pos",
+                    (PRUNED,),
+                )
+            ]
+        except sqlite3.OperationalError:  # a journal older than segments, opened read-only
+            return []
+
+
+def _insert(conn: sqlite3.Connection, segment: Segment) -> None:
+    conn.execute(
+        "INSERT INTO segments VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            segment.name,
+            segment.first_pos,
+            segment.last_pos,
+            segment.prev_hash,
+            segment.last_hash,
+            segment.rows,
+            segment.bytes,
+            segment.sha256,
+            segment.created,
+            segment.state,
+            json.dumps(segment.header, separators=(",", ":")),
+            segment.reason,
+        ),
+    )
+
+
+def _replace(conn: sqlite3.Connection, origin: str, run: Segment) -> None:
+    """The record ``origin`` replaced by ``run`` (which begins where it began)."""
+    conn.execute("DELETE FROM segments WHERE name = ?", (origin,))
+    _insert(conn, run)
+
+
+def _restored(back: Restored, created: str) -> Segment:
+    header = back.header
+    return Segment(
+        back.path.name,
+        int(header["first_pos"]),
+        int(header["last_pos"]),
+        str(header["prev_hash"]),
+        str(header["last_hash"]),
+        int(header["rows"]),
+        back.bytes,
+        back.sha256,
+        created,
+        LOCAL,
+        header,
+    )

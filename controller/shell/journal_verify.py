@@ -1,8 +1,9 @@
-"""Verifying the journal: its chain, live rows and archive segments alike, against its head."""
+"""Verifying the journal: its chain, live rows and archive segments alike, against its head
+(the records of pruned segments, a run's record for each run compacted, by their links)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping
 
 from controller.shell.chain import (
     CHAINED,
@@ -16,7 +17,8 @@ from controller.shell.chain import (
     verify_chain,
 )
 from controller.shell.journal_confirmations import JournalConfirmations
-from controller.shell.journal_segments import same_prune_kind, segment_confirmed
+from controller.shell.journal_segments import segment_confirmed
+from controller.shell.pruned_runs import intact, is_run, same_prune_kind
 from controller.shell.segments import (
     PRUNED,
     Segment,
@@ -50,12 +52,10 @@ class JournalVerify(JournalConfirmations):
         keys = {table: self._archived_max(f"$.keys.{table}[1]") for table in CHAINED}
         archived = self.archived_head()
         if archived.pos and since.pos <= archived.pos:
-            records = self.segments()
-            last = records[-1]
-            self._verify_segments(records, report, files=segments)
-            if not segments:
-                self._check_archived_anchor(since, records, report)
-            boundary = Head(last.last_pos, last.last_hash)
+            # the records one at a time: a verify's memory does not grow with the archive
+            anchor = None if segments else since
+            self._verify_segments(self.iter_segments(), report, files=segments, anchor=anchor)
+            boundary = report.head  # the last segment's last row
             verify_chain(self._conn, boundary, archived=keys, after_archive=True, report=report)
             report.since = since
         else:
@@ -75,10 +75,17 @@ class JournalVerify(JournalConfirmations):
         return report
 
     def _verify_segments(
-        self, records: Sequence[Segment], report: VerifyReport, *, files: bool
+        self,
+        records: Iterable[Segment],
+        report: VerifyReport,
+        *,
+        files: bool,
+        anchor: Head | None,
     ) -> None:
-        """The chain across the segments' records (a deleted or reordered record); with
-        ``files``, every local segment's file too (pruned ones are checked by their records)."""
+        """The chain across the segments' records (a deleted or reordered record, a run's
+        record edited); with ``files``, every local segment's file too (pruned ones are checked
+        by their records); with ``anchor``, the verified head, now archived, must still be
+        where it was verified."""
         expected_pos, expected_prev = 1, GENESIS_HASH
         confirmed = self.confirmations()
         pruned_runs: list[tuple[int, int, int, str]] = []  # first, last, segments, last reason
@@ -94,25 +101,18 @@ class JournalVerify(JournalConfirmations):
                 report.add(segment.first_pos, f"{where}: overlaps the segment before it")
             elif segment.prev_hash != expected_prev:  # (after a gap: nothing to compare)
                 report.add(segment.first_pos, f"{where}: does not follow the segment before it")
+            if (
+                anchor is not None
+                and segment.last_pos == anchor.pos
+                and segment.last_hash != anchor.hash
+            ):
+                report.add(
+                    anchor.pos,
+                    f"the row at position {anchor.pos}, verified before, was changed or "
+                    f"removed (segment {segment.name} ends with another hash)",
+                )
             if segment.state == PRUNED:
-                run = pruned_runs[-1] if pruned_runs else None
-                if (
-                    run is not None
-                    and run[1] == segment.first_pos - 1
-                    and same_prune_kind(run[3], segment)
-                ):
-                    pruned_runs[-1] = (run[0], segment.last_pos, run[2] + 1, segment.reason or "")
-                else:
-                    pruned_runs.append(
-                        (segment.first_pos, segment.last_pos, 1, segment.reason or "")
-                    )
-                if (segment.reason or "").startswith("confirmed") and not segment_confirmed(
-                    segment, confirmed
-                ):
-                    report.add(
-                        segment.first_pos,
-                        f"{where}: pruned as confirmed by the pit, but no confirmation covers it",
-                    )
+                self._verify_pruned(segment, confirmed, pruned_runs, report)
             elif files:
                 problems = check(self.segments_dir, segment)
                 for problem in problems:
@@ -127,14 +127,37 @@ class JournalVerify(JournalConfirmations):
         ]
 
     @staticmethod
-    def _check_archived_anchor(
-        since: Head, records: Sequence[Segment], report: VerifyReport
+    def _verify_pruned(
+        segment: Segment,
+        confirmed: Mapping[str, int],
+        pruned_runs: list[tuple[int, int, int, str]],
+        report: VerifyReport,
     ) -> None:
-        """The verified head, now archived, must still be where it was verified."""
-        for segment in records:
-            if segment.last_pos == since.pos and segment.last_hash != since.hash:
-                report.add(
-                    since.pos,
-                    f"the row at position {since.pos}, verified before, was changed or removed "
-                    f"(segment {segment.name} ends with another hash)",
-                )
+        """A pruned segment's record, or a run's: what allowed the prune, and a run's record as
+        compaction wrote it; its range joined to the run of ranges before it."""
+        where = f"segment {segment.name} ({segment.span()})"
+        if is_run(segment) and not intact(segment):
+            report.add(
+                segment.first_pos,
+                f"{where}: the record of these pruned segments does not match its sha256 "
+                "(edited or damaged)",
+            )
+        run = pruned_runs[-1] if pruned_runs else None
+        if run is not None and run[1] == segment.first_pos - 1 and same_prune_kind(run[3], segment):
+            pruned_runs[-1] = (
+                run[0],
+                segment.last_pos,
+                run[2] + segment.count,
+                segment.reason or "",
+            )
+        else:
+            pruned_runs.append(
+                (segment.first_pos, segment.last_pos, segment.count, segment.reason or "")
+            )
+        if (segment.reason or "").startswith("confirmed") and not segment_confirmed(
+            segment, confirmed
+        ):
+            report.add(
+                segment.first_pos,
+                f"{where}: pruned as confirmed by the pit, but no confirmation covers it",
+            )

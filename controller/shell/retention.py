@@ -24,6 +24,14 @@ than a table PC's disk. Each retention round (:meth:`Retention.run_once`):
    budget cannot be kept for want of confirmation, nothing unconfirmed is deleted: the round
    reports the bytes waiting, which the daemon raises as an alarm. While the disk is low or
    full (``pressed``) every segment stored elsewhere goes, oldest first, whatever the budget.
+4. **Compacts** the records of what it pruned into the run before them: consecutive pruned
+   segments are one record (controller/shell/pruned_runs.py), so the live database does not
+   grow with the years of pruning; a journal whose pruned segments were recorded one by one
+   (before runs) is compacted by its next round.
+
+A round's memory is bounded whatever the number of segments: it reads their records a page at
+a time and only the columns it decides by, and after compaction the pruned ones are a record or
+two.
 
 **On a full disk** the round archives nothing (a segment needs room before its rows can go)
 but still prunes, although its record of a prune is a write and the disk has no room for one.
@@ -58,7 +66,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ParamSpec, Protocol, TypeVar
@@ -69,6 +77,7 @@ from controller.shell.gate import RefusedError, bounded_text
 from controller.shell.journal import Journal
 from controller.shell.journal_segments import segment_confirmed
 from controller.shell.maintenance import Stored
+from controller.shell.pruned_runs import span_of
 from controller.shell.retention_files import ArchiveError, copy_verified, read_range
 from controller.shell.retention_policy import (
     ENDS,
@@ -152,8 +161,8 @@ class Retention:
         self.pressed = pressed
         self.reserve = reserve or Reserve(journal.path)
         #: Called between the steps of an archive (``written``, ``published``, ``committed``)
-        #: and of a prune (``marked``), and once the reserve was released (``released``): the
-        #: crash tests raise there.
+        #: and of a prune (``marked``), once pruned records were compacted (``compacted``), and
+        #: once the reserve was released (``released``): the crash tests raise there.
         self.hook = hook
         self.stopping = threading.Event()
         self.last = RoundReport()
@@ -186,13 +195,14 @@ class Retention:
                 break
             report.archived += 1
         if self.config.archive_dir is not None:
-            for segment in self._write(self.journal.segments, pruned=False):
+            for segment in self._kept():
                 if segment.state != LOCAL or self.stopping.is_set():
                     continue
                 if not self.copy(segment):
                     break  # the archive cannot take it now: the next round tries again
                 report.copied += 1
         self._prune(now, report, pressed=pressed)
+        self._compact(report)
         if not self.stopping.is_set():
             self.reserve.make()
         self.last = report
@@ -217,17 +227,35 @@ class Retention:
         return isinstance(error, JournalFullError) or is_full(error, self.journal.path.parent)
 
     def _clean(self) -> None:
-        """Remove what a crash left (files no record names: their rows are still live) and
-        readopt pruned segments whose files are back (restored, or a prune cut short)."""
-        self._remove_orphans()
+        """Readopt pruned segments whose files are back (restored, or a prune cut short) and
+        remove what a crash left (files no record names: their rows are still live)."""
         for segment in self._record(self.journal.readopt_restored):
             log.info("retention.readopted", segment=segment.name)
+        self._remove_orphans()
 
     def _remove_orphans(self) -> None:
         recorded = self._write(self.journal.segment_names)
+        runs = self._write(self.journal.run_spans)
         for path in orphans(self.directory, recorded):
+            span = span_of(path.name)
+            if span is not None and any(a <= span[0] and span[1] <= b for a, b in runs):
+                # a pruned segment copied back that the chain does not prove (yet): someone's
+                # copy, not a crash's leftover; it stays pruned and is left alone
+                log.warning("retention.restored_unproven", file=path.name)
+                continue
             log.warning("retention.orphan_removed", file=path.name)
             remove(path)
+
+    def _kept(self) -> Iterator[Segment]:
+        """The records of the segments whose files are here, oldest first, read a page at a
+        time (only what a round decides by: :meth:`Journal.kept_records`)."""
+        after = None
+        while True:
+            page = self._write(self.journal.kept_records, *(() if after is None else (after,)))
+            yield from page
+            if not page:
+                return
+            after = page[-1].first_pos
 
     # ------------------------------------------------------------------ archiving
 
@@ -280,16 +308,15 @@ class Retention:
 
     def _prune(self, now: datetime, report: RoundReport, *, pressed: bool) -> None:
         journal = self.journal
-        # the segments whose files are here (the records of pruned ones are not read: years of
-        # them would make every round slower than the last)
-        kept = self._write(journal.segments, pruned=False)
+        # the segments whose files are here, a page at a time (the records of pruned ones are
+        # not read: years of them would make every round slower than the last)
         confirmed = self._write(journal.confirmations)
         report.live_bytes = journal_bytes(journal.path)
-        report.segment_bytes = sum(s.bytes for s in kept)
+        report.segment_bytes = self._write(journal.kept_bytes)
         budget = self.config.max_bytes
         over = report.total_bytes - budget if budget is not None else 0
-        pruned: set[str] = set()
-        for segment, why in prunable(kept, confirmed, self.config, now, over=over, pressed=pressed):
+        candidates = prunable(self._kept(), confirmed, self.config, now, over=over, pressed=pressed)
+        for segment, why in candidates:
             if self.stopping.is_set():
                 break
             self._record(journal.set_segment_state, segment.name, PRUNED, why)
@@ -297,16 +324,31 @@ class Retention:
             remove(self.directory / segment.name)
             log.info("retention.pruned", segment=segment.name, bytes=segment.bytes, reason=why)
             report.pruned += 1
-            pruned.add(segment.name)
             report.segment_bytes -= segment.bytes
             over -= segment.bytes
-        report.by_state.update(self._write(journal.segment_counts))
         report.over_budget = over > 0
+        # (read again: the segments this round pruned are not among them any more)
         report.waiting_bytes = sum(
             s.bytes
-            for s in kept
-            if s.state == LOCAL and s.name not in pruned and not segment_confirmed(s, confirmed)
+            for s in self._kept()
+            if s.state == LOCAL and not segment_confirmed(s, confirmed)
         )
+
+    def _compact(self, report: RoundReport) -> None:
+        """Fold the records of pruned segments into their runs; on a full disk, it waits (it
+        frees nothing the budget counts, so it needs no reserve)."""
+        if not self.stopping.is_set():
+            try:
+                report.compacted = self._write(self.journal.compact_pruned)
+            except (JournalFullError, sqlite3.Error, OSError) as exc:
+                if not self._full(exc):
+                    raise
+                log.warning("retention.compact_waits", reason="the disk is full", error=str(exc))
+            else:
+                if report.compacted:
+                    log.info("retention.compacted", records=report.compacted)
+                    self.hook("compacted")
+        report.by_state.update(self._write(self.journal.segment_counts))
 
 
 # ---------------------------------------------------------------------- the pit's confirmation

@@ -8,7 +8,7 @@ records and the pit's confirmations the round hands them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -44,6 +44,7 @@ class RoundReport:
     archived: int = 0  # segments written
     copied: int = 0  # segments copied to the archive directory
     pruned: int = 0  # segments whose files were deleted
+    compacted: int = 0  # pruned segments' records folded into their runs
     live_bytes: int = 0  # database, WAL and shared memory
     segment_bytes: int = 0  # local segment files
     by_state: dict[str, int] = field(default_factory=lambda: dict.fromkeys(STATES, 0))
@@ -159,7 +160,7 @@ def _ended_before(segment: Segment, moment: datetime) -> bool:
 
 
 def prunable(
-    kept: Sequence[Segment],
+    kept: Iterable[Segment],
     confirmed: dict[str, int],
     config: RetentionConfig,
     now: datetime,
@@ -167,7 +168,8 @@ def prunable(
     over: int,
     pressed: bool,
 ) -> Iterator[tuple[Segment, str]]:
-    """The segments a round prunes, oldest first, each with why it may go.
+    """The segments a round prunes, oldest first, each with why it may go (``kept``: the
+    records of the segments whose files are here, oldest first; read no further than needed).
 
     A segment goes while the journal is ``over`` its budget (by fewer bytes after each one), when
     it ended more than ``keep_days`` ago, or while the disk is ``pressed``; and only a segment

@@ -17,7 +17,9 @@ JSON lines (docs/operations.md, "Retention"):
 The live database's ``segments`` table records each segment (its header, the file's size and
 SHA-256, its state: ``local``, ``archived`` once a verified copy is in the archive directory,
 ``pruned`` once the file is gone, with the reason it was allowed). A pruned segment's record
-stays, so the chain is still checked across the gap.
+stays, so the chain is still checked across the gap; the retention round then compacts the
+records of consecutive pruned segments into one record of the run
+(controller/shell/pruned_runs.py).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import hashlib
 import json
 import os
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, NamedTuple
@@ -81,6 +83,12 @@ class Segment:
     def keys(self) -> dict[str, list[int]]:
         """Each table's first and last key in the segment."""
         return dict(self.header.get("keys", {}))
+
+    @property
+    def count(self) -> int:
+        """How many segments the record stands for (a run of pruned ones: more than one)."""
+        count = self.header.get("segments", 1)
+        return count if isinstance(count, int) and count > 0 else 1
 
     def span(self) -> str:
         """Its positions, as text."""
@@ -189,11 +197,11 @@ def read_header(path: Path) -> dict[str, Any]:
     return header
 
 
-def read_rows(path: Path) -> tuple[dict[str, Any], Iterator[SegmentRow]]:
+def read_rows(path: Path) -> tuple[dict[str, Any], Generator[SegmentRow, None, None]]:
     """The header and rows of a segment file (:class:`SegmentError` when it cannot be read)."""
     source, header = _open(path)
 
-    def rows() -> Iterator[SegmentRow]:
+    def rows() -> Generator[SegmentRow, None, None]:
         with source:
             try:
                 for line in source:
@@ -203,6 +211,23 @@ def read_rows(path: Path) -> tuple[dict[str, Any], Iterator[SegmentRow]]:
                 raise SegmentError(f"unreadable ({exc})") from None
 
     return header, rows()
+
+
+def _chain_problem(
+    rows: Iterator[SegmentRow], first_pos: int, prev_hash: str, count: int, last_hash: str
+) -> str | None:
+    """What is wrong with a segment's rows (None: they chain from ``prev_hash`` at
+    ``first_pos`` to ``last_hash``, ``count`` of them)."""
+    expected_pos, expected_prev, seen = first_pos, prev_hash, 0
+    for seen, row in enumerate(rows, 1):  # noqa: B007 (counted after the loop)
+        if row.pos != expected_pos:
+            return f"position {expected_pos} is missing or out of order"
+        if row.prev != expected_prev or row_hash(row.prev, row.table, row.content) != row.hash:
+            return f"the row at position {row.pos} does not match its hash"
+        expected_pos, expected_prev = row.pos + 1, row.hash
+    if seen != count or expected_prev != last_hash:
+        return f"ends at position {expected_pos - 1}, not as recorded"
+    return None
 
 
 def check(directory: Path, segment: Segment) -> list[str]:
@@ -221,21 +246,32 @@ def check(directory: Path, segment: Segment) -> list[str]:
             segment.prev_hash
         ):
             problems.append(f"{where}: its header is another segment's (files swapped)")
-        expected_pos, expected_prev, count = segment.first_pos, segment.prev_hash, 0
-        for count, row in enumerate(rows, 1):  # noqa: B007 (counted after the loop)
-            if row.pos != expected_pos:
-                problems.append(f"{where}: position {expected_pos} is missing or out of order")
-                break
-            if row.prev != expected_prev or row_hash(row.prev, row.table, row.content) != row.hash:
-                problems.append(f"{where}: the row at position {row.pos} does not match its hash")
-                break
-            expected_pos, expected_prev = row.pos + 1, row.hash
-        else:
-            if count != segment.rows or expected_prev != segment.last_hash:
-                problems.append(f"{where}: ends at position {expected_pos - 1}, not as recorded")
+        problem = _chain_problem(
+            rows, segment.first_pos, segment.prev_hash, segment.rows, segment.last_hash
+        )
+        if problem is not None:
+            problems.append(f"{where}: {problem}")
     except SegmentError as exc:
         problems.append(f"{where}: {exc}")
     return problems
+
+
+def verified_header(path: Path) -> dict[str, Any]:
+    """The header of a segment file whose rows chain as its header says, from its ``prev_hash``
+    to its ``last_hash`` (a file copied back, with no record of its own to compare it with);
+    :class:`SegmentError` when they do not or it cannot be read."""
+    header, rows = read_rows(path)
+    try:
+        first_pos, prev_hash = int(header["first_pos"]), str(header["prev_hash"])
+        count, last_hash = int(header["rows"]), str(header["last_hash"])
+    except (KeyError, TypeError, ValueError):
+        next(rows, None)  # (started, so that closing it closes the file)
+        rows.close()
+        raise SegmentError("its header lacks its positions or hashes") from None
+    problem = _chain_problem(rows, first_pos, prev_hash, count, last_hash)
+    if problem is not None:
+        raise SegmentError(problem)
+    return header
 
 
 def orphans(directory: Path, recorded: set[str]) -> list[Path]:

@@ -26,6 +26,7 @@ from controller.shell.commands import CommandHandler
 from controller.shell.export import export_events
 from controller.shell.gate import Gate, Policy
 from controller.shell.journal import Journal, JournalError
+from controller.shell.pruned_runs import span_of
 from controller.shell.retention import Retention, RetentionConfig
 from controller.shell.salvage import salvage
 from controller.shell.segments import PRUNED
@@ -244,8 +245,10 @@ def test_pruning_waits_for_the_pit_then_keeps_the_budget(journal: Journal) -> No
     assert journal.confirm(epoch, 1, "pit-1") == last  # lower: changes nothing
     allowed = retention.run_once(FUTURE)
     assert allowed.pruned >= 1
-    pruned = journal.pruned()
-    assert [s.name for s in pruned] == [s.name for s in segments[: len(pruned)]]
+    pruned = journal.pruned()  # the oldest, compacted into one run's record
+    assert [(s.first_pos, s.last_pos, s.count) for s in pruned] == [
+        (segments[0].first_pos, segments[allowed.pruned - 1].last_pos, allowed.pruned)
+    ]
     report = journal.verify(segments=True)
     assert report.ok, report.problems
     assert report.pruned
@@ -267,49 +270,98 @@ def test_an_archive_copy_allows_pruning(journal: Journal, tmp_path: Path) -> Non
     report = Retention(journal, config).run_once(FUTURE)
     assert report.copied == report.archived >= 2
     assert report.pruned == report.archived  # all stored elsewhere: all may go
-    assert sorted(p.name for p in archive.iterdir()) == [s.name for s in journal.segments()]
+    (run,) = journal.segments()  # their records compacted into one
+    copies = [span_of(p.name) for p in sorted(archive.iterdir())]
+    assert (copies[0][0], copies[-1][1], len(copies)) == (run.first_pos, run.last_pos, run.count)  # type: ignore[index]
     assert journal.verify(segments=True).ok
 
 
-def test_a_pruned_record_keeps_only_what_it_needs_and_a_readopted_one_is_whole_again(
+def test_pruned_records_are_compacted_and_files_copied_back_are_taken_back_from_the_end(
     journal: Journal, tmp_path: Path
 ) -> None:
-    """Years of pruned segments must not weigh on the live database: a pruned record keeps its
-    epochs and keys (verify, confirmations, the archive's key maxima), not the hands it held
-    nor the fields its columns repeat; a segment copied back gets its whole header again."""
+    """Years of pruned segments must not weigh on the live database: the segments a round
+    prunes are one record, the run's (its positions, links, epochs, keys, reason; not the hands
+    they held). A segment copied back from the archive is taken back when the chain proves it:
+    the run's last one (its rows end at the run's last hash), then the ones before it; one from
+    the middle alone is not, and is left where it is."""
     archive = tmp_path / "nas"
     archive.mkdir()
     config = RetentionConfig(**{**SMALL.__dict__, "archive_dir": archive})
     Retention(journal, config).run_once(FUTURE)  # archived and copied, nothing pruned yet
     whole = {s.name: s.header for s in journal.segments()}
-    assert len(whole) >= 2
+    assert len(whole) >= 4
     assert all(header["hands"] for header in whole.values())
+    names = sorted(whole)
     config = RetentionConfig(**{**config.__dict__, "max_bytes": 1})
-    assert Retention(journal, config).run_once(FUTURE).pruned == len(whole)
-    slim = {s.name: s.header for s in journal.pruned()}
-    assert slim.keys() == whole.keys()
-    for name, header in slim.items():
-        assert "hands" not in header
-        assert "last_hash" not in header
-        assert header["epochs"] == whole[name]["epochs"]
-        assert header["keys"] == whole[name]["keys"]
+    report = Retention(journal, config).run_once(FUTURE)
+    assert (report.pruned, report.compacted) == (len(whole), len(whole))
+    (run,) = journal.pruned()
+    assert (run.first_pos, run.last_pos) == (
+        whole[names[0]]["first_pos"],
+        whole[names[-1]]["last_pos"],
+    )
+    assert (run.prev_hash, run.last_hash) == (
+        whole[names[0]]["prev_hash"],
+        whole[names[-1]]["last_hash"],
+    )
+    assert run.rows == sum(h["rows"] for h in whole.values())
+    assert run.reason is not None
+    assert run.reason.startswith("archived: ")
+    assert "hands" not in run.header
+    epoch = next(iter(whole[names[0]]["epochs"]))
+    assert run.epochs[epoch] == [
+        whole[names[0]]["epochs"][epoch][0],
+        whole[names[-1]]["epochs"][epoch][1],
+    ]
+    assert run.keys["inputs"] == [
+        whole[names[0]]["keys"]["inputs"][0],
+        whole[names[-1]]["keys"]["inputs"][1],
+    ]
     stored = journal.read("SELECT SUM(LENGTH(header)) FROM segments")[0][0]
-    assert stored < sum(len(json.dumps(h)) for h in whole.values()) / 2
-    report = journal.verify(segments=True)
-    assert report.ok, report.problems
-    assert report.pruned
+    assert stored < max(len(json.dumps(h)) for h in whole.values())
+    verified = journal.verify(segments=True)
+    assert verified.ok, verified.problems
+    assert verified.pruned == [
+        f"positions {run.first_pos}-{run.last_pos} pruned ({len(whole)} segments): {run.reason}"
+    ]
     assert journal.event_pruned(1)
     assert journal.segment_counts() == {"local": 0, "archived": 0, "pruned": len(whole)}
-    # one segment is copied back from the archive: readopted with its whole header
-    name = sorted(whole)[1]
-    shutil.copyfile(archive / name, journal.segments_dir / name)
-    assert [s.name for s in journal.readopt_restored()] == [name]
-    (readopted,) = [s for s in journal.segments() if s.name == name]
-    assert readopted.header == whole[name]
-    hand = whole[name]["hands"][-1]
+
+    # a segment from the middle alone: the chain does not prove it; it stays pruned, and stays
+    middle = journal.segments_dir / names[1]
+    shutil.copyfile(archive / names[1], middle)
+    assert journal.readopt_restored() == []
+    Retention(journal, config).run_once(FUTURE)
+    assert middle.is_file()
+    assert [s.name for s in journal.segments()] == [run.name]
+    middle.unlink()
+
+    # the run's last segment copied back: readopted with its whole header, the run cut before it
+    last = names[-1]
+    shutil.copyfile(archive / last, journal.segments_dir / last)
+    assert [s.name for s in journal.readopt_restored()] == [last]
+    cut, readopted = journal.segments()
+    assert readopted.header == whole[last]
+    assert readopted.state == "local"
+    assert (cut.first_pos, cut.last_pos, cut.last_hash) == (
+        run.first_pos,
+        readopted.first_pos - 1,
+        readopted.prev_hash,
+    )
+    assert cut.count == len(whole) - 1
+    assert cut.keys["inputs"][1] == whole[last]["keys"]["inputs"][0] - 1
+    hand = whole[last]["hands"][-1]
     rows = list(journal.archived_rows("inputs", hand_id=hand))
     assert rows
-    assert rows[-1].content[0] == whole[name]["keys"]["inputs"][1]
+    assert rows[-1].content[0] == whole[last]["keys"]["inputs"][1]
+    assert journal.verify(segments=True).ok
+
+    # every other one back: the run is gone, every segment local again
+    for name in names[:-1]:
+        shutil.copyfile(archive / name, journal.segments_dir / name)
+    assert sorted(s.name for s in journal.readopt_restored()) == names[:-1]
+    assert [(s.name, s.state) for s in journal.segments()] == [(n, "local") for n in names]
+    assert {s.name: s.header for s in journal.segments()} == whole
     assert journal.verify(segments=True).ok
 
 
@@ -658,7 +710,8 @@ def test_segments_stored_elsewhere_are_pruned_on_a_completely_full_disk(
         verified = journal.verify(segments=True)
         assert verified.ok, verified.problems
         assert len(verified.pruned) == 1  # one run of segments, pruned as archived
-        assert sorted(p.name for p in archive.iterdir()) == [s.name for s in journal.segments()]
+        (run,) = journal.segments()  # their records compacted into one
+        assert run.count == len(list(archive.iterdir())) == first.archived
 
         (disk / "filler").unlink()  # room again: the next round makes the reserve again
         Retention(journal, config).run_once(FUTURE)
