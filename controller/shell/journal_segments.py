@@ -39,6 +39,7 @@ from controller.shell.pruned_runs import (
     proven_tail,
     run_of,
     same_prune_kind,
+    sealed,
     span_of,
 )
 from controller.shell.segments import (
@@ -407,7 +408,8 @@ class JournalSegments(JournalBase):
                         _replace(conn, origin, run)
                     run, origin, changed = None, "", False
                     if foldable:
-                        run, origin, changed = run_of(record), record.name, not is_run(record)
+                        changed = not is_run(record)
+                        run, origin = (run_of(record) if changed else record), record.name
                         compacted += changed
                 if len(page) < _PAGE:
                     break
@@ -479,9 +481,9 @@ def _insert(conn: sqlite3.Connection, segment: Segment) -> None:
 
 
 def _replace(conn: sqlite3.Connection, origin: str, run: Segment) -> None:
-    """The record ``origin`` replaced by ``run`` (which begins where it began)."""
+    """The record ``origin`` replaced by ``run`` (which begins where it began), sealed."""
     conn.execute("DELETE FROM segments WHERE name = ?", (origin,))
-    _insert(conn, run)
+    _insert(conn, sealed(run))
 
 
 def _restored(back: Restored, created: str) -> Segment:

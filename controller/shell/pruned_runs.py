@@ -94,30 +94,29 @@ def intact(run: Segment) -> bool:
     return run.sha256 == digest(run)
 
 
-def _sealed(run: Segment) -> Segment:
+def sealed(run: Segment) -> Segment:
+    """A run's record with its name and its digest made from its fields."""
     run = replace(run, name=run_name(run.first_pos, run.last_pos))
     return replace(run, sha256=digest(run))
 
 
+def _run_header(segment: Segment) -> dict[str, Any]:
+    header = segment.header
+    return {
+        "format": RUN_FORMAT,
+        "table_id": header.get("table_id"),
+        "segments": segment.count,
+        "epochs": dict(header.get("epochs", {})),
+        "keys": dict(header.get("keys", {})),
+        "accepted": dict(header.get("accepted", {})),
+        "first_ts": header.get("first_ts"),
+        "last_ts": header.get("last_ts"),
+    }
+
+
 def run_of(segment: Segment) -> Segment:
     """A pruned segment's record as a run of one."""
-    header = segment.header
-    return _sealed(
-        replace(
-            segment,
-            state=PRUNED,
-            header={
-                "format": RUN_FORMAT,
-                "table_id": header.get("table_id"),
-                "segments": segment.count,
-                "epochs": dict(header.get("epochs", {})),
-                "keys": dict(header.get("keys", {})),
-                "accepted": dict(header.get("accepted", {})),
-                "first_ts": header.get("first_ts"),
-                "last_ts": header.get("last_ts"),
-            },
-        )
-    )
+    return sealed(replace(segment, state=PRUNED, header=_run_header(segment)))
 
 
 def follows(run: Segment, segment: Segment) -> bool:
@@ -146,29 +145,28 @@ def _ts(values: Sequence[Any], pick: Any) -> Any:
 
 
 def fold(run: Segment, segment: Segment) -> Segment:
-    """``run`` with the pruned ``segment`` that follows it (a run too, or one segment) in it."""
-    head, tail = run.header, run_of(segment).header
+    """``run`` with the pruned ``segment`` that follows it (a run too, or one segment) in it;
+    not :func:`sealed` yet (a compaction seals a run once it has folded all it can)."""
+    head, tail = run.header, segment.header
     accepted = dict(head.get("accepted", {}))
     for name, value in tail.get("accepted", {}).items():
         accepted[name] = max(int(accepted.get(name, 0)), int(value))
-    return _sealed(
-        replace(
-            run,
-            last_pos=segment.last_pos,
-            last_hash=segment.last_hash,
-            rows=run.rows + segment.rows,
-            bytes=run.bytes + segment.bytes,
-            reason=segment.reason,
-            header={
-                **head,
-                "segments": run.count + segment.count,
-                "epochs": _spans(head.get("epochs", {}), tail.get("epochs", {})),
-                "keys": _spans(head.get("keys", {}), tail.get("keys", {})),
-                "accepted": accepted,
-                "first_ts": _ts([head.get("first_ts"), tail.get("first_ts")], min),
-                "last_ts": _ts([head.get("last_ts"), tail.get("last_ts")], max),
-            },
-        )
+    return replace(
+        run,
+        last_pos=segment.last_pos,
+        last_hash=segment.last_hash,
+        rows=run.rows + segment.rows,
+        bytes=run.bytes + segment.bytes,
+        reason=segment.reason,
+        header={
+            **head,
+            "segments": run.count + segment.count,
+            "epochs": _spans(head.get("epochs", {}), tail.get("epochs", {})),
+            "keys": _spans(head.get("keys", {}), tail.get("keys", {})),
+            "accepted": accepted,
+            "first_ts": _ts([head.get("first_ts"), tail.get("first_ts")], min),
+            "last_ts": _ts([head.get("last_ts"), tail.get("last_ts")], max),
+        },
     )
 
 
@@ -230,7 +228,7 @@ def cut(run: Segment, back: Sequence[Restored]) -> Segment | None:
     if int(first["first_pos"]) <= run.first_pos:
         return None
     header = run.header
-    return _sealed(
+    return sealed(
         replace(
             run,
             last_pos=int(first["first_pos"]) - 1,
