@@ -143,6 +143,15 @@ class JournalSegments(JournalBase):
         row = self._conn.execute("SELECT SUM(bytes) FROM segments WHERE state != 'pruned'")
         return int(row.fetchone()[0] or 0)
 
+    def unrecorded(self, names: Sequence[str]) -> set[str]:
+        """Which of ``names`` no segment's record names."""
+        marks = ", ".join("?" * len(names))
+        recorded = self._conn.execute(
+            f"SELECT name FROM segments WHERE name IN ({marks})",  # noqa: S608
+            tuple(names),
+        )
+        return set(names) - {str(r[0]) for r in recorded}
+
     def segment_names(self, state: str | None = None) -> set[str]:
         """The names of the segments on record (of those in ``state``)."""
         if state is None:

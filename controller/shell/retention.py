@@ -234,9 +234,10 @@ class Retention:
         self._remove_orphans()
 
     def _remove_orphans(self) -> None:
-        recorded = self._write(self.journal.segment_names)
         runs = self._write(self.journal.run_spans)
-        for path in orphans(self.directory, recorded):
+        for path in orphans(
+            self.directory, lambda names: self._write(self.journal.unrecorded, names)
+        ):
             span = span_of(path.name)
             if span is not None and any(a <= span[0] and span[1] <= b for a, b in runs):
                 # a pruned segment copied back that the chain does not prove (yet): someone's

@@ -27,10 +27,11 @@ from __future__ import annotations
 import contextlib
 import gzip
 import hashlib
+import itertools
 import json
 import os
 import zlib
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Callable, Collection, Generator, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, NamedTuple
@@ -274,16 +275,22 @@ def verified_header(path: Path) -> dict[str, Any]:
     return header
 
 
-def orphans(directory: Path, recorded: set[str]) -> list[Path]:
+def orphans(
+    directory: Path, unrecorded: Callable[[list[str]], Collection[str]], chunk: int = 256
+) -> list[Path]:
     """Files in the segment directory no record names: a crash's leftovers (a temporary file,
-    or a segment whose rows were never deleted from the live database)."""
+    or a segment whose rows were never deleted from the live database). ``unrecorded`` says
+    which of a few names no record names: the directory is read ``chunk`` names at a time, so
+    what this holds does not grow with the number of segments."""
     if not directory.is_dir():
         return []
-    return sorted(
-        p
-        for p in directory.iterdir()
-        if p.is_file() and (p.name.endswith(".tmp") or p.name not in recorded)
-    )
+    found: list[Path] = []
+    with os.scandir(directory) as entries:
+        names = (entry.name for entry in entries if entry.is_file())
+        while batch := list(itertools.islice(names, chunk)):
+            unknown = set(unrecorded(batch))
+            found.extend(directory / n for n in batch if n.endswith(".tmp") or n in unknown)
+    return sorted(found)
 
 
 def remove(path: Path) -> None:
