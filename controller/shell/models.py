@@ -112,7 +112,21 @@ class Status(BaseModel):
     """The retained birth and Last Will on ``{prefix}/{table}/status``."""
 
     state: Literal["online", "offline"]
-    bdseq: int = Field(description="per connection; the Will carries the same bdseq as its birth")
+    bdseq: int = Field(
+        description="per connection, counted in its journal; the Will carries the same bdseq as "
+        "its birth"
+    )
+    journal: str | None = Field(
+        default=None,
+        description="the journal bdseq counts in: its first epoch, the same for the journal's "
+        "life (a new journal, on a new PC say, counts from 1 again); absent from an earlier "
+        "tablectl's",
+    )
+    epoch: str | None = Field(
+        default=None,
+        description="the epoch the table's events are in as the message is made (the Will: as "
+        "its connection was made); absent from an earlier tablectl's",
+    )
     ts: str
     version: str
     build: Build | None = Field(

@@ -164,9 +164,12 @@ class LinkDrain:
     def status_body(self, state: str) -> dict[str, Any]:
         """The birth (``online``) or death (``offline``) body of this connection
         (:func:`controller.shell.mqtt_messages.status_body`)."""
+        journal = self.writer.journal
         return status_body(
             state,
             bdseq=self.bdseq,
+            journal=journal.origin,
+            epoch=journal.epoch,
             simulated=self.simulated,
             require_signed=self.require_signed,
             alarms=self.alarms,

@@ -28,20 +28,26 @@ def status_body(
     state: str,
     *,
     bdseq: int,
+    journal: str,
+    epoch: str,
     simulated: bool,
     require_signed: bool,
     alarms: list[dict[str, Any]],
 ) -> dict[str, Any]:
     """The birth (``online``) or death (``offline``) body of the connection numbered ``bdseq``.
 
-    ``degraded``: the table is up but takes no input (its journal's disk is full, or an
-    integrity alarm holds it); the ``alarms`` say why, and what else is wrong.
+    ``journal`` names the journal the connection's ``bdseq`` counts in (its origin, the
+    journal's first epoch: a new journal counts from 1 again), ``epoch`` the epoch its events
+    are in now. ``degraded``: the table is up but takes no input (its journal's disk is full, or
+    an integrity alarm holds it); the ``alarms`` say why, and what else is wrong.
     """
     online = state == "online"
     raised = alarms if online else []
     return {
         "state": state,
         "bdseq": bdseq,
+        "journal": journal,
+        "epoch": epoch,
         "ts": rfc3339(datetime.now(UTC)),
         "version": __version__,
         "build": birth_build(),
