@@ -6,6 +6,11 @@ rewrites the placeholders for psycopg and names the few functions that differ
 (:attr:`Db.greatest`). Many rows go in with :meth:`Db.insert`: one round trip to PostgreSQL for
 a whole batch. Each :class:`Db` is used from one thread only (the store's writer or
 reader thread).
+
+A transaction that changes what the console's live pages show says which tables it concerned
+(:meth:`Db.changed`); the connection's :attr:`Db.announcer` writes that into the transaction
+itself, just before its commit, for every pit process of the store to hear
+(:mod:`controller.pit.changes`).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,6 +26,11 @@ Dialect = Literal["sqlite", "postgresql"]
 Row = tuple[Any, ...]
 #: A column of :meth:`Db.insert`: its name and its PostgreSQL type (``text``, ``bigint``…).
 Column = tuple[str, str]
+
+
+#: Writes an announcement of changed tables (None: anything may have changed) on a connection,
+#: in the transaction open on it, if any (:class:`controller.pit.changes.Announcer`).
+Announcer = Callable[["Db", "frozenset[str] | None"], None]
 
 
 class StoreError(RuntimeError):
@@ -73,6 +83,11 @@ class Db:
         self.url = url
         self.dialect: Dialect = dialect_of(url)
         self._converted: dict[str, str] = {}
+        #: Announces what this connection's transactions change (None: nothing is announced).
+        self.announcer: Announcer | None = None
+        self._in_transaction = False
+        self._changed: set[str] = set()
+        self._changed_all = False
         self._conn: Any
         if self.dialect == "sqlite":
             path = sqlite_path(url)
@@ -197,20 +212,52 @@ class Db:
             if statement:
                 self._conn.execute(statement)
 
+    def changed(self, tables: Iterable[str] | None = None) -> None:
+        """``tables`` changed (None: anything may have), for every pit process's live pages:
+        announced in the transaction open now, just before it commits (not at all when it rolls
+        back), or at once outside one. Nothing without an :attr:`announcer`."""
+        if self.announcer is None:
+            return
+        if tables is None:
+            self._changed_all = True
+        else:
+            self._changed.update(tables)
+        if not self._in_transaction:
+            self._announce()
+
+    def _announce(self) -> None:
+        tables = None if self._changed_all else frozenset(self._changed)
+        self._changed_all = False
+        self._changed = set()
+        if self.announcer is not None and (tables is None or tables):
+            self.announcer(self, tables)
+
+    def _forget_changes(self) -> None:
+        self._changed_all = False
+        self._changed = set()
+
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
-        """One transaction: committed when the block ends, rolled back when it raises."""
-        if self.dialect == "sqlite":
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
-        else:
-            with self._conn.transaction():
-                yield
+        """One transaction: committed when the block ends, rolled back when it raises. What
+        :meth:`changed` named meanwhile is announced in it, last."""
+        self._in_transaction = True
+        try:
+            if self.dialect == "sqlite":
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield
+                    self._announce()
+                except BaseException:
+                    self._conn.execute("ROLLBACK")
+                    raise
+                self._conn.execute("COMMIT")
+            else:
+                with self._conn.transaction():
+                    yield
+                    self._announce()
+        finally:
+            self._in_transaction = False
+            self._forget_changes()
 
     @property
     def broken(self) -> bool:

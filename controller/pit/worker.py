@@ -8,7 +8,8 @@ A connection lost for good (PostgreSQL restarted, the network cut) is made again
 call, so the process comes back with its store without a restart. Each call tells the process's
 :class:`~controller.pit.health.PitHealth` whether the store answered; a call the store does not
 answer raises :class:`StoreLostError`, which the API answers with 503 naming the store and since
-when.
+when. A worker given an announcer (:class:`controller.pit.changes.Announcer`) sets it on each
+connection it makes, so what its transactions change is announced to every pit process.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
-from controller.pit.db import Dialect, StoreError, dialect_of, unavailable
+from controller.pit.db import Announcer, Dialect, StoreError, dialect_of, unavailable
 from controller.pit.health import describe
 from controller.pit.store import Store
 
@@ -37,17 +38,29 @@ class StoreLostError(StoreError):
 class StoreWorker:
     """Runs functions of a :class:`Store` on one thread, awaitable from the loop."""
 
-    def __init__(self, url: str, name: str, health: PitHealth | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        name: str,
+        health: PitHealth | None = None,
+        announcer: Announcer | None = None,
+    ) -> None:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"store-{name}")
         self._url = url
         self._store: Store | None = None
         self._open = False
         self.health = health
+        self.announcer = announcer
+
+    def _connect(self) -> Store:
+        store = Store(self._url)
+        store.db.announcer = self.announcer
+        return store
 
     async def open(self) -> Store:
         """Connect (on the worker's thread)."""
         loop = asyncio.get_running_loop()
-        self._store = await loop.run_in_executor(self._executor, Store, self._url)
+        self._store = await loop.run_in_executor(self._executor, self._connect)
         self._open = True
         return self._store
 
@@ -69,7 +82,7 @@ class StoreWorker:
                 with contextlib.suppress(Exception):
                     store.close()
                 self._store = None
-            store = self._store = Store(self._url)
+            store = self._store = self._connect()
         return fn(store)
 
     async def call(
