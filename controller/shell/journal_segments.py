@@ -288,7 +288,7 @@ class JournalSegments(JournalBase):
                     "`tablectl journal verify` names what is wrong with it"
                 ) from None
 
-    def readopt_restored(self) -> list[Segment]:
+    def readopt_restored(self, limit: int | None = None) -> list[Segment]:
         """Pruned segments whose files are back in the segment directory count as local again
         (the next round copies or prunes them as any other); the segments readopted.
 
@@ -297,7 +297,9 @@ class JournalSegments(JournalBase):
         segments compacted) has no file's SHA-256: the files of its last segments are taken
         back when their rows chain to the run's ``last_hash`` (controller/shell/pruned_runs.py),
         and the run is cut before them; a file the chain does not prove (one from the middle of
-        a run without those after it) stays pruned, and is left where it is.
+        a run without those after it) stays pruned, and is left where it is. Proving a file
+        reads it whole: with ``limit``, at most that many are taken back from runs (a round,
+        on the journal's thread; the next round goes on from where the run then ends).
         """
         directory = self.segments_dir
         if not directory.is_dir():
@@ -327,8 +329,13 @@ class JournalSegments(JournalBase):
                 continue  # the right bytes, yet unreadable: left pruned, as it was
             self.set_segment_state(segment.name, LOCAL, None, header)
             readopted.append(segment)
+        left = limit
         for first, names in sorted(by_run.items()):
-            readopted.extend(self._readopt_from_run(first, names))
+            if left is not None and left <= 0:
+                break
+            taken = self._readopt_from_run(first, names, left)
+            readopted.extend(taken)
+            left = None if left is None else left - len(taken)
         return readopted
 
     def _run_spans_if_any(self) -> list[tuple[int, int]]:
@@ -344,7 +351,9 @@ class JournalSegments(JournalBase):
         ).fetchone()
         return None if row is None else _record(row)
 
-    def _readopt_from_run(self, first: int, names: Mapping[int, str]) -> list[Segment]:
+    def _readopt_from_run(
+        self, first: int, names: Mapping[int, str], limit: int | None
+    ) -> list[Segment]:
         """The files of a run's last segments that are back, readopted once the chain proves
         them; the run cut before them (or gone)."""
         row = self._conn.execute(
@@ -354,7 +363,7 @@ class JournalSegments(JournalBase):
         run = None if row is None else _record(row)
         if run is None or not is_run(run) or not intact(run):
             return []
-        back = proven_tail(self.segments_dir, run, names)
+        back = proven_tail(self.segments_dir, run, names, limit)
         if not back:
             return []
         created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -183,13 +183,16 @@ class Restored:
         self.sha256 = file_sha256(path)
 
 
-def proven_tail(directory: Path, run: Segment, names: Mapping[int, str]) -> list[Restored]:
+def proven_tail(
+    directory: Path, run: Segment, names: Mapping[int, str], limit: int | None = None
+) -> list[Restored]:
     """The files of the run's last segments that are back (``names``: by their last position),
-    oldest first, as far back as the chain proves them from the run's ``last_hash``; none when
-    they reach the run's start but not its ``prev_hash``."""
+    oldest first, as far back as the chain proves them from the run's ``last_hash`` (at most
+    ``limit`` of them: each is read whole); none when they reach the run's start but not its
+    ``prev_hash``."""
     proven: list[Restored] = []
     pos, expected = run.last_pos, run.last_hash
-    while pos >= run.first_pos and pos in names:
+    while pos >= run.first_pos and pos in names and (limit is None or len(proven) < limit):
         path = directory / names[pos]
         try:
             header = verified_header(path)

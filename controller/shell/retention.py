@@ -124,6 +124,11 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 
+#: The most segment files copied back into a run's range that one round takes back: each is
+#: read whole to prove it, on the journal's thread (a start takes them all back).
+READOPT_LIMIT = 64
+
+
 class Write(Protocol):
     """Runs a journal method where the journal's writes run (the daemon: its writer thread)."""
 
@@ -229,7 +234,7 @@ class Retention:
     def _clean(self) -> None:
         """Readopt pruned segments whose files are back (restored, or a prune cut short) and
         remove what a crash left (files no record names: their rows are still live)."""
-        for segment in self._record(self.journal.readopt_restored):
+        for segment in self._record(self.journal.readopt_restored, READOPT_LIMIT):
             log.info("retention.readopted", segment=segment.name)
         self._remove_orphans()
 

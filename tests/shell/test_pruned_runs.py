@@ -373,3 +373,28 @@ def _assert_compacted(journal: Journal) -> None:
     for before, after in itertools.pairwise(pruned):
         adjacent = before.last_pos + 1 == after.first_pos
         assert not (adjacent and same_prune_kind(before.reason or "", after)), (before, after)
+
+
+def test_a_round_takes_back_a_bounded_number_of_files_from_a_run_and_the_next_goes_on(
+    journal: Journal, tmp_path: Path
+) -> None:
+    """Proving a file copied back reads it whole, on the journal's thread: a round takes back at
+    most a few from the end of a run, the next round goes on from where the run then ends."""
+    archive = tmp_path / "nas"
+    archive.mkdir()
+    config = RetentionConfig(**{**PRUNING.__dict__, "archive_dir": archive})
+    report = Retention(journal, config).run_once(FUTURE)
+    assert report.pruned >= 4
+    names = sorted(p.name for p in archive.iterdir())
+    for name in names:
+        shutil.copyfile(archive / name, journal.segments_dir / name)
+    assert [s.name for s in journal.readopt_restored(limit=2)] == names[-2:]
+    run, *local = journal.segments()
+    assert [s.name for s in local] == names[-2:]
+    assert run.count == len(names) - 2
+    assert journal.verify(segments=True).ok
+    assert [s.name for s in journal.readopt_restored(limit=2)] == names[-4:-2]
+    rest = journal.readopt_restored()
+    assert sorted(s.name for s in rest) == names[:-4]
+    assert not journal.pruned()
+    assert journal.verify(segments=True).ok
