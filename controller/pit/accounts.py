@@ -1,5 +1,7 @@
 """The pit's users, their sessions and the log-in lock-out, kept in the store so that every pit
-process sharing it decides the same (docs/pit.md).
+process sharing it decides the same, from the next request on (docs/pit.md): nothing of who may
+log in is kept in a process but the proof that a password matches a stored hash
+(:class:`controller.pit.users.PasswordProofs`), which a changed hash no longer matches.
 """
 
 from __future__ import annotations
@@ -7,10 +9,23 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from controller.pit.db import Db
 from controller.pit.lockout import LockOut
+
+
+class Credentials(NamedTuple):
+    """What one request's password is judged by, read at once: the user's stored hash and
+    roles, and their wrong passwords from the request's address."""
+
+    password_hash: str
+    roles: list[str]
+    last_login_at: float | None
+    #: seconds the address must still wait before trying this user's password (0: it may)
+    wait: float
+    #: wrong passwords of this user from this address are being counted
+    counted: bool
 
 
 class Accounts:
@@ -38,6 +53,26 @@ class Accounts:
         """Store a re-hashed password (stronger parameters)."""
         self.db.execute(
             "UPDATE users SET password_hash = ? WHERE username = ?", (password_hash, username)
+        )
+
+    def credentials(self, username: str, address: str, now: float) -> Credentials | None:
+        """The user's stored hash, roles and last login with the lock-out of ``address`` for
+        them at ``now``, in one statement (None: no such user)."""
+        row = self.db.one(
+            "SELECT u.password_hash, u.roles, u.last_login_at, f.locked_until FROM users u "
+            "LEFT JOIN login_failures f ON f.username = u.username AND f.address = ? "
+            "WHERE u.username = ?",
+            (address, username),
+        )
+        if row is None:
+            return None
+        locked_until = None if row[3] is None else float(row[3])
+        return Credentials(
+            row[0],
+            json.loads(row[1]),
+            None if row[2] is None else float(row[2]),
+            max(0.0, locked_until - now) if locked_until is not None else 0.0,
+            locked_until is not None,
         )
 
     def add_session(self, token_sha256: str, username: str, expires_at: float) -> None:
@@ -103,6 +138,15 @@ class Accounts:
         """Forget a session (logging out)."""
         self.db.execute("DELETE FROM sessions WHERE token_sha256 = ?", (token_sha256,))
 
+    def session_login(self, token_sha256: str, now: float) -> tuple[str, list[str]] | None:
+        """The user of a live session and their roles, in one statement."""
+        row = self.db.one(
+            "SELECT s.username, u.roles FROM sessions s JOIN users u ON u.username = s.username "
+            "WHERE s.token_sha256 = ? AND s.expires_at > ?",
+            (token_sha256, now),
+        )
+        return (row[0], json.loads(row[1])) if row else None
+
     def session_user(self, token_sha256: str, now: float) -> str | None:
         """The user of a live session."""
         row = self.db.one(
@@ -165,6 +209,32 @@ class Accounts:
                 "UPDATE users SET last_login_at = ? WHERE username = ?",
                 (time.time() if now is None else now, username),
             )
+
+    def password_known(
+        self, username: str, address: str, now: float, *, record_login: bool = True
+    ) -> float:
+        """The right password for ``username`` from ``address``, known without checking it
+        again (its proof matches the stored hash just read): its count starts again unless the
+        address was locked out meanwhile (then the seconds it must still wait: the password is
+        refused), and with ``record_login`` the user's last login is ``now``. One transaction:
+        a lock-out another process commits meanwhile is never cleared."""
+        db = self.db
+        with db.transaction():
+            cleared = db.all(
+                "DELETE FROM login_failures WHERE username = ? AND address = ? "
+                "AND locked_until <= ? RETURNING failures",
+                (username, address, now),
+            )
+            if not cleared:
+                row = db.one(
+                    "SELECT locked_until FROM login_failures WHERE username = ? AND address = ?",
+                    (username, address),
+                )
+                if row is not None and float(row[0]) > now:
+                    return float(row[0]) - now
+            if record_login:
+                db.execute("UPDATE users SET last_login_at = ? WHERE username = ?", (now, username))
+        return 0.0
 
     def login_failures(self) -> list[tuple[str, str, int, float]]:
         """``(username, address, failures, locked_until)`` of every count kept."""

@@ -12,6 +12,7 @@ from functools import cached_property
 from typing import Any, Literal, NamedTuple
 
 from controller.mqtt import Message
+from controller.pit.devices import DeviceIn
 from controller.pit.rows import Stream
 from controller.table.decoder import decode
 from controller.table.events import EventData
@@ -72,17 +73,24 @@ class Refusal(NamedTuple):
 
 @dataclass
 class Batch:
-    """What one commit stores: events, statuses, states and refused messages."""
+    """What one commit stores: events, statuses, states, devices' health and refused messages."""
 
     events: list[EventIn] = field(default_factory=list)
     statuses: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     states: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    devices: list[DeviceIn] = field(default_factory=list)
     rejects: list[Refusal] = field(default_factory=list)
     acks: list[Message] = field(default_factory=list)  # acknowledged once the batch is stored
     first_received: float = 0.0
 
     def __len__(self) -> int:
-        return len(self.events) + len(self.statuses) + len(self.states) + len(self.rejects)
+        return (
+            len(self.events)
+            + len(self.statuses)
+            + len(self.states)
+            + len(self.devices)
+            + len(self.rejects)
+        )
 
 
 def event_age(ts: str, now: float) -> float | None:

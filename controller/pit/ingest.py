@@ -11,7 +11,9 @@ session expiry of hours), so the broker keeps what arrives while the process is 
 * ``{prefix}/+/response/replay`` and ``…/response/stored``: the tables' answers to replay and
   storage confirmation requests (:mod:`controller.pit.confirm`);
 * ``{prefix}/+/status`` (births and deaths) and ``{prefix}/+/state`` (the retained snapshot, QoS
-  0: only the latest matters).
+  0: only the latest matters);
+* ``{prefix}/+/devices/+``: each device's retained health (QoS 0), stored with the batch it
+  comes in (:mod:`controller.pit.devices`), so every process shows the same.
 
 Acknowledgement only after the commit: the client acknowledges nothing by itself (``manual_ack``
 of :class:`controller.mqtt.Client`). Messages are committed in batches (up to ``batch`` of them,
@@ -47,6 +49,7 @@ from controller.mqtt import Client, Message, MqttError, connect_properties, new_
 from controller.pit.batches import Applied, Batch, EventIn, Refusal
 from controller.pit.config import PitConfig
 from controller.pit.db import transient
+from controller.pit.devices import DeviceIn
 from controller.pit.health import PitHealth, describe
 from controller.pit.metrics import PitMetrics
 from controller.pit.published import (
@@ -185,6 +188,7 @@ def apply_batch(store: Store, batch: Batch, secure: bool) -> Applied:
         batch.rejects.append(Refusal(table, f"{table}/status", _dump(body), reason))
     for table, body, reason in refused_states:
         batch.rejects.append(Refusal(table, f"{table}/state", _dump(body), reason))
+    _devices(store, batch, now)
     if batch.rejects:
         with store.db.transaction():
             for refusal in batch.rejects:
@@ -203,9 +207,32 @@ def apply_batch(store: Store, batch: Batch, secure: bool) -> Applied:
         *(e.table_id for e in batch.events),
         *(t for t, _ in batch.statuses),
         *(t for t, _ in batch.states),
+        *(d.table for d in batch.devices),
         *(r.table for r in batch.rejects if r.table),
     }
     return applied
+
+
+def _devices(store: Store, batch: Batch, now: float) -> None:
+    """Record the batch's devices' health together; when the store refuses them for what they
+    hold, one by one, each it cannot take refused with the reason."""
+    try:
+        store.record_devices(batch.devices, now)
+        return
+    except Exception as exc:
+        if transient(exc):
+            raise
+        log.exception("pit.batch_refused", messages=len(batch.devices))
+    for device in list(batch.devices):
+        try:
+            store.record_devices([device], now)
+        except Exception as single:
+            if transient(single):
+                raise
+            topic = f"{device.table}/devices/{device.device}"
+            payload = (device.body or "").encode()
+            reason = f"could not be stored: {type(single).__name__}"
+            batch.rejects.append(Refusal(device.table, topic, payload, reason))
 
 
 def _each(
@@ -271,8 +298,8 @@ class Ingest:
         self.prefix = config.broker.prefix
         self.connected = asyncio.Event()
         self.on_commit: list[Callable[[Applied], None]] = []
-        #: device health as the tables retain it (table, device, body; None: cleared)
-        self.on_device: Callable[[str, str, dict[str, Any] | None], None] | None = None
+        #: (table, device) → the ``ts`` of the last health taken of it (what a clear clears)
+        self._device_ts: dict[tuple[str, str], str] = {}
         self._client: Client | None = None
         self._backoff = Backoff(config.broker.reconnect_min, config.broker.reconnect_max)
         self._queue: asyncio.Queue[tuple[Route, Message, float]] = asyncio.Queue()
@@ -365,13 +392,11 @@ class Ingest:
                 self._ack(client, message)
 
     def take(self, message: Message) -> bool:
-        """One message from the broker. An answer to a request or a device's health is used at
-        once (True: acknowledge it now); the rest, and an answer or a device health refused
-        (to be recorded), wait for the next commit."""
+        """One message from the broker. An answer to a request is used at once (True:
+        acknowledge it now); the rest, and an answer refused (to be recorded), wait for the
+        next commit."""
         where = route(message.topic.value, self.prefix, self.config.pit.id)
         if where.kind == "response" and self._response(where, message):
-            return True
-        if where.kind == "device" and self._device(where, message):
             return True
         self._queue.put_nowait((where, message, time.monotonic()))
         return False
@@ -398,18 +423,6 @@ class Ingest:
             handler(where.table, body)
         except Exception:
             log.exception("pit.answer_failed", table=where.table[:64], verb=where.verb)
-        return True
-
-    def _device(self, where: Route, message: Message) -> bool:
-        if self.on_device is None:
-            return True
-        payload = _payload(message)
-        try:
-            _device_name(where.verb)
-            body = parse_device(payload) if payload else None
-        except RejectedError:
-            return False
-        self.on_device(where.table, where.verb, body)
         return True
 
     async def _commit(self, client: Client) -> None:
@@ -471,10 +484,8 @@ class Ingest:
             elif where.kind == "state":
                 if payload:
                     batch.states.append((where.table, parse_state(payload)))
-            elif where.kind == "device":  # refused when taken: say why
-                _device_name(where.verb)
-                parse_device(payload)
-                raise RejectedError("a device's health the pit could not use")
+            elif where.kind == "device":
+                batch.devices.append(self._device(where, payload))
             elif where.kind == "response":
                 parse_answer(payload, where.verb)
                 raise RejectedError("an answer the pit could not use")
@@ -484,6 +495,20 @@ class Ingest:
             topic = message.topic.value
             log.warning("pit.message_refused", topic=topic[:200], reason=str(exc))
             batch.rejects.append(Refusal(where.table or None, topic, payload, str(exc)))
+
+    def _device(self, where: Route, payload: bytes) -> DeviceIn:
+        """A device's retained health (RejectedError: one the pit cannot use); an empty payload
+        clears it, up to the last this process took."""
+        _device_name(where.verb)
+        key = (where.table, where.verb)
+        if not payload:
+            return DeviceIn(where.table, where.verb, self._device_ts.pop(key, ""), None)
+        body = parse_device(payload)
+        ts = body.get("ts")
+        ts = ts if isinstance(ts, str) else ""
+        self._device_ts[key] = ts
+        text = json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+        return DeviceIn(where.table, where.verb, ts, _storable(text))
 
     def _ack(self, client: Client, message: Message) -> None:
         client.ack(message)

@@ -1,20 +1,19 @@
 """What the console's live pages wait on: counters that move whenever the pit learns something.
 
 The ingest touches the board after each commit (events, births and deaths, retained states,
-refused messages: the tables they concern) and for each device message; each live page's stream
+devices' health, refused messages: the tables they concern); each live page's stream
 (Server-Sent Events, :mod:`controller.pit.console.streams`) waits for the counter it follows to
 move: the floor map, the holds and the alarms follow the board's :attr:`LiveBoard.version`, a
-table's page :meth:`LiveBoard.table_version`, which moves only for that table. Device health is
-kept here, in memory, as the tables retain it on ``{prefix}/{table}/devices/{device}``: the
-broker gives it back on every (re)connect, so it needs no storing.
+table's page :meth:`LiveBoard.table_version`, which moves only for that table. What the pages
+show is read from the store (device health too: :mod:`controller.pit.devices`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from controller.pit.batches import Applied
@@ -33,12 +32,11 @@ class StreamLimits:
 
 
 class LiveBoard:
-    """Change counters to wait on, and each table's device health."""
+    """Change counters to wait on."""
 
     def __init__(self) -> None:
         self.version = 0
         self.closed = False
-        self.devices: dict[str, dict[str, dict[str, Any]]] = {}  # table → device → health
         self._tables: dict[str, int] = {}  # table → the version its last change made
         self._everything = 0  # the version of the last change of no table in particular
         self._waiters: set[asyncio.Event] = set()
@@ -61,15 +59,6 @@ class LiveBoard:
     def table_version(self, table: str) -> int:
         """The version of the last change that concerned ``table``."""
         return max(self._everything, self._tables.get(table, 0))
-
-    def device(self, table: str, device: str, body: Mapping[str, Any] | None) -> None:
-        """A device's retained health (None: its retained message was cleared)."""
-        devices = self.devices.setdefault(table, {})
-        if body is None:
-            devices.pop(device, None)
-        else:
-            devices[device] = dict(body)
-        self._moved_now((table,))
 
     def close(self) -> None:
         """The process stops: every live page's stream ends."""

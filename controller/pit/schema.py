@@ -276,6 +276,18 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE tables ADD COLUMN build TEXT
     """,
+    # 8: each table's devices as they last said they were (their retained health, as JSON, with
+    # its ts), so every pit process of the store shows the same (controller/pit/devices.py).
+    """
+    CREATE TABLE devices (
+        table_id TEXT NOT NULL,
+        device TEXT NOT NULL,
+        ts TEXT NOT NULL,
+        body TEXT,
+        received_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (table_id, device)
+    )
+    """,
 ]
 
 AUTO_ID = {

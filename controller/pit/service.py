@@ -67,11 +67,10 @@ class PitService:
             )
             self.ingest.on_response["stored"] = self.confirmer.on_response
             self.ingest.on_commit.append(self.confirmer.on_commit)
-        # the console: live pages wake on every commit and device message; the floor's rulings
-        # go out signed with the pit's key, for the person logged in
+        # the console: live pages wake on every commit (devices' health among what it stores);
+        # the floor's rulings go out signed with the pit's key, for the person logged in
         self.board = LiveBoard()
         self.ingest.on_commit.append(self.board.touch)
-        self.ingest.on_device = self.board.device
         self.rulings = Rulings(
             config.broker.prefix, self.ingest.publish, signer, config.web.ruling_timeout
         )

@@ -16,7 +16,8 @@ This module holds the schema's migrations and the ingest; the class is made of o
 reader, each a module of its own over the same connection: the derived rows
 (``projections.py``), the tables' statuses and refused messages (``table_status.py``), the gaps
 (``gaps.py``), the API's and the console's reads (``queries.py``), the users, sessions and
-lock-out (``accounts.py``); ``rows.py`` has the column types and value checks they share.
+lock-out (``accounts.py``), the devices' health (``devices.py``); ``rows.py`` has the column
+types and value checks they share.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from collections.abc import Sequence
 from controller.pit.accounts import Accounts
 from controller.pit.batches import Applied, EventIn
 from controller.pit.db import Column, Db, StoreError
+from controller.pit.devices import Devices
 from controller.pit.gaps import Gap, Gaps
 from controller.pit.projections import Projections
 from controller.pit.queries import Queries
@@ -59,7 +61,7 @@ EVENT_COLUMNS: tuple[Column, ...] = (
 )
 
 
-class Store(Projections, TableStatus, Gaps, Queries, Accounts):
+class Store(Projections, TableStatus, Gaps, Queries, Accounts, Devices):
     """The pit's database: its schema and its ingest here, the rest in the parts it is made of."""
 
     def __init__(self, url: str) -> None:

@@ -3,14 +3,17 @@
 ``tablectl pit user add NAME --role floor --password-stdin`` writes a user into the store. The
 API takes HTTP Basic credentials, or the session cookie ``POST /login`` sets (a random token;
 the store keeps only its SHA-256, with the user and when it expires). A session's forms carry a
-CSRF token derived from it (:func:`csrf_token`).
+CSRF token derived from it (:func:`csrf_token`). Whether HTTP Basic credentials are right is
+decided on every request by what the store holds then (:class:`PasswordProofs`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import re
 import secrets
+from collections import OrderedDict
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
@@ -62,6 +65,45 @@ def verify(stored: str | None, password: str) -> bool:
         return bool(_hasher.verify(stored, password))
     except (VerifyMismatchError, VerificationError, InvalidHashError):
         return False
+
+
+class PasswordProofs:
+    """Which password each stored hash was seen to match, so that HTTP Basic credentials sent
+    again need no second argon2 check (slow on purpose): by user *and stored hash*, an HMAC of
+    the password under a key of this process (never the password, nor a fast hash of it).
+
+    It proves only that a password matches a hash. Whether that hash is still the user's, and
+    whether the client's address may try it, is read from the store at every request
+    (:meth:`controller.pit.accounts.Accounts.credentials`): a password changed or a user
+    removed, whichever process did it, leaves the proof matching nothing from the next request
+    on. Nothing expires by time; at most ``size`` proofs are kept (the least used forgotten
+    first)."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self.size = size
+        self._key = secrets.token_bytes(32)
+        self._known: OrderedDict[tuple[str, str], bytes] = OrderedDict()
+
+    def _proof(self, password: str) -> bytes:
+        return hmac.new(self._key, password.encode(), hashlib.sha256).digest()
+
+    def matches(self, name: str, stored_hash: str, password: str) -> bool:
+        """Whether ``password`` was seen to match ``stored_hash``, ``name``'s hash now."""
+        known = self._known.get((name, stored_hash))
+        if known is None or not hmac.compare_digest(known, self._proof(password)):
+            return False
+        self._known.move_to_end((name, stored_hash))
+        return True
+
+    def remember(self, name: str, stored_hash: str, password: str) -> None:
+        """``password`` matched ``stored_hash``, ``name``'s hash (argon2 said so)."""
+        self._known[(name, stored_hash)] = self._proof(password)
+        self._known.move_to_end((name, stored_hash))
+        while len(self._known) > self.size:
+            self._known.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._known)
 
 
 def new_session(store: Store, name: str, expires_at: float) -> str:

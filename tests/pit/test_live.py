@@ -4,6 +4,7 @@ computed once per change for every stream of a page, held back when their reader
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import socket
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import httpx
 
 from controller.pit.console.streams import LiveSource, Section
+from controller.pit.devices import DeviceIn
 from controller.pit.live import LiveBoard, StreamLimits
 from controller.pit.store import Store
 from controller.pit.users import csrf_token
@@ -157,7 +159,6 @@ async def test_a_stream_whose_reader_stops_is_held_back_gets_the_page_as_it_is_t
     url = new_store(tmp_path, {"ann": ["floor"]})
     writer = Store(url)
     writer.record_statuses([(f"T{i:02d}", {"state": "online", "bdseq": 1}) for i in range(30)], 1.0)
-    writer.close()
     limits = StreamLimits(interval=0.0, write_timeout=2.0)
     async with serve(url, streams=limits) as pit:
         auth = basic("ann")
@@ -166,9 +167,12 @@ async def test_a_stream_whose_reader_stops_is_held_back_gets_the_page_as_it_is_t
         registry = pit.app.state.stream_registry
         versions = 50
         for version in range(versions):
-            for i in range(30):  # every tile changes: 30 × 2 KB a version
-                detail = f"v{version:03d}-" + "x" * 2000
-                pit.board.device(f"T{i:02d}", "reader", {"health": "online", "detail": detail})
+            detail = f"v{version:03d}-" + "x" * 2000  # every tile changes: 30 × 2 KB a version
+            body = json.dumps({"health": "online", "detail": detail})
+            writer.record_devices(
+                [DeviceIn(f"T{i:02d}", "reader", "", body) for i in range(30)], 1.0
+            )
+            pit.board.touch()
             await until(
                 lambda: all(s.blocked or s.version == pit.board.version for s in registry.streams)
             )
@@ -186,6 +190,7 @@ async def test_a_stream_whose_reader_stops_is_held_back_gets_the_page_as_it_is_t
         assert f"v{versions - 1:03d}-".encode() not in gone.data
         for stream in (slow, gone):
             stream.close()
+    writer.close()
 
 
 async def test_a_source_computes_once_for_readers_behind_and_paces_its_computations() -> None:

@@ -78,12 +78,13 @@ class LivePages:
         return LiveSource(compute, follows, render_section, self.limits.interval)
 
     async def _floor_sections(self) -> Sections:
-        reader, board = self.reader, self.board
+        reader = self.reader
         tables = judged(self.approved, await reader.call(Store.tables))
         states = await reader.call(Store.table_states)
         holds = await reader.call(Store.holds, open_only=True)
         alarms = await reader.call(Store.alarms, limit=1000, unacknowledged=True)
         refused = await reader.call(Store.reject_counts, time.time() - REFUSED_WINDOW)
+        devices = await reader.call(Store.devices)
         by_table: dict[str, list[HoldRow]] = {}
         for h in holds:
             by_table.setdefault(h["table_id"], []).append(h)
@@ -111,7 +112,7 @@ class LivePages:
                         t,
                         states.get(name),
                         by_table.get(name, []),
-                        board.devices.get(name, {}),
+                        devices.get(name, {}),
                         alarm_count.get(name, 0),
                         refused.get(name, 0),
                     )
@@ -167,7 +168,8 @@ class LivePages:
             hand = (state or {}).get("hand")
             hand_id = hand.get("hand_id") if isinstance(hand, dict) else None
             holes = hole_cards(events, hand_id if isinstance(hand_id, str) else None)
-            view = table_view(rows[0], state, board.devices.get(table, {}), holes if cards else {})
+            devices = (await reader.call(Store.devices, table)).get(table, {})
+            view = table_view(rows[0], state, devices, holes if cards else {})
             return {
                 "table-state": ("_table_state.html", {"v": view, "viewer": kind}),
                 "table-events": (
@@ -190,13 +192,14 @@ class LivePages:
             alarms = await reader.call(Store.alarms, limit=200)
             tables = judged(self.approved, await reader.call(Store.tables))
             refused = await reader.call(Store.rejects, limit=REFUSED_SHOWN)
+            devices = await reader.call(Store.devices)
             degraded = [degraded_view(t) for t in tables if t["degraded"] or t["alarms"]]
             return {
                 "alarm-list": (
                     "_alarms.html",
                     {
                         "alarms": alarms,
-                        "faults": device_faults(board.devices),
+                        "faults": device_faults(devices),
                         "degraded": degraded,
                         "refused": [
                             {

@@ -100,8 +100,8 @@ async def tables(user: Authed, reader: Reader, web: Web) -> list[TableRow]:
 
 @router.get("/api/tables/{table}", tags=["tables"])
 async def table(table: str, user: Authed, reader: Reader, web: Web) -> dict[str, Any]:
-    """One table: as in the list, with its retained state, its epochs and its births and
-    deaths."""
+    """One table: as in the list, with its retained state, its devices' health (each device's
+    retained message, by name), its epochs and its births and deaths."""
     every = judged(web.approved, await reader.call(Store.tables))
     rows = [t for t in every if t["table_id"] == table]
     if not rows:
@@ -109,6 +109,7 @@ async def table(table: str, user: Authed, reader: Reader, web: Web) -> dict[str,
     return {
         **rows[0],
         "state": await reader.call(Store.table_state, table),
+        "devices": (await reader.call(Store.devices, table)).get(table, {}),
         "epochs": await reader.call(Store.epochs, table),
         "births": await reader.call(Store.births, table),
     }

@@ -7,6 +7,11 @@ Wrong passwords are counted per user and client address, in the store: after ``[
 lockout_attempts`` of them from one address, each further try from that address waits, longer
 each time up to ``lockout_minutes`` (:mod:`controller.pit.lockout`); the same user from another
 address is not slowed.
+
+Every answer is the store's at the time of the request, whichever pit process serves it: the
+session, the user's roles, their stored password hash and the lock-out of the client's address
+are read for each request. A process keeps only the proof that a password matched a hash
+(:class:`~controller.pit.users.PasswordProofs`), which spares argon2 and nothing else.
 """
 
 from __future__ import annotations
@@ -14,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import hashlib
 import hmac
 import math
 import time
@@ -37,11 +41,19 @@ from controller.pit.lockout import LockOut
 from controller.pit.metrics import PitMetrics
 from controller.pit.rulings import Rulings
 from controller.pit.store import Store
-from controller.pit.users import SESSION_COOKIE, csrf_token, token_digest, verify
+from controller.pit.users import (
+    SESSION_COOKIE,
+    PasswordProofs,
+    csrf_token,
+    token_digest,
+    verify,
+)
 from controller.pit.web.models import User
 from controller.pit.worker import StoreWorker
 
-BASIC_CACHE_SECONDS = 60.0
+#: Seconds between two records of a user's last login by HTTP Basic credentials already known
+#: (each request of an API client would otherwise be a write).
+LAST_LOGIN_EVERY = 60.0
 
 
 @dataclass
@@ -61,8 +73,8 @@ class PitWeb:
     clock: Callable[[], float]
     console: bool
     approved: ApprovedBuilds | None = None
-    #: (name, SHA-256 of the password) → (until when, the stored hash it matched)
-    basic_cache: dict[tuple[str, str], tuple[float, str]] = field(default_factory=dict)
+    #: which password each stored hash was seen to match (spares argon2, decides nothing)
+    proofs: PasswordProofs = field(default_factory=PasswordProofs)
     registry: StreamRegistry = field(init=False)
     pages: LivePages = field(init=False)
 
@@ -97,16 +109,14 @@ Reader = Annotated[StoreWorker, Depends(store_reader)]
 
 async def current_user(request: Request, web: Web) -> User:
     """The user of the session cookie or of the HTTP Basic credentials (401: none)."""
-    reader = web.reader
     token = request.cookies.get(SESSION_COOKIE)
     request.state.session_token = None
+    request.state.password_hash = None
     if token:
-        name = await reader.call(Store.session_user, token_digest(token), time.time())
-        if name is not None:
-            found = await reader.call(Store.user, name)
-            if found is not None:
-                request.state.session_token = token
-                return User(username=name, roles=found[1])
+        found = await web.reader.call(Store.session_login, token_digest(token), time.time())
+        if found is not None:
+            request.state.session_token = token
+            return User(username=found[0], roles=found[1])
     header = request.headers.get("authorization", "")
     if header.lower().startswith("basic "):
         try:
@@ -115,25 +125,69 @@ async def current_user(request: Request, web: Web) -> User:
             decoded = ""
         name, sep, password = decoded.partition(":")
         if sep:
-            key = (name, hashlib.sha256(password.encode()).hexdigest())
-            cached = web.basic_cache.get(key)
-            if cached is not None and cached[0] > time.monotonic():
-                # The cache spares argon2, not the store: a user removed (or whose password or
-                # roles changed) since is known at once, whichever process changed it.
-                found = await reader.call(Store.user, name)
-                if found is not None and hmac.compare_digest(found[0], cached[1]):
-                    return User(username=name, roles=found[1])
-                web.basic_cache.pop(key, None)
-            checked = await authenticate(request, web, name, password)
-            if checked is not None:
-                stored_hash, roles = checked
-                web.basic_cache[key] = (time.monotonic() + BASIC_CACHE_SECONDS, stored_hash)
-                return User(username=name, roles=roles)
+            user = await basic_user(request, web, name, password)
+            if user is not None:
+                return user
     raise HTTPException(
         status_code=401,
         detail="log in (POST /login) or give HTTP Basic credentials",
         headers={"WWW-Authenticate": 'Basic realm="tablectl pit"'},
     )
+
+
+async def basic_user(request: Request, web: PitWeb, name: str, password: str) -> User | None:
+    """The user of HTTP Basic credentials (None: not theirs; LockedOutError: the address must
+    wait). Decided by what the store holds now, read in one statement: the user's hash and
+    roles and the lock-out of the address; a password this process saw match that very hash is
+    not checked again (no argon2), anything else is, and counted as :func:`authenticate` does."""
+    address = client_address(request)
+    now = web.clock()
+    known = await web.reader.call(Store.credentials, name, address, now)
+    if known is not None:
+        if known.wait > 0:
+            raise LockedOutError(name, known.wait)
+        if web.proofs.matches(name, known.password_hash, password):
+            last = known.last_login_at
+            stale = last is None or not 0 <= now - last < LAST_LOGIN_EVERY
+            if known.counted or stale:
+                wait = await web.reader.call(
+                    Store.password_known, name, address, now, record_login=stale
+                )
+                if wait > 0:
+                    raise LockedOutError(name, wait)
+            request.state.password_hash = known.password_hash
+            return User(username=name, roles=known.roles)
+    checked = await authenticate(request, web, name, password)
+    if checked is None:
+        return None
+    stored_hash, roles = checked
+    web.proofs.remember(name, stored_hash, password)
+    request.state.password_hash = stored_hash
+    return User(username=name, roles=roles)
+
+
+async def login_stands(request: Request, web: PitWeb, user: User) -> bool:
+    """Whether the login a request was made with still stands, as the store says now: its
+    session not ended, or its HTTP Basic password still the user's and its address not locked
+    out; the user there with the same roles (a live stream asks this every few seconds)."""
+    reader = web.reader
+    token: str | None = getattr(request.state, "session_token", None)
+    if token is not None:
+        found = await reader.call(Store.session_login, token_digest(token), time.time())
+        return found is not None and found[0] == user.username and _same(found[1], user.roles)
+    stored: str | None = getattr(request.state, "password_hash", None)
+    address = client_address(request)
+    known = await reader.call(Store.credentials, user.username, address, web.clock())
+    return (
+        known is not None
+        and known.wait <= 0
+        and (stored is None or hmac.compare_digest(known.password_hash, stored))
+        and _same(known.roles, user.roles)
+    )
+
+
+def _same(roles: list[str], other: list[str]) -> bool:
+    return sorted(roles) == sorted(other)
 
 
 Authed = Annotated[User, Depends(current_user)]

@@ -4,16 +4,14 @@ the pit's own health, and ends when the login it was opened with no longer stand
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 from fastapi import APIRouter, Request
 
 from controller.pit.console.render import health_event
 from controller.pit.console.streams import LiveResponse, LiveSource, Watch, stream_events
-from controller.pit.store import Store
 from controller.pit.users import token_digest
-from controller.pit.web.deps import Authed, PitWeb, Web, viewer_of
+from controller.pit.web.deps import Authed, PitWeb, Web, login_stands, viewer_of
 from controller.pit.web.models import User
 from controller.pit.worker import StoreLostError
 
@@ -32,7 +30,7 @@ async def live(
 ) -> LiveResponse:
     """A stream of ``shown`` for ``user``, counted against their session's and their own
     streams (429 when the process serves all it may)."""
-    reader, registry, limits = web.reader, web.registry, web.streams
+    registry, limits = web.registry, web.streams
     token: str | None = getattr(request.state, "session_token", None)
     session = token_digest(token) if token else f"basic:{user.username}"
     stream = registry.open(session, user.username)
@@ -44,17 +42,12 @@ async def live(
     viewer = viewer_of(request, user)
 
     async def still_logged_in() -> bool:
-        # the user removed, their session ended, or their roles changed (what the stream
-        # shows depends on them): the stream ends, and a reload asks for a login again
+        # the user removed, their session ended, their password changed or their roles (what
+        # the stream shows depends on them): the stream ends, and a reload asks for a login
         try:
-            if token is not None:
-                name = await reader.call(Store.session_user, token_digest(token), time.time())
-                if name != user.username:
-                    return False
-            found = await reader.call(Store.user, user.username)
+            return await login_stands(request, web, user)
         except StoreLostError:
             return True  # cannot tell: the health event says the store is lost
-        return found is not None and sorted(found[1]) == sorted(user.roles)
 
     watch = Watch(
         web.health, lambda: health_event(web.health_view()), still_logged_in, limits.recheck
