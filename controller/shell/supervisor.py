@@ -118,11 +118,12 @@ class Devices:
                 log.warning("device.query_failed", device=device_id, error=str(exc) or "timeout")
                 return
             self._queried[device_id] = session
+            known = self._known_decks()
             for dispatch in self.runner.planner.outstanding.values():
                 if (
                     dispatch.device == device_id
                     and self._may_have_reached_a_device(dispatch)
-                    and _carried_out(dispatch, status)
+                    and _carried_out(dispatch, status, known)
                 ):
                     self._sent.add(dispatch.id)
             log.info(
@@ -143,6 +144,21 @@ class Devices:
             if not device.reports_health or self.supervisors[d].health is Health.ONLINE
         }
         await asyncio.gather(*(query(d, device) for d, device in ready.items()))
+
+    def _known_decks(self) -> set[int]:
+        """The decks the table has seen: the one it holds, those the hand and the last hand
+        dealt from, those still to be revealed and those revealed lately. A shuffler still on
+        one of them has not shuffled since (a hand's end forgets the table's deck, so the
+        shuffle the next hand needs names none)."""
+        state = self.runner.state
+        planner = self.runner.planner
+        known = {*planner.in_play, *planner.revealed, *(deck.shuffle_id for deck in state.audit)}
+        for hand in (state.hand, state.last_hand):
+            if hand is not None and hand.deal.shuffle_id is not None:
+                known.add(hand.deal.shuffle_id)
+        if state.deck.shuffle_id is not None:
+            known.add(state.deck.shuffle_id)
+        return known
 
     def _may_have_reached_a_device(self, dispatch: Dispatch) -> bool:
         """Whether the command was ever sent: by this process, or by the run that journaled it.
@@ -236,7 +252,9 @@ class Devices:
         self._publish(device_id, body)
 
 
-def _carried_out(dispatch: Dispatch, status: DeviceStatus) -> bool:
+def _carried_out(dispatch: Dispatch, status: DeviceStatus, known: set[int]) -> bool:
+    """Whether the device already did ``dispatch``, by what it reports: a dispense whose group
+    it lists, a shuffle of a deck the table has not seen (``known``: the decks it has)."""
     need = dispatch.need
     if need.kind == "dispense":
         return (
@@ -245,5 +263,9 @@ def _carried_out(dispatch: Dispatch, status: DeviceStatus) -> bool:
             and dispatch.group in status.groups
         )
     if need.kind == "shuffle":
-        return status.shuffle_id is not None and status.shuffle_id != need.shuffle_id
+        return (
+            status.shuffle_id is not None
+            and status.shuffle_id != need.shuffle_id
+            and status.shuffle_id not in known
+        )
     return False
