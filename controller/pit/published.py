@@ -125,6 +125,8 @@ Chips = Annotated[int, Field(ge=-BIGINT, le=BIGINT)]
 Seat = Annotated[int, Field(ge=0, le=SMALL)]
 Short = Annotated[str, StringConstraints(max_length=200)]
 SeatKey = Annotated[str, StringConstraints(pattern=r"^[0-9]{1,4}$")]
+#: A journal's or an epoch's name.
+Name = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 
 
 class StatusAlarm(_Taken):
@@ -140,6 +142,8 @@ class Status(_Taken):
 
     state: Literal["online", "offline"]
     bdseq: Seq
+    journal: Name | None = None
+    epoch: Name | None = None
     ts: Short | None = None
     version: Short | None = None
     degraded: bool = False

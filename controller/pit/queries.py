@@ -57,7 +57,7 @@ class Queries:
             "AND h.resolved_seq IS NULL AND h.raised_seq IS NOT NULL), "
             "(SELECT COUNT(*) FROM gaps g WHERE g.table_id = t.table_id AND g.closed_at IS NULL), "
             "t.degraded, t.alarms, (SELECT s.contiguous FROM streams s WHERE s.table_id = "
-            "t.table_id AND s.epoch = t.epoch AND s.stream = 'public'), t.build "
+            "t.table_id AND s.epoch = t.epoch AND s.stream = 'public'), t.build, t.journal "
             f"FROM tables t {where}ORDER BY t.table_id",
             () if table is None else (table,),
         )
@@ -79,6 +79,7 @@ class Queries:
                 "alarms": alarm_list(json_value(r[13])),
                 "stored_seq": int(r[14] or 0),
                 "build": json_object(json_value(r[15])) or None,
+                "journal": r[16] or None,
             }
             for r in rows
         ]
@@ -189,14 +190,19 @@ class Queries:
         rule: str | None = None,
         since: str | None = None,
         until: str | None = None,
+        hand_id: str | None = None,
+        epoch: str | None = None,
         limit: int = 200,
     ) -> list[HandRow]:
-        """Hands, newest first, by table, rule and start time."""
+        """Hands, newest first, by table, rule, start time, hand id and epoch (one hand is
+        ``(table_id, epoch, hand_id)``: a table whose journal starts again numbers its hands
+        from 1 again, in another epoch)."""
         where: list[str] = []
         params: list[Any] = []
-        if table is not None:
-            where.append("h.table_id = ?")
-            params.append(table)
+        for column, value in (("h.table_id", table), ("h.hand_id", hand_id), ("h.epoch", epoch)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
         if rule is not None:
             where.append(
                 "EXISTS (SELECT 1 FROM hand_rules r WHERE r.table_id = h.table_id AND "
@@ -212,25 +218,21 @@ class Queries:
         clause = f"WHERE {' AND '.join(where)}" if where else ""
         rows = self.db.all(
             f"SELECT {_HAND_COLUMNS} FROM hands h {clause} "
-            "ORDER BY h.started_ts DESC, h.table_id, h.hand_id LIMIT ?",
+            "ORDER BY h.started_ts DESC, h.table_id, h.hand_id, h.first_seq DESC, h.epoch "
+            "LIMIT ?",
             [*params, limit],
         )
         hands = [_hand(r) for r in rows]
         self._attach(hands)
         return hands
 
-    def hand(self, hand_id: str) -> HandRow | None:
-        """One hand (the newest epoch's, when a hand id was used by two)."""
-        row = self.db.one(
-            f"SELECT {_HAND_COLUMNS} FROM hands h WHERE h.hand_id = ? "
-            "ORDER BY h.first_seq DESC LIMIT 1",
-            (hand_id,),
-        )
-        if row is None:
-            return None
-        hand = _hand(row)
-        self._attach([hand])
-        return hand
+    def hands_named(
+        self, hand_id: str, *, table: str | None = None, epoch: str | None = None
+    ) -> list[HandRow]:
+        """The hands of id ``hand_id`` (of ``table``, in ``epoch``), newest first: one, unless
+        a table's journal started again and numbered its hands from 1 again (or a hand went on
+        into a new epoch)."""
+        return self.hands(hand_id=hand_id, table=table, epoch=epoch, limit=50)
 
     def _attach(self, hands: list[HandRow]) -> None:
         """Each hand's rule IDs and rulings."""
@@ -348,13 +350,65 @@ class Queries:
         return envelopes(r[0] for r in rows)
 
     def births(self, table: str) -> list[BirthRow]:
-        """A table's births and deaths, in order."""
+        """A table's births and deaths, as they were received (each connection's birth
+        before its death)."""
         rows = self.db.all(
-            "SELECT bdseq, state, ts, received_at FROM births WHERE table_id = ? "
-            "ORDER BY bdseq, received_at",
+            "SELECT journal, bdseq, state, epoch, ts, received_at FROM births "
+            "WHERE table_id = ? ORDER BY received_at, journal, bdseq, state DESC",
             (table,),
         )
-        return [BirthRow(bdseq=r[0], state=r[1], ts=r[2], received_at=r[3]) for r in rows]
+        return [
+            BirthRow(
+                journal=r[0] or None,
+                bdseq=r[1],
+                state=r[2],
+                epoch=r[3],
+                ts=r[4],
+                received_at=r[5],
+            )
+            for r in rows
+        ]
+
+    def journal_of(self, table: str, epoch: str) -> str | None:
+        """The journal ``epoch`` of ``table`` belongs to, as far as the store knows (None: it
+        does not): the journal a birth or death named with it or with an epoch it went on
+        from (``epochs.previous``, from its ``journal.epoch.started``), or the first epoch of
+        that line when a birth named it as its journal (a journal is named by its first
+        epoch)."""
+        line = [epoch]
+        previous: dict[str, str | None] = {
+            str(e): p
+            for e, p in self.db.all(
+                "SELECT epoch, previous FROM epochs WHERE table_id = ?", (table,)
+            )
+        }
+        while (before := previous.get(line[-1])) and before not in line:
+            line.append(before)
+        named = self.db.all(
+            "SELECT DISTINCT journal, epoch FROM births WHERE table_id = ? AND journal <> ''",
+            (table,),
+        )
+        by_epoch = {str(e): str(j) for j, e in named if e is not None}
+        for name in line:
+            if name in by_epoch:
+                return by_epoch[name]
+        journals = {str(j) for j, _ in named}
+        return line[-1] if line[-1] in journals else None
+
+    def journal_left(self, table: str, epoch: str) -> str | None:
+        """Whether ``epoch`` is of a journal ``table`` has left (its newest connection is of
+        another journal): what to say of it, or None (the table's journal, or not known)."""
+        row = self.db.one("SELECT journal FROM tables WHERE table_id = ?", (table,))
+        now = row[0] if row else None
+        if not now:
+            return None
+        journal = self.journal_of(table, epoch)
+        if journal is None or journal == now:
+            return None
+        return (
+            f"journal {journal} of table {table}, which runs journal {now} since: the table "
+            "cannot rule on it"
+        )
 
     def counts(self) -> dict[str, int]:
         """Rows in the main tables (for reports)."""

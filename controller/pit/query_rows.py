@@ -29,6 +29,7 @@ class TableRow(TypedDict):
     alarms: list[dict[str, Any]]
     stored_seq: int
     build: dict[str, Any] | None
+    journal: str | None
 
 
 class EpochRow(TypedDict):
@@ -130,9 +131,11 @@ class AlarmRow(TypedDict):
 
 
 class BirthRow(TypedDict):
-    """A table's birth or death (its status, by ``bdseq``)."""
+    """A table's birth or death (its status: the connection ``bdseq`` of ``journal``)."""
 
+    journal: str | None
     bdseq: int
     state: str
+    epoch: str | None
     ts: str | None
     received_at: float

@@ -288,6 +288,27 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (table_id, device)
     )
     """,
+    # 9: the journal of each birth and death: a connection is (journal, bdseq), and a table
+    # whose journal starts again counts its bdseq from 1 (births stored before it are of journal
+    # ''); the epoch each names; the journal of the table's current connection.
+    """
+    CREATE TABLE births_of_journals (
+        table_id TEXT NOT NULL,
+        journal TEXT NOT NULL DEFAULT '',
+        bdseq BIGINT NOT NULL,
+        state TEXT NOT NULL,
+        epoch TEXT,
+        ts TEXT,
+        body TEXT NOT NULL,
+        received_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (table_id, journal, bdseq, state)
+    );
+    INSERT INTO births_of_journals (table_id, journal, bdseq, state, ts, body, received_at)
+        SELECT table_id, '', bdseq, state, ts, body, received_at FROM births;
+    DROP TABLE births;
+    ALTER TABLE births_of_journals RENAME TO births;
+    ALTER TABLE tables ADD COLUMN journal TEXT
+    """,
 ]
 
 AUTO_ID = {

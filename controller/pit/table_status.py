@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from controller.pit.db import Db
 from controller.pit.rows import (
@@ -16,6 +16,37 @@ from controller.pit.rows import (
     text_or_none,
     typed_columns,
 )
+
+#: Whether a status (``excluded``) is of the table's current connection or a newer one than
+#: the row's (docs/pit.md, "Births and deaths"). In one journal, the higher ``bdseq`` is the
+#: newer connection, and a connection's death comes after its birth (a birth republished
+#: while the table is up updates it). Between two journals, the status made later by the
+#: table's clock: a new journal's birth is newer than the last status of the journal before
+#: it, and a late Will of that journal's last connection, made when that connection began, is
+#: older than the new journal's birth.
+NEWER = (
+    "(COALESCE(tables.journal, '') = excluded.journal AND (excluded.bdseq > tables.bdseq "
+    "OR (excluded.bdseq = tables.bdseq AND (excluded.online = 0 OR tables.online = 1)))) "
+    "OR (COALESCE(tables.journal, '') <> excluded.journal AND (tables.status_ts IS NULL "
+    "OR excluded.status_ts > tables.status_ts))"
+)
+
+
+class _Status(NamedTuple):
+    """A birth or death, as :meth:`TableStatus.record_statuses` takes it."""
+
+    table: str
+    state: str
+    bdseq: int
+    journal: str
+    epoch: str | None
+    ts: str | None
+    body: Mapping[str, Any]
+
+
+def _name(value: Any) -> bool:
+    """A journal's or an epoch's name, or none given."""
+    return value is None or (isinstance(value, str) and 0 < len(value) <= 64)
 
 
 class TableStatus:
@@ -38,59 +69,68 @@ class TableStatus:
         """Births and deaths, in one transaction: the new ones (table, ``online`` or
         ``offline``), and those refused.
 
-        A status republished on the same connection (its degraded state or alarms changed) is
-        no new birth, but the table's row takes its ``degraded`` and ``alarms``.
+        A birth or death is one connection's, ``(journal, bdseq)``: ``bdseq`` counts in the
+        journal the status names (``''`` for a table too old to name one), and a journal that
+        starts again counts from 1. The table's row follows its newest connection
+        (:data:`NEWER`); every status is kept in ``births`` all the same. A status republished
+        on the same connection (its degraded state or alarms changed) is no new birth, but the
+        table's row takes its ``degraded`` and ``alarms``.
         """
         db = self.db
-        good: list[tuple[str, str, int, Mapping[str, Any]]] = []
+        good: list[_Status] = []
         refused: list[tuple[str, Mapping[str, Any], str]] = []
         for table, body in statuses:
             state, bdseq = body.get("state"), body.get("bdseq")
+            journal, epoch = body.get("journal"), body.get("epoch")
             if state not in ("online", "offline") or not isinstance(bdseq, int):
                 reason = "a status needs state online/offline and an integer bdseq"
                 refused.append((table, body, reason))
                 continue
-            good.append((table, str(state), bdseq, body))
+            if not (_name(journal) and _name(epoch)):
+                reason = "a status's journal and epoch are names (text of 1 to 64 characters)"
+                refused.append((table, body, reason))
+                continue
+            ts = text_or_none(body.get("ts"))
+            good.append(_Status(table, str(state), bdseq, journal or "", epoch, ts, body))
         if not good:
             return [], refused
-        good.sort(key=lambda g: (g[0], g[2], g[1] == "offline"))
+        good.sort(key=lambda g: (g.table, g.ts or "", g.journal, g.bdseq, g.state == "offline"))
         with db.transaction():  # births, then tables: the order every transaction takes
             rows = db.returning_many(
-                "INSERT INTO births (table_id, bdseq, state, ts, body, received_at) "
-                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING bdseq",
+                "INSERT INTO births (table_id, journal, bdseq, state, epoch, ts, body, "
+                "received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT DO NOTHING RETURNING bdseq",
                 [
-                    (t, b, st, text_or_none(body.get("ts")), json.dumps(body), now)
-                    for t, st, b, body in good
+                    (g.table, g.journal, g.bdseq, g.state, g.epoch, g.ts, json.dumps(g.body), now)
+                    for g in good
                 ],
             )
-            # the newest connection decides; its death comes after its birth, and a birth
-            # republished (degraded or alarms changed) updates a table still online
             db.many(
-                "INSERT INTO tables (table_id, online, bdseq, status_ts, version, build, "
-                "degraded, alarms, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "INSERT INTO tables (table_id, online, bdseq, journal, status_ts, version, build, "
+                "degraded, alarms, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (table_id) "
                 "DO UPDATE SET online = excluded.online, bdseq = excluded.bdseq, "
-                "status_ts = excluded.status_ts, version = excluded.version, "
-                "build = excluded.build, degraded = excluded.degraded, alarms = excluded.alarms, "
-                "updated_at = excluded.updated_at WHERE excluded.bdseq > tables.bdseq "
-                "OR (excluded.bdseq = tables.bdseq "
-                "AND (excluded.online = 0 OR tables.online = 1))",
+                "journal = excluded.journal, status_ts = excluded.status_ts, "
+                "version = excluded.version, build = excluded.build, "
+                "degraded = excluded.degraded, alarms = excluded.alarms, "
+                f"updated_at = excluded.updated_at WHERE {NEWER}",
                 [
                     (
-                        t,
-                        1 if st == "online" else 0,
-                        b,
-                        text_or_none(body.get("ts")),
-                        text_or_none(body.get("version")),
-                        build_of(body.get("build")),
-                        1 if body.get("degraded") is True else 0,
-                        json.dumps(alarm_list(body.get("alarms")), separators=(",", ":")),
+                        g.table,
+                        1 if g.state == "online" else 0,
+                        g.bdseq,
+                        g.journal,
+                        g.ts,
+                        text_or_none(g.body.get("version")),
+                        build_of(g.body.get("build")),
+                        1 if g.body.get("degraded") is True else 0,
+                        json.dumps(alarm_list(g.body.get("alarms")), separators=(",", ":")),
                         now,
                     )
-                    for t, st, b, body in good
+                    for g in good
                 ],
             )
-        new = [(t, st) for (t, st, _, _), row in zip(good, rows, strict=True) if row is not None]
+        new = [(g.table, g.state) for g, row in zip(good, rows, strict=True) if row is not None]
         return new, refused
 
     def record_state(

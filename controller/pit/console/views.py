@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote, urlencode
 
 from controller.pit.console.rules import rule_text
 from controller.pit.health import Lost
@@ -336,9 +337,16 @@ def hand_view(hand: Mapping[str, Any]) -> dict[str, Any]:
             {"type": shape.text(given.get("type")), "person": shape.text(given.get("person"))}
         )
     outcome = shape.text(hand.get("outcome"))
+    hand_id, table, epoch = (str(hand.get(k)) for k in ("hand_id", "table_id", "epoch"))
+    # one hand is its table, epoch and id: a table whose journal started again numbers its
+    # hands from 1 again, so each link names all three
+    which = urlencode({"table": table, "epoch": epoch})
     return {
-        "hand_id": str(hand.get("hand_id")),
-        "table_id": str(hand.get("table_id")),
+        "hand_id": hand_id,
+        "table_id": table,
+        "epoch": epoch,
+        "href": f"/hands/{quote(hand_id, safe='')}?{which}",
+        "phh_href": f"/api/hands/{quote(hand_id, safe='')}/phh?{which}",
         "started_ts": shape.text(hand.get("started_ts")),
         "ended_ts": shape.text(hand.get("ended_ts")),
         "outcome": outcome,

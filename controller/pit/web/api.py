@@ -160,6 +160,13 @@ def _hold_action(action: str) -> None:
         table: Annotated[
             str | None, Query(description="the hold's table (needed when two tables share it)")
         ] = None,
+        epoch: Annotated[
+            str | None,
+            Query(
+                description="the hold's epoch (needed when a table whose journal started "
+                "again raised a hold of the same id in each)"
+            ),
+        ] = None,
     ) -> Any:
         require_role(user, frozenset({"floor"}), "rulings are the floor's")
         form = await request.form() if is_form(request) else None
@@ -173,18 +180,32 @@ def _hold_action(action: str) -> None:
         elif form is not None:
             body = {k: v for k, v in form.items() if isinstance(v, str)}
         table = table or _str(body.get("table"))
+        epoch = epoch or _str(body.get("epoch"))
         open_holds = [
             h
             for h in await web.reader.call(Store.holds, open_only=True)
-            if h["hold"] == hold and (table is None or h["table_id"] == table)
+            if h["hold"] == hold
+            and (table is None or h["table_id"] == table)
+            and (epoch is None or h["epoch"] == epoch)
         ]
         if not open_holds:
             raise HTTPException(status_code=404, detail=f"no open hold {hold!r}")
-        if len(open_holds) > 1:
+        if len({h["table_id"] for h in open_holds}) > 1:
             raise HTTPException(
                 status_code=409, detail=f"{hold!r} is open at several tables: give table"
             )
+        if len(open_holds) > 1:
+            raise HTTPException(
+                status_code=409,
+                detail=f"{hold!r} is open in several epochs of table {open_holds[0]['table_id']} "
+                "(its journal started again): give epoch",
+            )
         found = open_holds[0]
+        left = await web.reader.call(Store.journal_left, found["table_id"], found["epoch"])
+        if left is not None:
+            # the table rules on the hold of that id in the journal it runs now: never on
+            # behalf of a hold of a journal it has left
+            raise HTTPException(status_code=409, detail=f"{hold!r} was raised in {left}")
         fields: dict[str, Any] = {"hold": hold}
         if action == "override":
             rule = _str(body.get("rule")) or found["rule"]
@@ -247,26 +268,68 @@ async def hands(
     rule: Annotated[str | None, Query(description="a rule ID the hand's events cite")] = None,
     since: Annotated[str | None, Query(description="started at or after (RFC 3339)")] = None,
     until: Annotated[str | None, Query(description="started before (RFC 3339)")] = None,
+    hand: Annotated[str | None, Query(description="a hand id (each hand that has it)")] = None,
+    epoch: Annotated[str | None, Query(description="the hands of one epoch")] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
 ) -> list[HandRow]:
-    """Hands, newest first."""
+    """Hands, newest first. A hand is its table, epoch and id: a table whose journal started
+    again numbers its hands from 1 again, so two hands may share an id."""
     return await reader.call(
         Store.hands,
         table=table,
         rule=rule,
         since=utc_time(since),
         until=utc_time(until),
+        hand_id=hand,
+        epoch=epoch,
         limit=limit,
     )
 
 
-@router.get("/api/hands/{hand_id}", response_model=Hand, tags=["hands"])
-async def hand(hand_id: str, user: Authed, reader: Reader) -> HandRow:
-    """One hand."""
-    found = await reader.call(Store.hand, hand_id)
-    if found is None:
+#: Which hand of its id: a table whose journal starts again numbers its hands from 1 again.
+HandTable = Annotated[
+    str | None, Query(description="the hand's table (needed when two hands share its id)")
+]
+HandEpoch = Annotated[
+    str | None,
+    Query(
+        description="the hand's epoch (needed when two hands share its id: a table whose "
+        "journal started again numbers its hands from 1 again)"
+    ),
+]
+#: The answers of a route naming one hand by its id.
+HAND_RESPONSES: dict[int | str, dict[str, Any]] = {
+    404: {"description": "no such hand"},
+    409: {"description": "several hands have the id: give table and epoch (the detail names each)"},
+}
+
+
+async def the_hand(reader: Reader, hand_id: str, table: str | None, epoch: str | None) -> HandRow:
+    """The one hand of id ``hand_id`` (of ``table``, in ``epoch``): 404 when none is, 409 naming
+    each when several are."""
+    found = await reader.call(Store.hands_named, hand_id, table=table, epoch=epoch)
+    if not found:
         raise HTTPException(status_code=404, detail=f"no hand {hand_id!r}")
-    return found
+    if len(found) > 1:
+        each = ", ".join(f"table={h['table_id']}&epoch={h['epoch']}" for h in found)
+        raise HTTPException(
+            status_code=409,
+            detail=f"{len(found)} hands have the id {hand_id!r} (a table's journal started "
+            f"again): give table and epoch ({each})",
+        )
+    return found[0]
+
+
+@router.get("/api/hands/{hand_id}", response_model=Hand, tags=["hands"], responses=HAND_RESPONSES)
+async def hand(
+    hand_id: str,
+    user: Authed,
+    reader: Reader,
+    table: HandTable = None,
+    epoch: HandEpoch = None,
+) -> HandRow:
+    """One hand."""
+    return await the_hand(reader, hand_id, table, epoch)
 
 
 @router.get(
@@ -274,15 +337,20 @@ async def hand(hand_id: str, user: Authed, reader: Reader) -> HandRow:
     response_class=PlainTextResponse,
     tags=["hands"],
     responses={
+        **HAND_RESPONSES,
         404: {"description": "no such hand, or not completed"},
         422: {"description": "its stored events do not make a hand history (malformed)"},
     },
 )
-async def hand_phh(hand_id: str, user: Authed, reader: Reader) -> PlainTextResponse:
+async def hand_phh(
+    hand_id: str,
+    user: Authed,
+    reader: Reader,
+    table: HandTable = None,
+    epoch: HandEpoch = None,
+) -> PlainTextResponse:
     """The hand as a PHH hand history (TOML); hole cards for the surveillance role."""
-    found = await reader.call(Store.hand, hand_id)
-    if found is None:
-        raise HTTPException(status_code=404, detail=f"no hand {hand_id!r}")
+    found = await the_hand(reader, hand_id, table, epoch)
     stream: Literal["public", "secure"] = "secure" if "surveillance" in user.roles else "public"
     bodies = await reader.call(
         Store.hand_events, found["table_id"], found["epoch"], hand_id, stream

@@ -44,6 +44,10 @@ class TableNow(BaseModel):
         description="the build it runs, from its last birth: version, record_sha256 (the "
         "identity `tablectl version` prints), editable; null: its birth named none"
     )
+    journal: str | None = Field(
+        description="the journal its newest connection's birth or death named (its first "
+        "epoch); null: none heard, or from a tablectl that names none"
+    )
 
 
 class Resolution(BaseModel):

@@ -72,41 +72,64 @@ async def hands(
     error = ""
     found: list[HandRow] = []
     try:
-        if hand:
-            one = await web.reader.call(Store.hand, hand.strip())
-            found = [one] if one is not None else []
-        else:
-            found = await web.reader.call(
-                Store.hands,
-                table=table.strip() or None,
-                rule=rule.strip() or None,
-                since=utc_time(since.strip() or None),
-                until=utc_time(until.strip() or None),
-                limit=200,
-            )
+        found = await web.reader.call(
+            Store.hands,
+            table=table.strip() or None,
+            rule=rule.strip() or None,
+            since=utc_time(since.strip() or None),
+            until=utc_time(until.strip() or None),
+            hand_id=hand.strip() or None,
+            limit=200,
+        )
     except HTTPException as exc:
         error = str(exc.detail)
     query = {"table": table, "hand": hand, "rule": rule, "since": since, "until": until}
     rows = [hand_view(h) for h in found]
     return page(
-        "hands.html", web.health_view(), viewer=viewer, hands=rows, query=query, error=error
+        "hands.html",
+        web.health_view(),
+        viewer=viewer,
+        hands=rows,
+        query=query,
+        error=error,
+        several="",
     )
 
 
 @router.get("/hands/{hand_id}")
-async def hand_page(hand_id: str, viewer: PageViewer, web: Web) -> HTMLResponse:
-    found = await web.reader.call(Store.hand, hand_id)
-    if found is None:
+async def hand_page(
+    hand_id: str,
+    viewer: PageViewer,
+    web: Web,
+    table: str | None = None,
+    epoch: str | None = None,
+) -> HTMLResponse:
+    found = await web.reader.call(Store.hands_named, hand_id, table=table, epoch=epoch)
+    if not found:
         raise HTTPException(status_code=404, detail=f"no hand {hand_id!r}")
+    if len(found) > 1:
+        # a link without its table and epoch, and a table whose journal started again: each
+        # hand of the id, each with its own link
+        query = {"table": table or "", "hand": hand_id, "rule": "", "since": "", "until": ""}
+        return page(
+            "hands.html",
+            web.health_view(),
+            viewer=viewer,
+            hands=[hand_view(h) for h in found],
+            query=query,
+            error="",
+            several=hand_id,
+        )
     stream: Stream = "secure" if viewer.sees_cards else "public"
+    one = found[0]
     events = await web.reader.call(
-        Store.hand_events, found["table_id"], found["epoch"], hand_id, stream
+        Store.hand_events, one["table_id"], one["epoch"], hand_id, stream
     )
     return page(
         "hand.html",
         web.health_view(),
         viewer=viewer,
-        hand=hand_view(found),
+        hand=hand_view(one),
         events=[event_view(e, viewer) for e in events],
     )
 
