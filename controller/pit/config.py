@@ -189,6 +189,13 @@ class WebSection(_Section):
         description="seconds between two updates of one live page, at least (changes meanwhile "
         "go out together)",
     )
+    live_reread: float = Field(
+        default=10.0,
+        ge=0.5,
+        le=3600,
+        description="seconds between two re-reads of every live page, whatever the other pit "
+        "processes of the store announced (a safety net for an announcement lost)",
+    )
     stream_write_timeout: float = Field(
         default=30.0,
         gt=0,

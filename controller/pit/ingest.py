@@ -203,13 +203,16 @@ def apply_batch(store: Store, batch: Batch, secure: bool) -> Applied:
                     table=None if refusal.table is None else _storable(refusal.table),
                     now=now,
                 )
-    applied.touched = {
-        *(e.table_id for e in batch.events),
+    # the statuses, states, devices and refusals are committed: every pit's live pages hear
+    # of them (the events were announced in their own transaction)
+    rest = {
         *(t for t, _ in batch.statuses),
         *(t for t, _ in batch.states),
         *(d.table for d in batch.devices),
         *(r.table for r in batch.rejects if r.table),
     }
+    store.db.changed(rest)
+    applied.touched = {*(e.table_id for e in batch.events), *rest}
     return applied
 
 

@@ -46,6 +46,12 @@ class LiveBoard:
         the tables it concerned; without it, every table may have changed."""
         self._moved_now(None if applied is None else applied.touched)
 
+    def elsewhere(self, tables: Iterable[str] | None) -> None:
+        """Another pit process of the store committed a change of ``tables`` (None: anything
+        may have changed), as its announcement or a periodic re-read says
+        (:class:`controller.pit.changes.ChangeFeed`): wake every page waiting."""
+        self._moved_now(tables)
+
     def _moved_now(self, tables: Iterable[str] | None) -> None:
         self.version += 1
         if tables is None:

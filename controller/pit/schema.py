@@ -309,6 +309,12 @@ MIGRATIONS: list[str] = [
     ALTER TABLE births_of_journals RENAME TO births;
     ALTER TABLE tables ADD COLUMN journal TEXT
     """,
+    # 10: the announcements of what each commit changed, for the live pages of every pit process
+    # on one SQLite file (controller/pit/changes.py: a few thousand rows, the oldest pruned;
+    # PostgreSQL announces with NOTIFY and leaves it empty).
+    """
+    CREATE TABLE live_changes (id {id}, payload TEXT NOT NULL)
+    """,
 ]
 
 AUTO_ID = {

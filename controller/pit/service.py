@@ -20,6 +20,7 @@ from typing import Any
 import structlog
 
 from controller.pit.approved_builds import ApprovedBuilds, load_approved_builds
+from controller.pit.changes import Announcer, ChangeFeed
 from controller.pit.config import PitConfig
 from controller.pit.confirm import Confirmer
 from controller.pit.health import PROBE_LOST, PROBE_TIMEOUT, PROBE_UP, PitHealth
@@ -48,9 +49,12 @@ class PitService:
         # it, /healthz and the console read it
         self.health = PitHealth()
         url = config.store.url
-        self.writer = StoreWorker(url, "ingest", self.health)
-        self.scanner = StoreWorker(url, "repair", self.health)
-        self.reader = StoreWorker(url, "api", self.health)
+        # what this process's transactions change is announced to every pit process of the
+        # store, in the transaction (controller/pit/changes.py)
+        self.announcer = Announcer()
+        self.writer = StoreWorker(url, "ingest", self.health, self.announcer)
+        self.scanner = StoreWorker(url, "repair", self.health, self.announcer)
+        self.reader = StoreWorker(url, "api", self.health, self.announcer)
         signer = None
         security = config.security
         if security.key is not None:
@@ -71,6 +75,10 @@ class PitService:
         # the floor's rulings go out signed with the pit's key, for the person logged in
         self.board = LiveBoard()
         self.ingest.on_commit.append(self.board.touch)
+        # … and on what the other pit processes of the store announce, with a periodic re-read
+        self.changes = ChangeFeed(
+            url, self.board, origin=self.announcer.origin, reread=config.web.live_reread
+        )
         self.rulings = Rulings(
             config.broker.prefix, self.ingest.publish, signer, config.web.ruling_timeout
         )
@@ -100,6 +108,7 @@ class PitService:
                 tasks.append(asyncio.create_task(self.confirmer.run(), name="pit:confirm"))
             if self.config.web.enabled:
                 tasks.append(asyncio.create_task(self._serve(), name="pit:web"))
+                tasks.append(asyncio.create_task(self.changes.run(), name="pit:changes"))
             stop = asyncio.create_task(self.stop_requested.wait(), name="pit:stop")
             # ready once connected (or after 10 s: the web console serves meanwhile); a stop
             # asked for meanwhile is not kept waiting

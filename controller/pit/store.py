@@ -227,6 +227,7 @@ class Store(Projections, TableStatus, Gaps, Queries, Accounts, Devices):
             for event in new:
                 applied.stored[event.table_id] += 1
             applied.stored_events = new
+            db.changed(applied.stored)  # every pit's live pages hear of it with the commit
             self._streams(new)
             self._derive([e for e in new if e.stream == "public"])
             self._epochs_and_tables(new, stamp, applied)

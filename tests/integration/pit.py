@@ -37,6 +37,8 @@ class PitProcess:
         confirm_interval: float | None = None,
         secure: bool = False,
         extra: str = "",
+        prefix: str | None = None,
+        live_reread: float | None = None,
     ) -> None:
         self.directory = directory
         directory.mkdir(parents=True, exist_ok=True)
@@ -53,13 +55,15 @@ class PitProcess:
             if confirm_interval is None
             else f"confirm = true\nconfirm_interval = {confirm_interval}\n"
         )
+        topics = f'prefix = "{prefix}"\n' if prefix is not None else ""
+        reread = f"live_reread = {live_reread}\n" if live_reread is not None else ""
         self.config.write_text(
             f'[pit]\nid = "{pit_id}"\nshare_group = "pit"\nbatch_wait = 0.02\n{confirm}'
             f"secure = {'true' if secure else 'false'}\n"
             f'[broker]\nhost = "127.0.0.1"\nport = {broker.port}\nkeepalive = 5\n'
-            f"reconnect_min = 0.05\nreconnect_max = 0.5\n"
+            f"reconnect_min = 0.05\nreconnect_max = 0.5\n{topics}"
             f'[store]\nurl = "{self.store_url}"\n'
-            f'[web]\nlisten = "127.0.0.1:{self.port}"\n'
+            f'[web]\nlisten = "127.0.0.1:{self.port}"\n{reread}'
             f"[repair]\nafter = {repair_after}\nretry = 2.0\nscan = 0.2\n"
             f'{security}[log]\nformat = "json"\n{extra}'
         )

@@ -102,16 +102,18 @@ class Rig:
         holds = [e for e in journal(self.table) if e["type"] == "hand.hold"]
         return str(holds[-1]["data"]["hold"])
 
-    def login(self, name: str, password: str) -> Any:
-        """A new browser context (its own cookies) logged in as ``name``, on the floor map."""
+    def login(self, name: str, password: str, pit: PitProcess | None = None) -> Any:
+        """A new browser context (its own cookies) logged in as ``name``, on the floor map (of
+        ``pit``, by default the rig's)."""
+        url = (pit or self.pit).url
         context = self.browser.new_context(viewport={"width": 1280, "height": 900})
         page = context.new_page()
-        page.goto(f"{self.pit.url}/")
+        page.goto(f"{url}/")
         assert page.url.endswith("/login?next=/")
         page.get_by_label("User name").fill(name)
         page.get_by_label("Password").fill(password)
         page.get_by_role("button", name="Log in").click()
-        page.wait_for_url(f"{self.pit.url}/")
+        page.wait_for_url(f"{url}/")
         return page
 
     def shot(self, page: Any, name: str) -> None:
@@ -292,3 +294,47 @@ def test_the_floor_map_shows_a_killed_table_offline(rig: Rig) -> None:
         page.context.close()
     finally:
         other.close()
+
+
+def test_a_hold_the_other_pit_ingested_shows_live_on_this_ones_pages(rig: Rig) -> None:
+    """Two pits on one store (one SQLite file on one host): pit-2 reads no table (its broker
+    prefix is nobody's), so what its pages show of T1 the rig's pit ingested, and pit-2's pages
+    are woken by that pit's announcement (its safety net's re-read is an hour away)."""
+    expect = playwright_api.expect
+    viewer = PitProcess(
+        rig.directory / "pit-2",
+        rig.broker,
+        pit_id="pit-2",
+        store_url=rig.pit.store_url,
+        prefix="nobody",
+        live_reread=3600,
+    )
+    for left in rig.pit.json("/api/holds"):  # a hold another test left open: resolved
+        assert rig.send("confirm", {"hold": left["hold"]})["status"] == "ok"
+    try:
+        viewer.start()
+        page = rig.login(USER, PASSWORD, viewer)
+        expect(page.locator("#tile-T1")).to_have_attribute("data-state", "online", timeout=SHOWS)
+        holds = page.context.new_page()  # the same login, another tab
+        holds.goto(f"{viewer.url}/holds")
+        for shown in (page, holds):
+            expect(shown.locator("#live-state")).to_have_text("● live", timeout=SHOWS)
+            shown.evaluate("window.sameDocument = true")
+        badges = page.locator("#tile-T1 .hold-badge")
+        before = badges.count()
+
+        hold = rig.raise_hold()
+        queued = holds.locator(f'#holds-open li[data-hold="{hold}"]')
+        expect(queued).to_be_visible(timeout=SHOWS)  # no reload: pit-2's stream brought it
+        expect(badges).to_have_count(before + 1, timeout=SHOWS)  # the floor map's tile too
+        # resolved at the table (the rig's pit ingests it): gone from pit-2's queue and tile
+        assert rig.send("confirm", {"hold": hold})["status"] == "ok"
+        expect(queued).to_have_count(0, timeout=SHOWS)
+        expect(holds.locator(f'#holds-resolved li[data-hold="{hold}"]')).to_be_visible()
+        expect(badges).to_have_count(before, timeout=SHOWS)
+        for shown in (page, holds):
+            assert shown.evaluate("window.sameDocument") is True
+        rig.shot(holds, "holds-other-pit")
+        page.context.close()
+    finally:
+        viewer.close()

@@ -406,7 +406,7 @@ async def ack_alarm(
         user, ACKNOWLEDGERS, "alarms are acknowledged by the floor, surveillance or maintenance"
     )
     acked = await web.reader.call(
-        Store.ack_alarm, table, epoch, seq, user.username, user.roles, time.time()
+        _ack_alarm, table, epoch, seq, user.username, user.roles, time.time()
     )
     if acked == "unknown":
         raise HTTPException(status_code=404, detail="no such alarm")
@@ -416,6 +416,16 @@ async def ack_alarm(
     if _wants_page(request):
         return RedirectResponse("/alarms", status_code=303)
     return {"table_id": table, "epoch": epoch, "seq": seq, "acked_by": user.username}
+
+
+def _ack_alarm(
+    store: Store, table: str, epoch: str, seq: int, person: str, roles: list[str], now: float
+) -> Literal["acked", "unknown", "already"]:
+    """Acknowledge an alarm and, once acknowledged, tell every pit process's live pages."""
+    acked = store.ack_alarm(table, epoch, seq, person, roles, now)
+    if acked == "acked":
+        store.db.changed((table,))  # after its commit: at once
+    return acked
 
 
 @router.get("/api/rejects", response_model=list[RejectOut], tags=["tables"])
