@@ -42,7 +42,7 @@ from typing import Any, NoReturn, Protocol
 
 import structlog
 
-from controller.aio import Backoff, retry_forever
+from controller.aio import Backoff, cancel_and_wait, retry_forever
 from controller.pit.db import Db, StoreError, dialect_of
 
 log = structlog.get_logger("tablectl.pit.changes")
@@ -193,9 +193,7 @@ class ChangeFeed:
         try:
             await asyncio.gather(*tasks)
         finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await cancel_and_wait(tasks)
             if self._due is not None:
                 self._due.cancel()
         raise AssertionError("unreachable")  # pragma: no cover - both loops run for ever
