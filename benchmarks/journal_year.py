@@ -240,7 +240,7 @@ def main(args: argparse.Namespace) -> None:
         )
         if year.growth:
             print(
-                "\nPython memory between rows (tracemalloc: traced, and the lines that grew most):"
+                "\nPython memory between rows (tracemalloc: traced; the lines that changed most):"
             )
             print("\n".join(year.growth))
 
