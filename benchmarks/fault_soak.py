@@ -19,6 +19,10 @@ the daemon gets SIGKILL or SIGTERM:
 * ``retention``: at a step of a retention round (a segment's temporary file appears, or the log
   says ``retention.archived``, ``retention.pruned``...), on a disk with room or a full one.
 
+In most cycles ``tablectl journal verify`` also runs beside the daemon (on a connection of its
+own, as the daemon's minute's verification does): it must pass, or fail only for want of room
+to open the journal, whatever the daemon commits meanwhile.
+
 After each kill (the daemon gone): the journal's files are copied aside (the evidence, kept for a
 cycle that fails), ``tablectl journal verify`` must exit 0, and no row may be lost: every event
 the subscriber received is in the journal (live, in a local segment, or in the archive's copy of
@@ -79,7 +83,7 @@ from controller.shell.segments import (  # noqa: E402
 from controller.shell.space import free_bytes  # noqa: E402
 from controller.table.codec import event_from_json  # noqa: E402
 from simulators.dealer_console import AutoConsole  # noqa: E402
-from simulators.rig.launcher import spawn  # noqa: E402
+from simulators.rig.launcher import SpawnedProcess, spawn  # noqa: E402
 from tests.integration.broker import Broker, mosquitto_available  # noqa: E402
 from tests.integration.conftest import Collector, DaemonProcess  # noqa: E402
 
@@ -270,6 +274,9 @@ class Figures:
     ids_reused: int = 0
     key_gaps: int = 0
     verify_failures: int = 0
+    live_verifies: int = 0  # journal verify run beside the daemon, passed
+    live_no_room: int = 0  # ... that could not open the journal on the full disk
+    live_failures: int = 0  # ... that reported a break: a false alarm
     unclean_stops: int = 0  # SIGTERM that did not end with status 0
     term_before_handler: int = 0  # SIGTERM at start, before the daemon handles it
     start_failures: int = 0  # no READY (an exit, a timeout) other than an alarm's hold
@@ -305,6 +312,11 @@ class Figures:
             ("event ids reused", f"{self.ids_reused}"),
             ("gaps in the keys", f"{self.key_gaps}"),
             ("verify failures", f"{self.verify_failures}"),
+            (
+                "verify beside daemon",
+                f"{self.live_verifies} ok, {self.live_failures} failed, "
+                f"{self.live_no_room} could not open on the full disk",
+            ),
             ("SIGTERM not exit 0", f"{self.unclean_stops}"),
             ("SIGTERM before handler", f"{self.term_before_handler} (ended by the signal itself)"),
             ("starts not READY", f"{self.start_failures}"),
@@ -510,6 +522,7 @@ class Soak:
         self.failed = False
         self.generation = 0
         self.hands_seen = 0
+        self.live: tuple[SpawnedProcess, Path] | None = None  # a verify beside the daemon
         self.progress_at = 0  # the last cycle a hand was completed in
 
     def _mkdir(self, name: str) -> Path:
@@ -671,6 +684,7 @@ class Soak:
         elif sig == signal.SIGTERM and code != 0:
             self.figures.unclean_stops += 1
             self.fail(n, f"SIGTERM ({moment} / {trigger}) ended with status {code}")
+        await self.live_verify(n)
         await self.verify(n)
         await self.check(n, everything=n % 50 == 0)
         if self.figures.hands != self.hands_seen:
@@ -754,6 +768,8 @@ class Soak:
         """Play until the moment to kill at; what set the kill off."""
         rng = self.rng
         await self.sleep(rng.uniform(0.1, self.args.play))
+        if rng.random() < 0.6:  # a verify beside the daemon (a tool's, or its own minute's)
+            self.live = self.spawn_verify("live.out")
         if moment == "playing":
             if rng.random() < 0.35:
                 self.fill()
@@ -865,18 +881,41 @@ class Soak:
                         detail = line.get("error") or line.get("exception") or ""
                         print(f"  cycle {n}: error line {event} ({what}): {str(detail)[-300:]}")
 
+    def spawn_verify(self, name: str) -> tuple[SpawnedProcess, Path]:
+        """``tablectl journal verify`` started, its output in the work directory's ``name``."""
+        output = self.work / name
+        with output.open("wb") as out:
+            process = spawn(
+                ["journal", "verify", "--journal", str(self.journal)],
+                dict(os.environ),
+                stdout=out.fileno(),
+                stderr=out.fileno(),
+                cwd=str(ROOT),
+            )
+        return process, output
+
+    async def live_verify(self, n: int) -> None:
+        """The verify that ran beside the daemon: ok, or unable to open the journal for want
+        of room; a break it names is a false alarm (the journal verifies once the daemon is
+        gone)."""
+        if self.live is None:
+            return
+        process, output = self.live
+        self.live = None
+        code = await asyncio.to_thread(process.wait, 60)
+        text = output.read_text(errors="replace")
+        if code == 0:
+            self.figures.live_verifies += 1
+        elif "cannot be opened" in text and ("full" in text or "disk I/O" in text):
+            self.figures.live_no_room += 1
+        else:
+            self.figures.live_failures += 1
+            self.fail(n, f"journal verify beside the daemon exit {code}: {text.strip()[-500:]}")
+
     async def verify(self, n: int) -> None:
         """``tablectl journal verify`` on the journal the kill left."""
-        output = self.work / "verify.out"
         for attempt in (1, 2):
-            with output.open("wb") as out:
-                process = spawn(
-                    ["journal", "verify", "--journal", str(self.journal)],
-                    dict(os.environ),
-                    stdout=out.fileno(),
-                    stderr=out.fileno(),
-                    cwd=str(ROOT),
-                )
+            process, output = self.spawn_verify("verify.out")
             code = await asyncio.to_thread(process.wait, 60)
             text = output.read_text(errors="replace")
             if code == 0:
