@@ -17,7 +17,7 @@ so running it again does not change anyone's password). The table's own user alo
 status, state, events, devices and responses; each console publishes the requests of the
 commands its role may give (controller/authority.py), no other, and reads the public topics;
 only surveillance reads ``secure/#``; the pit reads the events, asks for replays and sends the
-floor's rulings.
+floor's rulings, and its processes read and write their own statuses (``{prefix}/_pit/+/status``).
 
 Each connection's client id is its user name (``use_username_as_clientid``): no login can connect
 as a table, a pit or another console and take over its session (a table knocked off the broker
@@ -44,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from controller.authority import COMMAND_ROLES, Role
 from controller.broker_tls import BrokerTls
+from controller.pit.presence import LEVEL as PRESENCE
 from controller.pit.rulings import COMMANDS as RULINGS
 from controller.shell.gate import SHELL_VERBS
 from controller.shell.maintenance import REQUESTS
@@ -115,6 +116,10 @@ def acl_lines(name: str, user: BrokerUser, prefix: str) -> list[str]:
         for role in user.roles:
             for line in _role_topics(role, base):
                 topics[line] = None
+    if "pit" in user.roles:
+        # the pit processes' own statuses (each its own, with its Will) and each other's:
+        # controller/pit/presence.py
+        topics[f"topic readwrite {prefix}/{PRESENCE}/+/status"] = None
     return [f"user {name}", *topics, ""]
 
 

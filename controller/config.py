@@ -86,6 +86,14 @@ class TableSection(_Section):
         default=3.0, gt=0, le=60, description="seconds the readers get to see dealt cards"
     )
 
+    @field_validator("id")
+    @classmethod
+    def _not_reserved(cls, table: str) -> str:
+        if table.startswith("_"):
+            # the topic level ``{prefix}/_pit`` is the pit processes' own (docs/mqtt.md)
+            raise ValueError("a table id does not begin with '_' (kept for the pit's topics)")
+        return table
+
     @field_validator("stacks")
     @classmethod
     def _seats(cls, stacks: dict[int, int]) -> dict[int, int]:

@@ -5,7 +5,7 @@ the repair asks the tables to replay (controller/pit/repair.py), shared by every
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -232,6 +232,20 @@ class Gaps:
             (now, pit, gap.id, now - retry),
         )
         return int(cursor.rowcount) == 1
+
+    def release_gaps(self, pits: Collection[str]) -> int:
+        """Let go of the open gaps claimed by ``pits`` (members heard away: the replays they
+        asked for go to their own topic), so that the next scan of any process asks for them
+        again at once; how many."""
+        if not pits:
+            return 0
+        marks = ", ".join("?" for _ in pits)
+        cursor = self.db.execute(
+            "UPDATE gaps SET asked_at = NULL WHERE closed_at IS NULL AND state <> 'lost' "
+            f"AND asked_by IN ({marks})",
+            sorted(pits),
+        )
+        return int(cursor.rowcount)
 
     def mark_gap(self, gap_id: int, state: str, reason: str | None) -> None:
         """Record what the table said about a gap (``lost``: it cannot be repaired)."""

@@ -13,7 +13,11 @@ session expiry of hours), so the broker keeps what arrives while the process is 
 * ``{prefix}/+/status`` (births and deaths) and ``{prefix}/+/state`` (the retained snapshot, QoS
   0: only the latest matters);
 * ``{prefix}/+/devices/+``: each device's retained health (QoS 0), stored with the batch it
-  comes in (:mod:`controller.pit.devices`), so every process shows the same.
+  comes in (:mod:`controller.pit.devices`), so every process shows the same;
+* ``{prefix}/_pit/+/status``: the pit processes' own statuses (:mod:`controller.pit.presence`);
+  this process publishes its own there on every connection, with the same saying ``offline`` as
+  its Last Will, and while it takes over an away member's share it also subscribes to
+  ``{prefix}/+/events`` (and ``…/+/secure/events``) outside the share group.
 
 Acknowledgement only after the commit: the client acknowledges nothing by itself (``manual_ack``
 of :class:`controller.mqtt.Client`). Messages are committed in batches (up to ``batch`` of them,
@@ -34,24 +38,26 @@ stored with a field the pit cannot derive anything from is recorded there too.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import structlog
 
 from controller.aio import Backoff, retry_forever, until_first_failure
-from controller.mqtt import Client, Message, MqttError, connect_properties, new_client
+from controller.mqtt import Client, Message, MqttError, Will, connect_properties, new_client
 from controller.pit.batches import Applied, Batch, EventIn, Refusal
 from controller.pit.config import PitConfig
 from controller.pit.db import transient
 from controller.pit.devices import DeviceIn
 from controller.pit.health import PitHealth, describe
 from controller.pit.metrics import PitMetrics
+from controller.pit.presence import LEVEL, Presence, member_of, presence_filter, presence_topic
 from controller.pit.published import (
     RejectedError,
     check_envelope,
@@ -78,11 +84,12 @@ ANSWERS = ("replay", "stored", "confirm", "reject", "floor_override")
 class Route:
     """What a topic carries for this pit."""
 
-    kind: Literal["event", "status", "state", "device", "response", "other"]
+    kind: Literal["event", "status", "state", "device", "response", "presence", "other"]
     table: str = ""
     stream: Literal["public", "secure"] = "public"
     source: Literal["live", "replay"] = "live"
-    verb: str = ""  # of a response: the request it answers; of a device: its name
+    verb: str = ""  # of a response: the request it answers; of a device: its name; of a
+    # presence: the pit process's id
 
 
 def route(topic: str, prefix: str, pit_id: str) -> Route:
@@ -93,6 +100,9 @@ def route(topic: str, prefix: str, pit_id: str) -> Route:
     table, _, rest = topic[len(head) :].partition("/")
     if not table:
         return Route("other")
+    if table == LEVEL:  # no table's: the pit processes' own statuses
+        member = member_of(topic, prefix)
+        return Route("presence", verb=member) if member is not None else Route("other")
     if rest == "events":
         return Route("event", table)
     if rest == "secure/events":
@@ -304,6 +314,13 @@ class Ingest:
         #: (table, device) → the ``ts`` of the last health taken of it (what a clear clears)
         self._device_ts: dict[tuple[str, str], str] = {}
         self._client: Client | None = None
+        #: this process's presence (None: it announces nothing and hears no other process)
+        self.presence: Presence | None = None
+        #: whether this process should subscribe to every table's events outside the share
+        #: group (it takes over an away member's share), and the tasks that (un)subscribe
+        self._direct_wanted = False
+        self._direct_lock = asyncio.Lock()
+        self._tasks: set[asyncio.Task[None]] = set()
         self._backoff = Backoff(config.broker.reconnect_min, config.broker.reconnect_max)
         self._queue: asyncio.Queue[tuple[Route, Message, float]] = asyncio.Queue()
 
@@ -317,12 +334,82 @@ class Ingest:
             name="pit-mqtt",
         )
 
-    async def publish(self, topic: str, payload: bytes) -> None:
+    async def publish(self, topic: str, payload: bytes, *, retain: bool = False) -> None:
         """Publish a request (QoS 1) on this process's connection (MqttError: not connected)."""
         client = self._client
         if client is None or not self.connected.is_set():
             raise MqttError("not connected to the broker")
-        await client.publish(topic, payload, qos=1)
+        await client.publish(topic, payload, qos=1, retain=retain)
+
+    # ------------------------------------------------------------------ presence
+
+    def want_direct(self, on: bool) -> None:
+        """Subscribe to every table's events outside the share group (``on``), or no longer:
+        at once when connected, else on the next connection."""
+        self._direct_wanted = on
+        client = self._client
+        if client is not None and self.connected.is_set():
+            self._later(self._apply_direct(client), "pit:direct")
+
+    def announce(self) -> None:
+        """Publish this connection's ``online`` status again (a late Will of an older
+        connection overwrote it)."""
+        client = self._client
+        if client is not None and self.connected.is_set():
+            self._later(self._announce(client), "pit:announce")
+
+    async def leave(self) -> None:
+        """Before a clean stop: say this process is going, as its Will would (the others take
+        over its share at once), and end a direct subscription its session would keep."""
+        client, presence = self._client, self.presence
+        if client is None or presence is None or not self.connected.is_set():
+            return
+        connection = presence.connection
+        with contextlib.suppress(MqttError, TimeoutError):
+            async with asyncio.timeout(self.config.broker.timeout):
+                if self._direct_wanted:
+                    self._direct_wanted = False
+                    await self._apply_direct(client)
+                if connection is not None:
+                    topic = presence_topic(self.prefix, self.config.pit.id)
+                    await client.publish(topic, connection.message("offline"), 1, True)
+
+    def _direct_filters(self) -> list[str]:
+        filters = [f"{self.prefix}/+/events"]
+        if self.config.pit.secure:
+            filters.append(f"{self.prefix}/+/secure/events")
+        return filters
+
+    async def _apply_direct(self, client: Client) -> None:
+        """Make the direct subscription what is wanted (a session may keep one from a run
+        that took over, so no is said on every connection too)."""
+        async with self._direct_lock:
+            want = self._direct_wanted
+            for topic in self._direct_filters():
+                if want:
+                    await client.subscribe(topic, qos=1)
+                else:
+                    await client.unsubscribe(topic)
+            log.info("pit.direct.subscribed" if want else "pit.direct.unsubscribed")
+
+    async def _announce(self, client: Client) -> None:
+        presence = self.presence
+        if presence is None or presence.connection is None:
+            return
+        topic = presence_topic(self.prefix, self.config.pit.id)
+        await client.publish(topic, presence.connection.message("online"), 1, True)
+
+    def _later(self, work: Coroutine[Any, Any, None], name: str) -> None:
+        """Run ``work`` beside the connection (it ends with it); a failure is logged, and the
+        next connection does it again."""
+        task = asyncio.get_running_loop().create_task(work, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("pit.mqtt.not_done", task=task.get_name(), error=str(task.exception()))
 
     async def _lost(self, error: Exception | None, lasted: float) -> float:
         log.warning("pit.mqtt.disconnected", error=str(error))
@@ -341,6 +428,10 @@ class Ingest:
 
     def _client_for_attempt(self) -> Client:
         broker, pit = self.config.broker, self.config.pit
+        will = None
+        if self.presence is not None:  # each connection its own: its Will names it
+            connection = self.presence.connect()
+            will = Will(presence_topic(self.prefix, pit.id), connection.message("offline"))
         return new_client(
             broker,
             identifier=self.config.client_id,
@@ -349,6 +440,7 @@ class Ingest:
                 session_expiry=pit.session_expiry, receive_maximum=pit.receive_maximum
             ),
             manual_ack=True,  # acknowledge only what is committed
+            will=will,
         )
 
     async def _connection(self) -> None:
@@ -373,6 +465,11 @@ class Ingest:
                     ]
                 for topic, qos in topics:
                     await client.subscribe(topic, qos=qos)
+                if self.presence is not None:
+                    # announced once subscribed (its share flows), then the others heard
+                    await self._announce(client)
+                    await client.subscribe(presence_filter(prefix), qos=1)
+                    await self._apply_direct(client)
                 self.connected.set()
                 self.health.up("broker")
                 self.metrics.connected.set(1)
@@ -387,6 +484,8 @@ class Ingest:
                 self.connected.clear()
                 self.metrics.connected.set(0)
                 self._client = None
+                for task in list(self._tasks):
+                    task.cancel()
                 self._queue = asyncio.Queue()  # unacknowledged: the broker sends them again
 
     async def _receive(self, client: Client) -> None:
@@ -400,6 +499,10 @@ class Ingest:
         next commit."""
         where = route(message.topic.value, self.prefix, self.config.pit.id)
         if where.kind == "response" and self._response(where, message):
+            return True
+        if where.kind == "presence":  # used at once, never stored
+            if self.presence is not None:
+                self.presence.take(where.verb, _payload(message))
             return True
         self._queue.put_nowait((where, message, time.monotonic()))
         return False

@@ -3,8 +3,9 @@
 Events stored per table (``rate(tablectl_pit_events_stored_total[1m])`` is events/s per table),
 the delay from an event's time to its commit (``lag``), duplicates dropped, refused messages,
 commits, gaps open and unrepaired, replays asked and answered, stored confirmations sent and
-answered, and whether the broker is connected. Each pit process has its own registry: a test
-can run several in one interpreter.
+answered, the other pit processes heard away and the takeover of their share, and whether the
+broker is connected. Each pit process has its own registry: a test can run several in one
+interpreter.
 """
 
 from __future__ import annotations
@@ -82,6 +83,26 @@ class PitMetrics:
             "tablectl_pit_confirms_answered",
             "Stored confirmations answered, by status (error: logged, never fatal)",
             ["status"],
+            registry=r,
+        )
+        self.members_away = Gauge(
+            "tablectl_pit_members_away",
+            "Other pit processes of the share group heard away (their Will, or their stop)",
+            registry=r,
+        )
+        self.members_lost = Counter(
+            "tablectl_pit_members_lost",
+            "Times another pit process of the share group was heard going away",
+            registry=r,
+        )
+        self.takeover = Gauge(
+            "tablectl_pit_takeover",
+            "1 while this process subscribes to every table's events for an away member",
+            registry=r,
+        )
+        self.gaps_released = Counter(
+            "tablectl_pit_gaps_released",
+            "Gaps an away member had claimed, let go to be asked again at once",
             registry=r,
         )
         self.connected = Gauge(

@@ -13,15 +13,22 @@ seconds; one the table cannot replay (an epoch or seqs its journal never had, pr
 ``lost`` with the table's reason, and every gap asked ``attempts`` times or lost is counted
 unrepaired.
 Gaps stay visible (``GET /api/gaps``, ``open_gaps`` in ``GET /api/tables``) until repaired.
+
+When another member of the share group is heard away (:mod:`controller.pit.presence`), what it
+held is nobody's: the gaps it claimed are released (:meth:`Repairer.member_lost`) and a scan
+runs at once, and as long as a member is away every hole is asked for as soon as a scan sees it,
+without waiting ``after`` (the seqs were not late at another process: they wait in the away
+member's session).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,6 +73,10 @@ class Repairer:
         self.signer = signer
         self._seen: dict[tuple[str, str, str], list[Hole]] = {}
         self._asked: dict[str, Ask] = {}  # transaction → what it asked
+        #: the members of the share group away now (controller/pit/presence.py)
+        self.away: Callable[[], list[str]] = list
+        self._lost: set[str] = set()  # members heard away whose claims are not released yet
+        self._wake = asyncio.Event()
         if signer is None:
             log.warning(
                 "pit.repair.unsigned",
@@ -74,17 +85,31 @@ class Repairer:
             )
 
     async def run(self) -> None:
-        """Scan for gaps for ever."""
+        """Scan for gaps for ever (at once when a member is heard away)."""
         while True:
             try:
                 await self.scan_once()
             except Exception:
                 log.exception("pit.repair.scan_failed")
-            await asyncio.sleep(self.config.repair.scan)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.config.repair.scan):
+                    await self._wake.wait()
+            self._wake.clear()
+
+    def member_lost(self, pit: str) -> None:
+        """Member ``pit`` of the share group is away: its claims are released and a scan runs
+        now."""
+        self._lost.add(pit)
+        self._wake.set()
 
     async def scan_once(self) -> list[Ask]:
         """One scan: track the gaps, ask for those due; what was asked."""
-        asks = await self.worker.call(self._scan, time.time())
+        lost, self._lost = self._lost, set()
+        try:
+            asks = await self.worker.call(self._scan, time.time(), lost, bool(self.away()))
+        except BaseException:
+            self._lost |= lost  # released by the next scan
+            raise
         for ask in asks:
             await self._ask(ask)
         counts = await self.worker.call(Store.gap_counts, self.config.repair.attempts)
@@ -92,8 +117,17 @@ class Repairer:
         self.metrics.gaps_unrepaired.set(counts["unrepaired"])
         return asks
 
-    def _scan(self, store: Store, now: float) -> list[Ask]:
+    def _scan(
+        self, store: Store, now: float, lost: set[str] | None = None, urgent: bool = False
+    ) -> list[Ask]:
+        """``lost``: members heard away since the last scan, whose claims go; ``urgent``: a
+        member is away, so a hole is not waited for."""
         repair = self.config.repair
+        after = 0.0 if urgent else repair.after
+        if lost:
+            released = store.release_gaps(lost)
+            self.metrics.gaps_released.inc(released)
+            log.warning("pit.repair.released", members=sorted(lost), gaps=released)
         behind = store.streams_behind()
         with_gaps = {(g.table_id, g.epoch, g.stream) for g in store.open_gaps()}
         keys = {(t, e, s) for t, e, s, _, _ in behind} | with_gaps
@@ -113,13 +147,13 @@ class Repairer:
             holes = found.get(key, [])
             aged = self._age(key, holes, now)
             seen[key] = aged
-            old = [(a, b) for a, b, since in aged if now - since >= repair.after]
+            old = [(a, b) for a, b, since in aged if now - since >= after]
             if not old and key not in with_gaps:
                 continue
-            young = [(a, b) for a, b, since in aged if now - since < repair.after]
+            young = [(a, b) for a, b, since in aged if now - since < after]
             gaps = store.track_holes(table, epoch, stream, old, now, keep=young)
             for gap in gaps:
-                if gap.state == "lost" or now - gap.first_seen < repair.after:
+                if gap.state == "lost" or now - gap.first_seen < after:
                     continue
                 wait = repair.retry * min(max(gap.attempts, 1), 6)
                 if gap.asked_at is not None and now - gap.asked_at < wait:

@@ -2,12 +2,15 @@
 
 Start-up: migrate the store (every process may; the migrations are transactions), connect to the
 broker, start the gap scan, the storage confirmations, the store's probe and the HTTP server.
+Each connection announces the process on its own status topic, with a Last Will that says it
+went (:mod:`controller.pit.presence`); when another member of the share group goes, this one
+takes over its share.
 Three store connections, each on its own thread: the ingest's commits, the repair's scans and
 confirmations, the API's reads (and the probe). What the process has lost and since when, the
 broker or the store, is kept in one :class:`~controller.pit.health.PitHealth` that /healthz and
 the console read. SIGTERM or SIGINT stops it: the HTTP server first, then the broker connection
-(the messages not committed are not acknowledged, and the broker keeps them for the session),
-then the store.
+(its status says it is going, as its Will would; the messages not committed are not
+acknowledged, and the broker keeps them for the session), then the store.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from controller.pit.ingest import Ingest
 from controller.pit.live import LiveBoard, StreamLimits
 from controller.pit.lockout import LockOut
 from controller.pit.metrics import PitMetrics
+from controller.pit.presence import Presence
 from controller.pit.repair import Repairer
 from controller.pit.rulings import COMMANDS, Rulings
 from controller.pit.store import Store
@@ -37,6 +41,9 @@ from controller.shell.notify import notify
 from controller.signing import Signer, load_private_key
 
 log = structlog.get_logger("tablectl.pit")
+
+#: Seconds between two looks at the other members' states (and the metrics that show them).
+MEMBERS_EVERY = 0.5
 
 
 class PitService:
@@ -64,6 +71,18 @@ class PitService:
         self.ingest = Ingest(config, self.writer, self.metrics, health=self.health)
         self.repair = Repairer(config, self.scanner, self.metrics, self.ingest.publish, signer)
         self.ingest.on_response["replay"] = self.repair.on_response
+        # the other members of the share group: one that goes has its share taken over
+        self.presence = Presence(
+            config.pit.id,
+            config.pit.share_group,
+            config.pit.session_expiry,
+            config.repair.after,
+            on_lost=self._member_lost,
+            direct=self.ingest.want_direct,
+            announce=self.ingest.announce,
+        )
+        self.ingest.presence = self.presence
+        self.repair.away = self.presence.away
         self.confirmer: Confirmer | None = None
         if config.pit.confirm:
             self.confirmer = Confirmer(
@@ -103,6 +122,7 @@ class PitService:
                 asyncio.create_task(self.ingest.run(), name="pit:ingest"),
                 asyncio.create_task(self.repair.run(), name="pit:repair"),
                 asyncio.create_task(self._probe_store(), name="pit:probe"),
+                asyncio.create_task(self._members(), name="pit:members"),
             ]
             if self.confirmer is not None:
                 tasks.append(asyncio.create_task(self.confirmer.run(), name="pit:confirm"))
@@ -121,6 +141,7 @@ class PitService:
             done, _ = await asyncio.wait([stop, *tasks], return_when=asyncio.FIRST_COMPLETED)
             failed = [t for t in done if t is not stop and t.exception() is not None]
             notify("STOPPING=1")
+            await self.ingest.leave()  # the others take over this process's share at once
             self.board.close()  # the live pages' streams end, so the server can stop
             if self.server is not None:
                 self.server.should_exit = True
@@ -137,6 +158,19 @@ class PitService:
                 with contextlib.suppress(Exception):
                     await worker.close()
             log.info("pit.stopped")
+
+    def _member_lost(self, pit: str) -> None:
+        self.metrics.members_lost.inc()
+        self.repair.member_lost(pit)
+
+    async def _members(self) -> None:
+        """Follow the other members as time passes (one back ends its catching up, an away
+        one's session expires), and show them in the metrics."""
+        while True:
+            self.presence.evaluate()
+            self.metrics.members_away.set(len(self.presence.away()))
+            self.metrics.takeover.set(1 if self.presence.taking_over else 0)
+            await asyncio.sleep(MEMBERS_EVERY)
 
     async def _probe_store(self) -> None:
         """Ask the store something every few seconds (more often while it is lost): a store

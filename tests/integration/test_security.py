@@ -99,6 +99,7 @@ class SecuredBroker:
         clean_start: Any = True,
         properties: Properties | None = None,
         tls: bool = True,
+        will: aiomqtt.Will | None = None,
     ) -> aiomqtt.Client:
         """A client over TLS (the network's way in), or plain TCP on loopback."""
         return aiomqtt.Client(
@@ -111,6 +112,7 @@ class SecuredBroker:
             properties=properties,
             protocol=aiomqtt.ProtocolVersion.V5,
             tls_params=aiomqtt.TLSParameters(ca_certs=str(self.tls.ca_file)) if tls else None,
+            will=will,
         )
 
     def stop(self) -> None:
@@ -335,6 +337,25 @@ async def test_the_pit_shares_the_events_and_reads_only_its_public_replays(
         surveillance_got = await received(surveillance, 0.2)
     assert sorted(pit_got) == [(f"{base}/events", b"live"), (f"{base}/replay/pit-1", b"replayed")]
     assert surveillance_got == [(f"{base}/secure/replay/pit-1", b"replayed hole cards")]
+
+
+async def test_the_pits_announce_themselves_with_a_will_and_only_they_do(
+    secured: SecuredBroker,
+) -> None:
+    own = "tables/_pit/pit-1/status"
+    will = aiomqtt.Will(own, b"offline", qos=1, retain=True)
+    async with (
+        secured.client("pit", will=will) as pit,  # the Will's topic is the pit's to write
+        secured.client("T7") as table,
+        secured.client("dealer-T7") as dealer,
+        secured.client("surveillance") as surveillance,
+    ):
+        await pit.subscribe("tables/_pit/+/status", qos=1)
+        for intruder in (table, dealer, surveillance):
+            await intruder.publish("tables/_pit/pit-2/status", b"forged", qos=1, retain=True)
+        await pit.publish(own, b"online", qos=1, retain=True)
+        got = await received(pit, 1.0)
+    assert got == [(own, b"online")]
 
 
 # --------------------------------------------------------------------------- an open broker

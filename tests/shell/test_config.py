@@ -100,6 +100,9 @@ def test_table_errors_name_the_key() -> None:
     assert any(p.startswith("table.deck") for p in found), found
     found = problems({})
     assert found == ["table: Field required"]
+    # the topic level {prefix}/_pit is the pit processes' own (docs/mqtt.md)
+    found = problems({"table": {**table, "id": "_pit"}})
+    assert any(p.startswith("table.id") and "does not begin with '_'" in p for p in found), found
 
 
 def test_the_environment_overrides_the_file(monkeypatch: pytest.MonkeyPatch) -> None:
