@@ -18,10 +18,14 @@ then answers on ``response/replay``::
 
 ``from_seq`` and ``to_seq`` number the events of ``epoch`` as they went out (from 1 in each
 epoch, docs/operations.md "The journal's integrity"); the journal's epochs table maps them to its
-own keys, so any epoch the journal holds can be replayed, the current one or an earlier one.
-``last_seq`` is the epoch's last number so far, ``missing`` the ranges the journal does not hold
-(pruned). An epoch the journal never had, or a range past the epoch's last event, is answered
-``error`` with the reason (and the epochs it has); the table does not change. A refusal before
+own keys, so any epoch the journal holds can be replayed, the current one or one it has closed
+(rolled back, or accepted after an integrity alarm): a closed epoch is the journal's history,
+read from its live rows and the archive segments still on disk (``Journal.events_between``),
+with the ids its events had. ``last_seq`` is the epoch's last number so far (a closed epoch's
+for good), ``missing`` the ranges the journal does not hold (pruned). Only an epoch the journal
+never had (another journal's: a table whose journal started again, on a new PC or a new state
+directory), or a range past the epoch's last event, is answered ``error`` with the reason (and
+the epochs it has); the table does not change. A refusal before
 that (unsigned, another role, a bad field) is journaled as ``command.rejected``, as every refused
 request is. While an integrity alarm holds the table a replay is answered with the alarm: the
 journal it would read is in doubt.

@@ -39,6 +39,7 @@ class PitProcess:
         extra: str = "",
         prefix: str | None = None,
         live_reread: float | None = None,
+        batch_wait: float = 0.02,
     ) -> None:
         self.directory = directory
         directory.mkdir(parents=True, exist_ok=True)
@@ -58,7 +59,7 @@ class PitProcess:
         topics = f'prefix = "{prefix}"\n' if prefix is not None else ""
         reread = f"live_reread = {live_reread}\n" if live_reread is not None else ""
         self.config.write_text(
-            f'[pit]\nid = "{pit_id}"\nshare_group = "pit"\nbatch_wait = 0.02\n{confirm}'
+            f'[pit]\nid = "{pit_id}"\nshare_group = "pit"\nbatch_wait = {batch_wait}\n{confirm}'
             f"secure = {'true' if secure else 'false'}\n"
             f'[broker]\nhost = "127.0.0.1"\nport = {broker.port}\nkeepalive = 5\n'
             f"reconnect_min = 0.05\nreconnect_max = 0.5\n{topics}"

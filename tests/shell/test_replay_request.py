@@ -3,7 +3,9 @@ missing."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,10 +18,12 @@ from controller.authority import Role
 from controller.shell.gate import Principal, RefusedError, Request
 from controller.shell.journal import Journal, NewEpoch, NewEvent
 from controller.shell.replay import MAX_EVENTS, ReplayRequest, _missing, answer, parse
+from controller.shell.retention import Retention
 from controller.shell.topics import Topics
-from controller.table.codec import event_to_json
+from controller.table.codec import event_from_json, event_to_json
 from controller.table.event_types import JournalAccepted
 from controller.table.events import Severity, TableEvent
+from tests.shell.test_retention import FUTURE, SMALL, _write, inputs_of
 
 
 def request(fields: dict[str, object], roles: frozenset[Role] = frozenset({Role.PIT})) -> Request:
@@ -126,5 +130,48 @@ def test_a_replay_of_an_unknown_epoch_or_past_an_epoch_is_refused(tmp_path: Path
         found, response = _replay(journal, "e2", 2, 3)
         assert found == []
         assert "has 2 events" in response["error"]
+    finally:
+        journal.close()
+
+
+def test_a_closed_epoch_is_replayed_from_the_archive_segments(tmp_path: Path) -> None:
+    """A journal that went on in a new epoch, whose closed epoch retention then moved into
+    segment files: the closed epoch is the journal's history, replayed with its own ids; only
+    an epoch the journal never had is refused."""
+    path = tmp_path / "journal.sqlite"
+    asyncio.run(_write(path, inputs_of(20)))
+    with sqlite3.connect(path) as conn:  # the broker acknowledged every event
+        conn.execute("DELETE FROM outbox")
+    journal = Journal.open_existing(path)
+    try:
+        closed, last = journal.epoch, journal.last_seq()
+        before = journal.events_between(1, 10)
+        data = JournalAccepted("alarm", "event 1", 0, 0, "e2")
+        event = TableEvent(data, datetime(2026, 1, 1, tzinfo=UTC), None, (), Severity.INFO)
+        journal.append(
+            input_row=None,
+            events=[NewEvent(event.type, None, event_to_json(event))],
+            epoch=NewEpoch("e2", last + 1, "accepted"),
+        )
+        Retention(journal, SMALL).run_once(FUTURE)
+        assert journal.segments()
+        assert all(closed in segment.epochs for segment in journal.segments())
+        live = [int(r[0]) for r in journal.read("SELECT seq FROM events")]
+        assert min(live) > 10  # the closed epoch's first events are in segment files only
+        ask = ReplayRequest(pit="p1", epoch=closed, from_seq=1, to_seq=10)
+        messages, response = answer(journal, Topics("tables", "T1"), ask, "t1")
+        assert response["status"] == "ok", response
+        assert response["data"]["sent"] == 10
+        assert response["data"]["missing"] == []
+        assert response["data"]["last_seq"] == last  # the epoch's end, for good
+        bodies = [json.loads(m.payload) for m in messages]
+        assert [b["event_id"] for b in bodies] == [f"T1:{closed}:{n}" for n in range(1, 11)]
+        assert all(b["historical"] for b in bodies)
+        assert [b["type"] for b in bodies] == [event_from_json(text).type for _, text in before]
+        found, response = _replay(journal, "e2", 1, 1)
+        assert found == [1]  # e2:1, the accepted event
+        _, response = _replay(journal, "never", 1, 1)
+        assert response["status"] == "error"
+        assert f"its epochs: {closed}, e2" in response["error"]
     finally:
         journal.close()
