@@ -1,5 +1,6 @@
 """``tablectl pit``: ``run`` the pit service; ``user add``, ``user list`` and ``user remove``
-the people who log in to it."""
+the people who log in to it; ``archive run``, ``list`` and ``restore`` its older months
+(:mod:`controller.pit.archive_cli`)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ CONFIG_ENV = "TABLECTL_PIT_CONFIG"
 def add_parsers(subparsers: Any) -> None:
     """Register ``tablectl pit``."""
     verbs = add_verb_group(
-        subparsers, "pit", "run|user", help="the pit service: ingest, store, repair, API"
+        subparsers, "pit", "run|user|archive", help="the pit service: ingest, store, repair, API"
     )
     run = add_verb(
         verbs,
@@ -75,6 +76,9 @@ def add_parsers(subparsers: Any) -> None:
         on_store.add_argument(
             "--config", type=Path, default=None, help="pit config file (its store)"
         )
+    from controller.pit import archive_cli  # noqa: PLC0415 (its verbs, after the user's)
+
+    archive_cli.add_parsers(verbs)
 
 
 def _config_path(path: Path | None) -> Path:

@@ -20,6 +20,11 @@
     [security]
     key = "/etc/tablectl/pit.key"     # signs replay requests (role pit in the tables' keyrings)
 
+    [retention]                       # PostgreSQL: months kept online; older ones archived
+    events_months = 13
+    hands_months = 37
+    archive_dir = "/var/lib/tablectl/pit-archive"
+
 Every key can be overridden by ``TABLECTL_<SECTION>__<KEY>`` (``TABLECTL_PIT__ID=pit-2``), so
 several processes can share one file.
 """
@@ -32,7 +37,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from controller.config import (
@@ -260,6 +265,73 @@ class PitSecuritySection(_Section):
         return self.key_id or self.key.stem
 
 
+def _months(kind: str, what: str) -> Any:
+    return Field(
+        default=None,
+        ge=1,
+        le=1200,
+        description=f"months of {what} kept online (PostgreSQL): this month and the {kind}_months "
+        "before it; an older month is detached, archived to archive_dir and dropped by "
+        "`tablectl pit archive run`. None: every month stays online",
+    )
+
+
+class RetentionSection(_Section):
+    """The store for years (PostgreSQL, docs/pit.md): how many months each data kind keeps
+    online, and where the older months are archived."""
+
+    events_months: int | None = _months("events", "events (and the rule IDs each cites)")
+    hands_months: int | None = _months("hands", "hands (and the rule IDs each cites)")
+    rulings_months: int | None = _months("rulings", "rulings")
+    holds_months: int | None = _months("holds", "holds")
+    alarms_months: int | None = _months("alarms", "alarms (and their acknowledgements)")
+    archive_dir: Path | None = Field(
+        default=None,
+        description="where archived months go: a directory per month, a gzip'd COPY file per "
+        "table and a manifest with each file's SHA-256 (needed with any *_months)",
+    )
+    restored_days: float = Field(
+        default=7.0,
+        gt=0,
+        le=3650,
+        description="days a month brought back by `tablectl pit archive restore` stays online "
+        "before a round archives it again",
+    )
+    lock_timeout: float = Field(
+        default=5.0,
+        gt=0,
+        le=600,
+        description="seconds a detach waits for the queries on a table: longer, and that month "
+        "waits for the next round",
+    )
+
+    def months(self, kind: str) -> int | None:
+        """The months ``kind`` keeps online (None: every month)."""
+        value = getattr(self, f"{kind}_months")
+        assert value is None or isinstance(value, int)
+        return value
+
+    def kept(self) -> dict[str, int]:
+        """The data kinds with a retention, and their months."""
+        from controller.pit.partitions import KINDS  # noqa: PLC0415 (the store's, not the config's)
+
+        out: dict[str, int] = {}
+        for kind in KINDS:
+            months = self.months(kind)
+            if months is not None:
+                out[kind] = months
+        return out
+
+    @model_validator(mode="after")
+    def _where(self) -> RetentionSection:
+        if self.kept() and self.archive_dir is None:
+            raise ValueError(
+                "archive_dir: where archived months go is needed with "
+                + ", ".join(f"{kind}_months" for kind in self.kept())
+            )
+        return self
+
+
 class PitConfig(BaseSettings):
     """The whole config of one pit process."""
 
@@ -273,6 +345,7 @@ class PitConfig(BaseSettings):
     web: WebSection = WebSection()
     repair: RepairSection = RepairSection()
     security: PitSecuritySection = PitSecuritySection()
+    retention: RetentionSection = RetentionSection()
     log: LogSection = LogSection()
 
     @classmethod
@@ -304,6 +377,11 @@ def parse_pit_config(data: Mapping[str, Any], source: str = "pit config") -> Pit
     except ValidationError as exc:
         raise ConfigError(source, _format(exc)) from None
     problems = []
+    if config.retention.kept() and config.store.url.startswith("sqlite:"):
+        problems.append(
+            "retention: a SQLite store keeps every row (it is the store of one host, with no "
+            "partitions to archive): months kept online need a PostgreSQL store"
+        )
     if config.pit.approved_builds is not None:
         try:
             load_approved_builds(config.pit.approved_builds)
@@ -338,6 +416,7 @@ def load_pit_config(path: Path) -> PitConfig:
         ("security", "key"),
         ("broker", "password_file"),
         ("pit", "approved_builds"),
+        ("retention", "archive_dir"),
     ):
         part = data.get(section)
         if isinstance(part, dict) and isinstance(part.get(name), str):

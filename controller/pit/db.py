@@ -206,6 +206,47 @@ class Db:
         cursor = self._conn.execute(text, [list(column) for column in zip(*rows, strict=True)])
         return [tuple(r) for r in cursor.fetchall()] if returning else []
 
+    def insert_from(
+        self,
+        table: str,
+        targets: Sequence[str],
+        columns: Sequence[Column],
+        rows: Sequence[Sequence[Any]],
+        select: str,
+        tail: str = "",
+    ) -> None:
+        """Insert into ``table``'s ``targets`` what ``select`` makes of each of ``rows`` (its
+        values are ``v.<column>``, by ``columns``' names): a value computed in the statement
+        from what the table holds already. One statement as :meth:`insert` (``unnest`` on
+        PostgreSQL, the rows one by one on SQLite); ``tail`` as there, without ``RETURNING``."""
+        if not rows:
+            return
+        names = ", ".join(name for name, _ in columns)
+        into = f"INSERT INTO {table} ({', '.join(targets)}) SELECT {select}"
+        if self.dialect == "sqlite":
+            values = ", ".join(f"? AS {name}" for name, _ in columns)
+            # WHERE true: an upsert's INSERT … SELECT needs one (SQLite reads ON as a join's)
+            self._conn.executemany(f"{into} FROM (SELECT {values}) AS v WHERE true {tail}", rows)
+            return
+        arrays = ", ".join(f"%b::{kind}[]" for _, kind in columns)
+        self._conn.execute(
+            f"{into} FROM unnest({arrays}) AS v ({names}) {tail}",
+            [list(column) for column in zip(*rows, strict=True)],
+        )
+
+    def copy_out(self, statement: str) -> Iterator[bytes]:
+        """PostgreSQL: what ``COPY … TO STDOUT`` sends, a chunk at a time."""
+        assert self.dialect == "postgresql"
+        with self._conn.cursor() as cursor, cursor.copy(statement) as copy:
+            yield from (bytes(chunk) for chunk in copy)
+
+    def copy_in(self, statement: str, chunks: Iterable[bytes]) -> None:
+        """PostgreSQL: ``chunks`` sent to ``COPY … FROM STDIN``."""
+        assert self.dialect == "postgresql"
+        with self._conn.cursor() as cursor, cursor.copy(statement) as copy:
+            for chunk in chunks:
+                copy.write(chunk)
+
     def script(self, text: str) -> None:
         """Run several statements separated by ``;`` (schema migrations)."""
         for statement in (s.strip() for s in text.split(";")):

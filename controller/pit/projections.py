@@ -15,7 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from controller.pit.batches import EventIn
-from controller.pit.db import Db
+from controller.pit.db import Column, Db
+from controller.pit.partitions import EVERY_MONTH, add_months, key_of, month_window
 from controller.pit.rows import (
     amount_list,
     bigint_or_none,
@@ -53,17 +54,21 @@ class Projections:
         holds_raised: list[tuple[Any, ...]] = []
         holds_resolved: list[tuple[Any, ...]] = []
         hands: dict[tuple[str, str, str], dict[str, Any]] = {}
-        time_marks: set[tuple[str, str, int]] = set()
+        #: the first time of each hand's events in the batch: the month a new hand is filed under
+        hand_ts: dict[tuple[str, str, str], str] = {}
+        time_marks: set[tuple[str, str, int, str]] = set()
         for e in events:
             body, record = e.body, e.record
             rules = [r for r in body.get("rules", ()) if isinstance(r, str)]
             by = body.get("by") if isinstance(body.get("by"), dict) else {}
             assert isinstance(by, dict)
             for rule in rules:
-                event_rules.append((e.table_id, e.epoch, e.seq, rule))
+                event_rules.append((e.table_id, e.epoch, e.seq, rule, e.ts))
                 if e.hand_id is not None:
                     hand_rules.add((e.table_id, e.epoch, e.hand_id, rule))
             if e.hand_id is not None:
+                which = (e.table_id, e.epoch, e.hand_id)
+                hand_ts[which] = min(hand_ts.get(which, e.ts), e.ts)
                 hand = hands.setdefault(
                     (e.table_id, e.epoch, e.hand_id), {"first_seq": e.seq, "last_seq": e.seq}
                 )
@@ -74,9 +79,9 @@ class Projections:
                     columns["runouts"] = max(columns["runouts"], hand.get("runouts", 0))
                 hand.update(columns)
             else:  # HOUSE-TIME: time is collected just before a hand starts, in no hand
-                time_marks.add((e.table_id, e.epoch, e.seq))
+                time_marks.add((e.table_id, e.epoch, e.seq, e.ts))
             if isinstance(record, et.HandStarted):
-                time_marks.add((e.table_id, e.epoch, e.seq))
+                time_marks.add((e.table_id, e.epoch, e.seq, e.ts))
             if record.RULING:
                 cited, hold, decision = _ruling(record)
                 rulings.append(
@@ -128,6 +133,7 @@ class Projections:
                         json.dumps(evidence, separators=(",", ":")),
                         e.ts,
                         e.seq,
+                        *self._window(e.ts[:7]),
                     )
                 )
             if isinstance(record, et.HandResume) and record.hold is not None:
@@ -143,13 +149,11 @@ class Projections:
                         record.by,
                         text_or_none(by.get("person")),
                         text_or_none(by.get("role")),
+                        *self._window(e.ts[:7]),
                     )
                 )
         nothing = "ON CONFLICT DO NOTHING"
-        db.insert("event_rules", typed_columns("table_id epoch seq rule"), event_rules, nothing)
-        db.insert(
-            "hand_rules", typed_columns("table_id epoch hand_id rule"), sorted(hand_rules), nothing
-        )
+        db.insert("event_rules", typed_columns("table_id epoch seq rule ts"), event_rules, nothing)
         db.insert(
             "rulings",
             typed_columns("table_id epoch seq hand_id ts type rule hold decision person role"),
@@ -162,33 +166,84 @@ class Projections:
             alarms,
             nothing,
         )
-        db.insert(
+        holds = key_of(db, "holds")
+        self._anchored(
             "holds",
-            typed_columns(
-                "table_id epoch hold hand_id rule reason ruling seat evidence raised_ts raised_seq"
-            ),
+            "table_id epoch hold hand_id rule reason ruling seat evidence raised_ts raised_seq",
             last_per_key(holds_raised, 3),
-            "ON CONFLICT (table_id, epoch, hold) DO UPDATE SET hand_id = excluded.hand_id, "
+            f"ON CONFLICT {holds} DO UPDATE SET hand_id = excluded.hand_id, "
             "rule = excluded.rule, reason = excluded.reason, ruling = excluded.ruling, "
             "seat = excluded.seat, evidence = excluded.evidence, raised_ts = excluded.raised_ts, "
             "raised_seq = excluded.raised_seq",
         )
-        db.insert(
+        self._anchored(
             "holds",
-            typed_columns(
-                "table_id epoch hold hand_id resolved_ts resolved_seq decision resolved_by "
-                "person role"
-            ),
+            "table_id epoch hold hand_id resolved_ts resolved_seq decision resolved_by person role",
             last_per_key(holds_resolved, 3),
-            "ON CONFLICT (table_id, epoch, hold) DO UPDATE SET "
+            f"ON CONFLICT {holds} DO UPDATE SET "
             "resolved_ts = excluded.resolved_ts, resolved_seq = excluded.resolved_seq, "
             "decision = excluded.decision, resolved_by = excluded.resolved_by, "
             "person = excluded.person, role = excluded.role",
         )
-        self._hands(hands)
+        self._hands(hands, hand_ts)
+        # a hand's rule IDs are filed under its row's month: written after it
+        self._anchored(
+            "hand_rules",
+            "table_id epoch hand_id rule",
+            [(*row, *self._window(hand_ts[row[:3]][:7])) for row in sorted(hand_rules)],
+            nothing,
+            anchor="hands",
+        )
         self._time_collected(time_marks)
 
-    def _time_collected(self, marks: Iterable[tuple[str, str, int]]) -> None:
+    def _window(self, month: str) -> tuple[str, str, str]:
+        """A row's month and the months its row may be found in already (every month on a
+        store that is not partitioned)."""
+        if self.db.dialect == "sqlite":
+            return (month, *EVERY_MONTH)
+        return (month, *month_window(month))
+
+    def _ts_window(self, ts: str) -> tuple[str, str]:
+        """The ``ts`` bounds of the events a few seqs from one of time ``ts``: the month before
+        it to the month after (every time on a store that is not partitioned)."""
+        low, high = self._window(ts[:7])[1:]
+        if low == high:  # not a month: anywhere
+            return EVERY_MONTH
+        if self.db.dialect == "sqlite":
+            return low, high
+        return low, add_months(high, 1)
+
+    def _anchored(
+        self,
+        table: str,
+        names: str,
+        rows: Sequence[tuple[Any, ...]],
+        tail: str,
+        *,
+        anchor: str | None = None,
+    ) -> None:
+        """Write rows of a hand or hold (or a hand's rule IDs), each ending with its month and
+        the window of :meth:`_window`: filed under the month of the row the key already has
+        in that window (of ``anchor``, the table itself by default), or under its own month
+        (``controller/pit/partitions.py``)."""
+        found = anchor or table
+        key = ("table_id", "epoch", "hold" if found == "holds" else "hand_id")
+        columns: tuple[Column, ...] = (
+            *typed_columns(names),
+            ("month", "text"),
+            ("month_lo", "text"),
+            ("month_hi", "text"),
+        )
+        month = (
+            f"COALESCE((SELECT x.month FROM {found} x WHERE "
+            + " AND ".join(f"x.{k} = v.{k}" for k in key)
+            + " AND x.month >= v.month_lo AND x.month <= v.month_hi ORDER BY x.month LIMIT 1), "
+            "v.month)"
+        )
+        select = ", ".join(f"v.{n}" for n in names.split()) + f", {month}"
+        self.db.insert_from(table, (*names.split(), "month"), columns, rows, select, tail)
+
+    def _time_collected(self, marks: Iterable[tuple[str, str, int, str]]) -> None:
         """HOUSE-TIME: the time collected goes on the row of the hand that starts next.
 
         ``house.time.collected`` belongs to no hand: it comes in the same command as the
@@ -199,46 +254,63 @@ class Projections:
         when it comes, is a mark too).
         """
         db = self.db
-        collected: set[tuple[str, str, int]] = set()
-        for table, epoch, seq in marks:
+        # the events looked at are a command's, seconds apart: on PostgreSQL only the months
+        # around the mark's are read (``ts`` bounds prune the other partitions)
+        collected: dict[tuple[str, str, int], str] = {}
+        for table, epoch, seq, ts in marks:
             row = db.one(
                 "SELECT max(seq) FROM events WHERE table_id = ? AND epoch = ? "
-                "AND seq BETWEEN ? AND ? AND type = ?",
-                (table, epoch, seq - _TIME_REACH, seq, et.HouseTimeCollected.TYPE),
+                "AND seq BETWEEN ? AND ? AND type = ? AND ts >= ? AND ts < ?",
+                (
+                    table,
+                    epoch,
+                    seq - _TIME_REACH,
+                    seq,
+                    et.HouseTimeCollected.TYPE,
+                    *self._ts_window(ts),
+                ),
             )
             if row is not None and row[0] is not None:
-                collected.add((table, epoch, int(row[0])))
-        for table, epoch, seq in sorted(collected):
+                collected.setdefault((table, epoch, int(row[0])), ts)
+        for (table, epoch, seq), ts in sorted(collected.items()):
+            low, high = self._ts_window(ts)
             start = db.one(
-                "SELECT seq, hand_id FROM events WHERE table_id = ? AND epoch = ? "
-                "AND seq > ? AND seq <= ? AND type = ? ORDER BY seq LIMIT 1",
-                (table, epoch, seq, seq + _TIME_REACH, et.HandStarted.TYPE),
+                "SELECT seq, hand_id, ts FROM events WHERE table_id = ? AND epoch = ? "
+                "AND seq > ? AND seq <= ? AND type = ? AND ts >= ? AND ts < ? "
+                "ORDER BY seq LIMIT 1",
+                (table, epoch, seq, seq + _TIME_REACH, et.HandStarted.TYPE, low, high),
             )
             if start is None:
                 continue
             between = db.one(
                 "SELECT count(*) FROM events WHERE table_id = ? AND epoch = ? "
-                "AND seq > ? AND seq < ?",
-                (table, epoch, seq, start[0]),
+                "AND seq > ? AND seq < ? AND ts >= ? AND ts < ?",
+                (table, epoch, seq, start[0], low, high),
             )
             if between is None or int(between[0]) != int(start[0]) - seq - 1:
                 continue
             body = db.one(
-                "SELECT public FROM events WHERE table_id = ? AND epoch = ? AND seq = ?",
-                (table, epoch, seq),
+                "SELECT public FROM events WHERE table_id = ? AND epoch = ? AND seq = ? "
+                "AND ts >= ? AND ts < ?",
+                (table, epoch, seq, low, high),
             )
             record = decode(json.loads(body[0])) if body and body[0] else None
             total = (
                 bigint_or_none(record.total) if isinstance(record, et.HouseTimeCollected) else None
             )
             if total is not None:
+                _, first, last = self._window(str(start[2])[:7])
                 db.execute(
-                    "UPDATE hands SET time_collected = ? "
-                    "WHERE table_id = ? AND epoch = ? AND hand_id = ?",
-                    (total, table, epoch, start[1]),
+                    "UPDATE hands SET time_collected = ? WHERE table_id = ? AND epoch = ? "
+                    "AND hand_id = ? AND month >= ? AND month <= ?",
+                    (total, table, epoch, start[1], first, last),
                 )
 
-    def _hands(self, hands: Mapping[tuple[str, str, str], Mapping[str, Any]]) -> None:
+    def _hands(
+        self,
+        hands: Mapping[tuple[str, str, str], Mapping[str, Any]],
+        first_ts: Mapping[tuple[str, str, str], str],
+    ) -> None:
         db = self.db
         grouped: dict[tuple[str, ...], list[tuple[Any, ...]]] = defaultdict(list)
         for (table, epoch, hand_id), columns in sorted(hands.items()):
@@ -251,6 +323,7 @@ class Projections:
                     columns["first_seq"],
                     columns["last_seq"],
                     *(columns[n] for n in names),
+                    *self._window(first_ts[table, epoch, hand_id][:7]),
                 )
             )
         for names, rows in grouped.items():
@@ -265,11 +338,11 @@ class Projections:
                     for n in names
                 ),
             ]
-            db.insert(
+            self._anchored(
                 "hands",
-                typed_columns(" ".join(names_all)),
+                " ".join(names_all),
                 rows,
-                f"ON CONFLICT (table_id, epoch, hand_id) DO UPDATE SET {', '.join(updates)}",
+                f"ON CONFLICT {key_of(db, 'hands')} DO UPDATE SET {', '.join(updates)}",
             )
 
 

@@ -9,8 +9,11 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from controller.pit.db import Db, Row
+from controller.pit.partitions import BY_MONTH, KINDS, Partitions
 from controller.pit.query_rows import (
     AlarmRow,
+    ArchiveKindRow,
+    ArchiveRow,
     BirthRow,
     EpochRow,
     HandRow,
@@ -286,7 +289,7 @@ class Queries:
         rows = self.db.all(
             "SELECT a.table_id, a.epoch, a.seq, a.ts, a.hand_id, a.type, a.severity, a.rule, "
             "a.reason, k.person, k.acked_at FROM alarms a LEFT JOIN alarm_acks k ON "
-            "k.table_id = a.table_id AND k.epoch = a.epoch AND k.seq = a.seq "
+            "k.table_id = a.table_id AND k.epoch = a.epoch AND k.seq = a.seq AND k.ts = a.ts "
             f"WHERE a.ts >= ?{where} ORDER BY a.ts DESC LIMIT ?",
             (since or "", limit),
         )
@@ -314,15 +317,16 @@ class Queries:
         ``already`` (the first acknowledgement stands)."""
         with self.db.transaction():
             known = self.db.one(
-                "SELECT 1 FROM alarms WHERE table_id = ? AND epoch = ? AND seq = ?",
+                "SELECT ts FROM alarms WHERE table_id = ? AND epoch = ? AND seq = ?",
                 (table, epoch, seq),
             )
             if known is None:
                 return "unknown"
+            # filed under its alarm's time: archived with it
             rows = self.db.returning_many(
-                "INSERT INTO alarm_acks (table_id, epoch, seq, person, roles, acked_at) "
-                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING seq",
-                [(table, epoch, seq, person, json.dumps(sorted(roles)), now)],
+                "INSERT INTO alarm_acks (table_id, epoch, seq, ts, person, roles, acked_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING seq",
+                [(table, epoch, seq, known[0], person, json.dumps(sorted(roles)), now)],
             )
         return "acked" if rows[0] is not None else "already"
 
@@ -409,6 +413,35 @@ class Queries:
             f"journal {journal} of table {table}, which runs journal {now} since: the table "
             "cannot rule on it"
         )
+
+    def archive_state(self) -> ArchiveRow:
+        """Where the store's older data is: for each data kind, the oldest month online (on a
+        partitioned store) and the months archived, those brought back for an audit apart."""
+        db = self.db
+        kinds: dict[str, ArchiveKindRow] = {
+            kind: {"kind": kind, "online_from": None, "archived": [], "restored": []}
+            for kind in KINDS
+        }
+        for kind, month, restored in db.all(
+            "SELECT DISTINCT kind, month, restored_at IS NOT NULL FROM archived ORDER BY month"
+        ):
+            row = kinds.get(str(kind))
+            if row is None:
+                continue
+            listed = row["restored"] if restored else row["archived"]
+            if month not in listed:
+                listed.append(str(month))
+        partitioned = False
+        if db.dialect == "postgresql":
+            partitions = Partitions(db)
+            partitioned = partitions.partitioned("events")
+            for spec in BY_MONTH if partitioned else ():
+                row = kinds[spec.kind]
+                if spec.table != spec.kind:
+                    continue  # the kind's own table says it
+                online = sorted(set(partitions.attached(spec.table)) - set(row["restored"]))
+                row["online_from"] = online[0] if online else None
+        return {"store": db.dialect, "partitioned": partitioned, "kinds": list(kinds.values())}
 
     def counts(self) -> dict[str, int]:
         """Rows in the main tables (for reports)."""

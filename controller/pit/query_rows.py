@@ -139,3 +139,20 @@ class BirthRow(TypedDict):
     epoch: str | None
     ts: str | None
     received_at: float
+
+
+class ArchiveKindRow(TypedDict):
+    """Where one data kind's older months are (the store for years, PostgreSQL)."""
+
+    kind: str
+    online_from: str | None
+    archived: list[str]
+    restored: list[str]
+
+
+class ArchiveRow(TypedDict):
+    """Where the store's older data is: online, or archived by ``tablectl pit archive``."""
+
+    store: str
+    partitioned: bool
+    kinds: list[ArchiveKindRow]

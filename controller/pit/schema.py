@@ -10,6 +10,32 @@ sorts as time does; ``*_at`` columns are this machine's Unix time in seconds.
 
 from __future__ import annotations
 
+#: The store for years (controller/pit/partitions.py): the time each row of what grows with play
+#: is filed under: an event's rule IDs and an alarm's acknowledgement by their event's ``ts``, a
+#: hand (and its rule IDs) and a hold by the ``month`` (``YYYY-MM``) of the first of their events
+#: the store took; and the months each data kind has archived. On PostgreSQL the migration then
+#: makes events, event_rules, hands, hand_rules, rulings, holds, alarms and alarm_acks tables
+#: partitioned by month on those columns (their rows copied); SQLite keeps its tables whole.
+BY_MONTH = """
+    ALTER TABLE event_rules ADD COLUMN ts TEXT;
+    ALTER TABLE alarm_acks ADD COLUMN ts TEXT;
+    ALTER TABLE hands ADD COLUMN month TEXT;
+    ALTER TABLE hand_rules ADD COLUMN month TEXT;
+    ALTER TABLE holds ADD COLUMN month TEXT;
+    CREATE TABLE archived (
+        relation TEXT NOT NULL,
+        month TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        rows BIGINT NOT NULL,
+        file TEXT NOT NULL,
+        sha256 TEXT NOT NULL,
+        bytes BIGINT NOT NULL,
+        archived_at DOUBLE PRECISION NOT NULL,
+        restored_at DOUBLE PRECISION,
+        PRIMARY KEY (relation, month)
+    )
+    """
+
 MIGRATIONS: list[str] = [
     # 1: the first schema
     """
@@ -315,6 +341,8 @@ MIGRATIONS: list[str] = [
     """
     CREATE TABLE live_changes (id {id}, payload TEXT NOT NULL)
     """,
+    # 11: the store for years (BY_MONTH, above)
+    BY_MONTH,
 ]
 
 AUTO_ID = {

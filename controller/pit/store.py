@@ -23,25 +23,42 @@ types and value checks they share.
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Sequence
+
+import structlog
 
 from controller.pit.accounts import Accounts
 from controller.pit.batches import Applied, EventIn
 from controller.pit.db import Column, Db, StoreError
 from controller.pit.devices import Devices
 from controller.pit.gaps import Gap, Gaps
+from controller.pit.partitions import (
+    AHEAD,
+    Partitions,
+    add_months,
+    fill_sqlite,
+    key_of,
+    month_of,
+    month_start,
+    months,
+)
 from controller.pit.projections import Projections
 from controller.pit.queries import Queries
 from controller.pit.rows import Stream
-from controller.pit.schema import AUTO_ID, MIGRATIONS, SCHEMA_VERSION
+from controller.pit.schema import AUTO_ID, BY_MONTH, MIGRATIONS, SCHEMA_VERSION
 from controller.pit.table_status import TableStatus
 from controller.table import event_types as et
 
 __all__ = ["EVENT_COLUMNS", "Gap", "Store", "Stream"]
 
+log = structlog.get_logger("tablectl.pit.store")
+
 #: Events read at once when a migration derives its new columns from the stored events.
 _BACKFILL_BATCH = 2000
+#: The mark in pit_meta of pit schema 3's derivation still to do.
+_DERIVE_HOUSE_MONEY = "derive_house_money"
 
 PUBLIC, SECURE = 1, 2  # the views of an event, as bits of ``events.fresh``
 STREAM_BIT: dict[str, int] = {"public": PUBLIC, "secure": SECURE}
@@ -66,6 +83,8 @@ class Store(Projections, TableStatus, Gaps, Queries, Accounts, Devices):
 
     def __init__(self, url: str) -> None:
         self.db = Db(url)
+        #: when the monthly partitions ahead are to be checked next (PostgreSQL)
+        self._months_checked_until = 0.0 if self.db.dialect == "postgresql" else math.inf
 
     def close(self) -> None:
         """Close the connection."""
@@ -82,8 +101,13 @@ class Store(Projections, TableStatus, Gaps, Queries, Accounts, Devices):
                 f"the store has pit schema {version}, newer than this tablectl's "
                 f"({SCHEMA_VERSION}): upgrade tablectl"
             )
-        # what a migration's new columns hold for the rows stored before it
-        backfills = {3: self._derive_house_money}
+        # what a migration's new tables and columns hold for the rows stored before it, in its
+        # transaction
+        procedures = {MIGRATIONS.index(BY_MONTH) + 1: self._by_month}
+        # … and what is derived again from the stored events by this code, which writes the
+        # latest schema: once every migration is in (a mark in pit_meta until it is done, so
+        # that a process stopped meanwhile leaves it to the next start)
+        derivations = {3: _DERIVE_HOUSE_MONEY}
         for number in range(version + 1, SCHEMA_VERSION + 1):
             text = MIGRATIONS[number - 1].replace("{id}", AUTO_ID[db.dialect])
             with db.transaction():
@@ -91,14 +115,58 @@ class Store(Projections, TableStatus, Gaps, Queries, Accounts, Devices):
                 if (number > 1 or self._has_meta()) and self.schema_version() >= number:
                     continue
                 db.script(text)
-                if number in backfills:
-                    backfills[number]()
+                if number in procedures:
+                    procedures[number]()
+                if number in derivations:
+                    db.execute(
+                        "INSERT INTO pit_meta (key, value) VALUES (?, 'to do') "
+                        "ON CONFLICT (key) DO NOTHING",
+                        (derivations[number],),
+                    )
                 db.execute(
                     "INSERT INTO pit_meta (key, value) VALUES ('schema', ?) "
                     "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                     (str(number),),
                 )
+        with db.transaction():
+            # the first process to take the mark derives; another waits for its commit
+            if db.one("DELETE FROM pit_meta WHERE key = ? RETURNING key", (_DERIVE_HOUSE_MONEY,)):
+                self._derive_house_money()
+        self.prepare_months()
         return self.schema_version()
+
+    def _by_month(self) -> None:
+        """Pit schema 11, the store for years: on PostgreSQL the tables that grow with play
+        partitioned by month, every row kept; on SQLite their new time columns filled."""
+        if self.db.dialect == "postgresql":
+            Partitions(self.db).convert(time.time())
+        else:
+            fill_sqlite(self.db, time.time())
+
+    def prepare_months(self, now: float | None = None, ahead: int = AHEAD) -> list[str]:
+        """On PostgreSQL: a partition of every partitioned table for this month and the
+        ``ahead`` months after it (those made). At each start, and by the ingest as each month
+        begins; a failure (a lock that does not come within seconds) is tried again a minute
+        later, and rows meanwhile go to the default partition, never lost."""
+        if self.db.dialect != "postgresql":
+            return []
+        stamp = time.time() if now is None else now
+        this = month_of(stamp)
+        made = Partitions(self.db).ensure(months(this, add_months(this, ahead)))
+        if made:
+            log.info("pit.store.partitions_made", partitions=made)
+        self._months_checked_until = month_start(add_months(this, 1))
+        return made
+
+    def _months_due(self, stamp: float) -> None:
+        """The ingest's check that this month's partitions are there (once a month)."""
+        try:
+            self.prepare_months(stamp)
+        except Exception as exc:
+            if self.db.broken:
+                raise
+            log.warning("pit.store.partitions_not_made", error=str(exc))
+            self._months_checked_until = stamp + 60.0
 
     def _derive_house_money(self) -> None:
         """Pit schema 3: the house's money and blind structures of the hands stored before it,
@@ -179,6 +247,8 @@ class Store(Projections, TableStatus, Gaps, Queries, Accounts, Devices):
         views: dict[tuple[str, str, int], dict[str, EventIn]] = {}
         for e in sorted(events, key=lambda e: (e.table_id, e.epoch, e.seq, e.stream)):
             views.setdefault((e.table_id, e.epoch, e.seq), {}).setdefault(e.stream, e)
+        if stamp >= self._months_checked_until:
+            self._months_due(stamp)
         rows = []
         for (table, epoch, seq), by_stream in views.items():
             e = by_stream.get("public") or by_stream["secure"]
@@ -206,7 +276,7 @@ class Store(Projections, TableStatus, Gaps, Queries, Accounts, Devices):
                 "events",
                 EVENT_COLUMNS,
                 rows,
-                "ON CONFLICT (table_id, epoch, seq) DO UPDATE SET "
+                f"ON CONFLICT {key_of(db, 'events')} DO UPDATE SET "
                 "public = COALESCE(events.public, excluded.public), "
                 "secure = COALESCE(events.secure, excluded.secure), "
                 "fresh = (CASE WHEN events.public IS NULL AND excluded.public IS NOT NULL "

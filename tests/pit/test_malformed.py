@@ -348,6 +348,7 @@ STATIC = (
     "/api/alarms",
     "/api/gaps",
     "/api/rejects",
+    "/api/archive",
 )
 PER_TABLE = (
     "/tables/{table}",

@@ -18,7 +18,7 @@ from controller.pit.approved_builds import judged
 from controller.pit.gaps import Gap
 from controller.pit.health import PROBE_TIMEOUT
 from controller.pit.phh import NoHistoryError, phh_from_events
-from controller.pit.query_rows import AlarmRow, HandRow, HoldRow, TableRow
+from controller.pit.query_rows import AlarmRow, ArchiveRow, HandRow, HoldRow, TableRow
 from controller.pit.rulings import RulingError
 from controller.pit.store import Store
 from controller.pit.web.deps import (
@@ -33,6 +33,7 @@ from controller.pit.web.deps import (
 )
 from controller.pit.web.models import (
     Alarm,
+    ArchiveOut,
     GapOut,
     Hand,
     Health,
@@ -438,6 +439,14 @@ async def rejects(
     """Messages refused from the tables, newest first (of one table): what was wrong, and a
     bounded record of each (size, SHA-256, the first 200 characters)."""
     return await reader.call(Store.rejects, table=table, limit=limit)
+
+
+@router.get("/api/archive", response_model=ArchiveOut, tags=["store"])
+async def archive(user: Authed, reader: Reader) -> ArchiveRow:
+    """Where the store's older data is: for each data kind (events, hands, rulings, holds,
+    alarms) the oldest month online and the months archived, which the API and the pages do
+    not read (docs/pit.md, "The store for years")."""
+    return await reader.call(Store.archive_state)
 
 
 @router.get("/api/gaps", response_model=list[GapOut], tags=["tables"])

@@ -188,6 +188,32 @@ class RejectOut(BaseModel):
     received_at: float
 
 
+class ArchiveKind(BaseModel):
+    """Where one data kind's older months are."""
+
+    kind: Literal["events", "hands", "rulings", "holds", "alarms"]
+    online_from: str | None = Field(
+        description="the oldest month (YYYY-MM) the store has online for it (PostgreSQL; null "
+        "on SQLite, which keeps every row)"
+    )
+    archived: list[str] = Field(
+        description="months archived by `tablectl pit archive run`, oldest first: not read by "
+        "the API or the pages; `tablectl pit archive restore MONTH` brings one back"
+    )
+    restored: list[str] = Field(
+        description="archived months brought back for an audit: online until a later round "
+        "archives them again"
+    )
+
+
+class ArchiveOut(BaseModel):
+    """Where the store's older data is."""
+
+    store: Literal["sqlite", "postgresql"]
+    partitioned: bool = Field(description="its tables that grow with play are partitioned by month")
+    kinds: list[ArchiveKind]
+
+
 class LostPart(BaseModel):
     """A part the pit process has lost."""
 

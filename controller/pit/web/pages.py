@@ -4,6 +4,8 @@ login page); a live page opens with its sections as its stream (:mod:`.live`) se
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, HTTPException
 from fastapi.responses import HTMLResponse
 
@@ -93,7 +95,21 @@ async def hands(
         query=query,
         error=error,
         several="",
+        archived=await _archived_hands(web),
     )
+
+
+async def _archived_hands(web: Web) -> dict[str, Any] | None:
+    """Where the hands older than those online are (None: none archived)."""
+    state = await web.reader.call(Store.archive_state)
+    (hands,) = [k for k in state["kinds"] if k["kind"] == "hands"]
+    if not hands["archived"] and not hands["restored"]:
+        return None
+    return {
+        "months": hands["archived"],
+        "restored": hands["restored"],
+        "online_from": hands["online_from"],
+    }
 
 
 @router.get("/hands/{hand_id}")
@@ -119,6 +135,7 @@ async def hand_page(
             query=query,
             error="",
             several=hand_id,
+            archived=None,
         )
     stream: Stream = "secure" if viewer.sees_cards else "public"
     one = found[0]
