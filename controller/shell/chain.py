@@ -229,43 +229,42 @@ class VerifyReport:
         self.breaks.append(Break(pos, text))
 
 
-def connect(path: Path) -> sqlite3.Connection:
-    """A connection with the journal's settings (WAL, synchronous=FULL, explicit transactions)."""
+def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
+    """A connection with the journal's settings (WAL, synchronous=FULL, explicit transactions).
+
+    Opening an existing journal writes nothing, and a ``read_only`` connection cannot write at
+    all (``query_only``): the daemon's connection is the journal's only writer. SQLite before
+    3.51.3 (Debian 12 ships 3.40.1) has a race in WAL mode that can lose a committed write when
+    one connection's commit resets the WAL while another connection starts a checkpoint
+    (https://sqlite.org/wal.html#walresetbug); with one writing connection, every commit and
+    every automatic checkpoint come from that connection one after the other, and the race has
+    no second party (docs/operations.md, "The journal").
+    """
     # sqlite3 waits 5 s on a lock by default, as long as the busy_timeout set below
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     # Damaged text reads back as what it is (U+FFFD where it is not UTF-8) rather than ending
     # the read: the row then fails its hash, and the rest of the journal stays readable.
     conn.text_factory = _lenient
-    # A new journal gives the pages its archived rows leave back to the file system (retention
-    # counts the file's size); set before anything is written, and a no-op on an existing one,
-    # except that on a full disk it fails: an existing journal must still open there (the tools,
-    # a restart, a second connection), and it has its setting already.
     try:
-        conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
-    except sqlite3.OperationalError as exc:
-        full = getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_FULL
-        if not full or not _has_pages(path):
-            conn.close()
-            raise
-    try:
+        # A new journal gives the pages its archived rows leave back to the file system
+        # (retention counts the file's size): set before its first page is written. Setting it
+        # on an existing journal, even to the value it has, is a write transaction: never done.
+        if not read_only and conn.execute("PRAGMA page_count").fetchone()[0] == 0:
+            conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
+        # a no-op on a journal already in WAL mode (the mode is the file's, read from it)
         conn.execute("PRAGMA journal_mode=WAL")
         # the WAL shrinks back to this after a checkpoint (an archive's large delete grew it)
         conn.execute("PRAGMA journal_size_limit=8388608")
         conn.execute("PRAGMA synchronous=FULL")
         conn.execute("PRAGMA busy_timeout=5000")
         conn.execute("PRAGMA foreign_keys=OFF")
+        if read_only:
+            conn.execute("PRAGMA query_only=ON")
     except BaseException:
         # the error's traceback would otherwise keep the file open for as long as it is kept
         conn.close()
         raise
     return conn
-
-
-def _has_pages(path: Path) -> bool:
-    try:
-        return path.stat().st_size > 0
-    except OSError:
-        return False
 
 
 def next_key(conn: sqlite3.Connection, table: str) -> int:

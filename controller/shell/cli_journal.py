@@ -177,12 +177,13 @@ def _not_a_journal(path: Path) -> str | None:
 
 
 def _open_journal(args: argparse.Namespace, verb: str) -> Journal | None:
-    """The journal ``journal VERB`` works on, opened; None once the line saying why it cannot
-    be (exit status 2) is printed."""
+    """The journal ``journal VERB`` works on, opened on a connection that cannot write (the
+    daemon's is the journal's one writer, docs/operations.md); None once the line saying why
+    it cannot be (exit status 2) is printed."""
     from controller.shell.journal import Journal, JournalError  # noqa: PLC0415
 
     try:
-        return Journal.open_existing(_journal_path(args))
+        return Journal.open_existing(_journal_path(args), read_only=True)
     except (JournalError, ConfigError, NotAJournalError) as exc:
         print(f"tablectl journal {verb}: {exc}", file=sys.stderr)
         return None

@@ -459,7 +459,7 @@ def _verified_meta(head: Head) -> dict[str, str | None]:
 
 def _verify_file(path: Any, since: Head) -> Any:
     """Verify the journal at ``path`` after ``since`` on a connection of its own."""
-    journal = Journal.open_existing(path)
+    journal = Journal.open_existing(path, read_only=True)
     try:
         return journal.verify(since)
     finally:

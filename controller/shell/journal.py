@@ -205,12 +205,13 @@ class Journal(JournalVerify, JournalOutbox):
             ) from None
 
     @classmethod
-    def open_existing(cls, path: Path) -> Journal:
-        """Open a journal that must exist (for ``tablectl journal``), whatever its table."""
+    def open_existing(cls, path: Path, *, read_only: bool = False) -> Journal:
+        """Open a journal that must exist (for ``tablectl journal``), whatever its table;
+        ``read_only``: on a connection that cannot write (a reader beside the daemon)."""
         if not path.is_file():
             raise JournalError(f"no journal at {path}")
         try:
-            conn = connect(path)
+            conn = connect(path, read_only=read_only)
         except UNREADABLE as exc:
             raise _not_opened(path, exc) from None
         try:

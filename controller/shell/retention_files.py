@@ -36,7 +36,7 @@ def read_range(
 ) -> tuple[list[SegmentRow], dict[str, Any]]:
     """The chained rows after ``prev`` up to ``last`` (on a connection of their own), checked
     against their hashes, and the header of the segment that will hold them."""
-    conn = connect(path)
+    conn = connect(path, read_only=True)
     try:
         conn.execute("BEGIN")
         rows = list(_merged(conn, prev.pos, last))

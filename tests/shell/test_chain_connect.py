@@ -140,19 +140,44 @@ def test_a_journal_that_cannot_grow_for_another_reason_than_a_full_disk_is_refus
     tmp_path: Path,
 ) -> None:
     """A write past the file size limit fails with EFBIG, which SQLite reports as an I/O error
-    (SQLITE_IOERR_WRITE, 778: its low byte, the primary code, is SQLITE_IOERR)."""
+    (SQLITE_IOERR_WRITE, 778: its low byte, the primary code, is SQLITE_IOERR). A new journal
+    is written as it opens (its switch to WAL), and refused there with its file closed."""
     path = tmp_path / "j.sqlite"
-    writer = _journal(path)  # its log is there to grow
-    try:
-        with _file_size_limit((tmp_path / "j.sqlite-wal").stat().st_size):
-            refused = _refused(path)
-    finally:
-        # SQLite keeps a closed connection's descriptors while another connection of the
-        # process holds locks on the file (closing one would release them all)
-        writer.close()
+    with _file_size_limit(0):
+        refused = _refused(path)
     assert _open_files(path) == []
     assert refused.sqlite_errorcode == sqlite3.SQLITE_IOERR_WRITE
     assert not is_full(refused, tmp_path)
+
+
+def test_opening_an_existing_journal_writes_nothing(tmp_path: Path) -> None:
+    """The daemon's connection is the journal's only writer (SQLite before 3.51.3 can lose a
+    commit when two connections write and checkpoint at once: sqlite.org/wal.html#walresetbug):
+    a tool, the live verify or a retention read beside it open the journal without a write."""
+    path = tmp_path / "j.sqlite"
+    writer = _journal(path)
+    writer.checkpoint()  # the WAL folded in and emptied: any write would show in it
+    wal = tmp_path / "j.sqlite-wal"
+    content, log = path.read_bytes(), wal.stat().st_size
+    for read_only in (False, True):
+        reader = Journal.open_existing(path, read_only=read_only)
+        assert reader.verify().ok
+        reader.close()
+    assert wal.stat().st_size == log == 0
+    assert path.read_bytes() == content
+    writer.close()
+
+
+def test_a_read_only_connection_cannot_write(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite"
+    _journal(path).close()
+    conn = connect(path, read_only=True)
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            conn.execute("UPDATE meta SET value = 'x' WHERE key = 'table_id'")
+        assert conn.execute("SELECT value FROM meta WHERE key = 'table_id'").fetchone() == ("T1",)
+    finally:
+        conn.close()
 
 
 # --------------------------------------------------------------------------- damage

@@ -182,14 +182,31 @@ journal = Journal.open_existing(Path(sys.argv[1]))
 config = RetentionConfig(
     live_hands=3, inbox_seconds=0, segment_rows=1500, recent_inputs=100, max_bytes=1048576
 )
-Retention(journal, config, hook=hook).run_once(datetime.fromisoformat(sys.argv[3]))
+retention = Retention(journal, config, hook=hook)
+if len(sys.argv) > 4:
+    # The disk refuses the round's first write. On a disk filled to the last byte SQLite may
+    # still write into WAL space it already has (a WAL started over after a checkpoint): the
+    # refusal is made certain here rather than left to where the WAL stands.
+    import errno
+    write, refused = retention.write, []
+
+    def first_refused(fn, /, *args, **kwargs):
+        if not refused:
+            refused.append(fn)
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return write(fn, *args, **kwargs)
+
+    retention.write = first_refused
+retention.run_once(datetime.fromisoformat(sys.argv[3]))
 """
 
 
-def round_killed_at(path: Path, step: str) -> None:
-    """A retention round over the journal at ``path`` in another process, SIGKILLed at ``step``."""
+def round_killed_at(path: Path, step: str, *, refused: bool = False) -> None:
+    """A retention round over the journal at ``path`` in another process, SIGKILLed at ``step``
+    (``refused``: the disk refuses the round's first write)."""
     killed = subprocess.run(
-        [sys.executable, "-c", KILLED_AT, str(path), step, FUTURE.isoformat()],
+        [sys.executable, "-c", KILLED_AT, str(path), step, FUTURE.isoformat()]
+        + (["refused"] if refused else []),
         check=False,
         capture_output=True,
         cwd=ROOT,
@@ -736,7 +753,7 @@ def test_a_prune_on_a_full_disk_killed_at_any_step_leaves_a_consistent_journal(
         assert Reserve(path).held
         fill_to_the_last_frame(journal, disk)
         # (kept open: a journal closed on a full disk has no shared memory to open it with)
-        round_killed_at(path, step)
+        round_killed_at(path, step, refused=True)
         journal.close()
         reopened = Journal.open_existing(path)
         try:
