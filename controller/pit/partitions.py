@@ -333,12 +333,13 @@ class Partitions:
                 f"CREATE TABLE {spec.table} ({', '.join(definitions)}) "
                 f"PARTITION BY RANGE ({spec.column})"
             )
+            join, value = _FILL.get(spec.table, ("", f"o.{spec.column}"))
             found = [
                 str(r[0])
                 for r in db.all(
-                    f"SELECT DISTINCT substr({spec.column}, 1, 7) FROM {old} "  # noqa: S608
-                    f"WHERE {spec.column} IS NOT NULL"
+                    f"SELECT DISTINCT substr({value}, 1, 7) FROM {old} o {join}"  # noqa: S608
                 )
+                if r[0] is not None
             ]
             wanted = sorted(
                 {m for m in found if MONTH.match(m)}
@@ -352,7 +353,6 @@ class Partitions:
                 )
             db.execute(f"CREATE TABLE {default_name(spec.table)} PARTITION OF {spec.table} DEFAULT")
             names = [str(c[0]) for c in columns]
-            join, value = _FILL.get(spec.table, ("", f"o.{spec.column}"))
             select = ", ".join(
                 f"COALESCE({value}, ?)" if n == spec.column else f"o.{n}" for n in names
             )
