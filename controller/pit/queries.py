@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from controller.pit.db import Db, Row
-from controller.pit.partitions import BY_MONTH, KINDS, Partitions
+from controller.pit.partitions import BY_MONTH, KINDS, MONTH, Partitions, add_months
 from controller.pit.query_rows import (
     AlarmRow,
     ArchiveKindRow,
@@ -18,6 +18,7 @@ from controller.pit.query_rows import (
     EpochRow,
     HandRow,
     HoldRow,
+    RulingRow,
     TableRow,
 )
 from controller.pit.rows import (
@@ -37,7 +38,7 @@ _HAND_COLUMNS = (
     "h.table_id, h.epoch, h.hand_id, h.started_ts, h.ended_ts, h.outcome, h.button, h.seats, "
     "h.blinds, h.ante, h.stacks_before, h.stacks_after, h.payouts, h.pot, h.rake, h.first_seq, "
     "h.last_seq, h.rake_pots, h.jackpot, h.rake_waived, h.time_collected, h.straddles, "
-    "h.ante_seat, h.runouts"
+    "h.ante_seat, h.runouts, h.month"
 )
 
 
@@ -207,9 +208,11 @@ class Queries:
                 where.append(f"{column} = ?")
                 params.append(value)
         if rule is not None:
+            # a hand's rule IDs are filed under its own month: one partition to look in
+            same_month = " AND r.month = h.month" if self.db.dialect == "postgresql" else ""
             where.append(
                 "EXISTS (SELECT 1 FROM hand_rules r WHERE r.table_id = h.table_id AND "
-                "r.epoch = h.epoch AND r.hand_id = h.hand_id AND r.rule = ?)"
+                f"r.epoch = h.epoch AND r.hand_id = h.hand_id AND r.rule = ?{same_month})"
             )
             params.append(rule)
         if since is not None:
@@ -226,7 +229,7 @@ class Queries:
             [*params, limit],
         )
         hands = [_hand(r) for r in rows]
-        self._attach(hands)
+        self._attach(hands, [r[24] for r in rows])
         return hands
 
     def hands_named(
@@ -237,35 +240,57 @@ class Queries:
         into a new epoch)."""
         return self.hands(hand_id=hand_id, table=table, epoch=epoch, limit=50)
 
-    def _attach(self, hands: list[HandRow]) -> None:
-        """Each hand's rule IDs and rulings."""
+    def _attach(self, hands: list[HandRow], months: list[str | None]) -> None:
+        """Each hand's rule IDs and rulings: one read of each for all the hands (on a
+        partitioned store, of the months the hands are filed under, and around them)."""
         for hand in hands:
-            key = (hand["table_id"], hand["epoch"], hand["hand_id"])
-            hand["rules"] = [
-                r[0]
-                for r in self.db.all(
-                    "SELECT rule FROM hand_rules WHERE table_id = ? AND epoch = ? AND hand_id = ? "
-                    "ORDER BY rule",
-                    key,
-                )
-            ]
-            hand["rulings"] = [
-                {
-                    "seq": r[0],
-                    "ts": r[1],
-                    "type": r[2],
-                    "rule": r[3],
-                    "hold": r[4],
-                    "decision": r[5],
-                    "person": r[6],
-                    "role": r[7],
-                }
-                for r in self.db.all(
-                    "SELECT seq, ts, type, rule, hold, decision, person, role FROM rulings "
-                    "WHERE table_id = ? AND epoch = ? AND hand_id = ? ORDER BY seq",
-                    key,
-                )
-            ]
+            hand["rules"] = []
+            hand["rulings"] = []
+        if not hands:
+            return
+        by_key: dict[tuple[str, str, str], list[HandRow]] = {}
+        for hand in hands:
+            by_key.setdefault((hand["table_id"], hand["epoch"], hand["hand_id"]), []).append(hand)
+        values = ", ".join("(?, ?, ?)" for _ in by_key)
+        keys = [value for key in by_key for value in key]
+        rules_where, rulings_where = "", ""
+        rules_params: list[Any] = []
+        rulings_params: list[Any] = []
+        filed = sorted({m for m in months if m is not None})
+        if (
+            self.db.dialect == "postgresql"
+            and filed
+            and len(filed) == len([m for m in filed if MONTH.match(m)])
+        ):
+            rules_where = f" AND month IN ({', '.join('?' for _ in filed)})"
+            rules_params = list(filed)
+            rulings_where = " AND ts >= ? AND ts < ?"
+            rulings_params = [add_months(filed[0], -1), add_months(filed[-1], 2)]
+        for table, epoch, hand_id, rule in self.db.all(
+            "SELECT table_id, epoch, hand_id, rule FROM hand_rules WHERE "
+            f"(table_id, epoch, hand_id) IN (VALUES {values}){rules_where} ORDER BY rule",
+            [*keys, *rules_params],
+        ):
+            for hand in by_key[table, epoch, hand_id]:
+                hand["rules"].append(rule)
+        for r in self.db.all(
+            "SELECT table_id, epoch, hand_id, seq, ts, type, rule, hold, decision, person, role "
+            f"FROM rulings WHERE (table_id, epoch, hand_id) IN (VALUES {values}){rulings_where} "
+            "ORDER BY seq",
+            [*keys, *rulings_params],
+        ):
+            ruling: RulingRow = {
+                "seq": r[3],
+                "ts": r[4],
+                "type": r[5],
+                "rule": r[6],
+                "hold": r[7],
+                "decision": r[8],
+                "person": r[9],
+                "role": r[10],
+            }
+            for hand in by_key[r[0], r[1], r[2]]:
+                hand["rulings"].append(ruling)
 
     def hand_events(
         self, table: str, epoch: str, hand_id: str, stream: Stream = "public"
