@@ -221,6 +221,14 @@ class Queries:
         if until is not None:
             where.append("h.started_ts < ?")
             params.append(until)
+        if self.db.dialect == "postgresql":
+            # a hand is filed under the month of its first event stored: its start's, or the
+            # next when it went on over the turn of a month; the other months' partitions are
+            # not read
+            for bound, moved, compare in ((since, -1, ">="), (until, 1, "<=")):
+                if bound is not None and MONTH.match(bound[:7]):
+                    where.append(f"h.month {compare} ?")
+                    params.append(add_months(bound[:7], moved))
         clause = f"WHERE {' AND '.join(where)}" if where else ""
         rows = self.db.all(
             f"SELECT {_HAND_COLUMNS} FROM hands h {clause} "

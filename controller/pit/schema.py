@@ -13,15 +13,18 @@ from __future__ import annotations
 #: The store for years (controller/pit/partitions.py): the time each row of what grows with play
 #: is filed under: an event's rule IDs and an alarm's acknowledgement by their event's ``ts``, a
 #: hand (and its rule IDs) and a hold by the ``month`` (``YYYY-MM``) of the first of their events
-#: the store took; and the months each data kind has archived. On PostgreSQL the migration then
-#: makes events, event_rules, hands, hand_rules, rulings, holds, alarms and alarm_acks tables
-#: partitioned by month on those columns (their rows copied); SQLite keeps its tables whole.
+#: the store took; the holds by when they were resolved (the console's last resolved, without
+#: sorting a year of them); and the months each data kind has archived. On PostgreSQL the
+#: migration then makes events, event_rules, hands, hand_rules, rulings, holds, alarms and
+#: alarm_acks tables partitioned by month on those columns (their rows copied, their indexes
+#: made again); SQLite keeps its tables whole.
 BY_MONTH = """
     ALTER TABLE event_rules ADD COLUMN ts TEXT;
     ALTER TABLE alarm_acks ADD COLUMN ts TEXT;
     ALTER TABLE hands ADD COLUMN month TEXT;
     ALTER TABLE hand_rules ADD COLUMN month TEXT;
     ALTER TABLE holds ADD COLUMN month TEXT;
+    CREATE INDEX holds_resolved ON holds (resolved_ts);
     CREATE TABLE archived (
         relation TEXT NOT NULL,
         month TEXT NOT NULL,
