@@ -3,6 +3,7 @@ process of it, each further try from that address waiting longer, never another 
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -141,8 +142,9 @@ async def test_the_client_address_is_the_one_a_trusted_proxy_names_and_nobody_el
     url = with_user(f"sqlite:///{tmp_path / 'pit.sqlite'}")
     proxies = ("127.0.0.1",) if behind_a_proxy else ()
     policy = LockOut(attempts=2, minutes=15.0)
+    now = time.time()  # the pit's clock stands still: the first lock lasts 1 s of it
     async with (
-        serve(url, lockout=policy, trusted_proxies=proxies) as pit,
+        serve(url, lockout=policy, trusted_proxies=proxies, clock=lambda: now) as pit,
         httpx.AsyncClient(base_url=pit.url) as client,
     ):
         wrong = {"username": "ann", "password": "not hers"}

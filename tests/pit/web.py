@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,8 +93,10 @@ async def serve(
     streams: StreamLimits | None = None,
     lockout: LockOut | None = None,
     trusted_proxies: tuple[str, ...] = (),
+    clock: Callable[[], float] = time.time,
 ) -> AsyncIterator[Served]:
-    """The pit's app on ``url``'s store, served until the block ends."""
+    """The pit's app on ``url``'s store, served until the block ends (``clock``: the time its
+    lock-out counts in)."""
     reader = StoreWorker(url, "api")
     await reader.open()
     board = LiveBoard()
@@ -104,6 +107,7 @@ async def serve(
         board=board,
         streams=streams,
         lockout=lockout,
+        clock=clock,
     )
     try:
         async with serving(app, trusted_proxies=trusted_proxies) as port:
