@@ -301,15 +301,26 @@ class Queries:
                 hand["rulings"].append(ruling)
 
     def hand_events(
-        self, table: str, epoch: str, hand_id: str, stream: Stream = "public"
+        self,
+        table: str,
+        epoch: str,
+        hand_id: str,
+        stream: Stream = "public",
+        started: str | None = None,
     ) -> list[dict[str, Any]]:
         """A hand's stored envelopes in seq order (the secure view where it is stored and
-        ``stream`` is secure; the public one otherwise)."""
+        ``stream`` is secure; the public one otherwise). ``started``: its ``started_ts``; on a
+        partitioned store only the months around it are read (a hand's events are minutes
+        apart)."""
         column = "COALESCE(secure, public)" if stream == "secure" else "public"
+        window, params = "", [table, epoch, hand_id]
+        if self.db.dialect == "postgresql" and started is not None and MONTH.match(started[:7]):
+            window = " AND ts >= ? AND ts < ?"
+            params += [add_months(started[:7], -1), add_months(started[:7], 2)]
         rows = self.db.all(
-            f"SELECT {column} FROM events WHERE table_id = ? AND epoch = ? AND hand_id = ? "
-            "ORDER BY seq",
-            (table, epoch, hand_id),
+            f"SELECT {column} FROM events WHERE table_id = ? AND epoch = ? AND hand_id = ?"
+            f"{window} ORDER BY seq",
+            params,
         )
         return envelopes(r[0] for r in rows)
 
@@ -318,14 +329,25 @@ class Queries:
     ) -> list[AlarmRow]:
         """Alarms, newest first, with who acknowledged each (``unacknowledged``: only those
         nobody has)."""
-        where = " AND k.seq IS NULL" if unacknowledged else ""
-        rows = self.db.all(
-            "SELECT a.table_id, a.epoch, a.seq, a.ts, a.hand_id, a.type, a.severity, a.rule, "
-            "a.reason, k.person, k.acked_at FROM alarms a LEFT JOIN alarm_acks k ON "
-            "k.table_id = a.table_id AND k.epoch = a.epoch AND k.seq = a.seq AND k.ts = a.ts "
-            f"WHERE a.ts >= ?{where} ORDER BY a.ts DESC LIMIT ?",
-            (since or "", limit),
+        columns = (
+            "a.table_id, a.epoch, a.seq, a.ts, a.hand_id, a.type, a.severity, a.rule, a.reason"
         )
+        acks = (
+            "LEFT JOIN alarm_acks k ON k.table_id = a.table_id AND k.epoch = a.epoch "
+            "AND k.seq = a.seq AND k.ts = a.ts"
+        )
+        if unacknowledged:  # every alarm online is looked at: nobody may have acknowledged it
+            rows = self.db.all(
+                f"SELECT {columns}, k.person, k.acked_at FROM alarms a {acks} "
+                "WHERE a.ts >= ? AND k.seq IS NULL ORDER BY a.ts DESC LIMIT ?",
+                (since or "", limit),
+            )
+        else:  # the newest first, then who acknowledged those: the older months are not read
+            rows = self.db.all(
+                f"SELECT {columns}, k.person, k.acked_at FROM (SELECT * FROM alarms "
+                f"WHERE ts >= ? ORDER BY ts DESC LIMIT ?) a {acks} ORDER BY a.ts DESC",
+                (since or "", limit),
+            )
         return [
             AlarmRow(
                 table_id=r[0],

@@ -354,7 +354,7 @@ async def hand_phh(
     found = await the_hand(reader, hand_id, table, epoch)
     stream: Literal["public", "secure"] = "secure" if "surveillance" in user.roles else "public"
     bodies = await reader.call(
-        Store.hand_events, found["table_id"], found["epoch"], hand_id, stream
+        Store.hand_events, found["table_id"], found["epoch"], hand_id, stream, found["started_ts"]
     )
     try:
         text = phh_from_events(bodies)

@@ -140,7 +140,7 @@ async def hand_page(
     stream: Stream = "secure" if viewer.sees_cards else "public"
     one = found[0]
     events = await web.reader.call(
-        Store.hand_events, one["table_id"], one["epoch"], hand_id, stream
+        Store.hand_events, one["table_id"], one["epoch"], hand_id, stream, one["started_ts"]
     )
     return page(
         "hand.html",
