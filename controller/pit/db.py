@@ -214,25 +214,35 @@ class Db:
         rows: Sequence[Sequence[Any]],
         select: str,
         tail: str = "",
-    ) -> None:
+        where: str = "true",
+    ) -> list[Row]:
         """Insert into ``table``'s ``targets`` what ``select`` makes of each of ``rows`` (its
-        values are ``v.<column>``, by ``columns``' names): a value computed in the statement
-        from what the table holds already. One statement as :meth:`insert` (``unnest`` on
-        PostgreSQL, the rows one by one on SQLite); ``tail`` as there, without ``RETURNING``."""
+        values are ``v.<column>``, by ``columns``' names) where ``where`` holds of it: a value
+        computed in the statement from what the table holds already. One statement as
+        :meth:`insert` (``unnest`` on PostgreSQL, the rows one by one on SQLite); ``tail`` as
+        there: the rows its ``RETURNING`` gave."""
         if not rows:
-            return
+            return []
         names = ", ".join(name for name, _ in columns)
         into = f"INSERT INTO {table} ({', '.join(targets)}) SELECT {select}"
+        returning = "RETURNING" in tail
         if self.dialect == "sqlite":
             values = ", ".join(f"? AS {name}" for name, _ in columns)
-            # WHERE true: an upsert's INSERT … SELECT needs one (SQLite reads ON as a join's)
-            self._conn.executemany(f"{into} FROM (SELECT {values}) AS v WHERE true {tail}", rows)
-            return
+            # a WHERE: an upsert's INSERT … SELECT needs one (SQLite reads ON as a join's)
+            text = f"{into} FROM (SELECT {values}) AS v WHERE {where} {tail}"
+            if not returning:
+                self._conn.executemany(text, rows)
+                return []
+            out: list[Row] = []
+            for params in rows:
+                out.extend(tuple(r) for r in self._conn.execute(text, params).fetchall())
+            return out
         arrays = ", ".join(f"%b::{kind}[]" for _, kind in columns)
-        self._conn.execute(
-            f"{into} FROM unnest({arrays}) AS v ({names}) {tail}",
+        cursor = self._conn.execute(
+            f"{into} FROM unnest({arrays}) AS v ({names}) WHERE {where} {tail}",
             [list(column) for column in zip(*rows, strict=True)],
         )
+        return [tuple(r) for r in cursor.fetchall()] if returning else []
 
     def copy_out(self, statement: str) -> Iterator[bytes]:
         """PostgreSQL: what ``COPY … TO STDOUT`` sends, a chunk at a time."""

@@ -26,12 +26,13 @@ import json
 import math
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import structlog
 
 from controller.pit.accounts import Accounts
 from controller.pit.batches import Applied, EventIn
-from controller.pit.db import Column, Db, StoreError
+from controller.pit.db import Column, Db, Row, StoreError
 from controller.pit.devices import Devices
 from controller.pit.gaps import Gap, Gaps
 from controller.pit.partitions import (
@@ -143,7 +144,9 @@ class Store(Projections, TableStatus, Gaps, Queries, Accounts, Devices):
         else:
             fill_sqlite(self.db, time.time())
 
-    def prepare_months(self, now: float | None = None, ahead: int = AHEAD) -> list[str]:
+    def prepare_months(
+        self, now: float | None = None, ahead: int = AHEAD, lock_timeout: float = 5.0
+    ) -> list[str]:
         """On PostgreSQL: a partition of every partitioned table for this month and the
         ``ahead`` months after it (those made). At each start, and by the ingest as each month
         begins; a failure (a lock that does not come within seconds) is tried again a minute
@@ -152,7 +155,9 @@ class Store(Projections, TableStatus, Gaps, Queries, Accounts, Devices):
             return []
         stamp = time.time() if now is None else now
         this = month_of(stamp)
-        made = Partitions(self.db).ensure(months(this, add_months(this, ahead)))
+        made = Partitions(self.db).ensure(
+            months(this, add_months(this, ahead)), lock_timeout=lock_timeout
+        )
         if made:
             log.info("pit.store.partitions_made", partitions=made)
         self._months_checked_until = month_start(add_months(this, 1))
@@ -161,7 +166,8 @@ class Store(Projections, TableStatus, Gaps, Queries, Accounts, Devices):
     def _months_due(self, stamp: float) -> None:
         """The ingest's check that this month's partitions are there (once a month)."""
         try:
-            self.prepare_months(stamp)
+            # the commits wait meanwhile: a lock the console's reads hold is not waited for long
+            self.prepare_months(stamp, lock_timeout=2.0)
         except Exception as exc:
             if self.db.broken:
                 raise
@@ -272,20 +278,7 @@ class Store(Projections, TableStatus, Gaps, Queries, Accounts, Devices):
         with db.transaction():
             # ``fresh``: the views this statement stored for the first time (SET reads the row
             # as it was), so the batch knows what is new without reading anything first
-            returned = db.insert(
-                "events",
-                EVENT_COLUMNS,
-                rows,
-                f"ON CONFLICT {key_of(db, 'events')} DO UPDATE SET "
-                "public = COALESCE(events.public, excluded.public), "
-                "secure = COALESCE(events.secure, excluded.secure), "
-                "fresh = (CASE WHEN events.public IS NULL AND excluded.public IS NOT NULL "
-                f"THEN {PUBLIC} ELSE 0 END) + (CASE WHEN events.secure IS NULL "
-                f"AND excluded.secure IS NOT NULL THEN {SECURE} ELSE 0 END) "
-                "WHERE (events.public IS NULL AND excluded.public IS NOT NULL) "
-                "OR (events.secure IS NULL AND excluded.secure IS NOT NULL) "
-                "RETURNING table_id, epoch, seq, fresh",
-            )
+            returned = self._store_events(rows)
             fresh = {(t, ep, int(seq)): int(bits) for t, ep, seq, bits in returned}
             new = [
                 e
@@ -302,6 +295,41 @@ class Store(Projections, TableStatus, Gaps, Queries, Accounts, Devices):
             self._derive([e for e in new if e.stream == "public"])
             self._epochs_and_tables(new, stamp, applied)
         return applied
+
+    def _store_events(self, rows: Sequence[tuple[Any, ...]]) -> list[Row]:
+        """Insert the batch's events, each a row or the views its row lacked; the key and the
+        views each stored for the first time (``fresh``: SET reads the row as it was)."""
+        db = self.db
+        tail = (
+            f"ON CONFLICT {key_of(db, 'events')} DO UPDATE SET "
+            "public = COALESCE(events.public, excluded.public), "
+            "secure = COALESCE(events.secure, excluded.secure), "
+            "fresh = (CASE WHEN events.public IS NULL AND excluded.public IS NOT NULL "
+            f"THEN {PUBLIC} ELSE 0 END) + (CASE WHEN events.secure IS NULL "
+            f"AND excluded.secure IS NOT NULL THEN {SECURE} ELSE 0 END) "
+            "WHERE events.ts = excluded.ts AND ((events.public IS NULL "
+            "AND excluded.public IS NOT NULL) OR (events.secure IS NULL "
+            "AND excluded.secure IS NOT NULL)) RETURNING table_id, epoch, seq, fresh"
+        )
+        if db.dialect == "sqlite":  # its key is (table_id, epoch, seq): the event's identity
+            return db.insert("events", EVENT_COLUMNS, rows, tail)  # (a view of another ts: not)
+        # The key has the event's ts (the partition key): every delivery of an event carries
+        # the same one. One that would be another row of the same (table_id, epoch, seq) with
+        # another ts (a table that published one seq twice, differently) is not stored: the
+        # first stands, as it does on SQLite. Looked for in the months around its ts, in the
+        # same statement.
+        names = [name for name, _ in EVENT_COLUMNS]
+        return db.insert_from(
+            "events",
+            names,
+            (*EVENT_COLUMNS, ("ts_from", "text"), ("ts_to", "text")),
+            [(*row, *self._ts_window(str(row[3]))) for row in rows],
+            ", ".join(f"v.{name}" for name in names),
+            tail,
+            where="NOT EXISTS (SELECT 1 FROM events x WHERE x.table_id = v.table_id "
+            "AND x.epoch = v.epoch AND x.seq = v.seq AND x.ts <> v.ts "
+            "AND x.ts >= v.ts_from AND x.ts < v.ts_to)",
+        )
 
     def _streams(self, events: Sequence[EventIn]) -> None:
         highest: dict[tuple[str, str, str], int] = {}

@@ -201,6 +201,23 @@ def test_an_event_delivered_twice_across_a_month_boundary_is_stored_once(
             assert where == (partition_name("events", "2026-01"),)
 
 
+def test_one_seq_published_again_with_another_time_is_not_stored_twice(store_url: str) -> None:
+    """The key has the event's ts, which every delivery of an event carries the same; a table
+    that publishes a seq again with another time (across the month's end) does not get a
+    second row of it: the first stands."""
+    with opened(store_url) as store:
+        store.prepare_months(month_start("2026-01"))
+        first = at(test_store.envelope(3, rules=["R-1"]), "2026-01-31T23:59:59.000Z")
+        other = at(test_store.envelope(3, rules=["R-2"]), "2026-02-01T00:00:01.000Z")
+        store.ingest([event_in(first)], now=stamp("2026-02-01T00:00:00Z"))
+        again = store.ingest(
+            [event_in(other), event_in(other, "secure")], now=stamp("2026-02-01T00:00:02Z")
+        )
+        assert (dict(again.stored), again.duplicates) == ({}, 2)
+        assert store.db.all("SELECT seq, ts FROM events") == [(3, first["ts"])]
+        assert store.db.all("SELECT rule FROM event_rules") == [("R-1",)]
+
+
 def test_a_hand_and_a_hold_over_the_turn_of_a_month_are_one_row_each(store_url: str) -> None:
     with opened(store_url) as store:
         store.prepare_months(month_start("2026-01"))
