@@ -33,6 +33,17 @@ latency p50/p95/p99/max, the pit's CPU, the load average::
 
     .venv/bin/python benchmarks/pit.py --console [--tables 500] [--rate 250] [--duration 20]
 
+``--failover SECONDS`` measures a pit process's failure instead: the same floor and two pit
+processes, no other disturbance (no broker restart; ``--dropping`` 0 unless given), pit-2
+SIGKILLed after ``--warmup`` seconds and started again ``SECONDS`` later, the floor publishing on
+for ``--after`` seconds more. Reported per window of publish time (before the kill, the outage,
+after the restart): publish→committed p50/p95/p99/max over every event, live or replayed (a
+committed event is in the next answer of either pit's API: one store), plus what pit-1 did (it
+heard pit-2's Will, took over, asked replays) and the duplicates pit-2 dropped once back::
+
+    .venv/bin/python benchmarks/pit.py --failover 60 [--tables 200] [--speed 1] [--warmup 15]
+                                       [--after 30] [--stores postgresql]
+
 With the defaults both runs take under two minutes of wall time. The machine's load average
 (1 minute) at the start and the end of each run is reported with its figures: on a shared
 machine the same code measures slower when others are busy.
@@ -488,7 +499,8 @@ async def _floor(
     time.sleep(0.5)
 
     names = [f"S{n:03d}" for n in range(args.tables)]
-    dropping = set(random.Random(1).sample(names, max(1, int(len(names) * args.dropping))))
+    count = max(1, int(len(names) * args.dropping)) if args.dropping > 0 else 0
+    dropping = set(random.Random(1).sample(names, count))
     workers = []
     chunk = (len(names) + args.generators - 1) // args.generators
     for index in range(args.generators):
@@ -537,19 +549,28 @@ async def _floor(
         await asyncio.sleep(max(0.0, started + args.duration * fraction - time.monotonic()))
 
     marks = {"start": time.time()}
-    await at(0.3)
-    calm_until = time.time()  # the latency before any disturbance
-    pits[1].kill(signal.SIGKILL)
-    marks["killed"] = time.time()
-    await asyncio.sleep(2.0)
-    await asyncio.to_thread(pits[1].start)
-    marks["restarted"] = time.time()
-    await at(0.55)
-    await asyncio.to_thread(broker.stop)
-    marks["broker stopped"] = time.time()
-    await asyncio.sleep(1.0)
-    await asyncio.to_thread(broker.start)
-    marks["broker started"] = time.time()
+    if args.failover:
+        await asyncio.sleep(max(0.0, started + args.warmup - time.monotonic()))
+        calm_until = time.time()
+        pits[1].kill(signal.SIGKILL)  # what it took and did not commit waits in its session
+        marks["killed"] = time.time()
+        await asyncio.sleep(max(0.0, marks["killed"] + args.failover - time.time()))
+        await asyncio.to_thread(pits[1].start)
+        marks["restarted"] = time.time()
+    else:
+        await at(0.3)
+        calm_until = time.time()  # the latency before any disturbance
+        pits[1].kill(signal.SIGKILL)
+        marks["killed"] = time.time()
+        await asyncio.sleep(2.0)
+        await asyncio.to_thread(pits[1].start)
+        marks["restarted"] = time.time()
+        await at(0.55)
+        await asyncio.to_thread(broker.stop)
+        marks["broker stopped"] = time.time()
+        await asyncio.sleep(1.0)
+        await asyncio.to_thread(broker.start)
+        marks["broker started"] = time.time()
     await asyncio.to_thread(_wait_results, [result for result, _ in workers])
     published_end = time.monotonic()
     await dealers
@@ -581,10 +602,12 @@ async def _floor(
         "SELECT COUNT(*) FROM (SELECT table_id, epoch, seq FROM events "
         "GROUP BY table_id, epoch, seq HAVING COUNT(*) > 1) AS twice",
     )[0][0]
+    # the failover's windows count every event, however it came (the slow ones are replayed)
+    live_only = "" if args.failover else "source = 'live' AND "
     timed = [
         (ts_seconds(ts), committed)
         for ts, committed in query(
-            url, "SELECT ts, committed_at FROM events WHERE source = 'live' AND public IS NOT NULL"
+            url, f"SELECT ts, committed_at FROM events WHERE {live_only}public IS NOT NULL"
         )
     ]
     if os.environ.get("PIT_BENCH_KEEP") is not None:  # publish and commit times, to study
@@ -610,7 +633,26 @@ async def _floor(
     def total(name: str) -> float:
         return sum(m.get(name, 0.0) for m in metrics)
 
+    windows: dict[str, list[float]] = {}
+    if args.failover:
+        killed, restarted = marks["killed"], marks["restarted"]
+        for sent, committed in timed:
+            name = "before" if sent < killed else "outage" if sent < restarted else "after"
+            windows.setdefault(name, []).append(committed - sent)
+
     return {
+        "windows": {name: summary(values) for name, values in windows.items()},
+        "outage_s": marks.get("restarted", 0.0) - marks.get("killed", 0.0),
+        "survivor": {
+            name: metrics[0].get(name, 0.0)
+            for name in (
+                "tablectl_pit_members_lost_total",
+                "tablectl_pit_gaps_released_total",
+                "tablectl_pit_replays_asked_total",
+                "tablectl_pit_duplicates_total",
+            )
+        },
+        "returned_duplicates": int(metrics[1].get("tablectl_pit_duplicates_total", 0.0)),
         "store": kind,
         "tables": args.tables + len(daemons),
         "published": published,
@@ -635,6 +677,18 @@ async def _floor(
         "base_p50": percentile(base_lat, 0.5) * 1000,
         "base_p99": percentile(base_lat, 0.99) * 1000,
         "base_per_core": len(base_rows) / sub_cpu if sub_cpu else float("nan"),
+    }
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    """Count, p50, p95, p99 and max of latencies in seconds, in ms."""
+    ordered = sorted(values)
+    return {
+        "count": len(ordered),
+        "p50": percentile(ordered, 0.5) * 1000,
+        "p95": percentile(ordered, 0.95) * 1000,
+        "p99": percentile(ordered, 0.99) * 1000,
+        "max": (ordered[-1] if ordered else float("nan")) * 1000,
     }
 
 
@@ -730,6 +784,42 @@ def journal_last(daemon: Any) -> tuple[str, int]:
 
 
 # --------------------------------------------------------------------------- report
+
+
+def failover_report(results: list[dict[str, Any]], args: Any) -> str:
+    """The failover runs' tables."""
+    lines = [
+        f"pit failover: {args.tables} simulated tables + {args.daemons} real daemons, a hand every "
+        f"{args.hand_seconds:g} s sped up {args.speed:g}x; two pit processes in one share group, "
+        f"pit-2 SIGKILLed after {args.warmup:g} s for {args.failover:g} s, then {args.after:g} s "
+        "more; publish→committed (readable on either pit's API) of every event, live or "
+        "replayed, by when it was published",
+        "",
+        "| store | published | ev/s | stored | lost | stored twice | before the kill p50 / p95 / "
+        "p99 ms | outage p50 / p95 / p99 / max ms | after the restart p50 / p95 / p99 / max ms "
+        "| pit-1: members lost, gaps released, replays asked, duplicates | pit-2 duplicates once "
+        "back | load avg |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|",
+    ]
+    for r in results:
+        w = r["windows"]
+        nan = {"p50": float("nan"), "p95": float("nan"), "p99": float("nan"), "max": float("nan")}
+        before, outage, after = (w.get(k, nan) for k in ("before", "outage", "after"))
+        s = r["survivor"]
+        lines.append(
+            f"| {r['store']} | {r['published']} | {r['rate']:.0f} | {r['stored']} | "
+            f"{r['lost']} | {r['twice']} | "
+            f"{before['p50']:.0f} / {before['p95']:.0f} / {before['p99']:.0f} | "
+            f"{outage['p50']:.0f} / {outage['p95']:.0f} / {outage['p99']:.0f} / "
+            f"{outage['max']:.0f} | "
+            f"{after['p50']:.0f} / {after['p95']:.0f} / {after['p99']:.0f} / {after['max']:.0f} | "
+            f"{s['tablectl_pit_members_lost_total']:.0f}, "
+            f"{s['tablectl_pit_gaps_released_total']:.0f}, "
+            f"{s['tablectl_pit_replays_asked_total']:.0f}, "
+            f"{s['tablectl_pit_duplicates_total']:.0f} | {r['returned_duplicates']} | "
+            f"{r['load']} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 def report(results: list[dict[str, Any]], args: Any) -> str:
@@ -929,6 +1019,11 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--console", action="store_true", help="measure the web console")
     parser.add_argument("--rate", type=float, default=250.0, help="--console: updates/s")
+    parser.add_argument(
+        "--failover", type=float, default=0.0, help="seconds pit-2 stays SIGKILLed (0: no)"
+    )
+    parser.add_argument("--warmup", type=float, default=15.0, help="--failover: before the kill")
+    parser.add_argument("--after", type=float, default=30.0, help="--failover: after the restart")
     # the child processes
     parser.add_argument("--generator", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--baseline-insert", default=None, help=argparse.SUPPRESS)
@@ -960,6 +1055,12 @@ def main() -> int:
             "mosquitto and mosquitto_sub are needed (apt-get install mosquitto mosquitto-clients)"
         )
         return 2
+    if args.failover:
+        if args.duration == parser.get_default("duration"):
+            args.duration = args.warmup + args.failover + args.after
+        if "--dropping" not in sys.argv:
+            args.dropping = 0.0
+    write = failover_report if args.failover else report
     work = Path(tempfile.mkdtemp(prefix="pit-bench-"))
     hands_file = work / "hands.pickle"
     hands_file.write_bytes(pickle.dumps(templates(40)))
@@ -967,11 +1068,11 @@ def main() -> int:
     try:
         for kind in args.stores.split(","):
             results.append(asyncio.run(one_run(kind, args, hands_file, work)))
-            print(report(results, args), flush=True)
+            print(write(results, args), flush=True)
     finally:
         if os.environ.get("PIT_BENCH_KEEP") is None:
             shutil.rmtree(work, ignore_errors=True)
-    text = report(results, args)
+    text = write(results, args)
     if args.out is not None:
         args.out.write_text(text)
     return 0 if all(r["lost"] == 0 and r["twice"] == 0 for r in results) else 1
