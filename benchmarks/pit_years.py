@@ -37,7 +37,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from controller.pit.archive import Archive, Retention  # noqa: E402
-from controller.pit.partitions import Partitions, add_months, month_start, months  # noqa: E402
+from controller.pit.partitions import (  # noqa: E402
+    BY_MONTH,
+    Partitions,
+    add_months,
+    month_start,
+    months,
+)
 from controller.pit.store import Store  # noqa: E402
 
 #: Seconds between two events of a hand.
@@ -61,7 +67,6 @@ class Floor:
         self.tables = [f"T{n:02d}" for n in range(1, tables + 1)]
         self.hands_per_day = hands_per_day
         self.events_per_hand = events_per_hand
-        self.counts: dict[str, int] = {}
 
     def epoch(self, table: str, month: str) -> str:
         return f"{table}-{month}"
@@ -230,8 +235,6 @@ class Floor:
                             out["alarm_acks"].append(
                                 _line((table, epoch, first, "ann", '["floor"]', started, begun))
                             )
-        for name, rows in out.items():
-            self.counts[name] = self.counts.get(name, 0) + len(rows)
         return out
 
 
@@ -304,29 +307,40 @@ def queries(store: Store, floor: Floor, month: str) -> dict[str, Callable[[], An
         "hands: by rule, newest 200": lambda: store.hands(rule="BURN-MISS", limit=200),
         "hands: since this month began": lambda: store.hands(since=since, limit=200),
         "hand: its row": lambda: store.hands_named(hand["hand_id"], table=table, epoch=epoch),
-        "hand: its events": lambda: store.hand_events(table, epoch, hand["hand_id"]),
+        "hand: its events": lambda: store.hand_events(
+            table, epoch, hand["hand_id"], "public", hand["started_ts"]
+        ),
         "alarms: newest 200": lambda: store.alarms(limit=200),
     }
 
 
-def timed(calls: dict[str, Callable[[], Any]], repeat: int) -> dict[str, tuple[float, float]]:
-    """p50 and p95 (ms) of each call, after two calls to warm it (psycopg prepares a statement
-    after its fifth)."""
-    out = {}
-    for name, call in calls.items():
+def timed(
+    calls: dict[str, tuple[Callable[[], Any], Callable[[], Any]]], repeat: int
+) -> dict[str, tuple[list[float], list[float]]]:
+    """The wall seconds of each pair of calls (one month's store, the year's), taken in turn so
+    that the machine's other work weighs on both alike; each warmed first (psycopg prepares a
+    statement at its fifth run)."""
+    out: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in calls}
+    for one, year in calls.values():
         for _ in range(6):
-            call()
-        walls = []
-        for _ in range(repeat):
-            began = time.perf_counter()
-            call()
-            walls.append(time.perf_counter() - began)
-        walls.sort()
-        out[name] = (
-            statistics.median(walls) * 1e3,
-            walls[min(len(walls) - 1, int(len(walls) * 0.95))] * 1e3,
-        )
+            one()
+            year()
+    for _ in range(repeat):
+        for name, pair in calls.items():
+            for call, walls in zip(pair, out[name], strict=True):
+                began = time.perf_counter()
+                call()
+                walls.append(time.perf_counter() - began)
     return out
+
+
+def quantiles(walls: list[float]) -> tuple[float, float]:
+    """p50 and p95, ms."""
+    ordered = sorted(walls)
+    return (
+        statistics.median(ordered) * 1e3,
+        ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))] * 1e3,
+    )
 
 
 def sizes(store: Store) -> dict[str, int]:
@@ -359,51 +373,71 @@ def main() -> None:
         f"{args.events_per_hand} events a hand; Python {platform.python_version()}, "
         f"{os.cpu_count()} CPUs (load {os.getloadavg()[0]:.1f}); PostgreSQL: the tests' cluster "
         "(fsync off)",
+        f"(a real table deals ~30 hands an hour of ~55 events: this floor is "
+        f"{args.hands_per_day * args.events_per_hand / (30 * 10 * 55):.0%} of a 10-hour day's "
+        "events, to fill on a shared machine)",
         "",
     ]
     server = PostgresServer()
     server.start()
     try:
-        url = server.new_database()
-        writer, reader = Store(url), Store(url)
-        writer.migrate()
-        Partitions(writer.db).ensure(months(add_months(this, -11), this))
-        rows, seconds = fill(writer, floor, this, now=True)
-        current(writer, floor, this)
-        writer.db.execute("ANALYZE")
+        # two stores side by side: this month alone, and the same month after eleven others
+        url_one, url = server.new_database(), server.new_database()
+        one, writer = Store(url_one), Store(url)
+        for store in (one, writer):
+            store.migrate()
+            Partitions(store.db).ensure(months(add_months(this, -11), this))
+            rows, seconds = fill(store, floor, this, now=True)
+            current(store, floor, this)
         report.append(f"this month ({this}, all of it): {rows:,} rows copied in {seconds:.1f} s")
-        one = timed(queries(reader, floor, this), args.repeat)
         total, spent = 0, 0.0
         for back in range(11, 0, -1):
-            month = add_months(this, -back)
-            rows, seconds = fill(writer, floor, month)
+            rows, seconds = fill(writer, floor, add_months(this, -back))
             total, spent = total + rows, spent + seconds
-        writer.db.execute("ANALYZE")
+        for store in (one, writer):
+            store.db.execute("ANALYZE")
         report.append(
             f"the 11 months before: {total:,} rows copied in {spent:.1f} s "
             f"({total / spent:,.0f} rows/s)"
         )
-        counts = ", ".join(f"{name} {n:,}" for name, n in floor.counts.items())
-        report.append(f"a year: {counts}")
+        counted = {
+            spec.table: int(writer.db.one(f"SELECT count(*) FROM {spec.table}")[0])  # type: ignore[index]
+            for spec in BY_MONTH
+        }
+        report.append("a year: " + ", ".join(f"{name} {n:,}" for name, n in counted.items()))
         size = sizes(writer)
         report.append(
             "on disk with indexes: "
             + ", ".join(f"{name} {b / 2**20:,.0f} MiB" for name, b in size.items())
             + f" (all {sum(size.values()) / 2**30:.2f} GiB)"
         )
-        reader.close()
-        reader = Store(url)  # a new connection: the plans see the twelve months
-        twelve = timed(queries(reader, floor, this), args.repeat)
+        one.close()
+        readers = (Store(url_one), Store(url))  # as the API's reader: a connection of its own
+        pairs = dict(
+            zip(
+                queries(readers[0], floor, this),
+                zip(
+                    queries(readers[0], floor, this).values(),
+                    queries(readers[1], floor, this).values(),
+                    strict=True,
+                ),
+                strict=True,
+            )
+        )
+        walls = timed(pairs, args.repeat)
         report += [
             "",
-            f"the console's queries on this month, {args.repeat} times each (ms)",
+            f"the console's queries on this month, {args.repeat} times each, the two stores in "
+            "turn (ms)",
             "",
             "| query | 1 month p50 | p95 | 12 months p50 | p95 |",
             "|---|---:|---:|---:|---:|",
         ]
-        for name, (p50, p95) in one.items():
-            later = twelve[name]
-            report.append(f"| {name} | {p50:.2f} | {p95:.2f} | {later[0]:.2f} | {later[1]:.2f} |")
+        for name, (alone, after) in walls.items():
+            (a50, a95), (b50, b95) = quantiles(alone), quantiles(after)
+            report.append(f"| {name} | {a50:.2f} | {a95:.2f} | {b50:.2f} | {b95:.2f} |")
+        for reader in readers:
+            reader.close()
         with tempfile.TemporaryDirectory() as scratch:
             archive = Archive(url, Path(scratch))
             oldest = add_months(this, -11)
@@ -425,7 +459,6 @@ def main() -> None:
                 f"{written / 2**20:.1f} MiB gzip'd; restore: {restored:.1f} s",
             ]
         writer.close()
-        reader.close()
     finally:
         server.stop()
     report.append(f"(load average at the end: {os.getloadavg()[0]:.1f})")
