@@ -97,6 +97,7 @@ def _with_archive(verb: str, path: Path | None, call: Callable[[Archive, PitConf
         print(f"{where}: {exc}", file=sys.stderr)
         raise _RefusedError(2) from None
     try:
+        _migrated(config.store.url)  # as `pit user list`: never a store made here
         return call(archive, config)
     except ArchiveError as exc:
         print(f"{where}: {exc}", file=sys.stderr)
@@ -108,6 +109,20 @@ def _with_archive(verb: str, path: Path | None, call: Callable[[Archive, PitConf
         raise _RefusedError(2) from None
     finally:
         archive.close()
+
+
+def _migrated(url: str) -> None:
+    """The store of ``url`` migrated to this code's schema (ArchiveError: it holds none)."""
+    from controller.pit.archive import ArchiveError  # noqa: PLC0415
+    from controller.pit.store import Store  # noqa: PLC0415
+
+    store = Store(url)
+    try:
+        if store.schema_version() == 0:
+            raise ArchiveError("the store holds no pit schema (`tablectl pit run` makes it)")
+        store.migrate()
+    finally:
+        store.close()
 
 
 def archive_run(args: argparse.Namespace) -> int:

@@ -500,7 +500,9 @@ def _cli(*args: str) -> tuple[int, str, str]:
     return status, out.getvalue(), err.getvalue()
 
 
-def test_tablectl_pit_archive_runs_lists_and_restores(pg_url: str, tmp_path: Path) -> None:
+def test_tablectl_pit_archive_runs_lists_and_restores(
+    pg_url: str, tmp_path: Path, postgres: PostgresServer
+) -> None:
     archive_dir = tmp_path / "archive"
     archive_dir.mkdir()
     config = tmp_path / "pit.toml"
@@ -524,6 +526,13 @@ def test_tablectl_pit_archive_runs_lists_and_restores(pg_url: str, tmp_path: Pat
     assert (status, err.strip()) == (
         2,
         f"tablectl pit archive restore: no archive of 1999-01 in {archive_dir}",
+    )
+    empty = tmp_path / "empty.toml"
+    empty.write_text(f'[store]\nurl = "{postgres.new_database()}"\n')
+    status, _, err = _cli("pit", "archive", "list", "--config", str(empty))
+    assert (status, err.strip()) == (
+        2,
+        "tablectl pit archive list: the store holds no pit schema (`tablectl pit run` makes it)",
     )
     sqlite = tmp_path / "sqlite.toml"
     sqlite.write_text('[store]\nurl = "sqlite:///pit.sqlite"\n')
