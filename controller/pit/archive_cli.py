@@ -81,8 +81,7 @@ def _with_archive(verb: str, path: Path | None, call: Callable[[Archive, PitConf
     """``call`` with the archive of the config's store (closed after); :class:`_RefusedError` once
     a line says why it cannot be used."""
     from controller.pit.archive import Archive, ArchiveError  # noqa: PLC0415
-    from controller.pit.cli import CONFIG_ENV  # noqa: PLC0415
-    from controller.pit.config import DEFAULT_PIT_CONFIG, load_pit_config  # noqa: PLC0415
+    from controller.pit.config import CONFIG_ENV, DEFAULT_PIT_CONFIG, load_pit_config  # noqa: PLC0415
     from controller.pit.db import StoreError, transient  # noqa: PLC0415
 
     where = f"tablectl pit archive {verb}"

@@ -14,12 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from controller.config import ConfigError
+from controller.pit.config import CONFIG_ENV
 from controller.shell.cli import add_role_option, add_verb, add_verb_group, config_path, serve
 
 if TYPE_CHECKING:
     from controller.pit.store import Store
-
-CONFIG_ENV = "TABLECTL_PIT_CONFIG"
 
 
 def add_parsers(subparsers: Any) -> None:

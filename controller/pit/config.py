@@ -54,6 +54,8 @@ from controller.pit.approved_builds import ApprovedBuildsError, load_approved_bu
 from controller.signing import SigningError, load_private_key
 
 DEFAULT_PIT_CONFIG = Path("/etc/tablectl/pit.toml")
+#: the pit's config when ``--config`` is not given (docs/cli.md)
+CONFIG_ENV = "TABLECTL_PIT_CONFIG"
 LEVEL = r"^[A-Za-z0-9_.-]{1,64}$"  # a plain MQTT topic level
 
 
