@@ -9,10 +9,11 @@ its own epoch. First this month alone (all of it: the queries read the same rows
 passes); the console's main queries are timed (each ``--repeat`` times, on a connection of
 their own, as the API's reader runs them); then the eleven months before it are added and the
 same queries timed again. Last, one month is archived (detached, written to a gzip'd COPY file,
-dropped) and restored, timed.
+dropped) and restored, timed; with ``--migration``, pit schema 11 over a year of the floor stored
+unpartitioned (the schema before it), timed.
 
     .venv/bin/python benchmarks/pit_years.py [--tables 50] [--hands-per-day 48]
-        [--events-per-hand 6] [--repeat 30] [--out FILE]
+        [--events-per-hand 6] [--repeat 30] [--migration] [--out FILE]
 
 A real table deals ~30 hands an hour with ~55 events each; the defaults are a fraction of that
 (say so when quoting the figures), so that a year fills in minutes on a shared machine.
@@ -259,14 +260,61 @@ def _chunks(lines: list[str], size: int = 4000) -> Iterator[bytes]:
         yield "".join(lines[i : i + size]).encode()
 
 
-def fill(store: Store, floor: Floor, month: str, *, now: bool = False) -> tuple[int, float]:
-    """One month of the floor copied in: rows, seconds."""
+#: The column each table gained with pit schema 11 (the last of its generated rows).
+FILED = {
+    "event_rules": "ts",
+    "hands": "month",
+    "hand_rules": "month",
+    "holds": "month",
+    "alarm_acks": "ts",
+}
+
+
+def fill(
+    store: Store, floor: Floor, month: str, *, now: bool = False, before: bool = False
+) -> tuple[int, float]:
+    """One month of the floor copied in: rows, seconds (``before``: into a store of the schema
+    before pit schema 11, without the columns it added)."""
     rows = floor.month(month, now=now)
     began = time.perf_counter()
     with store.db.transaction():
-        for table, lines in rows.items():
-            store.db.copy_in(f"COPY {table} ({COLUMNS[table]}) FROM STDIN", _chunks(lines))
+        for table, generated in rows.items():
+            columns, lines = COLUMNS[table], generated
+            if before and table in FILED:
+                columns = columns.removesuffix(f", {FILED[table]}")
+                lines = [line.rsplit("\t", 1)[0] + "\n" for line in generated]
+            store.db.copy_in(f"COPY {table} ({columns}) FROM STDIN", _chunks(lines))
     return sum(len(v) for v in rows.values()), time.perf_counter() - began
+
+
+def migration(url: str, floor: Floor, this: str) -> list[str]:
+    """A year of the floor in a store of the schema before pit schema 11 (nothing partitioned),
+    then migrated in place, timed."""
+    from controller.pit.schema import AUTO_ID, BY_MONTH, MIGRATIONS  # noqa: PLC0415
+
+    store = Store(url)
+    try:
+        number = MIGRATIONS.index(BY_MONTH) + 1
+        for text in MIGRATIONS[: number - 1]:
+            with store.db.transaction():
+                store.db.script(text.replace("{id}", AUTO_ID["postgresql"]))
+        store.db.execute(
+            "INSERT INTO pit_meta (key, value) VALUES ('schema', ?)", (str(number - 1),)
+        )
+        total = 0
+        for back in range(11, -1, -1):
+            total += fill(store, floor, add_months(this, -back), now=back == 0, before=True)[0]
+        store.db.execute("ANALYZE")
+        began = time.perf_counter()
+        store.migrate()
+        took = time.perf_counter() - began
+    finally:
+        store.close()
+    return [
+        "",
+        f"pit schema 11 over a store of the schema before, a year of this floor ({total:,} rows, "
+        f"nothing partitioned): migrated in place in {took:.1f} s ({total / took:,.0f} rows/s)",
+    ]
 
 
 def current(store: Store, floor: Floor, month: str) -> None:
@@ -361,6 +409,11 @@ def main() -> None:
     parser.add_argument("--hands-per-day", type=int, default=48)
     parser.add_argument("--events-per-hand", type=int, default=6)
     parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument(
+        "--migration",
+        action="store_true",
+        help="also time pit schema 11 over a year of the floor stored unpartitioned",
+    )
     parser.add_argument("--out", type=Path, help="also write the report here")
     args = parser.parse_args()
     from tests.postgres import PostgresServer  # noqa: PLC0415
@@ -459,6 +512,8 @@ def main() -> None:
                 f"{written / 2**20:.1f} MiB gzip'd; restore: {restored:.1f} s",
             ]
         writer.close()
+        if args.migration:
+            report += migration(server.new_database(), floor, this)
     finally:
         server.stop()
     report.append(f"(load average at the end: {os.getloadavg()[0]:.1f})")
