@@ -236,8 +236,10 @@ class Partitions:
         already in the default partition move into the new one first, in the same transaction.
         """
         made: list[str] = []
+        asked = list(wanted)
         for spec in BY_MONTH:
-            missing = [m for m in wanted if m not in self.attached(spec.table)]
+            attached = self.attached(spec.table)
+            missing = [m for m in asked if m not in attached]
             for month in missing:
                 with self.db.transaction():
                     self.db.execute(f"SET LOCAL lock_timeout = '{int(lock_timeout * 1000)}ms'")
