@@ -280,7 +280,7 @@ async def test_a_dropped_listen_connection_is_made_again_and_wakes_every_page_on
         await until(lambda: a.feed.connections == 2 and a.feed.listening, what="A again")
         # once back, each woke every page once (whatever was announced meanwhile is lost)
         await until(lambda: b.woken == [None, None], what="B's wake after the reconnection")
-        assert a.woken == [None, None]
+        await until(lambda: a.woken == [None, None], what="A's wake after the reconnection")
         # and it hears again
         await a.commit(hold(2))
         await until(lambda: frozenset({"T1"}) in b.woken, what="B to hear A again")
