@@ -47,7 +47,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import errno
 import hashlib
 import json
 import os
@@ -80,10 +79,10 @@ from controller.shell.segments import (  # noqa: E402
     read_header,
     read_rows,
 )
-from controller.shell.space import free_bytes  # noqa: E402
 from controller.table.codec import event_from_json  # noqa: E402
 from simulators.dealer_console import AutoConsole  # noqa: E402
 from simulators.rig.launcher import SpawnedProcess, spawn  # noqa: E402
+from tests.disk import fill  # noqa: E402
 from tests.integration.broker import Broker, mosquitto_available  # noqa: E402
 from tests.integration.conftest import Collector, DaemonProcess  # noqa: E402
 
@@ -188,20 +187,6 @@ def mounted(size: str) -> Iterator[Path]:
             subprocess.run(["umount", "-l", str(mount)], check=False)
         with contextlib.suppress(OSError):
             mount.rmdir()
-
-
-def fill(path: Path, leave: int) -> None:
-    """Grow ``path`` until its file system has about ``leave`` bytes free (0: none at all)."""
-    with path.open("ab", buffering=0) as filler:
-        block = b"\0" * 65536
-        while free_bytes(path.parent) > leave:
-            size = min(len(block), max(free_bytes(path.parent) - leave, 4096))
-            try:
-                filler.write(block[:size])
-            except OSError as exc:
-                if exc.errno != errno.ENOSPC:
-                    raise
-                return
 
 
 # ---------------------------------------------------------------------------- the daemon's log
