@@ -44,6 +44,7 @@ import structlog
 
 from controller.aio import Backoff, cancel_and_wait, retry_forever
 from controller.pit.db import Db, StoreError, dialect_of
+from controller.pit.health import PitHealth, describe
 
 log = structlog.get_logger("tablectl.pit.changes")
 
@@ -155,8 +156,11 @@ class ChangeFeed:
         poll: float = POLL,
         coalesce: float = COALESCE,
         backoff: Backoff | None = None,
+        health: PitHealth | None = None,
     ) -> None:
         self.url = url
+        #: told when the listening connection is made and lost (/healthz and the banner say it)
+        self.health = health
         self.board = board
         self.origin = origin
         self.reread = reread
@@ -249,6 +253,8 @@ class ChangeFeed:
     async def _listen(self, attempt: Callable[[], Any]) -> NoReturn:
         async def ended(error: Exception | None, lasted: float) -> float:
             self.listening = False
+            if self.health is not None:
+                self.health.down("changes", describe(error) if error else "the listener ended")
             delay = self.backoff.next(lasted)
             log.warning(
                 "pit.changes.lost",
@@ -272,6 +278,8 @@ class ChangeFeed:
     def _connected(self) -> None:
         self.connections += 1
         self.listening = True
+        if self.health is not None:
+            self.health.up("changes")
         log.info("pit.changes.listening", dialect=self.dialect, connections=self.connections)
         # whatever was announced before (or while the connection was away) was not heard
         self.wake_everything()

@@ -1,11 +1,14 @@
 """What this pit process has lost, and since when: the one account ``/healthz`` and the console
 both read.
 
-Two parts can be lost: the **broker** (the ingest's MQTT connection: the ingest reports each
-connection made and each one lost or refused) and the **store** (every call of a
+Three parts can be lost: the **broker** (the ingest's MQTT connection: the ingest reports each
+connection made and each one lost or refused), the **store** (every call of a
 :class:`~controller.pit.worker.StoreWorker` reports whether the database answered, and the
 service probes it every few seconds, faster while it is lost, so a return is seen without a
-request). A part is lost from the first failure until the next success, and ``since`` is that
+request) and, in a process that serves the console, the **changes** of the other pit processes
+(:class:`~controller.pit.changes.ChangeFeed`'s listening connection: without it, what another
+process commits shows on this one's pages only at the next ``[web] live_reread``).
+A part is lost from the first failure until the next success, and ``since`` is that
 first failure (or the process's start, for a broker never reached): a failure repeated while
 lost does not move it.
 
@@ -22,8 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-Part = Literal["broker", "store"]
-PARTS: tuple[Part, ...] = ("broker", "store")
+Part = Literal["broker", "store", "changes"]
+PARTS: tuple[Part, ...] = ("broker", "store", "changes")
 
 #: Seconds between two probes of the store while it answers …
 PROBE_UP = 5.0
@@ -49,7 +52,11 @@ class PitHealth:
     """The broker's and the store's state in this process, and when each was lost."""
 
     def __init__(
-        self, *, broker_connected: bool = False, clock: Callable[[], float] = time.time
+        self,
+        *,
+        broker_connected: bool = False,
+        follows_changes: bool = False,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.clock = clock
         self.started = clock()
@@ -60,6 +67,8 @@ class PitHealth:
             self._reached.add("broker")
         else:
             self._lost["broker"] = Lost("broker", self.started, "not connected yet", False)
+        if follows_changes:  # the console's pages follow the other processes' commits
+            self._lost["changes"] = Lost("changes", self.started, "not listening yet", False)
         self._waiters: set[asyncio.Event] = set()
 
     @property
@@ -73,12 +82,16 @@ class PitHealth:
 
     def lost(self) -> list[Lost]:
         """The parts lost now, the store first (a broker dropped because of it is left out:
-        the store is what to fix)."""
+        the store is what to fix), the other processes' changes last (left out while the store
+        is lost: they are heard through it)."""
         store = self._lost.get("store")
         out = [store] if store is not None else []
         broker = self._lost.get("broker")
         if broker is not None and not (store is not None and broker.because_of_store):
             out.append(broker)
+        changes = self._lost.get("changes")
+        if changes is not None and store is None:
+            out.append(changes)
         return out
 
     def up(self, part: Part) -> None:

@@ -54,7 +54,7 @@ class PitService:
         self.metrics = PitMetrics(config.pit.id)
         # what the process has lost and since when: the ingest and every store call report to
         # it, /healthz and the console read it
-        self.health = PitHealth()
+        self.health = PitHealth(follows_changes=config.web.enabled)
         url = config.store.url
         # what this process's transactions change is announced to every pit process of the
         # store, in the transaction (controller/pit/changes.py)
@@ -96,7 +96,11 @@ class PitService:
         self.ingest.on_commit.append(self.board.touch)
         # … and on what the other pit processes of the store announce, with a periodic re-read
         self.changes = ChangeFeed(
-            url, self.board, origin=self.announcer.origin, reread=config.web.live_reread
+            url,
+            self.board,
+            origin=self.announcer.origin,
+            reread=config.web.live_reread,
+            health=self.health,
         )
         self.rulings = Rulings(
             config.broker.prefix, self.ingest.publish, signer, config.web.ruling_timeout

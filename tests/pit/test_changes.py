@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import httpx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -32,6 +33,7 @@ from controller.pit.changes import (
     encode,
 )
 from controller.pit.db import Db
+from controller.pit.health import PitHealth
 from controller.pit.ingest import apply_batch
 from controller.pit.store import Store
 from controller.pit.users import add_user
@@ -286,3 +288,65 @@ async def test_a_dropped_listen_connection_is_made_again_and_wakes_every_page_on
         await until(lambda: frozenset({"T1"}) in b.woken, what="B to hear A again")
         await floor.read_until(b"1 open hold<", timeout=10)
         floor.close()
+
+
+async def test_a_listener_lost_is_said_on_healthz_and_in_the_banner_until_it_is_back(
+    postgres: PostgresServer,
+) -> None:
+    url = prepared(postgres.new_database())
+    database = url.rsplit("/", 1)[1]
+    health = PitHealth(broker_connected=True, follows_changes=True)
+
+    async def healthz(client: httpx.AsyncClient) -> tuple[int, dict[str, object]]:
+        answer = await client.get("/healthz")
+        return answer.status_code, answer.json()
+
+    async with serve(url, health=health) as served:
+        base = f"http://127.0.0.1:{served.port}"
+        async with httpx.AsyncClient(base_url=base) as client:
+            status, body = await healthz(client)
+            assert status == 503
+            assert body["changes"] is False
+            assert [p["part"] for p in body["lost"]] == ["changes"]  # type: ignore[union-attr]
+            feed = ChangeFeed(
+                url, served.board, reread=3600.0, backoff=Backoff(0.01, 0.05), health=health
+            )
+            task = asyncio.create_task(feed.run())
+            admin = Db(postgres.url())
+            try:
+                await until(lambda: feed.listening, what="the feed to listen")
+                status, body = await healthz(client)
+                assert (status, body["status"], body["changes"], body["lost"]) == (
+                    200,
+                    "ok",
+                    True,
+                    [],
+                )
+                # the listening connection cut, and no new one let in: lost until it is back
+                admin.execute(f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS false')
+                admin.all(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE application_name = ? AND datname = ?",
+                    (APPLICATION, database),
+                )
+                await until(lambda: not health.ok("changes"), what="the listener lost")
+                status, body = await healthz(client)
+                assert status == 503
+                assert body["store"] is True
+                assert body["changes"] is False
+                lost = body["lost"]
+                assert isinstance(lost, list)
+                assert [p["part"] for p in lost] == ["changes"]
+                assert lost[0]["reason"]
+                page = await client.get("/login")
+                assert "other pit processes" in page.text  # the banner names what is lost
+                admin.execute(f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS true')
+                await until(lambda: feed.listening, timeout=20, what="the listener back")
+                status, body = await healthz(client)
+                assert (status, body["changes"], body["lost"]) == (200, True, [])
+            finally:
+                admin.execute(f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS true')
+                admin.close()
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task

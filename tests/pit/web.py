@@ -12,6 +12,7 @@ from pathlib import Path
 
 from fastapi import FastAPI
 
+from controller.pit.health import PitHealth
 from controller.pit.http import listen, web_server
 from controller.pit.live import LiveBoard, StreamLimits
 from controller.pit.lockout import LockOut
@@ -94,6 +95,7 @@ async def serve(
     lockout: LockOut | None = None,
     trusted_proxies: tuple[str, ...] = (),
     clock: Callable[[], float] = time.time,
+    health: PitHealth | None = None,
 ) -> AsyncIterator[Served]:
     """The pit's app on ``url``'s store, served until the block ends (``clock``: the time its
     lock-out counts in)."""
@@ -108,6 +110,7 @@ async def serve(
         streams=streams,
         lockout=lockout,
         clock=clock,
+        health=health,
     )
     try:
         async with serving(app, trusted_proxies=trusted_proxies) as port:

@@ -381,6 +381,12 @@ def health_view(lost: Iterable[Lost], now: float, store: str) -> dict[str, Any]:
                 "Nothing the tables send reaches the pit, and rulings cannot be sent: the tables "
                 "and holds shown are as they were then, online states included."
             )
+        elif part.part == "changes":
+            what = "the other pit processes' changes"
+            effect = (
+                "What this process stores still shows at once; what the others store shows "
+                "only at the next periodic re-read of the pages."
+            )
         else:
             what = f"its store ({store})"
             effect = (
@@ -398,7 +404,7 @@ def health_view(lost: Iterable[Lost], now: float, store: str) -> dict[str, Any]:
                 "effect": effect,
             }
         )
-    names = " and ".join("broker" if p["part"] == "broker" else "store" for p in parts)
+    names = " and ".join(p["part"] for p in parts)
     return {
         "live": not parts,
         "lost": parts,

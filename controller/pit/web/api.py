@@ -54,8 +54,9 @@ router = APIRouter()
 
 @service.get("/healthz", response_model=Health)
 async def healthz(response: Response, web: Web) -> Health:
-    """Whether the broker is connected and the store answers (503 when not), and what is
-    lost since when: the account the console's banner reads too."""
+    """Whether the broker is connected, the store answers and the other pit processes' commits
+    are heard (503 when not), and what is lost since when: the account the console's banner
+    reads too."""
     # asked now, not only as last seen: the worker tells the health what the store said
     with contextlib.suppress(StoreLostError, TimeoutError):
         async with asyncio.timeout(PROBE_TIMEOUT):
@@ -71,6 +72,7 @@ async def healthz(response: Response, web: Web) -> Health:
         version=__version__,
         broker_connected=health.ok("broker"),
         store=health.ok("store"),
+        changes=health.ok("changes"),
         lost=[
             LostPart(
                 part=p.part,

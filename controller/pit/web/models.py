@@ -217,7 +217,7 @@ class ArchiveOut(BaseModel):
 class LostPart(BaseModel):
     """A part the pit process has lost."""
 
-    part: Literal["broker", "store"]
+    part: Literal["broker", "store", "changes"]
     since: str = Field(
         description="when it was lost (RFC 3339 UTC); for a broker never reached, "
         "when the process started"
@@ -234,6 +234,10 @@ class Health(BaseModel):
     version: str
     broker_connected: bool
     store: bool
+    changes: bool = Field(
+        description="whether it hears the commits of the other pit processes of its store at "
+        "once (its console's listening connection; true for a process without a console)"
+    )
     lost: list[LostPart] = Field(
         description="what is lost and since when, as the console's banner says it"
     )
