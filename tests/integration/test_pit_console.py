@@ -225,8 +225,9 @@ def test_a_dealer_sees_no_cards_and_no_ruling_and_a_forged_ruling_is_refused(rig
     expect(shown).to_be_visible(timeout=SHOWS)
     expect(shown.get_by_role("button")).to_have_count(0)  # no confirm, reject nor override
     page.goto(f"{rig.pit.url}/tables/T1")
-    expect(page.locator("#table-state .seats")).to_be_visible()
+    expect(page.locator("#table-state svg.table-drawing")).to_be_visible()
     expect(page.locator(".hole-cards")).to_have_count(0)
+    expect(page.locator("#table-state .seat g.card[data-card]")).to_have_count(0)  # face down
     assert "cards=[" not in page.locator("#table-events").inner_text()
 
     # the pit refuses a ruling from a dealer's session, CSRF token or not
@@ -245,7 +246,8 @@ def test_a_dealer_sees_no_cards_and_no_ruling_and_a_forged_ruling_is_refused(rig
     assert forged.status == 403
     assert "CSRF" in forged.json()["detail"]
     floor.goto(f"{rig.pit.url}/tables/T1")
-    expect(floor.locator(".hole-cards").first).to_be_visible(timeout=SHOWS)  # surveillance
+    # surveillance: the hole cards face up on the drawing
+    expect(floor.locator("#table-state .seat g.card[data-card]").first).to_be_visible(timeout=SHOWS)
     floor.context.close()
 
     # and the table itself refuses the pit's key acting for the dealer

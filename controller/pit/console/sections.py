@@ -11,6 +11,7 @@ from typing import Any
 from fastapi import HTTPException
 
 from controller.pit.approved_builds import ApprovedBuilds, judged
+from controller.pit.console.picture import picture
 from controller.pit.console.render import render_section
 from controller.pit.console.streams import CSRF_MARK, LiveSource, Sections, Sources
 from controller.pit.console.views import (
@@ -28,6 +29,7 @@ from controller.pit.query_rows import HoldRow
 from controller.pit.store import Store, Stream
 from controller.pit.worker import StoreWorker
 from controller.table.state import Ruling
+from controller.view.svg import table_svg
 
 #: What the floor may decide instead when it overrides a hold (the controller's rulings).
 DECISIONS = tuple(r.value for r in Ruling)
@@ -170,8 +172,13 @@ class LivePages:
             holes = hole_cards(events, hand_id if isinstance(hand_id, str) else None)
             devices = (await reader.call(Store.devices, table)).get(table, {})
             view = table_view(rows[0], state, devices, holes if cards else {})
+            drawing, left_out = picture(view, events)
+            view["malformed"] = view["malformed"] or left_out
             return {
-                "table-state": ("_table_state.html", {"v": view, "viewer": kind}),
+                "table-state": (
+                    "_table_state.html",
+                    {"v": view, "viewer": kind, "drawing": table_svg(drawing)},
+                ),
                 "table-events": (
                     "_events.html",
                     {"events": [event_view(e, kind) for e in events], "id": "table-events"},

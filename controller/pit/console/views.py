@@ -310,12 +310,20 @@ def table_view(
     for h in shape.items(hand.get("holds")):
         held = shape.mapping(h)
         holds.append(
-            {"rule": shape.text(held.get("rule")) or "?", "ruling": shape.text(held.get("ruling"))}
+            {
+                "rule": shape.text(held.get("rule")) or "?",
+                "ruling": shape.text(held.get("ruling")),
+                "reason": shape.text(held.get("reason")),
+                "seat": shape.number(held.get("seat")),
+            }
         )
     blinds = [b for b in shape.items(state_.get("blinds")) if shape.number(b) is not None]
     view_tile = tile(table, state_, [], devices, 0)
     return {
         "tile": view_tile,
+        "running": bool(hand),  # a hand is being played (the snapshot's hand is null between)
+        "button": shape.number(button),
+        "to_act": shape.number(to_act),
         "seats": seats,
         "board": [str(c) for c in shape.items(hand.get("board"))],
         "pot": shape.number(hand.get("pot")),
