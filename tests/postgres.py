@@ -47,9 +47,10 @@ def _run_as() -> pwd.struct_passwd | None:
 
 
 class PostgresServer:
-    """One throwaway cluster and its server."""
+    """One throwaway cluster and its server, listening on ``listen`` (an address of the host it
+    runs on: loopback, or a network namespace's address for clients on other hosts)."""
 
-    def __init__(self) -> None:
+    def __init__(self, listen: str = "127.0.0.1") -> None:
         bin_dir = binaries()
         if bin_dir is None:
             raise RuntimeError("PostgreSQL is not installed (apt-get install postgresql)")
@@ -58,6 +59,7 @@ class PostgresServer:
         self.data = self.directory / "data"
         self.port = free_port()
         self.account = _run_as()
+        self.listen = listen
 
     def _run(self, *args: str) -> None:
         kwargs: dict[str, Any] = {}
@@ -83,8 +85,12 @@ class PostgresServer:
             "UTF8",
             "--no-locale",
         )
+        if self.listen != "127.0.0.1":
+            # initdb trusts loopback alone: let in the hosts of the listening address's network
+            with (self.data / "pg_hba.conf").open("a") as hba:
+                hba.write("host all all samenet trust\n")
         options = (
-            f"-p {self.port} -k {self.directory} -c listen_addresses=127.0.0.1 "
+            f"-p {self.port} -k {self.directory} -c listen_addresses={self.listen} "
             "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         )
         self._run(
@@ -103,7 +109,7 @@ class PostgresServer:
 
     def url(self, database: str = "postgres") -> str:
         """The psycopg URL of a database of this server."""
-        return f"postgresql://{USER}@127.0.0.1:{self.port}/{database}"
+        return f"postgresql://{USER}@{self.listen}:{self.port}/{database}"
 
     def new_database(self) -> str:
         """A fresh empty database; its URL."""

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from controller import __version__
+from tests.netns import Namespace
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -59,12 +60,8 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def namespace() -> Iterator[str]:
     """A network namespace with no route anywhere (loopback down too)."""
-    name = f"tablectl-offline-{os.getpid()}"
-    run("ip", "netns", "add", name)
-    try:
-        yield name
-    finally:
-        run("ip", "netns", "delete", name, check=False)
+    with Namespace("offline") as made:
+        yield made.name
 
 
 def test_the_archive_installs_a_table_and_a_pit_with_no_network(
