@@ -5,24 +5,23 @@ sits out while the small blind passes owes that too. To play again before the bi
 them they post what they owe (``post``): the big blind live, the small blind dead (dead money in
 the main pot); or they wait, and come back in the big blind, which settles every debt. A new
 player owes a big blind: they post it to enter, or wait for the big blind
-(``blinds.new_player``). Seats that owe and have not posted are left out of a hand whose seats
-the dealer did not list; a hand the dealer lists them in is refused.
+(``blinds.new_player``). Which seats wait and which come in the big blind is decided with the
+button (``controller/rules/button.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from controller.profiles import NewPlayer
 from controller.rules.ids import Rule
 from controller.table.context import Context, RejectedError
 from controller.table.event_types import SeatBlindsMissed, SeatPosting
-from controller.table.flow import clockwise_seats
 from controller.table.inputs import Post
 from controller.table.state import Owed, TableState
 
 _CITE = (Rule.MISSED_BLINDS,)
-_WORDS = {Owed.SMALL: "the small blind", Owed.BIG: "the big blind", Owed.BOTH: "both blinds"}
+WORDS = {Owed.SMALL: "the small blind", Owed.BIG: "the big blind", Owed.BOTH: "both blinds"}
 
 
 def owed(table: TableState, seat: int) -> Owed | None:
@@ -36,37 +35,6 @@ def owed(table: TableState, seat: int) -> Owed | None:
 def anyone_owes(table: TableState, seats: Iterable[int]) -> bool:
     """Whether missed blinds or new players need looking at (not in a table where none do)."""
     return bool(table.owes) or (table.hands_started > 0 and not table.played.issuperset(seats))
-
-
-def who_plays(
-    table: TableState,
-    seats: set[int],
-    button: int,
-    *,
-    listed: bool,
-    big_blind_of: Callable[[set[int], int], int],
-) -> tuple[set[int], int]:
-    """The seats dealt in and the button, once the seats that owe and wait are left out.
-
-    A seat that owes and has not posted plays only as the big blind; listed by the dealer
-    anywhere else, the hand is refused. The button does not stop on a seat that waits.
-    """
-    waiting = {s for s in seats if s not in table.posting and owed(table, s) is not None}
-    if not waiting:
-        return seats, button
-    playing = seats - waiting
-    for seat in sorted(waiting):
-        if len(playing) >= 2 and big_blind_of(playing | {seat}, button) == seat:
-            playing = playing | {seat}  # back in the big blind
-        elif listed:
-            raise RejectedError(
-                f"seat {seat} owes {_WORDS[owed(table, seat) or Owed.BIG]}: post it (post) or "
-                "leave it out until the big blind reaches it",
-                _CITE,
-            )
-    if button in waiting and button not in playing and len(playing) >= 2:
-        button = clockwise_seats(playing, button)[0]  # on to the next seat that plays
-    return playing, button
 
 
 def settle(

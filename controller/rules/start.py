@@ -1,11 +1,10 @@
 """Starting a hand: who is dealt in, the button, the blinds and antes.
 
-DE-1537-5/7 (Del. § 1537(5),(7)): the small blind is the first seat left of the button, the big
-blind the next. RR-BB-ROT: the button moves one seat clockwise each hand and receives the last
-card. HU: heads-up the button posts the small blind. MD-REDEAL: after a misdeal the next deal has
-the same button and the same players. DE-1544a-APPR: no hand starts while the shuffler is refused.
-BUTTON-POS (RRoP Misdeals 2(g), Irregularities 1): a button found in the wrong place.
-HOUSE-TIME (house rules, ``rake.mode = "time"``): the first hand of each period collects time.
+Who is dealt in, the button and the blinds (DE-1537-5/7, RR-BB-ROT, RR-BB-2, HU, MISSED-BLINDS,
+MD-REDEAL) are placed by ``controller/rules/button.py``; here they are posted. DE-1544a-APPR: no
+hand starts while the shuffler is refused. BUTTON-POS (RRoP Misdeals 2(g), Irregularities 1): a
+button found in the wrong place. HOUSE-TIME (house rules, ``rake.mode = "time"``): the first hand
+of each period collects time.
 """
 
 from __future__ import annotations
@@ -13,8 +12,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from controller.game import betting, rake
-from controller.profiles import AnteKind, ButtonMode, RakeMode, StraddleMode
+from controller.profiles import AnteKind, HeadsUpFirstCard, RakeMode, StraddleMode
 from controller.rules import blinds, devices
+from controller.rules import button as button_rules
 from controller.rules.ids import Rule
 from controller.rules.misdeal import cutoff_note, cutoff_passed, declare_misdeal
 from controller.table import flow
@@ -40,65 +40,14 @@ def start_hand(ctx: Context, cmd: StartHand) -> None:
     blocked = devices.blocked(ctx)
     if blocked:
         raise RejectedError(f"the table cannot deal: {blocked}", (Rule.DE_1544A_APPR,))
+    placement = button_rules.place(table, seats=cmd.seats, button=cmd.button)
     redeal = table.redeal
-    if redeal is not None:
-        if cmd.button is not None and cmd.button != redeal.button:
-            raise RejectedError(
-                f"the redeal of {redeal.of} keeps the button at seat {redeal.button}",
-                (Rule.MD_REDEAL,),
-            )
-        if cmd.seats is not None and set(cmd.seats) != set(redeal.seats):
-            listed = ", ".join(map(str, redeal.seats))
-            raise RejectedError(
-                f"the redeal of {redeal.of} deals the same players: seats {listed}",
-                (Rule.MD_REDEAL,),
-            )
-        seats = set(redeal.seats)
-        button = redeal.button
-    else:
-        seats = (
-            set(cmd.seats) if cmd.seats is not None else {s for s, c in table.stacks.items() if c}
-        )
-        button = cmd.button if cmd.button is not None else table.button
-        if blinds.anyone_owes(table, seats):  # MISSED-BLINDS: who owes waits or has posted
-            seats, button = blinds.who_plays(
-                table,
-                seats,
-                button,
-                listed=cmd.seats is not None,
-                big_blind_of=lambda some, at: _big_blind_of(table, some, at, cmd),
-            )
-    for seat in seats:
-        if seat not in table.stacks:
-            raise RejectedError(f"seat {seat} has no player")
-        if table.stacks[seat] <= 0:
-            raise RejectedError(f"seat {seat} has no chips")
-    if len(seats) < 2:
-        raise RejectedError("a hand needs at least two seats with chips")
-    rules = [Rule.DE_1537_5_7, Rule.RR_BB_ROT]
-    dead = _dead_button(
-        table.profile.button_mode, table.last_blinds, seats, cmd, redeal is not None
-    )
-    small_seat: int | None
-    if dead is not None:
-        button, small_seat, big_seat = dead
-        order = clockwise_seats(seats, button)
-        deal_order: tuple[int, ...] = order
-        rules.append(Rule.RR_BB_2)
-    elif button not in seats:
-        raise RejectedError(f"the button seat {button} is not dealt in")
-    else:
-        order = clockwise_seats(seats, button)
-        if len(order) == 2:
-            # heads-up the button posts the small blind; the first group per headsup.first_card
-            small_seat, big_seat = button, order[0]
-            deal_order = order if table.profile.headsup_first_card == "non_button" else order[::-1]
-            rules.append(Rule.HU)
-        else:
-            small_seat, big_seat = order[0], order[1]
-            deal_order = order
-    if redeal is not None:
-        rules.append(Rule.MD_REDEAL)
+    button, small_seat, big_seat = placement.button, placement.small, placement.big
+    rules = list(placement.rules)
+    order = clockwise_seats(placement.seats, button)
+    deal_order = order
+    if len(order) == 2 and table.profile.headsup_first_card is HeadsUpFirstCard.BUTTON:
+        deal_order = order[::-1]  # HU: the first group to the button (headsup.first_card)
 
     straddles = _straddles(table, cmd.straddles or (), order, small_seat, big_seat, button)
     if straddles:
@@ -133,8 +82,13 @@ def start_hand(ctx: Context, cmd: StartHand) -> None:
     )
     table.hands_started = number
     table.button = button
-    # where the small blind sat, even dead: the next dead button goes there (RR-BB-2)
-    table.last_blinds = (small_seat if small_seat is not None else _previous_big(table), big_seat)
+    # where the small blind sat, even dead: the next dead button goes there (RR-BB-2); with no
+    # small blind, where it would have been (the last big blind's seat); a redeal keeps them
+    if small_seat is not None:
+        table.last_blinds = (small_seat, big_seat)
+    elif redeal is None:
+        assert table.last_blinds is not None  # a dead small blind follows a hand
+        table.last_blinds = (table.last_blinds[1], big_seat)
     table.redeal = None
     flow.begin_hand(table, hand)
     started = HandStarted(
@@ -150,16 +104,6 @@ def start_hand(ctx: Context, cmd: StartHand) -> None:
     )
     ctx.emit(started, tuple(rules))
     _post_forced_bets(ctx, hand)
-
-
-def _big_blind_of(table: TableState, seats: set[int], button: int, cmd: StartHand) -> int:
-    """The big blind of a hand dealt to ``seats`` (as start_hand places it)."""
-    dead = _dead_button(table.profile.button_mode, table.last_blinds, seats, cmd, False)
-    if dead is not None:
-        return dead[2]
-    order = clockwise_seats(seats | {button}, button)
-    order = tuple(s for s in order if s in seats)
-    return order[0] if len(order) == 2 else order[1]
 
 
 def _straddles(
@@ -228,34 +172,6 @@ def _collect_time(ctx: Context, seats: tuple[int, ...], now: datetime) -> None:
         unpaid or None,
     )
     ctx.emit(collected, (Rule.HOUSE_TIME,))
-
-
-def _dead_button(
-    mode: ButtonMode,
-    last: tuple[int, int] | None,
-    seats: set[int],
-    cmd: StartHand,
-    redeal: bool,
-) -> tuple[int, int | None, int] | None:
-    """RR-BB-2 with a dead button: (button, small blind, big blind), or None to move the button.
-
-    The big blind moves to the next seat dealt in after the last big blind; the last big blind
-    posts the small blind if it is still dealt in (else there is no small blind); the button goes
-    where the last small blind was, even if nobody sits there now.
-    """
-    if mode is not ButtonMode.DEAD or last is None or redeal or cmd.button is not None:
-        return None
-    if len(seats) <= 2:
-        return None  # heads-up the button always posts the small blind
-    last_small_position, last_big = last
-    big = clockwise_seats(seats, last_big)[0]
-    small = last_big if last_big in seats else None
-    return last_small_position, small, big
-
-
-def _previous_big(table: TableState) -> int:
-    assert table.last_blinds is not None
-    return table.last_blinds[1]
 
 
 def _post_forced_bets(ctx: Context, hand: HandState) -> None:
