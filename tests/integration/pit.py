@@ -40,6 +40,7 @@ class PitProcess:
         prefix: str | None = None,
         live_reread: float | None = None,
         batch_wait: float = 0.02,
+        web: str = "",
     ) -> None:
         self.directory = directory
         directory.mkdir(parents=True, exist_ok=True)
@@ -64,7 +65,7 @@ class PitProcess:
             f'[broker]\nhost = "127.0.0.1"\nport = {broker.port}\nkeepalive = 5\n'
             f"reconnect_min = 0.05\nreconnect_max = 0.5\n{topics}"
             f'[store]\nurl = "{self.store_url}"\n'
-            f'[web]\nlisten = "127.0.0.1:{self.port}"\n{reread}'
+            f'[web]\nlisten = "127.0.0.1:{self.port}"\n{reread}{web}'
             f"[repair]\nafter = {repair_after}\nretry = 2.0\nscan = 0.2\n"
             f'{security}[log]\nformat = "json"\n{extra}'
         )
