@@ -334,6 +334,62 @@ class RetentionSection(_Section):
         return self
 
 
+#: A time of day on the quarter hour, ``HH:MM`` (a period's edge: the reports group their rows
+#: by it, and every time zone's offset is whole quarter hours).
+QUARTER_HOUR = r"^([01][0-9]|2[0-3]):(00|15|30|45)$"
+
+
+class ShiftSection(_Section):
+    """A shift of the floor: its name and when it begins (it ends when the next begins)."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9 _.-]{1,32}$", description="how the reports name it")
+    start: str = Field(pattern=QUARTER_HOUR, description="local time it begins, HH:MM")
+
+
+def _default_shifts() -> list[ShiftSection]:
+    return [
+        ShiftSection(name="day", start="06:00"),
+        ShiftSection(name="swing", start="14:00"),
+        ShiftSection(name="grave", start="22:00"),
+    ]
+
+
+class ReportsSection(_Section):
+    """The reports (docs/reports.md): the floor's day and shifts in its time zone (``[web]
+    time_zone``), and the longest period one report covers."""
+
+    day_start: str = Field(
+        default="00:00",
+        pattern=QUARTER_HOUR,
+        description="local time the floor's (gaming) day begins, HH:MM: the edge of a day and "
+        "a month in the reports",
+    )
+    shifts: list[ShiftSection] = Field(
+        default_factory=_default_shifts,
+        min_length=1,
+        max_length=24,
+        description="the shifts of a day, each {name, start}: a shift runs from its start to the "
+        "next one's, the last to the first of the next day",
+    )
+    max_days: int = Field(
+        default=92,
+        ge=1,
+        le=1100,
+        description="the longest period a report covers, in days (a report reads every hand of "
+        "its period: its time grows with it)",
+    )
+
+    @model_validator(mode="after")
+    def _distinct(self) -> ReportsSection:
+        names = [s.name for s in self.shifts]
+        starts = [s.start for s in self.shifts]
+        if len(set(names)) != len(names):
+            raise ValueError(f"shifts: each shift needs a name of its own (got {names})")
+        if len(set(starts)) != len(starts):
+            raise ValueError(f"shifts: two shifts begin at the same time (got {starts})")
+        return self
+
+
 class PitConfig(BaseSettings):
     """The whole config of one pit process."""
 
@@ -348,6 +404,7 @@ class PitConfig(BaseSettings):
     repair: RepairSection = RepairSection()
     security: PitSecuritySection = PitSecuritySection()
     retention: RetentionSection = RetentionSection()
+    reports: ReportsSection = ReportsSection()
     log: LogSection = LogSection()
 
     @classmethod
