@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import ipaddress
 import tomllib
+import zoneinfo
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -210,6 +211,11 @@ class WebSection(_Section):
         description="seconds a live stream may wait for its reader to take what was sent: "
         "longer, and the connection is closed",
     )
+    time_zone: str = Field(
+        default="",
+        description="the floor's time zone, the console's times are written in (an IANA name "
+        "such as Europe/Berlin); empty: the host's",
+    )
 
     @field_validator("trusted_proxies")
     @classmethod
@@ -235,6 +241,24 @@ class WebSection(_Section):
     def port(self) -> int:
         """The port to listen on."""
         return int(self.listen.rpartition(":")[2])
+
+    @field_validator("time_zone")
+    @classmethod
+    def _zone(cls, name: str) -> str:
+        if name:
+            try:
+                zoneinfo.ZoneInfo(name)
+            except (ValueError, OSError, zoneinfo.ZoneInfoNotFoundError):
+                raise ValueError(
+                    f"{name!r}: not a time zone this host knows (an IANA name such as "
+                    "Europe/Berlin; empty: the host's)"
+                ) from None
+        return name
+
+    @property
+    def zone(self) -> zoneinfo.ZoneInfo | None:
+        """The console's time zone (None: the host's)."""
+        return zoneinfo.ZoneInfo(self.time_zone) if self.time_zone else None
 
 
 class RepairSection(_Section):

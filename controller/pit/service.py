@@ -208,6 +208,7 @@ class PitService:
             board=self.board,
             streams=stream_limits(self.config),
             approved=approved_builds(self.config),
+            time_zone=web.zone,
         )
         # The socket is ours: a port already taken is one clear error, not uvicorn's exit.
         listener = listen(web.host, web.port)

@@ -11,10 +11,12 @@ from typing import Any
 from fastapi import HTTPException
 
 from controller.pit.approved_builds import ApprovedBuilds, judged
+from controller.pit.console.local_time import LocalTime
 from controller.pit.console.picture import picture
 from controller.pit.console.render import render_section
 from controller.pit.console.streams import CSRF_MARK, LiveSource, Sections, Sources
 from controller.pit.console.views import (
+    HOST_TIME,
     Viewer,
     degraded_view,
     device_faults,
@@ -65,9 +67,11 @@ class LivePages:
         board: LiveBoard,
         limits: StreamLimits,
         approved: ApprovedBuilds | None = None,
+        clock: LocalTime = HOST_TIME,
     ) -> None:
         self.reader = reader
         self.approved = approved
+        self.clock = clock  # the floor's time zone, the pages' times are written in
         self.board = board
         self.limits = limits
         self.sources = Sources()
@@ -125,7 +129,7 @@ class LivePages:
     def holds(self, viewer: Viewer) -> LiveSource:
         """The holds queue: open holds with their buttons, the last resolved."""
         kind = viewer_kind(viewer)
-        reader = self.reader
+        reader, clock = self.reader, self.clock
 
         async def sections() -> Sections:
             open_holds = await reader.call(Store.holds, open_only=True)
@@ -134,14 +138,14 @@ class LivePages:
                 "holds-open": (
                     "_holds_open.html",
                     {
-                        "holds": [hold_view(h, kind) for h in open_holds],
+                        "holds": [hold_view(h, kind, clock) for h in open_holds],
                         "viewer": kind,
                         "decisions": DECISIONS,
                     },
                 ),
                 "holds-resolved": (
                     "_holds_resolved.html",
-                    {"holds": [hold_view(h, kind) for h in resolved]},
+                    {"holds": [hold_view(h, kind, clock) for h in resolved]},
                 ),
             }
 
@@ -153,7 +157,7 @@ class LivePages:
         """A table's state and its latest events (404: no such table)."""
         kind = viewer_kind(viewer)
         cards = viewer.sees_cards
-        reader, board = self.reader, self.board
+        reader, board, clock = self.reader, self.board, self.clock
 
         async def sections() -> Sections:
             rows = await reader.call(Store.tables, table)
@@ -181,7 +185,10 @@ class LivePages:
                 ),
                 "table-events": (
                     "_events.html",
-                    {"events": [event_view(e, kind) for e in events], "id": "table-events"},
+                    {
+                        "events": [event_view(e, kind, clock) for e in events],
+                        "id": "table-events",
+                    },
                 ),
             }
 
@@ -193,7 +200,7 @@ class LivePages:
     def alarms(self, viewer: Viewer) -> LiveSource:
         """The alarms, device faults, degraded tables and refused messages."""
         kind = viewer_kind(viewer)
-        reader, board = self.reader, self.board
+        reader, board, clock = self.reader, self.board, self.clock
 
         async def sections() -> Sections:
             alarms = await reader.call(Store.alarms, limit=200)
@@ -205,7 +212,7 @@ class LivePages:
                 "alarm-list": (
                     "_alarms.html",
                     {
-                        "alarms": alarms,
+                        "alarms": [{**a, "when": clock.of(a["ts"])} for a in alarms],
                         "faults": device_faults(devices),
                         "degraded": degraded,
                         "refused": [
@@ -214,6 +221,7 @@ class LivePages:
                                 "topic": r["topic"],
                                 "reason": r["reason"],
                                 "received_at": _when(r["received_at"]),
+                                "when": clock.of(r["received_at"]),
                                 "size": r["size"],
                             }
                             for r in refused

@@ -19,13 +19,20 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from controller.pit.console.local_time import LocalTime
 from controller.pit.console.rules import rule_text
+from controller.pit.console.sentences import sentence
 from controller.pit.health import Lost
 from controller.table.decoder import decode
 from controller.table.event_types import DealGroupDelivered
 
 #: Evidence and event fields naming cards: shown to the surveillance role only.
 CARD_FIELDS = frozenset({"card", "cards", "hidden_card", "expected", "uid", "uids", "order"})
+
+#: The longest raw envelope a page shows of one event (a revealed deck's order is the longest).
+RAW_CHARS = 20_000
+#: Times in the host's time zone, where no other is configured.
+HOST_TIME = LocalTime()
 
 #: Device health that is a fault (shown as an alarm on the tile).
 DEVICE_FAULTS = frozenset({"failed", "rejected", "reconnecting", "stale"})
@@ -201,7 +208,9 @@ def degraded_view(table: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def hold_view(hold: Mapping[str, Any], viewer: Viewer) -> dict[str, Any]:
+def hold_view(
+    hold: Mapping[str, Any], viewer: Viewer, clock: LocalTime = HOST_TIME
+) -> dict[str, Any]:
     """A hold of the queue: its rule's text, and its evidence as the viewer may see it."""
     shape = _Shape()
     given = shape.mapping(hold.get("evidence"))
@@ -219,8 +228,10 @@ def hold_view(hold: Mapping[str, Any], viewer: Viewer) -> dict[str, Any]:
         "ruling": shape.text(hold.get("ruling")),
         "seat": shape.number(hold.get("seat")),
         "raised_ts": shape.text(hold.get("raised_ts")),
+        "raised": clock.of(hold.get("raised_ts")),
         "resolution": {
             "ts": shape.text(resolution.get("ts")),
+            "when": clock.of(resolution.get("ts")),
             "decision": shape.text(resolution.get("decision")),
             "by": shape.text(resolution.get("by")),
             "person": shape.text(resolution.get("person")),
@@ -233,11 +244,17 @@ def hold_view(hold: Mapping[str, Any], viewer: Viewer) -> dict[str, Any]:
     }
 
 
-def event_view(envelope: Mapping[str, Any], viewer: Viewer) -> dict[str, Any]:
-    """An event row of a table's stream or a hand's timeline."""
+def event_view(
+    envelope: Mapping[str, Any], viewer: Viewer, clock: LocalTime = HOST_TIME
+) -> dict[str, Any]:
+    """An event row of a table's stream or a hand's timeline: its sentence, its time in the
+    floor's zone (``clock``), and its raw envelope as the viewer may see it."""
     shape = _Shape()
     data = shape.mapping(envelope.get("data"))
     visible = {str(k): v for k, v in data.items() if viewer.sees_cards or k not in CARD_FIELDS}
+    raw = {str(k): v for k, v in envelope.items() if k != "secret" or viewer.sees_cards}
+    if "data" in raw:
+        raw["data"] = visible
     by_given = envelope.get("by")
     by = None
     if by_given is not None:
@@ -256,6 +273,9 @@ def event_view(envelope: Mapping[str, Any], viewer: Viewer) -> dict[str, Any]:
         "needs_confirm": bool(envelope.get("needs_confirm")),
         "data": visible,
         "by": by,
+        "sentence": sentence(decode(envelope), cards=viewer.sees_cards),
+        "when": clock.of(envelope.get("ts")),
+        "raw": json.dumps(raw, indent=2, ensure_ascii=False, default=str)[:RAW_CHARS],
         "malformed": shape.malformed,
     }
 
@@ -334,8 +354,8 @@ def table_view(
     }
 
 
-def hand_view(hand: Mapping[str, Any]) -> dict[str, Any]:
-    """A hand of the search, or the head of its timeline."""
+def hand_view(hand: Mapping[str, Any], clock: LocalTime = HOST_TIME) -> dict[str, Any]:
+    """A hand of the search, or the head of its timeline (its times in ``clock``'s zone)."""
     shape = _Shape()
     payouts = shape.mapping(hand.get("payouts"))
     rulings = []
@@ -357,6 +377,8 @@ def hand_view(hand: Mapping[str, Any]) -> dict[str, Any]:
         "phh_href": f"/api/hands/{quote(hand_id, safe='')}/phh?{which}",
         "started_ts": shape.text(hand.get("started_ts")),
         "ended_ts": shape.text(hand.get("ended_ts")),
+        "started": clock.of(hand.get("started_ts")),
+        "ended": clock.of(hand.get("ended_ts")),
         "outcome": outcome,
         "pot": shape.number(hand.get("pot")),
         "payouts": {str(k): shown(v) for k, v in payouts.items()},

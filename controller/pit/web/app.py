@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from datetime import tzinfo
 
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import JSONResponse
@@ -38,13 +39,15 @@ def create_app(
     streams: StreamLimits | None = None,
     clock: Callable[[], float] = time.time,
     approved: ApprovedBuilds | None = None,
+    time_zone: tzinfo | None = None,
 ) -> FastAPI:
     """The API of one pit process, reading through ``reader``; the console's pages unless
     ``console`` is false. ``health`` is what the process has lost (None: an app that reads no
     broker, whose store is the reader's); ``rulings`` sends the floor's rulings (none: they are
     refused); ``board`` wakes the live pages (none: they poll); ``streams`` bounds the live
     pages' streams; ``clock`` is the time the lock-out counts in; ``approved``: the builds the
-    tables may run (None: no build is judged)."""
+    tables may run (None: no build is judged); ``time_zone``: the floor's, the console's times
+    are written in (None: the host's)."""
     app = FastAPI(
         title="tablectl pit",
         version=__version__,
@@ -73,6 +76,7 @@ def create_app(
         clock=clock,
         approved=approved,
         console=console,
+        time_zone=time_zone,
     )
     # by name too, for whoever holds the app: the board to close, the streams and their sources
     app.state.board = web.board

@@ -24,7 +24,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Annotated, Any
 from urllib.parse import quote
 
@@ -32,6 +32,7 @@ from fastapi import Depends, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 
 from controller.pit.approved_builds import ApprovedBuilds
+from controller.pit.console.local_time import LocalTime
 from controller.pit.console.sections import LivePages
 from controller.pit.console.streams import StreamRegistry
 from controller.pit.console.views import Viewer, health_view
@@ -73,6 +74,8 @@ class PitWeb:
     clock: Callable[[], float]
     console: bool
     approved: ApprovedBuilds | None = None
+    #: the floor's time zone, the console's times are written in (None: the host's)
+    time_zone: tzinfo | None = None
     #: which password each stored hash was seen to match (spares argon2, decides nothing)
     proofs: PasswordProofs = field(default_factory=PasswordProofs)
     registry: StreamRegistry = field(init=False)
@@ -80,7 +83,9 @@ class PitWeb:
 
     def __post_init__(self) -> None:
         self.registry = StreamRegistry(self.streams)
-        self.pages = LivePages(self.reader, self.board, self.streams, self.approved)
+        self.pages = LivePages(
+            self.reader, self.board, self.streams, self.approved, LocalTime(self.time_zone)
+        )
 
     @property
     def store_name(self) -> str:

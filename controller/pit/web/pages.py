@@ -58,6 +58,7 @@ async def table_page(table: str, viewer: PageViewer, web: Web) -> HTMLResponse:
         live=f"/api/live/tables/{table}",
         table=table,
         sections=sections_html(snapshot, viewer),
+        zone=web.pages.clock.name,
     )
 
 
@@ -86,7 +87,7 @@ async def hands(
     except HTTPException as exc:
         error = str(exc.detail)
     query = {"table": table, "hand": hand, "rule": rule, "since": since, "until": until}
-    rows = [hand_view(h) for h in found]
+    rows = [hand_view(h, web.pages.clock) for h in found]
     return page(
         "hands.html",
         web.health_view(),
@@ -96,6 +97,7 @@ async def hands(
         error=error,
         several="",
         archived=await _archived_hands(web),
+        zone=web.pages.clock.name,
     )
 
 
@@ -131,11 +133,12 @@ async def hand_page(
             "hands.html",
             web.health_view(),
             viewer=viewer,
-            hands=[hand_view(h) for h in found],
+            hands=[hand_view(h, web.pages.clock) for h in found],
             query=query,
             error="",
             several=hand_id,
             archived=None,
+            zone=web.pages.clock.name,
         )
     stream: Stream = "secure" if viewer.sees_cards else "public"
     one = found[0]
@@ -146,8 +149,9 @@ async def hand_page(
         "hand.html",
         web.health_view(),
         viewer=viewer,
-        hand=hand_view(one),
-        events=[event_view(e, viewer) for e in events],
+        hand=hand_view(one, web.pages.clock),
+        events=[event_view(e, viewer, web.pages.clock) for e in events],
+        zone=web.pages.clock.name,
     )
 
 

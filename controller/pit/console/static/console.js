@@ -24,6 +24,44 @@ function showLiveState() {
   else setLiveState(live.stream);
 }
 
+// What the keyboard focus was on inside a section about to be replaced, to find it again in the
+// new copy: its id, or else its tag and text within its nearest ancestor that has an id.
+function focusMark(old) {
+  const el = document.activeElement;
+  if (!el || el === document.body || !old.contains(el)) return null;
+  if (el.id) return { id: el.id };
+  const holder = el.parentElement ? el.parentElement.closest("[id]") : null;
+  return { holder: holder ? holder.id : null, tag: el.tagName, text: el.textContent };
+}
+
+// Put the focus back on the same element in the new section; when it is gone (a hold ruled on
+// leaves the queue) on the section itself, so that it never falls to the page's <body>.
+function refocus(mark, fresh) {
+  let el = mark.id ? document.getElementById(mark.id) : null;
+  if (!el && mark.holder) {
+    const holder = document.getElementById(mark.holder);
+    if (holder) el = Array.from(holder.querySelectorAll(mark.tag)).find((c) => c.textContent === mark.text) || null;
+  }
+  if (!el || el.disabled) {
+    el = fresh;
+    if (!el.hasAttribute("tabindex")) el.setAttribute("tabindex", "-1");
+  }
+  el.focus({ preventScroll: true });
+}
+
+// Rulings on their way: the forms of their hold stay disabled in a new copy of the queue.
+const pending = new Set();
+
+function holdKey(item) {
+  return [item.dataset.table, item.dataset.epoch, item.dataset.hold].join("\u0000");
+}
+
+function disablePending(root) {
+  for (const item of root.querySelectorAll("li.hold[data-hold]")) {
+    if (pending.has(holdKey(item))) item.querySelectorAll("button").forEach((b) => { b.disabled = true; });
+  }
+}
+
 function replaceSection(target, html) {
   const old = document.getElementById(target);
   const holder = document.createElement("template");
@@ -31,11 +69,15 @@ function replaceSection(target, html) {
   const fresh = holder.content.firstElementChild;
   if (!fresh) return;
   if (old) {
-    // keep the keyboard focus where it was when the element is replaced
-    const focused = document.activeElement && old.contains(document.activeElement)
-      ? document.activeElement.id : null;
+    const mark = focusMark(old);
+    // what the person opened stays open
+    for (const opened of old.querySelectorAll("details[open][id]")) {
+      const again = fresh.querySelector("#" + CSS.escape(opened.id));
+      if (again) again.open = true;
+    }
     old.replaceWith(fresh);
-    if (focused) { const again = document.getElementById(focused); if (again) again.focus(); }
+    disablePending(fresh);
+    if (mark) refocus(mark, fresh);
   } else if (target.startsWith("tile-")) {
     const grid = document.getElementById("floor-grid");
     const empty = document.getElementById("floor-empty");
@@ -98,9 +140,19 @@ function sendRulings() {
     if (!(form instanceof HTMLFormElement) || !form.classList.contains("js-rule")) return;
     event.preventDefault();
     const answer = document.getElementById("answer");
-    const buttons = form.querySelectorAll("button");
-    buttons.forEach((b) => { b.disabled = true; });
-    if (answer) answer.textContent = "… sent, waiting for the table";
+    const item = form.closest("li.hold");
+    const key = item ? holdKey(item) : null;
+    const pressed = event.submitter && event.submitter.id ? event.submitter.id : null;
+    // Every button of the hold is disabled while its ruling is out. A disabled button loses the
+    // focus to <body>: the answer (a status line) takes it first, and says what happens.
+    if (answer) {
+      answer.setAttribute("tabindex", "-1");
+      answer.textContent = "… sent, waiting for the table";
+      answer.focus();
+    }
+    if (key) pending.add(key);
+    (item || form).querySelectorAll("button").forEach((b) => { b.disabled = true; });
+    let accepted = false;
     try {
       const response = await fetch(form.action, {
         method: "POST",
@@ -111,13 +163,23 @@ function sendRulings() {
       const body = await response.json().catch(() => ({}));
       let text;
       if (!response.ok) text = "✕ Refused by the pit: " + (body.detail || response.status);
-      else if (body.status === "ok") text = "✓ Table " + body.table_id + " accepted " + body.command + " of " + body.hold + " by " + body.person + ".";
+      else if (body.status === "ok") {
+        accepted = true;
+        text = "✓ Table " + body.table_id + " accepted " + body.command + " of " + body.hold + " by " + body.person + ".";
+      }
       else text = "✕ Table " + body.table_id + " refused " + body.command + ": " + body.error;
       if (answer) answer.textContent = text;
     } catch (error) {
       if (answer) answer.textContent = "✕ Not sent: " + error;
     } finally {
-      buttons.forEach((b) => { b.disabled = false; });
+      if (key) pending.delete(key);
+      // the hold's buttons as they are now (a live update may have put new ones in place)
+      const now = key ? Array.from(document.querySelectorAll("li.hold[data-hold]")).find((i) => holdKey(i) === key) : form;
+      if (now) now.querySelectorAll("button").forEach((b) => { b.disabled = false; });
+      // Accepted: the focus stays on the answer (the hold leaves the queue). Refused or not
+      // sent: back on the button pressed, to try again or rule otherwise.
+      const again = pressed ? document.getElementById(pressed) : null;
+      if (!accepted && again && document.activeElement === answer) again.focus();
     }
   });
 }
