@@ -75,6 +75,8 @@ class Projections:
                 hand["first_seq"] = min(hand["first_seq"], e.seq)
                 hand["last_seq"] = max(hand["last_seq"], e.seq)
                 columns = _hand_columns(record, e.ts, rules)
+                if isinstance(record, et.HandStarted) and by.get("role") == "dealer":
+                    columns["dealer"] = text_or_none(by.get("person"))  # who deals it (reports)
                 if "runouts" in columns:  # a batch may hold the hand's events in any order
                     columns["runouts"] = max(columns["runouts"], hand.get("runouts", 0))
                 hand.update(columns)

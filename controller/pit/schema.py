@@ -346,6 +346,17 @@ MIGRATIONS: list[str] = [
     """,
     # 11: the store for years (BY_MONTH, above)
     BY_MONTH,
+    # 12: the reports (docs/reports.md): who dealt each hand (the person of its hand.started's
+    # `by`, when a dealer: null for the hands stored before, and for a hand the floor started),
+    # the hands by their end (a report's period), the hands whose time was collected by their
+    # start (HOUSE-TIME), the rulings but the pushes by their time (pot.awarded is a ruling of
+    # every hand played: the irregularities are the few others).
+    """
+    ALTER TABLE hands ADD COLUMN dealer TEXT;
+    CREATE INDEX hands_ended ON hands (ended_ts);
+    CREATE INDEX hands_time ON hands (started_ts) WHERE time_collected IS NOT NULL;
+    CREATE INDEX rulings_irregular ON rulings (ts) WHERE type <> 'pot.awarded'
+    """,
 ]
 
 AUTO_ID = {

@@ -415,7 +415,8 @@ def test_an_unpartitioned_store_is_migrated_in_place_keeping_every_row(
         with db.transaction():
             db.execute("INSERT INTO pit_meta (key, value) VALUES ('schema', ?)", (str(number - 1),))
             for table, rows in expected.items():
-                names = [n for n in rows[0] if n != new.get(table)]
+                # nor the columns of the migrations after it (12: hands.dealer)
+                names = [n for n in rows[0] if n != new.get(table) and n != "dealer"]
                 marks = ", ".join("?" for _ in names)
                 db.many(
                     f"INSERT INTO {table} ({', '.join(names)}) VALUES ({marks})",
