@@ -157,27 +157,26 @@ def _place(
             return dead
     if not players:
         return None
-    rules = [Rule.DE_1537_5_7, Rule.RR_BB_ROT]
-    if named is not None:
-        button = named
-    elif len(players) == 2:
-        button = heads_up_button(table, players)
-    else:
-        # a new player is dealt in only once the button has passed it: never on the button
-        button = moving_button(table, players - new_players(table, players) or players)
-        if button != table.button:
-            rules.append(Rule.RR_BB_2)  # forward past a seat not dealt in: the next player
+    # a new player is dealt in only once the button has passed it: never on the button
+    settled = players - new_players(table, players) or players
+    button = named if named is not None else moving_button(table, settled)
     # MISSED-BLINDS: a seat that waits comes in when the big blind reaches it
+    dealt = players
     for seat in clockwise_seats(waiting, button):
         if _moving_blinds(players | {seat}, button)[1] == seat:
-            players = players | {seat}
+            dealt = players | {seat}
             break
-    if len(players) < 2:
+    if len(dealt) < 2:
         return None
-    small, big = _moving_blinds(players, button)
-    if len(players) == 2:
+    rules = [Rule.DE_1537_5_7, Rule.RR_BB_ROT]
+    if len(dealt) == 2:
+        if named is None:  # of the players (a seat that waited comes in as the big blind)
+            button = heads_up_button(table, settled)
         rules.append(Rule.HU)
-    return Placement(players, button, small, big, tuple(rules))
+    elif named is None and button != table.button:
+        rules.append(Rule.RR_BB_2)  # forward past a seat not dealt in: the next player
+    small, big = _moving_blinds(dealt, button)
+    return Placement(dealt, button, small, big, tuple(rules))
 
 
 def moving_button(table: TableState, players: frozenset[int]) -> int:
@@ -195,7 +194,7 @@ def moving_button(table: TableState, players: frozenset[int]) -> int:
 def heads_up_button(table: TableState, players: frozenset[int]) -> int:
     """HU: the player who had the big blind most recently gets the button (RRoP B&B 3, TDA 34).
 
-    The big blind goes round clockwise, so of two players the one met first counter-clockwise
+    The big blind goes round clockwise, so of the players the one met first counter-clockwise
     from the last big blind had it last (the last big blind itself if it plays). Heads-up hand
     after heads-up hand this is the moving button: the big blind gets it.
     """
@@ -227,7 +226,11 @@ def _dead_allowed(table: TableState) -> bool:
 
 
 def _dead(table: TableState, players: frozenset[int], waiting: frozenset[int]) -> Placement | None:
-    """RR-BB-2(b): the big blind to the next player after the last one, the rest behind it."""
+    """RR-BB-2(b): the big blind to the next player after the last one, the rest behind it.
+
+    None: the hand is placed as a moving button's (nobody plays, or no seat is left for the
+    dead button).
+    """
     assert table.last_blinds is not None
     last_small, last_big = table.last_blinds
     # MISSED-BLINDS: a seat that waits and is the next after the last big blind comes in
@@ -235,15 +238,23 @@ def _dead(table: TableState, players: frozenset[int], waiting: frozenset[int]) -
     if not everyone:
         return None
     big = clockwise_seats(everyone, last_big)[0]
-    players = players | {big}  # a player, or the seat that waits whose big blind it is
-    if len(players) <= 2:
-        return None  # heads-up: the button posts the small blind (HU)
-    small = last_big if last_big in players else None
+    dealt = players | {big}  # a player, or the seat that waits whose big blind it is
+    if len(dealt) < 2:
+        return None
+    if len(dealt) == 2:  # HU: the button posts the small blind, the other seat the big blind
+        if big in players:
+            settled = dealt - new_players(table, dealt) or dealt
+            button = heads_up_button(table, settled)
+            big = next(iter(dealt - {button}))
+        else:
+            button = next(iter(players))
+        return Placement(dealt, button, button, big, (Rule.DE_1537_5_7, Rule.RR_BB_ROT, Rule.HU))
+    small = last_big if last_big in dealt else None
     button = last_small
     if button in (big, small):
         return None  # no seat is left for a dead button: it moves as a moving one
     rules = (Rule.DE_1537_5_7, Rule.RR_BB_ROT, Rule.RR_BB_2)
-    return Placement(players, button, small, big, rules)
+    return Placement(dealt, button, small, big, rules)
 
 
 def new_players(table: TableState, seats: frozenset[int]) -> frozenset[int]:

@@ -304,6 +304,52 @@ def test_rr_bb_2_dead_and_moving_button() -> None:
     cited("RR-BB-2", "rule-RR-BB-2-dead-button.toml")
 
 
+def test_rr_bb_2_moving_button_goes_on_to_the_next_player_dealt_in() -> None:
+    """Nobody names the button: it passes a seat sitting out or left (the reported refusal)."""
+    cited(
+        "RR-BB-2",
+        "rule-RR-BB-2-moving-sit-out-at-button.toml",
+        "rule-RR-BB-2-moving-big-blind-leaves.toml",
+    )
+    for name in (
+        "rule-RR-BB-2-moving-button.toml",
+        "rule-RR-BB-2-moving-sit-out-before-button.toml",
+    ):
+        run = run_file(name)  # the button moves as usual: nothing passed, RR-BB-2 not cited
+        started = [e for e in run.events if e.type == "hand.started"]
+        assert not any("RR-BB-2" in e.rules for e in started)
+
+
+def test_rr_bb_2_dead_button_with_seats_sitting_out_leaving_and_after_heads_up() -> None:
+    cited(
+        "RR-BB-2",
+        "rule-RR-BB-2-dead-sit-out-at-button.toml",
+        "rule-RR-BB-2-dead-sit-out-before-button.toml",
+        "rule-RR-BB-2-dead-big-blind-leaves.toml",
+        "rule-RR-BB-2-dead-after-heads-up.toml",
+    )
+
+
+def test_hu_going_heads_up_the_last_big_blind_gets_the_button_and_back_to_three() -> None:
+    cited(
+        "HU",
+        "rule-HU.toml",
+        "rule-HU-button-leaves.toml",
+        "rule-HU-small-blind-leaves.toml",
+        "rule-HU-big-blind-leaves.toml",
+        "rule-HU-dead-button-button-leaves.toml",
+        "rule-HU-back-to-three-handed.toml",
+    )
+
+
+def test_md_redeal_keeps_a_button_that_passed_a_seat_and_a_dead_small_blind() -> None:
+    cited(
+        "MD-REDEAL",
+        "rule-MD-REDEAL-button-past-a-seat-sitting-out.toml",
+        "rule-MD-REDEAL-dead-small-blind.toml",
+    )
+
+
 def test_gli29_prog_failed_program_blocks_dealing() -> None:
     cited("GLI29-PROG", "rule-GLI29-PROG.toml")
 
@@ -385,6 +431,15 @@ def test_missed_blinds_posted_waited_and_new_players() -> None:
         "missed-blinds-new-player-posts.toml",
         "missed-blinds-new-player-waits.toml",
         "missed-blinds-dead-button.toml",
+    )
+
+
+def test_missed_blinds_a_new_player_is_dealt_in_once_the_button_has_passed_it() -> None:
+    cited(
+        "MISSED-BLINDS",
+        "missed-blinds-new-player-between-button-and-big-blind.toml",
+        "missed-blinds-new-player-between-dead-button.toml",
+        "missed-blinds-new-player-heads-up.toml",
     )
 
 
