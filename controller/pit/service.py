@@ -34,6 +34,7 @@ from controller.pit.lockout import LockOut
 from controller.pit.metrics import PitMetrics
 from controller.pit.presence import Presence
 from controller.pit.repair import Repairer
+from controller.pit.reports.shuffler_audit import audit_of
 from controller.pit.rulings import COMMANDS, Rulings
 from controller.pit.store import Store
 from controller.pit.worker import StoreLostError, StoreWorker
@@ -70,6 +71,7 @@ class PitService:
             signer = Signer(load_private_key(security.key), key_id, "")
         self.ingest = Ingest(config, self.writer, self.metrics, health=self.health)
         self.repair = Repairer(config, self.scanner, self.metrics, self.ingest.publish, signer)
+        self.audit = audit_of(config, self.scanner)
         self.ingest.on_response["replay"] = self.repair.on_response
         # the other members of the share group: one that goes has its share taken over
         self.presence = Presence(
@@ -127,6 +129,8 @@ class PitService:
                 asyncio.create_task(self.repair.run(), name="pit:repair"),
                 asyncio.create_task(self._probe_store(), name="pit:probe"),
                 asyncio.create_task(self._members(), name="pit:members"),
+                # SHF-RAND: the shuffler randomness audit, on the repair's connection
+                asyncio.create_task(self.audit.run(), name="pit:audit"),
             ]
             if self.confirmer is not None:
                 tasks.append(asyncio.create_task(self.confirmer.run(), name="pit:confirm"))
@@ -209,6 +213,7 @@ class PitService:
             streams=stream_limits(self.config),
             approved=approved_builds(self.config),
             time_zone=web.zone,
+            report_settings=self.config.reports,
         )
         # The socket is ours: a port already taken is one clear error, not uvicorn's exit.
         listener = listen(web.host, web.port)

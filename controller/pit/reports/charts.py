@@ -64,16 +64,19 @@ def number(value: float | None) -> str:
         return ""
     if float(value).is_integer():
         return f"{int(value):,}"
-    return f"{value:,.2f}"
+    return f"{value:,.2f}".rstrip("0").rstrip(".")
 
 
-def nice_ticks(top: float, count: int = 5) -> list[float]:
-    """Ticks from 0 to at least ``top`` at a step of 1, 2 or 5 times a power of ten."""
+def nice_ticks(top: float, count: int = 5, *, whole: bool = False) -> list[float]:
+    """Ticks from 0 to at least ``top`` at a step of 1, 2 or 5 times a power of ten (``whole``:
+    a whole number, for counts)."""
     if top <= 0 or not math.isfinite(top):
         return [0.0, 1.0]
     raw = top / count
     power = 10 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    if whole:
+        step = max(1, math.ceil(step))
     steps = math.ceil(top / step - 1e-9)
     return [i * step for i in range(steps + 1)]
 
@@ -173,11 +176,23 @@ def _table(
     return columns, rows
 
 
-def _top(series: Sequence[Series], reference: float | None = None) -> float:
+def _ticks(series: Sequence[Series], reference: float | None = None) -> list[float]:
+    """The y axis's ticks: up to the highest value (and the reference), whole for counts."""
     values = [v for s in series for v in s.values if v is not None and math.isfinite(v)]
+    whole = all(float(v).is_integer() for v in values)
     if reference is not None:
         values.append(reference)
-    return max([0.0, *values])
+    return nice_ticks(max([0.0, *values]), whole=whole)
+
+
+def _nothing(series: Sequence[Series], plot_w: float, plot_h: float) -> list[str]:
+    """A chart with no value says so in its middle."""
+    if any(v is not None for s in series for v in s.values):
+        return []
+    return [
+        f'<text class="nothing" x="{LEFT + plot_w / 2:.1f}" y="{TOP + plot_h / 2:.1f}" '
+        'text-anchor="middle" font-size="16" fill="#555">Nothing in this period</text>'
+    ]
 
 
 def bar_chart(
@@ -195,10 +210,11 @@ def bar_chart(
     value drawn across the chart (an average to compare with)."""
     _check(chart_id, labels, series)
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-    ticks = nice_ticks(_top(series, reference[1] if reference else None))
+    ticks = _ticks(series, reference[1] if reference else None)
     out = _svg_open(chart_id, "bar", title, description, HEIGHT)
     out += _legend(series, line=False)
     out += _axes(labels, ticks, unit, plot_w, plot_h)
+    out += _nothing(series, plot_w, plot_h)
     slot = plot_w / max(1, len(labels))
     width = slot * 0.8 / max(1, len(series))
     out.append('<g class="bars">')
@@ -247,10 +263,11 @@ def line_chart(
     """A line per series through its values (a point per value; no value: a gap)."""
     _check(chart_id, labels, series)
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-    ticks = nice_ticks(_top(series))
+    ticks = _ticks(series)
     out = _svg_open(chart_id, "line", title, description, HEIGHT)
     out += _legend(series, line=True)
     out += _axes(labels, ticks, unit, plot_w, plot_h)
+    out += _nothing(series, plot_w, plot_h)
     slot = plot_w / max(1, len(labels))
     for s_index, one in enumerate(series):
         colour = COLOURS[s_index % len(COLOURS)]

@@ -13,13 +13,14 @@ from fastapi.staticfiles import StaticFiles
 
 from controller import __version__
 from controller.pit.approved_builds import ApprovedBuilds
+from controller.pit.config import ReportsSection
 from controller.pit.console.render import render_unavailable
 from controller.pit.health import PitHealth
 from controller.pit.live import LiveBoard, StreamLimits
 from controller.pit.lockout import LockOut
 from controller.pit.metrics import PitMetrics
 from controller.pit.rulings import Rulings
-from controller.pit.web import api, auth, live, pages
+from controller.pit.web import api, auth, live, pages, reports
 from controller.pit.web.deps import LoginRequiredError, PitWeb, pit_web, rfc3339, to_login
 from controller.pit.worker import StoreLostError, StoreWorker
 
@@ -40,6 +41,7 @@ def create_app(
     clock: Callable[[], float] = time.time,
     approved: ApprovedBuilds | None = None,
     time_zone: tzinfo | None = None,
+    report_settings: ReportsSection | None = None,
 ) -> FastAPI:
     """The API of one pit process, reading through ``reader``; the console's pages unless
     ``console`` is false. ``health`` is what the process has lost (None: an app that reads no
@@ -47,7 +49,7 @@ def create_app(
     refused); ``board`` wakes the live pages (none: they poll); ``streams`` bounds the live
     pages' streams; ``clock`` is the time the lock-out counts in; ``approved``: the builds the
     tables may run (None: no build is judged); ``time_zone``: the floor's, the console's times
-    are written in (None: the host's)."""
+    are written in (None: the host's); ``report_settings``: the reports' ``[reports]``."""
     app = FastAPI(
         title="tablectl pit",
         version=__version__,
@@ -85,6 +87,7 @@ def create_app(
     app.exception_handler(StoreLostError)(store_lost)
     for router in (api.service, auth.router, api.router):
         app.include_router(router)
+    reports.install(app, report_settings, console)
     if console:
         app.exception_handler(LoginRequiredError)(to_login)
         app.mount(
