@@ -48,7 +48,14 @@ def transient(exc: BaseException) -> bool:
         import psycopg  # noqa: PLC0415
     except ImportError:  # pragma: no cover - a SQLite-only install
         return False
-    return isinstance(exc, psycopg.errors.OperationalError | psycopg.errors.InterfaceError) or (
+    # a session the server ended for sitting idle in a transaction (IDLE_IN_TRANSACTION) is a
+    # lost connection too, though PostgreSQL files it under "invalid transaction state"
+    lost = (
+        psycopg.errors.OperationalError
+        | psycopg.errors.InterfaceError
+        | psycopg.errors.IdleInTransactionSessionTimeout
+    )
+    return isinstance(exc, lost) or (
         isinstance(exc, psycopg.Error)
         and getattr(exc, "sqlstate", None) in ("40001", "40P01", "55P03")
     )
@@ -74,6 +81,12 @@ def sqlite_path(url: str) -> Path:
 
 
 _PLACEHOLDER = re.compile(r"\?")
+#: Seconds a PostgreSQL session of the pit may sit idle inside a transaction before the server
+#: ends it (``idle_in_transaction_session_timeout``). A pit's transactions do their work between
+#: statements in milliseconds; a session idle in one for seconds is a pit whose host went away
+#: mid-transaction (its link cut, its power lost), and its row locks would hold every other
+#: pit's commits until TCP gave up on the connection: hours, with Linux's keep-alive defaults.
+IDLE_IN_TRANSACTION = 10.0
 
 
 class Db:
@@ -108,6 +121,11 @@ class Db:
             try:
                 self._conn = psycopg.connect(url.replace("postgres://", "postgresql://", 1))
                 self._conn.autocommit = True
+                # ended by the server, the vanished pit's transaction is rolled back: what it
+                # held was never acknowledged to the broker, which gives it to the pit again
+                self._conn.execute(
+                    f"SET idle_in_transaction_session_timeout = {int(IDLE_IN_TRANSACTION * 1000)}"
+                )
             except psycopg.Error as exc:
                 raise StoreError(f"{_safe(url)}: {exc}".strip()) from None
 

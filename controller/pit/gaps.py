@@ -12,6 +12,11 @@ from typing import Any
 from controller.pit.db import Db, Row
 from controller.pit.rows import STREAM_COLUMN
 
+#: The first key of the PostgreSQL advisory lock a process holds while it tracks one stream's
+#: gaps (the second is the stream's hash); "gaps" in ASCII. Two-key advisory locks are a space
+#: of their own, apart from the one-key locks of the partitions (controller/pit/partitions.py).
+TRACKING_LOCK = 0x67617073
+
 
 @dataclass(frozen=True)
 class Gap:
@@ -174,6 +179,16 @@ class Gaps:
         """
         db = self.db
         with db.transaction():
+            if db.dialect == "postgresql":
+                # Every pit process scans every stream. Two tracking one stream at once, each
+                # from the open gaps it read, deleted and narrowed the same rows in different
+                # orders (a deadlock) or moved a gap onto one the other had just made (a
+                # unique violation), failing their scans; they take turns instead. SQLite's
+                # BEGIN IMMEDIATE already lets one writer in at a time.
+                db.execute(
+                    f"SELECT pg_advisory_xact_lock({TRACKING_LOCK}, hashtext(?))",
+                    (f"{table}\n{epoch}\n{stream}",),
+                )
             existing = self.open_gaps(table, epoch, stream)
             kept: set[int] = set()
             ranges = [(a, b, True) for a, b in holes] + [(a, b, False) for a, b in keep]

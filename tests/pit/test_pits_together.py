@@ -1,0 +1,109 @@
+"""Several pit processes on one PostgreSQL store: what one does never stalls or fails another.
+
+* A pit that goes away in the middle of a transaction (its host's link cut, its power lost)
+  leaves its session idle in that transaction on the server, holding its row locks, and nothing
+  tells the server it is gone for hours (TCP keep-alive). Every session of the pit therefore asks
+  the server to end itself once idle in a transaction for ``IDLE_IN_TRANSACTION`` seconds
+  (docs/pit.md, "Presence and failover"): the other pits' commits wait that long at most.
+* Every pit scans every stream for holes: two tracking one stream's gaps at once take turns,
+  rather than deadlocking or moving a gap onto one the other just made.
+
+tests/integration/test_floor_netns.py found both on a floor of network namespaces, cutting a pit
+host's link for real.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import threading
+import time
+
+import psycopg
+import pytest
+
+from controller.pit.db import IDLE_IN_TRANSACTION, Db, unavailable
+from controller.pit.store import Store
+from tests.postgres import PostgresServer
+
+STREAM = "INSERT INTO streams (table_id, epoch, stream, max_seq) VALUES ('T1', 'e1', 'public', ?)"
+
+
+def test_a_pit_gone_in_a_transaction_holds_its_locks_only_until_the_server_ends_its_session(
+    postgres: PostgresServer,
+) -> None:
+    url = postgres.new_database()
+    store = Store(url)
+    store.migrate()
+    gone = Db(url)  # a pit whose host went away mid-transaction: it never sends another byte
+    other = Db(url)  # a pit still on the floor
+    try:
+        assert gone.one("SHOW idle_in_transaction_session_timeout") == (
+            f"{int(IDLE_IN_TRANSACTION)}s",
+        )
+        gone.execute("BEGIN")
+        gone.execute(STREAM, (7,))  # a row of the same key the other pit now stores
+
+        committed = threading.Event()
+
+        def store_the_same_row() -> None:
+            other.execute(STREAM + " ON CONFLICT (table_id, epoch, stream) DO NOTHING", (9,))
+            committed.set()
+
+        writer = threading.Thread(target=store_the_same_row, daemon=True)
+        writer.start()
+        # it waits for the gone pit's transaction; for ever, were its session never ended
+        assert committed.wait(IDLE_IN_TRANSACTION * 6), "the other pit's commit still waits"
+        assert other.one("SELECT max_seq FROM streams WHERE table_id = 'T1'") == (9,)
+        with pytest.raises(psycopg.Error) as ended:  # the gone pit finds its session ended
+            gone.execute("COMMIT")
+        assert gone.broken
+        assert unavailable(ended.value)  # a lost store: connected again, nothing acknowledged
+    finally:
+        other.close()
+        gone.close()
+        store.close()
+
+
+def holes_seen(rng: random.Random) -> list[tuple[int, int]]:
+    """What one scan may find missing of a stream while its backlog comes in: a few ranges."""
+    ranges: list[tuple[int, int]] = []
+    for first in sorted(rng.sample(range(1, 200), rng.randint(1, 8))):
+        last = min(first + rng.randint(0, 10), 199)
+        if ranges and first <= ranges[-1][1] + 1:
+            ranges[-1] = (ranges[-1][0], max(last, ranges[-1][1]))
+        else:
+            ranges.append((first, last))
+    return ranges
+
+
+def test_two_pits_tracking_one_stream_s_gaps_at_once_take_turns(postgres: PostgresServer) -> None:
+    url = postgres.new_database()
+    made = Store(url)
+    made.migrate()
+    made.close()
+    failures: list[BaseException] = []
+
+    def scans(seed: int) -> None:
+        store, rng = Store(url), random.Random(seed)
+        try:
+            for _ in range(150):
+                store.track_holes("T1", "e1", "public", holes_seen(rng), time.time())
+        except Exception as exc:  # a deadlock, a unique violation: the scan failed
+            failures.append(exc)
+        finally:
+            store.close()
+
+    pits = [threading.Thread(target=scans, args=(seed,)) for seed in (1, 2)]
+    for pit in pits:
+        pit.start()
+    for pit in pits:
+        pit.join(120)
+    assert failures == []
+    store = Store(url)
+    try:
+        gaps = sorted((g.from_seq, g.to_seq) for g in store.open_gaps("T1", "e1", "public"))
+    finally:
+        store.close()
+    assert gaps
+    assert all(a[1] < b[0] for a, b in itertools.pairwise(gaps))  # none overlap
