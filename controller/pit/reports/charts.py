@@ -16,7 +16,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from html import escape
+from html import escape as html_escape
 from typing import Literal
 
 Kind = Literal["bar", "line", "heat"]
@@ -34,6 +34,16 @@ CHART_ID = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
 WIDTH, HEIGHT = 760, 340
 LEFT, RIGHT, TOP, BOTTOM = 70, 16, 34, 92
 FONT = 13
+
+
+#: What XML 1.0 does not allow in a document (control characters, lone surrogates, U+FFFE and
+#: U+FFFF), which a name a table sent may hold: each becomes U+FFFD.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def escape(text: str) -> str:
+    """``text`` for SVG: escaped, and only characters XML allows."""
+    return html_escape(_NOT_XML.sub("\ufffd", text), quote=True)
 
 
 @dataclass(frozen=True)
