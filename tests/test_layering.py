@@ -44,7 +44,7 @@ CORE, SHELL, DRIVERS, SIMULATORS, NEUTRAL = "core", "shell", "drivers", "simulat
 ENGINE_PACKAGES = ("controller/table", "controller/rules", "controller/game")
 CORE_PACKAGES = (*ENGINE_PACKAGES, "controller/view")
 #: The packages of the shell: the daemon's and the pit service's.
-SHELL_PACKAGES = ("controller/shell", "controller/pit", "controller/mqtt")
+SHELL_PACKAGES = ("controller/shell", "controller/pit", "controller/mqtt", "controller/station")
 #: The modules at the top of controller/, by part: each new one must be put in one.
 CORE_MODULES = frozenset(
     {
@@ -74,6 +74,7 @@ SHELL_MODULES = frozenset(
         "credentials",
         "deck_cli",
         "enroll",
+        "passwords",
     }
 )
 

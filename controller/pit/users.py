@@ -15,16 +15,13 @@ import re
 import secrets
 from collections import OrderedDict
 
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
-
+from controller import passwords
 from controller.authority import Role
+from controller.passwords import hash_secret, needs_rehash
 from controller.pit.store import Store
 
 SESSION_COOKIE = "tablectl_pit_session"
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$"
-
-_hasher = PasswordHasher()
 
 
 class UserError(ValueError):
@@ -41,7 +38,7 @@ def add_user(store: Store, name: str, roles: list[str], password: str) -> None:
         raise UserError(f"roles must be among {', '.join(sorted(known))} (got {roles})")
     if len(password) < 8:
         raise UserError("the password must have at least 8 characters")
-    store.add_user(name, _hasher.hash(password), roles)
+    store.add_user(name, hash_secret(password), roles)
 
 
 def check_password(store: Store, name: str, password: str) -> list[str] | None:
@@ -50,21 +47,15 @@ def check_password(store: Store, name: str, password: str) -> list[str] | None:
     if not verify(found[0] if found else None, password):
         return None
     assert found is not None
-    if _hasher.check_needs_rehash(found[0]):
-        store.set_password_hash(name, _hasher.hash(password))
+    if needs_rehash(found[0]):
+        store.set_password_hash(name, hash_secret(password))
     return found[1]
 
 
 def verify(stored: str | None, password: str) -> bool:
     """Whether ``password`` is the one ``stored`` hashes (None: no such user, and it takes
-    the same time). Slow on purpose: run it off the event loop."""
-    if stored is None:
-        _hasher.hash(password)
-        return False
-    try:
-        return bool(_hasher.verify(stored, password))
-    except (VerifyMismatchError, VerificationError, InvalidHashError):
-        return False
+    the same time; controller/passwords.py, shared with the dealers' PINs)."""
+    return passwords.verify(stored, password)
 
 
 class PasswordProofs:
