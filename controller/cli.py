@@ -20,6 +20,7 @@ VERB_MODULES = {
     "scenario": "simulators.scenario.cli",
     "sim": "simulators.cli",
     "pit": "controller.pit.cli",
+    "station": "controller.station.cli",
     "run": "controller.shell.cli_run",
     "config": "controller.shell.cli_run",
     "journal": "controller.shell.cli_journal",

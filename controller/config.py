@@ -46,6 +46,7 @@ from controller.credentials import expand_credentials
 from controller.decks import DeckManifest, ManifestError, load_deck, load_manifest
 from controller.keyring import Keyring, KeyringError, load_keyring
 from controller.profiles import ProfileError, RulesProfile, load_profile
+from controller.table.inputs import Zone
 from drivers.registry import option_problems
 
 ENV_PREFIX = "TABLECTL_"
@@ -367,6 +368,90 @@ class SecuritySection(_Section):
         return load_keyring(self.keyring) if self.keyring is not None else None
 
 
+#: The zones where the hand's cards lie: a badge is never read on one (an unknown tag there is a
+#: foreign card, FOUL-FOREIGN, not a dealer).
+_PLAY_ZONES = frozenset({"seat", "board", "burn", "muck", "shuffler_in"})
+
+
+class StationSection(_Section):
+    """The dealer's station (``tablectl station run``, docs/station.md): a local web app for the
+    table's touchscreen that talks to the daemon over its console socket."""
+
+    listen: str = Field(
+        default="127.0.0.1:8470",
+        pattern=r"^[^:]*:\d{1,5}$",
+        description="where the station's web app listens (host:port; loopback: the kiosk "
+        "browser runs on the table PC)",
+    )
+    console: Path | None = Field(
+        default=None, description="the daemon's console socket (default: [daemon] console)"
+    )
+    roster: Path | None = Field(
+        default=None,
+        description="the dealers who may log in (TOML; default: roster.toml beside the keyring)",
+    )
+    key: Path | None = Field(
+        default=None,
+        description="the station's private key (tablectl keys new; default: station.key "
+        "beside the keyring)",
+    )
+    key_id: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$",
+        description="the station key's id in the keyring (default: the key file's name)",
+    )
+    badge_zone: str | None = Field(
+        default=None,
+        description="the reader zone whose reads are dealers' badges (e.g. enroll); none: "
+        "log-in by typed id only",
+    )
+    idle_logout: float = Field(
+        default=300.0, gt=0, le=86400, description="seconds without a touch before log-out"
+    )
+    lockout_attempts: int = Field(
+        default=5, ge=1, le=100, description="wrong PINs before each further try waits"
+    )
+    lockout_max: float = Field(
+        default=900.0,
+        ge=1,
+        le=86400,
+        description="the longest wait (s); the waits double from one second up to it",
+    )
+    request_timeout: float = Field(
+        default=10.0, gt=0, le=120, description="seconds the daemon has to answer a request"
+    )
+
+    @field_validator("listen")
+    @classmethod
+    def _port(cls, listen: str) -> str:
+        if not 0 < int(listen.rpartition(":")[2]) <= 65535:
+            raise ValueError("the port is 1 to 65535")
+        return listen
+
+    @field_validator("badge_zone")
+    @classmethod
+    def _badge_zone(cls, zone: str | None) -> str | None:
+        if zone is None:
+            return None
+        parsed = Zone.parse(zone)
+        if parsed.kind.value in _PLAY_ZONES:
+            raise ValueError(
+                f"{zone!r} holds the hand's cards: a badge is read on a zone no card is dealt "
+                "to (enroll)"
+            )
+        return str(parsed)
+
+    @property
+    def host(self) -> str:
+        """The address to listen on."""
+        return self.listen.rpartition(":")[0] or "127.0.0.1"
+
+    @property
+    def port(self) -> int:
+        """The port to listen on."""
+        return int(self.listen.rpartition(":")[2])
+
+
 class TableConfig(BaseSettings):
     """The whole config of one table controller."""
 
@@ -382,6 +467,7 @@ class TableConfig(BaseSettings):
     daemon: DaemonSection = DaemonSection()
     security: SecuritySection = SecuritySection()
     metrics: MetricsSection = MetricsSection()
+    station: StationSection = StationSection()
 
     @classmethod
     def settings_customise_sources(
@@ -508,6 +594,17 @@ def load_config(path: Path) -> TableConfig:
         keyring = Path(security["keyring"])
         if not keyring.is_absolute():
             data["security"] = {**security, "keyring": str(path.parent / keyring)}
+    station = data.get("station")
+    if isinstance(station, dict):
+        # the station's files too: a relative path is the config's directory's
+        data["station"] = {
+            **station,
+            **{
+                name: str(path.parent / station[name])
+                for name in ("roster", "key", "console")
+                if isinstance(station.get(name), str) and not Path(station[name]).is_absolute()
+            },
+        }
     return parse_config(data, str(path))
 
 

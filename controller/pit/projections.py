@@ -101,9 +101,10 @@ class Projections:
                         text_or_none(by.get("role")),
                     )
                 )
-            # a device's fault is an alarm whatever its severity: the floor acknowledges it
+            # a device's fault is an alarm whatever its severity: the floor acknowledges it; so
+            # is the dealer calling the floor to the table (docs/console.md)
             fault = record.fault if isinstance(record, et.DeviceStatus) else None
-            alarm = isinstance(record, et.IntegrityAlarm)
+            alarm = isinstance(record, et.IntegrityAlarm | et.FloorCalled)
             if alarm or e.severity == "critical" or fault is not None:
                 cited, reason = _alarm(record)
                 alarms.append(

@@ -10,6 +10,9 @@ the start but degrades the table until there is room (:mod:`controller.shell.spa
 apply at once: the full disk is named first, since nothing can be journaled, not even
 maintenance's decision.
 
+Those who follow the table on the console socket (a dealer's station) hear of every change
+(``daemon_watch.py``, :mod:`controller.shell.watch`).
+
 Everything runs in one TaskGroup: the broker link, one restart loop per device, the device
 command sender, the watch of the journal's disk (:mod:`controller.shell.space`: a full disk makes
 the table degraded, not dead), the journal's verification every minute
@@ -59,6 +62,7 @@ from controller.shell.daemon_setup import (
     space_config,
 )
 from controller.shell.daemon_status import STUCK_COMMIT, DaemonStatus
+from controller.shell.daemon_watch import DaemonWatch
 from controller.shell.gate import Gate
 from controller.shell.intake import Intake
 from controller.shell.integrity import Integrity
@@ -99,7 +103,7 @@ HOLD_PING = 10.0  # seconds between two start-timeout extensions while held
 HOLD_EXTEND = 30.0  # how far each one pushes systemd's start timeout
 
 
-class Daemon(DaemonStatus, DaemonInputs):
+class Daemon(DaemonStatus, DaemonInputs, DaemonWatch):
     """One table controller process: its wiring and its life here, the rest in the parts it is
     made of (the module docstring lists them)."""
 
@@ -175,6 +179,8 @@ class Daemon(DaemonStatus, DaemonInputs):
         self._status = ""
         self.started = time.monotonic()
         self.console: asyncio.Server | None = None
+        self._watch_setup()
+        self.commands.on_stored = self._watch_stored
 
     # ------------------------------------------------------------------ main
 
@@ -236,7 +242,11 @@ class Daemon(DaemonStatus, DaemonInputs):
                     self._spawn(group, self.metrics.refresh(self.writer), "metrics")
                 if self.config.daemon.console is not None:
                     self.console = await serve_console(
-                        self.config.daemon.console, self._request, lambda: self.link.accept_requests
+                        self.config.daemon.console,
+                        self._request,
+                        lambda: self.link.accept_requests,
+                        watchers=self.watchers,
+                        gate=self.gate,
                     )
                 if not self.integrity.held or await self._held(group):
                     await self._start_table(group, restarted=report.inputs > 0)
@@ -342,6 +352,7 @@ class Daemon(DaemonStatus, DaemonInputs):
         self.link.accept_requests = False
         if self.console is not None:
             self.console.close()
+        self.watchers.close()
         # Every source of inputs and journal writes stops first: a tick, a held restart, the
         # disk watch's retry or the integrity checks' alarms and notes must not reach a runner
         # that no longer takes inputs, nor a journal about to close.

@@ -23,6 +23,7 @@ from controller.shell.space import JournalSpace
 from controller.shell.supervisor import Devices
 from controller.shell.table import TableRunner
 from controller.shell.topics import Topics
+from controller.shell.watch import Watchers
 from controller.shell.writer import JournalWriter
 from controller.table.engine import deadline
 from controller.table.events import TableEvent
@@ -45,6 +46,7 @@ class DaemonStatus:
     devices: Devices
     retention_task: RetentionTask
     metrics: Metrics
+    watchers: Watchers
     ready: asyncio.Event
     _tasks: list[asyncio.Task[None]]
     _counted_seq: int
@@ -85,6 +87,7 @@ class DaemonStatus:
         self._status_changed()
 
     def _status_changed(self) -> None:
+        self.watchers.touch()
         line = self.status_line()
         if line != self._status and (self.ready.is_set() or self.integrity.held):
             self._status = line

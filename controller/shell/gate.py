@@ -238,6 +238,25 @@ def transaction_of(body: Mapping[str, Any]) -> str:
     return transaction
 
 
+def auth_of(body: Mapping[str, Any], transaction: str) -> Mapping[str, Any] | None:
+    """The request's ``auth``, its shape checked (None: unsigned; RefusedError: malformed)."""
+    auth = body.get("auth")
+    if auth is None:
+        return None
+    if not isinstance(auth, dict):
+        raise RefusedError("auth: an object with key, ts, nonce and sig", transaction)
+    for name in ("key", "ts", "nonce", "sig"):
+        if not isinstance(auth.get(name), str) or not auth[name]:
+            raise RefusedError(f"auth.{name}: required, a string", transaction)
+    extra = set(auth) - {"key", "ts", "nonce", "sig", "on_behalf_of"}
+    if extra:
+        raise RefusedError(f"auth takes no {', '.join(sorted(extra))}", transaction)
+    on_behalf_of = auth.get("on_behalf_of")
+    if on_behalf_of is not None and not isinstance(on_behalf_of, str):
+        raise RefusedError("auth.on_behalf_of: a person's name", transaction)
+    return auth
+
+
 # --------------------------------------------------------------------------- the gate
 
 
@@ -279,21 +298,7 @@ class Gate:
             raise RefusedError(
                 f"unknown command {bounded_text(verb, 40)!r} (known: {known})", transaction
             )
-        auth = body.get("auth")
-        if auth is None:
-            return Parsed(verb, body, transaction, None)
-        if not isinstance(auth, dict):
-            raise RefusedError("auth: an object with key, ts, nonce and sig", transaction)
-        for name in ("key", "ts", "nonce", "sig"):
-            if not isinstance(auth.get(name), str) or not auth[name]:
-                raise RefusedError(f"auth.{name}: required, a string", transaction)
-        extra = set(auth) - {"key", "ts", "nonce", "sig", "on_behalf_of"}
-        if extra:
-            raise RefusedError(f"auth takes no {', '.join(sorted(extra))}", transaction)
-        on_behalf_of = auth.get("on_behalf_of")
-        if on_behalf_of is not None and not isinstance(on_behalf_of, str):
-            raise RefusedError("auth.on_behalf_of: a person's name", transaction)
-        return Parsed(verb, body, transaction, auth)
+        return Parsed(verb, body, transaction, auth_of(body, transaction))
 
     def screen(self, parsed: Parsed, now: datetime) -> str | None:
         """Why a signed request cannot be a new one, by the checks that cost nothing: its time

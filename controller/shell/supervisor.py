@@ -53,6 +53,8 @@ class Devices:
         self.config = config
         self._publish = publish
         self.health: dict[str, dict[str, Any]] = {}
+        #: Takes an input away from the core (True): the station's badge reads.
+        self.divert: Callable[[DeviceInput], bool] = lambda _: False
         self.wake = asyncio.Event()
         self._had_outstanding = False
         self._expected: frozenset[Zone] | None = None
@@ -69,6 +71,8 @@ class Devices:
         While the journal is full the input waits here: the driver acknowledges it only once
         this returns, so the device keeps it until there is room again.
         """
+        if self.divert(item):
+            return
         try:
             await self.runner.submit_when_writable(item)
         except ShutdownError:

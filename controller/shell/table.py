@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +63,8 @@ from controller.table.state import TableState, new_table
 log = structlog.get_logger("tablectl.table")
 
 Listener = Callable[[], None]
+#: Told the journal keys and the events of each commit (the console's watchers).
+Committed = Callable[[Sequence[int], Sequence[TableEvent]], None]
 RECENT_INPUTS = 2048  # device inputs remembered for de-duplication
 
 
@@ -154,6 +156,7 @@ class TableRunner:
         self.accepting = True
         self.connected: Callable[[], bool] = lambda: False
         self.listeners: list[Listener] = []
+        self.committed: list[Committed] = []
         self.last_seq = self.journal.last_seq()
         self.commit_started: float | None = None
         self._lock = asyncio.Lock()
@@ -364,7 +367,7 @@ class TableRunner:
                 self.planner.done(Need("reveal", None, item.shuffle_id))
             if appended.seqs:
                 self.last_seq = appended.seqs[-1]
-            self._notify()
+            self._notify(appended.seqs, events)
             return appended
 
     async def submit_when_writable(self, item: Input) -> Appended | None:
@@ -415,9 +418,11 @@ class TableRunner:
         :class:`~controller.shell.space.JournalFullError` and nothing is written.
         """
         journal = self.journal
+        planned: list[TableEvent] = []
 
         def write() -> Appended:
             events, epoch = plan(journal.last_seq() + 1)
+            planned.extend(events)
             return journal.append(
                 input_row=None,
                 events=[_new_event(e) for e in events],
@@ -431,7 +436,7 @@ class TableRunner:
             appended = await self.writer.call(write)
             if appended.seqs:
                 self.last_seq = appended.seqs[-1]
-            self._notify()
+            self._notify(appended.seqs, planned)
             return appended
 
     def accepts(self, item: Input) -> bool:
@@ -458,9 +463,12 @@ class TableRunner:
 
     # ------------------------------------------------------------------ helpers
 
-    def _notify(self) -> None:
+    def _notify(self, seqs: Sequence[int], events: Sequence[TableEvent]) -> None:
         for listener in self.listeners:
             listener()
+        if seqs:
+            for committed in self.committed:
+                committed(seqs, events)
 
     def _duplicate(self, item: DeviceInput) -> bool:
         """A device event journaled before: the same origin on the device, or the same deck /

@@ -94,7 +94,7 @@ def test_every_event_record_reads_back_to_one_that_writes_the_same_envelope(
 
 
 def test_the_records_are_the_types_events_md_documents() -> None:
-    assert len(RECORDS) == 47
+    assert len(RECORDS) == 48
     assert RECORDS["hand.hold"] is et.HandHold
     assert all(kind == cls.TYPE for kind, cls in RECORDS.items())
 

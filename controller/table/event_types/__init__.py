@@ -27,6 +27,7 @@ from controller.table.event_types.alarms import (
 )
 from controller.table.event_types.hand import (
     NO_EVIDENCE,
+    FloorCalled,
     FloorOverride,
     HandCompleted,
     HandHold,
@@ -102,6 +103,7 @@ __all__ = [
     "DeckVerified",
     "DeviceStatus",
     "EventRange",
+    "FloorCalled",
     "FloorOverride",
     "HandCompleted",
     "HandHold",
@@ -151,6 +153,7 @@ EVENT_TYPES: dict[str, type[EventData]] = {
         HandHold,
         HandResume,
         FloorOverride,
+        FloorCalled,
         SeatHandDead,
         BettingAction,
         BettingActionCorrected,

@@ -148,6 +148,19 @@ class FloorOverride(EventData):
 
 
 @dataclass(frozen=True, slots=True)
+class FloorCalled(EventData):
+    """``floor.called``: the dealer calls the floor to the table (the station's "Call the
+    floor"), to rule on the pending ``hold`` (null: none) or on anything else; nothing changes
+    at the table by it."""
+
+    TYPE = "floor.called"
+    reason: str
+    hold: str | None
+    rule: str | None  # the hold's rule
+    seat: Seat | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class SeatHandDead(EventData):
     """``seat.hand.dead``."""
 

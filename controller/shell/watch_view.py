@@ -1,0 +1,192 @@
+"""The table as a dealer's station shows it: a pure function of the core's state.
+
+What a dealer needs at the table and no more than the public may see: each seat's stack, its bet
+in the round, what it has put in the hand, whether it is live, folded or all in, how many cards it
+holds (their identities only once tabled), the button and the blinds, the seat to act, the pots
+(main and side, as :func:`controller.game.pots.build_pots` makes them of what the rounds before
+this one left in the middle), the board, what the seat
+to act may do (:func:`controller.game.betting.options`: to call, the smallest and largest raise),
+the betting round as the core keeps it (so a station checks an amount with the core's own
+functions before it sends it), the holds with their rule and whether the house lets the dealer
+rule on them (``dealer_may_confirm``), the award proposal and the house's take
+(:func:`controller.game.rake.take`). No hole card before it is tabled, no burn, no deck order.
+
+The view holds no ``null`` (a member that would be null is left out): the watch stream sends it
+as JSON merge patches (:mod:`controller.shell.merge_patch`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from controller.game import betting, rake
+from controller.game.pots import build_pots
+from controller.game.rake import HouseTake
+from controller.table.state import HandState, Phase, TableState
+from controller.table.streets import Street
+
+VIEW_SCHEMA = "tablectl.station-view/1"
+
+
+def table_view(state: TableState) -> dict[str, Any]:
+    """The table part of the station's view of ``state`` (without ``null`` members)."""
+    hand = state.hand
+    profile = state.profile
+    body: dict[str, Any] = {
+        "table_id": state.table_id,
+        "button": hand.button if hand is not None else state.button,
+        "blinds": list(state.blinds),
+        "ante": state.ante,
+        "hands_started": state.hands_started,
+        "deck_ready": state.deck.ready,
+        "house_total": state.house,
+        "dealer_may_confirm": list(profile.dealer_may_confirm),
+        "seats": _seats(state),
+    }
+    if hand is not None:
+        body["hand"] = _hand(state, hand)
+    last = state.last_hand
+    if last is not None:
+        body["last_hand"] = last.hand_id
+    return body
+
+
+def _seats(state: TableState) -> dict[str, dict[str, Any]]:
+    hand = state.hand
+    stacks = hand.chips.stacks if hand is not None else state.stacks
+    seats: dict[str, dict[str, Any]] = {}
+    for seat in sorted(stacks):
+        entry: dict[str, Any] = {"stack": stacks[seat]}
+        if hand is not None and seat in hand.order:
+            entry.update(_in_hand(hand, seat))
+        else:
+            entry["status"] = "out"
+        seats[str(seat)] = entry
+    return seats
+
+
+def _in_hand(hand: HandState, seat: int) -> dict[str, Any]:
+    chips = hand.chips
+    rnd = chips.round
+    dead = hand.irregular.dead.get(seat)
+    if seat in chips.folded:
+        status = "dead" if dead is not None else "folded"
+    elif seat in hand.showdown.mucked:
+        status = "mucked"
+    elif chips.stacks.get(seat, 0) == 0:
+        status = "all_in"
+    else:
+        status = "live"
+    entry: dict[str, Any] = {
+        "status": status,
+        "bet": rnd.bets.get(seat, 0) if rnd is not None else 0,
+        "committed": chips.committed.get(seat, 0),
+        "cards": len(hand.deal.dealt.get(seat, ())),
+    }
+    tabled = hand.showdown.tabled.get(seat)
+    shown = hand.showdown.shown.get(seat)
+    if tabled is not None:
+        entry["shown"] = list(shown or hand.deal.dealt.get(seat, ()))
+        entry["category"] = tabled.category
+    elif shown:  # all in and face up before the runout (ALLIN-FACEUP)
+        entry["shown"] = list(shown)
+    if dead is not None:
+        entry["dead"] = dead
+    return entry
+
+
+def _hand(state: TableState, hand: HandState) -> dict[str, Any]:
+    chips = hand.chips
+    rnd = chips.round
+    live = hand.live
+    dead = sum(chips.dead.values()) if chips.dead else 0
+    # the pots in the middle: what the rounds before this one left there; this round's bets are
+    # still in front of the seats (each seat's ``bet``), as a dealer sees the table
+    bets = rnd.bets if rnd is not None else {}
+    settled = {seat: chips_in - bets.get(seat, 0) for seat, chips_in in chips.committed.items()}
+    pots = build_pots(settled, live, dead)
+    body: dict[str, Any] = {
+        "hand_id": hand.hand_id,
+        "phase": hand.phase.value,
+        "street": hand.street.label,
+        "order": list(hand.order),
+        "small_blind": hand.small_blind_seat,
+        "big_blind": hand.big_blind_seat,
+        "board": list(hand.cards.board),
+        "pot": hand.total_pot,
+        "pots": [{"amount": p.amount, "eligible": list(p.eligible)} for p in pots],
+        "holds": [
+            {
+                "id": hold.id,
+                "rule": hold.rule.value,
+                "ruling": hold.ruling.value,
+                "reason": hold.reason,
+                "seat": hold.seat,
+                "dealer_may_confirm": hold.rule.value in state.profile.dealer_may_confirm,
+            }
+            for hold in hand.irregular.holds
+        ],
+        "showdown_order": list(hand.showdown.order),
+    }
+    if rnd is not None:
+        body["round"] = _round(rnd)
+        choices = betting.options(rnd, chips.stacks, chips.folded)
+        # the round opens with the blinds, but nobody acts before the hole cards are all dealt
+        if choices is not None and hand.phase is Phase.BETTING:
+            body["to_act"] = choices.seat
+            body["options"] = choices._asdict()
+    proposal = hand.showdown.proposal
+    take = hand.showdown.take
+    if proposal is not None:
+        payouts: dict[str, int] = {}
+        for split in proposal:
+            for seat, won in split.winners.items():
+                payouts[str(seat)] = payouts.get(str(seat), 0) + won
+        body["proposal"] = {
+            "pots": [
+                {
+                    "amount": split.pot.amount,
+                    "eligible": list(split.pot.eligible),
+                    "winners": _seat_map(split.winners),
+                    "odd_chips": _seat_map(split.odd_chips),
+                    "house": split.house,
+                }
+                for split in proposal
+            ],
+            "payouts": payouts,
+        }
+    elif pots:
+        # what the house would take from the pots as they stand (HOUSE-RAKE)
+        take = rake.take([p.amount for p in pots], hand.street > Street.PREFLOP, state.profile)
+    if take is not None:
+        body["house_take"] = _take(take)
+    return body
+
+
+def _round(rnd: betting.Round) -> dict[str, Any]:
+    """The open betting round as the core keeps it (controller/game/betting.py)."""
+    return {
+        "street": rnd.street.label,
+        "bets": _seat_map(rnd.bets),
+        "current": rnd.current,
+        "full_raise": rnd.full_raise,
+        "queue": list(rnd.queue),
+        "acted_at": _seat_map(rnd.acted_at),
+        "aggressor": rnd.aggressor,
+        "first_actor": rnd.first_actor,
+        "actions": rnd.actions,
+    }
+
+
+def _take(take: HouseTake) -> dict[str, Any]:
+    return {
+        "total": take.total,
+        "rake": list(take.rake),
+        "jackpot": take.jackpot,
+        "waived": take.waived,
+    }
+
+
+def _seat_map(values: Mapping[int, int]) -> dict[str, int]:
+    return {str(seat): chips for seat, chips in sorted(values.items())}
