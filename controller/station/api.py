@@ -91,8 +91,15 @@ async def fields(request: Request, allowed: dict[str, type]) -> dict[str, Any]:
 
 
 def logged_in(request: Request) -> Session:
-    """The session of the request's cookie (StationError 401: none)."""
+    """The session of the request's cookie, used: the dealer asked for something (StationError
+    401: none)."""
     return station_of(request).session(request.cookies.get(COOKIE))
+
+
+def reading(request: Request) -> Session:
+    """The session of the request's cookie for a read, which does not keep it from going idle
+    (StationError 401: none)."""
+    return station_of(request).session(request.cookies.get(COOKIE), use=False)
 
 
 def seat_of(request: Request) -> int:
@@ -148,7 +155,7 @@ async def state(request: Request) -> Response:
     """Who is logged in and, to them, the table (a badge waiting for its PIN to anyone)."""
     station = station_of(request)
     try:
-        session: Session | None = logged_in(request)
+        session: Session | None = reading(request)
     except StationError:
         session = None
     return JSONResponse(station.state(session))
@@ -157,7 +164,7 @@ async def state(request: Request) -> Response:
 @refusals
 async def view(request: Request) -> Response:
     """The table, for the dealer logged in."""
-    session = logged_in(request)
+    session = reading(request)
     station = station_of(request)
     station.table()
     return JSONResponse(station.state(session)["view"])
@@ -242,7 +249,7 @@ async def name_seat(request: Request) -> Response:
 
 async def stream(request: Request) -> Response:
     """The station's state as it changes (Server-Sent Events ``state``; the table only to the
-    dealer logged in; the stream ends when the session does)."""
+    dealer logged in: after a log-out the same stream goes on without it)."""
     station = station_of(request)
     streams: set[object] = request.app.state.streams
     if len(streams) >= MAX_STREAMS:
@@ -257,7 +264,7 @@ async def stream(request: Request) -> Response:
             while True:
                 version = station.version
                 if version != sent:
-                    session = station.desk.current(token, station.clock()) if token else None
+                    session = station.desk.holder(token, station.clock())
                     body = json.dumps(station.state(session), separators=(",", ":"))
                     yield f"event: state\ndata: {body}\n\n".encode()
                     sent = version

@@ -7,7 +7,8 @@
   take over and finish the hand); the same dealer may log in again (after an idle log-out, say),
   and a log-out is refused until the hand is over.
 * **Idle.** A session that has not been used for ``idle`` seconds ends (the station then sends
-  nothing: every request needs a dealer logged in).
+  nothing: every request needs a dealer logged in). Using it is asking for something: a log-in,
+  a button; reading the table or following it live is not.
 
 A session is a random token in an HttpOnly, SameSite=Strict cookie; the desk keeps only its
 SHA-256. Pure: the time comes in as an argument, and so does the token.
@@ -85,14 +86,22 @@ class Desk:
 
     def current(self, token: str | None, now: float) -> Session | None:
         """The session ``token`` opens, used now (None: none, ended, or another's)."""
+        session = self.holder(token, now)
+        if session is None:
+            return None
+        self.session = replace(session, last_used=now)
+        return self.session
+
+    def holder(self, token: str | None, now: float) -> Session | None:
+        """The session ``token`` opens, without using it: a page reading the table, or its live
+        stream, keeps nobody logged in."""
         self.expire(now)
         session = self.session
         if token is None or session is None:
             return None
         if not hmac.compare_digest(session.digest, digest(token)):
             return None
-        self.session = replace(session, last_used=now)
-        return self.session
+        return session
 
     def logout(self, session: Session, hand_id: str | None) -> None:
         """End ``session`` (DeskError: a hand is in progress)."""

@@ -212,10 +212,12 @@ class Station:
         self.changed()
         return session, token
 
-    def session(self, token: str | None) -> Session:
-        """The session of ``token``, used now (StationError 401: nobody logged in with it)."""
+    def session(self, token: str | None, *, use: bool = True) -> Session:
+        """The session of ``token``, used now unless ``use`` is false (a read); StationError
+        401: nobody is logged in with it."""
         before = self.desk.session
-        session = self.desk.current(token, self.clock())
+        now = self.clock()
+        session = self.desk.current(token, now) if use else self.desk.holder(token, now)
         if session is None:
             if before is not None and self.desk.session is None:
                 self.changed()  # it ended idle just now
@@ -282,9 +284,10 @@ class Station:
         return await self.send(session, "action", fields)
 
     async def rule(self, session: Session, hold: str, verb: str) -> dict[str, Any]:
-        """``Confirm`` or ``Reject`` a hold: only one the house lets the dealer rule on."""
+        """``Confirm`` or ``Reject`` a hold: only one the house lets the dealer rule on (floor
+        rulings are made on the pit's console, never at the station, whoever is logged in)."""
         pending = self._hold(hold)
-        if not pending.get("dealer_may_confirm") and not session.person.floor:
+        if not pending.get("dealer_may_confirm"):
             raise StationError(f"{pending['rule']} is the floor's ruling: call the floor", 403)
         return await self.send(session, verb, {"hold": hold})
 
@@ -352,10 +355,10 @@ class Station:
                 "card": pending.card,
             }
         if session is not None and self.link.view is not None:
-            body["view"] = self._view(self.link.view, session.person)
+            body["view"] = self._view(self.link.view)
         return body
 
-    def _view(self, view: dict[str, Any], person: Person) -> dict[str, Any]:
+    def _view(self, view: dict[str, Any]) -> dict[str, Any]:
         table = dict(view.get("table", {}))
         seats = {}
         for seat, entry in table.get("seats", {}).items():
@@ -366,8 +369,7 @@ class Station:
         if isinstance(hand, dict):
             hand = dict(hand)
             hand["holds"] = [
-                {**h, "may_rule": bool(h.get("dealer_may_confirm")) or person.floor}
-                for h in hand.get("holds", ())
+                {**h, "may_rule": bool(h.get("dealer_may_confirm"))} for h in hand.get("holds", ())
             ]
             hand["pad"] = _pad(hand, seats)
             table["hand"] = hand

@@ -120,7 +120,7 @@ def make_table(
             "station",
             {
                 "person": "dealer's station T1",
-                "roles": ["dealer"],
+                "roles": ["dealer", "floor"],  # a floor person may finish a hand at the station
                 "public_key": public,
                 "acts_for": sorted(PEOPLE),
             },

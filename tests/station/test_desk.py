@@ -66,3 +66,13 @@ def test_a_token_opens_only_its_session() -> None:
     assert desk.current("t-guess", 1.0) is None
     assert desk.session is not None
     assert desk.session.digest != "t-ann"  # only the token's digest is kept
+
+
+def test_reading_the_table_keeps_nobody_logged_in() -> None:
+    desk = Desk(idle=10)
+    desk.login(ANN, "t-ann", 0.0, None)
+    for now in (3.0, 6.0, 9.0):  # a page reading, its live stream
+        assert desk.holder("t-ann", now) is not None
+    assert desk.deadline() == 10.0
+    assert desk.holder("t-ann", 10.0) is None
+    assert desk.ended == "idle"

@@ -8,6 +8,7 @@ go, that the broker is not needed, and that bad input is refused with its reason
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -110,7 +111,7 @@ async def test_log_in_by_typed_id_and_pin_then_out(table: Table) -> None:
         assert (await running.client.get("/api/view")).status_code == 401
 
 
-async def test_log_in_by_a_badge_read_on_the_badge_zone(table: Table) -> None:
+async def test_log_in_by_a_badge_read_on_the_badge_zone_never_foul_foreign(table: Table) -> None:
     async with station_running(table.config) as running:
         before = len(table.events())
         table.badge(ANN_BADGE)
@@ -259,10 +260,12 @@ async def test_an_idle_dealer_is_logged_out(tmp_path: Path, broker: Broker) -> N
             assert (await running.login("ann", PINS["ann"])).status_code == 200
             assert (await running.client.get("/api/view")).status_code == 200
 
-            # the idle log-out's own task ends the session, with nobody asking
-            await until(lambda: running.station.desk.session is None, 30, "the idle log-out")
-            state = (await running.client.get("/api/state")).json()
-            assert state["dealer"] is None
+            # a page that keeps reading the table keeps nobody logged in
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + 30
+            while (state := (await running.client.get("/api/state")).json())["dealer"]:
+                assert loop.time() < deadline, "no idle log-out"
+                await asyncio.sleep(0.1)  # the page's own pace of reading
             assert state["ended"] == "idle"
             before = len(table.events())
             assert (await running.post("/api/hand/start")).status_code == 401
@@ -324,9 +327,14 @@ async def test_the_dealer_changes_between_hands_only(table: Table) -> None:
         floor = await running.login("cat", PINS["cat"])  # the floor takes over
         assert floor.status_code == 200, floor.text
         assert floor.json()["dealer"]["id"] == "cat"
+        await running.until_view(lambda v: (hand_in(v) or {}).get("phase") == "betting", "betting")
+        folded = await running.post("/api/actions/fold")
+        assert folded.status_code == 200, folded.text
+        last = [e for e in table.events() if e["type"] == "betting.action"][-1]
+        assert last["by"] == {"person": "cat", "role": "floor"}
 
 
-async def test_holds_are_the_floors_unless_the_house_says_and_the_dealer_calls_the_floor(
+async def test_a_seat_count_hold_is_the_floors_and_the_dealer_calls_the_floor(
     table: Table, broker: Broker
 ) -> None:
     async with (
@@ -386,7 +394,7 @@ async def test_a_floor_call_waits_for_the_broker_like_any_event(
         assert floor["by"] == {"person": "ann", "role": "dealer"}
 
 
-async def test_a_hold_the_house_names_is_the_dealers_to_confirm(
+async def test_a_hold_the_house_names_is_the_dealers_to_confirm_seat_count(
     tmp_path: Path, broker: Broker
 ) -> None:
     table = make_table(

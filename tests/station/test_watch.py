@@ -98,7 +98,9 @@ async def test_watch_sends_the_view_then_each_change_as_a_merge_patch(tmp_path: 
         assert "shown" not in view["table"]["seats"]["1"]  # no hole card before it is tabled
 
 
-async def test_a_badge_read_goes_to_the_watchers_never_to_the_core(tmp_path: Path) -> None:
+async def test_a_badge_read_goes_to_the_watchers_never_to_the_core_foul_foreign(
+    tmp_path: Path,
+) -> None:
     async with Running(watched_config(tmp_path)) as daemon, connected(daemon) as watch:
         await watch.send({"command": "watch", "transaction": "w-1", "events": False})
         assert (await watch.read())["status"] == "ok"
