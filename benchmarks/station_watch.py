@@ -40,19 +40,22 @@ class Follower:
 
     async def run(self) -> None:
         reader, writer = await asyncio.open_unix_connection(str(self.path), limit=1 << 20)
-        line = {"command": "watch", "transaction": f"w-{self.events}", "events": self.events}
-        writer.write(json.dumps(line).encode() + b"\n")
-        assert json.loads(await reader.readline())["status"] == "ok"
-        while raw := await reader.readline():
-            self.lines += 1
-            self.bytes += len(raw)
-            self.largest = max(self.largest, len(raw))
-            message = json.loads(raw)
-            if message["watch"] == "view":
-                self.view = message["view"]
-            elif message["watch"] == "change":
-                self.view = apply(self.view, message["view"])
-            self.changed.set()
+        try:
+            line = {"command": "watch", "transaction": f"w-{self.events}", "events": self.events}
+            writer.write(json.dumps(line).encode() + b"\n")
+            assert json.loads(await reader.readline())["status"] == "ok"
+            while raw := await reader.readline():
+                self.lines += 1
+                self.bytes += len(raw)
+                self.largest = max(self.largest, len(raw))
+                message = json.loads(raw)
+                if message["watch"] == "view":
+                    self.view = message["view"]
+                elif message["watch"] == "change":
+                    self.view = apply(self.view, message["view"])
+                self.changed.set()
+        finally:
+            writer.close()
 
 
 async def play(path: Path, station: Follower, hands: int) -> None:

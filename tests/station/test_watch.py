@@ -13,6 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from benchmarks.station_watch import Follower, play
+from controller.aio import cancel_and_wait
 from controller.authority import Role
 from controller.cards import Card
 from controller.config import TableConfig, parse_config
@@ -186,3 +188,31 @@ async def test_the_stream_ends_when_the_daemon_stops(tmp_path: Path) -> None:
         await running.__aexit__(None, None, None)
         assert await asyncio.wait_for(watch.reader.read(), 10) == b""
     await until(lambda: not daemon.watchers.watchers, what="the watcher to leave")
+
+
+async def test_a_reader_that_stops_reading_never_holds_the_table(tmp_path: Path) -> None:
+    data = watched_config(tmp_path).model_dump(mode="json")
+    data["table"]["house_rules"] = {"dealer_may_confirm": ["RR-SD-4"]}
+    data["table"]["stacks"] = {"1": 10_000, "2": 10_000, "3": 10_000}
+    data["security"].update(rate_anonymous=10_000, rate_anonymous_burst=10_000)
+    data["security"].update(rate_total=10_000, rate_total_burst=10_000)
+    async with Running(parse_config(data)) as daemon:
+        path = tmp_path / "console.sock"
+        # a watcher that asks for everything and then reads nothing at all
+        stalled_reader, stalled = await asyncio.open_unix_connection(str(path))
+        stalled.write(b'{"command": "watch", "transaction": "w-stalled"}\n')
+        await stalled.drain()
+        station = Follower(path, events=False)
+        following = asyncio.create_task(station.run())
+        await play(path, station, hands=25)  # every request answered, every hand played
+        slow = [w for w in daemon.watchers.watchers if w.wants_events]
+        assert len(slow) == 1
+        assert len(slow[0].pending) <= slow[0].limit
+        assert slow[0].dropped > 0 or slow[0].sent is None  # it lost what it could not take
+        # once it reads again it is given the whole view, said to be a resync
+        seen_resync = False
+        while not seen_resync:
+            line = json.loads(await asyncio.wait_for(stalled_reader.readline(), 30))
+            seen_resync = line.get("watch") == "view" and line.get("resync") is True
+        stalled.close()
+        await cancel_and_wait([following])
