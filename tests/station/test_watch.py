@@ -216,3 +216,24 @@ async def test_a_reader_that_stops_reading_never_holds_the_table(tmp_path: Path)
             seen_resync = line.get("watch") == "view" and line.get("resync") is True
         stalled.close()
         await cancel_and_wait([following])
+
+
+async def test_the_view_says_what_the_pit_has_stored(tmp_path: Path) -> None:
+    data = watched_config(tmp_path).model_dump(mode="json")
+    data["security"]["unsigned_roles"] = ["dealer", "floor", "pit"]
+    async with Running(parse_config(data)) as daemon, connected(daemon) as watch:
+        await watch.send({"command": "watch", "transaction": "w-1", "events": False})
+        assert (await watch.read())["status"] == "ok"
+        view = (await watch.read())["view"]
+        assert view["link"]["broker"] == "down"  # nobody listens on its port
+        assert "pit" not in view["link"]
+        async with connected(daemon) as requests:
+            await requests.send({"command": "start_hand", "transaction": "t-1"})
+            assert (await requests.read())["status"] == "ok"
+            stored = {"pit": "pit-1", "epoch": view["epoch"], "seq": 2}
+            await requests.send({"command": "stored", "transaction": "s-1", **stored})
+            assert (await requests.read())["status"] == "ok"
+        while "pit" not in view["link"]:
+            view = apply(view, (await watch.read())["view"])
+        assert view["link"]["pit"]["pit"] == "pit-1"
+        assert view["link"]["pit"]["seq"] == 2
