@@ -402,6 +402,26 @@ class ReportsSection(_Section):
         description="the longest period a report covers, in days (a report reads every hand of "
         "its period: its time grows with it)",
     )
+    # SHF-RAND: the shuffler randomness audit (docs/reports.md, reports/audit_rule.py)
+    alpha: float = Field(
+        default=1e-5,
+        gt=0,
+        le=0.05,
+        description="the shuffler audit's level: a shuffler's alarm is up while a test's "
+        "p-value times the number of tests (Bonferroni) is below it",
+    )
+    window: int = Field(
+        default=1000,
+        ge=41,
+        le=100_000,
+        description="the decks of a shuffler the audit's tests rest on: its last ones",
+    )
+    every: int = Field(
+        default=50,
+        ge=1,
+        le=100_000,
+        description="the decks a shuffler reveals between two checks of the audit",
+    )
 
     @model_validator(mode="after")
     def _distinct(self) -> ReportsSection:

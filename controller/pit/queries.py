@@ -21,6 +21,7 @@ from controller.pit.query_rows import (
     RulingRow,
     TableRow,
 )
+from controller.pit.reports.shuffler_audit import shuffler_alarms
 from controller.pit.rows import (
     STREAM_COLUMN,
     Stream,
@@ -65,6 +66,7 @@ class Queries:
             f"FROM tables t {where}ORDER BY t.table_id",
             () if table is None else (table,),
         )
+        audit = shuffler_alarms(self.db, table)  # SHF-RAND: the pit's own, beside the status's
         return [
             {
                 "table_id": r[0],
@@ -80,7 +82,7 @@ class Queries:
                 "open_holds": int(r[10]),
                 "open_gaps": int(r[11]),
                 "degraded": bool(r[12]),
-                "alarms": alarm_list(json_value(r[13])),
+                "alarms": alarm_list(json_value(r[13])) + audit.get(r[0], []),
                 "stored_seq": int(r[14] or 0),
                 "build": json_object(json_value(r[15])) or None,
                 "journal": r[16] or None,

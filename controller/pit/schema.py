@@ -357,6 +357,58 @@ MIGRATIONS: list[str] = [
     CREATE INDEX hands_time ON hands (started_ts) WHERE time_collected IS NOT NULL;
     CREATE INDEX rulings_irregular ON rulings (ts) WHERE type <> 'pot.awarded'
     """,
+    # 13: the shuffler randomness audit (SHF-RAND, docs/reports.md,
+    # controller/pit/reports/shuffler_decks.py): each whole deck revealed (the order as 52 card
+    # names, a digest to find repeated orders), by shuffler and time; each shuffler (a table's
+    # device id): since when the table named it, the decks stored, the audit's last check and
+    # its alarm; the tallies of a shuffler's floor days (controller/pit/reports/shufflers.py),
+    # kept so that a month is not read again; and the decks of the events stored before, to read.
+    """
+    CREATE TABLE shuffler_decks (
+        table_id TEXT NOT NULL,
+        epoch TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        ts TEXT NOT NULL,
+        device TEXT NOT NULL,
+        shuffle_id BIGINT,
+        cards TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        repeat_of TEXT,
+        PRIMARY KEY (table_id, epoch, seq)
+    );
+    CREATE INDEX shuffler_decks_order ON shuffler_decks (table_id, device, ts, epoch, seq);
+    CREATE INDEX shuffler_decks_ts ON shuffler_decks (ts);
+    CREATE INDEX shuffler_decks_digest ON shuffler_decks (digest);
+    CREATE INDEX shuffler_decks_repeats ON shuffler_decks (ts) WHERE repeat_of IS NOT NULL;
+    CREATE TABLE shufflers (
+        table_id TEXT NOT NULL,
+        device TEXT NOT NULL,
+        named_since TEXT,
+        decks BIGINT NOT NULL DEFAULT 0,
+        last_ts TEXT,
+        checked BIGINT NOT NULL DEFAULT 0,
+        checked_at DOUBLE PRECISION,
+        result TEXT,
+        alarm TEXT,
+        alarm_since DOUBLE PRECISION,
+        PRIMARY KEY (table_id, device)
+    );
+    CREATE TABLE shuffler_rollups (
+        table_id TEXT NOT NULL,
+        device TEXT NOT NULL,
+        start_ts TEXT NOT NULL,
+        end_ts TEXT NOT NULL,
+        decks BIGINT NOT NULL,
+        upto_ts TEXT NOT NULL,
+        upto_epoch TEXT NOT NULL,
+        upto_seq BIGINT NOT NULL,
+        tally BYTEA NOT NULL,
+        made_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (table_id, device, start_ts, end_ts)
+    );
+    INSERT INTO pit_meta (key, value) VALUES ('derive_shuffler_decks', 'to do')
+        ON CONFLICT (key) DO NOTHING
+    """,
 ]
 
 AUTO_ID = {

@@ -18,6 +18,7 @@ from drivers.shuffler.codes import Capability
 from simulators.errors import ScenarioError
 from simulators.pty import PtyCable
 from simulators.pty_cli import serve_until_signalled
+from simulators.shuffler.bias import Bias, parse_bias
 from simulators.shuffler.commands import COMMANDS
 from simulators.shuffler.firmware import default_firmware
 from simulators.shuffler.model import DEFAULT_CAPS, DeviceConfig, ShufflerModel
@@ -32,6 +33,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     deck = parser.add_mutually_exclusive_group()
     deck.add_argument("--seed", type=int, help="shuffle reproducibly from this seed")
     deck.add_argument("--order", help="deck order top first, e.g. As,Kd,7h (rest canonical)")
+    parser.add_argument(
+        "--bias",
+        type=_bias,
+        help="shuffle badly on purpose: riffles=N (N riffle shuffles of the last deck) and/or "
+        "stuck=POSITION (that position's card stays); with --seed, reproducibly",
+    )
     parser.add_argument("--firmware", type=Path, help="firmware image (default: approved one)")
     parser.add_argument(
         "--unapproved", action="store_true", help="run a patched, unapproved firmware image"
@@ -49,12 +56,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rng-seed", type=int, help="seed for boot ids and fault rolls")
 
 
+def _bias(text: str) -> Bias:
+    try:
+        return parse_bias(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def build_model(args: argparse.Namespace, rng: random.Random, now: float) -> ShufflerModel:
     """The device model the options describe."""
     image = (args.firmware or default_firmware()).read_bytes()
     if args.unapproved:
         image += b"\npatched build, not approved\n"
     order = None
+    if args.order and args.bias:
+        raise ValueError("--bias shuffles the deck taken back: it cannot go with --order")
     if args.order:
         order = tuple(parse_card(text) for text in args.order.split(",") if text.strip())
     caps = DEFAULT_CAPS & ~Capability.LIVE_CARD_IDS if args.no_live else DEFAULT_CAPS
@@ -67,6 +83,7 @@ def build_model(args: argparse.Namespace, rng: random.Random, now: float) -> Shu
         seed=args.seed,
         order=order,
         shuffle_time=args.shuffle_time,
+        bias=args.bias,
     )
     return ShufflerModel(config, rng, now)
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import NamedTuple
 
-from controller.cards import CODE_WITHHELD, Card, card_code
+from controller.cards import CODE_WITHHELD, STANDARD_DECK, Card, card_code
 from controller.deck_order import deck_order
 from drivers.shuffler.codes import (
     FAULTS,
@@ -69,6 +69,7 @@ from drivers.tsp.common import (
 )
 from drivers.tsp.payload import PayloadError
 from simulators.errors import RefusedError
+from simulators.shuffler.bias import Bias, biased_order
 from simulators.shuffler.deck import deck_check
 
 DEFAULT_CAPS = (
@@ -139,6 +140,8 @@ class DeviceConfig:
     seed: int | None = None
     order: tuple[Card, ...] | None = None
     shuffle_time: float = 0.2
+    #: shuffle badly on purpose (simulators/shuffler/bias.py): what the randomness audit catches
+    bias: Bias | None = None
 
 
 @dataclass
@@ -198,6 +201,7 @@ class ShufflerModel:
         self.deck: _Deck | None = None
         self.retired: dict[int, _Deck] = {}
         self.shuffles_done = 0
+        self.taken_back: bytes | None = None  # the last deck a biased shuffler shuffled
         self.shuffle_due: float | None = None
         self.next_check = "ok"
         self.next_count: int | None = None
@@ -619,6 +623,14 @@ class ShufflerModel:
 
     def _next_order(self) -> bytes:
         config = self.config
+        if config.order is None and config.bias is not None:
+            # a biased shuffle starts from the deck taken back (the last one shuffled)
+            seed = config.seed
+            rng = self.rng if seed is None else random.Random(seed + self.shuffles_done)
+            previous = self.taken_back or bytes(range(len(STANDARD_DECK)))
+            self.taken_back = bytes(biased_order(previous, config.bias, rng))
+            self.shuffles_done += 1
+            return self.taken_back
         if config.order is not None:
             cards = deck_order(order=config.order)
         elif config.seed is not None:

@@ -64,7 +64,7 @@ def auth(name: str) -> dict[str, str]:
 
 async def test_each_report_as_json_for_the_floor(client: httpx.AsyncClient) -> None:
     listed = (await client.get("/api/reports", headers=auth("ann"))).json()
-    assert [r["name"] for r in listed] == ["drop", "rulings", "dealers", "devices"]
+    assert [r["name"] for r in listed] == ["drop", "rulings", "dealers", "devices", "shufflers"]
     answer = await client.get(f"/api/reports/drop?{SPAN}", headers=auth("ann"))
     assert answer.status_code == 200
     body = answer.json()
@@ -128,7 +128,7 @@ async def test_roles_read_what_is_theirs(client: httpx.AsyncClient) -> None:
     assert pit.json()["detail"] == "the dealers report is for floor and surveillance"
     assert "Dana" not in pit.text
     listed = (await client.get("/api/reports", headers=auth("pat"))).json()
-    assert [r["name"] for r in listed] == ["drop", "rulings", "devices"]
+    assert [r["name"] for r in listed] == ["drop", "rulings", "devices", "shufflers"]
     rulings = await client.get(f"/api/reports/rulings?{SPAN}", headers=auth("pat"))
     assert rulings.status_code == 200
     assert "Eli" not in rulings.text

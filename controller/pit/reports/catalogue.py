@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.pit.reports import dealers, devices, drop, rulings
+from controller.pit.reports import dealers, devices, drop, rulings, shufflers
 from controller.pit.reports.registry import Report
 
-REPORTS: tuple[Report[Any], ...] = (drop.REPORT, rulings.REPORT, dealers.REPORT, devices.REPORT)
+REPORTS: tuple[Report[Any], ...] = (
+    drop.REPORT,
+    rulings.REPORT,
+    dealers.REPORT,
+    devices.REPORT,
+    shufflers.REPORT,
+)
 BY_NAME: dict[str, Report[Any]] = {report.name: report for report in REPORTS}

@@ -7,7 +7,7 @@ scale 2, so ``P(X ≤ x) = P(df/2, x/2)`` and ``P(X ≥ x) = Q(df/2, x/2)``, whe
 its continued fraction elsewhere (DLMF 8.9.2), evaluated by the modified Lentz method (Press et
 al., *Numerical Recipes*, 3rd ed., §6.2 and §5.2): each side is computed directly where it is
 small, so a p-value of 1e-300 is not lost to ``1 - 0.999…``. No SciPy: the pit has no numeric
-dependency, and these few lines are tested against closed forms (tests/reports/test_chi_square.py).
+dependency, and these few lines are tested against closed forms (tests/pit/test_chi_square.py).
 """
 
 from __future__ import annotations
