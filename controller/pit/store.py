@@ -47,6 +47,7 @@ from controller.pit.partitions import (
 )
 from controller.pit.projections import Projections
 from controller.pit.queries import Queries
+from controller.pit.reports.shuffler_decks import ShufflerDecks
 from controller.pit.rows import Stream
 from controller.pit.schema import AUTO_ID, BY_MONTH, MIGRATIONS, SCHEMA_VERSION
 from controller.pit.table_status import TableStatus
@@ -79,7 +80,7 @@ EVENT_COLUMNS: tuple[Column, ...] = (
 )
 
 
-class Store(Projections, TableStatus, Gaps, Queries, Accounts, Devices):
+class Store(Projections, TableStatus, Gaps, Queries, Accounts, Devices, ShufflerDecks):
     """The pit's database: its schema and its ingest here, the rest in the parts it is made of."""
 
     def __init__(self, url: str) -> None:
@@ -293,6 +294,7 @@ class Store(Projections, TableStatus, Gaps, Queries, Accounts, Devices):
             db.changed(applied.stored)  # every pit's live pages hear of it with the commit
             self._streams(new)
             self._derive([e for e in new if e.stream == "public"])
+            self._shuffler_decks(new)  # SHF-RAND: the decks revealed (secure view)
             self._epochs_and_tables(new, stamp, applied)
         return applied
 
