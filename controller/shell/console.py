@@ -93,6 +93,11 @@ async def serve_console(
         assert gate is not None
         try:
             transaction, principal, events = authorize(gate, payload, datetime.now(UTC))
+            try:
+                watcher = watchers.follow(events=events)
+            except RefusedError as full:
+                full.transaction = transaction
+                raise
         except RefusedError as refused:
             reply = {**_error(WATCH, refused.reason), "transaction": refused.transaction}
             writer.write(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
@@ -107,7 +112,7 @@ async def serve_console(
             "error": None,
         }
         writer.write(json.dumps(ok, separators=(",", ":")).encode() + b"\n")
-        await stream(watchers.follow(events=events), reader, writer)
+        await stream(watcher, reader, writer)
 
     async def session(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:

@@ -21,7 +21,8 @@ Nothing here waits for the reader: the table hands each watcher its events and w
 ``limit`` messages behind loses them and gets the whole view again (``"resync": true`` and how
 many messages it ``dropped``): drop and resync, never a queue that grows. A reader whose socket
 takes nothing for ``stall`` seconds is disconnected. The request must be signed by a key with
-the dealer, floor or surveillance role (or be unsigned on a table that takes unsigned requests).
+the dealer, floor or surveillance role (or be unsigned on a table that takes unsigned requests);
+at most :data:`MAX_WATCHERS` follow the table at once.
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ WATCH_ROLES = frozenset({Role.DEALER, Role.FLOOR, Role.SURVEILLANCE})
 LIMIT = 256
 #: Seconds a reader's socket may take nothing before the watcher is dropped.
 STALL = 30.0
+#: Watchers at once (a station, a spare, surveillance's tools): each costs a task and its queue.
+MAX_WATCHERS = 16
 
 
 def line(body: Mapping[str, Any]) -> bytes:
@@ -157,7 +160,9 @@ class Watchers:
         return self._view
 
     def follow(self, *, events: bool = True) -> Watcher:
-        """A new watcher; the whole view is its first line."""
+        """A new watcher; the whole view is its first line (RefusedError: too many watch)."""
+        if len(self.watchers) >= MAX_WATCHERS:
+            raise RefusedError(f"{MAX_WATCHERS} consoles watch the table already")
         watcher = Watcher(self, events=events, limit=self.limit)
         self.watchers.add(watcher)
         return watcher

@@ -5,6 +5,7 @@ behind resynced instead of queued, and who may watch."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 from collections.abc import AsyncIterator
@@ -20,7 +21,7 @@ from controller.cards import Card
 from controller.config import TableConfig, parse_config
 from controller.shell.daemon import Daemon
 from controller.shell.merge_patch import apply
-from controller.shell.watch import Watchers
+from controller.shell.watch import MAX_WATCHERS, Watchers
 from controller.signing import Signer
 from controller.table.inputs import TagArrived, Zone
 from simulators.rig.keys import RigKeys
@@ -237,3 +238,18 @@ async def test_the_view_says_what_the_pit_has_stored(tmp_path: Path) -> None:
             view = apply(view, (await watch.read())["view"])
         assert view["link"]["pit"]["pit"] == "pit-1"
         assert view["link"]["pit"]["seq"] == 2
+
+
+async def test_at_most_sixteen_consoles_watch_at_once(tmp_path: Path) -> None:
+    async with Running(watched_config(tmp_path)) as daemon, contextlib.AsyncExitStack() as stack:
+        for n in range(MAX_WATCHERS):
+            watch = await stack.enter_async_context(connected(daemon))
+            await watch.send({"command": "watch", "transaction": f"w-{n}", "events": False})
+            assert (await watch.read())["status"] == "ok"
+        extra = await stack.enter_async_context(connected(daemon))
+        await extra.send({"command": "watch", "transaction": "w-more"})
+        answer = await extra.read()
+        assert answer["status"] == "error"
+        assert answer["transaction"] == "w-more"
+        assert answer["error"] == "16 consoles watch the table already"
+        assert len(daemon.watchers.watchers) == MAX_WATCHERS
