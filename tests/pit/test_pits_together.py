@@ -5,6 +5,8 @@
   tells the server it is gone for hours (TCP keep-alive). Every session of the pit therefore asks
   the server to end itself once idle in a transaction for ``IDLE_IN_TRANSACTION`` seconds
   (docs/pit.md, "Presence and failover"): the other pits' commits wait that long at most.
+  A report's snapshot, which locks no row and may work between its statements, may idle as long
+  as one of its statements may run.
 * Every pit scans every stream for holes: two tracking one stream's gaps at once take turns,
   rather than deadlocking or moving a gap onto one the other just made.
 
@@ -23,6 +25,7 @@ import psycopg
 import pytest
 
 from controller.pit.db import IDLE_IN_TRANSACTION, Db, unavailable
+from controller.pit.reports.sql import STATEMENT_TIMEOUT, snapshot
 from controller.pit.store import Store
 from tests.postgres import PostgresServer
 
@@ -63,6 +66,19 @@ def test_a_pit_gone_in_a_transaction_holds_its_locks_only_until_the_server_ends_
         other.close()
         gone.close()
         store.close()
+
+
+def test_a_report_s_snapshot_may_idle_as_long_as_its_statements_may_run(
+    postgres: PostgresServer,
+) -> None:
+    db = Db(postgres.new_database())
+    try:
+        idle = "SHOW idle_in_transaction_session_timeout"
+        with snapshot(db):
+            assert db.one(idle) == (f"{STATEMENT_TIMEOUT // 60}min",)
+        assert db.one(idle) == (f"{int(IDLE_IN_TRANSACTION)}s",)  # the session's again
+    finally:
+        db.close()
 
 
 def holes_seen(rng: random.Random) -> list[tuple[int, int]]:

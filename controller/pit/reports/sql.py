@@ -28,6 +28,10 @@ def snapshot(db: Db) -> Iterator[None]:
     if db.dialect == "postgresql":
         db.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         db.execute(f"SET LOCAL statement_timeout = '{STATEMENT_TIMEOUT}s'")
+        # A pit's session ends a transaction idle for IDLE_IN_TRANSACTION (controller/pit/db.py:
+        # the locks of a pit gone mid-write must not hold the others); a report's reads lock no
+        # row, and it may work on what it read between two statements as long as one may run.
+        db.execute(f"SET LOCAL idle_in_transaction_session_timeout = '{STATEMENT_TIMEOUT}s'")
     else:
         db.execute("BEGIN DEFERRED")
     try:
