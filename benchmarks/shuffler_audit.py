@@ -16,7 +16,10 @@ with a ``--bias`` (simulators/shuffler/bias.py), each run from its own ``--seed`
    whatever the correlation between overlapping windows);
 3. each bias, ``--biased-runs`` shufflers: the decks dealt before the first alarm at ``--alpha``
    (fewest, median, most; none within ``--limit`` decks is said) and the tests that raised it;
-4. what a deck and a check cost.
+4. with ``--spans N``: each bias over ``--decks`` decks at once, as a report over that span
+   tests them (no window): the median corrected p-value of each test, and in how many of ``N``
+   shufflers the report fails it at ``--alpha``;
+5. what a deck and a check cost.
 
     .venv/bin/python benchmarks/shuffler_audit.py [--runs 100] [--decks 10000] [--seed 1]
 """
@@ -170,6 +173,32 @@ def biased_runs(args: argparse.Namespace, rule: Rule) -> None:
     print()
 
 
+def spans(args: argparse.Namespace, rule: Rule) -> None:
+    runs, decks = args.spans, args.decks
+    print(
+        f"4. each bias over {decks:,} decks at once, as a report over that span tests them "
+        f"({runs} shufflers each, runs 0…{runs - 1} of --seed {args.seed}): the median "
+        f"corrected p-value of each test, and the shufflers failed at alpha {rule.alpha:g}"
+    )
+    print()
+    print("| bias | positions | changes | suits | failed |")
+    print("|---|---:|---:|---:|---:|")
+    for mode in ("fair", *args.modes):
+        bias = None if mode == "fair" else parse_bias(mode)
+        medians: dict[str, list[float]] = {t: [] for t in rnd.TESTS}
+        failed = 0
+        for run in range(runs):
+            t = rnd.tally(revealed_decks(decks, seed=run_seed(args.seed, run), bias=bias))
+            result = rnd.verdict(t, rule.alpha)
+            failed += bool(result.failed)
+            for check in result.checks:
+                assert check.corrected is not None
+                medians[check.test].append(check.corrected)
+        cells = " | ".join(f"{statistics.median(medians[t]):.2g}" for t in rnd.TESTS)
+        print(f"| {mode} | {cells} | {failed} of {runs} |")
+    print()
+
+
 def costs(seed: int) -> None:
     decks = list(fair_decks(2000, random.Random(seed)))
     started = time.perf_counter()
@@ -184,7 +213,7 @@ def costs(seed: int) -> None:
     for _ in range(200):
         rnd.Tally.from_bytes(stored)
     per_read = (time.perf_counter() - started) / 200
-    print("4. costs")
+    print("5. costs")
     print()
     print(f"a deck tallied: {per_deck * 1e6:.0f} µs; the three tests of a tally: "
           f"{per_check * 1e3:.1f} ms; a stored tally: {len(stored):,} bytes, read back in "
@@ -199,6 +228,8 @@ def main(args: argparse.Namespace) -> None:
         fair_runs(args, rule)
     if args.biased_runs:
         biased_runs(args, rule)
+    if args.spans:
+        spans(args, rule)
     costs(args.seed)
 
 
@@ -210,6 +241,7 @@ if __name__ == "__main__":
     parser.add_argument("--limit", type=int, default=20_000, help="decks a biased run goes to")
     parser.add_argument("--modes", nargs="*", default=list(MODES), help="the biases")
     parser.add_argument("--calibration", type=int, default=2000, help="runs of each test")
+    parser.add_argument("--spans", type=int, default=0, help="shufflers of each bias at once")
     parser.add_argument("--alpha", type=float, default=ALPHA)
     parser.add_argument("--window", type=int, default=WINDOW)
     parser.add_argument("--every", type=int, default=EVERY)

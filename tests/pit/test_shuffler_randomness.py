@@ -369,3 +369,34 @@ def test_the_suit_statistic_counts_decks_not_cards() -> None:
     assert rnd.suit_pairs(alternating) == 0
     # the four suits solid: 4! orders of the suits, 13! of each suit's cards
     assert suit_pairs_law(4, 13)[48] == Fraction(24 * math.factorial(13) ** 4, math.factorial(52))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    count=st.integers(0, 40),
+    cuts=st.lists(st.integers(0, 40), max_size=5),
+)
+def test_a_run_cut_anywhere_and_merged_is_the_tally_of_the_whole(
+    seed: int, count: int, cuts: list[int]
+) -> None:
+    decks = fair_decks(count, seed)
+    edges = sorted({0, count, *(c for c in cuts if c <= count)})
+    merged = rnd.Tally()
+    for low, high in itertools.pairwise(edges):
+        merged = merged.merged(rnd.tally(decks[low:high]))
+    assert merged == rnd.tally(decks)
+    assert rnd.Tally.from_bytes(merged.to_bytes()) == merged
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), count=st.integers(2, 60), size=st.integers(2, 20))
+def test_a_window_is_the_tally_of_its_last_decks(seed: int, count: int, size: int) -> None:
+    rng = random.Random(seed)
+    pool = fair_decks(8, seed)  # few orders: repeats come often
+    decks = [rng.choice(pool) for _ in range(count)]
+    window = rnd.Window(size)
+    for deck in decks:
+        window.add(deck)
+    assert window.tally == rnd.tally(decks[-size:])
+    assert window.repeats == rnd.repeated(decks[-size:])

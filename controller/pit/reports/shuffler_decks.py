@@ -32,7 +32,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
-from controller.cards import STANDARD_DECK, card_code, card_from_code
+from controller.cards import STANDARD_DECK, Card, card_code, card_from_code
 from controller.pit.batches import EventIn
 from controller.pit.db import Db
 from controller.table import event_types as et
@@ -69,7 +69,7 @@ def encode_order(codes: bytes) -> str:
 
 def decode_order(text: str) -> bytes:
     """The codes of an order the store wrote."""
-    return bytes(card_code(text[i : i + 2]) for i in range(0, len(text), 2))  # type: ignore[arg-type]
+    return bytes(card_code(Card(text[i : i + 2])) for i in range(0, len(text), 2))
 
 
 def digest(codes: bytes) -> str:
@@ -78,13 +78,13 @@ def digest(codes: bytes) -> str:
     return hashlib.sha256(codes).hexdigest()[:32]
 
 
-def whole_deck(order: Sequence[str] | None) -> bytes | None:
+def whole_deck(order: Sequence[Card] | None) -> bytes | None:
     """The codes of a revealed order that is a whole deck (None: a stub, or not a deck)."""
     if order is None or len(order) != len(STANDARD_DECK):
         return None
     try:
-        codes = bytes(card_code(card) for card in order)  # type: ignore[arg-type]
-    except (ValueError, IndexError):
+        codes = bytes(card_code(card) for card in order)
+    except (ValueError, IndexError):  # not a card (the decoder keeps only cards: never met)
         return None
     return codes if len(set(codes)) == len(STANDARD_DECK) else None
 
@@ -271,20 +271,6 @@ class ShufflerDecks:
 
 
 # --------------------------------------------------------------------------- reading
-
-
-def shuffler_list(db: Db, tables: Sequence[str] = ()) -> list[tuple[str, str, int, str | None]]:
-    """Every shuffler with decks (of ``tables``; none: of every table): table, device, the decks
-    stored, the newest deck's ts."""
-    where, params = "", list(tables)
-    if tables:
-        where = f" AND table_id IN ({', '.join('?' for _ in tables)})"
-    rows = db.all(
-        "SELECT table_id, device, decks, last_ts FROM shufflers "  # noqa: S608
-        f"WHERE decks > 0{where} ORDER BY table_id, device",
-        params,
-    )
-    return [(str(r[0]), str(r[1]), int(r[2]), r[3]) for r in rows]
 
 
 def shuffler_decks(
