@@ -1,4 +1,4 @@
-"""No-limit betting: one round at a time, as pure functions.
+"""Betting: one round at a time, as pure functions.
 
 A round knows each seat's bet in the round, the highest bet, the size of the last full bet or
 raise (the minimum raise increment) and the queue of seats still to act. Rules implemented here:
@@ -11,12 +11,22 @@ raise (the minimum raise increment) and the queue of seats still to act. Rules i
 * the round closes when every seat that can act has acted and matched the highest bet, or when
   only one hand is left.
 
+How big a bet or raise may be is the betting structure's (:class:`Limits`): no-limit, the whole
+stack; pot-limit, at most the pot after the call (the call, then a raise the size of the pot);
+fixed-limit, the street's one size over the level of the last bet or raise that counted, at most
+a bet and three raises a round (RRoP, Betting and raising 3-4: unless the action became heads-up
+before the cap), an all-in of half a bet or more counting as a raise and reopening the betting
+(RRoP, Betting and raising 6; TDA 47). Every table plays no-limit (the profiles have no
+structure key); the others are here for the dealer's menu (``controller/rules/menu.py``) and
+are checked against pokerkit (``tests/core/test_menu.py``).
+
 Amounts are "to": a seat's total bet in the round after the action, as PHH writes them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from enum import StrEnum
 from typing import NamedTuple
 
 from controller.table.inputs import ActionKind
@@ -57,6 +67,37 @@ class ActionRejectedError(ValueError):
     """An action that is not legal now; the message says why."""
 
 
+class Structure(StrEnum):
+    """How big a bet or raise may be."""
+
+    NO_LIMIT = "no_limit"  # from the minimum to the whole stack
+    POT_LIMIT = "pot_limit"  # at most the pot after the call
+    FIXED_LIMIT = "fixed_limit"  # the street's one size
+
+
+class Limits(NamedTuple):
+    """What the structure allows in the open round beyond the stacks (no-limit: nothing more).
+
+    ``pot``: every chip in the middle now, this round's bets included (pot-limit, and the quick
+    sizes); ``size``: the street's bet (fixed-limit: the big blind before the turn, twice it
+    from the turn); ``base``: the level the next fixed-limit bet or raise goes one size over (the
+    last bet or raise that counted; 0 before a bet); ``raises``: the bets and raises that counted
+    this round (before the flop the big blind and each straddle count); ``cap``: the most of
+    them (0: no cap; RRoP, Betting and raising 3-4: a bet and three raises where three or more
+    players can still bet, unlimited once the action is heads-up before the cap is reached).
+    """
+
+    structure: Structure = Structure.NO_LIMIT
+    pot: int = 0
+    size: int = 0
+    base: int = 0
+    raises: int = 0
+    cap: int = 4
+
+
+NO_LIMIT = Limits()
+
+
 def clockwise_from(order: tuple[int, ...], seat: int) -> tuple[int, ...]:
     """``order`` rotated so that it starts just after ``seat``."""
     i = order.index(seat)
@@ -81,13 +122,34 @@ def open_round(
     return Round(street, bets, current, big_blind, queue, {})
 
 
-def can_raise(rnd: Round, seat: int, stacks: Mapping[int, int], folded: frozenset[int]) -> bool:
+def reopens(increment: int, rnd: Round, limits: Limits = NO_LIMIT) -> bool:
+    """Whether raising the level by ``increment`` reopens the betting (TDA 47): a full raise;
+    in fixed limit half a bet."""
+    if limits.structure is Structure.FIXED_LIMIT:
+        return 2 * increment >= limits.size
+    return increment >= rnd.full_raise
+
+
+def capped(limits: Limits = NO_LIMIT) -> bool:
+    """Fixed limit: the round's bets and raises reached the cap (RRoP, Betting and raising 3)."""
+    return limits.structure is Structure.FIXED_LIMIT and 0 < limits.cap <= limits.raises
+
+
+def can_raise(
+    rnd: Round,
+    seat: int,
+    stacks: Mapping[int, int],
+    folded: frozenset[int],
+    limits: Limits = NO_LIMIT,
+) -> bool:
     """Whether ``seat``, to act, may bet or raise rather than only call or fold."""
     bet = rnd.bets.get(seat, 0)
     if stacks[seat] <= rnd.current - bet:
         return False  # cannot even cover the call
-    if seat in rnd.acted_at and rnd.current - rnd.acted_at[seat] < rnd.full_raise:
+    if seat in rnd.acted_at and not reopens(rnd.current - rnd.acted_at[seat], rnd, limits):
         return False  # facing only an incomplete raise since it last acted
+    if capped(limits):
+        return False
     current = rnd.current
     bets = rnd.bets
     for other, chips in stacks.items():
@@ -96,9 +158,53 @@ def can_raise(rnd: Round, seat: int, stacks: Mapping[int, int], folded: frozense
     return False
 
 
-def min_raise_to(rnd: Round, seat: int, stacks: Mapping[int, int]) -> int:
+def min_raise_to(
+    rnd: Round, seat: int, stacks: Mapping[int, int], limits: Limits = NO_LIMIT
+) -> int:
     """The smallest legal bet or raise "to" for ``seat`` (all-in for less is always allowed)."""
-    return min(rnd.current + rnd.full_raise, rnd.bets.get(seat, 0) + stacks[seat])
+    most = rnd.bets.get(seat, 0) + stacks[seat]
+    if limits.structure is Structure.FIXED_LIMIT:
+        return min(limits.base + limits.size, most)
+    return min(rnd.current + rnd.full_raise, most)
+
+
+def max_raise_to(
+    rnd: Round, seat: int, stacks: Mapping[int, int], limits: Limits = NO_LIMIT
+) -> int:
+    """The largest legal bet or raise "to" for ``seat``: its stack, the pot after the call
+    (pot-limit), the one size (fixed-limit)."""
+    bet = rnd.bets.get(seat, 0)
+    most = bet + stacks[seat]
+    if limits.structure is Structure.NO_LIMIT:
+        return most
+    least = min_raise_to(rnd, seat, stacks, limits)
+    if limits.structure is Structure.FIXED_LIMIT:
+        return least
+    # pot-limit: call, then raise by the pot with the call in it
+    pot_to = rnd.current + limits.pot + (rnd.current - bet)
+    return min(most, max(pot_to, least))
+
+
+def quick_sizes(
+    rnd: Round, seat: int, stacks: Mapping[int, int], limits: Limits = NO_LIMIT
+) -> tuple[tuple[str, int], ...]:
+    """The action pad's quick amounts ("to"): the minimum, half the pot and the pot (a raise of
+    the pot after the call), each within what is legal; fixed-limit, the one size."""
+    low = min_raise_to(rnd, seat, stacks, limits)
+    high = max_raise_to(rnd, seat, stacks, limits)
+    if limits.structure is Structure.FIXED_LIMIT:
+        return (("fixed", low),)
+    after_call = limits.pot + rnd.current - rnd.bets.get(seat, 0)
+    sizes: list[tuple[str, int]] = []
+    for label, wanted in (
+        ("minimum", low),
+        ("half pot", rnd.current + after_call // 2),
+        ("pot", rnd.current + after_call),
+    ):
+        to = max(low, min(high, wanted))
+        if all(to != taken for _, taken in sizes):
+            sizes.append((label, to))
+    return tuple(sizes)
 
 
 def act(
@@ -109,6 +215,7 @@ def act(
     seat: int,
     kind: ActionKind,
     amount: int | None,
+    limits: Limits = NO_LIMIT,
 ) -> Outcome:
     """Apply one action by the seat to act; raise ActionRejectedError when it is not legal."""
     if not rnd.queue:
@@ -122,9 +229,9 @@ def act(
 
     # whether the seat may raise (a look at every stack) is asked only when it means to
     if kind is ActionKind.ALLIN:
-        if can_raise(rnd, seat, stacks, folded):
+        if can_raise(rnd, seat, stacks, folded, limits):
             kind = ActionKind.BET if rnd.current == 0 else ActionKind.RAISE
-            return _aggressive(rnd, order, stacks, folded, seat, kind, most, raising=True)
+            return _aggressive(rnd, order, stacks, folded, seat, kind, most, True, limits)
         kind, amount = ActionKind.CALL, None
     if kind is ActionKind.FOLD:
         return _passive(rnd, seat, ActionKind.FOLD, bet, 0, all_in=False)
@@ -141,8 +248,8 @@ def act(
             raise ActionRejectedError(f"seat {seat} calls to {to}, not {amount}")
         return _passive(rnd, seat, ActionKind.CALL, to, put_in, all_in=put_in == stack)
     if kind in (ActionKind.BET, ActionKind.RAISE):
-        raising = can_raise(rnd, seat, stacks, folded)
-        return _aggressive(rnd, order, stacks, folded, seat, kind, amount, raising=raising)
+        raising = can_raise(rnd, seat, stacks, folded, limits)
+        return _aggressive(rnd, order, stacks, folded, seat, kind, amount, raising, limits)
     raise ActionRejectedError(f"{kind.value} is not a betting-round action here")
 
 
@@ -173,6 +280,7 @@ def _aggressive(
     kind: ActionKind,
     amount: int | None,
     raising: bool,
+    limits: Limits,
 ) -> Outcome:
     bet = rnd.bets.get(seat, 0)
     most = bet + stacks[seat]
@@ -183,15 +291,25 @@ def _aggressive(
     if amount is None:
         raise ActionRejectedError(f"a {kind.value} needs an amount (the seat's total, 'to')")
     if not raising:
+        if capped(limits):
+            raise ActionRejectedError(
+                f"the betting is capped at {limits.cap} bets and raises: seat {seat} may only "
+                "call or fold"
+            )
         raise ActionRejectedError(f"seat {seat} may only call or fold now")
     if amount > most:
         raise ActionRejectedError(f"seat {seat} has only {most} in total, cannot go to {amount}")
-    smallest = min_raise_to(rnd, seat, stacks)
+    what = "bet" if kind is ActionKind.BET else "raise"
+    smallest = min_raise_to(rnd, seat, stacks, limits)
     if amount < smallest:
-        what = "bet" if kind is ActionKind.BET else "raise"
         raise ActionRejectedError(f"the minimum {what} is to {smallest}, not {amount}")
+    largest = max_raise_to(rnd, seat, stacks, limits)
+    if amount > largest:
+        if limits.structure is Structure.FIXED_LIMIT:
+            raise ActionRejectedError(f"a fixed-limit {what} is to {largest}, not {amount}")
+        raise ActionRejectedError(f"the most a pot-limit {what} is to {largest}, not {amount}")
     increment = amount - rnd.current
-    full = increment >= rnd.full_raise
+    full = reopens(increment, rnd, limits)
     queue = tuple(
         s for s in clockwise_from(order, seat) if s != seat and s not in folded and stacks[s] > 0
     )
@@ -199,7 +317,7 @@ def _aggressive(
         rnd.street,
         {**rnd.bets, seat: amount},
         amount,
-        increment if full else rnd.full_raise,
+        increment if full and limits.structure is not Structure.FIXED_LIMIT else rnd.full_raise,
         queue,
         {**rnd.acted_at, seat: amount},
         seat,
@@ -248,22 +366,24 @@ class Options(NamedTuple):
     max_to: int
 
 
-def options(rnd: Round, stacks: Mapping[int, int], folded: frozenset[int]) -> Options | None:
+def options(
+    rnd: Round, stacks: Mapping[int, int], folded: frozenset[int], limits: Limits = NO_LIMIT
+) -> Options | None:
     """The legal choices of the seat to act, or None when nobody is to act."""
     seat = rnd.to_act
     if seat is None:
         return None
     bet = rnd.bets.get(seat, 0)
     to_call = min(rnd.current - bet, stacks[seat])
-    raising = can_raise(rnd, seat, stacks, folded)
+    raising = can_raise(rnd, seat, stacks, folded, limits)
     return Options(
         seat=seat,
         to_call=to_call,
         call_to=bet + to_call,
         can_check=rnd.current == bet,
         can_raise=raising,
-        min_to=min_raise_to(rnd, seat, stacks) if raising else 0,
-        max_to=bet + stacks[seat] if raising else 0,
+        min_to=min_raise_to(rnd, seat, stacks, limits) if raising else 0,
+        max_to=max_raise_to(rnd, seat, stacks, limits) if raising else 0,
     )
 
 

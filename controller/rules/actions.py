@@ -9,6 +9,8 @@ passes the misdeal cutoff says so.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from controller.game import betting
 from controller.game.betting import ActionRejectedError
 from controller.rules.ids import Rule
@@ -23,12 +25,29 @@ from controller.table.event_types import (
 )
 from controller.table.events import Severity
 from controller.table.inputs import Action, ActionKind, Correction, RoundClosed
-from controller.table.state import ActionRecord, HandState, Phase
+from controller.table.state import ActionRecord, HandState, Phase, TableState
+from controller.table.streets import Street
 
 
-def betting_action(ctx: Context, cmd: Action) -> None:
-    """A betting action as the dealer entered it."""
-    hand = ctx.hand
+class Judged(NamedTuple):
+    """A betting entry judged against the hand, nothing changed yet: what it does, or the
+    under-call it is (DE-1549a: nothing recorded until the call is completed or withdrawn)."""
+
+    rules: tuple[Rule, ...]
+    outcome: betting.Outcome | None
+    under_call: IrregularityDetected | None = None
+
+
+def judge(table: TableState, cmd: Action, limits: betting.Limits | None = None) -> Judged:
+    """Whether the dealer's entry is legal now, or RejectedError with the reason.
+
+    The daemon's action handler (:func:`betting_action`) and the dealer's menu
+    (``controller/rules/menu.py``) both ask this, so they give the same answer; ``limits``:
+    another betting structure's (default: the table's).
+    """
+    hand = table.hand
+    if hand is None:
+        raise RejectedError("no hand is in progress")
     seat = cmd.seat
     if seat not in hand.order:
         raise RejectedError(f"seat {seat} is not in hand {hand.hand_id}")
@@ -61,19 +80,93 @@ def betting_action(ctx: Context, cmd: Action) -> None:
                 put=amount,
                 call_to=call_to,
             )
-            ctx.emit(
-                under_call,
-                (Rule.DE_1549A,),
-                severity=Severity.WARN,
-            )
-            return
+            return Judged((Rule.DE_1549A,), None, under_call)
+    chips = hand.chips
+    if limits is None:
+        limits = table_limits(table, hand)
+    try:
+        outcome = betting.act(
+            rnd, hand.order, chips.stacks, chips.folded, seat, kind, amount, limits
+        )
+    except ActionRejectedError as exc:
+        raise RejectedError(str(exc)) from None
+    return Judged(tuple(rules), outcome)
+
+
+#: RRoP, Betting and raising 3: a bet and three raises.
+FIXED_LIMIT_CAP = 4
+
+
+def table_limits(table: TableState, hand: HandState) -> betting.Limits:
+    """The limits of the table's betting structure: no-limit at every table (the profiles have
+    no structure key: one would change the state a snapshot writes, docs/snapshots.md)."""
+    return limits_for(betting.Structure.NO_LIMIT, hand, table.blinds[1])
+
+
+def limits_for(structure: betting.Structure, hand: HandState, big_blind: int) -> betting.Limits:
+    """What ``structure`` allows in the hand's open round (see :class:`betting.Limits`)."""
+    pot = hand.total_pot
+    if structure is not betting.Structure.FIXED_LIMIT:
+        return betting.Limits(structure, pot=pot)
+    rnd = hand.chips.round
+    street = rnd.street if rnd is not None else hand.street
+    size = big_blind * (2 if street >= Street.TURN else 1)
+    # RRoP, Betting and raising 3-4: a bet and three raises where three or more players can
+    # still bet; unlimited once the action is heads-up before the cap, capped for good after it
+    out = {s for s in hand.order if hand.chips.stacks[s] == 0} - {
+        a.seat for a in hand.chips.actions if a.all_in
+    }  # all in on the blinds and antes
+    capped_by = 0  # how many could still bet when the cap was reached
+    base = raises = level = 0
+    if street is Street.PREFLOP and rnd is not None:
+        # the blinds and straddles: the big blind is the round's bet, each straddle a raise; the
+        # level is what they put in (a short big blind's all-in), as the round keeps it
+        base = level = _forced_level(hand, rnd)
+        raises = 1 + len(hand.chips.straddles)
+        if raises >= FIXED_LIMIT_CAP:
+            capped_by = len(hand.order) - len(out)
+    for record in hand.chips.actions:
+        if record.street is street and record.kind in (ActionKind.BET, ActionKind.RAISE):
+            if 2 * (record.to - level) >= size:  # half a bet or more counts (RRoP 6, TDA 47)
+                base = record.to
+                raises += 1
+                if raises == FIXED_LIMIT_CAP:
+                    capped_by = len(hand.order) - len(out)
+            level = max(level, record.to)
+        if record.kind is ActionKind.FOLD or record.all_in:
+            out.add(record.seat)
+    chips = hand.chips
+    able = sum(1 for s in hand.order if s not in chips.folded and chips.stacks[s] > 0)
+    heads_up = capped_by <= 2 if raises >= FIXED_LIMIT_CAP else able <= 2
+    cap = 0 if heads_up else FIXED_LIMIT_CAP
+    return betting.Limits(structure, pot=pot, size=size, base=base, raises=raises, cap=cap)
+
+
+def _forced_level(hand: HandState, rnd: betting.Round) -> int:
+    """The highest forced bet the pre-flop round opened with (blinds, straddles, live posts)."""
+    forced = dict(rnd.bets)
+    seen: set[int] = set()
+    for record in hand.chips.actions:  # a seat's first action says what it had in before it
+        if record.street is Street.PREFLOP and record.seat not in seen:
+            seen.add(record.seat)
+            forced[record.seat] = record.to - record.put_in
+    return max(forced.values(), default=0)
+
+
+def betting_action(ctx: Context, cmd: Action) -> None:
+    """A betting action as the dealer entered it."""
+    judged = judge(ctx.table, cmd)
+    hand = ctx.hand
+    seat = cmd.seat
+    if judged.under_call is not None:
+        ctx.emit(judged.under_call, judged.rules, severity=Severity.WARN)
+        return
+    outcome = judged.outcome
+    assert outcome is not None
+    rules = list(judged.rules)
     before = ctx.original  # the hand before this action, for a correction (DE-1548)
     assert before is not None
     chips = hand.edit_chips()
-    try:
-        outcome = betting.act(rnd, hand.order, chips.stacks, chips.folded, seat, kind, amount)
-    except ActionRejectedError as exc:
-        raise RejectedError(str(exc)) from None
     if outcome.put_in:
         chips.stacks = {**chips.stacks, seat: chips.stacks[seat] - outcome.put_in}
         chips.committed = {**chips.committed, seat: chips.committed[seat] + outcome.put_in}

@@ -35,6 +35,18 @@ from controller.table.streets import Street
 _STANDALONE = {Ruling.MISDEAL, Ruling.VOID}
 
 
+def held(hand: HandState) -> RejectedError | None:
+    """The refusal of a dealer command while a hold is pending (the engine's gate; the dealer's
+    menu asks it too, so both give the same reason), or None."""
+    if not hand.irregular.holds:
+        return None
+    pending = hand.irregular.holds[0]
+    return RejectedError(
+        f"the hand is held ({pending.id}, {pending.rule}: {pending.reason}): "
+        "confirm, reject or override it first"
+    )
+
+
 def go_on(ctx: Context, hand: HandState, hold: Hold) -> None:
     """CONTINUE: the hand goes on as it is."""
 

@@ -153,16 +153,10 @@ def apply(state: TableState, event: Input) -> tuple[TableState, list[TableEvent]
             raise RejectedError(f"{type(event).__name__} is not handled by this table")
         current = ctx.table.hand
         if current is not None:
-            if (
-                current.irregular.holds
-                and isinstance(event, DealerInput)
-                and not isinstance(event, _DURING_HOLD)
-            ):
-                pending = current.irregular.holds[0]
-                raise RejectedError(
-                    f"the hand is held ({pending.id}, {pending.rule}: {pending.reason}): "
-                    "confirm, reject or override it first"
-                )
+            if isinstance(event, DealerInput) and not isinstance(event, _DURING_HOLD):
+                refusal = holds.held(current)
+                if refusal is not None:
+                    raise refusal
             # the deadlines the input's time has passed: the readers' settle time (SEAT-COUNT)
             due = current.deal.deadline
             if due is not None and event.ts >= due:
