@@ -5,7 +5,8 @@ in the round, what it has put in the hand, whether it is live, folded or all in,
 holds (their identities only once tabled), the button and the blinds, the seat to act, the pots
 (main and side, as :func:`controller.game.pots.build_pots` makes them of what the rounds before
 this one left in the middle), the board, what the seat
-to act may do (:func:`controller.game.betting.options`: to call, the smallest and largest raise),
+to act may do (:func:`controller.game.betting.options`: to call, the smallest and largest raise;
+and the core's menu, :func:`controller.rules.menu.menu`: the actions it may enter, the quick sizes),
 the betting round as the core keeps it (so a station checks an amount with the core's own
 functions before it sends it), the holds with their rule and whether the house lets the dealer
 rule on them (``dealer_may_confirm``), the award proposal and the house's take
@@ -23,6 +24,7 @@ from typing import Any
 from controller.game import betting, rake
 from controller.game.pots import build_pots
 from controller.game.rake import HouseTake
+from controller.rules.menu import menu
 from controller.table.state import HandState, Phase, TableState
 from controller.table.streets import Street
 
@@ -136,6 +138,18 @@ def _hand(state: TableState, hand: HandState) -> dict[str, Any]:
         if choices is not None and hand.phase is Phase.BETTING:
             body["to_act"] = choices.seat
             body["options"] = choices._asdict()
+    pad = menu(state)  # the core's own menu: what the seat to act may enter now (none: held)
+    if pad is not None:
+        body["menu"] = {
+            "seat": pad.seat,
+            "actions": [kind.value for kind in pad.actions],
+            "to_call": pad.to_call,
+            "call_to": pad.call_to,
+            "min_to": pad.min_to,
+            "max_to": pad.max_to,
+            "quick": [{"label": label, "to": to} for label, to in pad.quick],
+            "structure": pad.structure.value,
+        }
     proposal = hand.showdown.proposal
     take = hand.showdown.take
     if proposal is not None:

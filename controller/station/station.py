@@ -383,19 +383,15 @@ class Station:
 
 
 def _pad(hand: dict[str, Any], seats: dict[str, Any]) -> dict[str, Any] | None:
-    """The action pad's buttons for the seat to act (from the core's options in the view)."""
-    options = hand.get("options")
-    if hand.get("phase") != "betting" or not isinstance(options, dict):
+    """The action pad for the seat to act: the core's menu as the view carries it (the actions
+    the daemon would take now, in pad order, and the quick sizes; controller/rules/menu.py)
+    beside the betting options' figures. None while nobody may act (dealing, a hold)."""
+    menu, options = hand.get("menu"), hand.get("options")
+    if hand.get("phase") != "betting" or not isinstance(menu, dict):
         return None
-    stack = seats.get(str(options["seat"]), {}).get("stack", 0)
-    current = hand.get("round", {}).get("current", 0)
-    allowed = ["fold"]
-    allowed.append("check" if options["can_check"] else "call")
-    if options["can_raise"]:
-        allowed.append("raise" if current > 0 else "bet")
-    if stack > 0:
-        allowed.append("allin")
-    return {**options, "actions": allowed}
+    if not isinstance(options, dict) or options.get("seat") != menu.get("seat"):
+        return None
+    return {**options, "actions": list(menu["actions"]), "quick": list(menu.get("quick", ()))}
 
 
 def _person(person: Person) -> dict[str, Any]:

@@ -225,6 +225,10 @@ async def test_an_illegal_raise_is_refused_before_it_is_sent(table: Table) -> No
             lambda v: (hand_in(v) or {}).get("phase") == "betting", "the first betting round"
         )
         assert view["table"]["hand"]["options"]["min_to"] == 4
+        pad = (await running.view())["table"]["hand"]["pad"]  # the core's menu, for the pad
+        assert pad["seat"] == 3
+        assert pad["actions"] == ["fold", "call", "raise", "allin"]
+        assert pad["quick"][0] == {"label": "minimum", "to": 4}
         before = len(table.events())
         answer = await running.post("/api/actions/raise", {"amount": 3})
         assert answer.status_code == 409

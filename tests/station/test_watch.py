@@ -93,6 +93,10 @@ async def test_watch_sends_the_view_then_each_change_as_a_merge_patch(tmp_path: 
         hand = view["table"]["hand"]
         assert hand["to_act"] == 3  # three seats, button 3: seat 3 acts first preflop
         assert hand["options"]["call_to"] == 2
+        # the core's menu (controller/rules/menu.py): what the seat may enter, the quick sizes
+        assert hand["menu"]["seat"] == 3
+        assert hand["menu"]["actions"] == ["fold", "call", "raise", "allin"]
+        assert hand["menu"]["quick"][0] == {"label": "minimum", "to": 4}
         assert hand["pot"] == 3
         assert {"hand.started", "betting.action", "deal.group.delivered"} <= set(seen)
         assert view["table"]["seats"]["1"]["bet"] == 1  # the small blind
