@@ -43,7 +43,7 @@ from typing import Any, NoReturn, Protocol
 import structlog
 
 from controller.aio import Backoff, cancel_and_wait, retry_forever
-from controller.pit.db import Db, StoreError, dialect_of
+from controller.pit.db import Db, StoreError, dialect_of, postgresql_conninfo
 from controller.pit.health import PitHealth, describe
 
 log = structlog.get_logger("tablectl.pit.changes")
@@ -295,9 +295,8 @@ class ChangeFeed:
         """
         import psycopg  # noqa: PLC0415
 
-        url = self.url.replace("postgres://", "postgresql://", 1)
         conn = await psycopg.AsyncConnection.connect(
-            url, autocommit=True, application_name=APPLICATION
+            postgresql_conninfo(self.url), autocommit=True, application_name=APPLICATION
         )
         async with conn:
             await conn.execute(f"LISTEN {CHANNEL}")

@@ -87,6 +87,29 @@ _PLACEHOLDER = re.compile(r"\?")
 #: mid-transaction (its link cut, its power lost), and its row locks would hold every other
 #: pit's commits until TCP gave up on the connection: hours, with Linux's keep-alive defaults.
 IDLE_IN_TRANSACTION = 10.0
+#: libpq's TCP settings for every pit connection to PostgreSQL, unless its URL names them
+#: (https://www.postgresql.org/docs/current/libpq-connect.html#LIBPQ-KEEPALIVES): a database host
+#: gone without a word (its link cut, its power lost) is found after 10 s of silence and three
+#: unanswered probes 5 s apart, and data left unacknowledged for 30 s ends the connection, instead
+#: of Linux's defaults (two hours before the first probe; some 15 minutes of retransmissions), so a
+#: pit waiting on a vanished store says so and connects again within a minute.
+TCP_SETTINGS = {
+    "keepalives": "1",
+    "keepalives_idle": "10",
+    "keepalives_interval": "5",
+    "keepalives_count": "3",
+    "tcp_user_timeout": "30000",
+}
+
+
+def postgresql_conninfo(url: str) -> str:
+    """``url`` as a libpq connection string with :data:`TCP_SETTINGS` where it names none."""
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo  # noqa: PLC0415
+
+    params = conninfo_to_dict(url.replace("postgres://", "postgresql://", 1))
+    for key, value in TCP_SETTINGS.items():
+        params.setdefault(key, value)
+    return make_conninfo("", **params)
 
 
 class Db:
@@ -119,7 +142,7 @@ class Db:
             import psycopg  # noqa: PLC0415 (only a PostgreSQL store needs it)
 
             try:
-                self._conn = psycopg.connect(url.replace("postgres://", "postgresql://", 1))
+                self._conn = psycopg.connect(postgresql_conninfo(url))
                 self._conn.autocommit = True
                 # ended by the server, the vanished pit's transaction is rolled back: what it
                 # held was never acknowledged to the broker, which gives it to the pit again
