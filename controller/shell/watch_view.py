@@ -9,7 +9,8 @@ to act may do (:func:`controller.game.betting.options`: to call, the smallest an
 and the core's menu, :func:`controller.rules.menu.menu`: the actions it may enter, the quick sizes),
 the betting round as the core keeps it (so a station checks an amount with the core's own
 functions before it sends it), the holds with their rule and whether the house lets the dealer
-rule on them (``dealer_may_confirm``), the award proposal and the house's take
+rule on them (``dealer_may_confirm``), what the house lets the station offer (straddles, running
+it twice) and what each seat owes for missed blinds, the award proposal and the house's take
 (:func:`controller.game.rake.take`). No hole card before it is tabled, no burn, no deck order.
 
 The view holds no ``null`` (a member that would be null is left out): the watch stream sends it
@@ -24,6 +25,8 @@ from typing import Any
 from controller.game import betting, rake
 from controller.game.pots import build_pots
 from controller.game.rake import HouseTake
+from controller.profiles import NewPlayer
+from controller.rules import blinds
 from controller.rules.menu import menu
 from controller.table.state import HandState, Phase, TableState
 from controller.table.streets import Street
@@ -44,6 +47,13 @@ def table_view(state: TableState) -> dict[str, Any]:
         "deck_ready": state.deck.ready,
         "house_total": state.house,
         "dealer_may_confirm": list(profile.dealer_may_confirm),
+        # what the station offers between hands and at the runout, as the profile allows it:
+        # straddles (STRADDLE), posts of missed blinds (MISSED-BLINDS), running it twice
+        "straddles": {"mode": profile.straddle_mode.value, "max": profile.straddle_max},
+        "run_twice": profile.run_twice_allowed,
+        "new_player_posts": profile.blinds_new_player is NewPlayer.POST,
+        "owes": _owes(state),
+        "posting": sorted(state.posting),
         "seats": _seats(state),
     }
     if hand is not None:
@@ -52,6 +62,16 @@ def table_view(state: TableState) -> dict[str, Any]:
     if last is not None:
         body["last_hand"] = last.hand_id
     return body
+
+
+def _owes(state: TableState) -> dict[str, str]:
+    """MISSED-BLINDS: what each seat with chips owes before it plays again."""
+    owes = {}
+    for seat, chips in sorted(state.stacks.items()):
+        debt = blinds.owed(state, seat) if chips > 0 else None
+        if debt is not None:
+            owes[str(seat)] = debt.value
+    return owes
 
 
 def _seats(state: TableState) -> dict[str, dict[str, Any]]:
@@ -130,6 +150,7 @@ def _hand(state: TableState, hand: HandState) -> dict[str, Any]:
             for hold in hand.irregular.holds
         ],
         "showdown_order": list(hand.showdown.order),
+        "runs": hand.showdown.runs,  # 2 once the players agreed to run it twice (RUN-TWICE)
     }
     if rnd is not None:
         body["round"] = _round(rnd)

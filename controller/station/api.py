@@ -87,7 +87,18 @@ async def fields(request: Request, allowed: dict[str, type]) -> dict[str, Any]:
             raise StationError(f"{name}: out of range", 422)
         if want is str and (not isinstance(value, str) or len(value) > MAX_TEXT):
             raise StationError(f"{name}: a text of at most {MAX_TEXT} characters", 422)
+        if want is list and not _seats(value):
+            raise StationError(f"{name}: a list of at most 10 seats (whole numbers 1 to 10)", 422)
     return body
+
+
+def _seats(value: Any) -> bool:
+    """Whether ``value`` is a list of seats (``[4, 5]``: the straddlers, in order)."""
+    return (
+        isinstance(value, list)
+        and len(value) <= 10
+        and all(isinstance(s, int) and not isinstance(s, bool) and 1 <= s <= 10 for s in value)
+    )
 
 
 def logged_in(request: Request) -> Session:
@@ -172,10 +183,33 @@ async def view(request: Request) -> Response:
 
 @refusals
 async def start_hand(request: Request) -> Response:
-    """``Start hand`` (``button``: where the button goes, if not the rules' own choice)."""
-    body = await fields(request, {"button": int})
+    """``Start hand`` (``button``: where the button goes, if not the rules' own choice;
+    ``straddles``: the seats that straddle, in order, STRADDLE)."""
+    body = await fields(request, {"button": int, "straddles": list})
     session = logged_in(request)
-    return JSONResponse(await station_of(request).start_hand(session, body.get("button")))
+    station = station_of(request)
+    return JSONResponse(
+        await station.start_hand(session, body.get("button"), body.get("straddles"))
+    )
+
+
+@refusals
+async def post_blinds(request: Request) -> Response:
+    """A seat posts the blinds it owes to play the next hand (``seat``, MISSED-BLINDS)."""
+    body = await fields(request, {"seat": int})
+    session = logged_in(request)
+    seat = body.get("seat")
+    if seat is None:
+        raise StationError("seat: required", 422)
+    return JSONResponse(await station_of(request).post_blinds(session, seat))
+
+
+@refusals
+async def run_it_twice(request: Request) -> Response:
+    """The players all in agree to run the rest of the board twice (RUN-TWICE)."""
+    await fields(request, {})
+    session = logged_in(request)
+    return JSONResponse(await station_of(request).run_it_twice(session))
 
 
 @refusals
@@ -296,6 +330,8 @@ ROUTES = [
     Route("/api/view", view, methods=["GET"]),
     Route("/api/stream", stream, methods=["GET"]),
     Route("/api/hand/start", start_hand, methods=["POST"]),
+    Route("/api/post", post_blinds, methods=["POST"]),
+    Route("/api/run_it_twice", run_it_twice, methods=["POST"]),
     Route("/api/actions/{action}", action, methods=["POST"]),
     Route("/api/holds/{hold}/{verb}", rule, methods=["POST"]),
     Route("/api/floor", call_floor, methods=["POST"]),

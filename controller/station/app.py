@@ -1,4 +1,5 @@
-"""The station's web app: the JSON API (controller/station/api.py) behind two limits.
+"""The station's web app: the JSON API (controller/station/api.py) and the pages on it
+(controller/station/pages.py), behind two limits.
 
 * **Small bodies only.** A request body of more than :data:`MAX_BODY` bytes is refused with 413
   before the API sees it: by its ``Content-Length`` unread, and a chunked one as soon as it has
@@ -16,6 +17,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from controller.station.api import ROUTES, not_found
+from controller.station.pages import ROUTES as PAGES
 from controller.station.station import Station
 
 #: The largest request body (bytes): the API's objects are a few dozen.
@@ -94,7 +96,7 @@ class Limits:
 
 def create_app(station: Station, *, max_body: int = MAX_BODY) -> ASGIApp:
     """The station's app over ``station``."""
-    app = Starlette(routes=ROUTES, exception_handlers={HTTPException: not_found})
+    app = Starlette(routes=[*ROUTES, *PAGES], exception_handlers={HTTPException: not_found})
     app.state.station = station
     app.state.streams = set()
     return Limits(app, max_body)

@@ -258,17 +258,38 @@ class Station:
         data = answer.get("data") or {}
         return {"ok": True, "command": command, "events": data.get("events", [])}
 
-    async def start_hand(self, session: Session, button: int | None) -> dict[str, Any]:
-        """``Start hand``."""
+    async def start_hand(
+        self, session: Session, button: int | None, straddles: list[int] | None = None
+    ) -> dict[str, Any]:
+        """``Start hand`` (``straddles``: the seats that straddle, in order; STRADDLE, the
+        daemon judges who may)."""
         table = self.table()
         if table.get("hand") is not None:
             raise StationError(f"hand {table['hand']['hand_id']} is in progress")
         fields: dict[str, Any] = {}
+        for seat in ([button] if button is not None else []) + (straddles or []):
+            if str(seat) not in table.get("seats", {}):
+                raise StationError(f"seat {seat} is not at this table", 422)
         if button is not None:
-            if str(button) not in table.get("seats", {}):
-                raise StationError(f"seat {button} is not at this table", 422)
             fields["button"] = button
+        if straddles:
+            if len(set(straddles)) != len(straddles):
+                raise StationError("a seat straddles once", 422)
+            fields["straddles"] = straddles
         return await self.send(session, "start_hand", fields)
+
+    async def post_blinds(self, session: Session, seat: int) -> dict[str, Any]:
+        """A seat posts what it owes to play the next hand (MISSED-BLINDS)."""
+        if str(seat) not in self.table().get("seats", {}):
+            raise StationError(f"seat {seat} is not at this table", 422)
+        return await self.send(session, "post", {"seat": seat})
+
+    async def run_it_twice(self, session: Session) -> dict[str, Any]:
+        """The players all in agree to run the rest of the board twice (RUN-TWICE; the daemon
+        judges whether the hand allows it)."""
+        if self.table().get("hand") is None:
+            raise StationError("no hand is in progress")
+        return await self.send(session, "run_it_twice", {})
 
     async def action(
         self, session: Session, action: str, seat: int | None, amount: int | None

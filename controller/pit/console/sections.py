@@ -4,7 +4,7 @@ per change for the page and every stream of it (:class:`.streams.LiveSource`).""
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -51,6 +51,23 @@ def viewer_kind(viewer: Viewer) -> Viewer:
         frozenset(viewer.roles & {"floor", "surveillance", "maintenance"}),
         CSRF_MARK if viewer.csrf else None,
     )
+
+
+def floor_calls(alarms: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The dealers' calls of the floor nobody has acknowledged yet, newest first (an alarm of
+    type ``floor.called``; docs/console.md, "A dealer calls the floor"): each with a key the
+    page's script chimes once for."""
+    return [
+        {
+            "key": f"{a['table_id']}-{a['epoch']}-{a['seq']}",
+            "table_id": a["table_id"],
+            "hand_id": a["hand_id"],
+            "rule": a["rule"],
+            "reason": a["reason"],
+        }
+        for a in alarms
+        if a["type"] == "floor.called"
+    ]
 
 
 def _kind_key(kind: Viewer) -> tuple[str, ...]:
@@ -109,21 +126,20 @@ class LivePages:
                 },
             )
         }
+        calls = floor_calls(alarms)
         for t in tables:
             name = t["table_id"]
-            sections[f"tile-{name}"] = (
-                "_tile.html",
-                {
-                    "t": tile(
-                        t,
-                        states.get(name),
-                        by_table.get(name, []),
-                        devices.get(name, {}),
-                        alarm_count.get(name, 0),
-                        refused.get(name, 0),
-                    )
-                },
+            shown = tile(
+                t,
+                states.get(name),
+                by_table.get(name, []),
+                devices.get(name, {}),
+                alarm_count.get(name, 0),
+                refused.get(name, 0),
             )
+            # a dealer calling the floor to the table: the newest call not yet acknowledged
+            shown["floor_call"] = next((c for c in calls if c["table_id"] == name), None)
+            sections[f"tile-{name}"] = ("_tile.html", {"t": shown})
         return sections
 
     def holds(self, viewer: Viewer) -> LiveSource:
@@ -134,6 +150,7 @@ class LivePages:
         async def sections() -> Sections:
             open_holds = await reader.call(Store.holds, open_only=True)
             resolved = await reader.call(Store.resolved_holds, 10)
+            alarms = await reader.call(Store.alarms, limit=200, unacknowledged=True)
             return {
                 "holds-open": (
                     "_holds_open.html",
@@ -141,6 +158,7 @@ class LivePages:
                         "holds": [hold_view(h, kind, clock) for h in open_holds],
                         "viewer": kind,
                         "decisions": DECISIONS,
+                        "calls": floor_calls(alarms),
                     },
                 ),
                 "holds-resolved": (

@@ -5,6 +5,9 @@
 // - the live indicator: "● live" only while the stream is open and the pit is live
 // - ages ("3 min 12 s") of holds, ticking every second
 // - the rulings' forms sent in the background, the table's answer shown in #answer
+// - a dealer's call of the floor that comes in live chimes once (a short tone made by the Web
+//   Audio API: no sound file), once the person has touched the page (browsers let a page make
+//   a sound only after a gesture)
 "use strict";
 
 function setLiveState(text) {
@@ -85,6 +88,48 @@ function replaceSection(target, html) {
     if (grid) grid.appendChild(fresh);
   }
   tickAges(fresh);
+  noteCalls(fresh, true);
+}
+
+// The floor calls on the page: those there when it loaded, and those that came since, chime
+// once each. The audio context is made at the first gesture (a browser refuses it before).
+const calls = { seen: new Set(), audio: null, chimes: 0 };
+
+function unlockAudio() {
+  if (calls.audio || !window.AudioContext) return;
+  calls.audio = new AudioContext();
+}
+
+function chime() {
+  const audio = calls.audio;
+  if (!audio) return;
+  if (audio.state === "suspended") audio.resume();
+  const now = audio.currentTime;
+  for (const [offset, pitch] of [[0, 880], [0.18, 660]]) {
+    const tone = audio.createOscillator();
+    const level = audio.createGain();
+    tone.frequency.value = pitch;
+    level.gain.setValueAtTime(0.0001, now + offset);
+    level.gain.exponentialRampToValueAtTime(0.3, now + offset + 0.02);
+    level.gain.exponentialRampToValueAtTime(0.0001, now + offset + 0.16);
+    tone.connect(level).connect(audio.destination);
+    tone.start(now + offset);
+    tone.stop(now + offset + 0.17);
+  }
+  calls.chimes += 1;
+  document.body.dataset.chimes = String(calls.chimes);
+}
+
+function noteCalls(root, live) {
+  let fresh = false;
+  for (const el of root.querySelectorAll("[data-floor-call]")) {
+    const key = el.dataset.floorCall;
+    if (!calls.seen.has(key)) {
+      calls.seen.add(key);
+      fresh = true;
+    }
+  }
+  if (fresh && live) chime();
 }
 
 function connect() {
@@ -185,6 +230,10 @@ function sendRulings() {
 }
 
 document.addEventListener("DOMContentLoaded", () => {
+  noteCalls(document, false);
+  for (const gesture of ["pointerdown", "keydown", "touchstart"]) {
+    document.addEventListener(gesture, unlockAudio, { passive: true });
+  }
   connect();
   tickAges(document);
   setInterval(() => tickAges(document), 1000);
