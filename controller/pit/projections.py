@@ -17,6 +17,7 @@ from typing import Any
 from controller.pit.batches import EventIn
 from controller.pit.db import Column, Db
 from controller.pit.partitions import EVERY_MONTH, add_months, key_of, month_window
+from controller.pit.reports.quarters import refresh as refresh_quarters
 from controller.pit.rows import (
     amount_list,
     bigint_or_none,
@@ -198,6 +199,8 @@ class Projections:
             anchor="hands",
         )
         self._time_collected(time_marks)
+        # the reports' quarter hours these hands are in, counted again (time collected too)
+        refresh_quarters(db, events)
 
     def _window(self, month: str) -> tuple[str, str, str]:
         """A row's month and the months its row may be found in already (every month on a

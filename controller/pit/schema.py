@@ -10,6 +10,8 @@ sorts as time does; ``*_at`` columns are this machine's Unix time in seconds.
 
 from __future__ import annotations
 
+from controller.pit.reports.quarters import MIGRATION as HAND_QUARTERS
+
 #: The store for years (controller/pit/partitions.py): the time each row of what grows with play
 #: is filed under: an event's rule IDs and an alarm's acknowledgement by their event's ``ts``, a
 #: hand (and its rule IDs) and a hold by the ``month`` (``YYYY-MM``) of the first of their events
@@ -409,6 +411,9 @@ MIGRATIONS: list[str] = [
     INSERT INTO pit_meta (key, value) VALUES ('derive_shuffler_decks', 'to do')
         ON CONFLICT (key) DO NOTHING
     """,
+    # 14: the reports' hands by quarter hour (controller/pit/reports/quarters.py: what the drop
+    # and the dealers reports read), kept by the ingest, the hands stored before counted
+    HAND_QUARTERS,
 ]
 
 AUTO_ID = {

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from controller.pit.db import Db
 from controller.pit.reports.charts import Chart, Series, bar_chart
 from controller.pit.reports.params import ReportQuery
+from controller.pit.reports.quarters import quarter_span, whole_quarters
 from controller.pit.reports.registry import NAMES_ROLES, Part, Report, ReportOut
 from controller.pit.reports.sql import among, snapshot
 
@@ -58,11 +59,18 @@ def compute(db: Db, query: ReportQuery, head: dict[str, Any]) -> DealersReport:
         "JOIN holds o ON o.table_id = h.table_id AND o.epoch = h.epoch "
         "AND o.hand_id = h.hand_id AND o.month >= h.month"
     )
-    with snapshot(db):
-        hands = db.all(
-            f"SELECT h.dealer, count(*) FROM hands h WHERE {hands_where} GROUP BY h.dealer",  # noqa: S608
-            params,
+    if whole_quarters(query):  # the hands started, counted by quarter hour already
+        quarters, quarter_params = among("table_id", query.tables)
+        counting = (
+            "SELECT NULLIF(dealer, ''), sum(started) FROM hand_quarters "  # noqa: S608
+            f"WHERE quarter >= ? AND quarter < ?{quarters} GROUP BY dealer HAVING sum(started) > 0"
         )
+        counting_params: list[Any] = [*quarter_span(query), *quarter_params]
+    else:
+        counting = f"SELECT h.dealer, count(*) FROM hands h WHERE {hands_where} GROUP BY h.dealer"  # noqa: S608
+        counting_params = params
+    with snapshot(db):
+        hands = db.all(counting, counting_params)
         holds = db.all(
             f"SELECT h.dealer, o.rule, count(*) FROM hands h {join} WHERE {hands_where} "  # noqa: S608
             "AND o.month >= ? AND o.month <= ? GROUP BY h.dealer, o.rule",

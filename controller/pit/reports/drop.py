@@ -31,6 +31,7 @@ from controller.pit.db import Db
 from controller.pit.reports.charts import Chart, Series, bar_chart, line_chart
 from controller.pit.reports.params import ReportQuery
 from controller.pit.reports.periods import rfc3339
+from controller.pit.reports.quarters import quarter_span, whole_quarters
 from controller.pit.reports.registry import Part, Report, ReportOut
 from controller.pit.reports.sql import among, bucket_param, bucket_table, snapshot
 
@@ -71,13 +72,49 @@ _SUMS = ("rake", "jackpot", "time_collected", "hands", "raked", "hours", "pots",
 
 
 def compute(db: Db, query: ReportQuery, head: dict[str, Any]) -> DropReport:
-    """The drop over the query's span, grouped by its periods, in one statement."""
+    """The drop over the query's span, grouped by its periods, in one statement: from the
+    hands by quarter hour when the span is made of whole quarters (a date, a shift, a month
+    always is), else from the hands themselves."""
+    sql, params = by_quarters(db, query) if whole_quarters(query) else by_hands(db, query)
+    with snapshot(db):
+        found = db.all(sql, params)
+    spans = query.periods
+    rows = [
+        _row(str(r[0]), spans[int(r[1])].name, spans[int(r[1])].start, spans[int(r[1])].end, r[2:])
+        for r in found
+    ]
+    return DropReport(**head, **totals(rows, [(p.name, p.start, p.end) for p in spans], query))
+
+
+def by_quarters(db: Db, query: ReportQuery) -> tuple[str, list[Any]]:
+    """The statement over ``hand_quarters`` (controller/pit/reports/quarters.py). Both
+    statements give a row per table and period: the table, the period's index, then the
+    figures of :data:`_SUMS` in order."""
     # the statements are this module's text; what a reader gives is only ever a parameter
+    tables, table_params = among("x.table_id", query.tables)
+    key = "substr(x.quarter, 1, 13)" if query.buckets.minutes == 60 else "x.quarter"
+    sql = (
+        f"WITH b AS ({bucket_table(db)}) "  # noqa: S608
+        "SELECT x.table_id, b.p, sum(x.rake), sum(x.jackpot), sum(x.time_collected), "
+        "sum(x.hands), sum(x.raked), "
+        "count(DISTINCT CASE WHEN x.hands > 0 THEN substr(x.quarter, 1, 13) END), "
+        "sum(x.pots), sum(x.pot_total) "
+        f"FROM hand_quarters x JOIN b ON b.k = {key} "
+        # a quarter of hands started but none completed is none of the drop's
+        f"WHERE x.quarter >= ? AND x.quarter < ?{tables} "
+        "AND (x.hands > 0 OR x.time_collected > 0) "
+        "GROUP BY x.table_id, b.p ORDER BY x.table_id, b.p"
+    )
+    first, last = quarter_span(query)
+    return sql, [bucket_param(query.buckets), first, last, *table_params]
+
+
+def by_hands(db: Db, query: ReportQuery) -> tuple[str, list[Any]]:
+    """The statement over the hands of the span (a span cut inside a quarter hour)."""
     tables, table_params = among("table_id", query.tables)
     low, high = query.months
     ended, started = query.buckets.sql("ended_ts"), query.buckets.sql("started_ts")
-    # each table's hands grouped first by bucket and clock hour (a few hundred thousand rows
-    # for a month of a busy floor, from millions of hands), then into the periods
+    # each table's hands grouped first by bucket and clock hour, then into the periods
     sql = (
         f"WITH b AS ({bucket_table(db)}), x AS ("  # noqa: S608
         f"SELECT table_id, {ended} AS k, substr(ended_ts, 1, 13) AS hour, count(*) AS hands, "
@@ -97,15 +134,7 @@ def compute(db: Db, query: ReportQuery, head: dict[str, Any]) -> DropReport:
         "FROM x JOIN b ON b.k = x.k GROUP BY x.table_id, b.p ORDER BY x.table_id, b.p"
     )
     span = (query.since_text, query.until_text, low, high)
-    params = [bucket_param(query.buckets), *span, *table_params, *span, *table_params]
-    with snapshot(db):
-        found = db.all(sql, params)
-    spans = query.periods
-    rows = [
-        _row(str(r[0]), spans[int(r[1])].name, spans[int(r[1])].start, spans[int(r[1])].end, r[2:])
-        for r in found
-    ]
-    return DropReport(**head, **totals(rows, [(p.name, p.start, p.end) for p in spans], query))
+    return sql, [bucket_param(query.buckets), *span, *table_params, *span, *table_params]
 
 
 def totals(

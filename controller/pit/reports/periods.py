@@ -125,7 +125,10 @@ def _edges(
 #: RFC 3339 text (``{t}``: the column).
 BUCKETS: dict[int, str] = {
     60: "substr({t}, 1, 13)",
-    15: "substr({t}, 1, 14) || CAST(CAST(substr({t}, 15, 2) AS INTEGER) / 15 AS TEXT)",
+    # text comparisons only: a malformed time (a table's ``ts`` is stored as it came) can give
+    # no error, where a cast would
+    15: "substr({t}, 1, 14) || CASE WHEN substr({t}, 15, 2) < '15' THEN '0' "
+    "WHEN substr({t}, 15, 2) < '30' THEN '1' WHEN substr({t}, 15, 2) < '45' THEN '2' ELSE '3' END",
     1: "substr({t}, 1, 16)",
 }
 

@@ -1,0 +1,194 @@
+"""Each table's hands by quarter hour (``hand_quarters``, pit schema 14): what the drop and the
+dealers reports read instead of every hand of their span.
+
+A month of a busy floor is millions of hands; a report over it that read them all would take
+seconds to tens of seconds. Its figures add up by the quarter hour, and every period a report
+groups by is made of whole quarter hours (the floor's zone is whole quarter hours from UTC, its
+day and shifts begin on the quarter hour: ``[reports]``), so a row per table, UTC quarter hour
+and dealer holds them, a few hundred thousand rows a month:
+
+* ``started``: the hands started in it, per dealer (the dealers report's hands);
+* on the row of no dealer (``''``), with the hands started that name none: ``hands``,
+  ``raked``, ``rake``, ``jackpot``, ``pots``, ``pot_total`` of the hands completed in it (their
+  end: HOUSE-RAKE, HOUSE-DROP-JACKPOT; the drop report's), and ``time_collected`` of the hands
+  started in it (HOUSE-TIME).
+
+The ingest keeps it in the batch's transaction, and never adds to it: a quarter hour one of the
+batch's new events could change (the quarter of its ``ts``, for an event that starts or ends a
+hand, takes rake or collects time) is counted again from the hands' rows, which the batch has
+just written, in one statement. Events that come late, twice or out of order (a replay, a gap
+repaired) therefore leave it as a count from scratch would (tests/pit/test_reports_quarters.py).
+A quarter is named by the UTC text of the times in it, ``2026-01-05T10:2`` (10:30 to 10:45).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime, timedelta
+
+from controller.pit.batches import EventIn
+from controller.pit.db import Db
+from controller.pit.partitions import EVERY_MONTH, month_window
+from controller.pit.reports.params import ReportQuery
+from controller.pit.reports.periods import BUCKETS, bucket_name
+from controller.table import event_types as et
+
+#: The quarter of an RFC 3339 UTC text column ``{t}`` (a report's bucket of a quarter hour).
+QUARTER_SQL = BUCKETS[15]
+#: The events that may change a quarter's figures: they start or end a hand, take rake, collect
+#: time (the hand they are in, or start, is in the quarter of their ``ts``: one command, one
+#: ``ts``).
+TYPES = frozenset(
+    {
+        et.HandStarted.TYPE,
+        et.HouseTimeCollected.TYPE,
+        et.PotRakeTaken.TYPE,
+        et.PotAwarded.TYPE,
+        et.HandCompleted.TYPE,
+        et.HandMisdeal.TYPE,
+        et.HandVoid.TYPE,
+    }
+)
+QUARTER = timedelta(minutes=15)
+FIGURES = (
+    "started",
+    "hands",
+    "raked",
+    "rake",
+    "jackpot",
+    "pots",
+    "pot_total",
+    "time_collected",
+)
+
+
+def counted(where_started: str, where_ended: str) -> str:
+    """The statement counting the quarters of the hands that ``where_started`` (by their start;
+    its parameters twice) and ``where_ended`` (by their end) pick: a row per table, quarter and
+    dealer for the hands started (a hand's dealer is known with its start), the rest on the
+    quarter's row of no dealer (``''``), so that no row's figures depend on an event that may
+    come later than another."""
+    started, ended = QUARTER_SQL.format(t="started_ts"), QUARTER_SQL.format(t="ended_ts")
+    sums = ", ".join(f"sum({name})" for name in FIGURES)
+    return (
+        f"SELECT table_id, quarter, dealer, {sums} FROM ("  # noqa: S608 (the module's own text)
+        f"SELECT table_id, {started} AS quarter, COALESCE(dealer, '') AS dealer, 1 AS started, "
+        "0 AS hands, 0 AS raked, 0 AS rake, 0 AS jackpot, 0 AS pots, 0 AS pot_total, "
+        "0 AS time_collected "
+        f"FROM hands WHERE started_ts IS NOT NULL AND ({where_started}) "
+        "UNION ALL "
+        f"SELECT table_id, {started}, '', 0, 0, 0, 0, 0, 0, 0, time_collected "
+        "FROM hands WHERE time_collected IS NOT NULL AND started_ts IS NOT NULL "
+        f"AND ({where_started}) "
+        "UNION ALL "
+        f"SELECT table_id, {ended}, '', 0, 1, "
+        "CASE WHEN rake > 0 THEN 1 ELSE 0 END, COALESCE(rake, 0), COALESCE(jackpot, 0), "
+        "CASE WHEN pot IS NOT NULL THEN 1 ELSE 0 END, "
+        "COALESCE(pot + COALESCE(rake, 0) + COALESCE(jackpot, 0), 0), 0 "
+        f"FROM hands WHERE outcome = 'completed' AND ended_ts IS NOT NULL AND ({where_ended})"
+        ") x GROUP BY table_id, quarter, dealer"
+    )
+
+
+#: Pit schema 14's counting of the hands stored before it.
+BACKFILL = (
+    f"INSERT INTO hand_quarters (table_id, quarter, dealer, {', '.join(FIGURES)}) "  # noqa: S608
+    f"SELECT * FROM ({counted('1 = 1', '1 = 1')}) c WHERE 1 = 1"
+)
+
+
+def quarter_of(ts: str) -> str | None:
+    """The quarter an RFC 3339 UTC time is in (None: not such a time)."""
+    try:
+        datetime.strptime(ts[:16], "%Y-%m-%dT%H:%M")
+    except ValueError:
+        return None
+    return ts[:14] + "0123"[int(ts[14:16]) // 15]
+
+
+def bounds(quarter: str) -> tuple[str, str]:
+    """The ``ts`` texts a quarter's times are at or after, and before."""
+    start = datetime.strptime(quarter[:14] + f"{int(quarter[14]) * 15:02d}", "%Y-%m-%dT%H:%M")
+    return start.strftime("%Y-%m-%dT%H:%M"), (start + QUARTER).strftime("%Y-%m-%dT%H:%M")
+
+
+def whole_quarters(query: ReportQuery) -> bool:
+    """Whether a report's span and periods are made of whole quarter hours: what it asks the
+    quarters for then is what the hands would give (a span cut inside one, or an edge off the
+    quarter in a zone of the past, is asked of the hands)."""
+    edges = (query.since, query.until, *(p.start for p in query.periods))
+    return query.buckets.minutes in (15, 60) and all(
+        e.second == 0 and e.microsecond == 0 and e.astimezone(UTC).minute % 15 == 0 for e in edges
+    )
+
+
+def quarter_span(query: ReportQuery) -> tuple[str, str]:
+    """The first quarter of the span, and the first after it."""
+    return bucket_name(query.since, 15), bucket_name(query.until, 15)
+
+
+def touched(events: Iterable[EventIn]) -> list[tuple[str, str]]:
+    """The (table, quarter) pairs whose figures ``events`` may change, in order."""
+    found: set[tuple[str, str]] = set()
+    for e in events:
+        if e.type in TYPES:
+            quarter = quarter_of(e.ts)
+            if quarter is not None:
+                found.add((e.table_id, quarter))
+    return sorted(found)
+
+
+def refresh(db: Db, events: Sequence[EventIn]) -> None:
+    """Count again the quarters the batch's new ``events`` touched, from the hands' rows (in
+    the batch's transaction, after the hands were written)."""
+    pairs = touched(events)
+    if not pairs:
+        return
+    ranges: list[str] = []
+    params: list[str] = []
+    for table, quarter in pairs:
+        low, high = bounds(quarter)
+        ranges.append("(table_id = ? AND {t} >= ? AND {t} < ?)")
+        params += [table, low, high]
+    # a hand is filed under the month of its first event: of its start, or (ended in a quarter)
+    # the month before at the earliest (docs/pit.md, "The store for years")
+    months = EVERY_MONTH
+    if db.dialect == "postgresql":
+        first, last = min(q for _, q in pairs)[:7], max(q for _, q in pairs)[:7]
+        months = (month_window(first)[0], last)
+    where = " OR ".join(ranges)
+    within = " AND month >= ? AND month <= ?"
+    # the module's own text; the tables and times are parameters
+    sql = (
+        f"INSERT INTO hand_quarters (table_id, quarter, dealer, {', '.join(FIGURES)}) "  # noqa: S608
+        "SELECT * FROM ("
+        + counted(f"({where.format(t='started_ts')}){within}",
+                  f"({where.format(t='ended_ts')}){within}")
+        + ") c WHERE 1 = 1 ON CONFLICT (table_id, quarter, dealer) DO UPDATE SET "
+        + ", ".join(f"{name} = excluded.{name}" for name in FIGURES)
+    )  # fmt: skip
+    db.execute(sql, [*params, *months, *params, *months, *params, *months])
+
+
+#: Pit schema 14 (controller/pit/schema.py): the table, its index by quarter (a report's span),
+#: the hands by table and end (the ingest's counting again), and the hands stored before it
+#: counted. A migration's text once released is never changed: a new one goes after it.
+MIGRATION = f"""
+    CREATE TABLE hand_quarters (
+        table_id TEXT NOT NULL,
+        quarter TEXT NOT NULL,
+        dealer TEXT NOT NULL DEFAULT '',
+        started BIGINT NOT NULL DEFAULT 0,
+        hands BIGINT NOT NULL DEFAULT 0,
+        raked BIGINT NOT NULL DEFAULT 0,
+        rake BIGINT NOT NULL DEFAULT 0,
+        jackpot BIGINT NOT NULL DEFAULT 0,
+        pots BIGINT NOT NULL DEFAULT 0,
+        pot_total BIGINT NOT NULL DEFAULT 0,
+        time_collected BIGINT NOT NULL DEFAULT 0,
+        PRIMARY KEY (table_id, quarter, dealer)
+    );
+    CREATE INDEX hand_quarters_quarter ON hand_quarters (quarter);
+    CREATE INDEX hands_table_ended ON hands (table_id, ended_ts);
+    {BACKFILL}
+    """
