@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -12,6 +13,8 @@ from xdist.remote import Producer
 from xdist.scheduler import LoadScopeScheduling
 
 from tests.device_rig import UsbRigs
+from tests.once import built_once
+from tests.played import JOURNAL, write_played
 from tests.postgres import PostgresServer, binaries
 
 # CI=true: a skip is a failure (tests/ci_skips.py)
@@ -50,6 +53,13 @@ def postgres() -> Iterator[PostgresServer]:
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def played_journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A journal of 40 hands whose events the broker acknowledged (tests/played.py), written
+    once for the whole run (tests/once.py): a test copies the file before it opens it."""
+    return built_once(tmp_path_factory, "played-journal", write_played) / JOURNAL
 
 
 @pytest.fixture

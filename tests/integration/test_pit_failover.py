@@ -160,9 +160,9 @@ async def test_a_killed_pit_s_share_is_taken_over_and_its_gaps_repaired_at_once(
 
 
 async def test_a_replay_of_an_epoch_the_table_closed_is_answered_from_its_segments(
-    daemon_factory: Any, broker: Broker, tmp_path: Path
+    daemon_factory: Any, broker: Broker, played_journal: Path, tmp_path: Path
 ) -> None:
-    path = await prebuilt(tmp_path / "prebuilt")  # 40 hands, all published
+    path = prebuilt(played_journal, tmp_path / "prebuilt")  # 40 hands, all published
     journal = Journal.open_existing(path)
     try:
         origin, closed, last = journal.origin, journal.epoch, journal.last_seq()

@@ -12,8 +12,8 @@ live rows as one chain and names the pruned range, and the daemon starts again o
 from __future__ import annotations
 
 import json
+import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -27,7 +27,6 @@ from controller.shell.journal import Journal
 from controller.signing import load_private_key, sign_request
 from tests.integration.conftest import REPO, Collector, DaemonProcess
 from tests.integration.requester import Requester
-from tests.shell.test_retention import _write, inputs_of
 from tests.waiting import until
 
 pytestmark = [pytest.mark.broker, pytest.mark.timeout(600)]
@@ -35,12 +34,12 @@ pytestmark = [pytest.mark.broker, pytest.mark.timeout(600)]
 WAITING = "bytes waiting for the pit/archive"
 
 
-async def prebuilt(directory: Path) -> Path:
+def prebuilt(played: Path, directory: Path) -> Path:
+    """A copy of the run's journal of 40 hands, every event acknowledged (the
+    ``played_journal`` fixture), in ``directory``: the daemon's journal."""
     path = directory / "journal.sqlite"
     directory.mkdir(parents=True)
-    await _write(path, inputs_of(40))
-    with sqlite3.connect(path) as conn:  # the broker acknowledged every event
-        conn.execute("DELETE FROM outbox")
+    shutil.copyfile(played, path)
     return path
 
 
@@ -74,9 +73,9 @@ def pruned(path: Path) -> list[str]:
 
 
 async def test_the_daemon_archives_waits_for_the_pit_then_prunes(
-    daemon_factory: Any, broker: Any, tmp_path: Path
+    daemon_factory: Any, broker: Any, played_journal: Path, tmp_path: Path
 ) -> None:
-    path = await prebuilt(tmp_path / "prebuilt")
+    path = prebuilt(played_journal, tmp_path / "prebuilt")
     extra = "live_hands = 3\nmax_bytes = 1048576\nretention_interval = 0.2\n"
     daemon: DaemonProcess = daemon_factory("retention", journal=path, journal_extra=extra)
     async with Collector(broker, daemon.topics, identifier="retention-watch") as collector:

@@ -25,9 +25,9 @@ from controller.table.codec import rfc3339
 from drivers.virtual import VirtualTable
 from tests.disk import fill as fill_disk
 from tests.disk import small_disk
+from tests.played import inputs_of
+from tests.played import write as write_hands
 from tests.shell.inprocess import Running, disk_config, now, request
-from tests.shell.test_retention import _write as write_hands
-from tests.shell.test_retention import inputs_of
 from tests.waiting import until
 
 ROOM = 1_000_000  # pages: a cap far above what the tests write

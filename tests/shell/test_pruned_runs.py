@@ -8,7 +8,6 @@ import asyncio
 import itertools
 import json
 import shutil
-import sqlite3
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -24,22 +23,16 @@ from controller.shell.pruned_runs import digest, is_run, same_prune_kind, span_o
 from controller.shell.retention import Retention, RetentionConfig, prune_reason
 from controller.shell.segments import PRUNED, Segment
 from simulators.table_journal import endless_dealer, journal_runner
-from tests.shell.test_retention import FUTURE, SMALL, events, inputs_of, round_killed_at
-from tests.shell.test_retention import _write as write_journal
+from tests.shell.test_retention import FUTURE, SMALL, events, round_killed_at
 
 PRUNING = RetentionConfig(**{**SMALL.__dict__, "max_bytes": 1})
 
 
-@pytest.fixture(scope="module")
-def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A journal of 40 hands whose events the broker acknowledged (an empty outbox)."""
-    path = tmp_path_factory.mktemp("played") / "journal.sqlite"
-    asyncio.run(write_journal(path, inputs_of(40)))
-    conn = sqlite3.connect(path)
-    conn.execute("DELETE FROM outbox")
-    conn.commit()
-    conn.close()  # (its WAL checkpointed: the tests copy the database file alone)
-    return path
+@pytest.fixture
+def played(played_journal: Path) -> Path:
+    """A journal of 40 hands whose events the broker acknowledged (an empty outbox), the run's
+    one (tests/played.py): copied before it is opened."""
+    return played_journal
 
 
 @pytest.fixture
@@ -297,6 +290,7 @@ STEPS = ["archive", "confirm", "prune confirmed", "prune archived", "restore", "
 @given(steps=st.lists(st.sampled_from(STEPS), min_size=1, max_size=8))
 def test_any_sequence_of_prunes_and_restores_leaves_a_verifying_compacted_journal(
     played: Path,
+    played_events: list[str],
     tmp_path: Path,
     steps: list[str],
 ) -> None:
@@ -311,7 +305,7 @@ def test_any_sequence_of_prunes_and_restores_leaves_a_verifying_compacted_journa
     archive.mkdir()
     kept.mkdir()
     journal = Journal.open_existing(path)
-    original = events(journal)
+    original = played_events  # the export of this copy before any step
     config = RetentionConfig(live_hands=1, inbox_seconds=0, segment_rows=300, recent_inputs=20)
     try:
         for step in steps:

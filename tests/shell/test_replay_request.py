@@ -23,7 +23,9 @@ from controller.shell.topics import Topics
 from controller.table.codec import event_from_json, event_to_json
 from controller.table.event_types import JournalAccepted
 from controller.table.events import Severity, TableEvent
-from tests.shell.test_retention import FUTURE, SMALL, _write, inputs_of
+from tests.played import inputs_of
+from tests.played import write as _write
+from tests.shell.test_retention import FUTURE, SMALL
 
 
 def request(fields: dict[str, object], roles: frozenset[Role] = frozenset({Role.PIT})) -> Request:

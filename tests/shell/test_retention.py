@@ -32,40 +32,22 @@ from controller.shell.salvage import salvage
 from controller.shell.segments import PRUNED
 from controller.shell.space import Reserve, is_full
 from controller.signing import new_key, sign_request
-from controller.table.inputs import DeviceFaultCleared, Input, Origin, StartHand
+from controller.table.inputs import DeviceFaultCleared, Origin, StartHand
 from simulators.table_journal import endless_dealer, journal_runner
 from tests.disk import fill as fill_disk
 from tests.disk import small_disk
+from tests.played import inputs_of
 from tests.test_layering import ROOT
 
 FUTURE = datetime.now(UTC) + timedelta(days=3650)  # every input is older than any window
 SMALL = RetentionConfig(live_hands=3, inbox_seconds=0, segment_rows=1500, recent_inputs=100)
 
 
-def inputs_of(hands: int) -> list[Input]:
-    auto = endless_dealer("retention")
-    for _ in range(hands):
-        assert auto.play_hand()
-    return list(auto.run.inputs)
-
-
-async def _write(path: Path, inputs: list[Input]) -> None:
-    runner = journal_runner(path, endless_dealer("retention"))
-    for item in inputs:
-        await runner.submit(item)
-    await runner.writer.close()
-
-
-@pytest.fixture(scope="module")
-def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A journal of 40 hands whose events the broker acknowledged (an empty outbox)."""
-    path = tmp_path_factory.mktemp("played") / "journal.sqlite"
-    asyncio.run(_write(path, inputs_of(40)))
-    conn = sqlite3.connect(path)
-    conn.execute("DELETE FROM outbox")
-    conn.commit()
-    conn.close()
-    return path
+@pytest.fixture
+def played(played_journal: Path) -> Path:
+    """A journal of 40 hands whose events the broker acknowledged (an empty outbox), the run's
+    one (tests/played.py): copied before it is opened."""
+    return played_journal
 
 
 @pytest.fixture
@@ -477,14 +459,14 @@ def test_stored_through_the_gate(played: Path, tmp_path: Path) -> None:
 )
 @given(steps=st.lists(st.sampled_from(["archive", "confirm", "prune"]), max_size=8))
 def test_any_interleaving_keeps_every_row_once(
-    played: Path, tmp_path: Path, steps: list[str]
+    played: Path, played_events: list[str], tmp_path: Path, steps: list[str]
 ) -> None:
     """Archives, confirmations and prunes in any order: every chained row is in exactly one
     place until pruned, verify is ok, and the export is the events minus the pruned."""
     path = Path(tempfile.mkdtemp(dir=tmp_path)) / "journal.sqlite"
     shutil.copyfile(played, path)
     journal = Journal.open_existing(path)
-    original = events(journal)
+    original = played_events  # the export of this copy before any step
     config = RetentionConfig(live_hands=1, inbox_seconds=0, segment_rows=300, recent_inputs=20)
     try:
         for step in steps:
