@@ -8,10 +8,12 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from argon2 import PasswordHasher
 from hypothesis import HealthCheck, settings
 from xdist.remote import Producer
 from xdist.scheduler import LoadScopeScheduling
 
+from controller import passwords
 from tests.device_rig import UsbRigs
 from tests.once import built_once
 from tests.played import JOURNAL, write_played
@@ -42,6 +44,14 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+# The pit's passwords and the dealers' PINs hashed in the test processes: argon2id as ever, at
+# the least cost RFC 9106 allows (section 3.1: one pass, one lane of 8 KiB). At the hasher's
+# defaults (3 passes over 64 MiB, 4 lanes) each user a test adds and each login it checks is
+# 0.25 s of CPU: 49 s for the 37 tests of test_users, test_pits_share, test_live, test_api and
+# test_lockout alone, on a machine of 2 cores. A hash carries its parameters: a pit process of
+# its own (tablectl pit run) verifies these and makes them again at its defaults.
+passwords.hasher = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
 
 
 @pytest.fixture(scope="session")
