@@ -5,15 +5,20 @@ alarms and cleared."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import random
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from controller.cards import card_from_code
+from controller.config import ConfigError
 from controller.pit.batches import EventIn
+from controller.pit.config import parse_pit_config
 from controller.pit.reports import randomness as rnd
 from controller.pit.reports import shufflers
 from controller.pit.reports.audit_rule import Rule
@@ -22,6 +27,7 @@ from controller.pit.reports.periods import Calendar
 from controller.pit.reports.registry import head
 from controller.pit.reports.shuffler_audit import (
     ALARM,
+    audit_of,
     audit_round,
     keep_days,
     store_rule,
@@ -30,7 +36,9 @@ from controller.pit.reports.shuffler_audit import (
 from controller.pit.reports.shuffler_decks import BACKFILL_MARK, last_shuffler_decks
 from controller.pit.reports.shuffler_tallies import days
 from controller.pit.store import Store
+from controller.pit.worker import StoreWorker
 from tests.pit.test_store import event_in
+from tests.waiting import until
 
 START = datetime(2026, 3, 2, 0, 0, tzinfo=UTC)
 UTC_FLOOR = Calendar(zone=UTC)
@@ -347,3 +355,52 @@ def test_the_audit_keeps_the_last_two_floor_days_for_the_report(store: Store) ->
     assert keep_days(store.db, UTC_FLOOR, now) == 200 - 0  # both days read once
     assert keep_days(store.db, UTC_FLOOR, now) == 0
     assert report(store, "2026-03-02", "2026-03-03").read == 0
+
+
+async def test_shf_rand_the_pits_audit_reads_the_old_decks_keeps_its_rule_and_raises_the_alarm(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite:///{tmp_path / 'pit.sqlite'}"
+    store = Store(url)
+    store.migrate()
+    deal(store, "T1", stuck(200, 19))
+    with store.db.transaction():  # as if stored before pit schema 13: to be read again
+        store.db.execute("DELETE FROM shuffler_decks")
+        store.db.execute("DELETE FROM shufflers")
+    config = parse_pit_config(
+        {"store": {"url": url}, "reports": {"alpha": 1e-4, "window": 200, "every": 50}}
+    )
+    worker = StoreWorker(url, "repair")
+    await worker.open()
+    audit = audit_of(config, worker)
+    assert audit.rule == Rule(1e-4, 200, 50)
+    audit.interval = 0.05
+    running = asyncio.create_task(audit.run())
+    try:
+        await until(lambda: store.tables("T1")[0]["alarms"], 30.0, "the audit's alarm")
+    finally:
+        running.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
+        await worker.close()
+    (alarm,) = store.tables("T1")[0]["alarms"]
+    assert alarm["alarm"] == ALARM
+    assert store.db.one("SELECT 1 FROM pit_meta WHERE key = ?", (BACKFILL_MARK,)) is None
+    assert stored_rule(store.db) == Rule(1e-4, 200, 50)
+    store.close()
+
+
+@pytest.mark.parametrize(
+    ("reports", "named"),
+    [
+        ({"alpha": 0}, "reports.alpha"),
+        ({"alpha": 0.5}, "reports.alpha"),
+        ({"window": 40}, "reports.window"),
+        ({"every": 0}, "reports.every"),
+    ],
+)
+def test_an_audit_setting_that_cannot_be_is_refused_naming_it(
+    reports: dict[str, Any], named: str
+) -> None:
+    with pytest.raises(ConfigError, match=named.replace(".", r"\.")):
+        parse_pit_config({"reports": reports})
