@@ -411,8 +411,29 @@ MIGRATIONS: list[str] = [
     INSERT INTO pit_meta (key, value) VALUES ('derive_shuffler_decks', 'to do')
         ON CONFLICT (key) DO NOTHING
     """,
-    # 14: the reports' hands by quarter hour (controller/pit/reports/quarters.py: what the drop
-    # and the dealers reports read), kept by the ingest, the hands stored before counted
+    # 14: the reports' hands by quarter hour, of each dealer (15 made it two tables, counted
+    # again: the count of the hands stored before, here at first, is left to it)
+    """
+    CREATE TABLE hand_quarters (
+        table_id TEXT NOT NULL,
+        quarter TEXT NOT NULL,
+        dealer TEXT NOT NULL DEFAULT '',
+        started BIGINT NOT NULL DEFAULT 0,
+        hands BIGINT NOT NULL DEFAULT 0,
+        raked BIGINT NOT NULL DEFAULT 0,
+        rake BIGINT NOT NULL DEFAULT 0,
+        jackpot BIGINT NOT NULL DEFAULT 0,
+        pots BIGINT NOT NULL DEFAULT 0,
+        pot_total BIGINT NOT NULL DEFAULT 0,
+        time_collected BIGINT NOT NULL DEFAULT 0,
+        PRIMARY KEY (table_id, quarter, dealer)
+    );
+    CREATE INDEX hand_quarters_quarter ON hand_quarters (quarter);
+    CREATE INDEX hands_table_ended ON hands (table_id, ended_ts)
+    """,
+    # 15: the reports' hands by quarter hour (controller/pit/reports/quarters.py): the drop's
+    # figures by table and quarter, the hands started by dealer apart (what the drop and the
+    # dealers reports read), kept by the ingest; the hands stored before counted
     HAND_QUARTERS,
 ]
 

@@ -1,6 +1,6 @@
 """The hands by quarter hour (controller/pit/reports/quarters.py), on SQLite and PostgreSQL:
 what the ingest keeps is what a count from scratch gives, whatever order and however many times
-the events come; pit schema 14 counts the hands stored before it; and a report read from the
+the events come; pit schema 15 counts the hands stored before it; and a report read from the
 quarters says what it says read from the hands."""
 
 from __future__ import annotations
@@ -16,7 +16,14 @@ from hypothesis import strategies as st
 from controller.pit.reports import dealers, drop
 from controller.pit.reports.params import parse_query
 from controller.pit.reports.periods import Calendar
-from controller.pit.reports.quarters import bounds, counted, quarter_of, whole_quarters
+from controller.pit.reports.quarters import (
+    FIGURES,
+    bounds,
+    counted,
+    dealt,
+    quarter_of,
+    whole_quarters,
+)
 from controller.pit.reports.registry import NAMES_ROLES, run
 from controller.pit.schema import SCHEMA_VERSION
 from controller.pit.store import Store
@@ -24,18 +31,29 @@ from tests.pit.reports_floor import events_in, seed
 from tests.pit.test_reports_store import NOW
 
 
-def kept(store: Store) -> list[tuple[Any, ...]]:
-    rows = store.db.all(
-        "SELECT table_id, quarter, dealer, started, hands, raked, rake, jackpot, pots, "
-        "pot_total, time_collected FROM hand_quarters ORDER BY table_id, quarter, dealer"
+def integers(rows: list[Any]) -> list[tuple[Any, ...]]:
+    return [tuple(v if isinstance(v, str) else int(v) for v in r) for r in rows]
+
+
+def kept(store: Store) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """The drop's quarters and the dealers' as the store keeps them."""
+    figures = ", ".join(FIGURES)
+    return (
+        integers(store.db.all(
+            f"SELECT table_id, quarter, {figures} FROM hand_quarters ORDER BY 1, 2"
+        )),
+        integers(store.db.all(
+            "SELECT table_id, quarter, dealer, started FROM dealer_quarters ORDER BY 1, 2, 3"
+        )),
+    )  # fmt: skip
+
+
+def from_scratch(store: Store) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """The same, counted from the hands."""
+    return (
+        integers(store.db.all(f"SELECT * FROM ({counted('1 = 1', '1 = 1')}) c ORDER BY 1, 2")),
+        integers(store.db.all(f"SELECT * FROM ({dealt('1 = 1')}) c ORDER BY 1, 2, 3")),
     )
-    return [tuple(int(v) if isinstance(v, int) or hasattr(v, "as_integer_ratio") else v
-                  for v in r) for r in rows]  # fmt: skip
-
-
-def from_scratch(store: Store) -> list[tuple[Any, ...]]:
-    rows = store.db.all(f"SELECT * FROM ({counted('1 = 1', '1 = 1')}) c ORDER BY 1, 2, 3")
-    return [tuple(int(v) if not isinstance(v, str) else v for v in r) for r in rows]
 
 
 def test_quarters_are_named_by_the_times_in_them() -> None:
@@ -50,16 +68,18 @@ def test_the_ingest_keeps_each_quarter_as_counted_from_scratch(store: Store) -> 
     seed(store)
     found = kept(store)
     assert found == from_scratch(store)
-    by_key = {(r[0], r[1], r[2]): r[3:] for r in found}
-    # T2's hands from 12:00 (time collected: 20; pot 30) and 12:10 (rake 2, pot 20), ended in
-    # that quarter too: started by Eli, the drop on the quarter's row of no dealer
-    assert by_key[("T2", "2026-01-05T12:0", "Eli")] == (2, 0, 0, 0, 0, 0, 0, 0)
-    assert by_key[("T2", "2026-01-05T12:0", "")] == (0, 2, 1, 2, 0, 2, 52, 20)
+    drop_rows = {(r[0], r[1]): r[2:] for r in found[0]}
+    dealt_rows = {(r[0], r[1], r[2]): r[3] for r in found[1]}
+    # T2's hands from 12:00 (time collected: 20; pot 30) and 12:10 (rake 2, pot 20), both
+    # started by Eli and ended in that quarter
+    assert drop_rows[("T2", "2026-01-05T12:0")] == (2, 1, 2, 0, 2, 52, 20)
+    assert dealt_rows[("T2", "2026-01-05T12:0", "Eli")] == 2
     # T1's hand from 23:50 on the 5th: started in one quarter, completed (rake 5) in another
-    assert by_key[("T1", "2026-01-05T23:3", "Dana")] == (1, 0, 0, 0, 0, 0, 0, 0)
-    assert by_key[("T1", "2026-01-06T00:0", "")] == (0, 1, 1, 5, 0, 1, 65, 0)
+    assert ("T1", "2026-01-05T23:3") not in drop_rows
+    assert dealt_rows[("T1", "2026-01-05T23:3", "Dana")] == 1
+    assert drop_rows[("T1", "2026-01-06T00:0")] == (1, 1, 5, 0, 1, 65, 0)
     # T3's hands name no dealer
-    assert {r[2] for r in found if r[0] == "T3"} == {""}
+    assert {r[2] for r in found[1] if r[0] == "T3"} == {""}
 
 
 def test_events_late_twice_and_out_of_order_leave_the_count_from_scratch(store: Store) -> None:
@@ -85,13 +105,14 @@ def test_events_late_twice_and_out_of_order_leave_the_count_from_scratch(store: 
     assert run(drop.REPORT, store.db, query, NAMES_ROLES).total.drop == 45  # as in order
 
 
-def test_schema_14_counts_the_hands_stored_before_it(store: Store) -> None:
+def test_schema_15_counts_the_hands_stored_before_it(store: Store) -> None:
     seed(store)
     before = kept(store)
-    assert before
-    store.db.execute("DROP TABLE hand_quarters")
-    store.db.execute("DROP INDEX hands_table_ended")
-    store.db.execute("UPDATE pit_meta SET value = ? WHERE key = 'schema'", (str(13),))
+    assert before[0]
+    assert before[1]
+    store.db.execute("DROP TABLE dealer_quarters")
+    store.db.execute("DELETE FROM hand_quarters")
+    store.db.execute("UPDATE pit_meta SET value = ? WHERE key = 'schema'", (str(14),))
     assert store.migrate() == SCHEMA_VERSION
     assert kept(store) == before
 

@@ -62,7 +62,7 @@ def compute(db: Db, query: ReportQuery, head: dict[str, Any]) -> DealersReport:
     if whole_quarters(query):  # the hands started, counted by quarter hour already
         quarters, quarter_params = among("table_id", query.tables)
         counting = (
-            "SELECT NULLIF(dealer, ''), sum(started) FROM hand_quarters "  # noqa: S608
+            "SELECT NULLIF(dealer, ''), sum(started) FROM dealer_quarters "  # noqa: S608
             f"WHERE quarter >= ? AND quarter < ?{quarters} GROUP BY dealer HAVING sum(started) > 0"
         )
         counting_params: list[Any] = [*quarter_span(query), *quarter_params]

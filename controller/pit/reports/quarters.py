@@ -1,24 +1,26 @@
-"""Each table's hands by quarter hour (``hand_quarters``, pit schema 14): what the drop and the
-dealers reports read instead of every hand of their span.
+"""Each table's hands by quarter hour (pit schema 15): what the drop and the dealers reports read
+instead of every hand of their span.
 
 A month of a busy floor is millions of hands; a report over it that read them all would take
 seconds to tens of seconds. Its figures add up by the quarter hour, and every period a report
 groups by is made of whole quarter hours (the floor's zone is whole quarter hours from UTC, its
-day and shifts begin on the quarter hour: ``[reports]``), so a row per table, UTC quarter hour
-and dealer holds them, a few hundred thousand rows a month:
+day and shifts begin on the quarter hour: ``[reports]``), so a row per table and UTC quarter hour
+holds them, some 600,000 rows a month for 200 tables dealing around the clock:
 
-* ``started``: the hands started in it, per dealer (the dealers report's hands);
-* on the row of no dealer (``''``), with the hands started that name none: ``hands``,
-  ``raked``, ``rake``, ``jackpot``, ``pots``, ``pot_total`` of the hands completed in it (their
-  end: HOUSE-RAKE, HOUSE-DROP-JACKPOT; the drop report's), and ``time_collected`` of the hands
-  started in it (HOUSE-TIME).
+* ``hand_quarters`` (the drop's): ``hands``, ``raked``, ``rake``, ``jackpot``, ``pots``,
+  ``pot_total`` of the hands completed in it (by their end: HOUSE-RAKE, HOUSE-DROP-JACKPOT), and
+  ``time_collected`` of the hands started in it (HOUSE-TIME);
+* ``dealer_quarters`` (the dealers report's): the hands ``started`` in it, per dealer (``''``:
+  none named). A hand's dealer is known with its start, so no row's figures wait for an event
+  that may come later than another.
 
-The ingest keeps it in the batch's transaction, and never adds to it: a quarter hour one of the
-batch's new events could change (the quarter of its ``ts``, for an event that starts or ends a
-hand, takes rake or collects time) is counted again from the hands' rows, which the batch has
-just written, in one statement. Events that come late, twice or out of order (a replay, a gap
-repaired) therefore leave it as a count from scratch would (tests/pit/test_reports_quarters.py).
-A quarter is named by the UTC text of the times in it, ``2026-01-05T10:2`` (10:30 to 10:45).
+The ingest keeps them in the batch's transaction, and never adds to them: a quarter hour one of
+the batch's new events could change (the quarter of its ``ts``, for an event that starts or ends
+a hand, takes rake or collects time) is counted again from the hands' rows, which the batch has
+just written, in one statement each. Events that come late, twice or out of order (a replay, a
+gap repaired) therefore leave them as a count from scratch would
+(tests/pit/test_reports_quarters.py). A quarter is named by the UTC text of the times in it,
+``2026-01-05T10:2`` (10:30 to 10:45).
 """
 
 from __future__ import annotations
@@ -50,50 +52,50 @@ TYPES = frozenset(
     }
 )
 QUARTER = timedelta(minutes=15)
-FIGURES = (
-    "started",
-    "hands",
-    "raked",
-    "rake",
-    "jackpot",
-    "pots",
-    "pot_total",
-    "time_collected",
-)
+#: The drop's figures of a quarter (``hand_quarters``).
+FIGURES = ("hands", "raked", "rake", "jackpot", "pots", "pot_total", "time_collected")
 
 
 def counted(where_started: str, where_ended: str) -> str:
-    """The statement counting the quarters of the hands that ``where_started`` (by their start;
-    its parameters twice) and ``where_ended`` (by their end) pick: a row per table, quarter and
-    dealer for the hands started (a hand's dealer is known with its start), the rest on the
-    quarter's row of no dealer (``''``), so that no row's figures depend on an event that may
-    come later than another."""
+    """The statement counting the drop's quarters of the hands that ``where_started`` (by their
+    start, for the time collected) and ``where_ended`` (by their end) pick: a row per table and
+    quarter."""
     started, ended = QUARTER_SQL.format(t="started_ts"), QUARTER_SQL.format(t="ended_ts")
     sums = ", ".join(f"sum({name})" for name in FIGURES)
     return (
-        f"SELECT table_id, quarter, dealer, {sums} FROM ("  # noqa: S608 (the module's own text)
-        f"SELECT table_id, {started} AS quarter, COALESCE(dealer, '') AS dealer, 1 AS started, "
-        "0 AS hands, 0 AS raked, 0 AS rake, 0 AS jackpot, 0 AS pots, 0 AS pot_total, "
-        "0 AS time_collected "
-        f"FROM hands WHERE started_ts IS NOT NULL AND ({where_started}) "
-        "UNION ALL "
-        f"SELECT table_id, {started}, '', 0, 0, 0, 0, 0, 0, 0, time_collected "
+        f"SELECT table_id, quarter, {sums} FROM ("  # noqa: S608 (the module's own text)
+        f"SELECT table_id, {started} AS quarter, 0 AS hands, 0 AS raked, 0 AS rake, "
+        "0 AS jackpot, 0 AS pots, 0 AS pot_total, time_collected "
         "FROM hands WHERE time_collected IS NOT NULL AND started_ts IS NOT NULL "
         f"AND ({where_started}) "
         "UNION ALL "
-        f"SELECT table_id, {ended}, '', 0, 1, "
-        "CASE WHEN rake > 0 THEN 1 ELSE 0 END, COALESCE(rake, 0), COALESCE(jackpot, 0), "
-        "CASE WHEN pot IS NOT NULL THEN 1 ELSE 0 END, "
+        f"SELECT table_id, {ended}, 1, CASE WHEN rake > 0 THEN 1 ELSE 0 END, COALESCE(rake, 0), "
+        "COALESCE(jackpot, 0), CASE WHEN pot IS NOT NULL THEN 1 ELSE 0 END, "
         "COALESCE(pot + COALESCE(rake, 0) + COALESCE(jackpot, 0), 0), 0 "
         f"FROM hands WHERE outcome = 'completed' AND ended_ts IS NOT NULL AND ({where_ended})"
-        ") x GROUP BY table_id, quarter, dealer"
+        ") x GROUP BY table_id, quarter"
     )
 
 
-#: Pit schema 14's counting of the hands stored before it.
+def dealt(where_started: str) -> str:
+    """The statement counting the hands started by each dealer in the quarters of the hands
+    that ``where_started`` picks (by their start)."""
+    started = QUARTER_SQL.format(t="started_ts")
+    return (
+        f"SELECT table_id, {started} AS quarter, COALESCE(dealer, '') AS dealer, "  # noqa: S608
+        f"count(*) FROM hands WHERE started_ts IS NOT NULL AND ({where_started}) "
+        f"GROUP BY table_id, {started}, COALESCE(dealer, '')"
+    )
+
+
+#: Pit schema 15's counting of the hands stored before it.
 BACKFILL = (
-    f"INSERT INTO hand_quarters (table_id, quarter, dealer, {', '.join(FIGURES)}) "  # noqa: S608
+    f"INSERT INTO hand_quarters (table_id, quarter, {', '.join(FIGURES)}) "  # noqa: S608
     f"SELECT * FROM ({counted('1 = 1', '1 = 1')}) c WHERE 1 = 1"
+)
+BACKFILL_DEALERS = (
+    "INSERT INTO dealer_quarters (table_id, quarter, dealer, started) "  # noqa: S608
+    f"SELECT * FROM ({dealt('1 = 1')}) c WHERE 1 = 1"
 )
 
 
@@ -158,27 +160,33 @@ def refresh(db: Db, events: Sequence[EventIn]) -> None:
         months = (month_window(first)[0], last)
     where = " OR ".join(ranges)
     within = " AND month >= ? AND month <= ?"
+    by_start = f"({where.format(t='started_ts')}){within}"
+    by_end = f"({where.format(t='ended_ts')}){within}"
     # the module's own text; the tables and times are parameters
-    sql = (
-        f"INSERT INTO hand_quarters (table_id, quarter, dealer, {', '.join(FIGURES)}) "  # noqa: S608
-        "SELECT * FROM ("
-        + counted(f"({where.format(t='started_ts')}){within}",
-                  f"({where.format(t='ended_ts')}){within}")
-        + ") c WHERE 1 = 1 ON CONFLICT (table_id, quarter, dealer) DO UPDATE SET "
-        + ", ".join(f"{name} = excluded.{name}" for name in FIGURES)
-    )  # fmt: skip
-    db.execute(sql, [*params, *months, *params, *months, *params, *months])
+    db.execute(
+        f"INSERT INTO hand_quarters (table_id, quarter, {', '.join(FIGURES)}) "  # noqa: S608
+        f"SELECT * FROM ({counted(by_start, by_end)}) c WHERE 1 = 1 "
+        "ON CONFLICT (table_id, quarter) DO UPDATE SET "
+        + ", ".join(f"{name} = excluded.{name}" for name in FIGURES),
+        [*params, *months, *params, *months],
+    )
+    db.execute(
+        "INSERT INTO dealer_quarters (table_id, quarter, dealer, started) "  # noqa: S608
+        f"SELECT * FROM ({dealt(by_start)}) c WHERE 1 = 1 "
+        "ON CONFLICT (table_id, quarter, dealer) DO UPDATE SET started = excluded.started",
+        [*params, *months],
+    )
 
 
-#: Pit schema 14 (controller/pit/schema.py): the table, its index by quarter (a report's span),
-#: the hands by table and end (the ingest's counting again), and the hands stored before it
-#: counted. A migration's text once released is never changed: a new one goes after it.
+#: Pit schema 15 (controller/pit/schema.py): schema 14's table of each dealer's quarters made two
+#: (the drop's, read by every drop report, and the dealers'), their indexes by quarter (a
+#: report's span), and the hands stored before counted. A migration's text once released is
+#: never changed: a new one goes after it.
 MIGRATION = f"""
+    DROP TABLE hand_quarters;
     CREATE TABLE hand_quarters (
         table_id TEXT NOT NULL,
         quarter TEXT NOT NULL,
-        dealer TEXT NOT NULL DEFAULT '',
-        started BIGINT NOT NULL DEFAULT 0,
         hands BIGINT NOT NULL DEFAULT 0,
         raked BIGINT NOT NULL DEFAULT 0,
         rake BIGINT NOT NULL DEFAULT 0,
@@ -186,9 +194,17 @@ MIGRATION = f"""
         pots BIGINT NOT NULL DEFAULT 0,
         pot_total BIGINT NOT NULL DEFAULT 0,
         time_collected BIGINT NOT NULL DEFAULT 0,
-        PRIMARY KEY (table_id, quarter, dealer)
+        PRIMARY KEY (table_id, quarter)
     );
     CREATE INDEX hand_quarters_quarter ON hand_quarters (quarter);
-    CREATE INDEX hands_table_ended ON hands (table_id, ended_ts);
-    {BACKFILL}
+    CREATE TABLE dealer_quarters (
+        table_id TEXT NOT NULL,
+        quarter TEXT NOT NULL,
+        dealer TEXT NOT NULL,
+        started BIGINT NOT NULL,
+        PRIMARY KEY (table_id, quarter, dealer)
+    );
+    CREATE INDEX dealer_quarters_quarter ON dealer_quarters (quarter);
+    {BACKFILL};
+    {BACKFILL_DEALERS}
     """
