@@ -96,6 +96,7 @@ ONE_WORKER_MODULES = frozenset(
         "tests/packaging/test_offline.py",
         "tests/integration/test_pit_console.py",
         "tests/pit/test_console_a11y.py",
+        "tests/station/test_browser.py",
     }
 )
 

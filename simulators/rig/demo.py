@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from rich.console import Console
 from rich.live import Live
@@ -134,13 +134,17 @@ class Screen:
 @dataclass
 class Dealing:
     """What the demo deals, table after table, and the hands completed so far at every table
-    (what it reports on the way out)."""
+    (what it reports on the way out); the dealer's station it deals through (None: the rig's
+    console, without the station)."""
 
     options: DemoOptions
     scenario: Scenario
     rng: random.Random
     screen: Screen
     hands: int = 0
+    station: Any = None  # simulators.rig.station.DemoStation
+    pin: str | None = None  # the demo's dealer's PIN at the station
+    station_log: TextIO | None = None  # where the station's log lines go
 
     def wants_more(self, playing: int = 0) -> bool:
         """Whether another hand is to be dealt (``playing``: completed at the current table)."""
@@ -200,6 +204,7 @@ async def run_demo(options: DemoOptions) -> int:
     for sig in STOP_SIGNALS:
         loop.add_signal_handler(sig, stop.set)
     rig = Rig(RigOptions(broker=options.broker, directory=options.keep, reader=options.reader))
+    dealing.pin = _station_keys(rig)
     try:
         await _until_stopped(rig.start(), stop)
         if not stop.is_set():
@@ -216,6 +221,15 @@ async def run_demo(options: DemoOptions) -> int:
     finally:
         # Not cancellable: a Ctrl-C from here on only sets ``stop`` again, and every process
         # the rig started is stopped (each bounded: SIGTERM, then SIGKILL).
+        if dealing.station is not None:
+            from simulators.rig.station import close_quietly  # noqa: PLC0415
+
+            await close_quietly(dealing.station)
+        if dealing.station_log is not None:
+            from controller.shell.logging import configure  # noqa: PLC0415
+
+            configure("warning", "json", stream=sys.stderr)
+            dealing.station_log.close()
         await rig.close()
         for sig in STOP_SIGNALS:
             loop.remove_signal_handler(sig)
@@ -252,7 +266,43 @@ async def _play(rig: Rig, dealing: Dealing) -> None:
             dealing.screen.new_table()  # the players went broke: a fresh table, a new journal
         table = await _open(rig, dealing.scenario)
         tables += 1
+        await _station_for(rig, table, dealing)
         await _play_table(table, dealing)
+
+
+def _station_keys(rig: Rig) -> str | None:
+    """The dealer's station's key and roster beside the rig's keyring (before any table reads
+    it); the demo's dealer's PIN, or None where the station cannot run (a table-only install:
+    the station's web app needs the pit extra)."""
+    try:
+        from simulators.rig.station import prepare  # noqa: PLC0415
+    except ImportError as exc:
+        print(f"# the dealer's station cannot run here ({exc.name} is missing)", file=sys.stderr)
+        return None
+    return prepare(rig.keys)
+
+
+async def _station_for(rig: Rig, table: OpenTable, dealing: Dealing) -> None:
+    """The dealer's station of ``table``: started with the first table (its URL said), moved to
+    each table after."""
+    if dealing.pin is None:
+        return
+    if dealing.station is not None:
+        dealing.station.follow(table)
+        return
+    from controller.shell.logging import configure  # noqa: PLC0415
+    from simulators.rig.station import DEALER, DemoStation  # noqa: PLC0415
+
+    # the station's log lines go to a file of the rig's: the screen is the table's
+    dealing.station_log = (rig.directory / "station.log").open("a", encoding="utf-8")
+    configure("info", "json", stream=dealing.station_log)
+    dealing.station = await DemoStation.start(table)
+    print(
+        f"# the dealer's station: {dealing.station.url} (the automatic dealer plays through "
+        f"it, logged in as {DEALER!r}; the page shows the table as it plays)",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 async def _open(rig: Rig, scenario: Scenario) -> OpenTable:
@@ -280,6 +330,10 @@ async def _play_table(table: OpenTable, dealing: Dealing) -> None:
     else:
         follower = JournalFollower(table.journal, screen.show)
         following = asyncio.create_task(follower.follow(), name="demo:journal")
+    if dealing.station is not None and dealing.pin is not None:
+        from simulators.rig.station import StationConsole  # noqa: PLC0415
+
+        table.console = StationConsole(dealing.station, table.console, dealing.pin)
     dealer = TableDealer(dealing.scenario, dealing.rng, options.irregularities)
     dealer.style = STYLE
     dealer.pace = options.pace

@@ -26,14 +26,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from tests.integration.broker import Broker, free_port, mosquitto_available
@@ -41,6 +38,16 @@ from tests.integration.pit import PASSWORD, USER, PitProcess
 from tests.integration.test_pit_console import CHROMIUM, console_keyring
 from tests.pit.test_console_a11y import report, scrolls_sideways, violations
 from tests.station.rig import ANN_BADGE, BOB_BADGE, PINS, Table, make_table
+from tests.station.taps import (
+    SHOWS,
+    mode,
+    start_station,
+    stop_station,
+    tap,
+    tap_and_wait,
+    tap_pin,
+    until_mode,
+)
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 
@@ -52,9 +59,6 @@ pytestmark = [
 ]
 
 REPO = Path(__file__).resolve().parents[2]
-#: How long the screen may take to show what the table did: generous, for a machine whose every
-#: core is busy (the latency is measured in benchmarks/station.py, not asserted here).
-SHOWS = 30_000
 #: The screens the station is made for (docs/station.md).
 SCREENS = ({"width": 1280, "height": 800}, {"width": 1920, "height": 1080})
 #: The smallest touch target (CSS px).
@@ -103,10 +107,6 @@ class Rig:
         return answer
 
 
-def station_log(rig_dir: Path) -> str:
-    return (rig_dir / "station.log").read_text(errors="replace")[-3000:]
-
-
 @pytest.fixture(scope="module")
 def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
     if not mosquitto_available():
@@ -136,24 +136,13 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
             pit.add_user()
             pit.start()
             table.daemon.start()
-            command = ["station", "run", "--config", str(table.config)]
-            station = subprocess.Popen(
-                [sys.executable, "-m", "controller.cli", *command],
-                cwd=REPO,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
             url = f"http://127.0.0.1:{port}"
-            until_connected(url, station, directory)
+            station = start_station(table.config, url, log)
             yield Rig(directory, broker, table, station, url, pit, browser, artifacts)
         finally:
             browser.close()
             if station is not None:
-                station.terminate()
-                try:
-                    station.wait(30)
-                except subprocess.TimeoutExpired:
-                    station.kill()
+                stop_station(station)
             log.close()
             table.daemon.close()
             pit.close()
@@ -161,33 +150,7 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
     shutil.rmtree(directory / "broker", ignore_errors=True)
 
 
-def until_connected(url: str, station: subprocess.Popen[bytes], directory: Path) -> None:
-    """Until the station answers and follows the table."""
-    deadline = time.monotonic() + 60
-    while True:
-        assert station.poll() is None, station_log(directory)
-        try:
-            if httpx.get(f"{url}/healthz", timeout=5).json().get("daemon") == "connected":
-                return
-        except httpx.HTTPError:
-            pass  # not listening yet
-        assert time.monotonic() < deadline, station_log(directory)
-        time.sleep(0.05)  # polling the station's health for the condition
-
-
 # ----------------------------------------------------------------------------- taps
-
-
-def tap(page: Any, name: str, within: Any = None) -> None:
-    """Tap the button named ``name`` (its visible text)."""
-    (within or page).get_by_role("button", name=name, exact=True).tap()
-
-
-def tap_pin(page: Any, pin: str) -> None:
-    """Type ``pin`` on the PIN pad."""
-    pad = page.get_by_role("group", name="Keypad")
-    for digit in pin:
-        tap(page, digit, pad)
 
 
 def log_in_by_badge(rig: Rig, page: Any, badge: str, pin: str, name: str) -> None:
@@ -201,38 +164,9 @@ def log_in_by_badge(rig: Rig, page: Any, badge: str, pin: str, name: str) -> Non
     expect(page.locator("#status .dealer-name")).to_have_text(name, timeout=SHOWS)
 
 
-def mode(page: Any) -> str:
-    """What the action panel is for now (start, dealing, betting, board, showdown, award,
-    held, offline)."""
-    return str(page.locator("#pad").get_attribute("data-mode"))
-
-
 def requested(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The events a request caused (a command names who gave it; a refusal is journaled)."""
     return [e for e in events if e.get("by") is not None or e["type"] == "command.rejected"]
-
-
-def until_mode(page: Any, *modes: str) -> str:
-    """Until the action panel is for one of ``modes``."""
-    page.wait_for_function(
-        "modes => modes.includes(document.getElementById('pad')?.dataset.mode)",
-        arg=list(modes),
-        timeout=SHOWS,
-    )
-    return mode(page)
-
-
-def seq(page: Any) -> int:
-    return int(page.locator("body").get_attribute("data-seq") or 0)
-
-
-def tap_and_wait(page: Any, name: str, within: Any = None) -> None:
-    """Tap ``name`` and wait until the screen shows what the table did with it."""
-    before = seq(page)
-    tap(page, name, within)
-    page.wait_for_function(
-        "before => Number(document.body.dataset.seq) > before", arg=before, timeout=SHOWS
-    )
 
 
 def play_hand_by_taps(
@@ -275,13 +209,8 @@ def play_hand_by_taps(
             else:
                 tap_and_wait(page, "Call", pad)
         elif now == "showdown":
-            page.locator("#pad button.primary").first.tap()
-            page.wait_for_function(
-                "before => Number(document.body.dataset.seq) > before",
-                arg=seq(page) - 1,
-                timeout=SHOWS,
-            )
-            until_mode(page, "showdown", "award", "held", "start")
+            first = page.locator("#pad button.primary").first
+            tap_and_wait(page, first.inner_text(), page.locator("#pad"))
         elif now == "held":
             hold = page.locator("#holds article").first
             playwright_api.expect(hold.locator(".rule-id")).to_have_text("RR-SD-4")

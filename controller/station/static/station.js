@@ -5,7 +5,8 @@
 //   reason for a refusal) is shown in #answer; while a request is out, and until the screen
 //   shows what it did, no other action can be tapped (a double tap never acts twice)
 // - the PIN pad and the amount pad type into their field: no keyboard needed
-// - performance marks station:tap, station:answer and station:shown time each tap
+// - performance marks time each tap: station:tap, station:answer (its detail: the last event
+//   the answer journaled) and station:shown (its detail: the event the screen now shows)
 "use strict";
 
 const busy = { on: false, seq: null, timer: null };
@@ -106,7 +107,7 @@ function connect() {
     for (const [id, html] of Object.entries(update.sections)) replaceSection(id, html);
     if (update.seq !== null && update.seq !== undefined) body().dataset.seq = String(update.seq);
     amountPanel();
-    if (Object.keys(update.sections).length) performance.mark("station:shown");
+    if (Object.keys(update.sections).length) performance.mark("station:shown", { detail: { seq: update.seq } });
     if (busy.on && busy.seq !== null && update.seq !== null && update.seq >= busy.seq) release();
   });
 }
@@ -131,6 +132,7 @@ async function press(button) {
     say("✕ " + made.error, "refused");
     return;
   }
+  performance.clearMarks(); // only this tap's marks are kept: a kiosk runs for days
   performance.mark("station:tap");
   busy.on = true;
   busy.seq = null;
@@ -151,7 +153,9 @@ async function press(button) {
     say("✕ Not sent: the station does not answer (" + error + ")", "refused");
     return;
   }
-  performance.mark("station:answer");
+  // the answer: what the tap caused is journaled (the daemon answers after its commit)
+  const seqs = (answer.events || []).map((e) => e.seq).filter((s) => typeof s === "number");
+  performance.mark("station:answer", { detail: { seq: seqs.length ? Math.max(...seqs) : null } });
   if (!response.ok) {
     release();
     say("✕ " + (answer.error || "refused (" + response.status + ")"), "refused");
@@ -170,7 +174,6 @@ async function press(button) {
   if (button.id === "b-start") straddles.length = 0;
   // what the table did is on the screen once the view has reached the answer's last event
   // (a call of the floor changes nothing at the table: nothing to wait for)
-  const seqs = (answer.events || []).map((e) => e.seq).filter((s) => typeof s === "number");
   const shown = Number(body().dataset.seq || "0");
   if (button.dataset.post === "/api/floor" || !seqs.length || Math.max(...seqs) <= shown) release();
   else {
