@@ -39,10 +39,15 @@ SIGKILLed after ``--warmup`` seconds and started again ``SECONDS`` later, the fl
 for ``--after`` seconds more. Reported per window of publish time (before the kill, the outage,
 after the restart): publish→committed p50/p95/p99/max over every event, live or replayed (a
 committed event is in the next answer of either pit's API: one store), plus what pit-1 did (it
-heard pit-2's Will, took over, asked replays) and the duplicates pit-2 dropped once back::
+heard pit-2's Will, took over, asked replays), the duplicates pit-2 dropped once back, and the
+CPU an event: events stored per CPU second of the two pit processes, beside the baseline's in the
+same run::
 
     .venv/bin/python benchmarks/pit.py --failover 60 [--tables 200] [--speed 1] [--warmup 15]
                                        [--after 30] [--stores postgresql]
+
+``PIT_BENCH_SPY=DIR`` records where each pit process spends its CPU (py-spy, installed in the venv
+for the measurement: ``pip install py-spy``), one file of raw stacks per process start in DIR.
 
 With the defaults both runs take under two minutes of wall time. The machine's load average
 (1 minute) at the start and the end of each run is reported with its figures: on a shared
@@ -275,6 +280,8 @@ class Pit:
         self.proc: subprocess.Popen[bytes] | None = None
         self.cpu = 0.0  # of the processes that ended, after their start-up
         self.ready_cpu = 0.0
+        self.starts = 0
+        self.spies: list[subprocess.Popen[bytes]] = []
 
     def start(self) -> None:
         # a new port at every start: a port freed by a killed process may be taken meanwhile
@@ -293,6 +300,24 @@ class Pit:
         log.close()
         wait_port(self.web, 180)  # a busy machine starts Python slowly
         self.ready_cpu = cpu_seconds(self.proc.pid)  # start-up is not per-event work
+        self.starts += 1
+        spy = os.environ.get("PIT_BENCH_SPY")  # a directory: py-spy's samples of each process
+        if spy:
+            # --nonblocking: the process is never paused, so its CPU is what it would be; --gil:
+            # only the thread running Python is sampled (a wait for the database or the
+            # network is not CPU)
+            out = Path(spy) / f"{self.directory.parent.name}-{self.pit_id}-{self.starts}.txt"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            spying = subprocess.Popen(
+                [
+                    shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy")),
+                    *("record", "--nonblocking", "--gil", "-r", "200", "-f", "raw"),
+                    *("-o", str(out), "-p", str(self.proc.pid)),
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            self.spies.append(spying)
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
         assert self.proc is not None
@@ -313,6 +338,9 @@ class Pit:
     def end(self) -> None:
         if self.proc is not None:
             _end(self.proc)
+        for spying in self.spies:  # each ends with its process, writing its samples
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                spying.wait(60)
 
     def total_cpu(self) -> float:
         assert self.proc is not None
@@ -596,7 +624,8 @@ async def _floor(
         await asyncio.sleep(1.0)
     settle_seconds = time.monotonic() - published_end
     metrics = [pit.metrics() for pit in pits]
-    cpu = sum(pit.total_cpu() for pit in pits)
+    pit_cpu = [pit.total_cpu() for pit in pits]
+    cpu = sum(pit_cpu)
     twice = query(
         url,
         "SELECT COUNT(*) FROM (SELECT table_id, epoch, seq FROM events "
@@ -667,6 +696,7 @@ async def _floor(
         "calm_p99": percentile(calm, 0.99) * 1000,
         "rate": published / args.duration,
         "per_core": stored / cpu if cpu else float("nan"),
+        "pit_cpu": pit_cpu,
         "asked": int(total("tablectl_pit_replays_asked_total")),
         "answered": int(total('tablectl_pit_replays_answered_total{status="ok"}')),
         "replayed": int(total("tablectl_pit_replayed_events_total")),
@@ -798,8 +828,9 @@ def failover_report(results: list[dict[str, Any]], args: Any) -> str:
         "| store | published | ev/s | stored | lost | stored twice | before the kill p50 / p95 / "
         "p99 ms | outage p50 / p95 / p99 / max ms | after the restart p50 / p95 / p99 / max ms "
         "| pit-1: members lost, gaps released, replays asked, duplicates | pit-2 duplicates once "
-        "back | load avg |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|",
+        "back | pit-1 + pit-2 CPU s | ev/s per pit core | baseline ev/s per core | pit CPU an "
+        "event ÷ baseline's | load avg |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         w = r["windows"]
@@ -817,8 +848,17 @@ def failover_report(results: list[dict[str, Any]], args: Any) -> str:
             f"{s['tablectl_pit_gaps_released_total']:.0f}, "
             f"{s['tablectl_pit_replays_asked_total']:.0f}, "
             f"{s['tablectl_pit_duplicates_total']:.0f} | {r['returned_duplicates']} | "
+            f"{' + '.join(f'{c:.1f}' for c in r['pit_cpu'])} | {r['per_core']:.0f} | "
+            f"{r['base_per_core']:.0f} | {r['base_per_core'] / r['per_core']:.2f} | "
             f"{r['load']} |"
         )
+    lines += [
+        "",
+        "ev/s per pit core: events stored per CPU second of the two pit processes from each "
+        "start (once serving) to the end; the baseline's: rows per CPU second of mosquitto_sub "
+        "and its bulk insert, in the same run (no de-duplication, no ack after commit, no "
+        "repair)",
+    ]
     return "\n".join(lines) + "\n"
 
 
