@@ -16,7 +16,11 @@ library's public API gives them together:
 * **manual acknowledgement** (``manual_ack``, :meth:`Client.ack`): the pit acknowledges a
   message only after committing it;
 * **a connection cut without DISCONNECT** (:meth:`Client.drop`), so the broker publishes the
-  Last Will.
+  Last Will;
+* **reading at a pace** (``read_interval``): a process that takes many small messages and works
+  on them in batches anyway (the pit) reads its socket at most every ``read_interval`` seconds,
+  every message waiting there at once, instead of one turn of the loop per message; while a
+  publish, a subscription or the connection waits for the broker's answer, it reads at once.
 
 paho connects with blocking calls (name lookup, TCP, TLS), so :meth:`Client.connect` runs that in
 a thread; paho calls the socket callbacks from that thread then, and they hand over to the loop
@@ -28,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+import select
 import socket
 import ssl
 import threading
@@ -50,6 +55,10 @@ from controller.mqtt.records import (
     Topic,
     Will,
 )
+
+#: Packets read in one turn of the loop at most when reading at a pace (then the loop's other
+#: work, and the rest).
+PACKETS_A_TURN = 1000
 
 
 class Client:
@@ -74,8 +83,10 @@ class Client:
         clean_start: bool = True,
         properties: Properties | None = None,
         manual_ack: bool = False,
+        read_interval: float = 0.0,
     ) -> None:
         self.host, self.port, self.keepalive, self.timeout = host, port, keepalive, timeout
+        self._read_interval = read_interval
         self._clean_start, self._properties, self._tls = clean_start, properties, tls
         self._socket_options = tuple(socket_options)
         self._paho = paho.Client(
@@ -102,6 +113,7 @@ class Client:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
         self._fd = -1
+        self._resume: asyncio.TimerHandle | None = None  # reading paused until it runs
         self._handing_over = False
         self._disconnecting = False
         self._connack: asyncio.Future[None] | None = None
@@ -227,6 +239,7 @@ class Client:
             raise _lost(ended)
         done = asyncio.get_running_loop().create_future()
         self._publishes[info.mid] = done
+        self._read_now()
         try:
             await self._answer(done)
         finally:
@@ -292,6 +305,7 @@ class Client:
             raise MqttCodeError(rc, f"could not subscribe to {topic}")
         done: asyncio.Future[list[ReasonCode]] = asyncio.get_running_loop().create_future()
         self._subscribes[mid] = done
+        self._read_now()
         try:
             codes: list[ReasonCode] = await self._answer(done)
         finally:
@@ -308,6 +322,7 @@ class Client:
             raise MqttCodeError(rc, f"could not unsubscribe from {topic}")
         done: asyncio.Future[list[ReasonCode]] = asyncio.get_running_loop().create_future()
         self._subscribes[mid] = done
+        self._read_now()
         try:
             await self._answer(done)
         finally:
@@ -383,6 +398,9 @@ class Client:
 
     def _close_socket(self) -> None:
         loop, fd = self._loop, self._fd
+        if self._resume is not None:
+            self._resume.cancel()
+            self._resume = None
         if loop is not None and fd >= 0:
             loop.remove_reader(fd)
             loop.remove_writer(fd)
@@ -452,17 +470,51 @@ class Client:
         self._loop.add_reader(fd, self._readable)
 
     def _readable(self) -> None:
+        paced = self._read_interval > 0
         try:
-            while True:
+            for _ in range(PACKETS_A_TURN if paced else 1_000_000):
                 rc = self._paho.loop_read()
                 sock = self._paho.socket()
+                if rc != paho.MQTT_ERR_SUCCESS or sock is None:
+                    break
                 # a TLS socket may hold decrypted bytes the next epoll will not report
                 pending = getattr(sock, "pending", None)
-                if rc != paho.MQTT_ERR_SUCCESS or pending is None or pending() == 0:
+                if pending is not None and pending() > 0:
+                    continue
+                # paced: on to the next packet while the socket holds more (paho reads one)
+                if not paced or not select.select((sock,), (), (), 0)[0]:
                     break
+            else:  # a turn's worth read: the rest on the next turn, the loop's others between
+                return
         except Exception as exc:  # a read on a broken connection
             self._end(MqttError(f"the connection broke: {exc}"))
             self._close_socket()
+            return
+        if paced:
+            self._pause()
+
+    def _pause(self) -> None:
+        """Stop reading for ``read_interval`` seconds (not while an answer is awaited)."""
+        loop, fd = self._loop, self._fd
+        if loop is None or fd < 0 or self._resume is not None:
+            return
+        connack = self._connack
+        if self._publishes or self._subscribes or (connack is not None and not connack.done()):
+            return
+        loop.remove_reader(fd)
+        self._resume = loop.call_later(self._read_interval, self._read_again, fd)
+
+    def _read_again(self, fd: int) -> None:
+        self._resume = None
+        if self._loop is not None and self._fd == fd:  # the same connection
+            self._loop.add_reader(fd, self._readable)
+
+    def _read_now(self) -> None:
+        """An answer is awaited: read as soon as it comes."""
+        handle = self._resume
+        if handle is not None:
+            handle.cancel()
+            self._read_again(self._fd)
 
     def _on_socket_close(self, _c: Any, _u: Any, _sock: Any) -> None:
         # paho calls this before it closes the socket: stop watching it now, on the loop

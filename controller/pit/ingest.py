@@ -67,6 +67,7 @@ from controller.pit.published import (
     parse_device,
     parse_state,
     parse_status,
+    text_of,
 )
 from controller.pit.store import Store
 from controller.pit.worker import StoreWorker
@@ -74,6 +75,10 @@ from controller.pit.worker import StoreWorker
 log = structlog.get_logger("tablectl.pit.ingest")
 
 HEAD = 200
+#: Seconds between two reads of the broker's socket at most (a quarter of ``batch_wait`` when
+#: that is shorter): a floor's messages come one at a time, and a turn of the event loop per
+#: message cost more than the message (benchmarks/pit-results.txt).
+READ_EVERY = 0.05
 #: The requests the pit sends whose answers it reads: gap repair's and storage confirmation's.
 #: The requests whose answers this process hears: its own (replay, stored) and the rulings the
 #: console sends for the floor (confirm, reject, floor_override).
@@ -125,9 +130,9 @@ def route(topic: str, prefix: str, pit_id: str) -> Route:
 
 def parse_event(payload: bytes, where: Route) -> EventIn:
     """The envelope of one event message (RejectedError: why it is not one)."""
-    body = load(payload)
+    text = text_of(payload)
+    body = load(text)
     check_envelope(body, where.table)
-    text = payload.decode("utf-8")
     return EventIn(
         body["table_id"],
         body["epoch"],
@@ -441,6 +446,9 @@ class Ingest:
             ),
             manual_ack=True,  # acknowledge only what is committed
             will=will,
+            # messages wait for their batch anyway: read in bursts, a turn of the loop for
+            # each burst rather than each message (a request's answer is read at once)
+            read_interval=min(READ_EVERY, pit.batch_wait / 4),
         )
 
     async def _connection(self) -> None:

@@ -54,12 +54,48 @@ def _integer(text: str) -> int:
     return int(text)
 
 
-def load(payload: bytes | str) -> Any:
-    """The JSON value of a table's message (RejectedError: not JSON as the pit takes it)."""
+def text_of(payload: bytes | str) -> str:
+    """A message's text (RejectedError: not UTF-8)."""
     try:
-        text = payload.decode("utf-8") if isinstance(payload, bytes | bytearray) else payload
+        return payload.decode("utf-8") if isinstance(payload, bytes | bytearray) else payload
     except UnicodeDecodeError:
         raise RejectedError("not JSON: not UTF-8") from None
+
+
+#: An integer of more digits than :data:`MAX_INT_DIGITS` may be in a text that holds this.
+_LONG_DIGITS = re.compile(f"[0-9]{{{MAX_INT_DIGITS + 1}}}")
+
+
+def load(payload: bytes | str) -> Any:
+    """The JSON value of a table's message (RejectedError: not JSON as the pit takes it).
+
+    Most messages are read without looking at each of their values in Python: a text with no
+    ``\\u`` escape holds no NUL and no lone surrogate (RFC 8259 §7: a control character is
+    escaped, and UTF-8 cannot encode a surrogate), one with at most :data:`MAX_DEPTH` brackets
+    is nested no deeper, and one with no run of more than :data:`MAX_INT_DIGITS` digits holds no
+    longer integer. Any other text, and any text that does not parse, is read value by value,
+    which names the reason (the two ways take and refuse the same texts:
+    tests/pit/test_malformed.py).
+    """
+    text = text_of(payload)
+    if (
+        "\\u" not in text
+        and text.count("[") + text.count("{") <= MAX_DEPTH
+        and _LONG_DIGITS.search(text) is None
+    ):
+        try:
+            return _DECODER.decode(text)
+        except (ValueError, RecursionError):
+            pass  # refused: the way below says why
+    return load_checked(text)
+
+
+#: :func:`load`'s decoder, made once (:func:`json.loads` makes one a call when given hooks).
+_DECODER = json.JSONDecoder(parse_float=finite_float, parse_constant=no_constant)
+
+
+def load_checked(text: str) -> Any:
+    """:func:`load` reading every value (RejectedError: not JSON as the pit takes it)."""
     try:
         value = json.loads(
             text, parse_int=_integer, parse_float=finite_float, parse_constant=no_constant

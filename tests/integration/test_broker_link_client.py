@@ -1,5 +1,5 @@
 """The MQTT client (controller/mqtt/client.py), writing at once: when the broker has gone, when a
-burst fills it."""
+burst fills it; reading at a pace: every message of a burst, and an answer awaited at once."""
 
 from __future__ import annotations
 
@@ -70,3 +70,41 @@ def watched_for_writing(fd: int) -> bool:
     except KeyError:
         return False
     return bool(key.events & selectors.EVENT_WRITE)
+
+
+async def test_a_client_reading_at_a_pace_gets_every_message_of_a_burst_in_order(
+    broker: Broker,
+) -> None:
+    """Read at most every ``read_interval``, each read takes every message the socket holds
+    (paho reads one packet a call): none is left behind until the next message comes, and
+    they come in the order they were published."""
+    count = 3000
+    reader = Client("127.0.0.1", broker.port, timeout=5, read_interval=0.02, manual_ack=True)
+    async with reader, Client("127.0.0.1", broker.port, timeout=5) as writer:
+        await reader.subscribe("t/paced", qos=1)
+        for n in range(count):
+            writer.hand_over("t/paced", str(n).encode(), qos=1, write=False)
+        writer.write()
+        got: list[int] = []
+        async with asyncio.timeout(60):
+            async for message in reader.messages:
+                got.append(int(message.payload))
+                reader.ack(message)
+                if len(got) == count:
+                    break
+        assert got == list(range(count))
+
+
+async def test_a_client_reading_at_a_pace_reads_an_awaited_answer_at_once(
+    broker: Broker,
+) -> None:
+    """Paused for an hour between reads, the client still reads the broker's answers it waits
+    for (CONNACK, SUBACK, PUBACK) as they come: the calls return, well within their timeout."""
+    client = Client("127.0.0.1", broker.port, timeout=10, read_interval=3600.0)
+    async with client:
+        await client.subscribe("t/answer", qos=1)
+        async with asyncio.timeout(30):
+            for n in range(3):
+                await client.publish("t/answer", str(n).encode(), qos=1)
+            message = await anext(aiter(client.messages))  # read with the answers it came with
+        assert message.payload == b"0"

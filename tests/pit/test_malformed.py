@@ -27,7 +27,14 @@ from controller.mqtt import Message, Topic
 from controller.pit.config import PitConfig
 from controller.pit.ingest import Ingest
 from controller.pit.live import StreamLimits
-from controller.pit.published import RejectedError, load, parse_answer, parse_device
+from controller.pit.published import (
+    MAX_DEPTH,
+    RejectedError,
+    load,
+    load_checked,
+    parse_answer,
+    parse_device,
+)
 from controller.pit.service import PitService
 from controller.pit.users import csrf_token
 from controller.pit.web.app import create_app
@@ -471,3 +478,79 @@ async def test_a_json_body_with_a_number_json_cannot_hold_is_refused(floor: Floo
     )
     assert answer.status_code == 422
     assert answer.json()["detail"] == "the body is not JSON"
+
+
+def _outcome(text: str | bytes) -> tuple[str, str]:
+    """What reading ``text`` gives: the value (as its repr) or the reason it is refused."""
+    try:
+        return "value", repr(load(text))
+    except RejectedError as exc:
+        return "refused", str(exc)
+
+
+def _checked(text: str) -> tuple[str, str]:
+    try:
+        return "value", repr(load_checked(text))
+    except RejectedError as exc:
+        return "refused", str(exc)
+
+
+#: Texts near each limit the fast reading relies on: escapes, nesting, long integers, numbers
+#: no double holds.
+EDGES = st.sampled_from(
+    [
+        "\\u0000",
+        "\\ud800",
+        "\\u00e9",
+        "\ufeff",
+        "\u00e9",
+        "[" * MAX_DEPTH,
+        "]" * MAX_DEPTH,
+        "{",
+        "9" * 30,
+        "9" * 31,
+        "-" + "9" * 30,
+        "1e999999",
+        "1E400",
+        "NaN",
+        "-Infinity",
+        ".5",
+        "\x00",
+        '"',
+        ",",
+    ]
+)
+
+
+@st.composite
+def json_texts(draw: st.DrawFn) -> str:
+    """JSON a table may send (escaped or not, nested near the limit) and text that is nearly
+    JSON."""
+    digits = st.integers(min_value=29, max_value=32).map(lambda n: int("9" * n))
+    value = draw(VALUES | digits | digits.map(lambda n: -n) | digits.map(lambda n: n / 7))
+    depth = draw(st.integers(min_value=0, max_value=MAX_DEPTH + 2))
+    for _ in range(depth):
+        value = draw(st.sampled_from([[value], {"k": value}]))
+    text = json.dumps(value, allow_nan=True, ensure_ascii=draw(st.booleans()))
+    if draw(st.booleans()):
+        at = draw(st.integers(min_value=0, max_value=len(text)))
+        text = text[:at] + draw(EDGES) + text[at:]
+    return text
+
+
+@given(text=json_texts())
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+def test_reading_without_checking_each_value_takes_and_refuses_what_checking_does(
+    text: str,
+) -> None:
+    assert _outcome(text) == _checked(text)
+    assert _outcome(text.encode("utf-8", "surrogatepass")) == _checked(text)
+
+
+def test_a_text_read_without_checking_each_value_still_has_its_limits() -> None:
+    deep = "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)
+    assert _outcome(deep) == ("refused", f"not JSON: nested deeper than {MAX_DEPTH} levels")
+    assert _outcome("[" + "9" * 31 + "]")[0] == "refused"
+    assert _outcome('["a\\u0000b"]') == ("refused", "a string holds a NUL character")
+    assert _outcome("[" + "9" * 30 + "]") == ("value", repr([int("9" * 30)]))
+    assert _outcome("\ufeff[1]")[0] == "refused"  # a byte order mark is not JSON's
