@@ -27,7 +27,14 @@ from controller.pit.reports.charts import Chart, Series, bar_chart
 from controller.pit.reports.params import ReportQuery
 from controller.pit.reports.periods import Period, rfc3339
 from controller.pit.reports.registry import Part, Report, ReportOut
-from controller.pit.reports.sql import among, bucket_param, bucket_table, json_field, snapshot
+from controller.pit.reports.sql import (
+    among,
+    bucket_param,
+    bucket_table,
+    json_path,
+    json_value,
+    snapshot,
+)
 from controller.rules.devices import JAMS
 
 
@@ -72,19 +79,20 @@ _FIGURES = ("faults", "jams", "stale", "lost", "reboots")
 def compute(db: Db, query: ReportQuery, head: dict[str, Any]) -> DevicesReport:
     # the statements are this module's text; what a reader gives is only ever a parameter
     tables, table_params = among("table_id", query.tables)
-    envelope = "COALESCE(public, secure)"
-    device = json_field(db, envelope, "data", "device")
-    fault = json_field(db, envelope, "data", "fault")
-    health = json_field(db, envelope, "data", "health")
-    kind = json_field(db, envelope, "data", "kind")
-    rebooted = json_field(db, envelope, "data", "rebooted")
+    # each envelope parsed once (``OFFSET 0`` keeps PostgreSQL from folding the subquery into
+    # the one above, which would parse it again for every field read), then its fields read
+    parsed = (
+        f"SELECT table_id, {query.buckets.sql('ts')} AS k, "  # noqa: S608
+        f"{json_value(db, 'COALESCE(public, secure)')} AS j "
+        f"FROM events WHERE type = 'device.status' AND ts >= ? AND ts < ?{tables} OFFSET 0"
+    )
+    fields = ", ".join(
+        f"{json_path(db, 'j', 'data', name)} AS {name}"
+        for name in ("device", "fault", "health", "kind", "rebooted")
+    )
     jams = ", ".join(f"'{code}'" for code in sorted(JAMS))
     # a device's events, by type and time (events_type), their fields read from the envelope
-    inner = (
-        f"SELECT table_id, {query.buckets.sql('ts')} AS k, {device} AS device, "  # noqa: S608
-        f"{fault} AS fault, {health} AS health, {kind} AS kind, {rebooted} AS rebooted "
-        f"FROM events WHERE type = 'device.status' AND ts >= ? AND ts < ?{tables}"
-    )
+    inner = f"SELECT table_id, k, {fields} FROM ({parsed}) p"  # noqa: S608
     truth = "'true'" if db.dialect == "postgresql" else "1"
     sql = (
         f"WITH b AS ({bucket_table(db)}) "  # noqa: S608

@@ -65,6 +65,18 @@ def json_field(db: Db, column: str, *path: str) -> str:
     return f"json_extract({column}, '$.{'.'.join(path)}')"
 
 
+def json_value(db: Db, text: str) -> str:
+    """JSON text as a value to read several fields of (:func:`json_path`): parsed once."""
+    return f"CAST({text} AS jsonb)" if db.dialect == "postgresql" else text
+
+
+def json_path(db: Db, value: str, *path: str) -> str:
+    """The text (SQLite: the value) at ``path`` in a :func:`json_value`; NULL when absent."""
+    if db.dialect == "postgresql":
+        return f"({value} #>> '{{{','.join(path)}}}')"
+    return f"json_extract({value}, '$.{'.'.join(path)}')"
+
+
 def seconds_between(db: Db, earlier: str, later: str) -> str:
     """The seconds from one RFC 3339 text column to another."""
     if db.dialect == "postgresql":
