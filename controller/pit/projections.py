@@ -9,6 +9,7 @@ can hold it (controller/pit/rows.py).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -207,17 +208,14 @@ class Projections:
         store that is not partitioned)."""
         if self.db.dialect == "sqlite":
             return (month, *EVERY_MONTH)
-        return (month, *month_window(month))
+        return _around(month)
 
     def _ts_window(self, ts: str) -> tuple[str, str]:
         """The ``ts`` bounds of the events a few seqs from one of time ``ts``: the month before
         it to the month after (every time on a store that is not partitioned)."""
-        low, high = self._window(ts[:7])[1:]
-        if low == high:  # not a month: anywhere
-            return EVERY_MONTH
         if self.db.dialect == "sqlite":
-            return low, high
-        return low, add_months(high, 1)
+            return EVERY_MONTH
+        return _ts_bounds(ts[:7])
 
     def _anchored(
         self,
@@ -350,6 +348,22 @@ class Projections:
                 rows,
                 f"ON CONFLICT {key_of(db, 'hands')} DO UPDATE SET {', '.join(updates)}",
             )
+
+
+@functools.lru_cache(maxsize=64)
+def _around(month: str) -> tuple[str, str, str]:
+    """A month and the months around it (:func:`month_window`), worked out once: every row of
+    a batch asks for its month's, and a batch's rows are of a month or two."""
+    return (month, *month_window(month))
+
+
+@functools.lru_cache(maxsize=64)
+def _ts_bounds(month: str) -> tuple[str, str]:
+    """The ``ts`` bounds of :meth:`Projections._ts_window` for an event of ``month``."""
+    _, low, high = _around(month)
+    if low == high:  # not a month: anywhere
+        return EVERY_MONTH
+    return low, add_months(high, 1)
 
 
 #: How a hand ended, by the record of the event that ended it.

@@ -59,6 +59,8 @@ log = structlog.get_logger("tablectl.pit.store")
 
 #: Events read at once when a migration derives its new columns from the stored events.
 _BACKFILL_BATCH = 2000
+#: Epochs remembered as stored at most (beyond: forgotten, and written once more each).
+_EPOCHS_KNOWN = 100_000
 #: The mark in pit_meta of pit schema 3's derivation still to do.
 _DERIVE_HOUSE_MONEY = "derive_house_money"
 
@@ -85,6 +87,10 @@ class Store(Projections, TableStatus, Gaps, Queries, Accounts, Devices, Shuffler
 
     def __init__(self, url: str) -> None:
         self.db = Db(url)
+        #: the (table, epoch) pairs the store holds an ``epochs`` row of, as far as this
+        #: connection saw committed, and those the transaction under way wrote
+        self._epochs_known: set[tuple[str, str]] = set()
+        self._epochs_pending: set[tuple[str, str]] = set()
         #: when the monthly partitions ahead are to be checked next (PostgreSQL)
         self._months_checked_until = 0.0 if self.db.dialect == "postgresql" else math.inf
 
@@ -249,6 +255,7 @@ class Store(Projections, TableStatus, Gaps, Queries, Accounts, Devices, Shuffler
         applied = Applied()
         stamp = time.time() if now is None else now
         applied.committed_at = stamp
+        self._epochs_pending = set()
         # one row per event, with every view this batch has of it: a statement updates a row
         # once; a view delivered twice in the batch is a duplicate
         views: dict[tuple[str, str, int], dict[str, EventIn]] = {}
@@ -296,6 +303,9 @@ class Store(Projections, TableStatus, Gaps, Queries, Accounts, Devices, Shuffler
             self._derive([e for e in new if e.stream == "public"])
             self._shuffler_decks(new)  # SHF-RAND: the decks revealed (secure view)
             self._epochs_and_tables(new, stamp, applied)
+        if len(self._epochs_known) > _EPOCHS_KNOWN:
+            self._epochs_known.clear()
+        self._epochs_known |= self._epochs_pending
         return applied
 
     def _store_events(self, rows: Sequence[tuple[Any, ...]]) -> list[Row]:
@@ -366,6 +376,10 @@ class Store(Projections, TableStatus, Gaps, Queries, Accounts, Devices, Shuffler
             for e in events
             if isinstance(e.record, et.JournalEpochStarted) and e.stream == "public"
         )
+        # an epoch this connection saw committed is in the store for good: not written again
+        # (one statement less a batch); known once this transaction commits
+        known = self._epochs_known
+        self._epochs_pending = set(latest)
         returned = db.insert(
             "epochs",
             (
@@ -374,7 +388,7 @@ class Store(Projections, TableStatus, Gaps, Queries, Accounts, Devices, Shuffler
                 ("first_ts", "text"),
                 ("first_seen", "float8"),
             ),
-            [(t, ep, e.ts, stamp) for (t, ep), e in sorted(latest.items())],
+            [(t, ep, e.ts, stamp) for (t, ep), e in sorted(latest.items()) if (t, ep) not in known],
             "ON CONFLICT (table_id, epoch) DO NOTHING RETURNING table_id, epoch",
         )
         first_seen = sorted((str(t), str(ep)) for t, ep in returned)

@@ -287,6 +287,27 @@ def test_a_new_epoch_is_recorded_with_how_it_began(store: Store) -> None:
     assert (table["epoch"], table["last_seq"]) == ("e2", 2)
 
 
+def test_an_epoch_whose_first_commit_rolled_back_is_recorded_by_the_next(store: Store) -> None:
+    """A store does not write again an epoch it saw committed (one statement less a batch);
+    one whose transaction rolled back was not committed, and the next batch writes it."""
+    failures = ["the commit fails once"]
+
+    def announce(_db: object, _tables: object) -> None:
+        if failures:
+            raise RuntimeError(failures.pop())
+
+    store.db.announcer = announce  # runs in the transaction, just before its commit
+    with pytest.raises(RuntimeError):
+        store.ingest([event_in(envelope(1, epoch="e9", hand=None))])
+    applied = store.ingest([event_in(envelope(1, epoch="e9", hand=None))])
+    assert applied.new_epochs == [("T1", "e9")]
+    assert [e["epoch"] for e in store.epochs("T1")] == ["e9"]
+    # seen committed: a batch of the same epoch finds nothing new to write of it
+    again = store.ingest([event_in(envelope(2, epoch="e9", hand=None))])
+    assert again.new_epochs == []
+    assert store.tables()[0]["epoch"] == "e9"
+
+
 def test_the_watermark_never_passes_a_gap_and_waits_for_every_stream(store: Store) -> None:
     store.ingest([event_in(envelope(1, epoch="e0"))])  # an epoch before
     store.ingest([event_in(envelope(s)) for s in (1, 2, 3, 6, 7)])
