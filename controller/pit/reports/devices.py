@@ -84,7 +84,8 @@ def compute(db: Db, query: ReportQuery, head: dict[str, Any]) -> DevicesReport:
     parsed = (
         f"SELECT table_id, {query.buckets.sql('ts')} AS k, "  # noqa: S608
         f"{json_value(db, 'COALESCE(public, secure)')} AS j "
-        f"FROM events WHERE type = 'device.status' AND ts >= ? AND ts < ?{tables} OFFSET 0"
+        f"FROM events WHERE type = 'device.status' AND ts >= ? AND ts < ?{tables}"
+        + (" OFFSET 0" if db.dialect == "postgresql" else "")
     )
     fields = ", ".join(
         f"{json_path(db, 'j', 'data', name)} AS {name}"
