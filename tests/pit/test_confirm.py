@@ -1,0 +1,51 @@
+"""Storage confirmation (controller/pit/confirm.py): a round's requests go out together."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from controller.pit.config import PitConfig
+from controller.pit.confirm import Confirmer
+from controller.pit.metrics import PitMetrics
+from controller.pit.store import Store
+from controller.pit.worker import StoreWorker
+from tests.pit.test_store import envelope, event_in
+
+TABLES = [f"T{n}" for n in range(5)]
+
+
+async def test_a_round_sends_every_table_its_request_before_waiting_for_any_answer(
+    tmp_path: Path,
+) -> None:
+    """Each table whose watermark advanced is sent its request, and the broker's
+    acknowledgements are waited for together: a request waits for its PUBACK here until every
+    request of the round is out, which a round sending them one after the other never gets
+    past. What was sent is remembered: the next round, with nothing advanced, sends nothing."""
+    url = f"sqlite:///{tmp_path / 'pit.sqlite'}"
+    store = Store(url)
+    store.migrate()
+    store.ingest([event_in(envelope(s, table=t, hand=None)) for t in TABLES for s in (1, 2)])
+    store.advance([(t, "e1", "public", 2) for t in TABLES])
+    store.close()
+    config = PitConfig(pit={"id": "pit-1"}, store={"url": url})
+    worker = StoreWorker(url, "repair")
+    await worker.open()
+    sent_to: list[str] = []
+    every_one_out = asyncio.Event()
+
+    async def publish(topic: str, _payload: bytes) -> None:
+        sent_to.append(topic)
+        if len(sent_to) == len(TABLES):
+            every_one_out.set()
+        await every_one_out.wait()  # the PUBACK
+
+    confirmer = Confirmer(config, worker, PitMetrics("pit-1"), publish, None)
+    try:
+        async with asyncio.timeout(30):
+            assert await confirmer.confirm_once() == len(TABLES)
+            assert await confirmer.confirm_once() == 0
+    finally:
+        await worker.close()
+    prefix = config.broker.prefix
+    assert sorted(sent_to) == [f"{prefix}/{t}/request/stored" for t in TABLES]
