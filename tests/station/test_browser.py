@@ -89,7 +89,8 @@ class Rig:
         return page
 
     def shot(self, page: Any, name: str) -> None:
-        """A screenshot to the artifacts (and to docs/img/ when asked)."""
+        """A screenshot of a page (or of one element: a locator) to the artifacts, and to
+        docs/img/ when asked."""
         page.screenshot(path=str(self.artifacts / f"{name}.png"))
         if os.environ.get("TABLECTL_DOC_SHOTS"):
             page.screenshot(path=str(REPO / "docs" / "img" / f"{name}.png"))
@@ -185,7 +186,7 @@ def play_hand_by_taps(
         tap_and_wait(page, "Start hand")
     hand_id: str | None = None
     raised = not raise_once
-    table_shot = award_shot = shots
+    award_shot = shots
     for _ in range(200):
         now = until_mode(page, "betting", "showdown", "award", "held", "start")
         hand = page.locator("#facts").inner_text()
@@ -196,9 +197,6 @@ def play_hand_by_taps(
             assert hand_id is not None
             return hand_id
         if now == "betting":
-            if table_shot:
-                rig.shot(page, "station-table")
-                table_shot = False
             pad = page.locator("#pad")
             if not raised and pad.get_by_role("button", name="Raise", exact=True).is_enabled():
                 page.get_by_role("group", name="Quick sizes").get_by_role("button").first.tap()
@@ -303,7 +301,7 @@ def test_a_seat_count_hold_the_dealer_calls_the_floor_who_rules_on_the_console_a
         "Floor call from the dealer: a ruling on SEAT-COUNT is needed", timeout=SHOWS
     )
     expect(console.locator("body")).to_have_attribute("data-chimes", "1", timeout=SHOWS)
-    rig.shot(console, "station-console-floor-call")
+    rig.shot(queued, "station-console-floor-call")  # the hold's card on the queue
     queued.get_by_role("button", name="Confirm").click()
     expect(console.locator("#answer")).to_contain_text("accepted confirm", timeout=SHOWS)
 
@@ -390,6 +388,7 @@ def test_the_screens_pass_axe_fit_the_screen_and_have_touch_sized_targets(rig: R
         tap_and_wait(page, "Start hand")
         until_mode(page, "betting")
         checked(page, viewport, "betting")
+        rig.shot(page, f"station-table-{viewport['width']}x{viewport['height']}")
         play_hand_by_taps(rig, page, started=True)
         page.context.close()
 
