@@ -99,8 +99,9 @@ FIXED_LIMIT_CAP = 4
 
 def table_limits(table: TableState, hand: HandState) -> betting.Limits:
     """The limits of the table's betting structure: no-limit at every table (the profiles have
-    no structure key: one would change the state a snapshot writes, docs/snapshots.md)."""
-    return limits_for(betting.Structure.NO_LIMIT, hand, table.blinds[1])
+    no structure key: one would change the state a snapshot writes, docs/snapshots.md). The pot
+    is left out: no-limit's limits do not read it (the menu's quick sizes add it)."""
+    return betting.NO_LIMIT
 
 
 def limits_for(structure: betting.Structure, hand: HandState, big_blind: int) -> betting.Limits:

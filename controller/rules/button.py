@@ -63,12 +63,15 @@ def place(
     if redeal is not None:
         return _redeal(table, seats, button)
     listed = seats is not None
-    candidates = frozenset(seats) if seats is not None else _with_chips(table)
-    for seat in sorted(candidates):
-        if seat not in table.stacks:
-            raise RejectedError(f"seat {seat} has no player")
-        if table.stacks[seat] <= 0:
-            raise RejectedError(f"seat {seat} has no chips")
+    if seats is None:
+        candidates = _with_chips(table)
+    else:
+        candidates = frozenset(seats)
+        for seat in sorted(candidates):
+            if seat not in table.stacks:
+                raise RejectedError(f"seat {seat} has no player")
+            if table.stacks[seat] <= 0:
+                raise RejectedError(f"seat {seat} has no chips")
     waiting: frozenset[int] = frozenset()
     if blinds.anyone_owes(table, candidates):  # MISSED-BLINDS: who owes waits or has posted
         waiting = frozenset(
@@ -96,9 +99,12 @@ def place(
         raise RejectedError(_why_waits(table, seat, seat in held_back), _CITE)
     if button is not None and button not in placement.seats:
         raise RejectedError(f"the button seat {button} is not dealt in")
-    if left_out and Rule.MISSED_BLINDS not in placement.rules:
-        placement = placement._replace(rules=(*placement.rules, Rule.MISSED_BLINDS))
-    return placement._replace(waiting=left_out)
+    if not left_out:
+        return placement
+    rules = placement.rules
+    if Rule.MISSED_BLINDS not in rules:
+        rules = (*rules, Rule.MISSED_BLINDS)
+    return placement._replace(rules=rules, waiting=left_out)
 
 
 def _with_chips(table: TableState) -> frozenset[int]:
@@ -209,8 +215,8 @@ def heads_up_button(table: TableState, players: frozenset[int]) -> int:
 
 def _moving_blinds(players: frozenset[int], button: int) -> tuple[int, int]:
     """DE-1537-5/7 and HU: the small and big blind of ``players`` with the button at ``button``."""
-    order = [s for s in clockwise_seats(players | {button}, button) if s in players]
-    if len(order) == 2 and button in players:
+    order = clockwise_seats(players, button)  # the button last, if it plays
+    if len(order) == 2 and order[1] == button:
         return button, order[0]
     return order[0], order[1]
 
@@ -266,9 +272,9 @@ def new_players(table: TableState, seats: frozenset[int]) -> frozenset[int]:
 
 def _new_between(table: TableState, placement: Placement) -> frozenset[int]:
     """The new players dealt in on the button or between it and the big blind."""
-    new = new_players(table, placement.seats)
-    if not new:
+    if not table.hands_started or table.played.issuperset(placement.seats):
         return frozenset()
+    new = new_players(table, placement.seats)
     between = {placement.button} & new
     for seat in clockwise_seats(placement.seats | {placement.button}, placement.button):
         if seat == placement.big:

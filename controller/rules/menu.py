@@ -88,7 +88,9 @@ def menu(table: TableState, structure: Structure | None = None) -> Menu | None:
         call_to=options.call_to,
         min_to=options.min_to,
         max_to=options.max_to,
-        quick=betting.quick_sizes(rnd, seat, stacks, limits) if options.can_raise else (),
+        quick=betting.quick_sizes(rnd, seat, stacks, limits._replace(pot=hand.total_pot))
+        if options.can_raise
+        else (),
         structure=limits.structure,
     )
 
