@@ -19,7 +19,7 @@ MISSED-BLINDS (RRoP Button and Blind Use): a seat that owes blinds and has not p
 only as the big blind; a new player is not dealt in between the button and the big blind, nor on
 the button (RRoP: "a new player cannot be dealt in between the big blind and the button. Seats in
 this area are dealt in only after the button passes"): a moving button passes it, and it plays
-from the next hand on.
+behind the button from that hand on.
 MD-REDEAL (TDA 35C): the redeal after a misdeal keeps the button, the blinds and the players.
 """
 
