@@ -76,7 +76,9 @@ def _owes(state: TableState) -> dict[str, str]:
 
 def _seats(state: TableState) -> dict[str, dict[str, Any]]:
     hand = state.hand
-    stacks = hand.chips.stacks if hand is not None else state.stacks
+    # every seat of the table: those dealt in with their chips in the hand, a seat sitting the
+    # hand out (``out``) with its stack as the hand found it
+    stacks = {**state.stacks, **(hand.chips.stacks if hand is not None else {})}
     seats: dict[str, dict[str, Any]] = {}
     for seat in sorted(stacks):
         entry: dict[str, Any] = {"stack": stacks[seat]}

@@ -184,12 +184,15 @@ async def view(request: Request) -> Response:
 @refusals
 async def start_hand(request: Request) -> Response:
     """``Start hand`` (``button``: where the button goes, if not the rules' own choice;
-    ``straddles``: the seats that straddle, in order, STRADDLE)."""
-    body = await fields(request, {"button": int, "straddles": list})
+    ``straddles``: the seats that straddle, in order, STRADDLE; ``seats``: the seats dealt in,
+    the others sitting out, MISSED-BLINDS)."""
+    body = await fields(request, {"button": int, "straddles": list, "seats": list})
     session = logged_in(request)
     station = station_of(request)
     return JSONResponse(
-        await station.start_hand(session, body.get("button"), body.get("straddles"))
+        await station.start_hand(
+            session, body.get("button"), body.get("straddles"), body.get("seats")
+        )
     )
 
 

@@ -83,6 +83,7 @@ class Pad:
     amount: tuple[int, int] | None = None  # the smallest and largest bet or raise "to"
     straddles: tuple[int, ...] = ()  # the seats the dealer may name as straddlers
     straddle_max: int = 0
+    seated: tuple[int, ...] = ()  # the seats with chips, each of which may sit the hand out
     lines: tuple[str, ...] = ()  # the award proposal, in words
 
 
@@ -173,6 +174,7 @@ def _start(table: Mapping[str, Any]) -> Pad:
         tuple(buttons),
         straddles=tuple(sorted(chipped)) if allowed else (),
         straddle_max=int(straddles.get("max", 0)) if allowed else 0,
+        seated=tuple(sorted(chipped)),
     )
 
 

@@ -259,15 +259,19 @@ class Station:
         return {"ok": True, "command": command, "events": data.get("events", [])}
 
     async def start_hand(
-        self, session: Session, button: int | None, straddles: list[int] | None = None
+        self,
+        session: Session,
+        button: int | None,
+        straddles: list[int] | None = None,
+        seats: list[int] | None = None,
     ) -> dict[str, Any]:
-        """``Start hand`` (``straddles``: the seats that straddle, in order; STRADDLE, the
-        daemon judges who may)."""
+        """``Start hand`` (``straddles``: the seats that straddle, in order, STRADDLE; ``seats``:
+        the seats dealt in, the others sitting out, MISSED-BLINDS; the daemon judges both)."""
         table = self.table()
         if table.get("hand") is not None:
             raise StationError(f"hand {table['hand']['hand_id']} is in progress")
         fields: dict[str, Any] = {}
-        for seat in ([button] if button is not None else []) + (straddles or []):
+        for seat in ([button] if button is not None else []) + (straddles or []) + (seats or []):
             if str(seat) not in table.get("seats", {}):
                 raise StationError(f"seat {seat} is not at this table", 422)
         if button is not None:
@@ -276,6 +280,10 @@ class Station:
             if len(set(straddles)) != len(straddles):
                 raise StationError("a seat straddles once", 422)
             fields["straddles"] = straddles
+        if seats is not None:
+            if len(set(seats)) != len(seats):
+                raise StationError("a seat is dealt in once", 422)
+            fields["seats"] = sorted(seats)
         return await self.send(session, "start_hand", fields)
 
     async def post_blinds(self, session: Session, seat: int) -> dict[str, Any]:

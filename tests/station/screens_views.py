@@ -23,6 +23,7 @@ from controller.station.settings import StationSettings
 from controller.station.station import Station
 from controller.table.events import TableEvent
 from controller.table.inputs import Input
+from controller.table.state import TableState
 from simulators.autoplay import AutoDealer, Style, random_table
 
 #: A dealer of the tests (the roster is not read: the session is made by the desk).
@@ -54,13 +55,17 @@ def show(at: Station, view: dict[str, Any]) -> None:
 
 
 class Recording(AutoDealer):
-    """An automatic dealer that keeps the daemon's view after every input."""
+    """An automatic dealer that keeps the daemon's view, and the core's state, after every
+    input."""
 
     views: list[dict[str, Any]]
+    states: list[TableState]
 
     async def feed(self, event: Input) -> list[TableEvent]:
         events = await super().feed(event)
         self.views.append(daemon_view(self, len(self.run.events)))
+        if hasattr(self, "states"):
+            self.states.append(self.run.state)
         return events
 
 
@@ -80,10 +85,27 @@ def daemon_view(dealer: AutoDealer, seq: int) -> dict[str, Any]:
 
 def hand_views(seed: int, hands: int = 2, style: Style | None = None) -> Iterator[dict[str, Any]]:
     """The daemon's views through ``hands`` random hands at a random table of ``seed``."""
+    for view, _ in hand_states(seed, hands, style):
+        yield view
+
+
+def hand_states(
+    seed: int,
+    hands: int = 2,
+    style: Style | None = None,
+    house_rules: dict[str, Any] | None = None,
+) -> Iterator[tuple[dict[str, Any], TableState]]:
+    """The daemon's views, and the core's states they were made of, through ``hands`` random
+    hands at a random table of ``seed`` (``house_rules``: the profile's overrides)."""
     rng = random.Random(seed)
-    dealer = Recording(random_table(rng), rng, style or Style())
+    table = random_table(rng)
+    if house_rules:
+        meta = table.scenario.model_copy(update={"house_rules": house_rules})
+        table = table.model_copy(update={"scenario": meta})
+    dealer = Recording(table, rng, style or Style())
     dealer.views = []
+    dealer.states = []
     for _ in range(hands):
         if not dealer.play_hand():
             break
-    yield from dealer.views
+    yield from zip(dealer.views, dealer.states, strict=True)

@@ -445,3 +445,24 @@ def test_five_wrong_pins_lock_that_badge_for_a_while_not_the_station(rig: Rig) -
     log_in_by_badge(rig, other, BOB_BADGE, PINS["bob"], "Bob Example")
     other.context.close()
     page.context.close()
+
+
+def test_a_seat_sits_the_next_hand_out_by_a_tap_missed_blinds(rig: Rig) -> None:
+    """Last of the module: seat 3 sat a hand out, and owes its blinds from then on."""
+    expect = playwright_api.expect
+    page = rig.page()
+    log_in_by_badge(rig, page, BOB_BADGE, PINS["bob"], "Bob Example")
+    until_mode(page, "start")
+    sitting = page.get_by_role("group", name="Sitting the next hand out")
+    seat = sitting.get_by_role("button", name="Seat 3")
+    seat.tap()
+    expect(seat).to_have_attribute("aria-pressed", "true")
+    start = len(rig.events())
+    tap_and_wait(page, "Start hand")
+    until_mode(page, "betting")
+    started = [e for e in rig.events()[start:] if e["type"] == "hand.started"][-1]
+    assert sorted(started["data"]["seats"]) == [1, 2]  # in the order of the deal
+    assert started["by"] == {"person": "bob", "role": "dealer"}
+    expect(page.locator('svg [data-seat="3"]')).to_have_attribute("data-state", "sitting out")
+    play_hand_by_taps(rig, page, started=True)
+    page.context.close()

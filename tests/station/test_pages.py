@@ -21,6 +21,7 @@ import json
 import random
 import re
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -38,18 +39,38 @@ from controller.station.pages import screen, sections
 from controller.station.picture import SEAT_CARDS, drawing_of
 from controller.station.screens import RULINGS, holds, pad, status
 from controller.station.station import Station
-from controller.table.inputs import RaiseHold
+from controller.table.decoder import record_of
+from controller.table.engine import apply
+from controller.table.event_types import CommandRejected
+from controller.table.inputs import RaiseHold, RunItTwice
+from controller.table.state import TableState
 from controller.table.values import Ruling
 from simulators.autoplay import Style
 from simulators.scenario.core_runner import run_at_once
 from simulators.scenario.model import Scenario, ScenarioMeta, TableSpec
-from tests.station.screens_views import ANN, Recording, daemon_view, hand_views, show, station
+from tests.station.screens_views import (
+    ANN,
+    Recording,
+    daemon_view,
+    hand_states,
+    hand_views,
+    show,
+    station,
+)
 from tests.waiting import until
 
 #: The fixed surface's buttons of the action pad (design §3.14), by their visible text.
 PAD_BUTTONS = ("Fold", "Check", "Call", "Bet", "Raise", "All in")
 #: A style that makes all-ins and side pots often.
 WILD = Style(fold=0.2, aggressive=0.4, all_in=0.4)
+#: One that shoves almost every time it bets: every player all in before the river.
+ALL_IN = Style(fold=0.05, aggressive=0.6, all_in=0.9)
+
+
+def hand_clock(state: TableState) -> datetime:
+    """A time for an input at ``state`` (the core judges running it twice without the clock)."""
+    del state
+    return datetime(2026, 1, 1, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
@@ -138,6 +159,32 @@ def test_the_pad_offers_what_the_core_allows_and_every_quick_size_is_legal_de_15
             assert shown.amount is None
             assert shown.quick == ()
     assert betting > 0
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**30))
+def test_run_it_twice_is_offered_whenever_the_core_takes_it_run_twice(
+    seed: int, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Offered at every moment the core would take it; offered otherwise only while the next
+    street's cards are on their way, which the view does not show (the core refuses it then
+    with its reason)."""
+    at = station(tmp_path_factory.mktemp("twice"))
+    seen = {"taken": 0}
+    for daemon, state in hand_states(seed, 3, ALL_IN, {"run_twice.allowed": True}):
+        view = station_view(at, daemon)
+        offered = any(b.label == "Run it twice" for b in pad(view).buttons)
+        if state.hand is None:
+            assert not offered
+            continue
+        _, events = apply(state, RunItTwice(hand_clock(state)))
+        record = record_of(events[0])
+        if not isinstance(record, CommandRejected):
+            assert offered, daemon["table"]["hand"]
+            seen["taken"] += 1
+        elif offered:
+            assert record.reason == "the next street has begun: they agree before its burn"
+    assert seen["taken"]
 
 
 def held_view(dealer_may_confirm: list[str]) -> dict[str, Any]:

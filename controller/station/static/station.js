@@ -11,6 +11,7 @@
 
 const busy = { on: false, seq: null, timer: null };
 const straddles = [];
+const sittingOut = new Set();
 let target = null;
 
 function body() { return document.body; }
@@ -123,6 +124,10 @@ function bodyOf(button) {
     sent.amount = Number(text);
   }
   if (button.id === "b-start" && straddles.length) sent.straddles = straddles.slice();
+  if (button.id === "b-start" && sittingOut.size) {
+    const seated = (document.getElementById("pad").dataset.seated || "").split(",").map(Number);
+    sent.seats = seated.filter((seat) => seat && !sittingOut.has(seat));
+  }
   return { sent };
 }
 
@@ -171,7 +176,10 @@ async function press(button) {
     const field = document.getElementById("amount");
     if (field) field.value = "";
   }
-  if (button.id === "b-start") straddles.length = 0;
+  if (button.id === "b-start") {
+    straddles.length = 0;
+    sittingOut.clear();
+  }
   // what the table did is on the screen once the view has reached the answer's last event
   // (a call of the floor changes nothing at the table: nothing to wait for)
   const shown = Number(body().dataset.seq || "0");
@@ -187,6 +195,16 @@ function restoreStraddles(root) {
   for (const b of root.querySelectorAll("button[data-straddle]")) {
     b.setAttribute("aria-pressed", wanted.has(Number(b.dataset.straddle)) ? "true" : "false");
   }
+  for (const b of root.querySelectorAll("button[data-sits-out]")) {
+    b.setAttribute("aria-pressed", sittingOut.has(Number(b.dataset.sitsOut)) ? "true" : "false");
+  }
+}
+
+function toggleSitsOut(button) {
+  const seat = Number(button.dataset.sitsOut);
+  if (sittingOut.has(seat)) sittingOut.delete(seat);
+  else sittingOut.add(seat);
+  restoreStraddles(document);
 }
 
 function toggleStraddle(button) {
@@ -261,6 +279,7 @@ document.addEventListener("DOMContentLoaded", () => {
       const field = document.getElementById("amount");
       if (field) field.value = button.dataset.size;
     } else if (button.dataset.straddle !== undefined) toggleStraddle(button);
+    else if (button.dataset.sitsOut !== undefined) toggleSitsOut(button);
     else if (button.dataset.post !== undefined) press(button);
   });
   const form = document.getElementById("login-form");
