@@ -10,7 +10,7 @@ The dependencies are resolved once, for this machine, and each platform gets the
 (``pip download --no-deps --only-binary=:all: --platform …``), so every table of a floor runs
 the same code whatever its processor.
 
-    python scripts/make_dist.py [--platforms x86_64,aarch64] [--out dist/]
+    python scripts/make_dist.py [--platforms x86_64,aarch64] [--out dist/] [--wheel WHEEL]
 """
 
 from __future__ import annotations
@@ -87,11 +87,12 @@ def checksums(root: Path) -> None:
     (root / "SHA256SUMS").write_text("".join(lines))
 
 
-def make(platforms: list[str], out: Path) -> tuple[Path, str]:
-    """Build the archive; its path and what has no wheel."""
+def make(platforms: list[str], out: Path, built: Path | None = None) -> tuple[Path, str]:
+    """Build the archive (with ``built``, the project's wheel already built from this checkout,
+    else one built now); its path and what has no wheel."""
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
-        wheel = build_wheel(work / "build")
+        wheel = built if built is not None else build_wheel(work / "build")
         version = wheel.name.split("-")[1]
         root = work / f"tablectl-{version}-offline"
         root.mkdir()
@@ -127,12 +128,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--platforms", default="x86_64,aarch64", help="machines, comma-separated")
     parser.add_argument("--out", type=Path, default=REPO / "dist")
+    parser.add_argument(
+        "--wheel", type=Path, help="the project's wheel, already built from this checkout"
+    )
     args = parser.parse_args()
     platforms = [p.strip() for p in args.platforms.split(",") if p.strip()]
     unknown = [p for p in platforms if p not in PLATFORM_TAGS]
     if unknown:
         parser.error(f"unknown platform {', '.join(unknown)}: {', '.join(PLATFORM_TAGS)}")
-    archive, missing = make(platforms, args.out)
+    if args.wheel is not None and not args.wheel.is_file():
+        parser.error(f"--wheel {args.wheel}: no such file")
+    archive, missing = make(platforms, args.out, args.wheel)
     print(archive)
     print(missing, end="")
     return 0

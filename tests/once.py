@@ -29,7 +29,7 @@ def run_directory(factory: pytest.TempPathFactory) -> Path:
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
-def built_once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
+def built_once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], object]) -> Path:
     """The directory ``build`` filled for ``name`` in this run: built now if no process of the
     run has built it yet, else the one already built (waiting while another builds it).
 

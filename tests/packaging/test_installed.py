@@ -29,7 +29,7 @@ from controller import __version__
 from controller.shell.topics import Topics
 from tests.integration.broker import Broker, mosquitto_available
 from tests.integration.conftest import Collector
-from tests.packaging.venv import EXAMPLE, REPO, Dists, Venv, build
+from tests.packaging.venv import EXAMPLE, REPO, Dists, Venv
 
 # the first test of a worker builds the wheel and a venv: minutes when every core is busy
 pytestmark = [
@@ -39,12 +39,6 @@ pytestmark = [
 
 SCENARIO = "normal-hand-4-seats.toml"
 PY = f"python{sys.version_info[0]}.{sys.version_info[1]}"
-
-
-@pytest.fixture(scope="module")
-def dists(tmp_path_factory: pytest.TempPathFactory) -> Dists:
-    """The sdist and the wheel, built from this checkout."""
-    return build(tmp_path_factory.mktemp("dist"))
 
 
 @pytest.fixture(scope="module")

@@ -22,6 +22,7 @@ import pytest
 
 from controller import __version__
 from tests.netns import Namespace
+from tests.packaging.venv import Dists
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -42,11 +43,14 @@ def run(*command: str | Path, check: bool = True) -> subprocess.CompletedProcess
 
 
 @pytest.fixture(scope="module")
-def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The archive for this machine, unpacked."""
+def archive(tmp_path_factory: pytest.TempPathFactory, dists: Dists) -> Path:
+    """The archive for this machine, of the run's wheel (tests/packaging/conftest.py), unpacked."""
     out = tmp_path_factory.mktemp("dist")
     machine = platform.machine()
-    run(sys.executable, REPO / "scripts" / "make_dist.py", "--platforms", machine, "--out", out)
+    run(
+        sys.executable, REPO / "scripts" / "make_dist.py",
+        "--platforms", machine, "--out", out, "--wheel", dists.wheel,
+    )  # fmt: skip
     (packed,) = out.glob("tablectl-*-offline.tar.gz")
     digest = (out / f"{packed.name}.sha256").read_text().split()[0]
     assert run("sha256sum", packed).stdout.split()[0] == digest

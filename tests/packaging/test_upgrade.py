@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from controller import __version__
-from tests.packaging.venv import REPO, Venv
+from tests.packaging.venv import REPO, Dists, Venv
 
 pytestmark = [pytest.mark.slow(weight=2), pytest.mark.timeout(600)]
 
@@ -53,8 +53,9 @@ def _wheel(source: Path, out: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def wheels(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """The earlier build's wheel (from ``git archive`` of its commit) and the current one's."""
+def wheels(tmp_path_factory: pytest.TempPathFactory, dists: Dists) -> tuple[Path, Path]:
+    """The earlier build's wheel (from ``git archive`` of its commit) and the current one's (the
+    run's, tests/packaging/conftest.py)."""
     root = tmp_path_factory.mktemp("wheels")
     full = _run("git", "-C", REPO, "rev-parse", "--verify", f"{EARLIER}^{{commit}}")
     assert full.stdout.strip() == EARLIER, "the earlier build's commit is not in this clone"
@@ -64,7 +65,7 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     _run("git", "-C", REPO, "archive", "--format=tar", "--output", archive, EARLIER)
     with tarfile.open(archive) as tar:
         tar.extractall(source, filter="data")
-    return _wheel(source, root / "earlier-dist"), _wheel(REPO, root / "current-dist")
+    return _wheel(source, root / "earlier-dist"), dists.wheel
 
 
 @pytest.fixture(scope="module")

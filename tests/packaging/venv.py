@@ -9,6 +9,7 @@ it rather than from the index.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -37,6 +38,13 @@ class Dists:
     sdist: Path
     wheel: Path
 
+    @classmethod
+    def found_in(cls, outdir: Path) -> Dists:
+        """The sdist and the wheel :func:`build` wrote into ``outdir``."""
+        (sdist,) = outdir.glob("tablectl-*.tar.gz")
+        (wheel,) = outdir.glob("tablectl-*-py3-none-any.whl")
+        return cls(sdist, wheel)
+
 
 def build(outdir: Path) -> Dists:
     """``python -m build``: the sdist, then the wheel built from the sdist (not the checkout)."""
@@ -48,9 +56,26 @@ def build(outdir: Path) -> Dists:
         timeout=300,
     )
     assert done.returncode == 0, f"python -m build failed:\n{done.stdout}\n{done.stderr}"
-    (sdist,) = outdir.glob("tablectl-*.tar.gz")
-    (wheel,) = outdir.glob("tablectl-*-py3-none-any.whl")
-    return Dists(sdist, wheel)
+    return Dists.found_in(outdir)
+
+
+def source_digest() -> str:
+    """A digest of the files a build of the checkout packs: git's tracked files and the others
+    it does not ignore (hatchling packs by .gitignore too), names and contents. A build made
+    once for a run is known by it: were a file changed meanwhile, the next test to ask for the
+    build would get one of its own."""
+    listed = subprocess.run(
+        ["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        capture_output=True,
+        check=True,
+        timeout=60,
+    )
+    digest = hashlib.sha256()
+    for name in sorted({n for n in listed.stdout.decode().split("\0") if n}):
+        path = REPO / name
+        if path.is_file():  # (a tracked file deleted in the checkout is not packed)
+            digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
 
 
 @dataclass(frozen=True)
