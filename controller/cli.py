@@ -43,10 +43,23 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def asks_version(arguments: Sequence[str]) -> bool:
+    """Whether ``--version`` comes before any ``--help``: argparse acts on the first of them
+    and exits, and the version needs no verb's module (all of them are a second of imports)."""
+    for argument in arguments:
+        if argument == "--version":
+            return True
+        if argument in ("-h", "--help"):
+            return False
+    return False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
     arguments = list(sys.argv[1:] if argv is None else argv)
     verb = next((a for a in arguments if not a.startswith("-")), None)
+    if verb is None and asks_version(arguments):
+        verb = "version"  # its module alone: the cheapest, and --version prints the same
     parser = build_parser(verb)
     args = parser.parse_args(arguments)
     handler: Handler | None = getattr(args, "handler", None)
