@@ -27,7 +27,7 @@ from typing import Any
 
 import httpx
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from controller.aio import cancel_and_wait
@@ -158,7 +158,8 @@ def test_the_pad_offers_what_the_core_allows_and_every_quick_size_is_legal_de_15
         else:
             assert shown.amount is None
             assert shown.quick == ()
-    assert betting > 0
+    # a table of short stacks may be all in on the blinds: no betting round to look at
+    assume(betting > 0)
 
 
 @settings(max_examples=25, deadline=None)
@@ -184,7 +185,8 @@ def test_run_it_twice_is_offered_whenever_the_core_takes_it_run_twice(
             seen["taken"] += 1
         elif offered:
             assert record.reason == "the next street has begun: they agree before its burn"
-    assert seen["taken"]
+    # every hand may end before anyone is all in: nothing to offer then
+    assume(seen["taken"] > 0)
 
 
 def held_view(dealer_may_confirm: list[str]) -> dict[str, Any]:
