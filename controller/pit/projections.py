@@ -59,6 +59,8 @@ class Projections:
         #: the first time of each hand's events in the batch: the month a new hand is filed under
         hand_ts: dict[tuple[str, str, str], str] = {}
         time_marks: set[tuple[str, str, int, str]] = set()
+        #: hands whose holds may have been settled by the hand's end (below)
+        settled: dict[tuple[str, str, str], tuple[int | None, Any, Any]] = {}
         for e in events:
             body, record = e.body, e.record
             rules = [r for r in body.get("rules", ()) if isinstance(r, str)]
@@ -141,6 +143,11 @@ class Projections:
                         *self._window(e.ts[:7]),
                     )
                 )
+            if e.hand_id is not None and type(record) in HAND_END:
+                which = (e.table_id, e.epoch, e.hand_id)
+                settled[which] = (e.seq, by.get("person"), by.get("role"))
+            if isinstance(record, et.HandHold) and e.hand_id is not None:
+                settled.setdefault((e.table_id, e.epoch, e.hand_id), (None, None, None))
             if isinstance(record, et.HandResume) and record.hold is not None:
                 holds_resolved.append(
                     (
@@ -191,6 +198,7 @@ class Projections:
             "person = excluded.person, role = excluded.role",
         )
         self._hands(hands, hand_ts)
+        self._settled_by_the_end(settled)
         # a hand's rule IDs are filed under its row's month: written after it
         self._anchored(
             "hand_rules",
@@ -202,6 +210,33 @@ class Projections:
         self._time_collected(time_marks)
         # the reports' quarter hours these hands are in, counted again (time collected too)
         refresh_quarters(db, events)
+
+    def _settled_by_the_end(
+        self, hands: dict[tuple[str, str, str], tuple[int | None, Any, Any]]
+    ) -> None:
+        """A hold still open when its hand ended was settled by that end: a ruling that ends
+        the hand (a misdeal confirmed, RR-SD-4's award pushed, a hand voided) journals the end,
+        not ``hand.resume``, which only a hand that goes on has. Such a hold is resolved by the
+        hand's end (``resolved_by`` ``hand end``, the decision its outcome, the person of the
+        event that ended it), whichever of the hold and the end the store took first."""
+        db = self.db
+        for (table, epoch, hand), (seq, person, role) in sorted(hands.items(), key=str):
+            db.execute(
+                "UPDATE holds SET resolved_ts = (SELECT h.ended_ts FROM hands h WHERE "
+                "h.table_id = holds.table_id AND h.epoch = holds.epoch AND "
+                "h.hand_id = holds.hand_id), resolved_seq = COALESCE(?, (SELECT h.last_seq "
+                "FROM hands h WHERE h.table_id = holds.table_id AND h.epoch = holds.epoch AND "
+                "h.hand_id = holds.hand_id)), decision = (SELECT h.outcome FROM hands h WHERE "
+                "h.table_id = holds.table_id AND h.epoch = holds.epoch AND "
+                f"h.hand_id = holds.hand_id), resolved_by = 'hand end', "
+                f"person = COALESCE(?, ({_ENDED_BY % 'person'})), "
+                f"role = COALESCE(?, ({_ENDED_BY % 'role'})) "
+                "WHERE table_id = ? AND epoch = ? AND hand_id = ? AND resolved_seq IS NULL "
+                "AND raised_seq IS NOT NULL AND EXISTS (SELECT 1 FROM hands h WHERE "
+                "h.table_id = holds.table_id AND h.epoch = holds.epoch AND "
+                "h.hand_id = holds.hand_id AND h.ended_ts IS NOT NULL)",
+                (seq, text_or_none(person), text_or_none(role), table, epoch, hand),
+            )
 
     def _window(self, month: str) -> tuple[str, str, str]:
         """A row's month and the months its row may be found in already (every month on a
@@ -365,6 +400,14 @@ def _ts_bounds(month: str) -> tuple[str, str]:
         return EVERY_MONTH
     return low, add_months(high, 1)
 
+
+#: Who ended a hand, as the rulings have it (the end itself, or the award before it): for a hold
+#: the store takes after the hand's end.
+_ENDED_BY = (
+    "SELECT r.%s FROM rulings r WHERE r.table_id = holds.table_id AND r.epoch = holds.epoch "
+    "AND r.hand_id = holds.hand_id AND r.type IN ('hand.misdeal', 'hand.void', 'pot.awarded') "
+    "AND r.person IS NOT NULL ORDER BY r.seq DESC LIMIT 1"
+)
 
 #: How a hand ended, by the record of the event that ended it.
 HAND_END: dict[type[EventData], str] = {

@@ -157,7 +157,8 @@ def test_irregularities_by_rule_device_and_ruler_with_the_time_to_ruling(seeded:
         "SEAT-COUNT": (1, 1, 0, 0, 0, 20.0, 20.0, 1, 0),
         "SHF-MID-HAND": (1, 1, 0, 0, 0, 30.0, 30.0, 0, 0),
         "FLOP-PREM": (1, 0, 0, 1, 0, 60.0, 60.0, 0, 1),
-        "BOXED": (1, 0, 0, 0, 1, None, None, 0, 0),
+        # its hand ended 30 s after it was raised, nobody named: settled by the end
+        "BOXED": (1, 0, 0, 0, 0, 30.0, 30.0, 0, 0),
     }
     assert {(d.table_id, d.device, d.rule, d.holds) for d in report.devices} == {
         ("T1", "reader seat:3", "SEAT-COUNT", 1),
@@ -173,7 +174,7 @@ def test_irregularities_by_rule_device_and_ruler_with_the_time_to_ruling(seeded:
     ]
     assert report.holds_total == 4
     assert [(h.hold, h.how, h.seconds) for h in report.holds] == [
-        ("T3-00002-h1", None, None),
+        ("T3-00002-h1", "hand end", 30.0),
         ("T2-00003-h1", "override", 60.0),
         ("T1-00004-h1", "confirm", 20.0),
         ("T2-00002-h1", "confirm", 30.0),

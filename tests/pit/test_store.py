@@ -395,3 +395,48 @@ def test_any_delivery_order_with_repeats_stores_every_seq_once(
         assert (mark, holes) == (count, [])
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("end_first", [False, True])
+def test_a_hold_whose_ruling_ended_the_hand_is_resolved_by_the_end(
+    store: Store, end_first: bool
+) -> None:
+    """A misdeal confirmed (SEAT-COUNT's ruling) ends the hand: the table journals
+    ``hand.misdeal``, no ``hand.resume``; the hold leaves the open queue, resolved by the end,
+    in whichever order the store takes the two."""
+    hold = envelope(
+        5,
+        "hand.hold",
+        data={"hold": "T1-00001-h1", "rule": "SEAT-COUNT", "reason": "r", "ruling": "misdeal"},
+        rules=["SEAT-COUNT"],
+        severity="hold",
+    )
+    other = envelope(
+        5,
+        "hand.hold",
+        table="T2",
+        hand="T2-00001",
+        data={"hold": "T2-00001-h1", "rule": "SEAT-COUNT", "reason": "r", "ruling": "misdeal"},
+        severity="hold",
+    )
+    misdeal = envelope(
+        6,
+        "hand.misdeal",
+        data={"reason": "r", "rule": "SEAT-COUNT", "returned": {}, "button": 1, "seats": [1, 2]},
+        rules=["SEAT-COUNT"],
+        by={"person": "ann", "role": "dealer"},
+    )
+    batches = [[event_in(misdeal)], [event_in(hold), event_in(other)]]
+    for batch in batches if end_first else batches[::-1]:
+        store.ingest(batch)
+    assert [h["hold"] for h in store.holds()] == ["T2-00001-h1"]  # another hand's stays open
+    (resolved,) = store.resolved_holds(10)
+    assert resolved["hold"] == "T1-00001-h1"
+    assert resolved["resolution"] == {
+        "ts": misdeal["ts"],
+        "seq": 6,
+        "decision": "misdeal",
+        "by": "hand end",
+        "person": "ann",
+        "role": "dealer",
+    }

@@ -177,6 +177,8 @@ def compute(db: Db, query: ReportQuery, head: dict[str, Any]) -> RulingsReport:
             "sum(CASE WHEN resolved_by = 'reject' THEN 1 ELSE 0 END), "
             "sum(CASE WHEN resolved_by = 'floor' THEN 1 ELSE 0 END), count(*), avg(seconds) "
             f"FROM ({holds_sql}) h WHERE resolved_ts IS NOT NULL "
+            # a hold settled by its hand's end is a ruling only of the person who ended it
+            "AND NOT (resolved_by = 'hand end' AND person IS NULL) "
             "GROUP BY person, role ORDER BY count(*) DESC, person",
             params,
         )
