@@ -101,23 +101,34 @@ def by_quarters(db: Db, query: ReportQuery) -> tuple[str, list[Any]]:
         for name in ("rake", "jackpot", "time_collected", "hands", "raked", "pots", "pot_total")
     )
     # the quarters summed by clock hour first (an hour of play: one with a hand completed), then
-    # into the periods: each step a hash aggregate, no sort of the month's quarters
-    sql = (
-        f"WITH b AS ({bucket_table(db)}), h AS ("  # noqa: S608
-        f"SELECT table_id, {key} AS k, substr(quarter, 1, 13) AS hour, {sums}, "
+    # into the periods, each step a hash aggregate, no sort of the month's quarters; by the hour,
+    # an hour is in one period, and is summed into it at once
+    hours = (
+        f"SELECT table_id, {key} AS k, substr(quarter, 1, 13) AS hour, {sums}, "  # noqa: S608
         "max(CASE WHEN hands > 0 THEN 1 ELSE 0 END) AS played "
         # a quarter of hands started but none completed is none of the drop's
         f"FROM hand_quarters WHERE quarter >= ? AND quarter < ?{tables} "
         "AND (hands > 0 OR time_collected > 0) "
-        f"GROUP BY table_id, {key}, substr(quarter, 1, 13)), "
-        "p AS (SELECT h.table_id, b.p, h.hour, sum(h.rake) AS rake, sum(h.jackpot) AS jackpot, "
-        "sum(h.time_collected) AS time_collected, sum(h.hands) AS hands, "
-        "sum(h.raked) AS raked, max(h.played) AS played, sum(h.pots) AS pots, "
-        "sum(h.pot_total) AS pot_total FROM h JOIN b ON b.k = h.k "
-        "GROUP BY h.table_id, b.p, h.hour) "
-        "SELECT table_id, p, sum(rake), sum(jackpot), sum(time_collected), sum(hands), "
-        "sum(raked), sum(played), sum(pots), sum(pot_total) FROM p "
-        "GROUP BY table_id, p ORDER BY table_id, p"
+        f"GROUP BY table_id, {key}, substr(quarter, 1, 13)"
+    )
+    if query.buckets.minutes != 60:  # an hour may be in two periods: played once in each
+        hours = (
+            "SELECT h.table_id, b.p AS k, h.hour, sum(h.rake) AS rake, "  # noqa: S608
+            "sum(h.jackpot) AS jackpot, sum(h.time_collected) AS time_collected, "
+            "sum(h.hands) AS hands, sum(h.raked) AS raked, sum(h.pots) AS pots, "
+            "sum(h.pot_total) AS pot_total, max(h.played) AS played "
+            f"FROM ({hours}) h JOIN b ON b.k = h.k GROUP BY h.table_id, b.p, h.hour"
+        )
+        period = "h.k"
+        join = ""
+    else:
+        period = "b.p"
+        join = " JOIN b ON b.k = h.k"
+    sql = (
+        f"WITH b AS ({bucket_table(db)}) "  # noqa: S608
+        f"SELECT h.table_id, {period}, sum(h.rake), sum(h.jackpot), sum(h.time_collected), "
+        "sum(h.hands), sum(h.raked), sum(h.played), sum(h.pots), sum(h.pot_total) "
+        f"FROM ({hours}) h{join} GROUP BY h.table_id, {period} ORDER BY h.table_id, {period}"
     )
     first, last = quarter_span(query)
     return sql, [bucket_param(query.buckets), first, last, *table_params]
