@@ -51,8 +51,8 @@ def kept(store: Store) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
 def from_scratch(store: Store) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """The same, counted from the hands."""
     return (
-        integers(store.db.all(f"SELECT * FROM ({counted('1 = 1', '1 = 1')}) c ORDER BY 1, 2")),
-        integers(store.db.all(f"SELECT * FROM ({dealt('1 = 1')}) c ORDER BY 1, 2, 3")),
+        integers(store.db.all(f"SELECT * FROM ({counted()}) c ORDER BY 1, 2")),
+        integers(store.db.all(f"SELECT * FROM ({dealt()}) c ORDER BY 1, 2, 3")),
     )
 
 
