@@ -11,11 +11,18 @@ floor publishes them), measured two ways per store:
   backlog the broker kept for its session (the events published while it was stopped): its CPU
   seconds from its start-up to the last event stored, start-up excluded, and the wall time.
 
+* **at a floor's pace** (``--rate EVENTS_PER_S``): a real ``tablectl pit run`` process with a
+  signing key (it confirms what it stored to each table, as on a floor) takes the events as they
+  are published, at that rate, each table's retained state after its hands: its CPU seconds
+  from the first event published to the last stored, per event, and its CPU while idle after
+  (the tables known). A floor of 500 tables at a real table's pace gives each of two pit
+  processes about 130 events a second: one message at a time, not a backlog.
+
 ``--profile`` prints where the commit path's CPU goes.
 
     .venv/bin/python benchmarks/pit_ingest.py [--tables 500] [--events 40000] [--batch 500]
                                               [--stores sqlite,postgresql] [--through-broker]
-                                              [--profile]
+                                              [--profile] [--rate 130 --seconds 30]
 """
 
 from __future__ import annotations
@@ -178,6 +185,83 @@ def through_broker(
     return {"events": events, "batches": float("nan"), "cpu": cpu, "wall": wall}
 
 
+def at_rate(
+    url: str, messages: list[tuple[str, bytes]], work: Path, rate: float
+) -> dict[str, float]:
+    """A pit process takes the messages as published at ``rate`` events a second: its CPU
+    seconds from the first published to the last stored, and its CPU a second while idle after."""
+    from controller.authority import Role  # noqa: PLC0415
+    from controller.mqtt import Client  # noqa: PLC0415
+    from simulators.rig.keys import RigKeys  # noqa: PLC0415
+    from tests.integration.broker import Broker, free_port, wait_port  # noqa: PLC0415
+
+    directory = work / f"rate-{len(list(work.iterdir()))}"
+    directory.mkdir()
+    broker = Broker(directory, extra="max_queued_messages 0\nmax_inflight_messages 0")
+    broker.start()
+    keys = RigKeys.create(directory / "keys")
+    web = free_port()
+    config = directory / "pit.toml"
+    config.write_text(
+        f'[pit]\nid = "bench"\n[broker]\nhost = "127.0.0.1"\nport = {broker.port}\n'
+        f'[store]\nurl = "{url}"\n[web]\nlisten = "127.0.0.1:{web}"\n'
+        f'[repair]\nafter = 3.0\n[security]\nkey = "{keys.key_file(Role.PIT)}"\n'
+        '[log]\nformat = "json"\nlevel = "warning"\n'
+    )
+    command = [sys.executable, "-m", "controller.cli", "pit", "run", "--config", str(config)]
+    log = (directory / "pit.log").open("ab")
+    pit: subprocess.Popen[bytes] | None = None
+    events = sum(1 for where, _ in messages if not where.endswith("/state"))
+    try:
+        pit = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=log)
+        wait_port(web, 120)
+        time.sleep(2.0)  # connected and subscribed: its start-up is not measured
+
+        async def publish() -> None:
+            async with Client("127.0.0.1", broker.port) as client:
+                start = time.monotonic()
+                sent = 0
+                for where, payload in messages:
+                    if where.endswith("/state"):
+                        client.hand_over(f"tables/{where}", payload, 0, True)
+                        continue
+                    await asyncio.sleep(max(0.0, start + sent / rate - time.monotonic()))
+                    client.hand_over(f"tables/{where}/events", payload, 1)
+                    sent += 1
+
+        cpu0 = cpu_seconds(pit.pid)
+        asyncio.run(publish())
+        store = Store(url)
+        try:
+            deadline = time.monotonic() + 120
+            while store.counts()["events"] < events and time.monotonic() < deadline:
+                time.sleep(0.1)
+            stored = store.counts()["events"]
+        finally:
+            store.close()
+        cpu = cpu_seconds(pit.pid) - cpu0
+        time.sleep(3.0)  # its last commits' aftermath
+        idle0 = cpu_seconds(pit.pid)
+        time.sleep(10.0)
+        idle = (cpu_seconds(pit.pid) - idle0) / 10.0
+        assert stored == events, (stored, events)
+        pit.send_signal(signal.SIGTERM)
+        pit.wait(60)
+    finally:
+        if pit is not None and pit.poll() is None:
+            pit.kill()
+            pit.wait(30)
+        log.close()
+        broker.stop()
+    return {
+        "events": events,
+        "batches": float("nan"),
+        "cpu": cpu,
+        "wall": float("nan"),
+        "idle": idle,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tables", type=int, default=500)
@@ -186,7 +270,11 @@ def main() -> int:
     parser.add_argument("--stores", default="sqlite,postgresql")
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--through-broker", action="store_true")
+    parser.add_argument("--rate", type=float, default=0.0, help="events/s: at a floor's pace")
+    parser.add_argument("--seconds", type=float, default=30.0, help="--rate: for how long")
     args = parser.parse_args()
+    if args.rate:
+        args.events = int(args.rate * args.seconds)
     messages = floor_messages(args.tables, args.events)
     rows = []
     postgres = None
@@ -201,7 +289,9 @@ def main() -> int:
                 url = postgres.new_database()
             else:
                 url = f"sqlite:///{work / 'pit.sqlite'}"
-            if args.through_broker:
+            if args.rate:
+                result = at_rate(url, messages, work, args.rate)
+            elif args.through_broker:
                 result = through_broker(url, messages, work, args.batch)
             elif args.profile:
                 profile = cProfile.Profile()
@@ -215,6 +305,20 @@ def main() -> int:
             postgres.stop()
         shutil.rmtree(work, ignore_errors=True)
     load = os.getloadavg()[0]
+    if args.rate:
+        print(
+            f"one pit process taking {args.rate:g} events/s of {args.tables} tables as they are "
+            f"published, {args.seconds:g} s (load average {load:.1f})"
+        )
+        print()
+        print("| store | events | CPU µs/event | idle after (% of a core) |")
+        print("|---|---:|---:|---:|")
+        for kind, r in rows:
+            print(
+                f"| {kind} | {r['events']:.0f} | {r['cpu'] / r['events'] * 1e6:.0f} | "
+                f"{r['idle'] * 100:.1f} |"
+            )
+        return 0
     if args.through_broker:
         print(
             f"one pit process draining a backlog of {args.events} messages through mosquitto, "
