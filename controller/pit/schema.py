@@ -11,6 +11,7 @@ sorts as time does; ``*_at`` columns are this machine's Unix time in seconds.
 from __future__ import annotations
 
 from controller.pit.reports.quarters import MIGRATION as HAND_QUARTERS
+from controller.pit.reports.quarters import MIGRATION_HOURS as HAND_HOURS
 
 #: The store for years (controller/pit/partitions.py): the time each row of what grows with play
 #: is filed under: an event's rule IDs and an alarm's acknowledgement by their event's ``ts``, a
@@ -435,6 +436,9 @@ MIGRATIONS: list[str] = [
     # figures by table and quarter, the hands started by dealer apart (what the drop and the
     # dealers reports read), kept by the ingest; the hands stored before counted
     HAND_QUARTERS,
+    # 16: the reports' quarters summed by clock hour (controller/pit/reports/quarters.py: what a
+    # drop report over whole hours reads), kept by the ingest; the quarters before it summed
+    HAND_HOURS,
 ]
 
 AUTO_ID = {

@@ -22,6 +22,7 @@ from controller.pit.reports.quarters import (
     counted,
     dealt,
     quarter_of,
+    whole_hours,
     whole_quarters,
 )
 from controller.pit.reports.registry import NAMES_ROLES, run
@@ -35,8 +36,11 @@ def integers(rows: list[Any]) -> list[tuple[Any, ...]]:
     return [tuple(v if isinstance(v, str) else int(v) for v in r) for r in rows]
 
 
-def kept(store: Store) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    """The drop's quarters and the dealers' as the store keeps them."""
+Kept = tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]]]
+
+
+def kept(store: Store) -> Kept:
+    """The drop's quarters, the dealers' and the drop's hours, as the store keeps them."""
     figures = ", ".join(FIGURES)
     return (
         integers(store.db.all(
@@ -45,14 +49,21 @@ def kept(store: Store) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
         integers(store.db.all(
             "SELECT table_id, quarter, dealer, started FROM dealer_quarters ORDER BY 1, 2, 3"
         )),
+        integers(store.db.all(f"SELECT table_id, hour, {figures} FROM hand_hours ORDER BY 1, 2")),
     )  # fmt: skip
 
 
-def from_scratch(store: Store) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    """The same, counted from the hands."""
+def from_scratch(store: Store) -> Kept:
+    """The same, counted from the hands (the hours: summed from the quarters counted so)."""
+    quarters = integers(store.db.all(f"SELECT * FROM ({counted()}) c ORDER BY 1, 2"))
+    hours: dict[tuple[str, str], list[int]] = {}
+    for table, quarter, *figures in quarters:
+        sums = hours.setdefault((table, quarter[:13]), [0] * len(figures))
+        hours[table, quarter[:13]] = [a + b for a, b in zip(sums, figures, strict=True)]
     return (
-        integers(store.db.all(f"SELECT * FROM ({counted()}) c ORDER BY 1, 2")),
+        quarters,
         integers(store.db.all(f"SELECT * FROM ({dealt()}) c ORDER BY 1, 2, 3")),
+        [(table, hour, *sums) for (table, hour), sums in sorted(hours.items())],
     )
 
 
@@ -105,11 +116,11 @@ def test_events_late_twice_and_out_of_order_leave_the_count_from_scratch(store: 
     assert run(drop.REPORT, store.db, query, NAMES_ROLES).total.drop == 45  # as in order
 
 
-def test_schema_15_counts_the_hands_stored_before_it(store: Store) -> None:
+def test_schemas_15_and_16_count_the_hands_stored_before_them(store: Store) -> None:
     seed(store)
     before = kept(store)
-    assert before[0]
-    assert before[1]
+    assert all(before)
+    store.db.execute("DROP TABLE hand_hours")
     store.db.execute("DROP TABLE dealer_quarters")
     store.db.execute("DELETE FROM hand_quarters")
     store.db.execute("UPDATE pit_meta SET value = ? WHERE key = 'schema'", (str(14),))
@@ -143,7 +154,7 @@ def floors(tmp_path_factory: pytest.TempPathFactory) -> Store:
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
-    start=st.integers(min_value=0, max_value=4 * 24 * 3),
+    start=st.integers(min_value=0, max_value=4 * 24 * 3) | st.sampled_from((0, 4, 96, 100)),
     days=st.integers(min_value=1, max_value=3),
     group=st.sampled_from(("day", "shift", "month")),
     zone=st.sampled_from(("UTC", "Europe/Berlin", "Asia/Kolkata", "America/St_Johns")),
@@ -152,7 +163,8 @@ def test_a_report_from_the_quarters_is_the_report_from_the_hands(
     floors: Store, start: int, days: int, group: str, zone: str
 ) -> None:
     """For any span of whole quarter hours (in zones whole, half or three quarters of an hour
-    from UTC), the drop and the dealers' hands read from the quarters are those the hands give."""
+    from UTC), the drop and the dealers' hands read from the quarters (and the hours, for a span
+    of whole hours) are those the hands give."""
     since = datetime(2026, 1, 4, tzinfo=UTC) + timedelta(minutes=15 * start)
     query = ask(drop.REPORT, since, days, group, zone)
     assert whole_quarters(query)
@@ -161,6 +173,11 @@ def test_a_report_from_the_quarters_is_the_report_from_the_hands(
     hands = db.all(*drop.by_hands(db, query))
     # a sum of no value is NULL from the hands (no rake taken) and 0 from the quarters
     assert [tuple(v or 0 for v in r) for r in quarters] == [tuple(v or 0 for v in r) for r in hands]
+    if whole_hours(query):  # and from the hours, where every edge is on the hour
+        by_hours = db.all(*drop.by_hours(db, query))
+        assert [tuple(v or 0 for v in r) for r in by_hours] == [
+            tuple(v or 0 for v in r) for r in hands
+        ]
     report = run(dealers.REPORT, db, ask(dealers.REPORT, since, days, None, zone), NAMES_ROLES)
     dealt = db.all(
         "SELECT COALESCE(dealer, ?), count(*) FROM hands WHERE started_ts >= ? "

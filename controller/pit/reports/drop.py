@@ -31,7 +31,12 @@ from controller.pit.db import Db
 from controller.pit.reports.charts import Chart, Series, bar_chart, line_chart
 from controller.pit.reports.params import ReportQuery
 from controller.pit.reports.periods import rfc3339
-from controller.pit.reports.quarters import quarter_span, whole_quarters
+from controller.pit.reports.quarters import (
+    hour_span,
+    quarter_span,
+    whole_hours,
+    whole_quarters,
+)
 from controller.pit.reports.registry import Part, Report, ReportOut
 from controller.pit.reports.sql import among, bucket_param, bucket_table, snapshot
 
@@ -75,7 +80,12 @@ def compute(db: Db, query: ReportQuery, head: dict[str, Any]) -> DropReport:
     """The drop over the query's span, grouped by its periods, in one statement: from the
     hands by quarter hour when the span is made of whole quarters (a date, a shift, a month
     always is), else from the hands themselves."""
-    sql, params = by_quarters(db, query) if whole_quarters(query) else by_hands(db, query)
+    if whole_hours(query):
+        sql, params = by_hours(db, query)
+    elif whole_quarters(query):
+        sql, params = by_quarters(db, query)
+    else:
+        sql, params = by_hands(db, query)
     with snapshot(db):
         found = db.all(sql, params)
     spans = query.periods
@@ -84,6 +94,27 @@ def compute(db: Db, query: ReportQuery, head: dict[str, Any]) -> DropReport:
         for r in found
     ]
     return DropReport(**head, **totals(rows, [(p.name, p.start, p.end) for p in spans], query))
+
+
+def by_hours(db: Db, query: ReportQuery) -> tuple[str, list[Any]]:
+    """The statement over ``hand_hours``: each hour in one period, summed into it at once (an
+    hour of play: one with a hand completed)."""
+    tables, table_params = among("x.table_id", query.tables)
+    number = "CAST({} AS DOUBLE PRECISION)" if db.dialect == "postgresql" else "{}"
+    sums = ", ".join(
+        f"sum({number.format('x.' + name)})"
+        for name in ("rake", "jackpot", "time_collected", "hands", "raked")
+    )
+    sql = (
+        f"WITH b AS ({bucket_table(db)}) "  # noqa: S608
+        f"SELECT x.table_id, b.p, {sums}, sum(CASE WHEN x.hands > 0 THEN 1 ELSE 0 END), "
+        f"sum({number.format('x.pots')}), sum({number.format('x.pot_total')}) "
+        f"FROM hand_hours x JOIN b ON b.k = x.hour WHERE x.hour >= ? AND x.hour < ?{tables} "
+        "AND (x.hands > 0 OR x.time_collected > 0) "
+        "GROUP BY x.table_id, b.p ORDER BY x.table_id, b.p"
+    )
+    first, last = hour_span(query)
+    return sql, [bucket_param(query.buckets), first, last, *table_params]
 
 
 def by_quarters(db: Db, query: ReportQuery) -> tuple[str, list[Any]]:

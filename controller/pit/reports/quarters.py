@@ -121,6 +121,31 @@ BACKFILL_DEALERS = (
 )
 
 
+def summed_hours(wanted: str | None = None) -> str:
+    """The statement summing the drop's quarters into clock hours (``hand_hours``): the hours
+    ``wanted`` names (a relation ``(t, hour)``, each looked up by the quarters' key), or every
+    hour."""
+    sums = ", ".join(f"sum(q.{name})" for name in FIGURES)
+    if wanted is None:
+        source = "hand_quarters q"
+    else:  # an hour's quarters are its text and ':0' to ':3'
+        source = (
+            f"({wanted}) w JOIN hand_quarters q ON q.table_id = w.t "
+            "AND q.quarter >= w.hour || ':0' AND q.quarter <= w.hour || ':3'"
+        )
+    return (
+        f"SELECT q.table_id, substr(q.quarter, 1, 13) AS hour, {sums} "  # noqa: S608
+        f"FROM {source} GROUP BY q.table_id, substr(q.quarter, 1, 13)"
+    )
+
+
+#: Pit schema 16's summing of the quarters counted before it.
+BACKFILL_HOURS = (
+    f"INSERT INTO hand_hours (table_id, hour, {', '.join(FIGURES)}) "  # noqa: S608
+    f"SELECT * FROM ({summed_hours()}) c WHERE 1 = 1"
+)
+
+
 def quarter_of(ts: str) -> str | None:
     """The quarter an RFC 3339 UTC time is in (None: not such a time)."""
     try:
@@ -149,6 +174,20 @@ def whole_quarters(query: ReportQuery) -> bool:
 def quarter_span(query: ReportQuery) -> tuple[str, str]:
     """The first quarter of the span, and the first after it."""
     return bucket_name(query.since, 15), bucket_name(query.until, 15)
+
+
+def whole_hours(query: ReportQuery) -> bool:
+    """Whether a report's span and periods are made of whole clock hours (UTC): it may read the
+    hours (``hand_hours``) then, a quarter of the rows."""
+    edges = (query.since, query.until, *(p.start for p in query.periods))
+    return query.buckets.minutes == 60 and all(
+        e.second == 0 and e.microsecond == 0 and e.astimezone(UTC).minute == 0 for e in edges
+    )
+
+
+def hour_span(query: ReportQuery) -> tuple[str, str]:
+    """The first hour of the span, and the first after it."""
+    return bucket_name(query.since, 60), bucket_name(query.until, 60)
 
 
 def touched(events: Iterable[EventIn]) -> list[tuple[str, str]]:
@@ -201,6 +240,22 @@ def refresh(db: Db, events: Sequence[EventIn]) -> None:
         "ON CONFLICT (table_id, quarter, dealer) DO UPDATE SET started = excluded.started",
         [quarters, *months],
     )
+    # and the hours of those quarters, summed from them (four rows each, by the key's index)
+    hours = json.dumps(sorted({(table, quarter[:13]) for table, quarter in pairs}))
+    if db.dialect == "postgresql":
+        wanted = "SELECT value->>0 AS t, value->>1 AS hour FROM json_array_elements(?::json)"
+    else:
+        wanted = (
+            "SELECT json_extract(value, '$[0]') AS t, json_extract(value, '$[1]') AS hour "
+            "FROM json_each(?)"
+        )
+    db.execute(
+        f"INSERT INTO hand_hours (table_id, hour, {', '.join(FIGURES)}) "  # noqa: S608
+        f"SELECT * FROM ({summed_hours(wanted)}) c WHERE 1 = 1 "
+        "ON CONFLICT (table_id, hour) DO UPDATE SET "
+        + ", ".join(f"{name} = excluded.{name}" for name in FIGURES),
+        [hours],
+    )
 
 
 #: Pit schema 15 (controller/pit/schema.py): schema 14's table of each dealer's quarters made two
@@ -232,4 +287,25 @@ MIGRATION = f"""
     CREATE INDEX dealer_quarters_quarter ON dealer_quarters (quarter);
     {BACKFILL};
     {BACKFILL_DEALERS}
+    """
+
+
+#: Pit schema 16: the drop's quarters summed by clock hour (``hand_hours``: a drop report over
+#: whole hours, as every floor whole hours from UTC with shifts on the hour asks, reads a quarter
+#: of the rows), its index by hour, and the quarters counted before it summed.
+MIGRATION_HOURS = f"""
+    CREATE TABLE hand_hours (
+        table_id TEXT NOT NULL,
+        hour TEXT NOT NULL,
+        hands BIGINT NOT NULL DEFAULT 0,
+        raked BIGINT NOT NULL DEFAULT 0,
+        rake BIGINT NOT NULL DEFAULT 0,
+        jackpot BIGINT NOT NULL DEFAULT 0,
+        pots BIGINT NOT NULL DEFAULT 0,
+        pot_total BIGINT NOT NULL DEFAULT 0,
+        time_collected BIGINT NOT NULL DEFAULT 0,
+        PRIMARY KEY (table_id, hour)
+    );
+    CREATE INDEX hand_hours_hour ON hand_hours (hour);
+    {BACKFILL_HOURS}
     """
