@@ -75,7 +75,10 @@ async def test_a_serial_tsp_reader_reports_to_the_pit(
     finally:
         if sim.returncode is None:
             sim.terminate()
-        await asyncio.wait_for(sim.wait(), 10)
+        # its output read to its end: an asyncio subprocess's transport closes once the process
+        # exited and its pipes did; wait() returns at the exit, and a transport left open when
+        # the test's loop closes is collected in a later test ("unclosed transport")
+        await asyncio.wait_for(sim.communicate(), 10)
 
 
 async def test_a_usb_tsp_reader_reports_to_the_pit(

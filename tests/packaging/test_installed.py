@@ -400,7 +400,10 @@ async def bridge(plugin: Venv) -> AsyncIterator[tuple[asyncio.subprocess.Process
     yield sim, int(words[2])
     if sim.returncode is None:
         sim.kill()
-    await sim.wait()
+    # its output read to its end: an asyncio subprocess's transport closes once the process
+    # exited and its pipes did; wait() returns at the exit, and a transport left open when the
+    # test's loop closes is collected in a later test ("unclosed transport")
+    await sim.communicate()
 
 
 @pytest.mark.broker

@@ -181,7 +181,7 @@ async def test_a_request_printed_signed_is_sent_by_mosquitto_pub_and_answered(
                 break
             except TimeoutError:
                 continue
-    await answer.wait()
+    await answer.communicate()  # (its pipe read to its end: its transport closes)
     response = json.loads(out)
     assert (response["transaction"], response["status"]) == ("by-mosquitto-pub", "ok")
     assert response["data"]["events"][0]["type"] == "hand.started"

@@ -160,7 +160,10 @@ async def processes() -> AsyncIterator[list[asyncio.subprocess.Process]]:
     for process in started:
         if process.returncode is None:
             process.terminate()
-        await asyncio.wait_for(process.wait(), 10)
+        # its output read to its end: an asyncio subprocess's transport closes once the process
+        # exited and its pipes did; wait() returns at the exit, and a transport left open when
+        # the test's loop closes is collected in a later test ("unclosed transport")
+        await asyncio.wait_for(process.communicate(), 10)
 
 
 def _reader_config(path: Path, **section: Any) -> Path:
