@@ -412,7 +412,7 @@ async def floor(lan: Network, tmp_path: Path) -> AsyncIterator[Floor]:
 # --------------------------------------------------------------------------- the tests
 
 
-@pytest.mark.slow(weight=2)  # 60 s of its minute and a half are the cut: started first
+@pytest.mark.slow(weight=4)  # 60 s of its minute and a half are the cut: started first
 @pytest.mark.timeout(240)
 async def test_a_table_and_a_pit_host_cut_off_lose_nothing_and_store_nothing_twice(
     floor: Floor,
