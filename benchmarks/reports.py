@@ -46,7 +46,11 @@ from controller.pit.db import Db  # noqa: E402
 from controller.pit.reports.catalogue import REPORTS  # noqa: E402
 from controller.pit.reports.params import ReportQuery, parse_query  # noqa: E402
 from controller.pit.reports.periods import Calendar  # noqa: E402
-from controller.pit.reports.quarters import BACKFILL, BACKFILL_DEALERS  # noqa: E402
+from controller.pit.reports.quarters import (  # noqa: E402
+    BACKFILL,
+    BACKFILL_DEALERS,
+    BACKFILL_HOURS,
+)
 from controller.pit.reports.registry import NAMES_ROLES, Report, run  # noqa: E402
 from controller.pit.store import Store  # noqa: E402
 
@@ -350,6 +354,10 @@ def _generate(args: tuple[Floor, int]) -> dict[str, str]:
     return floor.table(index)
 
 
+#: What the ingest keeps of the hands for the reports (counted after the copy).
+QUARTERS = ("hand_quarters", "dealer_quarters", "hand_hours")
+
+
 def relations(db: Db) -> list[str]:
     """The relations of :data:`COLUMNS` the store has (the audit's: with its schema)."""
     return [
@@ -388,9 +396,9 @@ def fill(store: Store, floor: Floor, workers: int) -> tuple[dict[str, int], floa
     # the hands by quarter hour, which the ingest keeps as it stores each batch, counted from
     # the hands copied in as pit schema 14 counts those of a store it migrates
     counting = time.monotonic()
-    for statement in (BACKFILL, BACKFILL_DEALERS):
+    for statement in (BACKFILL, BACKFILL_DEALERS, BACKFILL_HOURS):
         db.execute(statement)
-    for name in ("hand_quarters", "dealer_quarters"):
+    for name in QUARTERS:
         counts[name] = int(db.one(f"SELECT count(*) FROM {name}")[0])  # type: ignore[index]
     print(f"  the quarters counted in {time.monotonic() - counting:.1f} s", flush=True)
     db.execute("VACUUM ANALYZE")
@@ -503,6 +511,9 @@ def main() -> None:
     parser.add_argument("--no-decks", action="store_true", help="no revealed decks")
     parser.add_argument("--url", help="an empty PostgreSQL database (default: a throwaway one)")
     parser.add_argument("--workers", type=int, default=2, help="processes generating the rows")
+    parser.add_argument(
+        "--reuse", action="store_true", help="with --url: time the floor the store holds already"
+    )
     parser.add_argument("--out", type=Path, help="also write the report here")
     args = parser.parse_args()
     from tests.postgres import PostgresServer  # noqa: PLC0415
@@ -532,12 +543,23 @@ def main() -> None:
         lines[0] += f" {version[0] if version else ''}"
         lines.append("server settings: " + ", ".join(f"{k} {v}" for k, v in settings.items()))
         print(lines[0], flush=True)
-        counts, seconds = fill(store, floor, args.workers)
-        rows = sum(counts.values())
-        lines.append(
-            f"generated and copied in {seconds:.0f} s ({rows / seconds:,.0f} rows/s): "
-            + ", ".join(f"{name} {n:,}" for name, n in counts.items())
-        )
+        stored = store.db.one("SELECT count(*) FROM hands")
+        if args.reuse and stored is not None and int(stored[0]) > 0:
+            counts = {
+                name: int(store.db.one(f"SELECT count(*) FROM {name}")[0])  # type: ignore[index]
+                for name in (*relations(store.db), *QUARTERS)
+            }
+            lines.append(
+                "the floor already in the store (--reuse): "
+                + ", ".join(f"{name} {n:,}" for name, n in counts.items())
+            )
+        else:
+            counts, seconds = fill(store, floor, args.workers)
+            rows = sum(counts.values())
+            lines.append(
+                f"generated and copied in {seconds:.0f} s ({rows / seconds:,.0f} rows/s): "
+                + ", ".join(f"{name} {n:,}" for name, n in counts.items())
+            )
         size = sizes(store.db, counts)
         lines.append(
             "on disk with indexes: "

@@ -121,17 +121,23 @@ BACKFILL_DEALERS = (
 )
 
 
-def summed_hours(wanted: str | None = None) -> str:
+def summed_hours(wanted: str | None = None, lateral: bool = True) -> str:
     """The statement summing the drop's quarters into clock hours (``hand_hours``): the hours
     ``wanted`` names (a relation ``(t, hour)``, each looked up by the quarters' key), or every
     hour."""
     sums = ", ".join(f"sum(q.{name})" for name in FIGURES)
     if wanted is None:
         source = "hand_quarters q"
-    else:  # an hour's quarters are its text and ':0' to ':3'
+    elif not lateral:  # SQLite: no LATERAL, and no need of it (it loops over the hours)
         source = (
             f"({wanted}) w JOIN hand_quarters q ON q.table_id = w.t "
             "AND q.quarter >= w.hour || ':0' AND q.quarter <= w.hour || ':3'"
+        )
+    else:  # an hour's quarters are its text and ':0' to ':3', by the key (LATERAL: picked())
+        source = (
+            f"({wanted}) w CROSS JOIN LATERAL (SELECT * FROM hand_quarters x "  # noqa: S608
+            "WHERE x.table_id = w.t AND x.quarter >= w.hour || ':0' "
+            "AND x.quarter <= w.hour || ':3' OFFSET 0) q"
         )
     return (
         f"SELECT q.table_id, substr(q.quarter, 1, 13) AS hour, {sums} "  # noqa: S608
@@ -251,7 +257,7 @@ def refresh(db: Db, events: Sequence[EventIn]) -> None:
         )
     db.execute(
         f"INSERT INTO hand_hours (table_id, hour, {', '.join(FIGURES)}) "  # noqa: S608
-        f"SELECT * FROM ({summed_hours(wanted)}) c WHERE 1 = 1 "
+        f"SELECT * FROM ({summed_hours(wanted, db.dialect == 'postgresql')}) c WHERE 1 = 1 "
         "ON CONFLICT (table_id, hour) DO UPDATE SET "
         + ", ".join(f"{name} = excluded.{name}" for name in FIGURES),
         [hours],
