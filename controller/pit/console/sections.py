@@ -30,6 +30,7 @@ from controller.pit.live import LiveBoard, StreamLimits
 from controller.pit.query_rows import HoldRow
 from controller.pit.store import Store, Stream
 from controller.pit.worker import StoreWorker
+from controller.table import event_types as et
 from controller.table.state import Ruling
 from controller.view.svg import table_svg
 
@@ -66,7 +67,7 @@ def floor_calls(alarms: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "reason": a["reason"],
         }
         for a in alarms
-        if a["type"] == "floor.called"
+        if a["type"] == et.FloorCalled.TYPE
     ]
 
 

@@ -27,6 +27,7 @@ from controller.pit.reports.params import ReportQuery
 from controller.pit.reports.registry import Part, Report, ReportOut
 from controller.pit.reports.sql import among, json_field, seconds_between, snapshot
 from controller.rules.ids import Rule
+from controller.table import event_types as et
 
 #: Rules about the shuffler: a hold citing one is the table's shuffler's (catalogue sections A
 #: and K, docs/rules.md).
@@ -154,13 +155,13 @@ def compute(db: Db, query: ReportQuery, head: dict[str, Any]) -> RulingsReport:
             params,
         )
         others = db.all(
-            "SELECT rule, type, count(*) FROM rulings WHERE type <> 'pot.awarded' "  # noqa: S608
-            f"AND type IN (?, ?, ?, ?) AND ts >= ? AND ts < ?{tables} GROUP BY rule, type",
+            "SELECT rule, type, count(*) FROM rulings "  # noqa: S608
+            f"WHERE type IN (?, ?, ?, ?) AND ts >= ? AND ts < ?{tables} GROUP BY rule, type",
             [
-                "hand.misdeal",
-                "hand.void",
-                "floor.override",
-                "betting.action.corrected",
+                et.HandMisdeal.TYPE,
+                et.HandVoid.TYPE,
+                et.FloorOverride.TYPE,
+                et.BettingActionCorrected.TYPE,
                 query.since_text,
                 query.until_text,
                 *table_params,
@@ -253,10 +254,10 @@ def _rule_row(rule: str, figures: Any, kinds: dict[str, int]) -> RuleRow:
         open=int(still_open or 0),
         average_seconds=_round(average),
         longest_seconds=_round(longest),
-        misdeals=kinds.get("hand.misdeal", 0),
-        voids=kinds.get("hand.void", 0),
-        overrides=kinds.get("floor.override", 0),
-        corrections=kinds.get("betting.action.corrected", 0),
+        misdeals=kinds.get(et.HandMisdeal.TYPE, 0),
+        voids=kinds.get(et.HandVoid.TYPE, 0),
+        overrides=kinds.get(et.FloorOverride.TYPE, 0),
+        corrections=kinds.get(et.BettingActionCorrected.TYPE, 0),
     )
 
 
