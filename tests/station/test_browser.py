@@ -26,6 +26,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -424,19 +425,25 @@ def test_five_wrong_pins_lock_that_badge_for_a_while_not_the_station(rig: Rig) -
         if attempt < 5:
             expect(answer).not_to_contain_text("try again")
         answer.evaluate("el => { el.textContent = '' }")
-    # five in a row: each further try waits, doubling; a try in the wait is refused unread,
-    # the right PIN too (the waits double, so a try soon lands in one however slow the taps)
-    for _ in range(8):
-        tap_pin(page, PINS["ann"])
+    # five in a row: each further try waits, doubling (1 s, 2 s, 4 s, …), and a try in the wait
+    # is refused unread. Wrong PINs until a wait is far longer than a PIN takes to tap on a busy
+    # machine (a wrong PIN past a wait doubles it; one in it is refused), then the right one
+    waits: list[int] = []
+    longest = 0.0  # the longest a try took, tapped and answered
+    for _ in range(60):
+        began = time.monotonic()
+        tap_pin(page, "0000")
         tap(page, "Log in")
         expect(answer).to_contain_text("try again in", timeout=SHOWS)
-        if "too many wrong PINs" in answer.inner_text():
+        longest = max(longest, time.monotonic() - began)
+        waits.append(int(answer.inner_text().rsplit("try again in", 1)[1].split()[0]))
+        answer.evaluate("el => { el.textContent = '' }")
+        if waits[-1] >= max(3.0, 3 * longest):
             break
-        answer.evaluate("el => { el.textContent = '' }")
-        tap_pin(page, "0000")  # past the wait: another wrong PIN doubles it
-        tap(page, "Log in")
-        expect(answer).to_contain_text("try again in", timeout=SHOWS)
-        answer.evaluate("el => { el.textContent = '' }")
+    assert waits[-1] >= max(3.0, 3 * longest), (waits, longest)
+    tap_pin(page, PINS["ann"])
+    tap(page, "Log in")
+    expect(answer).to_contain_text("try again in", timeout=SHOWS)
     assert "too many wrong PINs" in answer.inner_text()
     assert page.get_by_role("button", name="Log out", exact=True).count() == 0
     rig.shot(page, "station-locked")
