@@ -142,12 +142,13 @@ def compute(db: Db, query: ReportQuery, head: dict[str, Any]) -> DevicesReport:
             intervals.append((float(up), end))
     uptime: list[UptimeRow] = []
     uptime_total: list[UptimeRow] = []
-    whole = Period("total", query.since, query.until)
+    whole = _Span(Period("total", query.since, query.until), now)
+    periods = [_Span(period, now) for period in spans]
     for table in sorted(by_table):
         intervals = merged(by_table[table])
-        for period in spans:
-            uptime.append(_uptime(table, period, intervals, now))
-        uptime_total.append(_uptime(table, whole, intervals, now))
+        ends = [e for _, e in intervals]
+        uptime.extend(_uptime(table, span, intervals, ends) for span in periods)
+        uptime_total.append(_uptime(table, whole, intervals, ends))
     return DevicesReport(
         **head,
         devices=rows,
@@ -186,12 +187,18 @@ def merged(intervals: Sequence[tuple[float, float]]) -> list[tuple[float, float]
     return out
 
 
-def covered(intervals: Sequence[tuple[float, float]], start: float, end: float) -> float:
-    """Seconds of ``[start, end)`` that disjoint, ordered ``intervals`` cover."""
+def covered(
+    intervals: Sequence[tuple[float, float]],
+    start: float,
+    end: float,
+    ends: Sequence[float] | None = None,
+) -> float:
+    """Seconds of ``[start, end)`` that disjoint, ordered ``intervals`` cover (``ends``: their
+    ends, when the caller has them already)."""
     if end <= start:
         return 0.0
     total = 0.0
-    first = max(0, bisect.bisect_right([e for _, e in intervals], start))
+    first = bisect.bisect_right(ends if ends is not None else [e for _, e in intervals], start)
     for lo, hi in intervals[first:]:
         if lo >= end:
             break
@@ -199,21 +206,33 @@ def covered(intervals: Sequence[tuple[float, float]], start: float, end: float) 
     return total
 
 
+class _Span:
+    """A period as the uptime rows need it, worked out once for every table."""
+
+    def __init__(self, period: Period, now: float) -> None:
+        self.name = period.name
+        self.start = period.start.timestamp()
+        self.end = min(period.end.timestamp(), max(now, self.start))
+        self.seconds = max(0.0, self.end - self.start)
+        self.texts = (rfc3339(period.start), rfc3339(period.end))
+
+
 def _uptime(
-    table: str, period: Period, intervals: Sequence[tuple[float, float]], now: float
+    table: str,
+    span: _Span,
+    intervals: Sequence[tuple[float, float]],
+    ends: Sequence[float],
 ) -> UptimeRow:
-    start = period.start.timestamp()
-    end = min(period.end.timestamp(), max(now, start))
-    seconds = max(0.0, end - start)
-    up = covered(intervals, start, end)
-    return UptimeRow(
+    up = covered(intervals, span.start, span.end, ends)
+    # built from figures computed here: no validation to run (thousands a report)
+    return UptimeRow.model_construct(
         table_id=table,
-        period=period.name,
-        start=rfc3339(period.start),
-        end=rfc3339(period.end),
-        seconds=round(seconds, 3),
+        period=span.name,
+        start=span.texts[0],
+        end=span.texts[1],
+        seconds=round(span.seconds, 3),
         up_seconds=round(up, 3),
-        uptime=round(100.0 * up / seconds, 3) if seconds > 0 else None,
+        uptime=round(100.0 * up / span.seconds, 3) if span.seconds > 0 else None,
     )
 
 
