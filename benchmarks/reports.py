@@ -529,7 +529,11 @@ def main() -> None:
         f"reports: {args.tables} tables, {args.days} days, {args.hands_per_hour} hands a table "
         f"an hour around the clock; Python {platform.python_version()}, {os.cpu_count()} CPUs "
         f"(load {os.getloadavg()[0]:.1f}); PostgreSQL: "
-        + ("the tests' cluster (fsync off, the server's defaults otherwise)" if server else url),
+        + (
+            "the tests' cluster (fsync off, the server's defaults otherwise)"
+            if server
+            else "the server at --url"
+        ),
     ]
     try:
         store = Store(url)
