@@ -572,11 +572,14 @@ def main() -> None:
         )
         store.close()
         print("\n".join(lines[1:]), flush=True)
+        loads = [os.getloadavg()[0]]
         walls = timed(url, floor, args.repeat)
+        loads.append(os.getloadavg()[0])
         lines += [
             "",
             f"each report as the API runs it, {args.repeat} times each case in turn after a "
-            "first round not counted (seconds)",
+            "first round not counted (seconds; the machine's load "
+            f"{loads[0]:.1f} when they began, {loads[1]:.1f} when they ended)",
             "",
             f"| {'report':<10} | {'asked':<30} | {'median':>7} | {'p95':>7} | {'worst':>7} |",
             f"|{'-' * 12}|{'-' * 32}|{'-' * 9}|{'-' * 9}|{'-' * 9}|",
