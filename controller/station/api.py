@@ -284,9 +284,10 @@ async def name_seat(request: Request) -> Response:
     return JSONResponse(station.state(session)["view"])
 
 
-async def stream(request: Request) -> Response:
-    """The station's state as it changes (Server-Sent Events ``state``; the table only to the
-    dealer logged in: after a log-out the same stream goes on without it)."""
+def event_stream(request: Request, frame: Callable[[Session | None], bytes]) -> Response:
+    """A live stream of Server-Sent Events: ``frame`` of the session the request's cookie holds
+    now, at once and at every change of the station, a heartbeat comment between (every
+    ``HEARTBEAT`` seconds); at most ``MAX_STREAMS`` at once, the next refused (429)."""
     station = station_of(request)
     streams: set[object] = request.app.state.streams
     if len(streams) >= MAX_STREAMS:
@@ -301,9 +302,7 @@ async def stream(request: Request) -> Response:
             while True:
                 version = station.version
                 if version != sent:
-                    session = station.desk.holder(token, station.clock())
-                    body = json.dumps(station.state(session), separators=(",", ":"))
-                    yield f"event: state\ndata: {body}\n\n".encode()
+                    yield frame(station.desk.holder(token, station.clock()))
                     sent = version
                 else:
                     yield b": heartbeat\n\n"
@@ -316,6 +315,18 @@ async def stream(request: Request) -> Response:
         media_type="text/event-stream",
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
     )
+
+
+async def stream(request: Request) -> Response:
+    """The station's state as it changes (Server-Sent Events ``state``; the table only to the
+    dealer logged in: after a log-out the same stream goes on without it)."""
+    station = station_of(request)
+
+    def frame(session: Session | None) -> bytes:
+        body = json.dumps(station.state(session), separators=(",", ":"))
+        return f"event: state\ndata: {body}\n\n".encode()
+
+    return event_stream(request, frame)
 
 
 async def not_found(request: Request, exc: Exception) -> Response:

@@ -19,17 +19,17 @@ the pages add no way of doing anything the API does not check.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import jinja2
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from controller import __version__
-from controller.station.api import HEARTBEAT, MAX_STREAMS, error, station_of
+from controller.station.api import event_stream, station_of
 from controller.station.desk import COOKIE, Session
 from controller.station.picture import drawing_of
 from controller.station.screens import facts, holds, pad, status
@@ -109,43 +109,24 @@ async def index(request: Request) -> Response:
 
 
 async def live(request: Request) -> Response:
-    """The page's sections as they change (Server-Sent Events ``sections``)."""
+    """The page's sections as they change (Server-Sent Events ``sections``: only those whose
+    text changed since the last frame, all of them when the page changed)."""
     station = station_of(request)
-    streams: set[object] = request.app.state.streams
-    if len(streams) >= MAX_STREAMS:
-        return error("the station serves all the live streams it may", 429, retry=5)
-    token = request.cookies.get(COOKIE)
-    marker = object()
-    streams.add(marker)
+    sent: dict[str, str] = {}
+    page_sent: str | None = None
 
-    async def events() -> AsyncIterator[bytes]:
-        try:
-            version = -1
-            sent: dict[str, str] = {}
-            page_sent = None
-            while True:
-                if station.version != version:
-                    version = station.version
-                    session = station.desk.holder(token, station.clock())
-                    page, context = screen(station, session)
-                    fresh = sections(page, context)
-                    if page != page_sent:
-                        sent = {}
-                    changed = {k: v for k, v in fresh.items() if sent.get(k) != v}
-                    sent, page_sent = fresh, page
-                    data = {"page": page, "seq": seq_of(context), "sections": changed}
-                    yield f"event: sections\ndata: {json.dumps(data)}\n\n".encode()
-                else:
-                    yield b": heartbeat\n\n"
-                await station.wait_change(version, HEARTBEAT)
-        finally:
-            streams.discard(marker)
+    def frame(session: Session | None) -> bytes:
+        nonlocal sent, page_sent
+        page, context = screen(station, session)
+        fresh = sections(page, context)
+        if page != page_sent:
+            sent = {}
+        changed = {k: v for k, v in fresh.items() if sent.get(k) != v}
+        sent, page_sent = fresh, page
+        data = {"page": page, "seq": seq_of(context), "sections": changed}
+        return f"event: sections\ndata: {json.dumps(data)}\n\n".encode()
 
-    return StreamingResponse(
-        events(),
-        media_type="text/event-stream",
-        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
-    )
+    return event_stream(request, frame)
 
 
 ROUTES: list[BaseRoute] = [
