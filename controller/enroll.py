@@ -170,6 +170,11 @@ async def enroll(
         except TimeoutError:
             if not pending:
                 return  # the dealer has not presented a card for idle_timeout: done
+            if loop.time() > window_end + gap:
+                # Woken a whole gap late (a busy machine): the reader's next frame may be
+                # waiting unread, so the window was not watched; watch a fresh one.
+                window_end = loop.time() + gap
+                continue
             single = len(pending) == 1
             report(enrollment.offer(pending[0]) if single else enrollment.together(pending))
             pending = []

@@ -207,6 +207,10 @@ async def test_a_hand_started_before_the_shuffler_is_reached_gets_its_shuffle(
                 assert not any(e["type"] == "deck.verified" for e in collector.public)
                 sim = await asyncio.to_thread(ShufflerSim, tmp_path, "--seed", "11")
                 assert await playing == 1
+                # the console saw the hand end; the collector's copy may still be on its way
+                await collector.wait_for(
+                    lambda c: any(e["type"] == "hand.completed" for e in c.public), 60
+                )
             finally:
                 if sim is not None:
                     sim.stop()

@@ -6,7 +6,9 @@ import asyncio
 import contextlib
 import re
 import sys
+import time
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,7 @@ from hypothesis import strategies as st
 from controller.cards import STANDARD_DECK
 from controller.decks import load_deck, load_manifest
 from controller.enroll import Accepted, Enrollment, EnrollmentError, Refused, enroll
-from controller.table.inputs import TagArrived
+from controller.table.inputs import TagArrived, Zone
 from drivers.rfid.tsp_reader.driver import TspReader
 from simulators.control_client import ControlClient
 from tests.tsp_reader.conftest import FAST, RigFactory
@@ -121,6 +123,38 @@ async def test_two_cards_arriving_together_are_both_refused(pty_rig: RigFactory)
         for running in (task, forwarder):
             with contextlib.suppress(asyncio.CancelledError):
                 await running
+
+
+async def test_a_window_the_process_slept_through_is_watched_again() -> None:
+    """The second card's frame is in before the window ends, but the process, starved by a
+    busy machine, wakes only after it: the cards still arrived together."""
+    gap = 0.02
+    ready: list[TagArrived] = []
+    calls = 0
+
+    def arrival(uid: str) -> TagArrived:
+        return TagArrived(datetime.now(UTC), "reader", Zone.parse("enroll"), uid)
+
+    class Starved:
+        async def next_event(self) -> TagArrived:
+            nonlocal calls
+            calls += 1
+            if calls == 1:
+                return arrival(DECK[0])
+            if ready:
+                return ready.pop()
+            if calls == 2:
+                time.sleep(gap * 3)  # the whole loop stalls: no timer, no read runs
+                ready.append(arrival(DECK[1]))
+            await asyncio.Event().wait()  # no more cards: the timeouts end the wait
+            raise AssertionError("an event no one sets")
+
+    enrollment = Enrollment("d")
+    reports: list[object] = []
+    await enroll(Starved(), enrollment, gap=gap, idle_timeout=0.2, report=reports.append)
+    assert len(reports) == 1
+    assert isinstance(reports[0], Refused)
+    assert reports[0].uids == (DECK[0], DECK[1])
 
 
 # --------------------------------------------------------------------------- the command
