@@ -15,7 +15,8 @@ for a random week and a random day of every table, and for the month of 10 rando
 ``--repeat`` times each in turn; median, 95th percentile and worst are printed, in seconds.
 
     .venv/bin/python benchmarks/reports.py [--tables 200] [--days 31] [--hands-per-hour 27]
-        [--repeat 20] [--url postgresql://…] [--out benchmarks/reports-results.txt]
+        [--repeat 20] [--url postgresql://…] [--reuse] [--reports shufflers …]
+        [--out benchmarks/reports-results.txt]
 
 200 tables at 27 hands an hour for 31 days is 4.0 million hands. The events table holds the
 device events only (the reports read no other event; a floor's other events would not change
@@ -471,13 +472,15 @@ def ask(report: Report[Any], given: dict[str, str | None]) -> ReportQuery | None
     )
 
 
-def timed(url: str, floor: Floor, repeat: int) -> dict[tuple[str, str], list[float]]:
+def timed(
+    url: str, floor: Floor, repeat: int, reports: Iterable[Report[Any]] = REPORTS
+) -> dict[tuple[str, str], list[float]]:
     """Each report and case, ``repeat`` times in turn, as the API runs it (a connection of its
     own, one snapshot); the first round, which fills the caches, not counted."""
     rng = random.Random(7)
     walls: dict[tuple[str, str], list[float]] = {}
     for round_ in range(repeat + 1):
-        for report in REPORTS:
+        for report in reports:
             for name, case in cases(floor).items():
                 query = ask(report, case(rng))
                 if query is None:
@@ -514,8 +517,15 @@ def main() -> None:
     parser.add_argument(
         "--reuse", action="store_true", help="with --url: time the floor the store holds already"
     )
+    parser.add_argument(
+        "--reports",
+        nargs="+",
+        choices=[r.name for r in REPORTS],
+        help="time these reports only (default: every one)",
+    )
     parser.add_argument("--out", type=Path, help="also write the report here")
     args = parser.parse_args()
+    chosen = [r for r in REPORTS if args.reports is None or r.name in args.reports]
     from tests.postgres import PostgresServer  # noqa: PLC0415
 
     server = None
@@ -573,7 +583,7 @@ def main() -> None:
         store.close()
         print("\n".join(lines[1:]), flush=True)
         loads = [os.getloadavg()[0]]
-        walls = timed(url, floor, args.repeat)
+        walls = timed(url, floor, args.repeat, chosen)
         loads.append(os.getloadavg()[0])
         lines += [
             "",
