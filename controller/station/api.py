@@ -125,13 +125,15 @@ def seat_of(request: Request) -> int:
 
 
 async def healthz(request: Request) -> Response:
-    """The station serves; whether it reaches the table."""
+    """The station serves; whether it reaches the table, and how many live streams are open
+    (the kiosk's screen holds one while it shows the station: 0 says no screen follows it)."""
     station = station_of(request)
     return JSONResponse(
         {
             "status": "ok",
             "table": station.settings.table,
             "daemon": "connected" if station.link.connected else "unreachable",
+            "live": len(request.app.state.streams),
         }
     )
 

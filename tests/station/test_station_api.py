@@ -445,18 +445,27 @@ async def test_the_live_stream_sends_the_state_as_it_changes(table: Table) -> No
 
             first = await next_state()
             assert first["dealer"]["id"] == "ann"
+            assert (await running.client.get("/healthz")).json()["live"] == 1
             assert "hand" not in first["view"]["table"]
             assert (await running.post("/api/hand/start")).status_code == 200
             while "hand" not in (await next_state())["view"]["table"]:
                 pass
         assert states[-1]["view"]["table"]["hand"]["hand_id"] == "T1-00001"
 
+        async def live() -> int:
+            return int((await running.client.get("/healthz")).json()["live"])
+
+        # the closed stream's slot is freed once the server sees the client go
+        async with asyncio.timeout(30):
+            while await live() != 0:
+                await asyncio.sleep(0.1)
+
 
 async def test_healthz_says_whether_the_table_is_in_reach(table: Table) -> None:
     async with station_running(table.config) as running:
         answer = await running.client.get("/healthz")
         assert answer.status_code == 200
-        assert answer.json() == {"status": "ok", "table": "T1", "daemon": "connected"}
+        assert answer.json() == {"status": "ok", "table": "T1", "daemon": "connected", "live": 0}
         assert "frame-ancestors 'none'" in answer.headers["content-security-policy"]
         table.daemon.kill()
         await until(lambda: not running.station.link.connected, 30, "the watch to break")
