@@ -157,6 +157,11 @@ def floor_override(ctx: Context, cmd: FloorOverride) -> None:
         # a decision outside the controller's rulings is journaled and changes nothing
         ctx.emit(FloorOverridden(rule.value, cmd.decision, None), (rule,))
         return
+    check = ctx.rulings.overrides.get(rule)
+    if check is not None and hand is not None and hold is not None:
+        refusal = check(hand, hold, decision)
+        if refusal is not None:  # refused before anything is journaled: the hold stays pending
+            raise RejectedError(refusal, (rule,))
     ctx.emit(
         FloorOverridden(rule.value, decision.value, hold.id if hold else None),
         (rule,),

@@ -110,6 +110,8 @@ class Rule(StrEnum):
     HOUSE_RAKE = "HOUSE-RAKE"
     HOUSE_DROP_JACKPOT = "HOUSE-DROP-JACKPOT"
     HOUSE_TIME = "HOUSE-TIME"
+    # M. The floor
+    FLOOR_CALL = "FLOOR-CALL"
 
 
 def rule_test_fragment(rule: Rule) -> str:

@@ -211,9 +211,15 @@ def award(ctx: Context, _cmd: Award) -> None:
 
 
 def award_as_proposed_ruling(ctx: Context, hand: HandState, hold: Hold) -> None:
-    """The dealer confirms the losing hands are dead: push the pots."""
+    """The dealer confirms the losing hands are dead (RR-SD-4), or the floor rules that a
+    disputed award stands (FLOOR-CALL): push the pots."""
+    said = (
+        "the floor upholds the award as proposed"
+        if hold.rule is Rule.FLOOR_CALL
+        else "losing hands killed by the dealer"
+    )
     ctx.emit(
-        IrregularityDetected("losing hands killed by the dealer", rule=hold.rule.value),
+        IrregularityDetected(said, rule=hold.rule.value),
         (hold.rule,),
         severity=Severity.INFO,
     )

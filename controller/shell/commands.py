@@ -22,8 +22,6 @@ table that requires it, ``auth`` (the signature, docs/security.md). The answer g
   ``journal_accept`` included: its decision could not be recorded either.
 * While an integrity alarm holds the table (:mod:`controller.shell.integrity`) only
   ``journal_accept`` runs; every other request is answered with the alarm, not journaled.
-* The dealer's ``call_floor`` is answered by the shell too: a ``floor.called`` event, no input
-  (:mod:`controller.shell.floor_call`).
 * The pit's ``stored`` is answered by the shell: the highest confirmed seq of the epoch is
   recorded outside the chain (:func:`controller.shell.retention.confirm_stored`).
 * An exception while handling one request is answered "internal error", logged with its
@@ -39,12 +37,11 @@ from typing import Any
 
 import structlog
 
-from controller.shell.floor_call import floor_called
 from controller.shell.gate import Gate, RefusedError, Request, bounded_record, bounded_text
 from controller.shell.intake import Queued, Read, Replayed
 from controller.shell.integrity import Integrity
 from controller.shell.journal import NewCommand
-from controller.shell.maintenance import CallFloor, JournalAccept, Stored
+from controller.shell.maintenance import JournalAccept, Stored
 from controller.shell.replay import VERB as REPLAY
 from controller.shell.replay import Replayer
 from controller.shell.retention import confirm_stored
@@ -176,15 +173,6 @@ class CommandHandler:
             if self.on_stored is not None:
                 self.on_stored(data, command.pit)
             return {**_error(verb, transaction, ""), "status": "ok", "data": data, "error": None}
-        if isinstance(command, CallFloor):
-            try:
-                events = [floor_called(self.runner.state, command)]
-            except RefusedError as refused:
-                refused.transaction = transaction
-                return await self._refuse(verb, payload, refused, read, received)
-            called = await self.runner.record(events, record)
-            assert called.response is not None
-            return dict(called.response)
         if isinstance(command, JournalAccept):
             try:
                 if self.integrity is None:

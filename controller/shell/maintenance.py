@@ -1,6 +1,6 @@
-"""Requests the shell answers itself: maintenance's decision after an integrity alarm, the
-pit's confirmation that it stored the table's events (the journal's retention), and the dealer
-calling the floor (controller/shell/floor_call.py).
+"""Requests the shell answers itself: maintenance's decision after an integrity alarm and the
+pit's confirmation that it stored the table's events (the journal's retention). The dealer's
+``call_floor`` is a core input (FLOOR-CALL, controller/rules/floor_call.py): it may hold the hand.
 
 They travel like the dealer's (a request topic, or a line on the console socket; signed, at
 most once per transaction) but never reach the core: the shell acts on the journal itself
@@ -38,24 +38,10 @@ class Stored(DealerInput):
     seq: int
 
 
-@dataclass(frozen=True, slots=True)
-class CallFloor(DealerInput):
-    """The dealer calls the floor to the table (journaled as ``floor.called``).
-
-    About the pending ``hold`` (default: the first pending one), a ``seat``, in the dealer's own
-    words (``reason``).
-    """
-
-    reason: str = ""
-    hold: str | None = None
-    seat: int | None = None
-
-
 #: The shell's own request verbs.
 SHELL_COMMANDS: dict[str, type[DealerInput]] = {
     "journal_accept": JournalAccept,
     "stored": Stored,
-    "call_floor": CallFloor,
 }
 
 #: Every request verb a table takes: the core's commands and the shell's.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import datetime
+from types import MappingProxyType
 from typing import NamedTuple
 
 from controller.authority import Authority
@@ -24,6 +25,8 @@ class RejectedError(Exception):
 
 
 RulingFn = Callable[["Context", HandState, Hold], None]
+#: Why the floor's decision cannot apply to a hold now (None: it can).
+OverrideCheck = Callable[[HandState, Hold, Ruling], str | None]
 
 
 class Rulings(NamedTuple):
@@ -31,12 +34,15 @@ class Rulings(NamedTuple):
 
     ``decide``: what each ruling does; ``on_reject``: what rejecting a ruling settles (the hand
     goes on as it is, and this records why, so the same facts do not raise the same hold again);
-    ``after``: called after every ruling, to let what waited for it go on (cards held back, say).
+    ``after``: called after every ruling, to let what waited for it go on (cards held back, say);
+    ``overrides``: for the holds of a rule whose hold may be decided otherwise only in some ways,
+    why a decision of the floor's cannot apply (FLOOR-CALL: a hold that names no card).
     """
 
     decide: Mapping[Ruling, RulingFn]
     on_reject: Mapping[Ruling, RulingFn]
     after: tuple[Callable[[Context, HandState], None], ...]
+    overrides: Mapping[Rule, OverrideCheck] = MappingProxyType({})
 
 
 class Context:

@@ -7,9 +7,10 @@ the same events.
 
 A dealer command that makes no sense in the current state changes nothing and yields a single
 ``command.rejected`` event with the reason. While a hold is pending, only ``confirm``, ``reject``,
-``floor_override`` and ``misdeal`` are taken. A device event is a fact: it is never rejected, and
-what it means (including "this should not have happened") is reported as events. Before any input
-is handled, the deadlines its time has passed are checked (the readers' settle time).
+``floor_override``, ``misdeal``, ``hold`` and ``call_floor`` are taken. A device event is a fact:
+it is never rejected, and what it means (including "this should not have happened") is reported
+as events. Before any input is handled, the deadlines its time has passed are checked (the
+readers' settle time).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from controller.rules import (
     dealing,
     devices,
     exposure,
+    floor_call,
     holds,
     integrity,
     misdeal,
@@ -34,6 +36,7 @@ from controller.rules import (
     showdown,
     start,
 )
+from controller.rules.ids import Rule
 from controller.table.context import Context, RejectedError, Rulings
 from controller.table.event_types import CommandRejected
 from controller.table.events import Severity, TableEvent
@@ -43,6 +46,7 @@ from controller.table.inputs import (
     Award,
     Boxed,
     ButtonReport,
+    CallFloor,
     Claim,
     Concede,
     Confirm,
@@ -102,6 +106,7 @@ _HANDLERS: dict[type, Handler] = {
     Boxed: exposure.boxed,
     StubDisorder: board.stub_disorder,
     RaiseHold: holds.raise_hold_request,
+    CallFloor: floor_call.call_floor,
     Misdeal: misdeal.called,
     Confirm: holds.confirm,
     Reject: holds.reject,
@@ -137,10 +142,11 @@ _RULINGS = Rulings(
     },
     on_reject={Ruling.BURN_CORRECT: burns.burn_was_there},
     after=(board.release_held_board,),
+    overrides={Rule.FLOOR_CALL: floor_call.override_refusal},
 )
 
-#: Commands taken while a hold is pending.
-_DURING_HOLD = (Confirm, Reject, FloorOverride, Misdeal, RaiseHold)
+#: Commands taken while a hold is pending (a call of the floor is about the hold, FLOOR-CALL).
+_DURING_HOLD = (Confirm, Reject, FloorOverride, Misdeal, RaiseHold, CallFloor)
 
 
 def apply(state: TableState, event: Input) -> tuple[TableState, list[TableEvent]]:

@@ -448,6 +448,20 @@ class RaiseHold(DealerInput):
     seat: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class CallFloor(DealerInput):
+    """The dealer calls the floor to the table (FLOOR-CALL; journaled as ``floor.called``).
+
+    About the pending ``hold`` (default: the first pending one), a ``seat``, in the dealer's own
+    words (``reason``). In a hand with no hold pending the call holds the hand until the floor
+    rules; between hands it holds nothing.
+    """
+
+    reason: str = ""
+    hold: str | None = None
+    seat: int | None = None
+
+
 #: Command verbs as they appear on MQTT request topics and in scenario files.
 COMMANDS: dict[str, type[DealerInput]] = {
     "start_hand": StartHand,
@@ -473,6 +487,7 @@ COMMANDS: dict[str, type[DealerInput]] = {
     "button": ButtonReport,
     "stub_disorder": StubDisorder,
     "hold": RaiseHold,
+    "call_floor": CallFloor,
 }
 
 COMMAND_NAMES: dict[type[DealerInput], str] = {cls: name for name, cls in COMMANDS.items()}

@@ -452,3 +452,9 @@ def test_run_twice_each_pot_split_between_the_runouts() -> None:
         "run-twice-host-paced.toml",
         "run-twice-burn-miss.toml",
     )
+
+
+def test_floor_call_holds_the_hand_until_the_floor_rules() -> None:
+    """A floor call mid-hand holds it: the dealer's action and a disputed award's push are
+    refused until the floor rules (a misdeal, or the award standing)."""
+    cited("FLOOR-CALL", "rule-FLOOR-CALL.toml", "rule-FLOOR-CALL-disputed-award.toml")
