@@ -12,9 +12,11 @@ watermark advanced a signed request, as it signs its ``replay`` requests, on
      "auth": {…}}
 
 A table that comes (back) online (a new birth on its status topic) is told at once, whatever was
-sent before. Several pit processes of one share group may all send: the table keeps the
-highest. The answer on ``response/stored`` is logged and counted when it is not ``ok``; it is
-never fatal, and the next advance is confirmed all the same.
+sent before. In a share group each table's advances are sent by one member, the one presence
+names for it (:meth:`controller.pit.presence.Presence.confirms`): the requests a round sends do
+not grow with the group. Should two members send (their views of who is live differ for a
+moment), the table keeps the highest. The answer on ``response/stored`` is logged and counted
+when it is not ``ok``; it is never fatal, and the next advance is confirmed all the same.
 """
 
 from __future__ import annotations
@@ -55,8 +57,12 @@ class Confirmer:
         metrics: PitMetrics,
         publish: Publish,
         signer: Signer | None,
+        mine: Callable[[str], bool] = lambda _table: True,
     ) -> None:
+        """``mine(table)``: whether this process is the one that tells ``table`` its advances
+        (every table, alone)."""
         self.config = config
+        self.mine = mine
         self.worker = worker
         self.metrics = metrics
         self.publish = publish
@@ -104,8 +110,12 @@ class Confirmer:
         todo = [
             (table, epoch, seq)
             for table, epoch, seq, online in marks
-            # a table that came online is told whatever was sent before
-            if table in due or (advanced and online and self._sent.get((table, epoch), 0) < seq)
+            # a table that came online is told whatever was sent before (by every member: it
+            # is rare, and the table learns at once); an advance by the table's own member
+            if table in due
+            or (
+                advanced and online and self._sent.get((table, epoch), 0) < seq and self.mine(table)
+            )
         ]
         # sent together: their acknowledgements come in one read, not one turn of the loop each
         done = await asyncio.gather(*(self._send(table, epoch, seq) for table, epoch, seq in todo))

@@ -37,14 +37,22 @@ its clean stop's ``offline``), that reason is gone for the seqs it held, so the 
    time it gets to catch up on what its session kept), or when its session has expired.
 
 A member that comes back announces itself again (a new ``connected``), and the others go back
-to waiting ``after`` seconds. Whatever reaches the status topics that is not such a message (not
-JSON, another shape, a ``pit`` other than the topic's, another share group's member) changes
-nothing; an empty retained message (an operator clearing a pit taken out of service) forgets the
-member.
+to waiting ``after`` seconds.
+
+**Telling the tables what is stored** is divided too: each table is confirmed by one member, the
+live one of the highest rendezvous weight for it (:meth:`Members.confirmer_of`), so the group
+sends each table one confirmation a round whatever its size. A member that goes hands its tables
+to the others at its Will; while two members' views differ (one not heard yet), a table may be
+told twice, which is harmless (it keeps the highest).
+
+Whatever reaches the status topics that is not such a message (not JSON, another shape, a
+``pit`` other than the topic's, another share group's member) changes nothing; an empty retained
+message (an operator clearing a pit taken out of service) forgets the member.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import secrets
@@ -250,12 +258,28 @@ class Members:
         live = [m.pit for m in self.members.values() if m.state == "online"]
         return min([self.own, *(pit for pit in live if pit not in settling)])
 
+    def confirmer_of(self, table: str) -> str:
+        """The member that tells ``table`` how far the store holds its journal
+        (controller/pit/confirm.py): of the members online, this process included, the one of
+        the highest rendezvous weight for the table (highest random weight hashing, Thaler and
+        Ravishankar 1998). Every member works it out the same way from what it heard; a
+        member that comes or goes moves only its own tables."""
+        live = [self.own, *(m.pit for m in self.members.values() if m.state == "online")]
+        return max(live, key=lambda pit: (rendezvous_weight(pit, table), pit))
+
     def takes_over(self, now: float) -> bool:
         """Whether this process subscribes to every table's events directly now: a member is
         away or catching up, and this process is the taker."""
         if not self.away(now) and not self.catching_up(now):
             return False
         return self.taker(now) == self.own
+
+
+def rendezvous_weight(pit: str, table: str) -> int:
+    """``pit``'s weight for ``table``: the same in every process (a keyed hash, not Python's
+    per-process ``hash``)."""
+    digest = hashlib.blake2b(f"{pit}\x00{table}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
 
 
 class Presence:
@@ -350,3 +374,7 @@ class Presence:
     def away(self) -> list[str]:
         """The members away now."""
         return self.members.away(self.clock())
+
+    def confirms(self, table: str) -> bool:
+        """Whether this process is the one that tells ``table`` what is stored."""
+        return self.members.confirmer_of(table) == self.pit

@@ -88,7 +88,12 @@ class PitService:
         self.confirmer: Confirmer | None = None
         if config.pit.confirm:
             self.confirmer = Confirmer(
-                config, self.scanner, self.metrics, self.ingest.publish, signer
+                config,
+                self.scanner,
+                self.metrics,
+                self.ingest.publish,
+                signer,
+                mine=self.presence.confirms,
             )
             self.ingest.on_response["stored"] = self.confirmer.on_response
             self.ingest.on_commit.append(self.confirmer.on_commit)

@@ -49,3 +49,41 @@ async def test_a_round_sends_every_table_its_request_before_waiting_for_any_answ
         await worker.close()
     prefix = config.broker.prefix
     assert sorted(sent_to) == [f"{prefix}/{t}/request/stored" for t in TABLES]
+
+
+async def test_advances_go_out_for_this_member_s_tables_and_births_for_every_table(
+    tmp_path: Path,
+) -> None:
+    """In a share group a member sends the advances of the tables presence names it for; a
+    table that came online is told at once by whichever member saw its birth."""
+    url = f"sqlite:///{tmp_path / 'pit.sqlite'}"
+    store = Store(url)
+    store.migrate()
+    store.ingest([event_in(envelope(s, table=t, hand=None)) for t in TABLES for s in (1, 2)])
+    store.advance([(t, "e1", "public", 2) for t in TABLES])
+    store.close()
+    config = PitConfig(pit={"id": "pit-1"}, store={"url": url})
+    worker = StoreWorker(url, "repair")
+    await worker.open()
+    sent_to: list[str] = []
+
+    async def publish(topic: str, _payload: bytes) -> None:
+        sent_to.append(topic.split("/")[-3])
+
+    mine = {"T1", "T3"}
+    confirmer = Confirmer(
+        config, worker, PitMetrics("pit-1"), publish, None, mine=lambda table: table in mine
+    )
+    try:
+        async with asyncio.timeout(30):
+            assert await confirmer.confirm_once() == 2
+            assert sorted(sent_to) == ["T1", "T3"]
+            sent_to.clear()
+            assert await confirmer.confirm_once(due={"T2"}, advanced=False) == 1
+            assert sent_to == ["T2"]
+            sent_to.clear()
+            mine.add("T4")  # a member went: its tables are this one's now, told at once
+            assert await confirmer.confirm_once() == 1
+            assert sent_to == ["T4"]
+    finally:
+        await worker.close()

@@ -8,6 +8,8 @@ import time
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from controller.mqtt import Message, Topic
 from controller.pit.config import PitConfig
@@ -120,6 +122,39 @@ def test_a_will_makes_a_member_away_and_its_next_connection_brings_it_back() -> 
     assert members.away(3.0) == []
     assert members.catching_up(5.9) == ["pit-2"]
     assert members.catching_up(6.0) == []
+
+
+@given(st.lists(st.text("ABCDEFGHT0123456789-", min_size=1, max_size=12), min_size=1, unique=True))
+def test_each_table_is_told_what_is_stored_by_one_live_member_whoever_works_it_out(
+    tables: list[str],
+) -> None:
+    """Every member names the same confirmer for a table, one of the live ones; a member that
+    goes hands on only its own tables, and one that comes back takes the same ones again."""
+    pits = ["pit-1", "pit-2", "pit-3"]
+    views = {own: Members(own, "pit", grace=3.0) for own in pits}
+    for own, members in views.items():
+        for other in pits:
+            if other != own:
+                members.observe(other, said(other, "online"), 0.0)
+    before = {t: {m.confirmer_of(t) for m in views.values()} for t in tables}
+    assert all(len(named) == 1 and named <= set(pits) for named in before.values())
+    for own in ("pit-1", "pit-2"):  # pit-3's Will
+        views[own].observe("pit-3", said("pit-3", "offline"), 1.0)
+    for table in tables:
+        (was,) = before[table]
+        now = {views[own].confirmer_of(table) for own in ("pit-1", "pit-2")}
+        assert len(now) == 1
+        assert now == {was} if was != "pit-3" else now <= {"pit-1", "pit-2"}
+    for own in ("pit-1", "pit-2"):  # pit-3 back on a new connection
+        views[own].observe("pit-3", said("pit-3", "online", "2026-12-04T11:00:00.000Z", "b"), 2.0)
+    assert {t: {views[o].confirmer_of(t) for o in ("pit-1", "pit-2")} for t in tables} == before
+
+
+def test_a_member_alone_confirms_every_table() -> None:
+    alone = Members("pit-1", "pit", grace=3.0)
+    assert {alone.confirmer_of(f"T{n}") for n in range(50)} == {"pit-1"}
+    alone.observe("pit-2", said("pit-2", "online"), 0.0)
+    assert {alone.confirmer_of(f"T{n}") for n in range(50)} == {"pit-1", "pit-2"}
 
 
 def test_a_late_will_of_an_older_connection_changes_nothing() -> None:
