@@ -18,6 +18,7 @@ from typing import Any
 
 from controller.game import betting
 from controller.game.betting import Limits
+from controller.rules.ids import Rule
 from controller.station.legal import round_of
 from controller.table.values import Ruling
 
@@ -123,10 +124,14 @@ def pad(view: Mapping[str, Any] | None, problem: str | None = None) -> Pad:
     if not isinstance(hand, Mapping):
         return _start(table)
     if hand.get("holds"):
+        called = any(h.get("rule") == Rule.FLOOR_CALL for h in hand["holds"])
         return Pad(
             "held",
             f"Hand {hand.get('hand_id')} is held",
-            "Nothing goes on until the hold is ruled on: see the hold.",
+            "The floor is called: nothing goes on, the award's push included, until the floor "
+            "rules."
+            if called
+            else "Nothing goes on until the hold is ruled on: see the hold.",
         )
     phase = hand.get("phase")
     if phase == "dealing":
@@ -422,7 +427,13 @@ def holds(view: Mapping[str, Any] | None) -> tuple[HoldView, ...]:
                 Button("Reject", f"/api/holds/{hold_id}/reject", key=f"reject-{hold_id}"),
             ]
         rule = str(hold.get("rule"))
-        asked = {"hold": hold_id, "reason": f"a ruling on {rule} is needed"}
+        # a floor call's own hold: calling again reminds the floor it is still awaited
+        wanted = (
+            "the floor is still awaited"
+            if rule == Rule.FLOOR_CALL
+            else f"a ruling on {rule} is needed"
+        )
+        asked = {"hold": hold_id, "reason": wanted}
         buttons.append(floor_button(asked, f"floor-{hold_id}"))
         shown.append(
             HoldView(

@@ -42,8 +42,8 @@ from controller.station.station import Station
 from controller.table.decoder import record_of
 from controller.table.engine import apply
 from controller.table.event_types import CommandRejected
-from controller.table.inputs import RaiseHold, RunItTwice
-from controller.table.state import TableState
+from controller.table.inputs import CallFloor, RaiseHold, RunItTwice
+from controller.table.state import Phase, TableState
 from controller.table.values import Ruling
 from simulators.autoplay import Style
 from simulators.scenario.core_runner import run_at_once
@@ -225,6 +225,47 @@ def test_a_hold_shows_confirm_only_where_the_house_lets_the_dealer_seat_count(
     assert dict(floor.body) == {"hold": hold.id, "reason": "a ruling on SEAT-COUNT is needed"}
     assert pad(view).mode == "held"  # nothing else goes on while the hand is held
     assert not pad(view).buttons
+
+
+def disputed_award_view(dealer_may_confirm: list[str]) -> dict[str, Any]:
+    """The daemon's view of a hand at its award, the dealer having called the floor on it."""
+    scenario = Scenario(
+        scenario=ScenarioMeta(name="held", house_rules={"dealer_may_confirm": dealer_may_confirm}),
+        table=TableSpec(id="T1", stacks={1: 100, 2: 100, 3: 100}, button=1),
+    )
+    dealer = Recording(scenario, random.Random(1), Style(fold=0.0, aggressive=0.0, muck_loser=0.0))
+    dealer.views = []
+
+    async def play() -> None:
+        await dealer.feed(dealer.start_command())
+        await dealer.shuffle("ok", None, None, 7)
+        await dealer.deal_hole()
+        while (hand := dealer.run.state.hand) is not None and hand.phase is not Phase.AWARD:
+            await dealer.next_move(hand)
+        await dealer.feed(CallFloor(dealer.tick(), "the award is disputed"))
+
+    run_at_once(play())
+    return daemon_view(dealer, len(dealer.run.events))
+
+
+@pytest.mark.parametrize("house", [[], ["FLOOR-CALL"]])
+def test_floor_call_a_disputed_award_shows_held_waiting_for_the_floor(
+    at: Station, house: list[str]
+) -> None:
+    view = station_view(at, disputed_award_view(house))
+    shown = pad(view)
+    assert shown.mode == "held"
+    assert shown.note.startswith("The floor is called: nothing goes on")
+    assert not shown.buttons  # no Push award until the floor rules
+    (hold,) = holds(view)
+    assert (hold.rule, hold.reason, hold.may_rule) == (
+        "FLOOR-CALL",
+        "the award is disputed",
+        bool(house),
+    )
+    labels = [b.label for b in hold.buttons]
+    assert labels == (["Confirm", "Reject", "Call the floor"] if house else ["Call the floor"])
+    assert dict(hold.buttons[-1].body) == {"hold": hold.id, "reason": "the floor is still awaited"}
 
 
 def test_every_ruling_has_its_plain_words() -> None:

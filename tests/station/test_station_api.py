@@ -15,6 +15,7 @@ from typing import Any
 
 from controller.cards import Card
 from controller.decks import load_deck
+from controller.station.screens import holds, pad
 from tests.integration.broker import Broker
 from tests.integration.conftest import Collector
 from tests.station.rig import (
@@ -42,10 +43,10 @@ def hand_in(view: dict[str, Any]) -> dict[str, Any] | None:
     return hand
 
 
-async def play_hand(running: Running, raise_to: int | None = None) -> str:
+async def play_hand(running: Running, raise_to: int | None = None, award: bool = True) -> str:
     """Play one whole hand through the API as the dealer would: start it, let the seat to act
     call or check (seat 3 raises to ``raise_to`` preflop, when given), table every live hand at
-    showdown, push the award. The hand's id."""
+    showdown, push the award (``award=False``: stop when it is proposed). The hand's id."""
     answer = await running.post("/api/hand/start")
     assert answer.status_code == 200, answer.text
     started = await running.until_view(lambda v: hand_in(v) is not None, "the hand to start")
@@ -57,6 +58,8 @@ async def play_hand(running: Running, raise_to: int | None = None) -> str:
         )
         hand = hand_in(view)
         if hand is None:
+            return str(hand_id)
+        if not award and hand["phase"] == "award" and not hand["holds"]:
             return str(hand_id)
         if hand["holds"]:  # RR-SD-4 at the award: the dealer confirms the losers killed
             hold = hand["holds"][0]
@@ -399,6 +402,86 @@ async def test_a_floor_call_waits_for_the_broker_like_any_event(
         assert floor["historical"] is True
         assert floor["data"]["hold"] is None
         assert floor["by"] == {"person": "ann", "role": "dealer"}
+
+
+async def test_a_disputed_award_holds_the_hand_until_the_floor_rules_floor_call(
+    table: Table, broker: Broker
+) -> None:
+    async with (
+        Collector(broker, table.daemon.topics) as collector,
+        station_running(table.config) as running,
+    ):
+        assert (await running.login("ann", PINS["ann"])).status_code == 200
+        hand_id = await play_hand(running, award=False)
+        proposed = await running.view()
+        assert "Push award" in [b.label for b in pad(proposed).buttons]
+        # a player disputes the award: the dealer calls the floor from the award's panel
+        called = await running.post("/api/floor", {"reason": "the award is disputed"})
+        assert called.status_code == 200, called.text
+        held = await running.until_view(lambda v: (hand_in(v) or {}).get("holds"), "the hold")
+        (hold,) = held["table"]["hand"]["holds"]
+        assert (hold["rule"], hold["ruling"], hold["reason"]) == (
+            "FLOOR-CALL",
+            "continue",
+            "the award is disputed",
+        )
+        assert hold["dealer_may_confirm"] is False
+        floor = [e for e in table.events() if e["type"] == "floor.called"]
+        assert [(e["data"]["hold"], e["data"]["rule"], e["by"]) for e in floor] == [
+            (hold["id"], "FLOOR-CALL", {"person": "ann", "role": "dealer"})
+        ]
+        await collector.wait_for(lambda c: any(e["type"] == "floor.called" for e in c.public))
+        # the station shows the hand held, waiting for the floor: no Push award on its panel
+        shown = await running.view()
+        assert shown["table"]["hand"]["holds"][0]["may_rule"] is False
+        panel = pad(shown)
+        assert panel.mode == "held"
+        assert panel.note.startswith("The floor is called")
+        assert "Push award" not in [b.label for b in panel.buttons]
+        (listed,) = holds(shown)
+        assert [b.label for b in listed.buttons] == ["Call the floor"]
+        # pushed all the same, the daemon refuses it with the reason; the dealer cannot rule
+        before = len(table.events())
+        push = await running.post("/api/award")
+        assert push.status_code == 409, push.text
+        assert push.json()["error"] == (
+            f"the hand is held ({hold['id']}, FLOOR-CALL: the award is disputed): "
+            "confirm, reject or override it first"
+        )
+        confirm = await running.post(f"/api/holds/{hold['id']}/confirm")
+        assert confirm.status_code == 403
+        assert confirm.json()["error"] == "FLOOR-CALL is the floor's ruling: call the floor"
+        assert "pot.awarded" not in [e["type"] for e in table.events()[before:]]
+        # the floor confirms (a signed floor command, as the pit's console sends it)
+        ruled = await table.request("confirm", hold=hold["id"])
+        assert ruled["status"] == "ok", ruled
+        await running.until_view(
+            lambda v: not (hand_in(v) or {}).get("holds"), "the floor's ruling"
+        )
+        resumed = [e for e in table.events() if e["type"] == "hand.resume"][-1]
+        assert resumed["by"] == {"person": "rig floor supervisor", "role": "floor"}
+        assert resumed["data"]["rule"] == "FLOOR-CALL"
+        assert await push_the_award(running) == hand_id
+    kinds = [e["type"] for e in table.events() if e.get("hand_id") == hand_id]
+    assert kinds[-2:] == ["pot.awarded", "hand.completed"]
+
+
+async def push_the_award(running: Running) -> str:
+    """Push the award of the hand in play (and confirm the losers killed, RR-SD-4, where the
+    house lets the dealer): the hand's id."""
+    view = await running.view()
+    hand_id = str(view["table"]["hand"]["hand_id"])
+    push = await running.post("/api/award")
+    assert push.status_code == 200, push.text
+    await running.until_view(lambda v: bool((hand_in(v) or {"holds": 1})["holds"]), "the push")
+    hand = hand_in(await running.view())
+    if hand is not None:  # RR-SD-4: the losing hands are not in the muck yet
+        (hold,) = hand["holds"]
+        assert hold["rule"] == "RR-SD-4", hold
+        answer = await running.post(f"/api/holds/{hold['id']}/confirm")
+        assert answer.status_code == 200, answer.text
+        await running.until_view(lambda v: hand_in(v) is None, "the hand's end")
+    return hand_id
 
 
 async def test_a_hold_the_house_names_is_the_dealers_to_confirm_seat_count(
