@@ -58,7 +58,8 @@ COMMAND_ROLES: dict[str, tuple[Role, ...]] = {
     "confirm": (Role.FLOOR, Role.DEALER),
     "reject": (Role.FLOOR, Role.DEALER),
     "floor_override": (Role.FLOOR,),
-    # the dealer calls the floor to the table: an alert on the pit's console, no ruling
+    # the dealer calls the floor to the table: the hand held for the floor (FLOOR-CALL), an
+    # alert on the pit's console; no ruling
     "call_floor": _DEALER_AND_FLOOR,
     # surveillance raises a hold for the floor to rule on
     "hold": (Role.SURVEILLANCE, Role.FLOOR),

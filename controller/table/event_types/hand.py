@@ -150,8 +150,8 @@ class FloorOverride(EventData):
 @dataclass(frozen=True, slots=True)
 class FloorCalled(EventData):
     """``floor.called``: the dealer calls the floor to the table (the station's "Call the
-    floor"), to rule on the pending ``hold`` (null: none) or on anything else; nothing changes
-    at the table by it."""
+    floor"), to rule on ``hold``: the one the call raised (FLOOR-CALL) in a hand with no hold
+    pending, else the pending one it is about (null between hands)."""
 
     TYPE = "floor.called"
     reason: str
