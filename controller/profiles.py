@@ -23,6 +23,7 @@ from pydantic import (
     model_validator,
 )
 
+from controller.game.betting import Structure
 from controller.paths import config_dir
 from controller.rules.ids import Rule
 
@@ -130,6 +131,11 @@ class NewPlayer(StrEnum):
     WAIT = "wait"  # waits for the big blind
 
 
+#: RR-BR-3/4 (RRoP, Betting and raising 3): a bet and three raises, in a game of three or more
+#: betting rounds.
+FIXED_LIMIT_CAP = 4
+
+
 class RakeMode(StrEnum):
     """HOUSE-RAKE / HOUSE-TIME: how the house is paid."""
 
@@ -204,6 +210,19 @@ class RulesProfile(BaseModel):
         default=False,
         description="players all in may agree to run the rest of the board twice",
     )
+    betting_structure: Structure = _key(
+        "betting.structure",
+        default=Structure.NO_LIMIT,
+        description="no_limit, pot_limit or fixed_limit (the big blind before the turn, twice "
+        "it from the turn)",
+    )
+    betting_cap: int = _key(
+        "betting.cap",
+        default=FIXED_LIMIT_CAP,
+        ge=2,
+        description="fixed_limit: the most bets and raises in a round, the bet included, while "
+        "three or more players can still bet (heads-up there is no cap)",
+    )
     rake_mode: RakeMode = _key("rake.mode", default=RakeMode.NONE)
     rake_percent: float = _key(
         "rake.percent", default=0.0, ge=0, le=100, description="percent of each raked pot"
@@ -249,6 +268,18 @@ class RulesProfile(BaseModel):
         if unknown:
             raise ValueError(f"not rule IDs of the catalogue: {', '.join(unknown)}")
         return value
+
+    @model_validator(mode="after")
+    def _cap_is_fixed_limits(self) -> RulesProfile:
+        if (
+            self.betting_cap != FIXED_LIMIT_CAP
+            and self.betting_structure is not Structure.FIXED_LIMIT
+        ):
+            raise ValueError(
+                f"betting.cap = {self.betting_cap} caps fixed-limit betting only: "
+                f"betting.structure is {self.betting_structure.value!r}"
+            )
+        return self
 
     @model_validator(mode="after")
     def _rake_is_complete(self) -> RulesProfile:

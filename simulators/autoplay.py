@@ -13,6 +13,7 @@ import random
 from dataclasses import dataclass
 
 from controller.game.betting import options
+from controller.rules.actions import table_limits
 from controller.table.decoder import record_of
 from controller.table.event_types import CommandRejected
 from controller.table.inputs import Action, ActionKind, Muck, RunItTwice, StartHand, TableHand
@@ -104,7 +105,8 @@ class AutoDealing(StepPlayer):
         hand = self.run.state.hand
         assert hand is not None
         assert hand.chips.round is not None
-        opts = options(hand.chips.round, hand.chips.stacks, hand.chips.folded)
+        limits = table_limits(self.run.state, hand)  # the table's betting structure
+        opts = options(hand.chips.round, hand.chips.stacks, hand.chips.folded, limits)
         assert opts is not None
         roll = self.rng.random()
         style = self.style

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -11,11 +12,16 @@ from pokerkit import (
     Automation,
     Card,
     ChipsPushing,
+    FixedLimitTexasHoldem,
     Mode,
     NoLimitTexasHoldem,
+    Poker,
     Pot,
+    PotLimitPokerMixin,
     StandardHighHand,
     State,
+    TexasHoldemMixin,
+    UnfixedLimitHoldem,
 )
 from pokerkit.utilities import CardsLike, rake
 
@@ -53,6 +59,8 @@ HOUSE_DEFAULTS: dict[str, Any] = {
     "rake.pots": "all",
     "rake.jackpot_drop": 0,
     "rake.jackpot_threshold": 0,
+    "betting.structure": "no_limit",
+    "betting.cap": 4,
 }
 
 
@@ -135,17 +143,17 @@ def pokerkit_stacks(
         for seat, chips in hand.chips.straddles:
             raw[order.index(seat)] = chips
         blinds_or_straddles = tuple(raw)
-    state = NoLimitTexasHoldem.create_state(
+    game = pokerkit_game(
+        hand,
+        rules,
         TWICE_AUTOMATIONS if hand.showdown.boards else AUTOMATIONS,
         trimming,
         antes,
         blinds_or_straddles,
         blinds[1],
-        tuple(hand.start_stacks[s] for s in order),
-        len(order),
-        mode=Mode.CASH_GAME,
-        rake=pokerkit_rake(rules) if raking else rake,
+        pokerkit_rake(rules) if raking else rake,
     )
+    state = game(tuple(hand.start_stacks[s] for s in order), len(order))
     if evaluate_once:
         state.hand_types = (RememberedHighHand,)
     if raking:
@@ -179,6 +187,103 @@ def pokerkit_stacks(
         raise AssertionError(f"pokerkit did not finish the hand: {state.status}")
     moved = odd_chip_moves(state, rules)
     return {seat: state.stacks[i] + moved[i] for i, seat in enumerate(order)}
+
+
+class PotLimitTexasHoldem(PotLimitPokerMixin, TexasHoldemMixin, UnfixedLimitHoldem):
+    """pokerkit's hold'em with its pot-limit betting structure."""
+
+
+def pokerkit_game(
+    hand: HandState,
+    rules: Mapping[str, Any],
+    automations: tuple[Automation, ...],
+    trimming: bool,
+    antes: Any,
+    blinds_or_straddles: Any,
+    big_blind: int,
+    raking: Callable[[int, State], tuple[int, int]],
+) -> Poker:
+    """pokerkit's hold'em of the table's betting structure (``betting.structure``).
+
+    No-limit and pot-limit are pokerkit's own games. Fixed-limit is pokerkit's fixed-limit hold'em
+    with the rule's sizes and cap as docs/profiles.md words them (RR-BR-5/6, RR-BR-3/4): the
+    small bet the big blind and the big bet twice it; ``betting.cap`` bets and raises a round, the
+    big blind counting as the pre-flop bet (pokerkit counts the raises after the blinds: one
+    fewer before the flop), and no cap on a street where the action was heads-up when the count
+    reached it (:func:`heads_up_streets`: pokerkit caps heads-up play too).
+    """
+    structure = rules["betting.structure"]
+    if structure == "no_limit":
+        kind: Any = NoLimitTexasHoldem
+    elif structure == "pot_limit":
+        kind = PotLimitTexasHoldem
+    else:
+        assert structure == "fixed_limit", structure
+        game = FixedLimitTexasHoldem(
+            automations,
+            trimming,
+            antes,
+            blinds_or_straddles,
+            big_blind,
+            2 * big_blind,
+            mode=Mode.CASH_GAME,
+            rake=raking,
+        )
+        cap = rules["betting.cap"]
+        uncapped = heads_up_streets(hand, cap)
+        game.streets = tuple(
+            replace(
+                street,
+                max_completion_betting_or_raising_count=None
+                if Street(i) in uncapped
+                else cap - 1 - len(hand.chips.straddles)
+                if i == Street.PREFLOP
+                else cap,
+            )
+            for i, street in enumerate(game.streets)
+        )
+        return game
+    made: Poker = kind(
+        automations,
+        trimming,
+        antes,
+        blinds_or_straddles,
+        big_blind,
+        mode=Mode.CASH_GAME,
+        rake=raking,
+    )
+    return made
+
+
+def heads_up_streets(hand: HandState, cap: int) -> set[Street]:
+    """The streets of a fixed-limit hand raised beyond ``cap``, each checked to have been
+    heads-up when its count reached the cap: RRoP, Betting and raising 3-4 ("for a pot involving
+    three or more players who are not all-in"; "unlimited raising is allowed in heads-up play
+    [...] any time the action becomes heads-up before the raising has been capped"), read here
+    from the hand's own record: the players neither folded nor all in after the action that
+    reached the cap (the big blind counts as the pre-flop bet). A seat that never acts in the
+    hand is all in on its blinds and antes: a seat with chips acts at least once, unless the
+    hand ended before its turn, and then nothing was raised to a cap while it could bet."""
+    acted = {record.seat for record in hand.chips.actions}
+    out = {s for s in hand.order if s not in acted}
+    found: set[Street] = set()
+    for street in Street:
+        count = 1 + len(hand.chips.straddles) if street is Street.PREFLOP else 0
+        able_at_cap = len(hand.order) - len(out) if count >= cap else None
+        for record in hand.chips.actions:
+            if record.street is not street:
+                continue
+            if record.kind is ActionKind.FOLD or record.all_in:
+                out.add(record.seat)
+            if record.kind in (ActionKind.BET, ActionKind.RAISE):
+                count += 1
+                if count == cap:
+                    able_at_cap = len(hand.order) - len(out)
+        if count > cap:
+            assert able_at_cap is not None, street
+            assert able_at_cap <= 2, (street, able_at_cap)
+            found.add(street)
+    return found
 
 
 def odd_chip_moves(state: State, rules: Mapping[str, Any]) -> list[int]:

@@ -16,9 +16,11 @@ stack; pot-limit, at most the pot after the call (the call, then a raise the siz
 fixed-limit, the street's one size over the level of the last bet or raise that counted, at most
 a bet and three raises a round (RRoP, Betting and raising 3-4: unless the action became heads-up
 before the cap), an all-in of half a bet or more counting as a raise and reopening the betting
-(RRoP, Betting and raising 6; TDA 47). Every table plays no-limit (the profiles have no
-structure key); the others are here for the dealer's menu (``controller/rules/menu.py``) and
-are checked against pokerkit (``tests/core/test_menu.py``).
+(RRoP, Betting and raising 6; TDA 47). The table's rules profile names its structure
+(``betting.structure``, docs/profiles.md); ``controller/rules/actions.py`` works out its
+:class:`Limits` for the open round, and a refusal says which bound it met (:class:`Bound`), so
+the judge cites the rule (RR-PL, RR-BR-5/6, RR-BR-3/4). The arithmetic is checked against
+pokerkit (``tests/core/test_menu.py``, ``tests/core/test_structures.py``).
 
 Amounts are "to": a seat's total bet in the round after the action, as PHH writes them.
 """
@@ -63,8 +65,22 @@ class Outcome(NamedTuple):
     full: bool
 
 
+class Bound(StrEnum):
+    """Which bound of the betting structure refused an amount (none: the rules every structure
+    shares, such as the minimum raise or the turn to act)."""
+
+    POT = "pot"  # pot-limit: more than the pot after the call
+    SIZE = "size"  # fixed-limit: not the street's one size
+    CAP = "cap"  # fixed-limit: the round's bets and raises reached the cap
+
+
 class ActionRejectedError(ValueError):
-    """An action that is not legal now; the message says why."""
+    """An action that is not legal now; the message says why, ``bound`` which bound of the
+    structure it met."""
+
+    def __init__(self, reason: str, bound: Bound | None = None) -> None:
+        super().__init__(reason)
+        self.bound = bound
 
 
 class Structure(StrEnum):
@@ -291,23 +307,26 @@ def _aggressive(
     if amount is None:
         raise ActionRejectedError(f"a {kind.value} needs an amount (the seat's total, 'to')")
     if not raising:
-        if capped(limits):
+        if capped(limits) and can_raise(rnd, seat, stacks, folded, limits._replace(cap=0)):
             raise ActionRejectedError(
                 f"the betting is capped at {limits.cap} bets and raises: seat {seat} may only "
-                "call or fold"
+                "call or fold",
+                Bound.CAP,
             )
         raise ActionRejectedError(f"seat {seat} may only call or fold now")
     if amount > most:
         raise ActionRejectedError(f"seat {seat} has only {most} in total, cannot go to {amount}")
     what = "bet" if kind is ActionKind.BET else "raise"
     smallest = min_raise_to(rnd, seat, stacks, limits)
+    largest = max_raise_to(rnd, seat, stacks, limits)
+    if limits.structure is Structure.FIXED_LIMIT and amount != largest:
+        raise ActionRejectedError(f"a fixed-limit {what} is to {largest}, not {amount}", Bound.SIZE)
     if amount < smallest:
         raise ActionRejectedError(f"the minimum {what} is to {smallest}, not {amount}")
-    largest = max_raise_to(rnd, seat, stacks, limits)
     if amount > largest:
-        if limits.structure is Structure.FIXED_LIMIT:
-            raise ActionRejectedError(f"a fixed-limit {what} is to {largest}, not {amount}")
-        raise ActionRejectedError(f"the most a pot-limit {what} is to {largest}, not {amount}")
+        raise ActionRejectedError(
+            f"the most a pot-limit {what} is to {largest}, not {amount}", Bound.POT
+        )
     increment = amount - rnd.current
     full = reopens(increment, rnd, limits)
     queue = tuple(

@@ -5,6 +5,12 @@ the dealer before any further action, after which it is locked. DE-1549a (§ 154
 must be completed or withdrawn (folded); nothing is recorded until it is. DE-1549b (§ 1549(b)): an
 oversized chip put in without a raise declared is a call. MD-CUTOFF / TDA-SA: the action that
 passes the misdeal cutoff says so.
+
+The table's betting structure (the profile's ``betting.structure``): RR-PL (RRoP, No-limit and
+pot-limit: a bet or raise at most the pot after the call), RR-BR-5/6 (fixed-limit: every bet and
+raise the street's one size, an all-in of half a bet or more a full one) and RR-BR-3/4 (a bet and
+``betting.cap`` - 1 raises while three or more can still bet; heads-up no cap). A refusal for one
+of them cites it, and so does every bet or raise it sized.
 """
 
 from __future__ import annotations
@@ -12,7 +18,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from controller.game import betting
-from controller.game.betting import ActionRejectedError
+from controller.game.betting import ActionRejectedError, Bound
+from controller.profiles import FIXED_LIMIT_CAP
 from controller.rules.ids import Rule
 from controller.rules.misdeal import cutoff_passed, cutoff_rule
 from controller.table import flow
@@ -89,29 +96,59 @@ def judge(table: TableState, cmd: Action, limits: betting.Limits | None = None) 
             rnd, hand.order, chips.stacks, chips.folded, seat, kind, amount, limits
         )
     except ActionRejectedError as exc:
-        raise RejectedError(str(exc)) from None
+        cited = (BOUND_RULES[exc.bound],) if exc.bound is not None else ()
+        raise RejectedError(str(exc), cited) from None
+    if outcome.kind in (ActionKind.BET, ActionKind.RAISE):
+        rules += _sized_by(limits, outcome)
     return Judged(tuple(rules), outcome)
 
 
-#: RRoP, Betting and raising 3: a bet and three raises.
-FIXED_LIMIT_CAP = 4
+#: The rule of each bound of a betting structure that refuses an amount.
+BOUND_RULES = {
+    Bound.POT: Rule.RR_PL,
+    Bound.SIZE: Rule.RR_BR_5_6,
+    Bound.CAP: Rule.RR_BR_3_4,
+}
+
+
+def _sized_by(limits: betting.Limits, outcome: betting.Outcome) -> list[Rule]:
+    """The rules that sized a bet or raise: the pot-limit maximum (RR-PL); the fixed-limit size
+    (RR-BR-5/6), and the cap when this one reached it (RR-BR-3/4)."""
+    if limits.structure is betting.Structure.POT_LIMIT:
+        return [Rule.RR_PL]
+    if limits.structure is not betting.Structure.FIXED_LIMIT:
+        return []
+    if outcome.full and limits.cap and limits.raises + 1 == limits.cap:
+        return [Rule.RR_BR_5_6, Rule.RR_BR_3_4]
+    return [Rule.RR_BR_5_6]
 
 
 def table_limits(table: TableState, hand: HandState) -> betting.Limits:
-    """The limits of the table's betting structure: no-limit at every table (the profiles have
-    no structure key: one would change the state a snapshot writes, docs/snapshots.md). The pot
-    is left out: no-limit's limits do not read it (the menu's quick sizes add it)."""
-    return betting.NO_LIMIT
+    """The limits of the table's betting structure in the hand's open round: its profile's
+    ``betting.structure`` and ``betting.cap`` (docs/profiles.md), with the pot (the menu's
+    quick sizes read it at every structure)."""
+    profile = table.profile
+    return limits_for(profile.betting_structure, hand, table.blinds[1], profile.betting_cap)
 
 
-def limits_for(structure: betting.Structure, hand: HandState, big_blind: int) -> betting.Limits:
-    """What ``structure`` allows in the hand's open round (see :class:`betting.Limits`)."""
+def fixed_bets(big_blind: int) -> tuple[int, int]:
+    """RR-BR-5/6: the fixed-limit small bet (the flop and before it) and big bet (the turn and
+    the river): the big blind and twice it (docs/profiles.md says why they are not keys)."""
+    return big_blind, 2 * big_blind
+
+
+def limits_for(
+    structure: betting.Structure, hand: HandState, big_blind: int, cap: int = FIXED_LIMIT_CAP
+) -> betting.Limits:
+    """What ``structure`` allows in the hand's open round (see :class:`betting.Limits`); ``cap``:
+    the most bets and raises of a fixed-limit round (RR-BR-3/4)."""
     pot = hand.total_pot
     if structure is not betting.Structure.FIXED_LIMIT:
         return betting.Limits(structure, pot=pot)
     rnd = hand.chips.round
     street = rnd.street if rnd is not None else hand.street
-    size = big_blind * (2 if street >= Street.TURN else 1)
+    small_bet, big_bet = fixed_bets(big_blind)
+    size = big_bet if street >= Street.TURN else small_bet
     # RRoP, Betting and raising 3-4: a bet and three raises where three or more players can
     # still bet; unlimited once the action is heads-up before the cap, capped for good after it
     out = {s for s in hand.order if hand.chips.stacks[s] == 0} - {
@@ -124,23 +161,24 @@ def limits_for(structure: betting.Structure, hand: HandState, big_blind: int) ->
         # level is what they put in (a short big blind's all-in), as the round keeps it
         base = level = _forced_level(hand, rnd)
         raises = 1 + len(hand.chips.straddles)
-        if raises >= FIXED_LIMIT_CAP:
+        if raises >= cap:
             capped_by = len(hand.order) - len(out)
     for record in hand.chips.actions:
+        if record.kind is ActionKind.FOLD or record.all_in:
+            out.add(record.seat)  # a raise that is all in reaches the cap with one fewer to bet
         if record.street is street and record.kind in (ActionKind.BET, ActionKind.RAISE):
             if 2 * (record.to - level) >= size:  # half a bet or more counts (RRoP 6, TDA 47)
                 base = record.to
                 raises += 1
-                if raises == FIXED_LIMIT_CAP:
+                if raises == cap:
                     capped_by = len(hand.order) - len(out)
             level = max(level, record.to)
-        if record.kind is ActionKind.FOLD or record.all_in:
-            out.add(record.seat)
     chips = hand.chips
     able = sum(1 for s in hand.order if s not in chips.folded and chips.stacks[s] > 0)
-    heads_up = capped_by <= 2 if raises >= FIXED_LIMIT_CAP else able <= 2
-    cap = 0 if heads_up else FIXED_LIMIT_CAP
-    return betting.Limits(structure, pot=pot, size=size, base=base, raises=raises, cap=cap)
+    heads_up = capped_by <= 2 if raises >= cap else able <= 2
+    return betting.Limits(
+        structure, pot=pot, size=size, base=base, raises=raises, cap=0 if heads_up else cap
+    )
 
 
 def _forced_level(hand: HandState, rnd: betting.Round) -> int:

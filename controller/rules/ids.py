@@ -68,6 +68,9 @@ class Rule(StrEnum):
     DE_1549A = "DE-1549a"
     DE_1549B = "DE-1549b"
     TDA_SA = "TDA-SA"
+    RR_PL = "RR-PL"
+    RR_BR_5_6 = "RR-BR-5/6"
+    RR_BR_3_4 = "RR-BR-3/4"
     # H. Showdown
     DE_1550A = "DE-1550a"
     DE_1550B1 = "DE-1550b1"

@@ -9,9 +9,9 @@ engine's hold gate :func:`controller.rules.holds.held`, :func:`controller.rules.
 :mod:`controller.game.betting`), never a copy of them. The daemon stays the judge: the table may
 move on between the menu and the entry.
 
-Every table plays no-limit; ``structure`` asks what the same table would allow under pot-limit
-or fixed-limit (the arithmetic of :mod:`controller.game.betting`), which the daemon does not
-enforce.
+The menu is the table's betting structure's (the profile's ``betting.structure``: no-limit,
+pot-limit or fixed-limit, :func:`controller.rules.actions.table_limits`), which the daemon
+enforces; ``structure`` asks what the same table would allow under another one.
 """
 
 from __future__ import annotations
@@ -88,9 +88,7 @@ def menu(table: TableState, structure: Structure | None = None) -> Menu | None:
         call_to=options.call_to,
         min_to=options.min_to,
         max_to=options.max_to,
-        quick=betting.quick_sizes(rnd, seat, stacks, limits._replace(pot=hand.total_pot))
-        if options.can_raise
-        else (),
+        quick=betting.quick_sizes(rnd, seat, stacks, limits) if options.can_raise else (),
         structure=limits.structure,
     )
 
@@ -127,4 +125,4 @@ def _limits(table: TableState, structure: Structure | None) -> betting.Limits:
         return betting.NO_LIMIT  # nothing to judge: the entry is refused before limits matter
     if structure is None:
         return actions.table_limits(table, hand)
-    return actions.limits_for(structure, hand, table.blinds[1])
+    return actions.limits_for(structure, hand, table.blinds[1], table.profile.betting_cap)

@@ -7,7 +7,7 @@ or without the journal's oldest segments pruned.
 
 A snapshot is one JSON document (``docs/snapshots.md``)::
 
-    {"format": "tablectl.snapshot/1", "written_by": "0.2.0",
+    {"format": "tablectl.snapshot/2", "written_by": "0.2.0",
      "table_id": "T1", "epoch": "…", "seq": 1234, "input_id": 567,
      "chain": {"pos": 4321, "hash": "…"}, "state": {…}}
 
@@ -41,14 +41,25 @@ from controller.shell.record_codec import CodecError, decoder, describe, encoder
 from controller.table.state import TableState
 
 #: The format this version writes; it reads this one and every one before (through MIGRATIONS).
-FORMAT = 1
+#: 2: the rules profile has its betting structure (``betting.structure``, ``betting.cap``).
+FORMAT = 2
 FORMAT_PREFIX = "tablectl.snapshot/"
 FORMAT_NAME = f"{FORMAT_PREFIX}{FORMAT}"
+
+
+def _betting_structure(document: dict[str, Any]) -> dict[str, Any]:
+    """Format 1 to 2: the rules profile gained its betting structure. Every table of format 1
+    played no-limit (its profile had no such key), and the cap a fixed-limit table would have
+    had is the default's; both written out as format 1 meant them, whatever later defaults are."""
+    state = document["state"]
+    profile = {"betting.structure": "no_limit", "betting.cap": 4, **state["profile"]}
+    return {**document, "format": f"{FORMAT_PREFIX}2", "state": {**state, "profile": profile}}
+
 
 #: ``MIGRATIONS[n]`` turns a format-``n`` document into a format-``n + 1`` one. A change to the
 #: state's structure adds one (and bumps FORMAT): without it, later versions could not read the
 #: snapshots of journals already in the field.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _betting_structure}
 
 #: A snapshot row written before the format: the hex SHA-256 of the core that pickled it.
 _LEGACY_KEY = re.compile(r"[0-9a-f]{64}")
@@ -109,7 +120,10 @@ def decode(blob: bytes) -> Snapshot:
             f"tablectl {__version__} reads {FORMAT_PREFIX}1 to {FORMAT}"
         )
     while number < FORMAT:
-        document = MIGRATIONS[number](document)
+        try:
+            document = MIGRATIONS[number](document)
+        except (KeyError, TypeError) as exc:  # a document of that format without what it had
+            raise SnapshotUnreadableError(f"{FORMAT_PREFIX}{number}: no {exc}") from None
         number += 1
     try:
         chain = document["chain"]

@@ -26,7 +26,8 @@ def rows() -> dict[str, str]:
 
 def functions(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    return {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef)  # the station's tests are coroutines
+    return {node.name for node in ast.walk(tree) if isinstance(node, kinds)}
 
 
 def test_every_catalogue_rule_has_exactly_one_row() -> None:

@@ -23,6 +23,23 @@ from controller.profiles import ProfileError, RakeMode, load_profile
         ({"straddle.max": 0}, "straddle.max: Input should be greater than or equal to 1"),
         ({"blinds.new_player": "free"}, "blinds.new_player: Input should be 'post' or 'wait'"),
         ({"rake.cap": -1}, "rake.cap: Input should be greater than or equal to 0"),
+        (
+            {"betting.structure": "no-limit"},
+            "betting.structure: Input should be 'no_limit', 'pot_limit' or 'fixed_limit'",
+        ),
+        (
+            {"betting": {"structure": "spread_limit"}},
+            "betting.structure: Input should be 'no_limit', 'pot_limit' or 'fixed_limit'",
+        ),
+        (
+            {"betting.structure": "fixed_limit", "betting.cap": 1},
+            "betting.cap: Input should be greater than or equal to 2",
+        ),
+        (
+            {"betting.cap": 5},
+            "betting.cap = 5 caps fixed-limit betting only: betting.structure is 'no_limit'",
+        ),
+        ({"betting.limit": "pot"}, "betting.limit: Extra inputs are not permitted"),
     ],
 )
 def test_a_bad_house_money_key_is_named(overrides: dict[str, Any], problem: str) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from controller import __version__
+from controller.shell.checkpoint import FORMAT_NAME
 from tests.packaging.venv import REPO, Dists, Venv
 
 pytestmark = [pytest.mark.slow(weight=2), pytest.mark.timeout(600)]
@@ -126,7 +127,7 @@ def test_an_upgrade_continues_a_pruned_journal_and_a_rollback_leaves_it_whole(
     assert ": ok (" in verified.stdout
     assert "pruned" in verified.stdout  # the whole chain, its pruned start named
     shown = json.loads(venv.run("tablectl", "journal", "snapshot", "--journal", journal).stdout)
-    assert shown["format"] == "tablectl.snapshot/1"
+    assert shown["format"] == FORMAT_NAME  # the current build's own, after its first hand
     assert shown["seq"] == after["last_seq"]
     assert shown["epoch"] == after["epochs"][-1]
 
@@ -145,7 +146,7 @@ def test_an_upgrade_continues_a_pruned_journal_and_a_rollback_leaves_it_whole(
     # and the current build again: it goes on where it stopped
     venv.pip_install("--no-deps", "--force-reinstall", current)
     again = _life(venv, journal, 5)
-    assert again["start"]["snapshot_format"] == "tablectl.snapshot/1"
+    assert again["start"]["snapshot_format"] == FORMAT_NAME
     assert again["first_seq"] == after["last_seq"] + 1
     assert again["epochs"] == before["epochs"]
     assert ": ok (" in venv.run("tablectl", "journal", "verify", "--journal", journal).stdout

@@ -75,6 +75,11 @@ def test_defaults_fill_what_is_not_given() -> None:
             "table.profile / table.house_rules",
             "not rule IDs of the catalogue: NOPE",
         ),
+        (
+            {"table": {**MINIMAL["table"], "house_rules": {"betting.structure": "limit"}}},
+            "table.profile / table.house_rules",
+            "betting.structure: Input should be 'no_limit', 'pot_limit' or 'fixed_limit'",
+        ),
     ],
 )
 def test_errors_name_the_key_and_say_what_is_wrong(

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from controller.game.betting import Structure
 from controller.shell.chain import Head
 from controller.shell.checkpoint import (
     FORMAT,
@@ -32,7 +33,9 @@ from controller.shell.checkpoint import (
 from controller.shell.record_codec import encoder
 from controller.table.codec import event_to_json
 from controller.table.engine import apply
+from controller.table.inputs import ActionKind
 from controller.table.state import TableState
+from controller.table.streets import Street
 from simulators.autoplay import Style, random_table
 from simulators.irregular import IrregularDealer
 
@@ -44,6 +47,9 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "snapshots"
 #: here; the old ones stay, with their golden files in tests/data/snapshots.
 SCHEMA_DIGESTS = {
     1: "8ae4c9264a5e929af0982a9f380a7dcceb94db03f5582c968a686cd631787f99",
+    # the rules profile's betting structure (betting.structure, betting.cap); the rule IDs of
+    # the betting structures (RR-PL, RR-BR-5/6, RR-BR-3/4) and of the floor (FLOOR-CALL)
+    2: "0505dab98fbdb3fb40ccbd86d1dfa7dc1659b9c37692a93eb86425f29abe3199",
 }
 
 
@@ -205,3 +211,58 @@ def test_a_pickled_snapshot_of_an_earlier_version_is_read_and_checked_whole() ->
     del partial.deck
     with pytest.raises(SnapshotUnreadableError, match="other records"):
         read_legacy(pickle.dumps(partial, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def test_a_format_1_snapshot_is_read_as_format_2_a_no_limit_table() -> None:
+    blob = (DATA / "format-1.json").read_bytes()
+    document = json.loads(blob)
+    assert "betting.structure" not in document["state"]["profile"]
+    migrated = MIGRATIONS[1](json.loads(blob))
+    assert migrated["format"] == "tablectl.snapshot/2"
+    # the profile gains its betting structure as format 1 meant it; nothing else changes
+    assert migrated["state"]["profile"] == {
+        **document["state"]["profile"],
+        "betting.structure": "no_limit",
+        "betting.cap": 4,
+    }
+    assert {k: v for k, v in migrated["state"].items() if k != "profile"} == {
+        k: v for k, v in document["state"].items() if k != "profile"
+    }
+    assert {k: v for k, v in migrated.items() if k not in ("format", "state")} == {
+        k: v for k, v in document.items() if k not in ("format", "state")
+    }
+    read = decode(blob)
+    assert read.state.profile.betting_structure is Structure.NO_LIMIT
+    assert read.state.profile.betting_cap == 4
+    written = json.loads(encode(read))
+    assert written["format"] == FORMAT_NAME
+    assert written["state"] == migrated["state"]  # written again in format 2, field for field
+
+
+def test_the_format_2_golden_is_a_fixed_limit_table_of_a_bet_and_four_raises() -> None:
+    state = decode((DATA / "format-2.json").read_bytes()).state
+    assert state.profile.betting_structure is Structure.FIXED_LIMIT
+    assert state.profile.betting_cap == 5
+    hand = state.last_hand
+    assert hand is not None
+    raised: dict[Street, list[int]] = {}
+    for action in hand.chips.actions:
+        if action.kind in (ActionKind.BET, ActionKind.RAISE):
+            raised.setdefault(action.street, []).append(action.to)
+    # every bet and raise the street's one size: the big blind (2) before the turn, 4 from it;
+    # the flop capped at five, three players in; the turn raised a fifth time once heads-up
+    assert raised == {
+        Street.PREFLOP: [4, 6],
+        Street.FLOP: [2, 4, 6, 8, 10],
+        Street.TURN: [4, 8, 12, 16, 20],
+    }
+
+
+def test_a_format_1_document_without_what_format_1_had_is_refused_in_one_line() -> None:
+    document = json.loads((DATA / "format-1.json").read_bytes())
+    del document["state"]["profile"]
+    with pytest.raises(SnapshotUnreadableError) as caught:
+        decode(json.dumps(document).encode())
+    line = str(caught.value)
+    assert "\n" not in line
+    assert line.startswith("tablectl.snapshot/1: no 'profile'")

@@ -14,22 +14,35 @@ from pathlib import Path
 
 import pytest
 
+from controller.game.betting import Structure
 from controller.shell.checkpoint import FORMAT, SnapshotNeededError
 from controller.shell.cli import exit_status
 from controller.shell.maintenance import Stored
 from controller.shell.record_codec import encoder
 from controller.shell.retention import Retention, RetentionConfig, confirm_stored
+from controller.shell.table import TableRunner
 from controller.table.state import TableState
+from simulators.autoplay import AutoDealer
 from simulators.table_journal import endless_dealer, journal_runner
 
+DATA = Path(__file__).resolve().parents[1] / "data" / "snapshots"
 
-def _play(path: Path, hands: int, budget: int | None) -> TableState:
+
+def _play(
+    path: Path,
+    hands: int,
+    budget: int | None,
+    dealer: AutoDealer | None = None,
+    runner: TableRunner | None = None,
+) -> TableState:
     """``hands`` hands into the journal at ``path``, ten simulated minutes apart; with a
-    ``budget``, every ten hands the pit confirms everything and retention prunes within it."""
-    dealer = endless_dealer("start", 3)
+    ``budget``, every ten hands the pit confirms everything and retention prunes within it.
+    ``dealer`` and ``runner``: a dealer and the runner of its journal, to go on with."""
+    dealer = dealer or endless_dealer("start", 3)
 
     async def play() -> TableState:
-        runner = journal_runner(path, dealer)
+        nonlocal runner
+        runner = runner or journal_runner(path, dealer)
         journal = runner.journal
         retention = Retention(
             journal,
@@ -147,3 +160,60 @@ def test_a_start_that_reads_no_snapshot_of_a_pruned_journal_stops_with_exit_stat
     assert exit_status(caught.value, 3) == 5
     assert exit_status(ExceptionGroup("daemon", [ValueError(), caught.value]), 3) == 5
     assert exit_status(ValueError("other"), 3) == 3
+
+
+def _as_format_1(path: Path) -> list[int]:
+    """Every snapshot of the journal written again as the version before format 2 wrote it
+    (format 1: the rules profile without its betting structure, every table no-limit), with a
+    digest that matches; their input ids, newest first."""
+    format_1 = json.loads((DATA / "format-1.json").read_bytes())
+    with sqlite3.connect(path) as conn:
+        found = conn.execute("SELECT input_id, state FROM snapshots ORDER BY input_id DESC")
+        rows = found.fetchall()
+        for input_id, blob in rows:
+            document = json.loads(blob)
+            profile = document["state"]["profile"]
+            assert profile.pop("betting.structure") == "no_limit"
+            assert profile.pop("betting.cap") == 4
+            assert profile.keys() == format_1["state"]["profile"].keys()  # format 1's keys
+            document["format"] = "tablectl.snapshot/1"
+            new = json.dumps(document).encode()
+            digest = hashlib.sha256(b"tablectl.snapshot/1" + new).hexdigest()
+            conn.execute(
+                "UPDATE snapshots SET core = ?, state = ?, digest = ? WHERE input_id = ?",
+                ("tablectl.snapshot/1", new, digest, input_id),
+            )
+    return [int(row[0]) for row in rows]
+
+
+def test_a_pruned_journal_whose_snapshots_are_format_1_starts_on_the_newest_and_goes_on(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "journal.sqlite"
+    dealer = endless_dealer("start", 3)
+    played = _play(path, 40, 150_000, dealer)
+    newest, *_ = _as_format_1(path)
+    runner = journal_runner(path, endless_dealer("start", 3))
+    assert runner.journal.pruned()  # no replay from the genesis: only the snapshot will do
+    epoch = runner.journal.epoch
+    report = runner.recover()
+    assert (report.snapshot, report.snapshot_format) == (newest, "tablectl.snapshot/1")
+    assert (report.inputs, report.unreadable, report.diverged) == (0, [], [])
+    assert encoder(TableState)(runner.state) == encoder(TableState)(played)
+    assert runner.state.profile.betting_structure is Structure.NO_LIMIT
+    # and goes on: five more hands, the same epoch, and their ends in format 2
+    after = _play(path, 5, None, dealer, runner)
+    assert after.hands_started == played.hands_started + 5
+    assert sum(after.stacks.values()) == sum(played.stacks.values())
+    assert encoder(TableState)(after) == encoder(TableState)(dealer.run.state)
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute("SELECT input_id, core FROM snapshots WHERE input_id > ?", (newest,))
+        written = rows.fetchall()
+    assert written  # the newest the journal keeps, each of the hands played on
+    assert {core for _, core in written} == {f"tablectl.snapshot/{FORMAT}"}
+    reopened = journal_runner(path, endless_dealer("start", 3))
+    assert reopened.journal.epoch == epoch
+    again = reopened.recover()
+    assert again.snapshot_format == f"tablectl.snapshot/{FORMAT}"
+    assert encoder(TableState)(reopened.state) == encoder(TableState)(after)
+    reopened.journal.close()
