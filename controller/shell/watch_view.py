@@ -26,7 +26,7 @@ from controller.game import betting, rake
 from controller.game.pots import build_pots
 from controller.game.rake import HouseTake
 from controller.profiles import NewPlayer
-from controller.rules import blinds
+from controller.rules import actions, blinds
 from controller.rules.menu import menu
 from controller.table.state import HandState, Phase, TableState
 from controller.table.streets import Street
@@ -51,6 +51,8 @@ def table_view(state: TableState) -> dict[str, Any]:
         # straddles (STRADDLE), posts of missed blinds (MISSED-BLINDS), running it twice
         "straddles": {"mode": profile.straddle_mode.value, "max": profile.straddle_max},
         "run_twice": profile.run_twice_allowed,
+        # the betting structure (RR-PL, RR-BR-5/6, RR-BR-3/4): the station says what it is
+        "betting": _structure(state),
         "new_player_posts": profile.blinds_new_player is NewPlayer.POST,
         "owes": _owes(state),
         "posting": sorted(state.posting),
@@ -155,8 +157,12 @@ def _hand(state: TableState, hand: HandState) -> dict[str, Any]:
         "runs": hand.showdown.runs,  # 2 once the players agreed to run it twice (RUN-TWICE)
     }
     if rnd is not None:
+        limits = actions.table_limits(state, hand)
         body["round"] = _round(rnd)
-        choices = betting.options(rnd, chips.stacks, chips.folded)
+        # the structure's bounds in this round, as the daemon judges them: the station checks an
+        # amount with them before it sends it
+        body["limits"] = {**limits._asdict(), "structure": limits.structure.value}
+        choices = betting.options(rnd, chips.stacks, chips.folded, limits)
         # the round opens with the blinds, but nobody acts before the hole cards are all dealt
         if choices is not None and hand.phase is Phase.BETTING:
             body["to_act"] = choices.seat
@@ -199,6 +205,17 @@ def _hand(state: TableState, hand: HandState) -> dict[str, Any]:
     if take is not None:
         body["house_take"] = _take(take)
     return body
+
+
+def _structure(state: TableState) -> dict[str, Any]:
+    """The table's betting structure: its name and, fixed-limit, the small and big bet and the
+    cap (the big blind before the turn, twice it from the turn; RR-BR-5/6, RR-BR-3/4)."""
+    profile = state.profile
+    structure = profile.betting_structure
+    if structure is not betting.Structure.FIXED_LIMIT:
+        return {"structure": structure.value}
+    bets = list(actions.fixed_bets(state.blinds[1]))
+    return {"structure": structure.value, "bets": bets, "cap": profile.betting_cap}
 
 
 def _round(rnd: betting.Round) -> dict[str, Any]:

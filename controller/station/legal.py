@@ -1,10 +1,13 @@
 """A betting action checked at the station before it is sent, with the core's own functions.
 
-The daemon's view carries the open betting round as the core keeps it
-(:func:`controller.shell.watch_view.table_view`); the station rebuilds the core's
-:class:`~controller.game.betting.Round` from it and asks :func:`controller.game.betting.act` (the
-function the daemon's action handler applies) whether the action is legal, so an illegal raise
-is refused here with the reason the daemon would give, and nothing is sent. The daemon checks it
+The daemon's view carries the open betting round as the core keeps it and the table's betting
+structure's bounds in it (:func:`controller.shell.watch_view.table_view`: the limits
+:func:`controller.rules.actions.table_limits` gives the daemon's judge); the station rebuilds the
+core's :class:`~controller.game.betting.Round` and :class:`~controller.game.betting.Limits` from
+it and asks :func:`controller.game.betting.act` (the function the daemon's judge applies) whether
+the action is legal, so an illegal raise (over the pot at pot-limit, not the fixed size or over
+the cap at fixed-limit) is refused here with the reason the daemon would give, and nothing is
+sent. The daemon checks it
 again: it stays the judge (the table may have moved on between the view and the request).
 """
 
@@ -14,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from controller.game import betting
-from controller.game.betting import ActionRejectedError, Round
+from controller.game.betting import ActionRejectedError, Limits, Round, Structure
 from controller.table.inputs import ActionKind
 from controller.table.streets import Street
 
@@ -65,8 +68,9 @@ def check_action(
         raise IllegalError(f"seat {seat}'s hand is folded or dead")
     if kind in (ActionKind.BET, ActionKind.RAISE) and amount is None:
         raise IllegalError(f"a {kind.value} needs an amount (the seat's total, 'to')", 422)
+    limits = limits_of(hand.get("limits"))
     try:
-        betting.act(round_of(round_), order, stacks, folded, seat, kind, amount)
+        betting.act(round_of(round_), order, stacks, folded, seat, kind, amount, limits)
     except ActionRejectedError as exc:
         raise IllegalError(str(exc)) from None
     return seat, kind, amount
@@ -84,6 +88,21 @@ def round_of(body: Mapping[str, Any]) -> Round:
         body.get("aggressor"),
         body.get("first_actor"),
         int(body.get("actions", 0)),
+    )
+
+
+def limits_of(body: Mapping[str, Any] | None) -> Limits:
+    """The core's limits of the open round from their form in the view (none: no-limit, as a
+    daemon that does not send them plays)."""
+    if not body:
+        return betting.NO_LIMIT
+    return Limits(
+        Structure(str(body["structure"])),
+        int(body.get("pot", 0)),
+        int(body.get("size", 0)),
+        int(body.get("base", 0)),
+        int(body.get("raises", 0)),
+        int(body.get("cap", 0)),
     )
 
 

@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from controller.game import betting
-from controller.game.betting import Limits
 from controller.rules.ids import Rule
-from controller.station.legal import round_of
+from controller.station.legal import limits_of, round_of
 from controller.table.values import Ruling
 
 #: The ruling each hold proposes, in plain words: what confirming it does at the table.
@@ -211,6 +210,8 @@ def _betting(hand: Mapping[str, Any], seats: Mapping[str, Any]) -> Pad:
     if amount_range is not None:
         low, high = amount_range
         note += f" · a bet or raise is to {low}" + (f" … {high}" if high != low else "")
+    elif betting.capped(limits_of(hand.get("limits"))):
+        note += " · the betting is capped: call or fold"
     buttons.append(floor_button({"seat": seat}, "floor"))
     return Pad(
         "betting",
@@ -227,8 +228,8 @@ def quick_sizes(
 ) -> tuple[tuple[str, int], ...]:
     """The pad's quick amounts ("to") for ``seat``: the core's menu's as the view carries them
     (controller/rules/menu.py), else the core's :func:`~controller.game.betting.quick_sizes`
-    over the round as the core keeps it and the chips in the middle (no-limit; the structure's
-    fixed size where a table plays another)."""
+    over the round and the structure's limits as the core keeps them (pot-limit: the pot is the
+    most; fixed-limit: the one fixed size)."""
     given = (hand.get("pad") or {}).get("quick")
     if isinstance(given, list):
         return tuple(
@@ -238,7 +239,7 @@ def quick_sizes(
         )
     order = hand.get("order", ())
     stacks = {int(s): int(e["stack"]) for s, e in seats.items() if int(s) in order}
-    limits = Limits(pot=int(hand.get("pot", 0)))
+    limits = limits_of(hand.get("limits"))._replace(pot=int(hand.get("pot", 0)))
     sizes = betting.quick_sizes(round_of(hand["round"]), seat, stacks, limits)
     return tuple((QUICK_LABELS.get(label, label), to) for label, to in sizes)
 
@@ -370,15 +371,20 @@ def facts(view: Mapping[str, Any] | None) -> tuple[tuple[str, str], ...]:
     seats = table.get("seats") or {}
     blinds = table.get("blinds") or []
     shown: list[tuple[str, str]] = []
+    structure = structure_words(table.get("betting"))
     if not isinstance(hand, Mapping):
         shown.append(("Hand", "none in progress"))
         if len(blinds) == 2:
             shown.append(("Blinds", f"{blinds[0]} / {blinds[1]}"))
+        if structure:
+            shown.append(("Betting", structure))
         if table.get("last_hand"):
             shown.append(("Last hand", str(table["last_hand"])))
         return tuple(shown)
     shown.append(("Hand", str(hand.get("hand_id"))))
     shown.append(("Street", str(hand.get("street"))))
+    if structure:
+        shown.append(("Betting", structure))
     options = hand.get("options")
     if hand.get("to_act") is not None:
         shown.append(("To act", f"▶ {seat_label(seats, hand['to_act'])}"))
@@ -402,6 +408,26 @@ def facts(view: Mapping[str, Any] | None) -> tuple[tuple[str, str], ...]:
     shown.append(("Pot, bets included", str(hand.get("pot", 0))))
     shown.append(("House take", take_words(hand.get("house_take"))))
     return tuple(shown)
+
+
+#: The betting structures in words (the profile's ``betting.structure``).
+STRUCTURES = {"no_limit": "No-limit", "pot_limit": "Pot-limit", "fixed_limit": "Fixed-limit"}
+
+
+def structure_words(betting_: Mapping[str, Any] | None) -> str:
+    """The table's betting structure in words: ``Pot-limit``; fixed-limit with its bets and
+    cap, ``Fixed-limit 2 / 4, a bet and 3 raises``."""
+    if not isinstance(betting_, Mapping) or "structure" not in betting_:
+        return ""
+    name = str(betting_["structure"])
+    words = STRUCTURES.get(name, name.replace("_", "-"))
+    bets = betting_.get("bets")
+    if isinstance(bets, list) and len(bets) == 2:
+        words += f" {bets[0]} / {bets[1]}"
+        cap = betting_.get("cap")
+        if isinstance(cap, int):
+            words += f", a bet and {cap - 1} raises"
+    return words
 
 
 def holds(view: Mapping[str, Any] | None) -> tuple[HoldView, ...]:
