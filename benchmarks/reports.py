@@ -53,6 +53,7 @@ from controller.pit.reports.quarters import (  # noqa: E402
     BACKFILL_HOURS,
 )
 from controller.pit.reports.registry import NAMES_ROLES, Report, run  # noqa: E402
+from controller.pit.reports.shuffler_hours import BACKFILL as BACKFILL_DECKS  # noqa: E402
 from controller.pit.store import Store  # noqa: E402
 
 MONTH = datetime(2026, 1, 1, tzinfo=UTC)
@@ -355,8 +356,8 @@ def _generate(args: tuple[Floor, int]) -> dict[str, str]:
     return floor.table(index)
 
 
-#: What the ingest keeps of the hands for the reports (counted after the copy).
-QUARTERS = ("hand_quarters", "dealer_quarters", "hand_hours")
+#: What the ingest keeps of the hands and decks for the reports (counted after the copy).
+QUARTERS = ("hand_quarters", "dealer_quarters", "hand_hours", "shuffler_hours")
 
 
 def relations(db: Db) -> list[str]:
@@ -394,14 +395,15 @@ def fill(store: Store, floor: Floor, workers: int) -> tuple[dict[str, int], floa
                     f"{time.monotonic() - began:.0f} s",
                     flush=True,
                 )
-    # the hands by quarter hour, which the ingest keeps as it stores each batch, counted from
-    # the hands copied in as pit schema 14 counts those of a store it migrates
+    # the hands by quarter hour and the decks by hour, which the ingest keeps as it stores each
+    # batch, counted from the rows copied in as pit schemas 15-17 count those of a store they
+    # migrate
     counting = time.monotonic()
-    for statement in (BACKFILL, BACKFILL_DEALERS, BACKFILL_HOURS):
+    for statement in (BACKFILL, BACKFILL_DEALERS, BACKFILL_HOURS, BACKFILL_DECKS):
         db.execute(statement)
     for name in QUARTERS:
         counts[name] = int(db.one(f"SELECT count(*) FROM {name}")[0])  # type: ignore[index]
-    print(f"  the quarters counted in {time.monotonic() - counting:.1f} s", flush=True)
+    print(f"  the quarters and hours counted in {time.monotonic() - counting:.1f} s", flush=True)
     db.execute("VACUUM ANALYZE")
     return counts, time.monotonic() - began
 

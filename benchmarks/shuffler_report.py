@@ -4,7 +4,8 @@ PostgreSQL (the tests' cluster, fsync off).
 
 The decks are made, not played: ``--tables`` shufflers (one a table) each reveal
 ``--decks-per-day`` uniformly shuffled decks a day, spread over a 10-hour day, for ``--days``
-days, written straight into ``shuffler_decks`` and ``shufflers`` (the ingest's rows). Timed, each
+days, written straight into ``shuffler_decks`` and ``shufflers`` (the ingest's rows; then counted
+by hour into ``shuffler_hours`` as pit schema 17 counts a store's decks). Timed, each
 the median of ``--repeat`` (CPU and wall):
 
 * the ingest's part: the statement a batch with reveals costs (``Store._shuffler_decks`` over 500
@@ -43,6 +44,7 @@ from controller.pit.reports.periods import Calendar
 from controller.pit.reports.registry import head
 from controller.pit.reports.shuffler_audit import check_shuffler, keep_days
 from controller.pit.reports.shuffler_decks import digest, encode_order
+from controller.pit.reports.shuffler_hours import BACKFILL
 from controller.pit.store import Store
 
 START = datetime(2026, 5, 1, tzinfo=UTC)
@@ -87,6 +89,8 @@ def fill(store: Store, tables: int, days: int, per_day: int, seed: int) -> int:
                 (table, "shuffler", len(rows), rows[-1][3]),
             )
         total += len(rows)
+    with db.transaction():  # their count by hour, as the ingest keeps it (pit schema 17)
+        db.execute(BACKFILL)
     return total
 
 
@@ -142,7 +146,7 @@ def ingest_events(seed: int) -> list[EventIn]:
 
 def size(store: Store) -> str:
     db = store.db
-    names = ("shuffler_decks", "shufflers", "shuffler_rollups")
+    names = ("shuffler_decks", "shufflers", "shuffler_hours", "shuffler_rollups")
     if db.dialect == "postgresql":
         sql = "SELECT pg_total_relation_size(?::regclass), ?"
     else:  # the table and its indexes

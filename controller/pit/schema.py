@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from controller.pit.reports.quarters import MIGRATION as HAND_QUARTERS
 from controller.pit.reports.quarters import MIGRATION_HOURS as HAND_HOURS
+from controller.pit.reports.shuffler_hours import MIGRATION as SHUFFLER_HOURS
 
 #: The store for years (controller/pit/partitions.py): the time each row of what grows with play
 #: is filed under: an event's rule IDs and an alarm's acknowledgement by their event's ``ts``, a
@@ -439,6 +440,10 @@ MIGRATIONS: list[str] = [
     # 16: the reports' quarters summed by clock hour (controller/pit/reports/quarters.py: what a
     # drop report over whole hours reads), kept by the ingest; the quarters before it summed
     HAND_HOURS,
+    # 17: each shuffler's decks counted by clock hour (controller/pit/reports/shuffler_hours.py:
+    # what the shufflers report reads to know each day's decks), kept by the ingest; the decks
+    # stored before it counted
+    SHUFFLER_HOURS,
 ]
 
 AUTO_ID = {

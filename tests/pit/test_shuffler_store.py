@@ -210,6 +210,7 @@ def test_shf_rand_the_decks_stored_before_the_audit_are_read_once(store: Store) 
     # as a store of pit schema 12 had them: the events, no decks
     with store.db.transaction():
         store.db.execute("DELETE FROM shuffler_decks")
+        store.db.execute("DELETE FROM shuffler_hours")
         store.db.execute("DELETE FROM shufflers")
     # (a store migrated to pit schema 13 has the mark until the audit's first round)
     assert store.db.one("SELECT value FROM pit_meta WHERE key = ?", (BACKFILL_MARK,)) == ("to do",)
@@ -366,6 +367,7 @@ async def test_shf_rand_the_pits_audit_reads_the_old_decks_keeps_its_rule_and_ra
     deal(store, "T1", stuck(200, 19))
     with store.db.transaction():  # as if stored before pit schema 13: to be read again
         store.db.execute("DELETE FROM shuffler_decks")
+        store.db.execute("DELETE FROM shuffler_hours")
         store.db.execute("DELETE FROM shufflers")
     config = parse_pit_config(
         {"store": {"url": url}, "reports": {"alpha": 1e-4, "window": 200, "every": 50}}

@@ -17,7 +17,8 @@ table starts an audit of its own there.
 
 Only whole decks are kept: a reshuffled stub (a deck of its own number with fewer cards) is not
 a shuffle of the 52 and is left out. ``shufflers.decks`` counts each shuffler's decks as they
-are stored: the audit's cue (controller/pit/reports/shuffler_audit.py).
+are stored: the audit's cue (controller/pit/reports/shuffler_audit.py); ``shuffler_hours`` by
+the hour, for the report (controller/pit/reports/shuffler_hours.py).
 
 The events stored before pit schema 13 are read once, by the first audit round
 (:meth:`ShufflerDecks.backfill_shuffler_decks`): a mark in ``pit_meta`` until it is done.
@@ -35,6 +36,7 @@ from typing import Any, NamedTuple
 from controller.cards import STANDARD_DECK, Card, card_code, card_from_code
 from controller.pit.batches import EventIn
 from controller.pit.db import Db
+from controller.pit.reports.shuffler_hours import count_stored
 from controller.table import event_types as et
 
 #: The device id a table's shuffler has when the table never said (``[table] shuffler``).
@@ -201,6 +203,7 @@ class ShufflerDecks:
             sorted(rows, key=lambda r: (r[0], r[1], r[2])),
             "ON CONFLICT (table_id, epoch, seq) DO NOTHING RETURNING table_id, device, ts",
         )
+        count_stored(db, [(str(t), str(d), str(ts)) for t, d, ts in stored])
         counts: dict[tuple[str, str], list[Any]] = {}
         for table, device, ts in stored:
             entry = counts.setdefault((str(table), str(device)), [0, str(ts)])

@@ -11,11 +11,13 @@ days' tallies (the floor's days: ``[reports] day_start`` in ``[web] time_zone``)
 A kept tally is used only if the store still has exactly as many decks in its day: decks are
 never deleted, so the same count is the same decks. A day that has more (today, as it goes on;
 a day whose decks a repair brought late) has its newer decks merged in when they all come after
-the last one it holds, and is tallied again otherwise. The count of every shuffler's decks in
-every day of the span is one statement (by the hour of their ``ts``); a day cut by the span's
-edge (a time given with ``since`` or ``until``) is tallied from its decks and not kept. The
-audit keeps the days of the last two floor days up to date as decks come
-(controller/pit/reports/shuffler_audit.py), so a report rarely tallies more than the edges.
+the last one it holds, and is tallied again otherwise. Every shuffler's decks in every day of
+the span are summed from their count by clock hour, which the ingest keeps
+(controller/pit/reports/shuffler_hours.py), the pieces of an hour at a day's edges off the hour
+counted from their decks; a day cut by the span's edge (a time given with ``since`` or
+``until``) is tallied from its decks and not kept. The audit keeps the days of the last two
+floor days up to date as decks come (controller/pit/reports/shuffler_audit.py), so a report
+rarely tallies more than the edges.
 
 A kept tally is a cache: two processes making one write the same; a stale write is seen by its
 count next time.
@@ -23,16 +25,19 @@ count next time.
 
 from __future__ import annotations
 
+import json
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
-from controller.pit.db import Db
-from controller.pit.reports.periods import Calendar, Period, buckets, periods, rfc3339
+from controller.pit.db import Db, Row
+from controller.pit.reports.periods import Calendar, Period, periods, rfc3339
 from controller.pit.reports.randomness import Tally
 from controller.pit.reports.shuffler_decks import DeckKey, StoredDeck, shuffler_decks
+from controller.pit.reports.shuffler_hours import split
+from controller.pit.reports.sql import among, bucket_table
 
 Shuffler = tuple[str, str]  # (table_id, device)
 
@@ -74,42 +79,64 @@ def days(since: datetime, until: datetime, calendar: Calendar) -> list[Day]:
 def deck_counts(
     db: Db, spans: Sequence[Day], tables: Sequence[str] = ()
 ) -> dict[Shuffler, dict[int, int]]:
-    """Each shuffler's decks in each day of ``spans`` (by index), counted in the store."""
+    """Each shuffler's decks in each day of ``spans`` (by index), counted in the store: the
+    whole hours of each day summed from ``shuffler_hours``, the pieces of an hour at its edges
+    (if any) counted from their decks."""
     if not spans:
         return {}
-    found = buckets([d.period for d in spans])
-    index = dict(found.keys)
-    where, params = "", [rfc3339(spans[0].period.start), rfc3339(spans[-1].period.end)]
-    if tables:
-        where = f" AND table_id IN ({', '.join('?' for _ in tables)})"
-        params += list(tables)
-    # the statement is this module's text; tables are parameters
-    rows = db.all(
-        f"SELECT table_id, device, {found.sql('ts')} AS k, count(*) FROM shuffler_decks "  # noqa: S608
-        f"WHERE ts >= ? AND ts < ?{where} GROUP BY table_id, device, k",
-        params,
-    )
+    hours, pieces = split([d.period for d in spans])
+    only, table_params = among("table_id", tables)
     out: dict[Shuffler, dict[int, int]] = defaultdict(lambda: defaultdict(int))
-    for table, device, bucket, count in rows:
-        day = index.get(str(bucket))
-        if day is not None:
-            out[str(table), str(device)][day] += int(count)
+    rows: list[Row] = []
+    if hours:
+        # the hours of the span with their day as one JSON parameter, joined by name; the
+        # statement is this module's text, the tables parameters
+        rows += db.all(
+            f"SELECT table_id, device, b.p, sum(decks) FROM shuffler_hours "  # noqa: S608
+            f"JOIN ({bucket_table(db)}) b ON hour = b.k "
+            f"WHERE hour >= ? AND hour <= ?{only} GROUP BY table_id, device, b.p",
+            [json.dumps(hours, separators=(",", ":")), hours[0][0], hours[-1][0], *table_params],
+        )
+    if pieces:
+        if db.dialect == "postgresql":  # each range by the index of ts (LATERAL: not a join)
+            ranges = (
+                "SELECT value->>0 AS lo, value->>1 AS hi, (value->>2)::integer AS p "
+                "FROM json_array_elements(?::json)"
+            )
+            source = (
+                f"({ranges}) r CROSS JOIN LATERAL (SELECT table_id, device "  # noqa: S608
+                f"FROM shuffler_decks WHERE ts >= r.lo AND ts < r.hi{only} OFFSET 0) d"
+            )
+        else:
+            ranges = (
+                "SELECT json_extract(value, '$[0]') AS lo, json_extract(value, '$[1]') AS hi, "
+                "json_extract(value, '$[2]') AS p FROM json_each(?)"
+            )
+            source = f"({ranges}) r JOIN shuffler_decks d ON d.ts >= r.lo AND d.ts < r.hi{only}"
+        rows += db.all(
+            f"SELECT d.table_id, d.device, r.p, count(*) FROM {source} "  # noqa: S608
+            "GROUP BY d.table_id, d.device, r.p",
+            [json.dumps(pieces, separators=(",", ":")), *table_params],
+        )
+    for table, device, day, count in rows:
+        out[str(table), str(device)][int(day)] += int(count)
     return out
 
 
 def kept(
-    db: Db, shufflers: Iterable[Shuffler], spans: Sequence[Day]
+    db: Db, shufflers: Iterable[Shuffler], spans: Sequence[Day], tables: Sequence[str] = ()
 ) -> dict[tuple[str, ...], Kept]:
-    """The kept tallies of whole days of ``spans`` of ``shufflers``: (table, device, start, end)
-    → what is kept."""
+    """The kept tallies of whole days of ``spans`` of ``shufflers`` (of ``tables``, when they
+    are given): (table, device, start, end) → what is kept."""
     wanted = set(shufflers)
     whole = [d for d in spans if d.whole]
     if not wanted or not whole:
         return {}
+    only, table_params = among("table_id", tables)
     rows = db.all(
-        "SELECT table_id, device, start_ts, end_ts, decks, upto_ts, upto_epoch, upto_seq, tally "
-        "FROM shuffler_rollups WHERE start_ts >= ? AND start_ts < ?",
-        (whole[0].bounds[0], whole[-1].bounds[1]),
+        "SELECT table_id, device, start_ts, end_ts, decks, upto_ts, upto_epoch, upto_seq, "  # noqa: S608
+        f"tally FROM shuffler_rollups WHERE start_ts >= ? AND start_ts < ?{only}",
+        (whole[0].bounds[0], whole[-1].bounds[1], *table_params),
     )
     out: dict[tuple[str, ...], Kept] = {}
     for table, device, start, end, decks, ts, epoch, seq, data in rows:
@@ -206,7 +233,7 @@ def keep_up(db: Db, spans: Sequence[Day], tables: Sequence[str] = ()) -> int:
     """The kept tallies of the whole days of ``spans`` of every shuffler with decks in them
     brought up to date (none read that still holds); the decks read one by one."""
     counts = deck_counts(db, spans, tables)
-    stored = kept(db, counts, spans)
+    stored = kept(db, counts, spans, tables)
     read = 0
     for shuffler in sorted(counts):
         for index, count in sorted(counts[shuffler].items()):

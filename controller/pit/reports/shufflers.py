@@ -124,7 +124,7 @@ def compute(db: Db, query: ReportQuery, head: dict[str, Any]) -> ShufflersReport
     tables, table_params = among("table_id", query.tables)
     with snapshot(db):
         counts = deck_counts(db, spans, query.tables)
-        stored = kept(db, counts, spans)
+        stored = kept(db, counts, spans, query.tables)
         alarms = {
             (str(t), str(d)): str(a)
             for t, d, a in db.all(
