@@ -15,6 +15,20 @@ from tests.pit.test_store import envelope, event_in
 TABLES = [f"T{n}" for n in range(5)]
 
 
+async def stored_two_events_a_table(tmp_path: Path) -> tuple[PitConfig, StoreWorker]:
+    """A store holding events 1 and 2 of each of ``TABLES`` (their watermark 2), and the
+    repair's worker on it (open: the caller closes it)."""
+    url = f"sqlite:///{tmp_path / 'pit.sqlite'}"
+    store = Store(url)
+    store.migrate()
+    store.ingest([event_in(envelope(s, table=t, hand=None)) for t in TABLES for s in (1, 2)])
+    store.advance([(t, "e1", "public", 2) for t in TABLES])
+    store.close()
+    worker = StoreWorker(url, "repair")
+    await worker.open()
+    return PitConfig(pit={"id": "pit-1"}, store={"url": url}), worker
+
+
 async def test_a_round_sends_every_table_its_request_before_waiting_for_any_answer(
     tmp_path: Path,
 ) -> None:
@@ -22,15 +36,7 @@ async def test_a_round_sends_every_table_its_request_before_waiting_for_any_answ
     acknowledgements are waited for together: a request waits for its PUBACK here until every
     request of the round is out, which a round sending them one after the other never gets
     past. What was sent is remembered: the next round, with nothing advanced, sends nothing."""
-    url = f"sqlite:///{tmp_path / 'pit.sqlite'}"
-    store = Store(url)
-    store.migrate()
-    store.ingest([event_in(envelope(s, table=t, hand=None)) for t in TABLES for s in (1, 2)])
-    store.advance([(t, "e1", "public", 2) for t in TABLES])
-    store.close()
-    config = PitConfig(pit={"id": "pit-1"}, store={"url": url})
-    worker = StoreWorker(url, "repair")
-    await worker.open()
+    config, worker = await stored_two_events_a_table(tmp_path)
     sent_to: list[str] = []
     every_one_out = asyncio.Event()
 
@@ -56,15 +62,7 @@ async def test_advances_go_out_for_this_member_s_tables_and_births_for_every_tab
 ) -> None:
     """In a share group a member sends the advances of the tables presence names it for; a
     table that came online is told at once by whichever member saw its birth."""
-    url = f"sqlite:///{tmp_path / 'pit.sqlite'}"
-    store = Store(url)
-    store.migrate()
-    store.ingest([event_in(envelope(s, table=t, hand=None)) for t in TABLES for s in (1, 2)])
-    store.advance([(t, "e1", "public", 2) for t in TABLES])
-    store.close()
-    config = PitConfig(pit={"id": "pit-1"}, store={"url": url})
-    worker = StoreWorker(url, "repair")
-    await worker.open()
+    config, worker = await stored_two_events_a_table(tmp_path)
     sent_to: list[str] = []
 
     async def publish(topic: str, _payload: bytes) -> None:
