@@ -9,6 +9,7 @@ import random
 import zlib
 from collections import Counter
 from fractions import Fraction
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -387,6 +388,58 @@ def test_a_run_cut_anywhere_and_merged_is_the_tally_of_the_whole(
         merged = merged.merged(rnd.tally(decks[low:high]))
     assert merged == rnd.tally(decks)
     assert rnd.Tally.from_bytes(merged.to_bytes()) == merged
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    count=st.integers(0, 40),
+    cuts=st.lists(st.integers(0, 40), max_size=8),
+    kept=st.lists(st.booleans(), min_size=9, max_size=9),
+    empty=st.lists(st.integers(0, 9), max_size=3),
+    by_lane=st.booleans(),
+)
+def test_runs_joined_at_once_are_runs_merged_one_by_one_and_the_tally_of_all(
+    seed: int,
+    count: int,
+    cuts: list[int],
+    kept: list[bool],
+    empty: list[int],
+    by_lane: bool,
+) -> None:
+    """SHF-RAND: a span's days joined in one pass (some as the store keeps them, empty days
+    among them; the lanes added at once, or one by one as beyond their bound) = merged one by
+    one = every deck tallied in order."""
+    rng = random.Random(seed)
+    pool = fair_decks(6, seed)  # a stuck shuffler's decks and repeated orders among fair ones
+    decks = [
+        rng.choice(pool) if rng.random() < 0.3 else bytes(rng.sample(range(52), 52))
+        for _ in range(count)
+    ]
+    edges = sorted({0, count, *(c for c in cuts if c <= count)})
+    parts = [rnd.tally(decks[low:high]) for low, high in itertools.pairwise(edges)]
+    for at in empty:
+        parts.insert(min(at, len(parts)), rnd.Tally())
+    one_by_one = rnd.Tally()
+    for part in parts:
+        one_by_one = one_by_one.merged(part)
+    runs = [p.to_bytes() if stored else p for p, stored in zip(parts, kept, strict=False)]
+    runs += parts[len(runs) :]
+    with mock.patch.object(rnd, "LANE", 1 if by_lane else rnd.LANE):
+        at_once = rnd.joined(runs)
+    assert at_once == one_by_one == rnd.tally(decks)
+    assert rnd.joined([]) == rnd.Tally()
+
+
+def test_a_stored_tally_whose_numbers_do_not_add_up_is_refused_when_joined() -> None:
+    t = rnd.tally(fair_decks(3, 5))
+    t.counts[0] = 2**32 - 1  # beyond any count of 3 decks: added to another, it would carry
+    with pytest.raises(rnd.DeckError, match="do not add up"):
+        rnd.joined([t.to_bytes(), t.to_bytes()])
+    with pytest.raises(rnd.DeckError, match="do not add up"):
+        rnd.joined([rnd.tally(fair_decks(3, 6)), t.to_bytes()])
+    with pytest.raises(rnd.DeckError, match="not a stored tally"):
+        rnd.joined([b"garbage"])
 
 
 @settings(max_examples=30, deadline=None)
