@@ -178,10 +178,12 @@ def play_hand_by_taps(
     raise_once: bool = False,
     shots: bool = False,
     started: bool = False,
+    stop_at: str | None = None,
 ) -> str:
     """**Start hand** (unless ``started``), then whatever the hand waits for, by taps, until it
-    is over: Check or Call (one Raise by the quick size Min when ``raise_once``), Table at the
-    showdown, Confirm RR-SD-4 and **Push award**. The hand's id."""
+    is over (or the panel is for ``stop_at``): Check or Call (one Raise by the quick size Min
+    when ``raise_once``), Table at the showdown, Confirm RR-SD-4 and **Push award**. The hand's
+    id."""
     if not started:
         until_mode(page, "start")
         tap_and_wait(page, "Start hand")
@@ -194,7 +196,7 @@ def play_hand_by_taps(
         if hand_id is None and "Hand" in hand:
             hand_id = hand.split("Hand", 1)[1].split()[0]
             assert hand_id.startswith("T1-"), hand
-        if now == "start":
+        if now in ("start", stop_at):
             assert hand_id is not None
             return hand_id
         if now == "betting":
@@ -312,6 +314,62 @@ def test_a_seat_count_hold_the_dealer_calls_the_floor_who_rules_on_the_console_a
     resumed = [e for e in rig.events() if e["type"] == "hand.resume"]
     assert resumed[-1]["by"]["person"] == USER
     play_hand_by_taps(rig, page, started=True)
+    console.context.close()
+    page.context.close()
+
+
+def floor_console(rig: Rig) -> Any:
+    """The floor's console on its holds queue, logged in; the floor supervisor has touched the
+    screen (a browser makes a sound only after a gesture)."""
+    expect = playwright_api.expect
+    console = rig.browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    console.goto(f"{rig.pit.url}/")
+    console.get_by_label("User name").fill(USER)
+    console.get_by_label("Password").fill(PASSWORD)
+    console.get_by_role("button", name="Log in").click()
+    console.wait_for_url(f"{rig.pit.url}/")
+    console.goto(f"{rig.pit.url}/holds")
+    expect(console.locator("#live-state")).to_have_text("● live", timeout=SHOWS)
+    console.locator("h1").click()
+    return console
+
+
+def test_a_disputed_award_is_held_until_the_floor_confirms_on_the_console_floor_call(
+    rig: Rig,
+) -> None:
+    expect = playwright_api.expect
+    page = rig.page()
+    log_in_by_badge(rig, page, ANN_BADGE, PINS["ann"], "Ann Example")
+    hand_id = play_hand_by_taps(rig, page, stop_at="award")
+    console = floor_console(rig)
+    # a player disputes the award: Call the floor on the award's panel
+    tap(page, "Call the floor", page.locator("#pad"))
+    expect(page.locator("#answer")).to_have_text("✓ Call the floor", timeout=SHOWS)
+    until_mode(page, "held")
+    expect(page.locator("#pad")).to_contain_text("The floor is called", timeout=SHOWS)
+    assert page.locator("#pad").get_by_role("button", name="Push award").count() == 0
+    hold = page.locator("#holds article").first
+    expect(hold.locator(".rule-id")).to_have_text("FLOOR-CALL", timeout=SHOWS)
+    expect(hold).to_contain_text("the award is disputed")
+    assert hold.get_by_role("button", name="Confirm", exact=True).count() == 0
+    hold_id = str(hold.get_attribute("data-hold"))
+    called = [e for e in rig.events() if e["type"] == "floor.called"][-1]
+    assert (called["data"]["hold"], called["data"]["rule"]) == (hold_id, "FLOOR-CALL")
+    assert called["by"] == {"person": "ann", "role": "dealer"}
+    # the console has the call on the hold; the floor confirms there: the award stands
+    queued = console.locator(f'#holds-open li[data-hold="{hold_id}"]')
+    expect(queued.locator(".floor-call")).to_contain_text(
+        "Floor call from the dealer: the award is disputed", timeout=SHOWS
+    )
+    queued.get_by_role("button", name="Confirm").click()
+    expect(console.locator("#answer")).to_contain_text("accepted confirm", timeout=SHOWS)
+    until_mode(page, "award")  # Push award again, and the dealer pushes it
+    assert play_hand_by_taps(rig, page, started=True) == hand_id
+    events = [e for e in rig.events() if e.get("hand_id") == hand_id]
+    kinds = [e["type"] for e in events]
+    resumed = kinds.index("hand.resume", kinds.index("floor.called"))
+    assert events[resumed]["by"]["person"] == USER
+    assert kinds.index("pot.awarded") > resumed  # pushed only once the floor had ruled
     console.context.close()
     page.context.close()
 
