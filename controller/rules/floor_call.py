@@ -22,7 +22,7 @@ from controller.table.context import Context, RejectedError
 from controller.table.event_types import FloorCalled
 from controller.table.events import Severity
 from controller.table.inputs import CallFloor
-from controller.table.state import HandState, Hold, Phase, Ruling
+from controller.table.state import HandState, Hold, Ruling
 
 #: The most characters of the dealer's own words an event keeps.
 MAX_REASON = 200
@@ -70,18 +70,13 @@ OVERRIDES = (
 
 
 def override_refusal(hand: HandState, hold: Hold, decision: Ruling) -> str | None:
-    """Why the floor's ``decision`` cannot apply to the FLOOR-CALL ``hold`` now (None: it can)."""
+    """Why the floor's ``decision`` cannot apply to the FLOOR-CALL ``hold`` (None: it can, as
+    far as the call goes: :func:`controller.rules.holds.override_refusal` checks the rest)."""
     if decision not in OVERRIDES:
         allowed = ", ".join(OVERRIDES)
         return f"a floor call's hold takes one of {allowed}, not {decision}"
     if decision in (Ruling.DEAD_HAND, Ruling.CLAIM_UPHELD) and hold.seat is None:
         return f"{decision} needs the seat: call the floor for the seat it concerns"
-    if decision is Ruling.CLAIM_UPHELD and hand.phase not in (Phase.SHOWDOWN, Phase.AWARD):
-        return "a claim is upheld at the showdown or the award, not before"
-    if decision is Ruling.AWARD_AS_PROPOSED and (
-        hand.phase is not Phase.AWARD or hand.showdown.proposal is None
-    ):
-        return "there is no proposed award to push"
     return None
 
 

@@ -28,7 +28,7 @@ from controller.table.event_types import (
 )
 from controller.table.events import Severity
 from controller.table.inputs import Confirm, FloorOverride, RaiseHold, Reject
-from controller.table.state import HandState, Hold, Ruling
+from controller.table.state import HandState, Hold, Phase, Ruling
 from controller.table.streets import Street
 
 #: Decisions the floor may give where no hold is pending.
@@ -157,9 +157,12 @@ def floor_override(ctx: Context, cmd: FloorOverride) -> None:
         # a decision outside the controller's rulings is journaled and changes nothing
         ctx.emit(FloorOverridden(rule.value, cmd.decision, None), (rule,))
         return
-    check = ctx.rulings.overrides.get(rule)
-    if check is not None and hand is not None and hold is not None:
-        refusal = check(hand, hold, decision)
+    if hand is not None and hold is not None:
+        check = ctx.rulings.overrides.get(rule)
+        # the rule's own check first (its words), then what any hold allows
+        refusal = (check(hand, hold, decision) if check is not None else None) or override_refusal(
+            hand, hold, decision
+        )
         if refusal is not None:  # refused before anything is journaled: the hold stays pending
             raise RejectedError(refusal, (rule,))
     ctx.emit(
@@ -171,6 +174,36 @@ def floor_override(ctx: Context, cmd: FloorOverride) -> None:
         resolve(ctx, hand, hold, decision, "floor")
     elif hand is not None and decision in _STANDALONE:
         ctx.rulings.decide[decision](ctx, hand, Hold("", rule, decision, "floor decision"))
+
+
+#: What the floor may decide on any hold, whatever the hold carries.
+_ANY_HOLD = {Ruling.CONTINUE, Ruling.MISDEAL, Ruling.VOID}
+
+
+def override_refusal(hand: HandState, hold: Hold, decision: Ruling) -> str | None:
+    """Why the floor's ``decision`` cannot resolve ``hold`` now (None: it can).
+
+    The floor may decide what the hold's own rule proposed (the hold carries what that ruling
+    needs: its card, its board group, its seat), go on, misdeal or void; a seat's hand dead or
+    its claim upheld where the hold names the seat; the award pushed where one is proposed.
+    Anything else would act on what the hold does not say (a surveillance hold, a floor call,
+    a hold of another kind), and is refused with the reason before anything is journaled.
+    """
+    if decision is hold.ruling or decision in _ANY_HOLD:
+        return None
+    if decision in (Ruling.DEAD_HAND, Ruling.CLAIM_UPHELD):
+        if hold.seat is None:
+            return f"{decision} needs the seat, and this {hold.rule} hold names none"
+        if hold.seat not in hand.order:
+            return f"seat {hold.seat} is not in hand {hand.hand_id}"
+        if decision is Ruling.CLAIM_UPHELD and hand.phase not in (Phase.SHOWDOWN, Phase.AWARD):
+            return "a claim is upheld at the showdown or the award, not before"
+        return None
+    if decision is Ruling.AWARD_AS_PROPOSED:
+        if hand.phase is not Phase.AWARD or hand.showdown.proposal is None:
+            return "there is no proposed award to push"
+        return None
+    return f"{decision} needs what a {hold.ruling} hold of {hold.rule} does not carry"
 
 
 def raise_hold_request(ctx: Context, cmd: RaiseHold) -> None:
