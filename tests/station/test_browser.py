@@ -266,17 +266,7 @@ def test_a_seat_count_hold_the_dealer_calls_the_floor_who_rules_on_the_console_a
     until_mode(page, "start")
     tap_and_wait(page, "Start hand")
     until_mode(page, "betting")
-    # the floor's console, on its holds queue; the floor supervisor has touched the screen (a
-    # browser makes a sound only after a gesture)
-    console = rig.browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
-    console.goto(f"{rig.pit.url}/")
-    console.get_by_label("User name").fill(USER)
-    console.get_by_label("Password").fill(PASSWORD)
-    console.get_by_role("button", name="Log in").click()
-    console.wait_for_url(f"{rig.pit.url}/")
-    console.goto(f"{rig.pit.url}/holds")
-    expect(console.locator("#live-state")).to_have_text("● live", timeout=SHOWS)
-    console.locator("h1").click()
+    console = floor_console(rig)
 
     # surveillance holds the hand: two cards seen at seat 2 (SEAT-COUNT, the floor's ruling)
     held = rig.table_request("hold", rule="SEAT-COUNT", reason="seat 2 shows one card", seat=2)
