@@ -46,14 +46,17 @@ from controller.pit.partitions import (
     AHEAD,
     BY_MONTH,
     BY_NAME,
+    KINDS,
     LOCK_KEY,
     MONTH,
+    TOGETHER,
     ByMonth,
     Partitions,
     add_months,
     default_name,
     month_of,
     months,
+    of_kind,
     partition_name,
 )
 
@@ -217,28 +220,51 @@ class Archive:
             for spec, month, name in self._leftovers():
                 done.archived.append(self._archive_and_drop(spec, month, name, stamp))
             restored = self._restored()
-            for spec in BY_MONTH:
-                keep = retention.months.get(spec.kind)
+            for kind in KINDS:
+                keep = retention.months.get(kind)
                 if keep is None:
                     continue
                 cutoff = add_months(this, -keep)
-                for month, name in sorted(self.partitions.attached(spec.table).items()):
-                    if month >= cutoff:
+                for month, group in self._old_months(kind, cutoff):
+                    since = max((restored.get((s.table, month), -1.0) for s, _ in group))
+                    if since >= 0 and stamp < since + retention.restored_days * 86400:
+                        done.kept_restored.extend((s.table, month) for s, _ in group)
                         continue
-                    since = restored.get((spec.table, month))
-                    if since is not None and stamp < since + retention.restored_days * 86400:
-                        done.kept_restored.append((spec.table, month))
-                        continue
-                    why = self._detach(spec, name, retention.lock_timeout)
+                    why = self._detach(group, retention.lock_timeout)
                     if why is not None:
-                        done.deferred.append((spec.table, month, why))
+                        done.deferred.extend((s.table, month, why) for s, _ in group)
                         continue
-                    done.archived.append(self._archive_and_drop(spec, month, name, stamp))
-            for spec in BY_MONTH:
+                    for spec, name in group:
+                        done.archived.append(self._archive_and_drop(spec, month, name, stamp))
+            for spec in self._partitioned():
                 row = self.db.one(f"SELECT count(*) FROM {default_name(spec.table)}")  # noqa: S608
                 if row and int(row[0]):
                     done.default_rows[spec.table] = int(row[0])
         return done
+
+    def _partitioned(self) -> list[ByMonth]:
+        """The tables of :data:`BY_MONTH` partitioned on this store (a store not migrated to
+        pit schema 18 has the first eight)."""
+        return [spec for spec in BY_MONTH if self.partitions.partitioned(spec.table)]
+
+    def _old_months(self, kind: str, cutoff: str) -> list[tuple[str, list[tuple[ByMonth, str]]]]:
+        """The months of ``kind`` before ``cutoff`` still attached, oldest first, each with
+        what leaves at once: its tables' partitions together (a kind of :data:`TOGETHER`),
+        or one table's each (the others: a table waiting for its lock holds no other back)."""
+        found: dict[str, list[tuple[ByMonth, str]]] = {}
+        for spec in of_kind(kind):
+            if not self.partitions.partitioned(spec.table):
+                continue
+            for month, name in self.partitions.attached(spec.table).items():
+                if month < cutoff:
+                    found.setdefault(month, []).append((spec, name))
+        out: list[tuple[str, list[tuple[ByMonth, str]]]] = []
+        for month in sorted(found):
+            if kind in TOGETHER:
+                out.append((month, found[month]))
+            else:
+                out.extend((month, [one]) for one in found[month])
+        return out
 
     def _restored(self) -> dict[tuple[str, str], float]:
         return {
@@ -272,15 +298,19 @@ class Archive:
                 out.append((BY_NAME[found.group("table")], month, str(name)))
         return sorted(out, key=lambda item: (item[1], item[2]))
 
-    def _detach(self, spec: ByMonth, name: str, lock_timeout: float) -> str | None:
-        """Detach a month's partition; None, or why it waits for the next round."""
+    def _detach(self, group: list[tuple[ByMonth, str]], lock_timeout: float) -> str | None:
+        """Detach a month's partitions of ``group`` (several: in one transaction, so that no
+        reader sees one of them without the others); None, or why it waits for the next
+        round."""
         db = self.db
+        spec, name = group[0]
         try:
-            if self.partitions.has_default(spec.table):
+            if len(group) > 1 or self.partitions.has_default(spec.table):
                 with db.transaction():
                     db.execute(f"SET LOCAL lock_timeout = '{int(lock_timeout * 1000)}ms'")
                     db.execute("SELECT pg_advisory_xact_lock(?)", (LOCK_KEY,))
-                    db.execute(f"ALTER TABLE {spec.table} DETACH PARTITION {name}")
+                    for spec, name in group:
+                        db.execute(f"ALTER TABLE {spec.table} DETACH PARTITION {name}")
             else:  # no default partition: the lock that blocks nothing
                 db.execute(f"SET lock_timeout = '{int(lock_timeout * 1000)}ms'")
                 try:
@@ -290,8 +320,9 @@ class Archive:
         except Exception as exc:
             if db.broken or getattr(exc, "sqlstate", None) != "55P03":  # lock_not_available
                 raise
-            log.warning("pit.archive.detach_waits", table=spec.table, partition=name)
-            return f"the queries on {spec.table} held it longer than {lock_timeout:g} s"
+            tables = ", ".join(s.table for s, _ in group)
+            log.warning("pit.archive.detach_waits", partitions=[n for _, n in group])
+            return f"the queries on {tables} held it longer than {lock_timeout:g} s"
         return None
 
     def _archive_and_drop(self, spec: ByMonth, month: str, name: str, now: float) -> Archived:
@@ -414,36 +445,66 @@ class Archive:
             raise ArchiveError(f"no archive of {month} in {directory}")
         done: list[tuple[Archived, str]] = []
         with self._round_lock():
-            for spec in BY_MONTH:
-                table = manifest["tables"].get(spec.table)
-                if not isinstance(table, dict):
-                    continue
-                entry = Archived(
-                    relation=spec.table,
-                    month=month,
-                    kind=spec.kind,
-                    rows=int(table["rows"]),
-                    file=f"{month}/{table['file']}",
-                    sha256=str(table["sha256"]),
-                    bytes=int(table["bytes"]),
-                    archived_at=0.0,
-                    restored_at=stamp,
-                )
-                if month in self.partitions.attached(spec.table):
-                    done.append((entry, "online"))
-                    continue
-                self._restore_table(spec, month, entry, [str(c) for c in table["columns"]])
-                done.append((entry, "restored"))
-                with self.db.transaction():
-                    self.db.execute(
-                        "UPDATE archived SET restored_at = ? WHERE relation = ? AND month = ?",
-                        (stamp, spec.table, month),
+            for group in self._restore_groups(manifest):
+                entries = []
+                for spec, table in group:
+                    entry = Archived(
+                        relation=spec.table,
+                        month=month,
+                        kind=spec.kind,
+                        rows=int(table["rows"]),
+                        file=f"{month}/{table['file']}",
+                        sha256=str(table["sha256"]),
+                        bytes=int(table["bytes"]),
+                        archived_at=0.0,
+                        restored_at=stamp,
                     )
+                    if month in self.partitions.attached(spec.table):
+                        done.append((entry, "online"))
+                    else:
+                        entries.append((spec, entry, [str(c) for c in table["columns"]]))
+                if not entries:
+                    continue
+                for spec, entry, columns in entries:  # every file checked before any is read
+                    self._check_file(spec, entry, columns)
+                with self.db.transaction():
+                    self.db.execute("SELECT pg_advisory_xact_lock(?)", (LOCK_KEY,))
+                    for spec, entry, columns in entries:
+                        self._load(spec, month, entry, columns)
+                    if entries[0][0].kind == "decks":
+                        self._count_late_decks(month, {s.table for s, _, _ in entries})
+                    for spec, entry, _ in entries:
+                        self.partitions.attach_month(spec, month, filled=True)
+                        self.db.execute(
+                            "UPDATE archived SET restored_at = ? WHERE relation = ? AND month = ?",
+                            (stamp, spec.table, month),
+                        )
+                        log.info(
+                            "pit.archive.restored", table=spec.table, month=month, rows=entry.rows
+                        )
+                        done.append((entry, "restored"))
         return done
 
-    def _restore_table(
-        self, spec: ByMonth, month: str, entry: Archived, columns: list[str]
-    ) -> None:
+    def _restore_groups(self, manifest: dict[str, Any]) -> list[list[tuple[ByMonth, Any]]]:
+        """The month's tables in the manifest, in what comes back at once: a kind of
+        :data:`TOGETHER` whole (one transaction: no reader sees its decks without their
+        counts), any other table alone."""
+        groups: list[list[tuple[ByMonth, Any]]] = []
+        for kind in KINDS:
+            present = [
+                (spec, manifest["tables"][spec.table])
+                for spec in of_kind(kind)
+                if isinstance(manifest["tables"].get(spec.table), dict)
+            ]
+            if kind in TOGETHER:
+                if present:
+                    groups.append(present)
+            else:
+                groups.extend([one] for one in present)
+        return groups
+
+    def _check_file(self, spec: ByMonth, entry: Archived, columns: list[str]) -> None:
+        """An archived file as its manifest says (its SHA-256), of the table's columns."""
         assert self.directory is not None
         path = self.directory / entry.file
         if not path.exists():
@@ -453,33 +514,88 @@ class Archive:
             raise DamagedError(
                 f"{path}: SHA-256 {found}, the manifest says {entry.sha256}: not restored"
             )
+        if not self.partitions.partitioned(spec.table):
+            raise ArchiveError(
+                f"{spec.table} is not partitioned by month on this store (pit schema 18: "
+                "`tablectl pit run` or `tablectl pit user list` migrates it)"
+            )
         current = set(self.partitions.columns(spec.table))
         unknown = [c for c in columns if c not in current]
         if unknown:
             raise ArchiveError(f"{path}: columns {unknown} are not {spec.table}'s any more")
+
+    def _load(self, spec: ByMonth, month: str, entry: Archived, columns: list[str]) -> None:
+        """A month's file copied into a new table of its partition's name, its rows counted
+        (in the caller's transaction; attached by it)."""
+        assert self.directory is not None
+        path = self.directory / entry.file
         name = partition_name(spec.table, month)
         db = self.db
-        with db.transaction():
-            db.execute("SELECT pg_advisory_xact_lock(?)", (LOCK_KEY,))
-            if self.partitions.exists(name):
-                raise ArchiveError(
-                    f"{name} exists and is not attached: `tablectl pit archive run` archives it"
-                )
-            db.execute(f"CREATE TABLE {name} (LIKE {spec.table} INCLUDING DEFAULTS)")
+        if self.partitions.exists(name):
+            raise ArchiveError(
+                f"{name} exists and is not attached: `tablectl pit archive run` archives it"
+            )
+        db.execute(f"CREATE TABLE {name} (LIKE {spec.table} INCLUDING DEFAULTS)")
 
-            def chunks() -> Iterator[bytes]:
-                with gzip.open(path, "rb") as source:
-                    while chunk := source.read(_CHUNK):
-                        yield chunk
+        def chunks() -> Iterator[bytes]:
+            with gzip.open(path, "rb") as source:
+                while chunk := source.read(_CHUNK):
+                    yield chunk
 
-            db.copy_in(f"COPY {name} ({', '.join(columns)}) FROM STDIN", chunks())
-            counted = db.one(f"SELECT count(*) FROM {name}")  # noqa: S608
-            if counted is None or int(counted[0]) != entry.rows:
-                raise DamagedError(
-                    f"{path}: {counted and counted[0]} rows read, the manifest says {entry.rows}"
+        db.copy_in(f"COPY {name} ({', '.join(columns)}) FROM STDIN", chunks())
+        counted = db.one(f"SELECT count(*) FROM {name}")  # noqa: S608
+        if counted is None or int(counted[0]) != entry.rows:
+            raise DamagedError(
+                f"{path}: {counted and counted[0]} rows read, the manifest says {entry.rows}"
+            )
+
+    def _count_late_decks(self, month: str, loaded: set[str]) -> None:
+        """The decks of a restored month that came while it was archived (in the default
+        partition, with their own counts there): each moved into the month's decks unless it
+        is one of them already (a redelivery), and its hour counted in the month's hours once;
+        the default's hours of the month, which counted them, dropped. The month's hours then
+        count its decks, as they did when it was archived (SHF-RAND's kept tallies hold by
+        it)."""
+        if not {"shuffler_decks", "shuffler_hours"} <= loaded:
+            raise ArchiveError(
+                f"{month}: the archive holds the decks or their hours without the other: "
+                "not restored (they are archived together)"
+            )
+        db = self.db
+        lo, hi = month, add_months(month, 1)
+        decks = partition_name("shuffler_decks", month)
+        hours = partition_name("shuffler_hours", month)
+        names = ", ".join(self.partitions.columns("shuffler_decks"))
+        # the month's table has no key yet (attach adds it): a redelivery is found by a join
+        moved = db.all(
+            f"WITH late AS (DELETE FROM {default_name('shuffler_decks')} "  # noqa: S608
+            f"WHERE ts >= ? AND ts < ? RETURNING {names}), "
+            f"added AS (INSERT INTO {decks} ({names}) SELECT {names} FROM late l "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {decks} d WHERE d.table_id = l.table_id "
+            "AND d.epoch = l.epoch AND d.seq = l.seq AND d.ts = l.ts) "
+            "RETURNING table_id, device, ts) "
+            "SELECT table_id, device, substr(ts, 1, 13), count(*) FROM added "
+            "GROUP BY table_id, device, substr(ts, 1, 13)",
+            (lo, hi),
+        )
+        db.execute(
+            f"DELETE FROM {default_name('shuffler_hours')} WHERE hour >= ? AND hour < ?",  # noqa: S608
+            (lo, hi),
+        )
+        for table, device, hour, count in moved:
+            changed = db.execute(
+                f"UPDATE {hours} SET decks = decks + ? "  # noqa: S608
+                "WHERE table_id = ? AND device = ? AND hour = ?",
+                (int(count), table, device, hour),
+            ).rowcount
+            if not changed:
+                db.execute(
+                    f"INSERT INTO {hours} (table_id, device, hour, decks) "  # noqa: S608
+                    "VALUES (?, ?, ?, ?)",
+                    (table, device, hour, int(count)),
                 )
-            self.partitions.attach_month(spec, month, filled=True)
-        log.info("pit.archive.restored", table=spec.table, month=month, rows=entry.rows)
+        if moved:
+            log.info("pit.archive.late_decks", month=month, decks=sum(int(r[3]) for r in moved))
 
 
 def archived_rows(db: Db) -> list[Archived]:

@@ -315,6 +315,16 @@ class RetentionSection(_Section):
     rulings_months: int | None = _months("rulings", "rulings")
     holds_months: int | None = _months("holds", "holds")
     alarms_months: int | None = _months("alarms", "alarms (and their acknowledgements)")
+    quarters_months: int | None = _months(
+        "quarters",
+        "the hands counted by quarter hour and hour (what the drop and dealers reports read: "
+        "a floor may keep them longer than the hands)",
+    )
+    decks_months: int | None = _months(
+        "decks",
+        "the shufflers' decks (SHF-RAND), with their counts by hour and the kept day tallies of "
+        "them (a month of the three archived and restored together)",
+    )
     archive_dir: Path | None = Field(
         default=None,
         description="where archived months go: a directory per month, a gzip'd COPY file per "

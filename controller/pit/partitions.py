@@ -56,14 +56,21 @@ class ByMonth:
     """A table partitioned by month."""
 
     table: str
-    column: str  # the time column: ``ts`` (RFC 3339) or ``month`` (YYYY-MM)
+    #: the time column: ``ts`` (RFC 3339), ``month`` (YYYY-MM), a quarter (``2026-01-05T10:2``)
+    #: or an hour (``2026-01-05T10``): text whose first seven characters are its month
+    column: str
     key: tuple[str, ...]  # the row's identity; the primary key is it and the time column
     kind: str  # its data kind for retention (``[retention] <kind>_months``)
 
+    @property
+    def primary(self) -> tuple[str, ...]:
+        """The primary key: the identity, and the time column unless it is part of it."""
+        return self.key if self.column in self.key else (*self.key, self.column)
 
-#: What grows with play, in the order a migration converts them (a table before those whose
+
+#: Pit schema 11's tables, in the order its migration converts them (a table before those whose
 #: time is read from it).
-BY_MONTH: tuple[ByMonth, ...] = (
+SCHEMA_11: tuple[ByMonth, ...] = (
     ByMonth("events", "ts", ("table_id", "epoch", "seq"), "events"),
     ByMonth("event_rules", "ts", ("table_id", "epoch", "seq", "rule"), "events"),
     ByMonth("hands", "month", ("table_id", "epoch", "hand_id"), "hands"),
@@ -73,9 +80,37 @@ BY_MONTH: tuple[ByMonth, ...] = (
     ByMonth("alarms", "ts", ("table_id", "epoch", "seq"), "alarms"),
     ByMonth("alarm_acks", "ts", ("table_id", "epoch", "seq"), "alarms"),
 )
+#: Pit schema 18's: the reports' tables (docs/reports.md), their keys as before (each holds its
+#: time column already, but the decks', whose identity is their event's). Two kinds:
+#:
+#: * ``quarters``: the hands counted by quarter hour and hour, what the drop and dealers reports
+#:   read. Each row is a sum, ~100 bytes, so a floor may keep them years after the hands;
+#: * ``decks``: the shufflers' decks (SHF-RAND), their count by hour and the kept day tallies of
+#:   them. The hours count the decks and a tally holds while its decks are counted as many: the
+#:   three of a month are archived together (one detach) and restored together (one
+#:   transaction), so that online the counts always equal the decks (:data:`TOGETHER`).
+REPORTS: tuple[ByMonth, ...] = (
+    ByMonth("hand_quarters", "quarter", ("table_id", "quarter"), "quarters"),
+    ByMonth("dealer_quarters", "quarter", ("table_id", "quarter", "dealer"), "quarters"),
+    ByMonth("hand_hours", "hour", ("table_id", "hour"), "quarters"),
+    ByMonth("shuffler_decks", "ts", ("table_id", "epoch", "seq"), "decks"),
+    ByMonth("shuffler_hours", "hour", ("table_id", "device", "hour"), "decks"),
+    ByMonth("shuffler_rollups", "start_ts", ("table_id", "device", "start_ts", "end_ts"), "decks"),
+)
+#: What grows with play.
+BY_MONTH: tuple[ByMonth, ...] = SCHEMA_11 + REPORTS
 BY_NAME = {t.table: t for t in BY_MONTH}
 #: The data kinds, each kept online for its own number of months.
-KINDS: tuple[str, ...] = ("events", "hands", "rulings", "holds", "alarms")
+KINDS: tuple[str, ...] = ("events", "hands", "rulings", "holds", "alarms", "quarters", "decks")
+#: The kinds whose tables of a month leave and come back as one: the decks' (a deck's hour and
+#: a day's tally are in the month of the deck's ``ts``, or of the day's start).
+TOGETHER: frozenset[str] = frozenset({"decks"})
+
+
+def of_kind(kind: str) -> tuple[ByMonth, ...]:
+    """The tables of a data kind."""
+    return tuple(spec for spec in BY_MONTH if spec.kind == kind)
+
 
 #: How a migrated row gets the time it is filed under (a join on the table it is read from, and
 #: the value): ``{events}`` … name the tables already converted, ``o`` is the row.
@@ -238,6 +273,8 @@ class Partitions:
         made: list[str] = []
         asked = list(wanted)
         for spec in BY_MONTH:
+            if not self.partitioned(spec.table):
+                continue  # a store not migrated to it yet (pit schema 18's tables)
             attached = self.attached(spec.table)
             missing = [m for m in asked if m not in attached]
             for month in missing:
@@ -265,7 +302,7 @@ class Partitions:
             db.execute(f"CREATE TABLE {name} (LIKE {spec.table} INCLUDING DEFAULTS)")
         # its key first: a row of the default partition may be one of a restored month's, and
         # ATTACH takes this index for the table's own
-        db.execute(f"ALTER TABLE {name} ADD PRIMARY KEY ({', '.join((*spec.key, spec.column))})")
+        db.execute(f"ALTER TABLE {name} ADD PRIMARY KEY ({', '.join(spec.primary)})")
         lo, hi = month, add_months(month, 1)
         moved = 0
         default = default_name(spec.table)
@@ -288,15 +325,16 @@ class Partitions:
 
     # ------------------------------------------------------------------ the migration
 
-    def convert(self, now: float, ahead: int = AHEAD) -> None:
-        """Pit schema 11: make each table of :data:`BY_MONTH` partitioned by month, in place,
-        keeping every row (in the migration's transaction). A partition for each month its rows
-        have and for the months from now to ``ahead`` months on, and a default one for the rest;
-        the columns and indexes are the table's own, whatever earlier migrations made them."""
+    def convert(self, now: float, ahead: int = AHEAD, specs: Sequence[ByMonth] = SCHEMA_11) -> None:
+        """Pit schema 11 (``specs``: :data:`SCHEMA_11`) and 18 (:data:`REPORTS`): make each
+        table of ``specs`` partitioned by month, in place, keeping every row (in the migration's
+        transaction). A partition for each month its rows have and for the months from now to
+        ``ahead`` months on, and a default one for the rest; the columns and indexes are the
+        table's own, whatever earlier migrations made them."""
         db = self.db
         this_month = month_of(now)
         fallback = {"ts": f"{this_month}-01T00:00:00.000Z", "month": this_month}
-        for spec in BY_MONTH:
+        for spec in specs:
             old = f"{spec.table}_before_months"
             columns = db.all(
                 "SELECT a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, "
@@ -361,11 +399,10 @@ class Partitions:
             db.execute(
                 f"INSERT INTO {spec.table} ({', '.join(names)}) "  # noqa: S608
                 f"SELECT {select} FROM {old} o {join}",
-                (fallback[spec.column],),
+                # the reports' time columns are never null (NOT NULL since they were made)
+                (fallback.get(spec.column, fallback["ts"]),),
             )
-            db.execute(
-                f"ALTER TABLE {spec.table} ADD PRIMARY KEY ({', '.join((*spec.key, spec.column))})"
-            )
+            db.execute(f"ALTER TABLE {spec.table} ADD PRIMARY KEY ({', '.join(spec.primary)})")
             for _, definition in indexes:
                 db.execute(str(definition))  # read before the rename: on the new table
             db.execute(f"DROP TABLE {old}")
@@ -415,7 +452,7 @@ def key_of(db: Db, table: str) -> str:
     spec = BY_NAME[table]
     columns: Sequence[str] = spec.key
     if db.dialect == "postgresql":
-        columns = (*spec.key, spec.column)
+        columns = spec.primary
     return f"({', '.join(columns)})"
 
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from controller.pit.db import Db, Row
-from controller.pit.partitions import BY_MONTH, KINDS, MONTH, Partitions, add_months
+from controller.pit.partitions import BY_MONTH, KINDS, MONTH, Partitions, add_months, of_kind
 from controller.pit.query_rows import (
     AlarmRow,
     ArchiveKindRow,
@@ -494,8 +494,8 @@ class Queries:
             partitioned = partitions.partitioned("events")
             for spec in BY_MONTH if partitioned else ():
                 row = kinds[spec.kind]
-                if spec.table != spec.kind:
-                    continue  # the kind's own table says it
+                if spec != of_kind(spec.kind)[0] or not partitions.partitioned(spec.table):
+                    continue  # the kind's first table says it (its own, for events …)
                 online = sorted(set(partitions.attached(spec.table)) - set(row["restored"]))
                 row["online_from"] = online[0] if online else None
         return {"store": db.dialect, "partitioned": partitioned, "kinds": list(kinds.values())}

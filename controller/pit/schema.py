@@ -43,6 +43,9 @@ BY_MONTH = """
     )
     """
 
+#: Pit schema 18: what it does is the store's procedure (controller/pit/store.py), on PostgreSQL.
+REPORTS_BY_MONTH = ""
+
 MIGRATIONS: list[str] = [
     # 1: the first schema
     """
@@ -444,6 +447,11 @@ MIGRATIONS: list[str] = [
     # what the shufflers report reads to know each day's decks), kept by the ingest; the decks
     # stored before it counted
     SHUFFLER_HOURS,
+    # 18: the store for years over the reports' tables (controller/pit/partitions.py REPORTS):
+    # on PostgreSQL hand_quarters, dealer_quarters, hand_hours, shuffler_decks, shuffler_hours
+    # and shuffler_rollups partitioned by month (their rows copied, their indexes made again,
+    # a deck keyed by its event and ts); SQLite keeps its tables whole, and nothing changes
+    REPORTS_BY_MONTH,
 ]
 
 AUTO_ID = {

@@ -37,6 +37,7 @@ from controller.pit.devices import Devices
 from controller.pit.gaps import Gap, Gaps
 from controller.pit.partitions import (
     AHEAD,
+    REPORTS,
     Partitions,
     add_months,
     fill_sqlite,
@@ -49,7 +50,13 @@ from controller.pit.projections import Projections
 from controller.pit.queries import Queries
 from controller.pit.reports.shuffler_decks import ShufflerDecks
 from controller.pit.rows import Stream
-from controller.pit.schema import AUTO_ID, BY_MONTH, MIGRATIONS, SCHEMA_VERSION
+from controller.pit.schema import (
+    AUTO_ID,
+    BY_MONTH,
+    MIGRATIONS,
+    REPORTS_BY_MONTH,
+    SCHEMA_VERSION,
+)
 from controller.pit.table_status import TableStatus
 from controller.table import event_types as et
 
@@ -111,7 +118,10 @@ class Store(Projections, TableStatus, Gaps, Queries, Accounts, Devices, Shuffler
             )
         # what a migration's new tables and columns hold for the rows stored before it, in its
         # transaction
-        procedures = {MIGRATIONS.index(BY_MONTH) + 1: self._by_month}
+        procedures = {
+            MIGRATIONS.index(BY_MONTH) + 1: self._by_month,
+            MIGRATIONS.index(REPORTS_BY_MONTH) + 1: self._reports_by_month,
+        }
         # … and what is derived again from the stored events by this code, which writes the
         # latest schema: once every migration is in (a mark in pit_meta until it is done, so
         # that a process stopped meanwhile leaves it to the next start)
@@ -150,6 +160,12 @@ class Store(Projections, TableStatus, Gaps, Queries, Accounts, Devices, Shuffler
             Partitions(self.db).convert(time.time())
         else:
             fill_sqlite(self.db, time.time())
+
+    def _reports_by_month(self) -> None:
+        """Pit schema 18: on PostgreSQL the reports' tables partitioned by month, every row
+        kept (SQLite keeps them whole)."""
+        if self.db.dialect == "postgresql":
+            Partitions(self.db).convert(time.time(), specs=REPORTS)
 
     def prepare_months(
         self, now: float | None = None, ahead: int = AHEAD, lock_timeout: float = 5.0

@@ -36,6 +36,7 @@ from typing import Any, NamedTuple
 from controller.cards import STANDARD_DECK, Card, card_code, card_from_code
 from controller.pit.batches import EventIn
 from controller.pit.db import Db
+from controller.pit.partitions import key_of
 from controller.pit.reports.shuffler_hours import count_stored
 from controller.table import event_types as et
 
@@ -201,7 +202,9 @@ class ShufflerDecks:
                 ("repeat_of", "text"),
             ),
             sorted(rows, key=lambda r: (r[0], r[1], r[2])),
-            "ON CONFLICT (table_id, epoch, seq) DO NOTHING RETURNING table_id, device, ts",
+            # on PostgreSQL the key holds the deck's ts, its event's (the same in every
+            # delivery): a deck stored already meets its row in whatever month it comes
+            f"ON CONFLICT {key_of(db, 'shuffler_decks')} DO NOTHING RETURNING table_id, device, ts",
         )
         count_stored(db, [(str(t), str(d), str(ts)) for t, d, ts in stored])
         counts: dict[tuple[str, str], list[Any]] = {}

@@ -191,7 +191,10 @@ class RejectOut(BaseModel):
 class ArchiveKind(BaseModel):
     """Where one data kind's older months are."""
 
-    kind: Literal["events", "hands", "rulings", "holds", "alarms"]
+    kind: Literal["events", "hands", "rulings", "holds", "alarms", "quarters", "decks"] = Field(
+        description="quarters: the hands counted by quarter hour and hour (the drop and "
+        "dealers reports'); decks: the shufflers' decks, their hours and kept day tallies"
+    )
     online_from: str | None = Field(
         description="the oldest month (YYYY-MM) the store has online for it (PostgreSQL; null "
         "on SQLite, which keeps every row)"
