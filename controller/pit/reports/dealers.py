@@ -153,6 +153,10 @@ REPORT: Report[DealersReport] = Report(
     template="report_dealers.html",
     charts=charts,
     roles=NAMES_ROLES,
+    # the hands started by quarter hour, or the hands; their holds from the hands and holds
+    reads=lambda query: (
+        ("quarters", "hands", "holds") if whole_quarters(query) else ("hands", "holds")
+    ),
     notes=(
         "A hand's dealer is whoever started it as a dealer (the by of its hand.started); the "
         "hands stored before pit schema 12 and those the floor started name none.",

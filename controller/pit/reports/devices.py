@@ -26,7 +26,7 @@ from controller.pit.db import Db
 from controller.pit.reports.charts import Chart, Series, bar_chart
 from controller.pit.reports.params import ReportQuery
 from controller.pit.reports.periods import Period, rfc3339
-from controller.pit.reports.registry import Part, Report, ReportOut
+from controller.pit.reports.registry import Part, Report, ReportOut, reading
 from controller.pit.reports.sql import (
     among,
     bucket_param,
@@ -287,6 +287,7 @@ REPORT: Report[DevicesReport] = Report(
     template="report_devices.html",
     charts=charts,
     groups=("day", "shift", "month"),
+    reads=reading("events"),
     notes=(
         "Faults, jams, stale readers, lost devices and reboots are the tables' device.status "
         "events in the period.",

@@ -297,6 +297,8 @@ REPORT: Report[DropReport] = Report(
     template="report_drop.html",
     charts=charts,
     groups=("day", "shift", "month"),
+    # the quarters (or hours) over whole quarter hours, else the hands
+    reads=lambda query: ("quarters",) if whole_quarters(query) else ("hands",),
     notes=(
         "Rake and jackpot drop count in the period the hand ended (the rake is taken by the "
         "input that ends it); time collected in the period of the hand it came before.",

@@ -22,6 +22,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, Field
 
 from controller.pit.db import Db
+from controller.pit.reports.archived import ArchivedOut, archived_in
 from controller.pit.reports.charts import Chart
 from controller.pit.reports.params import ReportQuery
 from controller.pit.reports.periods import Group, rfc3339
@@ -52,6 +53,11 @@ class ReportOut(BaseModel):
     group: str | None = Field(description="day, shift or month; null: not grouped by period")
     tables: list[str] = Field(description="the tables asked for (empty: every table)")
     periods: list[PeriodOut] = Field(description="the periods the rows are grouped in")
+    archived: list[ArchivedOut] = Field(
+        default_factory=list,
+        description="the data kinds the figures come from with months of the span archived "
+        "(not counted: the figures there are not the floor's); empty: every month is online",
+    )
 
 
 R = TypeVar("R", bound=ReportOut)
@@ -94,6 +100,9 @@ class Report(Generic[R]):
     redact: Callable[[R], R] | None = None
     #: what the figures mean, a sentence each, shown under the page's title
     notes: tuple[str, ...] = field(default=())
+    #: the data kinds (``[retention] <kind>_months``) its figures come from, for a query: the
+    #: months of its span they have archived are said with the answer (:mod:`.archived`)
+    reads: Callable[[ReportQuery], tuple[str, ...]] = field(default=lambda query: ())
 
     def part(self, name: str | None) -> Part[R]:
         """The CSV table ``name`` (None: the first); KeyError names the ones there are."""
@@ -130,4 +139,11 @@ def head(report: Report[Any], query: ReportQuery) -> dict[str, Any]:
 
 def run(report: Report[R], db: Db, query: ReportQuery, roles: frozenset[str]) -> R:
     """``report`` computed in the store for a reader with ``roles`` (on the store's thread)."""
-    return report.visible(report.compute(db, query, head(report, query)), roles)
+    result = report.compute(db, query, head(report, query))
+    result.archived = archived_in(db, query.since, query.until, report.reads(query))
+    return report.visible(result, roles)
+
+
+def reading(*kinds: str) -> Callable[[ReportQuery], tuple[str, ...]]:
+    """A report's :attr:`Report.reads` that is the same for every query."""
+    return lambda query: kinds

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from controller.pit.db import Db
 from controller.pit.reports.charts import Chart, Series, bar_chart
 from controller.pit.reports.params import ReportQuery
-from controller.pit.reports.registry import Part, Report, ReportOut
+from controller.pit.reports.registry import Part, Report, ReportOut, reading
 from controller.pit.reports.sql import among, json_field, seconds_between, snapshot
 from controller.rules.ids import Rule
 from controller.table import event_types as et
@@ -355,6 +355,7 @@ REPORT: Report[RulingsReport] = Report(
     template="report_rulings.html",
     charts=charts,
     redact=redact,
+    reads=reading("rulings", "holds"),
     notes=(
         "An irregularity is a hold: each cites the rule that found it. A hold counts in the "
         "period it was raised in.",

@@ -25,7 +25,7 @@ from controller.pit.reports.audit_rule import Rule
 from controller.pit.reports.charts import Chart, heat_map
 from controller.pit.reports.params import ReportQuery
 from controller.pit.reports.randomness import DECK, TESTS, Check, Tally, checks
-from controller.pit.reports.registry import Part, Report, ReportOut
+from controller.pit.reports.registry import Part, Report, ReportOut, reading
 from controller.pit.reports.shuffler_audit import stored_rule
 from controller.pit.reports.shuffler_tallies import days, deck_counts, kept, span_tally
 from controller.pit.reports.sql import among, snapshot
@@ -282,6 +282,7 @@ REPORT: Report[ShufflersReport] = Report(
     template="report_shufflers.html",
     charts=charts,
     roles=frozenset({"floor", "surveillance", "pit"}),
+    reads=reading("decks"),
     notes=(
         "Only decks a table revealed (deck.revealed, on the secure stream: [pit] secure = true) "
         "and whole (52 cards) are counted; each shuffler is its table and device id.",
