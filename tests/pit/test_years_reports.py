@@ -94,7 +94,7 @@ DECKS = ask("2026-03-02T00:00:00Z", "2026-03-06T00:00:00Z", None, ())
 
 def answer(report: Report[Any], db: Db, query: ReportQuery) -> dict[str, Any]:
     """A report's answer as JSON, without what says where older data is."""
-    out = run(report, db, query, ROLES).model_dump(mode="json")
+    out: dict[str, Any] = run(report, db, query, ROLES).model_dump(mode="json")
     out.pop("archived")
     return out
 
