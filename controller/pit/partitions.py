@@ -335,6 +335,8 @@ class Partitions:
         this_month = month_of(now)
         fallback = {"ts": f"{this_month}-01T00:00:00.000Z", "month": this_month}
         for spec in specs:
+            if self.partitioned(spec.table):
+                continue  # partitioned already (a store made again from an earlier schema)
             old = f"{spec.table}_before_months"
             columns = db.all(
                 "SELECT a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, "
