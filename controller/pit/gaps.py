@@ -191,31 +191,30 @@ class Gaps:
                 )
             existing = self.open_gaps(table, epoch, stream)
             kept: set[int] = set()
+            moved: list[tuple[int, int, int]] = []  # (gap, first, last)
+            added: list[tuple[int, int]] = []
             ranges = [(a, b, True) for a, b in holes] + [(a, b, False) for a, b in keep]
             for first, last, new in ranges:
-                match = next(
-                    (
-                        gap
-                        for gap in existing
-                        if gap.id not in kept and gap.from_seq <= last and first <= gap.to_seq
-                    ),
-                    None,
+                overlapping = [
+                    gap
+                    for gap in existing
+                    if gap.id not in kept and gap.from_seq <= last and first <= gap.to_seq
+                ]
+                # the gap already starting where the range starts, if one does: moving another
+                # there would meet it in the open gaps' unique index
+                match = next((g for g in overlapping if g.from_seq == first), None) or next(
+                    iter(overlapping), None
                 )
                 if match is None:
-                    if not new:
-                        continue
-                    db.execute(
-                        "INSERT INTO gaps (table_id, epoch, stream, from_seq, to_seq, first_seen, "
-                        "state) VALUES (?, ?, ?, ?, ?, ?, 'open') ON CONFLICT DO NOTHING",
-                        (table, epoch, stream, first, last, now),
-                    )
+                    if new:
+                        added.append((first, last))
                     continue
                 kept.add(match.id)
                 if (match.from_seq, match.to_seq) != (first, last):
-                    db.execute(
-                        "UPDATE gaps SET from_seq = ?, to_seq = ? WHERE id = ?",
-                        (first, last, match.id),
-                    )
+                    moved.append((match.id, first, last))
+            # The gaps nothing overlaps any more are closed before any moves: one of them may
+            # start where a kept gap is moving to. A kept gap cannot: it would overlap that range
+            # too, and be the one chosen for it (above).
             for gap in existing:
                 if gap.id in kept:
                     continue
@@ -226,6 +225,16 @@ class Gaps:
                         "UPDATE gaps SET state = 'repaired', closed_at = ? WHERE id = ?",
                         (now, gap.id),
                     )
+            for gap_id, first, last in moved:
+                db.execute(
+                    "UPDATE gaps SET from_seq = ?, to_seq = ? WHERE id = ?", (first, last, gap_id)
+                )
+            for first, last in added:
+                db.execute(
+                    "INSERT INTO gaps (table_id, epoch, stream, from_seq, to_seq, first_seen, "
+                    "state) VALUES (?, ?, ?, ?, ?, ?, 'open') ON CONFLICT DO NOTHING",
+                    (table, epoch, stream, first, last, now),
+                )
             return self.open_gaps(table, epoch, stream)
 
     def gaps(self, *, open_only: bool = True) -> list[Gap]:
