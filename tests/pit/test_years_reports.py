@@ -38,6 +38,7 @@ from controller.pit.schema import AUTO_ID, MIGRATIONS, REPORTS_BY_MONTH, SCHEMA_
 from controller.pit.store import Store
 from tests.pit import reports_floor
 from tests.pit.test_shuffler_store import START, deal, fair, revealed, stamp
+from tests.pit.test_store import event_in
 from tests.postgres import PostgresServer
 
 TABLES = [spec.table for spec in REPORTS]
@@ -382,3 +383,29 @@ def test_a_sqlite_store_keeps_the_reports_tables_whole_and_archives_nothing(
         assert kept_hours(store.db) == counted_hours(store.db)
     with pytest.raises(ArchiveError, match="SQLite store keeps every row"):
         Archive(url, tmp_path)
+
+
+def test_a_late_hand_of_a_month_whose_hands_are_archived_leaves_its_quarters_as_they_were(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """Quarters kept online longer than the hands (``quarters_months`` > ``hands_months``): an
+    event arriving late for a quarter of an archived hands month does not count that quarter
+    again from the one hand online, which would overwrite the month's figures."""
+    with opened(pg_url) as store:
+        seed(store)
+        before = dump(store.db, "hand_quarters")
+        assert any(r["quarter"].startswith("2026-01-05") and r["hands"] for r in before)
+        archive = Archive(pg_url, tmp_path)
+        try:
+            done = archive.run(Retention(months={"hands": 1}, directory=tmp_path), now=NOW)
+            assert ("hands", "2026-01") in {(e.relation, e.month) for e in done.archived}
+        finally:
+            archive.close()
+        # a hand of T1's, ending in the quarter of the floor's hand that ended at 00:10
+        late = reports_floor.Table("T1")
+        late.hand("2026-01-06T00:01:00.000Z", "2026-01-06T00:05:00.000Z", pot=999, rake=7)
+        for body in late.events:
+            body.update(epoch="late", event_id=f"T1:late:{body['seq']}")
+            body["hand_id"] = body["hand_id"] and "T1-late-1"
+        store.ingest([event_in(body) for body in late.events])
+        assert dump(store.db, "hand_quarters") == before

@@ -207,10 +207,29 @@ def touched(events: Iterable[EventIn]) -> list[tuple[str, str]]:
     return sorted(found)
 
 
+def archived_hand_months(db: Db) -> frozenset[str]:
+    """The months whose hands are archived and not restored (PostgreSQL's store for years)."""
+    rows = db.all(
+        "SELECT DISTINCT month FROM archived WHERE relation = 'hands' AND restored_at IS NULL"
+    )
+    return frozenset(str(month) for (month,) in rows)
+
+
 def refresh(db: Db, events: Sequence[EventIn]) -> None:
     """Count again the quarters the batch's new ``events`` touched, from the hands' rows (in
     the batch's transaction, after the hands were written)."""
     pairs = touched(events)
+    if pairs and db.dialect == "postgresql":
+        # A quarter whose hands are archived (a month kept as quarters longer than as hands) is
+        # not counted again: the hands online would be only the late ones, and the count would
+        # overwrite the month's figures with theirs. Its hands are filed under its month or the
+        # one before (a hand over the turn of a month).
+        gone = archived_hand_months(db)
+        pairs = [
+            (table, quarter)
+            for table, quarter in pairs
+            if quarter[:7] not in gone and month_window(quarter[:7])[0] not in gone
+        ]
     if not pairs:
         return
     # the quarters as one JSON parameter, a relation of ranges each looked up by the index
