@@ -9,6 +9,11 @@ underscore and which PHH readers ignore. Antes are ordinary contributions
 ``_jackpot_drop``; the finishing stacks are after it. A hand run twice (RUN-TWICE) writes the
 first runout's streets, then the second runout's, and ``_runouts = 2``.
 
+The variant is the table's betting structure: ``NT`` (no-limit Texas hold'em, with ``min_bet``,
+the big blind) or ``FT`` (fixed-limit, with ``small_bet`` and ``big_bet``: the big blind and
+twice it, RR-BR-5/6; the cap in ``_cap``). PHH has no code for pot-limit hold'em (phh-std,
+"Required fields": its variant codes), so a pot-limit hand has no PHH: :class:`PhhError`.
+
 Several hands go in one file in PHH's bulk form (``.phhs``, read by pokerkit's
 ``HandHistory.load_all``): one TOML table per hand, ``[1]``, ``[2]``… in order (phh-std,
 "Tooling"); :func:`bulk_phh`.
@@ -22,6 +27,10 @@ from dataclasses import dataclass
 from controller.table.inputs import ActionKind
 from controller.table.state import BURN, HandState
 from controller.table.streets import STREETS, Street
+
+
+class PhhError(ValueError):
+    """A hand PHH cannot say; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +62,10 @@ class PhhHand:
     run_from: Street | None = None
     rake: tuple[int, ...] | None = None  # HOUSE-RAKE per pot, main pot first (None: no take)
     jackpot: int = 0  # HOUSE-DROP-JACKPOT
+    #: The betting structure (``controller.game.betting.Structure``'s value) and fixed-limit's
+    #: cap (RR-BR-3/4).
+    betting: str = "no_limit"
+    cap: int | None = None
 
 
 def hand_to_phh(
@@ -62,11 +75,14 @@ def hand_to_phh(
     blinds: tuple[int, int],
     ante: int,
     ante_seat: int | None = None,
+    betting: str = "no_limit",
+    cap: int | None = None,
 ) -> str:
-    """The PHH text of a completed ``hand``.
+    """The PHH text of a completed ``hand`` (PhhError: a hand PHH cannot say).
 
     ``ante_seat``: the seat that posted the table's ante (ANTE-TABLE), written as PHH's dead
-    antes (``ante_trimming_status = false``, the ante in that seat's position only).
+    antes (``ante_trimming_status = false``, the ante in that seat's position only);
+    ``betting`` and ``cap``: the table's betting structure.
     """
     take = hand.showdown.take
     return render_phh(
@@ -92,6 +108,8 @@ def hand_to_phh(
             run_from=hand.showdown.run_from,
             rake=None if take is None else tuple(take.rake),
             jackpot=0 if take is None else take.jackpot,
+            betting=betting,
+            cap=cap,
         )
     )
 
@@ -114,6 +132,11 @@ def render_phh(hand: PhhHand) -> str:
     killed. A PHH reader that finds no declaration for a hand turns it face up, which would
     let a mucked loser back into the pot.
     """
+    if hand.betting == "pot_limit":
+        raise PhhError(
+            f"hand {hand.hand_id} was played pot-limit, and PHH has no variant for pot-limit "
+            "hold'em: export its events instead"
+        )
     order = hand.order
     blinds = hand.blinds
     position = {seat: f"p{i + 1}" for i, seat in enumerate(order)}
@@ -160,12 +183,15 @@ def render_phh(hand: PhhHand) -> str:
     if hand.ante_seat is not None:
         posting = order[::-1] if len(order) == 2 else order  # as the blinds, heads-up
         antes = [hand.ante if seat == hand.ante_seat else 0 for seat in posting]
+    fixed = hand.betting == "fixed_limit"
+    # RR-BR-5/6: the small bet is the big blind, the big bet twice it
+    bets = [("small_bet", blinds[1]), ("big_bet", 2 * blinds[1])] if fixed else []
     fields: list[tuple[str, object]] = [
-        ("variant", "NT"),
+        ("variant", "FT" if fixed else "NT"),
         ("ante_trimming_status", hand.ante_seat is None),
         ("antes", antes),
         ("blinds_or_straddles", blind_list),
-        ("min_bet", blinds[1]),
+        *(bets or [("min_bet", blinds[1])]),
         ("starting_stacks", [hand.start_stacks[s] for s in order]),
         ("actions", actions),
         ("table", hand.table_id),
@@ -177,6 +203,8 @@ def render_phh(hand: PhhHand) -> str:
         ("_button", hand.button),
         ("_burn_cards", list(hand.burns)),
     ]
+    if fixed and hand.cap is not None:  # RR-BR-3/4: PHH's readers assume a bet and 3 raises
+        fields.append(("_cap", hand.cap))
     if len(boards) > 1:  # the runouts: PHH readers of this version deal one board
         fields.append(("_runouts", len(boards)))
     if hand.rake is not None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from controller.phh import PhhHand, render_phh
+from controller.phh import PhhError, PhhHand, render_phh
 from controller.table import event_types as et
 from controller.table.decoder import decode
 from controller.table.inputs import ActionKind, Purpose
@@ -114,28 +114,33 @@ def phh_from_events(envelopes: Iterable[Mapping[str, Any]]) -> str:
     for seat, cards in tabled.items():
         dealt.setdefault(seat, cards)
     number = hand_id.rpartition("-")[2]
-    return render_phh(
-        PhhHand(
-            table_id=table_id,
-            number=int(number) if number.isdigit() else 0,
-            hand_id=hand_id,
-            button=started.button,
-            order=started.seats,
-            deal_order=tuple(deal_order) or started.seats,
-            dealt=dealt,
-            board=board,
-            actions=tuple(actions),
-            declarations=tuple(declarations),
-            start_stacks=_seats(started.stacks),
-            finishing_stacks=_seats(completed.stacks),
-            burns=tuple(burns),
-            blinds=started.blinds,
-            ante=started.ante,
-            ante_seat=ante_seat,
-            straddles=tuple(_seats(started.straddles).items()),
-            runouts=tuple(runouts),
-            run_from=run_from,
-            rake=rake,
-            jackpot=jackpot,
+    try:
+        return render_phh(
+            PhhHand(
+                table_id=table_id,
+                number=int(number) if number.isdigit() else 0,
+                hand_id=hand_id,
+                button=started.button,
+                order=started.seats,
+                deal_order=tuple(deal_order) or started.seats,
+                dealt=dealt,
+                board=board,
+                actions=tuple(actions),
+                declarations=tuple(declarations),
+                start_stacks=_seats(started.stacks),
+                finishing_stacks=_seats(completed.stacks),
+                burns=tuple(burns),
+                blinds=started.blinds,
+                ante=started.ante,
+                ante_seat=ante_seat,
+                straddles=tuple(_seats(started.straddles).items()),
+                runouts=tuple(runouts),
+                run_from=run_from,
+                rake=rake,
+                jackpot=jackpot,
+                betting=started.betting or "no_limit",
+                cap=started.cap,
+            )
         )
-    )
+    except PhhError as exc:  # a hand PHH cannot say (a pot-limit one)
+        raise NoHistoryError(str(exc)) from None

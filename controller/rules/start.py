@@ -101,9 +101,20 @@ def start_hand(ctx: Context, cmd: StartHand) -> None:
         seat_map(stacks),
         redeal.of if redeal is not None else None,
         seat_map(dict(straddles)) if straddles else None,
+        *_structure(table),
     )
     ctx.emit(started, tuple(rules))
     _post_forced_bets(ctx, hand)
+
+
+def _structure(table: TableState) -> tuple[str | None, int | None]:
+    """The betting structure ``hand.started`` names (none at a no-limit table), and the cap
+    with fixed-limit."""
+    structure = table.profile.betting_structure
+    if structure is betting.Structure.NO_LIMIT:
+        return None, None
+    cap = table.profile.betting_cap if structure is betting.Structure.FIXED_LIMIT else None
+    return structure.value, cap
 
 
 def _straddles(

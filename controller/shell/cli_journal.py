@@ -226,7 +226,7 @@ def journal_verify(args: argparse.Namespace) -> int:
 
 def journal_export(args: argparse.Namespace) -> int:
     """``tablectl journal export [--phh | --rulings | --drop [--period P]] [--hand ID]``."""
-    from controller.phh import bulk_phh  # noqa: PLC0415
+    from controller.phh import PhhError, bulk_phh  # noqa: PLC0415
     from controller.shell.export import (  # noqa: PLC0415
         export_drop,
         export_events,
@@ -260,6 +260,9 @@ def journal_export(args: argparse.Namespace) -> int:
             lines = export_rulings if args.rulings else export_events
             for line in lines(journal, args.hand):
                 print(line)
+    except PhhError as exc:  # a hand PHH cannot say: the events can
+        print(f"tablectl journal export: {exc}", file=sys.stderr)
+        return 1
     except (sqlite3.DatabaseError, UnicodeDecodeError, CodecError, JournalError) as exc:
         failure = journal_failure(exc, journal.path)
         if failure is None:  # a row SQLite reads but that is not what the table wrote

@@ -81,6 +81,8 @@ def _export_phh(journal: Journal, hand_id: str | None) -> list[str]:
                 ante_seat=table_ante_seat(done, kind)
                 if kind is not AnteKind.EACH and state.ante
                 else None,
+                betting=state.profile.betting_structure.value,
+                cap=state.profile.betting_cap,
             )
         )
     return texts

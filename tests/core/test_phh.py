@@ -6,7 +6,7 @@ import random
 import tomllib
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from pokerkit import HandHistory
 
@@ -15,8 +15,15 @@ from controller.phh import hand_to_phh
 from controller.table.inputs import Concede, Muck, PlaysBoard, TableHand
 from controller.table.state import Phase
 from simulators.autoplay import AutoDealer, Style, random_table
+from tests.core.test_structures import short_all_in_then_raised
 from tests.helpers import SCENARIOS, run_file
-from tests.oracle import RakedState, SeparatePotsState, house_rules, pokerkit_rake
+from tests.oracle import (
+    RakedState,
+    SeparatePotsState,
+    heads_up_streets,
+    house_rules,
+    pokerkit_rake,
+)
 
 
 class _SeparatePots(HandHistory):
@@ -193,3 +200,57 @@ def test_a_straddle_exports_in_blinds_or_straddles_and_replays_in_pokerkit() -> 
     doc = tomllib.loads(text)
     assert doc["blinds_or_straddles"] == [1, 2, 4, 8, 0, 0]
     assert replay(text) == doc["finishing_stacks"]
+
+
+def test_rr_br_5_6_a_fixed_limit_hand_exports_as_ft_and_replays_in_pokerkit() -> None:
+    """A fixed-limit hand is PHH's FT: a small and a big bet (the big blind and twice it), no
+    minimum bet, the cap said for the reader who needs it; pokerkit replays it to our stacks."""
+    run = run_file("rule-RR-BR-3-4-fixed-limit-hand.toml")
+    state = run.state
+    hand = state.last_hand
+    assert hand is not None
+    text = hand_to_phh(
+        hand,
+        table_id="T1",
+        blinds=state.blinds,
+        ante=state.ante,
+        betting=state.profile.betting_structure.value,
+        cap=state.profile.betting_cap,
+    )
+    doc = tomllib.loads(text)
+    assert doc["variant"] == "FT"
+    assert (doc["small_bet"], doc["big_bet"]) == (state.blinds[1], 2 * state.blinds[1])
+    assert "min_bet" not in doc
+    assert doc["_cap"] == state.profile.betting_cap
+    # this hand raises past the cap once heads-up (RRoP, Betting and raising 4), which a PHH
+    # reader capping every street (pokerkit) cannot replay: the random hands below that do not
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(min_value=0, max_value=2**32 - 1))
+def test_rr_br_5_6_random_fixed_limit_hands_replay_as_ft_in_pokerkit(seed: int) -> None:
+    rng = random.Random(seed)
+    scenario = random_table(rng)
+    house = {"betting.structure": "fixed_limit", "odd_chip.max_per_player": 0}
+    scenario = scenario.model_copy(
+        update={"scenario": scenario.scenario.model_copy(update={"house_rules": house})}
+    )
+    dealer = AutoDealer(scenario, rng, Style(fold=0.15, aggressive=0.4, all_in=0.1))
+    assert dealer.play_hand()
+    state = dealer.run.state
+    hand = state.last_hand
+    assert hand is not None
+    text = hand_to_phh(
+        hand,
+        table_id="R",
+        blinds=state.blinds,
+        ante=state.ante,
+        betting="fixed_limit",
+        cap=state.profile.betting_cap,
+    )
+    assert tomllib.loads(text)["variant"] == "FT"
+    # what pokerkit's fixed-limit does otherwise than RRoP: no cap once heads-up, and an
+    # all-in short of a bet raised over (RRoP 6; tests/core/test_structures.py)
+    assume(not short_all_in_then_raised(hand, state.blinds[1]))
+    assume(not heads_up_streets(hand, state.profile.betting_cap))
+    assert replay(text) == [state.stacks[s] for s in hand.order]

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.envelope import envelope
-from controller.phh import hand_to_phh
+from controller.phh import PhhError, hand_to_phh
 from controller.pit.phh import NoHistoryError, phh_from_events
 from controller.profiles import AnteKind
 from controller.rules.start import table_ante_seat
@@ -33,6 +33,7 @@ HOUSE_SCENARIOS = sorted(
         "rule-RUN-TWICE.toml",
         "rule-ANTE-TABLE.toml",
         "rule-MISSED-BLINDS.toml",
+        "rule-RR-BR-3-4-*.toml",  # fixed-limit: FT
     )
     for path in SCENARIOS.glob(pattern)
 )
@@ -74,6 +75,8 @@ def core_phh(run: CoreRun) -> str:
         blinds=state.blinds,
         ante=state.ante,
         ante_seat=table_ante_seat(hand, kind) if kind is not AnteKind.EACH and state.ante else None,
+        betting=state.profile.betting_structure.value,
+        cap=state.profile.betting_cap,
     )
 
 
@@ -143,3 +146,18 @@ def test_a_hand_not_completed_has_no_history() -> None:
     unfinished = [b for b in bodies if b["type"] != "hand.completed"]
     with pytest.raises(NoHistoryError, match="not completed"):
         phh_from_events(unfinished)
+
+
+def test_rr_pl_a_pot_limit_hand_has_no_phh_from_the_core_nor_from_the_pit() -> None:
+    """PHH has no variant for pot-limit hold'em (phh-std, "Required fields"): both exports say
+    so rather than write it as no-limit."""
+    run = run_file("rule-RR-PL-pot-limit-hand.toml")
+    hand = run.state.last_hand
+    assert hand is not None
+    with pytest.raises(PhhError, match="pot-limit"):
+        core_phh(run)
+    bodies = _envelopes(run.events, "T1", hand.hand_id, secure=True)
+    started = next(b for b in bodies if b["type"] == "hand.started")
+    assert started["data"]["betting"] == "pot_limit"
+    with pytest.raises(NoHistoryError, match="no variant for pot-limit hold'em"):
+        phh_from_events(bodies)

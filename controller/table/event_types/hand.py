@@ -12,7 +12,8 @@ from controller.table.events import EventData, flatten, secret
 
 @dataclass(frozen=True, slots=True)
 class HandStarted(EventData):
-    """``hand.started``: who is dealt in, the blinds' seats and every stack (RR-BB-*)."""
+    """``hand.started``: who is dealt in, the blinds' seats and every stack (RR-BB-*), and the
+    betting structure where the table does not play no-limit (RR-PL, RR-BR-5/6)."""
 
     TYPE = "hand.started"
     button: Seat
@@ -24,6 +25,11 @@ class HandStarted(EventData):
     stacks: SeatMap
     redeal_of: str | None = None  # the misdealt hand this one deals again
     straddles: SeatMap | None = None  # STRADDLE: each straddler's straddle
+    # the betting structure (the profile's ``betting.structure``) where it is not no-limit,
+    # so a reader of the events alone (the pit, a PHH export) knows how the hand was bet;
+    # fixed-limit's cap (``betting.cap``) with it
+    betting: str | None = None
+    cap: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
