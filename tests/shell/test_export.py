@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from controller.authority import Authority, Role
+from controller.cli import main
 from controller.pit.phh import phh_from_events
 from controller.profiles import load_profile
 from controller.shell.export import export_drop, export_events, export_phh, export_rulings
@@ -72,6 +73,7 @@ def test_a_hand_mucked_before_the_winner_exports_the_muck_and_replays(tmp_path: 
         "rule-ANTE-TABLE.toml",
         "ante-button.toml",
         "rule-RUN-TWICE.toml",
+        "rule-RR-BR-3-4-fixed-limit-hand.toml",
     ],
 )
 def test_the_pit_s_phh_of_the_exported_events_is_the_journal_s_phh(
@@ -134,3 +136,18 @@ def test_time_collected_is_in_the_drop(tmp_path: Path) -> None:
     *_, total = export_drop(journal, "month")
     journal.close()
     assert total.split() == ["T1", "total", "0", "0", "18", "18", "0"]
+
+
+def test_rr_pl_a_pot_limit_table_s_hands_are_refused_as_phh_with_the_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """PHH has no variant for pot-limit hold'em: the command says so and exits 1, and the
+    events still export."""
+    path, _ = journal_of("rule-RR-PL-pot-limit-hand.toml", tmp_path)
+    assert main(["journal", "export", "--phh", "--journal", str(path)]) == 1
+    said = capsys.readouterr()
+    assert said.out == ""
+    assert "PHH has no variant for pot-limit hold'em: export its events instead" in said.err
+    assert main(["journal", "export", "--journal", str(path)]) == 0
+    started = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [e["data"]["betting"] for e in started if e["type"] == "hand.started"] == ["pot_limit"]
