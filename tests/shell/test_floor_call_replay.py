@@ -18,6 +18,7 @@ from controller.table.state import Phase, TableState
 from simulators.autoplay import AutoDealer
 from simulators.table_journal import endless_dealer, journal_runner
 from tests.shell.inprocess import Running, config_for, now, phase, request
+from tests.shell.test_replay import journaled
 from tests.waiting import until
 
 DEALER = Authority("Ann", Role.DEALER, "ann")
@@ -64,15 +65,7 @@ def test_floor_call_a_journal_with_floor_calls_replays_to_the_same_state_and_eve
     dealer = endless_dealer("floor calls", seed=7)
     inputs = with_floor_calls(dealer, hands=4)
     path = tmp_path / "journal.sqlite"
-
-    async def live() -> TableState:
-        runner = journal_runner(path, dealer)
-        for item in inputs:
-            await runner.submit(item)
-        await runner.writer.close()
-        return runner.state
-
-    state = asyncio.run(live())
+    state = journaled(path, dealer, inputs)
     assert snapshot(state, seq=0, epoch="e") == snapshot(dealer.run.state, seq=0, epoch="e")
 
     with contextlib.closing(sqlite3.connect(path)) as conn, conn:

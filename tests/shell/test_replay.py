@@ -19,6 +19,19 @@ from simulators.autoplay import AutoDealer, Style, random_table
 from simulators.table_journal import journal_runner
 
 
+def journaled(path: Path, dealer: AutoDealer, inputs: list[Input]) -> TableState:
+    """The table after ``inputs`` went through the shell's runner into a journal at ``path``."""
+
+    async def live() -> TableState:
+        runner = journal_runner(path, dealer)
+        for item in inputs:
+            await runner.submit(item)
+        await runner.writer.close()
+        return runner.state
+
+    return asyncio.run(live())
+
+
 def played(seed: int, hands: int) -> tuple[AutoDealer, list[Input]]:
     rng = random.Random(seed)
     dealer = AutoDealer(random_table(rng), rng, Style(muck_loser=0.2))
@@ -35,15 +48,7 @@ def test_replay_gives_the_live_state_and_events(
 ) -> None:
     dealer, inputs = played(seed, hands)
     path = tmp_path_factory.mktemp("replay") / "journal.sqlite"
-
-    async def live() -> TableState:
-        runner = journal_runner(path, dealer)
-        for item in inputs:
-            await runner.submit(item)
-        await runner.writer.close()
-        return runner.state
-
-    state = asyncio.run(live())
+    state = journaled(path, dealer, inputs)
     assert snapshot(state, seq=0, epoch="e") == snapshot(dealer.run.state, seq=0, epoch="e")
 
     async def replay() -> RecoveryReport:
@@ -72,14 +77,7 @@ def test_replay_gives_the_live_state_and_events(
 def test_a_damaged_or_foreign_snapshot_is_not_used(tmp_path: Path) -> None:
     dealer, inputs = played(11, 2)
     path = tmp_path / "journal.sqlite"
-
-    async def live() -> None:
-        runner = journal_runner(path, dealer)
-        for item in inputs:
-            await runner.submit(item)
-        await runner.writer.close()
-
-    asyncio.run(live())
+    journaled(path, dealer, inputs)
     with sqlite3.connect(path) as conn:
         assert conn.execute("SELECT COUNT(*) FROM snapshots").fetchone()[0] >= 1
         conn.execute("UPDATE snapshots SET state = zeroblob(64)")  # damaged
