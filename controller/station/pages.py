@@ -22,7 +22,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-import jinja2
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
@@ -35,14 +34,9 @@ from controller.station.picture import drawing_of
 from controller.station.screens import facts, holds, pad, status
 from controller.station.station import Station
 from controller.view.svg import table_svg
+from controller.view.templates import environment
 
-_env = jinja2.Environment(
-    loader=jinja2.PackageLoader("controller.station", "templates"),
-    autoescape=jinja2.select_autoescape(["html"]),
-    undefined=jinja2.StrictUndefined,
-    trim_blocks=True,
-    lstrip_blocks=True,
-)
+_env = environment("controller.station")
 _env.filters["tojson_attr"] = lambda v: json.dumps(v, separators=(",", ":"), sort_keys=True)
 
 #: The sections of each page, in the order they are sent.

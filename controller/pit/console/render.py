@@ -7,23 +7,17 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-import jinja2
 import structlog
 from fastapi.responses import HTMLResponse
 
 from controller import __version__
 from controller.pit.console.streams import CSRF_MARK, Snapshot
 from controller.pit.console.views import Viewer
+from controller.view.templates import environment
 
 log = structlog.get_logger("tablectl.pit.console")
 
-_env = jinja2.Environment(
-    loader=jinja2.PackageLoader("controller.pit.console", "templates"),
-    autoescape=jinja2.select_autoescape(["html"]),
-    undefined=jinja2.StrictUndefined,
-    trim_blocks=True,
-    lstrip_blocks=True,
-)
+_env = environment("controller.pit.console")
 _env.filters["tojson_compact"] = lambda v: json.dumps(v, separators=(",", ":"), default=str)
 
 #: Every page: its script, style and streams from this site only, never framed by another.
