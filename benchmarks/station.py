@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.integration.broker import Broker, free_port, mosquitto_available
-from tests.station.rig import ANN_BADGE, PINS, make_table
+from tests.integration.broker import mosquitto_available
+from tests.station.rig import ANN_BADGE, PINS, served_table
 from tests.station.taps import (
     SHOWS,
     start_station,
@@ -145,17 +145,7 @@ def main() -> int:
     from playwright.sync_api import sync_playwright  # noqa: PLC0415 (dev extra)
 
     directory = Path(tempfile.mkdtemp(prefix="station-bench-"))
-    (directory / "broker").mkdir()
-    broker = Broker(directory / "broker")
-    broker.start()
-    port = free_port()
-    table = make_table(
-        directory / "table",
-        broker,
-        station=f'listen = "127.0.0.1:{port}"\n',
-        table_extra='house_rules = { dealer_may_confirm = ["RR-SD-4"] }\n',
-        stacks="{ 1 = 100000, 2 = 100000, 3 = 100000 }",
-    )
+    broker, port, table = served_table(directory, stacks="{ 1 = 100000, 2 = 100000, 3 = 100000 }")
     table.daemon.start()
     url = f"http://127.0.0.1:{port}"
     timings = Timings()

@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
 
@@ -34,7 +34,7 @@ from controller.station.settings import station_settings
 from controller.station.station import Station
 from controller.table.codec import input_to_json
 from controller.table.inputs import TagArrived, Zone
-from tests.integration.broker import Broker
+from tests.integration.broker import Broker, free_port
 from tests.integration.conftest import DaemonProcess
 from tests.waiting import until
 
@@ -135,6 +135,32 @@ def make_table(
         roster = roster.with_person(new_person(pid, name, [role], badges, PINS[pid]))
     save_roster(roster, directory / "roster.toml")
     return Table(daemon, master, daemon.config, console)
+
+
+class ServedTable(NamedTuple):
+    """A table whose station listens on ``port``, and its broker."""
+
+    broker: Broker
+    port: int
+    table: Table
+
+
+def served_table(directory: Path, stacks: str = "{ 1 = 100, 2 = 100, 3 = 100 }") -> ServedTable:
+    """A broker of its own (started) and a table (not started) whose station listens on a free
+    port, in ``directory``; the house lets the dealer confirm RR-SD-4 (the virtual table's
+    readers never see the losing hands reach the muck)."""
+    (directory / "broker").mkdir()
+    broker = Broker(directory / "broker")
+    broker.start()
+    port = free_port()
+    table = make_table(
+        directory / "table",
+        broker,
+        station=f'listen = "127.0.0.1:{port}"\n',
+        table_extra='house_rules = { dealer_may_confirm = ["RR-SD-4"] }\n',
+        stacks=stacks,
+    )
+    return ServedTable(broker, port, table)
 
 
 @dataclass

@@ -34,11 +34,11 @@ from typing import Any
 
 import pytest
 
-from tests.integration.broker import Broker, free_port, mosquitto_available
+from tests.integration.broker import Broker, mosquitto_available
 from tests.integration.pit import PASSWORD, USER, PitProcess
 from tests.integration.test_pit_console import CHROMIUM, console_keyring
 from tests.pit.test_console_a11y import report, scrolls_sideways, violations
-from tests.station.rig import ANN_BADGE, BOB_BADGE, PINS, Table, make_table
+from tests.station.rig import ANN_BADGE, BOB_BADGE, PINS, Table, served_table
 from tests.station.taps import (
     SHOWS,
     mode,
@@ -114,18 +114,7 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
     if not mosquitto_available():
         pytest.skip("mosquitto is not installed")
     directory = tmp_path_factory.mktemp("station-browser")
-    (directory / "broker").mkdir()
-    broker = Broker(directory / "broker")
-    broker.start()
-    port = free_port()
-    # RR-SD-4: the virtual table's readers never see the losing hands reach the muck: the house
-    # lets the dealer confirm them killed
-    table = make_table(
-        directory / "table",
-        broker,
-        station=f'listen = "127.0.0.1:{port}"\n',
-        table_extra='house_rules = { dealer_may_confirm = ["RR-SD-4"] }\n',
-    )
+    broker, port, table = served_table(directory)
     console_keyring(table.daemon, directory)
     pit = PitProcess(directory / "pit", broker, key=directory / "pit-console.key", secure=True)
     artifacts = Path(os.environ.get("TABLECTL_ARTIFACTS", directory / "artifacts"))
@@ -257,15 +246,21 @@ def test_a_dealer_logs_in_by_badge_and_pin_and_plays_a_whole_hand_by_taps_de_155
     page.context.close()
 
 
-def test_a_seat_count_hold_the_dealer_calls_the_floor_who_rules_on_the_console_and_play_resumes(
-    rig: Rig,
-) -> None:
-    expect = playwright_api.expect
+def betting_as_ann(rig: Rig) -> Any:
+    """A new page on which Ann logged in by her badge and started a hand, now in betting."""
     page = rig.page()
     log_in_by_badge(rig, page, ANN_BADGE, PINS["ann"], "Ann Example")
     until_mode(page, "start")
     tap_and_wait(page, "Start hand")
     until_mode(page, "betting")
+    return page
+
+
+def test_a_seat_count_hold_the_dealer_calls_the_floor_who_rules_on_the_console_and_play_resumes(
+    rig: Rig,
+) -> None:
+    expect = playwright_api.expect
+    page = betting_as_ann(rig)
     console = floor_console(rig)
 
     # surveillance holds the hand: two cards seen at seat 2 (SEAT-COUNT, the floor's ruling)
@@ -368,11 +363,7 @@ def test_an_illegal_raise_is_refused_with_the_cores_reason_and_nothing_reaches_t
     rig: Rig,
 ) -> None:
     expect = playwright_api.expect
-    page = rig.page()
-    log_in_by_badge(rig, page, ANN_BADGE, PINS["ann"], "Ann Example")
-    until_mode(page, "start")
-    tap_and_wait(page, "Start hand")
-    until_mode(page, "betting")
+    page = betting_as_ann(rig)
     pad = page.locator("#pad")
     assert pad.get_attribute("data-min") == "4"
     before = len(rig.events())
