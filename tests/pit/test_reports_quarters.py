@@ -102,16 +102,7 @@ def test_events_late_twice_and_out_of_order_leave_the_count_from_scratch(store: 
         store.ingest(batch)
         store.ingest(batch)
     assert kept(store) == from_scratch(store)
-    query = parse_query(
-        since="2026-01-05",
-        until="2026-01-06",
-        tables=None,
-        group=None,
-        groups=drop.REPORT.groups,
-        calendar=Calendar(zone=UTC),
-        max_days=92,
-        now=NOW,
-    )
+    query = drop_over("2026-01-05", "2026-01-06")
     assert whole_quarters(query)
     assert run(drop.REPORT, store.db, query, NAMES_ROLES).total.drop == 45  # as in order
 
@@ -127,6 +118,20 @@ def test_schemas_15_and_16_count_the_hands_stored_before_them(store: Store) -> N
     store.db.execute("UPDATE pit_meta SET value = ? WHERE key = 'schema'", (str(14),))
     assert store.migrate() == SCHEMA_VERSION
     assert kept(store) == before
+
+
+def drop_over(since: str, until: str) -> Any:
+    """The drop report asked over ``[since, until)`` in UTC, every table, no grouping."""
+    return parse_query(
+        since=since,
+        until=until,
+        tables=None,
+        group=None,
+        groups=drop.REPORT.groups,
+        calendar=Calendar(zone=UTC),
+        max_days=92,
+        now=NOW,
+    )
 
 
 def ask(report: Any, since: datetime, days: int, group: str | None, zone: str) -> Any:
@@ -192,16 +197,7 @@ def test_a_report_from_the_quarters_is_the_report_from_the_hands(
 
 def test_a_span_cut_inside_a_quarter_reads_the_hands(store: Store) -> None:
     seed(store)
-    cut = parse_query(
-        since="2026-01-05T10:01:00Z",
-        until="2026-01-05T12:11:00Z",
-        tables=None,
-        group=None,
-        groups=drop.REPORT.groups,
-        calendar=Calendar(zone=UTC),
-        max_days=92,
-        now=NOW,
-    )
+    cut = drop_over("2026-01-05T10:01:00Z", "2026-01-05T12:11:00Z")
     assert not whole_quarters(cut)
     report = run(drop.REPORT, store.db, cut, NAMES_ROLES)
     # T1's two hands ended at 10:02 and 10:31 (rake 3 and jackpot 1; none); T2's first at
