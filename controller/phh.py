@@ -24,8 +24,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from controller.profiles import AnteKind
+from controller.rules.start import table_ante_seat
 from controller.table.inputs import ActionKind
-from controller.table.state import BURN, HandState
+from controller.table.state import BURN, HandState, TableState
 from controller.table.streets import STREETS, Street
 
 
@@ -111,6 +113,25 @@ def hand_to_phh(
             betting=betting,
             cap=cap,
         )
+    )
+
+
+def table_phh(table: TableState, table_id: str) -> str:
+    """The PHH text of ``table``'s last hand, at its blinds, ante and betting structure (what
+    ``tablectl journal export --phh`` writes of each hand; PhhError: one PHH cannot say)."""
+    hand = table.last_hand
+    assert hand is not None, "no hand has been completed"
+    profile = table.profile
+    kind = profile.ante_kind
+    return hand_to_phh(
+        hand,
+        table_id=table_id,
+        blinds=table.blinds,
+        ante=table.ante,
+        # a table with no ante has no one posting it (as the pit's PHH, from the events)
+        ante_seat=table_ante_seat(hand, kind) if kind is not AnteKind.EACH and table.ante else None,
+        betting=profile.betting_structure.value,
+        cap=profile.betting_cap,
     )
 
 

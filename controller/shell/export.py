@@ -11,9 +11,7 @@ from collections.abc import Iterator
 from datetime import UTC
 
 from controller.envelope import CHAIN_STAMPED, chain_stamp, envelope
-from controller.phh import hand_to_phh
-from controller.profiles import AnteKind
-from controller.rules.start import table_ante_seat
+from controller.phh import table_phh
 from controller.shell.journal import Journal, JournalError
 from controller.shell.table import journal_table
 from controller.table import event_types as et
@@ -70,21 +68,7 @@ def _export_phh(journal: Journal, hand_id: str | None) -> list[str]:
             continue
         if hand_id is not None and done.hand_id != hand_id:
             continue
-        kind = state.profile.ante_kind
-        texts.append(
-            hand_to_phh(
-                done,
-                table_id=journal.table_id,
-                blinds=state.blinds,
-                ante=state.ante,
-                # a table with no ante has no one posting it (as the pit's PHH, from the events)
-                ante_seat=table_ante_seat(done, kind)
-                if kind is not AnteKind.EACH and state.ante
-                else None,
-                betting=state.profile.betting_structure.value,
-                cap=state.profile.betting_cap,
-            )
-        )
+        texts.append(table_phh(state, journal.table_id))
     return texts
 
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from pokerkit import HandHistory
 
 from controller.game.pots import build_pots
-from controller.phh import hand_to_phh
+from controller.phh import hand_to_phh, table_phh
 from controller.table.inputs import Concede, Muck, PlaysBoard, TableHand
 from controller.table.state import Phase
 from simulators.autoplay import AutoDealer, Style, random_table
@@ -202,21 +202,11 @@ def test_a_straddle_exports_in_blinds_or_straddles_and_replays_in_pokerkit() -> 
     assert replay(text) == doc["finishing_stacks"]
 
 
-def test_rr_br_5_6_a_fixed_limit_hand_exports_as_ft_and_replays_in_pokerkit() -> None:
+def test_rr_br_5_6_a_fixed_limit_hand_exports_as_ft_with_its_bets_and_cap() -> None:
     """A fixed-limit hand is PHH's FT: a small and a big bet (the big blind and twice it), no
-    minimum bet, the cap said for the reader who needs it; pokerkit replays it to our stacks."""
-    run = run_file("rule-RR-BR-3-4-fixed-limit-hand.toml")
-    state = run.state
-    hand = state.last_hand
-    assert hand is not None
-    text = hand_to_phh(
-        hand,
-        table_id="T1",
-        blinds=state.blinds,
-        ante=state.ante,
-        betting=state.profile.betting_structure.value,
-        cap=state.profile.betting_cap,
-    )
+    minimum bet, the cap said for the reader who needs it."""
+    state = run_file("rule-RR-BR-3-4-fixed-limit-hand.toml").state
+    text = table_phh(state, "T1")
     doc = tomllib.loads(text)
     assert doc["variant"] == "FT"
     assert (doc["small_bet"], doc["big_bet"]) == (state.blinds[1], 2 * state.blinds[1])
@@ -240,14 +230,7 @@ def test_rr_br_5_6_random_fixed_limit_hands_replay_as_ft_in_pokerkit(seed: int) 
     state = dealer.run.state
     hand = state.last_hand
     assert hand is not None
-    text = hand_to_phh(
-        hand,
-        table_id="R",
-        blinds=state.blinds,
-        ante=state.ante,
-        betting="fixed_limit",
-        cap=state.profile.betting_cap,
-    )
+    text = table_phh(state, "R")
     assert tomllib.loads(text)["variant"] == "FT"
     # what pokerkit's fixed-limit does otherwise than RRoP: no cap once heads-up, and an
     # all-in short of a bet raised over (RRoP 6; tests/core/test_structures.py)

@@ -10,10 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.envelope import envelope
-from controller.phh import PhhError, hand_to_phh
+from controller.phh import PhhError, hand_to_phh, table_phh
 from controller.pit.phh import NoHistoryError, phh_from_events
-from controller.profiles import AnteKind
-from controller.rules.start import table_ante_seat
 from simulators.autoplay import AutoDealer, Style, random_table
 from simulators.scenario.primitives import CoreRun
 from tests.helpers import SCENARIOS, run_file
@@ -65,19 +63,7 @@ def test_phh_from_the_secure_events_is_the_core_s_phh(seed: int) -> None:
 
 def core_phh(run: CoreRun) -> str:
     """What ``tablectl journal export --phh`` writes of a run's last hand."""
-    state = run.state
-    hand = state.last_hand
-    assert hand is not None
-    kind = state.profile.ante_kind
-    return hand_to_phh(
-        hand,
-        table_id="T1",
-        blinds=state.blinds,
-        ante=state.ante,
-        ante_seat=table_ante_seat(hand, kind) if kind is not AnteKind.EACH and state.ante else None,
-        betting=state.profile.betting_structure.value,
-        cap=state.profile.betting_cap,
-    )
+    return table_phh(run.state, "T1")
 
 
 @pytest.mark.parametrize("name", HOUSE_SCENARIOS)
