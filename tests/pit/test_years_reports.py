@@ -398,7 +398,8 @@ def test_a_late_hand_of_a_month_whose_hands_are_archived_leaves_its_quarters_as_
         archive = Archive(pg_url, tmp_path)
         try:
             done = archive.run(Retention(months={"hands": 1}, directory=tmp_path), now=NOW)
-            assert ("hands", "2026-01") in {(e.relation, e.month) for e in done.archived}
+            hands = {e.month for e in done.archived if e.relation == "hands"}
+            assert hands == {"2026-01", "2026-02", "2026-03"}
         finally:
             archive.close()
         # a hand of T1's, ending in the quarter of the floor's hand that ended at 00:10
@@ -409,3 +410,12 @@ def test_a_late_hand_of_a_month_whose_hands_are_archived_leaves_its_quarters_as_
             body["hand_id"] = body["hand_id"] and "T1-late-1"
         store.ingest([event_in(body) for body in late.events])
         assert dump(store.db, "hand_quarters") == before
+        # a hand of a month still online is counted, though the month before it is archived
+        now = reports_floor.Table("T1")
+        now.hand("2026-04-01T00:01:00.000Z", "2026-04-01T00:05:00.000Z", pot=40, rake=2)
+        for body in now.events:
+            body.update(epoch="now", event_id=f"T1:now:{body['seq']}")
+            body["hand_id"] = body["hand_id"] and "T1-now-1"
+        store.ingest([event_in(body) for body in now.events])
+        counted = [r for r in dump(store.db, "hand_quarters") if r["quarter"] == "2026-04-01T00:0"]
+        assert [(r["hands"], r["rake"], r["pot_total"]) for r in counted] == [(1, 2, 42)]

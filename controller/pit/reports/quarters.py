@@ -220,16 +220,13 @@ def refresh(db: Db, events: Sequence[EventIn]) -> None:
     the batch's transaction, after the hands were written)."""
     pairs = touched(events)
     if pairs and db.dialect == "postgresql":
-        # A quarter whose hands are archived (a month kept as quarters longer than as hands) is
-        # not counted again: the hands online would be only the late ones, and the count would
-        # overwrite the month's figures with theirs. Its hands are filed under its month or the
-        # one before (a hand over the turn of a month).
+        # A quarter of a month whose hands are archived (a month kept as quarters longer than
+        # as hands) is not counted again: the hands online would be only the late ones, and the
+        # count would overwrite the month's figures with theirs. (The month before may be
+        # archived while this one is not: a hand over the turn of the month is then missed, as
+        # any count reading only what is online misses it.)
         gone = archived_hand_months(db)
-        pairs = [
-            (table, quarter)
-            for table, quarter in pairs
-            if quarter[:7] not in gone and month_window(quarter[:7])[0] not in gone
-        ]
+        pairs = [(table, quarter) for table, quarter in pairs if quarter[:7] not in gone]
     if not pairs:
         return
     # the quarters as one JSON parameter, a relation of ranges each looked up by the index
