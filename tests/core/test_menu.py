@@ -400,7 +400,8 @@ class MirroredDealer(AutoDealer):
     Fixed-limit is compared while the rules agree: pokerkit caps raises heads-up too, does not
     count the big blind as the round's first bet, and counts an all-in short of a full bet as no
     raise (RRoP and TDA 47 do otherwise); a hand where the cap or such an all-in comes stops
-    being compared in fixed-limit."""
+    being compared in fixed-limit. In any structure pokerkit does not add short all-ins up
+    (TDA 47 does): a hand where a raise is legal only by their sum stops being compared there."""
 
     compared = 0
     mirrors: dict[Structure, State]
@@ -441,13 +442,18 @@ class MirroredDealer(AutoDealer):
         kind, amount = self.choose(state, ranges)
         events = await self.feed(Action(self.tick(), seat, kind, amount))
         assert events[0].type == "betting.action", events[0]
-        for mirror in self.mirrors.values():
+        for structure, mirror in list(self.mirrors.items()):
             if kind is ActionKind.FOLD:
                 mirror.fold()
             elif amount is None:
                 mirror.check_or_call()
-            else:
+            elif mirror.can_complete_bet_or_raise_to(amount):
                 mirror.complete_bet_or_raise_to(amount)
+            else:
+                # TDA 47: short all-ins that add up to a full raise reopen the betting for a
+                # seat facing at least a full raise; pokerkit looks at the last wager alone,
+                # so the hand is no longer comparable in this structure
+                del self.mirrors[structure]
 
     def choose(
         self, state: TableState, ranges: dict[Structure, Any]
