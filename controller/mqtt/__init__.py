@@ -1,19 +1,18 @@
-"""MQTT for every tablectl process: the only package that touches paho-mqtt (its public API).
+"""MQTT for every tablectl process: the project's own MQTT 5 client.
 
-``client.py`` is the asyncio client, ``records.py`` what it takes and gives, ``connection.py``
-makes one from a ``[broker]`` section.
+``codec.py`` is the packets (sans I/O), ``client.py`` the asyncio client over them, ``records.py``
+what it takes and gives, ``connection.py`` makes one from a ``[broker]`` section.
 """
 
-# paho's records the client's callers pass or read, named here so that no other module imports paho
-from paho.mqtt.properties import Properties
-from paho.mqtt.subscribeoptions import SubscribeOptions
-
 from controller.mqtt.client import Client
+from controller.mqtt.codec import Message
 from controller.mqtt.connection import new_client
 from controller.mqtt.records import (
-    Message,
+    Delivery,
     MqttCodeError,
     MqttError,
+    Properties,
+    SubscribeOptions,
     TlsSettings,
     Topic,
     Will,
@@ -23,6 +22,7 @@ from controller.mqtt.records import (
 
 __all__ = [
     "Client",
+    "Delivery",
     "Message",
     "MqttCodeError",
     "MqttError",

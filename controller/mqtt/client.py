@@ -1,30 +1,30 @@
-"""An asyncio MQTT 5 client on paho-mqtt's public API: every tablectl process speaks MQTT here.
+"""The asyncio MQTT 5 client every tablectl process speaks through: the packets of ``codec.py``
+over an asyncio transport (TCP, or TLS from the standard library's ``ssl``).
 
-paho-mqtt documents how to run its client in an event loop it does not own ("external event
-loop support"): it says through ``on_socket_open``, ``on_socket_close``,
-``on_socket_register_write`` and ``on_socket_unregister_write`` which socket to watch, and the
-loop calls ``loop_read``, ``loop_write`` and, about once a second, ``loop_misc`` (keepalive).
-:class:`Client` is that loop for asyncio, with what the daemon and the pit need that no
-library's public API gives them together:
+Why its own: the pit takes every event of a floor, and with paho-mqtt a received message cost
+more of its CPU than storing it (paho reads a packet a byte at a time and builds a property table,
+a message object and a lock for each, benchmarks/pit-results.txt). Here a read takes every packet
+the socket holds, a PUBLISH is a few slices of the buffer, and acknowledgements go out together.
+What the daemon and the pit need from it, which no library's public API gave them together:
 
 * **a message handed over without a task per message** (:meth:`Client.hand_over`, then
   :meth:`Client.acknowledged` for its PUBACK): the daemon publishes every event of a burst at
   once and waits for the last PUBACK only;
-* **writing at once**: a message published from the event loop is written before
-  :meth:`Client.hand_over` returns (paho asks for its socket to be watched for every packet it
-  queues; watching it is left for a write that did not finish);
+* **writing at once**: a message handed over is written before :meth:`Client.hand_over`
+  returns, with whatever was queued before it (``write=False`` leaves it for :meth:`write`);
+* **in order, within the broker's Receive Maximum** (MQTT 5.0, 4.9): QoS 1 messages past the
+  number the broker takes unacknowledged wait, and whatever is handed over after them waits
+  behind them;
 * **manual acknowledgement** (``manual_ack``, :meth:`Client.ack`): the pit acknowledges a
-  message only after committing it;
+  message only after committing it; the PUBACKs of one turn of the loop go in one write;
 * **a connection cut without DISCONNECT** (:meth:`Client.drop`), so the broker publishes the
   Last Will;
 * **reading at a pace** (``read_interval``): a process that takes many small messages and works
   on them in batches anyway (the pit) reads its socket at most every ``read_interval`` seconds,
-  every message waiting there at once, instead of one turn of the loop per message; while a
-  publish, a subscription or the connection waits for the broker's answer, it reads at once.
-
-paho connects with blocking calls (name lookup, TCP, TLS), so :meth:`Client.connect` runs that in
-a thread; paho calls the socket callbacks from that thread then, and they hand over to the loop
-thread-safely. Everything else runs on the loop's thread.
+  every message waiting there at once; while a publish, a subscription or the connection waits
+  for the broker's answer, it reads at once;
+* **Keep Alive** (3.1.2.10): a PINGREQ once nothing was sent or received for half the Keep
+  Alive, the connection ended when its PINGRESP has not come within the Keep Alive.
 """
 
 from __future__ import annotations
@@ -32,33 +32,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-import select
-import socket
 import ssl
-import threading
+import time
+from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from types import TracebackType
 from typing import Any, Self
 
-import paho.mqtt.client as paho
-from paho.mqtt.enums import CallbackAPIVersion
-from paho.mqtt.properties import Properties
-from paho.mqtt.reasoncodes import ReasonCode
-from paho.mqtt.subscribeoptions import SubscribeOptions
-
+from controller.mqtt import codec
+from controller.mqtt.codec import Message
 from controller.mqtt.records import (
-    Message,
+    Delivery,
     MqttCodeError,
     MqttError,
+    Properties,
     SocketOption,
+    SubscribeOptions,
     TlsSettings,
-    Topic,
     Will,
 )
 
-#: Packets read in one turn of the loop at most when reading at a pace (then the loop's other
-#: work, and the rest).
-PACKETS_A_TURN = 1000
+#: Packet identifiers are 1-65535 (2.2.1).
+_MIDS = 65535
 
 
 class Client:
@@ -86,42 +81,29 @@ class Client:
         read_interval: float = 0.0,
     ) -> None:
         self.host, self.port, self.keepalive, self.timeout = host, port, keepalive, timeout
-        self._read_interval = read_interval
-        self._clean_start, self._properties, self._tls = clean_start, properties, tls
-        self._socket_options = tuple(socket_options)
-        self._paho = paho.Client(
-            CallbackAPIVersion.VERSION2,
-            client_id=identifier,
-            protocol=paho.MQTTv5,
-            reconnect_on_failure=False,
-            manual_ack=manual_ack,
-        )
-        if username is not None:
-            self._paho.username_pw_set(username, password)
-        if will is not None:
-            self._paho.will_set(will.topic, will.payload, will.qos, will.retain)
-        self._paho.on_connect = self._on_connect
-        self._paho.on_disconnect = self._on_disconnect
-        self._paho.on_message = self._on_message
-        self._paho.on_publish = self._on_publish
-        self._paho.on_subscribe = self._on_subscribe
-        self._paho.on_unsubscribe = self._on_unsubscribe
-        self._paho.on_socket_open = self._on_socket_open
-        self._paho.on_socket_close = self._on_socket_close
-        self._paho.on_socket_register_write = self._on_socket_register_write
-        self._paho.on_socket_unregister_write = self._on_socket_unregister_write
+        self._identifier, self._username, self._password = identifier, username, password
+        self._will, self._clean_start, self._properties = will, clean_start, properties
+        self._tls, self._socket_options = tls, tuple(socket_options)
+        self._manual_ack, self._read_interval = manual_ack, read_interval
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._loop_thread: int | None = None
-        self._fd = -1
+        self._transport: asyncio.Transport | None = None
+        self._decoder = codec.Decoder()
+        self._out = bytearray()  # packets handed over, not yet given to the transport
+        self._flush: asyncio.Handle | None = None  # a write at the end of this turn
         self._resume: asyncio.TimerHandle | None = None  # reading paused until it runs
-        self._handing_over = False
+        self._paused = False
         self._disconnecting = False
         self._connack: asyncio.Future[None] | None = None
         self._ended: asyncio.Future[None] | None = None
-        self._misc: asyncio.Task[None] | None = None
-        self._publishes: dict[int, asyncio.Future[None]] = {}
-        self._subscribes: dict[int, asyncio.Future[list[ReasonCode]]] = {}
+        self._next_mid = 0
+        self._inflight: dict[int, Delivery] = {}  # QoS 1 sent, PUBACK not yet come
+        self._waiting: deque[tuple[bytes, Delivery | None, int]] = deque()  # over the maximum
+        self._send_maximum = _MIDS  # the broker's Receive Maximum (3.2.2.3.3)
+        self._subscribes: dict[int, asyncio.Future[tuple[int, ...]]] = {}
         self._messages: asyncio.Queue[Message | None] = asyncio.Queue()
+        self._sent_at = self._received_at = 0.0
+        self._ping_since: float | None = None
+        self._keepalive_timer: asyncio.TimerHandle | None = None
 
     # ------------------------------------------------------------------ connecting
 
@@ -140,12 +122,38 @@ class Client:
     async def connect(self) -> None:
         """Connect and wait for the broker's CONNACK."""
         loop = asyncio.get_running_loop()
-        self._loop, self._loop_thread = loop, threading.get_ident()
+        self._loop = loop
         self._connack, self._ended = loop.create_future(), loop.create_future()
         try:
             async with asyncio.timeout(self.timeout):
-                await loop.run_in_executor(None, self._connect_blocking)
-                await asyncio.shield(self._connack)
+                context = None
+                if self._tls is not None:  # loading certificates reads files: not on the loop
+                    context = await loop.run_in_executor(None, _tls_context, self._tls)
+                await loop.create_connection(
+                    lambda: _Protocol(self),
+                    self.host,
+                    self.port,
+                    ssl=context,
+                    server_hostname=self.host if context is not None else None,
+                )
+                self._send(
+                    codec.connect(
+                        client_id=self._identifier,
+                        keepalive=self.keepalive,
+                        clean_start=self._clean_start,
+                        username=self._username,
+                        password=self._password,
+                        will=self._will,
+                        properties=self._properties,
+                    )
+                )
+                self.write()
+                await asyncio.wait(
+                    (self._connack, self._ended), return_when=asyncio.FIRST_COMPLETED
+                )
+                if not self._connack.done():
+                    raise _lost(self._ended)
+                self._connack.result()
         except TimeoutError:
             self._abandon()
             raise MqttError(f"no answer from {self.host}:{self.port} in time") from None
@@ -155,45 +163,26 @@ class Client:
         except MqttError:
             self._abandon()
             raise
-        self._misc = loop.create_task(self._housekeeping(), name="mqtt-keepalive")
-
-    def _connect_blocking(self) -> None:
-        tls = self._tls
-        if tls is not None:  # loading certificates reads files: not on the loop either
-            self._paho.tls_set(
-                ca_certs=tls.ca_file,
-                certfile=tls.cert_file,
-                keyfile=tls.key_file,
-                cert_reqs=ssl.CERT_REQUIRED,
-            )
-            self._paho.tls_insecure_set(tls.insecure)
-        self._paho.connect(
-            self.host,
-            self.port,
-            self.keepalive,
-            clean_start=self._clean_start,
-            properties=self._properties,
-        )
+        self._arm_keepalive()
 
     async def disconnect(self) -> None:
         """Send DISCONNECT and wait until the connection has ended (at most ``timeout``)."""
-        ended = self._ended
-        if ended is not None and not ended.done() and self._paho.is_connected():
+        ended, transport = self._ended, self._transport
+        if ended is not None and not ended.done() and transport is not None:
             self._disconnecting = True
-            self._paho.disconnect()
+            self._send(codec.disconnect())
+            self.write()
+            transport.close()  # after what is buffered has gone
             with contextlib.suppress(TimeoutError, MqttError):
                 async with asyncio.timeout(self.timeout):
                     await asyncio.shield(ended)
-        self._close_socket()
-        await self._stop_housekeeping()
+        self._abandon()
 
     def drop(self) -> None:
         """Cut the TCP connection without DISCONNECT, so that the broker publishes the Will."""
-        sock = self._paho.socket()
-        shutdown = getattr(sock, "shutdown", None)  # a plain or a TLS socket
-        if shutdown is not None:
-            with contextlib.suppress(OSError):
-                shutdown(socket.SHUT_RDWR)
+        transport = self._transport
+        if transport is not None:
+            transport.abort()
 
     async def wait_lost(self) -> None:
         """Wait until the connection ends; raise why (nothing when it ended by
@@ -212,38 +201,37 @@ class Client:
         properties: Properties | None = None,
         *,
         write: bool = True,
-    ) -> paho.MQTTMessageInfo:
-        """Hand a message to paho without waiting for its PUBACK (:meth:`acknowledged`); it is
+    ) -> Delivery:
+        """Hand a message over without waiting for its PUBACK (:meth:`acknowledged`); it is
         written at once, with whatever was queued before it, unless ``write`` is False (then
         it goes with the next :meth:`write`)."""
-        self._handing_over = True
-        try:
-            info = self._paho.publish(topic, payload, qos, retain, properties)
-        finally:
-            self._handing_over = False
+        self._check_open()
+        mid = self._new_mid() if qos else 0
+        packet = codec.publish(topic, payload, qos, retain, mid, properties)
+        delivery = Delivery(mid)
+        if self._waiting or (qos and len(self._inflight) >= self._send_maximum):
+            self._waiting.append((packet, delivery if qos else None, mid))
+        else:
+            if qos:
+                self._inflight[mid] = delivery
+            self._send(packet)
         if write:
             self.write()
-        rc = info.rc
-        if rc == paho.MQTT_ERR_SUCCESS and self._paho.socket() is None:
-            rc = paho.MQTT_ERR_CONN_LOST  # queued, but the write found the connection gone
-        if rc != paho.MQTT_ERR_SUCCESS:
-            raise MqttCodeError(rc, "could not publish")
-        return info
+        return delivery
 
-    async def acknowledged(self, info: paho.MQTTMessageInfo) -> None:
+    async def acknowledged(self, delivery: Delivery) -> None:
         """Wait until a message handed over is done (QoS 1: the broker's PUBACK came)."""
-        if info.is_published():
+        if delivery.is_published():
             return
         ended = self._ended
         if ended is not None and ended.done():
             raise _lost(ended)
-        done = asyncio.get_running_loop().create_future()
-        self._publishes[info.mid] = done
+        done = delivery.waiter = asyncio.get_running_loop().create_future()
         self._read_now()
         try:
             await self._answer(done)
         finally:
-            self._publishes.pop(info.mid, None)
+            delivery.waiter = None
 
     async def publish(
         self,
@@ -258,34 +246,36 @@ class Client:
 
     def send_now(self, topic: str, payload: bytes, *, retain: bool = False) -> None:
         """Send a QoS 0 message without waiting: it goes before whatever is published after
-        it (paho writes its packets in order)."""
+        it (packets are written in the order they are handed over)."""
         self.hand_over(topic, payload, 0, retain)
 
     def write(self) -> None:
-        """Write what paho has queued; watch the socket while some of it is still to go."""
-        loop, fd = self._loop, self._fd
-        if loop is None or fd < 0 or self._paho.socket() is None:
-            return  # no connection: paho has nothing to write to
-        try:
-            self._paho.loop_write()
-        except Exception as exc:  # a write on a broken connection
-            self._end(MqttError(f"the connection broke: {exc}"))
-            loop.remove_writer(fd)
+        """Give the transport what was handed over; the transport writes what the socket
+        takes now and the rest as it can (:meth:`want_write`)."""
+        handle, self._flush = self._flush, None
+        if handle is not None:
+            handle.cancel()
+        transport, out = self._transport, self._out
+        if not out or transport is None or transport.is_closing():
             return
-        # Watched while some of it is still to go (the socket's buffer is full), and no longer
-        # once it has gone: a watched socket with nothing to write wakes the loop on every turn.
-        if self._paho.socket() is not None and self._paho.want_write():
-            loop.add_writer(fd, self.write)
-        else:
-            loop.remove_writer(fd)
+        transport.write(bytes(out))
+        out.clear()
+        self._sent_at = time.monotonic()
 
     def want_write(self) -> bool:
-        """Whether paho holds bytes not written yet."""
-        return self._paho.want_write()
+        """Whether bytes handed over have not been written to the socket yet."""
+        transport = self._transport
+        if self._out or self._waiting:
+            return True
+        return transport is not None and transport.get_write_buffer_size() > 0
 
     def fileno(self) -> int:
         """The connection's socket (-1: none)."""
-        return self._fd
+        transport = self._transport
+        if transport is None:
+            return -1
+        sock = transport.get_extra_info("socket")
+        return -1 if sock is None else int(sock.fileno())
 
     # ------------------------------------------------------------------ subscribing
 
@@ -295,38 +285,32 @@ class Client:
         qos: int = 0,
         *,
         options: SubscribeOptions | None = None,
-    ) -> list[ReasonCode]:
-        """Subscribe and wait for the SUBACK; its reason codes."""
-        if options is not None:
-            rc, mid = self._paho.subscribe(topic, options=options)
-        else:
-            rc, mid = self._paho.subscribe(topic, qos)
-        if rc != paho.MQTT_ERR_SUCCESS or mid is None:
-            raise MqttCodeError(rc, f"could not subscribe to {topic}")
-        done: asyncio.Future[list[ReasonCode]] = asyncio.get_running_loop().create_future()
-        self._subscribes[mid] = done
-        self._read_now()
-        try:
-            codes: list[ReasonCode] = await self._answer(done)
-        finally:
-            self._subscribes.pop(mid, None)
-        refused = [code for code in codes if code.is_failure]
+    ) -> tuple[int, ...]:
+        """Subscribe and wait for the SUBACK; its reason codes (the QoS granted)."""
+        options = options or SubscribeOptions(qos=qos)
+        codes = await self._request(lambda mid: codec.subscribe(mid, topic, options))
+        refused = [code for code in codes if code >= 0x80]
         if refused:
             raise MqttCodeError(refused[0], f"the broker refused the subscription to {topic}")
         return codes
 
     async def unsubscribe(self, topic: str) -> None:
         """Unsubscribe and wait for the UNSUBACK."""
-        rc, mid = self._paho.unsubscribe(topic)
-        if rc != paho.MQTT_ERR_SUCCESS or mid is None:
-            raise MqttCodeError(rc, f"could not unsubscribe from {topic}")
-        done: asyncio.Future[list[ReasonCode]] = asyncio.get_running_loop().create_future()
+        await self._request(lambda mid: codec.unsubscribe(mid, topic))
+
+    async def _request(self, packet: Any) -> tuple[int, ...]:
+        self._check_open()
+        mid = self._new_mid()
+        done: asyncio.Future[tuple[int, ...]] = asyncio.get_running_loop().create_future()
         self._subscribes[mid] = done
+        self._send(packet(mid))
+        self.write()
         self._read_now()
         try:
-            await self._answer(done)
+            codes: tuple[int, ...] = await self._answer(done)
         finally:
             self._subscribes.pop(mid, None)
+        return codes
 
     @property
     def messages(self) -> AsyncIterator[Message]:
@@ -345,9 +329,12 @@ class Client:
             yield message
 
     def ack(self, message: Message) -> None:
-        """Acknowledge a message received with ``manual_ack`` (QoS 0 needs none)."""
-        if message.qos > 0:
-            self._paho.ack(message.mid, message.qos)
+        """Acknowledge a message received with ``manual_ack`` (QoS 0 needs none). The
+        acknowledgements of one turn of the loop are written together at its end."""
+        if message.qos > 0 and self._transport is not None:
+            self._send(codec.puback(message.mid))
+            if self._flush is None and self._loop is not None:
+                self._flush = self._loop.call_soon(self.write)
 
     # ------------------------------------------------------------------ waiting
 
@@ -365,20 +352,34 @@ class Client:
             return done.result()
         raise _lost(ended)
 
-    async def _housekeeping(self) -> None:
-        """paho's keepalive and retries, about once a second, while connected."""
-        while self._paho.loop_misc() == paho.MQTT_ERR_SUCCESS:
-            await asyncio.sleep(1.0)
+    # ------------------------------------------------------------------ the connection's state
 
-    async def _stop_housekeeping(self) -> None:
-        task, self._misc = self._misc, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+    def _check_open(self) -> None:
+        ended, transport = self._ended, self._transport
+        if ended is None:
+            raise MqttError("not connected")
+        if ended.done():
+            raise _lost(ended)
+        if transport is None or transport.is_closing():
+            raise MqttError("the connection to the broker is lost")
+
+    def _new_mid(self) -> int:
+        for _ in range(_MIDS):
+            self._next_mid = self._next_mid % _MIDS + 1
+            mid = self._next_mid
+            if mid not in self._inflight and mid not in self._subscribes:
+                return mid
+        raise MqttError("every Packet Identifier is in use")
+
+    def _send(self, packet: bytes) -> None:
+        self._out += packet
 
     def _end(self, error: BaseException | None) -> None:
         """The connection ended (``error``: why, None for a DISCONNECT of ours)."""
+        for timer in (self._keepalive_timer, self._resume, self._flush):
+            if timer is not None:
+                timer.cancel()
+        self._keepalive_timer = self._resume = self._flush = None
         ended = self._ended
         if ended is not None and not ended.done():
             if error is None:
@@ -387,168 +388,215 @@ class Client:
                 ended.set_exception(error)
                 ended.exception()  # retrieved: a loss nobody waited for is not an error to log
             self._messages.put_nowait(None)
+        connack = self._connack
+        if connack is not None and not connack.done():
+            connack.set_exception(error or MqttError("the connection ended"))
+            connack.exception()
 
     def _abandon(self) -> None:
-        """A connection that was never made: stop watching its socket and close it."""
-        self._close_socket()
-        sock = self._paho.socket()
+        """Close the transport, if any, at once."""
+        transport, self._transport = self._transport, None
+        if transport is not None:
+            transport.abort()
+        self._end(None if self._disconnecting else MqttError("the connection was closed"))
+
+    def _fail(self, reason: int, error: MqttError) -> None:
+        """End the connection on the broker's fault: DISCONNECT with ``reason`` (4.13.1), then
+        close it."""
+        transport = self._transport
+        self._end(error)
+        if transport is not None and not transport.is_closing():
+            transport.write(codec.disconnect(reason))
+            transport.close()
+
+    # ------------------------------------------------------------------ the transport's calls
+
+    def _made(self, transport: asyncio.Transport) -> None:
+        self._transport = transport
+        sock = transport.get_extra_info("socket")
         if sock is not None:
-            with contextlib.suppress(OSError):
-                sock.close()
+            for level, option, value in self._socket_options:
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(level, option, value)
 
-    def _close_socket(self) -> None:
-        loop, fd = self._loop, self._fd
-        if self._resume is not None:
-            self._resume.cancel()
-            self._resume = None
-        if loop is not None and fd >= 0:
-            loop.remove_reader(fd)
-            loop.remove_writer(fd)
-        self._fd = -1
+    def _data(self, data: bytes) -> None:
+        self._received_at = time.monotonic()
+        try:
+            packets = self._decoder.feed(data)
+        except codec.ProtocolError as exc:
+            self._fail(exc.reason, exc)
+            return
+        for packet in packets:
+            if type(packet) is Message:
+                self._message(packet)
+            else:
+                self._control(packet)
+        if self._flush is not None:
+            self.write()  # what answering these queued (PUBACKs), in one write
+        if self._read_interval > 0:
+            self._pause()
 
-    # ------------------------------------------------------------------ paho's callbacks
+    def _message(self, message: Message) -> None:
+        self._messages.put_nowait(message)
+        if message.qos and not self._manual_ack:
+            self._send(codec.puback(message.mid))
+            if self._flush is None and self._loop is not None:
+                self._flush = self._loop.call_soon(self.write)
 
-    def _on_connect(
-        self, _c: Any, _u: Any, _f: Any, reason: ReasonCode, _p: Properties | None
-    ) -> None:
+    def _control(self, packet: codec.Packet) -> None:
+        if isinstance(packet, codec.Ack):
+            if packet.kind == codec.PUBACK:
+                self._puback(packet.mid, packet.reasons[0])
+            else:
+                done = self._subscribes.pop(packet.mid, None)
+                if done is not None and not done.done():
+                    done.set_result(packet.reasons)
+        elif isinstance(packet, codec.PingResp):
+            self._ping_since = None
+        elif isinstance(packet, codec.ConnAck):
+            self._connacked(packet)
+        elif isinstance(packet, codec.Disconnect):
+            words = packet.properties.reason_string
+            said = f"the broker ended the connection{f' ({words})' if words else ''}"
+            self._end(MqttCodeError(packet.reason, said))
+            if self._transport is not None:
+                self._transport.close()
+
+    def _connacked(self, packet: codec.ConnAck) -> None:
         connack = self._connack
         if connack is None or connack.done():
+            self._fail(codec.PROTOCOL_ERROR, MqttError("a second CONNACK (3.2)"))
             return
-        if reason.is_failure:
-            connack.set_exception(MqttCodeError(reason, "the broker refused the connection"))
+        if packet.reason >= 0x80:
+            connack.set_exception(MqttCodeError(packet.reason, "the broker refused the connection"))
+            return
+        properties = packet.properties
+        if properties.receive_maximum is not None:
+            self._send_maximum = properties.receive_maximum
+        if properties.server_keep_alive is not None:  # 3.2.2.3.14: the broker's value rules
+            self.keepalive = properties.server_keep_alive
+        connack.set_result(None)
+
+    def _puback(self, mid: int, reason: int) -> None:
+        delivery = self._inflight.pop(mid, None)
+        if delivery is None:
+            return  # not ours (a broker's repeat): nothing waits for it
+        delivery.reason = reason
+        waiter = delivery.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+        self._release()
+
+    def _release(self) -> None:
+        """Send what waited for a free place among the unacknowledged, in order."""
+        waiting = self._waiting
+        while waiting:
+            packet, delivery, mid = waiting[0]
+            if delivery is not None:  # QoS 1: needs a free place
+                if len(self._inflight) >= self._send_maximum:
+                    break
+                self._inflight[mid] = delivery
+            waiting.popleft()
+            self._send(packet)
+        if self._out and self._flush is None and self._loop is not None:
+            self._flush = self._loop.call_soon(self.write)
+
+    def _closed(self, exc: Exception | None) -> None:
+        self._transport = None
+        if self._disconnecting:
+            self._end(None)
+        elif exc is None:
+            self._end(MqttError("the broker closed the connection"))
         else:
-            connack.set_result(None)
-
-    def _on_disconnect(
-        self, _c: Any, _u: Any, _f: Any, reason: ReasonCode, _p: Properties | None
-    ) -> None:
-        connack = self._connack
-        lost = MqttCodeError(reason, "the connection to the broker ended")
-        if connack is not None and not connack.done():
-            connack.set_exception(lost)
-        self._end(None if self._disconnecting else lost)
-
-    def _on_message(self, _c: Any, _u: Any, message: paho.MQTTMessage) -> None:
-        self._messages.put_nowait(
-            Message(
-                Topic(message.topic),
-                bytes(message.payload),
-                message.qos,
-                bool(message.retain),
-                message.mid,
-                message.properties,
-            )
-        )
-
-    def _on_publish(
-        self, _c: Any, _u: Any, mid: int, _r: ReasonCode, _p: Properties | None
-    ) -> None:
-        done = self._publishes.pop(mid, None)  # a PUBACK may come before anyone waits for it
-        if done is not None and not done.done():
-            done.set_result(None)
-
-    def _on_subscribe(
-        self, _c: Any, _u: Any, mid: int, codes: list[ReasonCode], _p: Properties | None
-    ) -> None:
-        done = self._subscribes.pop(mid, None)
-        if done is not None and not done.done():
-            done.set_result(codes)
-
-    def _on_unsubscribe(
-        self, _c: Any, _u: Any, mid: int, codes: list[ReasonCode], _p: Properties | None
-    ) -> None:
-        self._on_subscribe(_c, _u, mid, codes, _p)
-
-    def _on_socket_open(self, _c: Any, _u: Any, sock: Any) -> None:
-        for level, option, value in self._socket_options:
-            sock.setsockopt(level, option, value)
-        self._on_loop(self._watch, sock.fileno())
-
-    def _watch(self, fd: int) -> None:
-        assert self._loop is not None
-        self._fd = fd
-        self._loop.add_reader(fd, self._readable)
-
-    def _readable(self) -> None:
-        paced = self._read_interval > 0
-        try:
-            for _ in range(PACKETS_A_TURN if paced else 1_000_000):
-                rc = self._paho.loop_read()
-                sock = self._paho.socket()
-                if rc != paho.MQTT_ERR_SUCCESS or sock is None:
-                    break
-                # a TLS socket may hold decrypted bytes the next epoll will not report
-                pending = getattr(sock, "pending", None)
-                if pending is not None and pending() > 0:
-                    continue
-                # paced: on to the next packet while the socket holds more (paho reads one)
-                if not paced or not select.select((sock,), (), (), 0)[0]:
-                    break
-            else:  # a turn's worth read: the rest on the next turn, the loop's others between
-                return
-        except Exception as exc:  # a read on a broken connection
             self._end(MqttError(f"the connection broke: {exc}"))
-            self._close_socket()
-            return
-        if paced:
-            self._pause()
+
+    # ------------------------------------------------------------------ reading at a pace
 
     def _pause(self) -> None:
         """Stop reading for ``read_interval`` seconds (not while an answer is awaited)."""
-        loop, fd = self._loop, self._fd
-        if loop is None or fd < 0 or self._resume is not None:
+        transport, loop = self._transport, self._loop
+        if transport is None or loop is None or self._paused or transport.is_closing():
             return
         connack = self._connack
-        if self._publishes or self._subscribes or (connack is not None and not connack.done()):
+        if self._subscribes or (connack is not None and not connack.done()):
             return
-        loop.remove_reader(fd)
-        self._resume = loop.call_later(self._read_interval, self._read_again, fd)
+        if any(d.waiter is not None for d in self._inflight.values()):
+            return
+        transport.pause_reading()
+        self._paused = True
+        self._resume = loop.call_later(self._read_interval, self._read_again)
 
-    def _read_again(self, fd: int) -> None:
+    def _read_again(self) -> None:
         self._resume = None
-        if self._loop is not None and self._fd == fd:  # the same connection
-            self._loop.add_reader(fd, self._readable)
+        if self._paused:
+            self._paused = False
+            transport = self._transport
+            if transport is not None and not transport.is_closing():
+                transport.resume_reading()
 
     def _read_now(self) -> None:
         """An answer is awaited: read as soon as it comes."""
         handle = self._resume
         if handle is not None:
             handle.cancel()
-            self._read_again(self._fd)
+            self._read_again()
 
-    def _on_socket_close(self, _c: Any, _u: Any, _sock: Any) -> None:
-        # paho calls this before it closes the socket: stop watching it now, on the loop
-        if threading.get_ident() == self._loop_thread:
-            self._closed()
-        else:
-            self._on_loop(self._closed)
+    # ------------------------------------------------------------------ Keep Alive (3.1.2.10)
 
-    def _closed(self) -> None:
-        self._close_socket()
-        self._end(None if self._disconnecting else MqttError("the broker closed the connection"))
-
-    def _on_socket_register_write(self, _c: Any, _u: Any, _sock: Any) -> None:
-        if self._handing_over:
-            return  # hand_over writes before it returns
-        self._on_loop(self.write)
-
-    def _on_socket_unregister_write(self, _c: Any, _u: Any, _sock: Any) -> None:
-        return  # write() stops watching once paho has nothing left to write
-
-    def _on_loop(self, fn: Any, *args: Any) -> None:
-        """Run ``fn`` on the loop: now on the loop's thread, else (paho connecting in its thread)
-        as soon as the loop can."""
+    def _arm_keepalive(self) -> None:
         loop = self._loop
-        if loop is None:
+        if self.keepalive > 0 and loop is not None:
+            now = time.monotonic()
+            self._sent_at = self._received_at = now
+            self._keepalive_timer = loop.call_later(self.keepalive / 2, self._keepalive_due)
+
+    def _keepalive_due(self) -> None:
+        loop = self._loop
+        if loop is None or self._transport is None:
             return
-        if threading.get_ident() == self._loop_thread:
-            loop.call_soon(fn, *args)
-        else:
-            loop.call_soon_threadsafe(fn, *args)
+        now, half = time.monotonic(), self.keepalive / 2
+        if self._ping_since is not None and now - self._ping_since >= self.keepalive:
+            self._fail(0x8D, MqttError(f"no PINGRESP in {self.keepalive} s (Keep Alive)"))
+            return
+        if self._ping_since is None and now - min(self._sent_at, self._received_at) >= half:
+            self._ping_since = now
+            self._send(codec.PINGREQ_BYTES)
+            self.write()
+        self._keepalive_timer = loop.call_later(half, self._keepalive_due)
+
+
+class _Protocol(asyncio.Protocol):
+    """The transport's calls, handed to the client."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.client._made(transport)
+
+    def data_received(self, data: bytes) -> None:
+        self.client._data(data)
+
+    def eof_received(self) -> bool | None:
+        return False  # the broker has closed its side: close ours (connection_lost follows)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.client._closed(exc)
+
+
+def _tls_context(tls: TlsSettings) -> ssl.SSLContext:
+    """Verify the server always (its certificate; its name unless ``insecure``)."""
+    context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=tls.ca_file)
+    if tls.cert_file is not None:
+        context.load_cert_chain(tls.cert_file, tls.key_file)
+    context.check_hostname = not tls.insecure
+    context.verify_mode = ssl.CERT_REQUIRED
+    return context
 
 
 def _lost(ended: asyncio.Future[None]) -> MqttError:
-    error = ended.exception()
+    error = ended.exception() if ended.done() else None
     if isinstance(error, MqttError):
         return error
     return MqttError("the connection to the broker ended")

@@ -192,7 +192,7 @@ class MqttLink(LinkDrain):
         # MQTT 5 subscription options (3.8.3.1): Retain As Published, so a request published
         # retained says so even when it arrives live; No Local, so the table's own publication
         # on a request topic (the empty retained message that clears one) does not come back.
-        options = SubscribeOptions(qos=1, noLocal=True, retainAsPublished=True)
+        options = SubscribeOptions(qos=1, no_local=True, retain_as_published=True)
         await client.subscribe(self.topics.request(), options=options)
         if self.on_head is not None:
             # Before any event goes out: a broker that holds events this journal does not
@@ -255,7 +255,8 @@ class MqttLink(LinkDrain):
             return
         payload = message.payload
         data = payload if isinstance(payload, bytes) else str(payload or "").encode()
-        correlation = getattr(message.properties, "CorrelationData", None)
+        properties = message.properties
+        correlation = properties.correlation_data if properties is not None else None
         if isinstance(correlation, bytes) and len(correlation) > 256:
             correlation = None  # echoed in the answer: not an amplifier
 

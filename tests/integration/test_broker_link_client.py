@@ -6,10 +6,9 @@ from __future__ import annotations
 import asyncio
 import selectors
 
-import paho.mqtt.client as mqtt
 import pytest
 
-from controller.mqtt import Client, MqttCodeError, MqttError, connect_properties
+from controller.mqtt import Client, MqttError, connect_properties
 from tests.integration.broker import Broker
 
 pytestmark = pytest.mark.broker
@@ -28,9 +27,8 @@ async def test_a_write_to_a_broker_that_has_gone_fails_the_publish_not_the_proce
     async with client:
         await client.publish("t/x", b"before", qos=0)
         broker.stop()
-        with pytest.raises(MqttCodeError) as raised:
+        with pytest.raises(MqttError, match=r"lost|broke"):
             await publish_many(client, 100)
-        assert raised.value.rc == mqtt.MQTT_ERR_CONN_LOST
         with pytest.raises(MqttError):
             await client.publish("t/x", b"after", qos=1)  # and so does every publish after it
 
@@ -76,7 +74,7 @@ async def test_a_client_reading_at_a_pace_gets_every_message_of_a_burst_in_order
     broker: Broker,
 ) -> None:
     """Read at most every ``read_interval``, each read takes every message the socket holds
-    (paho reads one packet a call): none is left behind until the next message comes, and
+    : none is left behind until the next message comes, and
     they come in the order they were published. The burst is what its session kept while it
     was away (mosquitto keeps 1000 by default), sent at once when it connects."""
     count = 900
@@ -99,7 +97,7 @@ async def test_a_client_reading_at_a_pace_gets_every_message_of_a_burst_in_order
     async with Client("127.0.0.1", broker.port, timeout=30) as writer:
         for n in range(count):
             info = writer.hand_over("t/paced", str(n).encode(), qos=1)
-        await writer.acknowledged(info)  # the broker has them all (paho sends them in order)
+        await writer.acknowledged(info)  # the broker has them all (sent in order)
     reader = session(read_interval=1.0)  # one packet a read would take 15 minutes
     got: list[int] = []
     async with reader:
