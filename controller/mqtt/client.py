@@ -241,8 +241,13 @@ class Client:
         retain: bool = False,
         properties: Properties | None = None,
     ) -> None:
-        """Publish and wait until it is done (QoS 1: its PUBACK)."""
-        await self.acknowledged(self.hand_over(topic, payload, qos, retain, properties))
+        """Publish and wait until it is done (QoS 0: written; QoS 1: its PUBACK came). A QoS 1
+        message is written at the end of this turn of the loop, with whatever else was
+        published in it: many publishes gathered at once (the pit's storage confirmations) go
+        in one write."""
+        delivery = self.hand_over(topic, payload, qos, retain, properties, write=qos == 0)
+        self.write_soon()
+        await self.acknowledged(delivery)
 
     def send_now(self, topic: str, payload: bytes, *, retain: bool = False) -> None:
         """Send a QoS 0 message without waiting: it goes before whatever is published after
@@ -261,6 +266,11 @@ class Client:
         transport.write(bytes(out))
         out.clear()
         self._sent_at = time.monotonic()
+
+    def write_soon(self) -> None:
+        """:meth:`write` at the end of this turn of the loop, once for all that asked."""
+        if self._flush is None and self._loop is not None:
+            self._flush = self._loop.call_soon(self.write)
 
     def want_write(self) -> bool:
         """Whether bytes handed over have not been written to the socket yet."""
@@ -333,8 +343,7 @@ class Client:
         acknowledgements of one turn of the loop are written together at its end."""
         if message.qos > 0 and self._transport is not None:
             self._send(codec.puback(message.mid))
-            if self._flush is None and self._loop is not None:
-                self._flush = self._loop.call_soon(self.write)
+            self.write_soon()
 
     # ------------------------------------------------------------------ waiting
 
@@ -440,8 +449,7 @@ class Client:
         self._messages.put_nowait(message)
         if message.qos and not self._manual_ack:
             self._send(codec.puback(message.mid))
-            if self._flush is None and self._loop is not None:
-                self._flush = self._loop.call_soon(self.write)
+            self.write_soon()
 
     def _control(self, packet: codec.Packet) -> None:
         if isinstance(packet, codec.Ack):
@@ -498,8 +506,8 @@ class Client:
                 self._inflight[mid] = delivery
             waiting.popleft()
             self._send(packet)
-        if self._out and self._flush is None and self._loop is not None:
-            self._flush = self._loop.call_soon(self.write)
+        if self._out:
+            self.write_soon()
 
     def _closed(self, exc: Exception | None) -> None:
         self._transport = None
