@@ -14,6 +14,12 @@ seconds; one the table cannot replay (an epoch or seqs its journal never had, pr
 unrepaired.
 Gaps stay visible (``GET /api/gaps``, ``open_gaps`` in ``GET /api/tables``) until repaired.
 
+A scan reads the store only when it may find something: after this process committed (events,
+or a table's retained state that says how far it has published), while holes or gaps are open,
+while a member is away, and at least every ``QUIET_SCANS`` scans whatever happened. A hole is
+made by a commit, and whoever committed scans next; a member that dies first is heard away,
+which scans at once. An idle pit then costs nothing a second for its scans.
+
 When another member of the share group is heard away (:mod:`controller.pit.presence`), what it
 held is nobody's: the gaps it claimed are released (:meth:`Repairer.member_lost`) and a scan
 runs at once, and as long as a member is away every hole is asked for as soon as a scan sees it,
@@ -44,6 +50,10 @@ from controller.signing import Signer
 log = structlog.get_logger("tablectl.pit.repair")
 
 Hole = tuple[int, int, float]  # first, last, since when it is missing
+
+#: An idle process still reads the store every this many scans (a safety net: another
+#: member's holes are that member's to find, and its death is heard).
+QUIET_SCANS = 10
 
 
 @dataclass(frozen=True)
@@ -77,6 +87,9 @@ class Repairer:
         self.away: Callable[[], list[str]] = list
         self._lost: set[str] = set()  # members heard away whose claims are not released yet
         self._wake = asyncio.Event()
+        self._committed = True  # something committed since the last scan read the store
+        self._open = True  # the last scan saw holes or gaps
+        self._quiet = 0  # scans skipped in a row
         if signer is None:
             log.warning(
                 "pit.repair.unsigned",
@@ -88,13 +101,28 @@ class Repairer:
         """Scan for gaps for ever (at once when a member is heard away)."""
         while True:
             try:
-                await self.scan_once()
+                if self.due():
+                    await self.scan_once()
             except Exception:
                 log.exception("pit.repair.scan_failed")
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.config.repair.scan):
                     await self._wake.wait()
             self._wake.clear()
+
+    def on_commit(self, _applied: object) -> None:
+        """After each commit of this process: the next scan reads the store."""
+        self._committed = True
+
+    def due(self) -> bool:
+        """Whether this scan may find anything (else it is skipped, up to ``QUIET_SCANS``)."""
+        if self._committed or self._open or self._lost or self.away():
+            return True
+        self._quiet += 1
+        if self._quiet < QUIET_SCANS:
+            return False
+        self._quiet = 0
+        return True
 
     def member_lost(self, pit: str) -> None:
         """Member ``pit`` of the share group is away: its claims are released and a scan runs
@@ -105,14 +133,17 @@ class Repairer:
     async def scan_once(self) -> list[Ask]:
         """One scan: track the gaps, ask for those due; what was asked."""
         lost, self._lost = self._lost, set()
+        committed, self._committed, self._quiet = self._committed, False, 0
         try:
             asks = await self.worker.call(self._scan, time.time(), lost, bool(self.away()))
         except BaseException:
             self._lost |= lost  # released by the next scan
+            self._committed |= committed
             raise
         for ask in asks:
             await self._ask(ask)
         counts = await self.worker.call(Store.gap_counts, self.config.repair.attempts)
+        self._open = bool(counts["open"]) or any(self._seen.values())
         self.metrics.gaps_open.set(counts["open"])
         self.metrics.gaps_unrepaired.set(counts["unrepaired"])
         return asks

@@ -85,6 +85,7 @@ class PitService:
         )
         self.ingest.presence = self.presence
         self.repair.away = self.presence.away
+        self.ingest.on_commit.append(self.repair.on_commit)  # a commit may make a hole
         self.confirmer: Confirmer | None = None
         if config.pit.confirm:
             self.confirmer = Confirmer(
