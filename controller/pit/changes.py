@@ -58,8 +58,6 @@ MAX_PAYLOAD = 2000
 POLL = 0.05
 #: Seconds between two wakes of the pages by other processes' changes, at least.
 COALESCE = 0.05
-#: Seconds a PostgreSQL listener waits without a notification before it checks its connection.
-PING = 10.0
 #: ``live_changes`` rows kept (SQLite): a process further behind wakes every page once.
 KEPT = 2000
 #: ``live_changes`` rows read at most per poll: more wakes every page at once.
@@ -287,11 +285,16 @@ class ChangeFeed:
     async def _listen_postgresql(self) -> None:
         """One connection: LISTEN, then each notification as it comes, until it is lost.
 
-        psycopg's documented API for notifications on an asyncio connection,
-        ``AsyncConnection.notifies(timeout=…)`` (https://www.psycopg.org/psycopg3/docs/advanced/async.html#asynchronous-notifications,
-        https://www.psycopg.org/psycopg3/docs/api/connections.html#psycopg.AsyncConnection.notifies;
-        ``timeout`` since psycopg 3.2): a connection in autocommit mode (a LISTEN inside a
-        transaction takes effect only at its commit), read by nothing else.
+        Waited for as libpq's documentation says ("Asynchronous Notification",
+        https://www.postgresql.org/docs/current/libpq-notify.html: wait until the socket is
+        readable, ``PQconsumeInput``, then ``PQnotifies`` until none is left), through psycopg's
+        public libpq wrapper (``AsyncConnection.pgconn``,
+        https://www.psycopg.org/psycopg3/docs/api/pq.html). psycopg's own ``notifies()`` wakes
+        the loop every 0.1 s to look: ten wakes a second, which were most of what an idle pit
+        cost. A connection in autocommit mode (a LISTEN inside a transaction takes effect only at
+        its commit), used for nothing else. A connection cut without a word (no RST) is found by
+        the TCP keepalives every store connection has (:data:`controller.pit.db.TCP_SETTINGS`):
+        its socket then reports the error, and ``PQconsumeInput`` fails.
         """
         import psycopg  # noqa: PLC0415
 
@@ -300,18 +303,28 @@ class ChangeFeed:
         )
         async with conn:
             await conn.execute(f"LISTEN {CHANNEL}")
-            self._connected()
-            while True:
-                try:
-                    async for notify in conn.notifies(timeout=PING):
-                        self.take(decode(notify.payload))
-                except UnicodeDecodeError:
-                    # a payload not in the connection's encoding: what came with it is lost
-                    self.take(EVERYTHING)
-                    continue
-                # quiet for PING seconds: a connection cut without a word (no RST) ends here
-                async with asyncio.timeout(PING):
-                    await conn.execute("SELECT 1")
+            pgconn, encoding = conn.pgconn, conn.info.encoding
+            loop = asyncio.get_running_loop()
+            readable = asyncio.Event()
+            fd = pgconn.socket
+            loop.add_reader(fd, readable.set)
+            try:
+                self._connected()
+                while True:
+                    # what libpq read already (with the LISTEN's answer, say) first
+                    while (notify := pgconn.notifies()) is not None:
+                        try:
+                            payload = notify.extra.decode(encoding)
+                        except UnicodeDecodeError:
+                            # not in the connection's encoding: what came with it is lost
+                            self.take(EVERYTHING)
+                            continue
+                        self.take(decode(payload))
+                    await readable.wait()
+                    readable.clear()
+                    pgconn.consume_input()  # psycopg.OperationalError: the connection is lost
+            finally:
+                loop.remove_reader(fd)
 
     async def _poll_sqlite(self) -> None:
         """One connection to the SQLite file: read what the others committed every ``poll``

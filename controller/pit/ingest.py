@@ -75,10 +75,11 @@ from controller.pit.worker import StoreWorker
 log = structlog.get_logger("tablectl.pit.ingest")
 
 HEAD = 200
-#: Seconds between two reads of the broker's socket at most (a quarter of ``batch_wait`` when
-#: that is shorter): a floor's messages come one at a time, and a turn of the event loop per
-#: message cost more than the message (benchmarks/pit-results.txt).
-READ_EVERY = 0.05
+#: Seconds between two reads of the broker's socket at most (half of ``batch_wait`` when that
+#: is shorter): a floor's messages come one at a time, and a wake of the event loop costs more
+#: than a message (some 300 µs of CPU on a small machine, benchmarks/loop_wake.py). A message
+#: then waits at most this long to be read and ``batch_wait`` more for its commit.
+READ_EVERY = 0.1
 #: The requests the pit sends whose answers it reads: gap repair's and storage confirmation's.
 #: The requests whose answers this process hears: its own (replay, stored) and the rulings the
 #: console sends for the floor (confirm, reject, floor_override).
@@ -448,7 +449,7 @@ class Ingest:
             will=will,
             # messages wait for their batch anyway: read in bursts, a turn of the loop for
             # each burst rather than each message (a request's answer is read at once)
-            read_interval=min(READ_EVERY, pit.batch_wait / 4),
+            read_interval=min(READ_EVERY, pit.batch_wait / 2),
         )
 
     async def _connection(self) -> None:
