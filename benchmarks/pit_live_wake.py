@@ -10,7 +10,7 @@ Two processes on one store, as a floor with several pits runs them:
   ``tablectl pit run`` does, and ingests nothing: what it shows of A's commits, it shows because
   A announced them. A live stream of T1's page (``/api/live/tables/T1``) is open on it.
 
-Reported for PostgreSQL (LISTEN/NOTIFY) and SQLite (the change log polled every 50 ms), over
+Reported for PostgreSQL (LISTEN/NOTIFY) and SQLite (the change log polled every 200 ms), over
 ``--commits`` commits: from the end of A's commit to B's pages woken (B's feed, its clock is the
 same host's) and to the stream's event naming the hold read by the client, p50 / p99 / max, and
 how many B never showed (none, or the figures are wrong). A commit's time is when A sent its

@@ -54,8 +54,10 @@ CHANNEL = "tablectl_pit_changes"
 APPLICATION = "tablectl-pit-changes"
 #: The longest payload written: beyond it, "everything changed" (PostgreSQL takes < 8000 bytes).
 MAX_PAYLOAD = 2000
-#: Seconds between two reads of SQLite's change counter.
-POLL = 0.05
+#: Seconds between two reads of SQLite's change counter: a page of another process shows a
+#: change within this (and the coalescing); a poll is a wake of the loop, some 300 µs of CPU on
+#: a small machine (benchmarks/loop_wake.py), so not more often than the pages need.
+POLL = 0.2
 #: Seconds between two wakes of the pages by other processes' changes, at least.
 COALESCE = 0.05
 #: ``live_changes`` rows kept (SQLite): a process further behind wakes every page once.
