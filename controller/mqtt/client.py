@@ -160,7 +160,7 @@ class Client:
         except (OSError, ValueError) as exc:  # refused, unreachable, TLS: ssl.SSLError too
             self._abandon()
             raise MqttError(f"cannot connect to {self.host}:{self.port}: {exc}") from None
-        except MqttError:
+        except (MqttError, asyncio.CancelledError):  # cancelled: no connection left behind
             self._abandon()
             raise
         self._arm_keepalive()

@@ -225,3 +225,21 @@ async def test_a_broker_that_never_answers_the_connect_times_out(
     broker = await accepted
     first, _ = await broker.packet()
     assert first == 0x10
+
+
+async def test_a_connect_cancelled_while_it_waits_leaves_no_connection_behind(
+    scripted: tuple[int, asyncio.Future[ScriptedBroker]],
+) -> None:
+    """A reconnect loop cancelled while the broker has not answered yet (the daemon stopping):
+    the connection is closed, not left open with nobody reading it."""
+    port, accepted = scripted
+    client = Client("127.0.0.1", port, timeout=30)
+    connecting = asyncio.create_task(client.connect())
+    broker = await accepted
+    first, _ = await broker.packet()
+    assert first == 0x10
+    connecting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await connecting
+    with pytest.raises(EOFError):
+        await broker.packet()
