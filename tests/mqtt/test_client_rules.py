@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -94,6 +95,21 @@ async def scripted() -> AsyncIterator[tuple[int, asyncio.Future[ScriptedBroker]]
         accepted.result().sock.close()
 
 
+async def connected(
+    scripted: tuple[int, asyncio.Future[ScriptedBroker]],
+    properties: bytes = b"",
+    **options: Any,
+) -> tuple[Client, ScriptedBroker]:
+    """A client connected to the scripted broker, whose CONNACK carries ``properties``."""
+    port, accepted = scripted
+    client = Client("127.0.0.1", port, timeout=10, **options)
+    connecting = asyncio.create_task(client.connect())
+    broker = await accepted
+    await broker.connack(properties=properties)
+    await connecting
+    return client, broker
+
+
 def mid_of(body: bytes) -> int:
     """A QoS 1 PUBLISH's Packet Identifier (after its topic, 3.3.2.2)."""
     at = 2 + int.from_bytes(body[:2])
@@ -106,12 +122,7 @@ async def test_the_client_keeps_within_the_broker_s_receive_maximum_4_9(
     """The broker takes 2 QoS 1 messages unacknowledged (Receive Maximum 2 in its CONNACK).
     Ten handed over at once: two are sent, the rest wait; each PUBACK lets exactly one more
     go, and a QoS 0 message handed over after them is sent after them, in order."""
-    port, accepted = scripted
-    client = Client("127.0.0.1", port, timeout=10)
-    connecting = asyncio.create_task(client.connect())
-    broker = await accepted
-    await broker.connack(properties=bytes.fromhex("210002"))
-    await connecting
+    client, broker = await connected(scripted, bytes.fromhex("210002"))
     deliveries = [client.hand_over("t", str(n).encode(), qos=1) for n in range(10)]
     client.hand_over("t", b"last", qos=0)
     # hand_over wrote what it could before returning: over loopback it is all here already
@@ -140,12 +151,7 @@ async def test_a_broker_that_stops_answering_pings_ends_the_connection_3_1_2_10(
     """Keep Alive 2 s (the broker's Server Keep Alive, which rules, 3.2.2.3.14): a PINGREQ
     once idle for half of it; the first two answered keep the connection; the third left
     unanswered ends it with an error, which every reader of its messages gets too."""
-    port, accepted = scripted
-    client = Client("127.0.0.1", port, timeout=10, keepalive=60)
-    connecting = asyncio.create_task(client.connect())
-    broker = await accepted
-    await broker.connack(properties=bytes.fromhex("130002"))
-    await connecting
+    client, broker = await connected(scripted, bytes.fromhex("130002"), keepalive=60)
     assert client.keepalive == 2
     for _ in range(2):
         assert await broker.packet() == (0xC0, b"")
@@ -161,12 +167,7 @@ async def test_a_broker_that_stops_answering_pings_ends_the_connection_3_1_2_10(
 async def test_a_broker_s_disconnect_ends_the_connection_with_its_reason_3_14(
     scripted: tuple[int, asyncio.Future[ScriptedBroker]],
 ) -> None:
-    port, accepted = scripted
-    client = Client("127.0.0.1", port, timeout=10)
-    connecting = asyncio.create_task(client.connect())
-    broker = await accepted
-    await broker.connack()
-    await connecting
+    client, broker = await connected(scripted)
     await broker.send(bytes.fromhex("e009 8b 07 1f000462796521"))  # shutting down, "bye!"
     with pytest.raises(MqttCodeError, match="bye!") as raised:
         await client.wait_lost()
@@ -188,12 +189,7 @@ async def test_a_malformed_packet_ends_the_connection_with_a_disconnect_4_13(
 ) -> None:
     """The client says why (DISCONNECT with the reason code) and closes; the error reaches
     whoever waits, and the process goes on."""
-    port, accepted = scripted
-    client = Client("127.0.0.1", port, timeout=10)
-    connecting = asyncio.create_task(client.connect())
-    broker = await accepted
-    await broker.connack()
-    await connecting
+    client, broker = await connected(scripted)
     await broker.send(bytes.fromhex(data))
     with pytest.raises(MqttError):
         await client.wait_lost()
