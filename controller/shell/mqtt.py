@@ -255,7 +255,10 @@ class MqttLink(LinkDrain):
             return
         payload = message.payload
         data = payload if isinstance(payload, bytes) else str(payload or "").encode()
-        properties = message.properties
+        try:
+            properties = message.properties
+        except MqttError:  # properties that do not decode: answered without a correlation
+            properties = None
         correlation = properties.correlation_data if properties is not None else None
         if isinstance(correlation, bytes) and len(correlation) > 256:
             correlation = None  # echoed in the answer: not an amplifier
