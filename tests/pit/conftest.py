@@ -21,6 +21,12 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 @pytest.fixture
+def pg_url(postgres: PostgresServer) -> str:
+    """A fresh, empty PostgreSQL database."""
+    return postgres.new_database()
+
+
+@pytest.fixture
 def store(store_url: str) -> Iterator[Store]:
     """A migrated store."""
     opened = Store(store_url)

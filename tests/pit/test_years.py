@@ -58,12 +58,6 @@ SCENARIOS = (
 EVERY_KIND = dict.fromkeys(KINDS, 1)
 
 
-@pytest.fixture
-def pg_url(postgres: PostgresServer) -> str:
-    """A fresh, empty PostgreSQL database."""
-    return postgres.new_database()
-
-
 @contextlib.contextmanager
 def opened(url: str, *, migrate: bool = True) -> Iterator[Store]:
     store = Store(url)
@@ -133,6 +127,21 @@ def dump(store: Store, table: str) -> list[dict[str, Any]]:
 def month_of_row(spec: ByMonth, row: dict[str, Any]) -> str:
     """The month a row is filed under."""
     return str(row[spec.column])[:7]
+
+
+def assert_filed_by_month(store: Store, spec: ByMonth, rows: list[dict[str, Any]]) -> None:
+    """PostgreSQL: ``spec.table`` is partitioned, each of ``rows`` is in its month's
+    partition, and nothing waits in the default one."""
+    partitions = Partitions(store.db)
+    assert partitions.partitioned(spec.table), spec.table
+    filed = {month_of_row(spec, r) for r in rows}
+    assert filed <= set(partitions.attached(spec.table)), spec.table
+    assert store.db.one(f"SELECT count(*) FROM {default_name(spec.table)}") == (0,)
+    misfiled = store.db.one(
+        f"SELECT count(*) FROM {spec.table} WHERE tableoid::regclass::text <> "
+        f"'{spec.table}_p' || replace(substr({spec.column}, 1, 7), '-', '_')"
+    )
+    assert misfiled == (0,), spec.table
 
 
 # --------------------------------------------------------------------------- partitions
@@ -438,16 +447,8 @@ def test_an_unpartitioned_store_is_migrated_in_place_keeping_every_row(
         for table, rows in expected.items():
             assert dump(store, table) == rows, table
         if not sqlite:
-            partitions = Partitions(store.db)
             for spec in SCHEMA_11:
-                filed = {month_of_row(spec, r) for r in expected[spec.table]}
-                assert filed <= set(partitions.attached(spec.table)), spec.table
-                assert store.db.one(f"SELECT count(*) FROM {default_name(spec.table)}") == (0,)
-                misfiled = store.db.one(
-                    f"SELECT count(*) FROM {spec.table} WHERE tableoid::regclass::text <> "
-                    f"'{spec.table}_p' || replace(substr({spec.column}, 1, 7), '-', '_')"
-                )
-                assert misfiled == (0,), spec.table
+                assert_filed_by_month(store, spec, expected[spec.table])
             indexes = {
                 r[0]
                 for r in store.db.all(

@@ -6,11 +6,9 @@ one, so that the hours online count the decks (SHF-RAND); SQLite keeps them whol
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import json
 import time
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -39,6 +37,7 @@ from controller.pit.store import Store
 from tests.pit import reports_floor
 from tests.pit.test_shuffler_store import START, deal, fair, revealed, stamp
 from tests.pit.test_store import event_in
+from tests.pit.test_years import assert_filed_by_month, dump, opened
 from tests.postgres import PostgresServer
 
 TABLES = [spec.table for spec in REPORTS]
@@ -46,27 +45,6 @@ NOW = reports_floor.stamp("2026-05-15T12:00:00Z")
 #: Every month before April archived: the floor's January and the decks' March.
 KEEP = {"quarters": 1, "decks": 1}
 ROLES = frozenset({"floor"})
-
-
-@pytest.fixture
-def pg_url(postgres: PostgresServer) -> str:
-    return postgres.new_database()
-
-
-@contextlib.contextmanager
-def opened(url: str) -> Iterator[Store]:
-    store = Store(url)
-    try:
-        store.migrate()
-        yield store
-    finally:
-        store.close()
-
-
-def dump(db: Db, table: str) -> list[dict[str, Any]]:
-    cursor = db.execute(f"SELECT * FROM {table}")
-    names = [d[0] for d in cursor.description]
-    return sorted((dict(zip(names, r, strict=True)) for r in cursor.fetchall()), key=repr)
 
 
 def kept_hours(db: Db) -> list[tuple[str, str, str, int]]:
@@ -124,7 +102,7 @@ def test_schema_18_partitions_the_reports_tables_keeping_every_row(
     reference = store_url.replace("pit.sqlite", "reference.sqlite") if sqlite else None
     with opened(reference or postgres.new_database()) as fresh:
         seed(fresh)
-        expected = {table: dump(fresh.db, table) for table in TABLES}
+        expected = {table: dump(fresh, table) for table in TABLES}
     assert all(expected.values())
     number = MIGRATIONS.index(REPORTS_BY_MONTH) + 1
     assert number == SCHEMA_VERSION == 18
@@ -155,7 +133,7 @@ def test_schema_18_partitions_the_reports_tables_keeping_every_row(
     with opened(store_url) as store:
         migrated_in = time.monotonic() - started
         for table, rows in expected.items():
-            assert dump(store.db, table) == rows, table
+            assert dump(store, table) == rows, table
         assert kept_hours(store.db) == counted_hours(store.db)
         if sqlite:
             after = {
@@ -163,17 +141,8 @@ def test_schema_18_partitions_the_reports_tables_keeping_every_row(
             }
             assert {t: after[t] for t in TABLES} == {t: sql_before[t] for t in TABLES}
         else:
-            partitions = Partitions(store.db)
             for spec in REPORTS:
-                assert partitions.partitioned(spec.table), spec.table
-                filed = {str(r[spec.column])[:7] for r in expected[spec.table]}
-                assert filed <= set(partitions.attached(spec.table)), spec.table
-                assert store.db.one(f"SELECT count(*) FROM {default_name(spec.table)}") == (0,)
-                misfiled = store.db.one(
-                    f"SELECT count(*) FROM {spec.table} WHERE tableoid::regclass::text <> "
-                    f"'{spec.table}_p' || replace(substr({spec.column}, 1, 7), '-', '_')"
-                )
-                assert misfiled == (0,), spec.table
+                assert_filed_by_month(store, spec, expected[spec.table])
             key = store.db.one(
                 "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = "
                 "to_regclass('shuffler_decks') AND contype = 'p'"
@@ -192,7 +161,7 @@ def test_schema_18_partitions_the_reports_tables_keeping_every_row(
         first = expected["shuffler_decks"][0]
         again = revealed("S1", int(first["seq"]), str(first["ts"]), decode_order(first["cards"]))
         store.ingest(again)
-        assert len(dump(store.db, "shuffler_decks")) == len(expected["shuffler_decks"])
+        assert len(dump(store, "shuffler_decks")) == len(expected["shuffler_decks"])
         assert kept_hours(store.db) == counted_hours(store.db)
     print(f"schema 18 on {store.db.dialect}: {migrated_in:.2f} s")
 
@@ -205,7 +174,7 @@ def test_a_month_of_the_reports_tables_is_archived_said_and_restored_to_the_same
 ) -> None:
     with opened(pg_url) as store:
         seed(store)
-        before = {table: dump(store.db, table) for table in TABLES}
+        before = {table: dump(store, table) for table in TABLES}
         drop_before, decks_before = (
             answer(drop.REPORT, store.db, DROP),
             answer(shufflers.REPORT, store.db, DECKS),
@@ -220,7 +189,7 @@ def test_a_month_of_the_reports_tables_is_archived_said_and_restored_to_the_same
             assert archived == {(t, m) for t in TABLES for m in ("2026-01", "2026-02", "2026-03")}
             # gone online, in the archive's files with their rows
             for spec in REPORTS:
-                assert not [r for r in dump(store.db, spec.table) if r[spec.column] < "2026-04"]
+                assert not [r for r in dump(store, spec.table) if r[spec.column] < "2026-04"]
                 for month in ("2026-01", "2026-03"):
                     manifest = json.loads((tmp_path / month / "manifest.json").read_text())
                     entry = manifest["tables"][spec.table]
@@ -257,7 +226,7 @@ def test_a_month_of_the_reports_tables_is_archived_said_and_restored_to_the_same
                     TABLES
                 )
             for table in TABLES:
-                assert dump(store.db, table) == before[table], table
+                assert dump(store, table) == before[table], table
             assert kept_hours(store.db) == counted_hours(store.db)
             assert answer(drop.REPORT, store.db, DROP) == drop_before
             assert answer(shufflers.REPORT, store.db, DECKS) == decks_before
@@ -393,7 +362,7 @@ def test_a_late_hand_of_a_month_whose_hands_are_archived_leaves_its_quarters_as_
     again from the one hand online, which would overwrite the month's figures."""
     with opened(pg_url) as store:
         seed(store)
-        before = dump(store.db, "hand_quarters")
+        before = dump(store, "hand_quarters")
         assert any(r["quarter"].startswith("2026-01-05") and r["hands"] for r in before)
         archive = Archive(pg_url, tmp_path)
         try:
@@ -403,19 +372,19 @@ def test_a_late_hand_of_a_month_whose_hands_are_archived_leaves_its_quarters_as_
         finally:
             archive.close()
         # a hand of T1's, ending in the quarter of the floor's hand that ended at 00:10
-        late = reports_floor.Table("T1")
-        late.hand("2026-01-06T00:01:00.000Z", "2026-01-06T00:05:00.000Z", pot=999, rake=7)
-        for body in late.events:
-            body.update(epoch="late", event_id=f"T1:late:{body['seq']}")
-            body["hand_id"] = body["hand_id"] and "T1-late-1"
-        store.ingest([event_in(body) for body in late.events])
-        assert dump(store.db, "hand_quarters") == before
+        ingest_hand(store, "late", "2026-01-06T00:01:00.000Z", "2026-01-06T00:05:00.000Z", 999, 7)
+        assert dump(store, "hand_quarters") == before
         # a hand of a month still online is counted, though the month before it is archived
-        now = reports_floor.Table("T1")
-        now.hand("2026-04-01T00:01:00.000Z", "2026-04-01T00:05:00.000Z", pot=40, rake=2)
-        for body in now.events:
-            body.update(epoch="now", event_id=f"T1:now:{body['seq']}")
-            body["hand_id"] = body["hand_id"] and "T1-now-1"
-        store.ingest([event_in(body) for body in now.events])
-        counted = [r for r in dump(store.db, "hand_quarters") if r["quarter"] == "2026-04-01T00:0"]
+        ingest_hand(store, "now", "2026-04-01T00:01:00.000Z", "2026-04-01T00:05:00.000Z", 40, 2)
+        counted = [r for r in dump(store, "hand_quarters") if r["quarter"] == "2026-04-01T00:0"]
         assert [(r["hands"], r["rake"], r["pot_total"]) for r in counted] == [(1, 2, 42)]
+
+
+def ingest_hand(store: Store, epoch: str, start: str, end: str, pot: int, rake: int) -> None:
+    """One hand of T1's, in an epoch of its own, as the ingest stores it."""
+    table = reports_floor.Table("T1")
+    table.hand(start, end, pot=pot, rake=rake)
+    for body in table.events:
+        body.update(epoch=epoch, event_id=f"T1:{epoch}:{body['seq']}")
+        body["hand_id"] = body["hand_id"] and f"T1-{epoch}-1"
+    store.ingest([event_in(body) for body in table.events])
