@@ -297,6 +297,24 @@ def test_the_ingest_hands_presence_to_the_presence_and_acknowledges_at_once(
 # ---------------------------------------------------------------------- the repair's share
 
 
+async def scanner(store_url: str) -> tuple[Repairer, StoreWorker, list[tuple[str, bytes]]]:
+    """pit-1's gap repair on ``store_url`` (unsigned, ``after`` and ``retry`` 600 s), its open
+    worker, and the requests it publishes (topic, payload)."""
+    config = PitConfig(
+        pit={"id": "pit-1", "confirm": False},
+        store={"url": store_url},
+        repair={"after": 600.0, "retry": 600.0},
+    )
+    worker = StoreWorker(store_url, "repair")
+    await worker.open()
+    sent: list[tuple[str, bytes]] = []
+
+    async def publish(topic: str, payload: bytes) -> None:
+        sent.append((topic, payload))
+
+    return Repairer(config, worker, PitMetrics("pit-1"), publish, None), worker, sent
+
+
 async def test_an_away_member_s_claims_and_holes_are_asked_for_at_once(store_url: str) -> None:
     store = Store(store_url)
     store.migrate()
@@ -307,21 +325,8 @@ async def test_an_away_member_s_claims_and_holes_are_asked_for_at_once(store_url
     gap = store.track_holes("T1", "e1", "public", [(3, 4)], now - 1.0)[0]
     assert store.claim_gap(gap, "pit-2", now - 1.0, retry=600.0)
     store.close()
-    config = PitConfig(
-        pit={"id": "pit-1", "confirm": False},
-        store={"url": store_url},
-        repair={"after": 600.0, "retry": 600.0},
-    )
-    worker = StoreWorker(store_url, "repair")
-    await worker.open()
-    asked: list[dict[str, Any]] = []
-
-    async def publish(topic: str, payload: bytes) -> None:
-        assert topic == "tables/T1/request/replay"
-        asked.append(json.loads(payload))
-
-    metrics = PitMetrics("pit-1")
-    repairer = Repairer(config, worker, metrics, publish, None)
+    repairer, worker, sent = await scanner(store_url)
+    metrics = repairer.metrics
     away: list[str] = []
     repairer.away = lambda: list(away)
     try:
@@ -331,6 +336,8 @@ async def test_an_away_member_s_claims_and_holes_are_asked_for_at_once(store_url
         repairer.member_lost("pit-2")
         asks = await repairer.scan_once()
         assert sorted((a.from_seq, a.to_seq) for a in asks) == [(3, 4), (7, 8)]
+        assert {topic for topic, _ in sent} == {"tables/T1/request/replay"}
+        asked = [json.loads(payload) for _, payload in sent]
         assert sorted((b["from_seq"], b["to_seq"], b["pit"]) for b in asked) == [
             (3, 4, "pit-1"),
             (7, 8, "pit-1"),

@@ -6,31 +6,12 @@ hole in the store is never left unread for more than ``QUIET_SCANS`` scans after
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from controller.pit.batches import Applied
-from controller.pit.config import PitConfig
-from controller.pit.metrics import PitMetrics
-from controller.pit.repair import QUIET_SCANS, Repairer
+from controller.pit.repair import QUIET_SCANS
 from controller.pit.store import Store
-from controller.pit.worker import StoreWorker
+from tests.pit.test_presence import scanner
 from tests.pit.test_store import envelope, event_in
-
-
-async def scanner(store_url: str) -> tuple[Repairer, StoreWorker, list[Any]]:
-    config = PitConfig(
-        pit={"id": "pit-1", "confirm": False},
-        store={"url": store_url},
-        repair={"after": 600.0, "retry": 600.0},
-    )
-    worker = StoreWorker(store_url, "repair")
-    await worker.open()
-    asked: list[Any] = []
-
-    async def publish(topic: str, payload: bytes) -> None:
-        asked.append((topic, payload))
-
-    return Repairer(config, worker, PitMetrics("pit-1"), publish, None), worker, asked
 
 
 async def test_an_idle_process_scans_after_a_commit_and_every_tenth_turn(store_url: str) -> None:
