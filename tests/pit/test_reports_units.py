@@ -390,4 +390,8 @@ def test_ticks_and_numbers() -> None:
     assert nice_ticks(12) == [0, 5, 10, 15]
     assert nice_ticks(3, whole=True) == [0, 1, 2, 3]
     assert nice_ticks(0) == [0.0, 1.0]
+    # a top so small that its step is no float: hypothesis found 5e-324 raising ValueError
+    assert nice_ticks(5e-324) == [0.0, 1.0]
+    assert nice_ticks(1e-309) == [0.0, 1.0]
+    assert nice_ticks(1e-300) == pytest.approx([0.0, 2e-301, 4e-301, 6e-301, 8e-301, 1e-300])
     assert (number(1234), number(2.5), number(0.125), number(None)) == ("1,234", "2.5", "0.12", "")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape as html_escape
@@ -80,9 +81,11 @@ def number(value: float | None) -> str:
 def nice_ticks(top: float, count: int = 5, *, whole: bool = False) -> list[float]:
     """Ticks from 0 to at least ``top`` at a step of 1, 2 or 5 times a power of ten (``whole``:
     a whole number, for counts)."""
-    if top <= 0 or not math.isfinite(top):
-        return [0.0, 1.0]
     raw = top / count
+    # a step below the smallest normal float has no power of ten to stand on (10 ** -324 is 0):
+    # a value that small is drawn on the scale of nothing at all
+    if not math.isfinite(top) or raw < sys.float_info.min:
+        return [0.0, 1.0]
     power = 10 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
     if whole:
