@@ -35,7 +35,7 @@ import math
 import ssl
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from types import TracebackType
 from typing import Any, Self
 
@@ -246,7 +246,8 @@ class Client:
         published in it: many publishes gathered at once (the pit's storage confirmations) go
         in one write."""
         delivery = self.hand_over(topic, payload, qos, retain, properties, write=qos == 0)
-        self.write_soon()
+        if qos:
+            self.write_soon()
         await self.acknowledged(delivery)
 
     def send_now(self, topic: str, payload: bytes, *, retain: bool = False) -> None:
@@ -308,7 +309,7 @@ class Client:
         """Unsubscribe and wait for the UNSUBACK."""
         await self._request(lambda mid: codec.unsubscribe(mid, topic))
 
-    async def _request(self, packet: Any) -> tuple[int, ...]:
+    async def _request(self, packet: Callable[[int], bytes]) -> tuple[int, ...]:
         self._check_open()
         mid = self._new_mid()
         done: asyncio.Future[tuple[int, ...]] = asyncio.get_running_loop().create_future()
@@ -373,12 +374,16 @@ class Client:
             raise MqttError("the connection to the broker is lost")
 
     def _new_mid(self) -> int:
-        for _ in range(_MIDS):
+        """A Packet Identifier no packet awaiting its answer holds (2.2.1). A message waiting
+        for a place is in neither dict, but every identifier given after it waits behind it:
+        counting the waiting ones bounds the whole, so none comes round to it again."""
+        if len(self._inflight) + len(self._waiting) + len(self._subscribes) >= _MIDS:
+            raise MqttError("every Packet Identifier is in use")
+        while True:
             self._next_mid = self._next_mid % _MIDS + 1
             mid = self._next_mid
             if mid not in self._inflight and mid not in self._subscribes:
                 return mid
-        raise MqttError("every Packet Identifier is in use")
 
     def _send(self, packet: bytes) -> None:
         self._out += packet

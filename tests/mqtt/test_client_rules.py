@@ -239,3 +239,19 @@ async def test_a_connect_cancelled_while_it_waits_leaves_no_connection_behind(
         await connecting
     with pytest.raises(EOFError):
         await broker.packet()
+
+
+async def test_a_packet_identifier_is_never_given_twice_while_messages_wait_2_2_1(
+    scripted: tuple[int, asyncio.Future[ScriptedBroker]],
+) -> None:
+    """Receive Maximum 1: one message in flight, the rest waiting for a place. Past 65,535
+    unanswered the next is refused rather than given an identifier a waiting one holds."""
+    client, broker = await connected(scripted, bytes.fromhex("210001"))
+    deliveries = [client.hand_over("t", b"", qos=1, write=False) for _ in range(65_535)]
+    assert len({d.mid for d in deliveries}) == 65_535
+    with pytest.raises(MqttError, match="every Packet Identifier is in use"):
+        client.hand_over("t", b"", qos=1)
+    client.write()
+    await broker.send(codec.puback(deliveries[0].mid))
+    await client.acknowledged(deliveries[0])
+    assert client.hand_over("t", b"", qos=1).mid == deliveries[0].mid  # free again
