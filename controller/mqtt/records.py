@@ -1,5 +1,6 @@
 """What the MQTT client takes and gives: its errors, the Will, TLS settings, properties and
-subscription options (MQTT 5.0, 2.2.2 and 3.8.3.1), a received message and a delivery.
+subscription options (MQTT 5.0, 2.2.2 and 3.8.3.1), a topic and a delivery. A received message
+is :class:`controller.mqtt.codec.Message`: the decoder makes it, its properties decoded when read.
 """
 
 from __future__ import annotations
