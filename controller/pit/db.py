@@ -87,6 +87,19 @@ _PLACEHOLDER = re.compile(r"\?")
 #: mid-transaction (its link cut, its power lost), and its row locks would hold every other
 #: pit's commits until TCP gave up on the connection: hours, with Linux's keep-alive defaults.
 IDLE_IN_TRANSACTION = 10.0
+#: The server's own TCP settings for each pit session (PostgreSQL's ``tcp_keepalives_*`` and
+#: ``tcp_user_timeout``, which a session may set for itself). ``IDLE_IN_TRANSACTION`` does not
+#: cover a session waiting in the middle of a pipeline (psycopg's ``executemany`` sends its
+#: statements and one Sync at the end): until the Sync the server is not "idle in transaction",
+#: and a pit cut off right then held its row locks, and every other pit's commits of those
+#: tables, until Linux's keep-alive gave up, hours later. With these the server finds the
+#: vanished client after some 11 s of silence in any state and rolls its transaction back.
+SERVER_TCP = {
+    "tcp_keepalives_idle": 5,
+    "tcp_keepalives_interval": 2,
+    "tcp_keepalives_count": 3,
+    "tcp_user_timeout": 10_000,
+}
 #: libpq's TCP settings for every pit connection to PostgreSQL, unless its URL names them
 #: (https://www.postgresql.org/docs/current/libpq-connect.html#LIBPQ-KEEPALIVES): a database host
 #: gone without a word (its link cut, its power lost) is found after 10 s of silence and three
@@ -149,6 +162,8 @@ class Db:
                 self._conn.execute(
                     f"SET idle_in_transaction_session_timeout = {int(IDLE_IN_TRANSACTION * 1000)}"
                 )
+                for name, value in SERVER_TCP.items():  # the store's own, never the URL's
+                    self._conn.execute(f"SET {name} = {int(value)}")
             except psycopg.Error as exc:
                 raise StoreError(f"{_safe(url)}: {exc}".strip()) from None
 

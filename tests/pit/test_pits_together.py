@@ -24,12 +24,30 @@ import time
 import psycopg
 import pytest
 
-from controller.pit.db import IDLE_IN_TRANSACTION, Db, unavailable
+from controller.pit.db import IDLE_IN_TRANSACTION, SERVER_TCP, Db, unavailable
 from controller.pit.reports.sql import STATEMENT_TIMEOUT, snapshot
 from controller.pit.store import Store
 from tests.postgres import PostgresServer
 
 STREAM = "INSERT INTO streams (table_id, epoch, stream, max_seq) VALUES ('T1', 'e1', 'public', ?)"
+
+
+def test_the_server_finds_a_vanished_pit_in_any_state_by_its_own_keepalives(
+    postgres: PostgresServer,
+) -> None:
+    """A session waiting in the middle of a pipeline is not idle in a transaction: only the
+    server's TCP settings end it once its pit is gone. Every pit session sets them."""
+    db = Db(postgres.new_database())
+    try:
+        shown = {name: db.one(f"SHOW {name}") for name in SERVER_TCP}
+        assert shown == {
+            "tcp_keepalives_idle": ("5",),
+            "tcp_keepalives_interval": ("2",),
+            "tcp_keepalives_count": ("3",),
+            "tcp_user_timeout": ("10000",),
+        }
+    finally:
+        db.close()
 
 
 def test_a_pit_gone_in_a_transaction_holds_its_locks_only_until_the_server_ends_its_session(
