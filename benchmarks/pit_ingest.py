@@ -18,7 +18,8 @@ floor publishes them), measured two ways per store:
   (the tables known). A floor of 500 tables at a real table's pace gives each of two pit
   processes about 130 events a second: one message at a time, not a backlog.
 
-``--profile`` prints where the commit path's CPU goes.
+``--profile`` prints where the commit path's CPU goes; ``PIT_INGEST_SPY=FILE`` records where the
+pit process spends it (py-spy's raw stacks, by thread) through a broker or at a floor's pace.
 
     .venv/bin/python benchmarks/pit_ingest.py [--tables 500] [--events 40000] [--batch 500]
                                               [--stores sqlite,postgresql] [--through-broker]
@@ -229,6 +230,11 @@ def at_rate(
                     client.hand_over(f"tables/{where}/events", payload, 1)
                     sent += 1
 
+        spy = os.environ.get("PIT_INGEST_SPY")  # a file: where py-spy writes its samples
+        spying = None
+        if spy:
+            record = ["py-spy", "record", "-r", "250", "-f", "raw", "--threads", "-o", spy]
+            spying = subprocess.Popen([*record, "-p", str(pit.pid)], stdout=log, stderr=log)
         cpu0 = cpu_seconds(pit.pid)
         asyncio.run(publish())
         store = Store(url)
@@ -247,6 +253,8 @@ def at_rate(
         assert stored == events, (stored, events)
         pit.send_signal(signal.SIGTERM)
         pit.wait(60)
+        if spying is not None:
+            spying.wait(60)
     finally:
         if pit is not None and pit.poll() is None:
             pit.kill()

@@ -20,6 +20,13 @@ live page must not show a change only when the process serving it happened to in
 * **Coalesced.** What arrives together wakes the pages once, and the pages are woken at most
   every :data:`COALESCE` seconds (then with everything that arrived meanwhile); a process skips
   its own announcements (its commits woke its pages already).
+* **Read at leisure while nobody follows.** A read wakes the event loop (some 300 µs of CPU on a
+  small machine, benchmarks/loop_wake.py), and on a floor every commit of every pit process is
+  an announcement. While no live stream follows the board the announcements are read every
+  :data:`IDLE_READ` seconds, all together; the first stream to open makes the feed read at
+  once, and a page about to be computed reads what is waiting first
+  (:meth:`controller.pit.live.LiveBoard.caught_up`), so no page is shown from a board that has
+  not heard what was announced before it was asked for.
 * **A safety net.** Every ``[web] live_reread`` seconds every page is woken anyway, so a change
   whose announcement was lost (a listener cut and not yet back, a process killed between its
   commit and its announcement) is shown within that time.
@@ -35,7 +42,7 @@ import asyncio
 import contextlib
 import json
 import secrets
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, NoReturn, Protocol
@@ -58,8 +65,11 @@ MAX_PAYLOAD = 2000
 #: change within this (and the coalescing); a poll is a wake of the loop, some 300 µs of CPU on
 #: a small machine (benchmarks/loop_wake.py), so not more often than the pages need.
 POLL = 0.2
-#: Seconds between two wakes of the pages by other processes' changes, at least.
+#: Seconds between two wakes of the pages by other processes' changes, at least (and between
+#: two reads of the announcements while a live stream follows the board).
 COALESCE = 0.05
+#: Seconds between two reads of the announcements while no live stream follows the board.
+IDLE_READ = 1.0
 #: ``live_changes`` rows kept (SQLite): a process further behind wakes every page once.
 KEPT = 2000
 #: ``live_changes`` rows read at most per poll: more wakes every page at once.
@@ -118,6 +128,12 @@ def decode(payload: object) -> Change:
 class Board(Protocol):
     """What the feed wakes (:class:`controller.pit.live.LiveBoard`)."""
 
+    #: the live streams that follow the board, and an event set while there is one
+    followers: int
+    followed: asyncio.Event
+    #: set by the feed: what a page about to be computed awaits first
+    catch_up: Callable[[], Awaitable[None]] | None
+
     def elsewhere(self, tables: Iterable[str] | None) -> None:
         """Another process committed a change of ``tables`` (None: of anything)."""
 
@@ -155,6 +171,7 @@ class ChangeFeed:
         reread: float = 10.0,
         poll: float = POLL,
         coalesce: float = COALESCE,
+        idle: float = IDLE_READ,
         backoff: Backoff | None = None,
         health: PitHealth | None = None,
     ) -> None:
@@ -166,11 +183,14 @@ class ChangeFeed:
         self.reread = reread
         self.poll = poll
         self.coalesce = coalesce
+        self.idle = idle
         self.backoff = backoff or Backoff(0.1, 5.0)
         self.listening = False
-        #: What the feed has done: connections made, announcements taken (of other processes),
-        #: malformed ones, the process's own skipped, wakes of the pages.
+        #: What the feed has done: connections made, reads of the announcements, announcements
+        #: taken (of other processes), malformed ones, the process's own skipped, wakes of the
+        #: pages.
         self.connections = 0
+        self.reads = 0
         self.heard = 0
         self.malformed = 0
         self.own = 0
@@ -181,6 +201,9 @@ class ChangeFeed:
         self._everything = False
         self._due: asyncio.TimerHandle | None = None
         self._woken_at = float("-inf")
+        #: reads what the connection holds now (None: no connection)
+        self._read_now: Callable[[], Awaitable[None]] | None = None
+        board.catch_up = self.catch_up
 
     @property
     def dialect(self) -> str:
@@ -229,6 +252,32 @@ class ChangeFeed:
         # what arrives in the same read wakes the pages once; then at most every ``coalesce``
         delay = max(0.0, self._woken_at + self.coalesce - loop.time())
         self._due = loop.call_later(delay, self._flush)
+
+    async def catch_up(self) -> None:
+        """Read what was announced and not read yet, and wake the pages with it at once (a
+        page is about to be computed). Nothing when there is no connection: the pages are told
+        everything when there is one again."""
+        read = self._read_now
+        if read is None:
+            return
+        try:
+            await read()
+        except Exception as exc:  # the listener finds the connection lost by itself
+            log.debug("pit.changes.catch_up_failed", error=str(exc)[:300])
+            return
+        if self._due is not None:
+            self._due.cancel()
+            self._flush()
+
+    async def _pause(self, pace: float) -> None:
+        """Wait before the next read: ``pace`` seconds while a live stream follows the board,
+        :attr:`idle` seconds while none does (over as soon as one opens)."""
+        if self.board.followers:
+            await asyncio.sleep(pace)
+            return
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.idle):
+                await self.board.followed.wait()
 
     def _flush(self) -> None:
         self._due = None
@@ -309,23 +358,42 @@ class ChangeFeed:
             loop = asyncio.get_running_loop()
             readable = asyncio.Event()
             fd = pgconn.socket
+
+            def received() -> None:
+                """Each notification libpq has read (with the LISTEN's answer, say)."""
+                while (notify := pgconn.notifies()) is not None:
+                    try:
+                        payload = notify.extra.decode(encoding)
+                    except UnicodeDecodeError:
+                        # not in the connection's encoding: what came with it is lost
+                        self.take(EVERYTHING)
+                        continue
+                    self.take(decode(payload))
+
+            def read() -> None:
+                self.reads += 1
+                pgconn.consume_input()  # psycopg.OperationalError: the connection is lost
+                received()
+
+            async def read_now() -> None:
+                read()
+
             loop.add_reader(fd, readable.set)
+            self._read_now = read_now
             try:
                 self._connected()
+                received()
                 while True:
-                    # what libpq read already (with the LISTEN's answer, say) first
-                    while (notify := pgconn.notifies()) is not None:
-                        try:
-                            payload = notify.extra.decode(encoding)
-                        except UnicodeDecodeError:
-                            # not in the connection's encoding: what came with it is lost
-                            self.take(EVERYTHING)
-                            continue
-                        self.take(decode(payload))
                     await readable.wait()
+                    # not watched while paused: a socket with data waiting would wake the loop
+                    # at every turn
+                    loop.remove_reader(fd)
+                    read()
+                    await self._pause(self.coalesce)
                     readable.clear()
-                    pgconn.consume_input()  # psycopg.OperationalError: the connection is lost
+                    loop.add_reader(fd, readable.set)
             finally:
+                self._read_now = None
                 loop.remove_reader(fd)
 
     async def _poll_sqlite(self) -> None:
@@ -338,12 +406,21 @@ class ChangeFeed:
             db = await loop.run_in_executor(executor, Db, self.url)
             reader = _ChangeReader(db)
             await loop.run_in_executor(executor, reader.start)
+            reading = asyncio.Lock()  # the poll and a page's catch-up read in turn
+
+            async def read_now() -> None:
+                async with reading:
+                    self.reads += 1
+                    for change in await loop.run_in_executor(executor, reader.read):
+                        self.take(change)
+
+            self._read_now = read_now
             self._connected()
             while True:
-                await asyncio.sleep(self.poll)
-                for change in await loop.run_in_executor(executor, reader.read):
-                    self.take(change)
+                await self._pause(self.poll)
+                await read_now()
         finally:
+            self._read_now = None
             if db is not None:
                 with contextlib.suppress(Exception):
                     await loop.run_in_executor(executor, db.close)

@@ -11,7 +11,7 @@ show is read from the store (device health too: :mod:`controller.pit.devices`).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -40,6 +40,31 @@ class LiveBoard:
         self._tables: dict[str, int] = {}  # table → the version its last change made
         self._everything = 0  # the version of the last change of no table in particular
         self._waiters: set[asyncio.Event] = set()
+        #: the live streams open on the board (:meth:`follow`), and an event set while there is
+        #: one: the change feed hears other processes promptly only while someone follows
+        self.followers = 0
+        self.followed = asyncio.Event()
+        #: set by the change feed: takes at once what other processes announced and the feed
+        #: has not read yet (:meth:`caught_up`)
+        self.catch_up: Callable[[], Awaitable[None]] | None = None
+
+    def follow(self) -> None:
+        """A live stream opened: it follows the board until :meth:`unfollow`."""
+        self.followers += 1
+        self.followed.set()
+
+    def unfollow(self) -> None:
+        """A live stream ended."""
+        self.followers = max(0, self.followers - 1)
+        if not self.followers:
+            self.followed.clear()
+
+    async def caught_up(self) -> None:
+        """Before a page is computed from the board's versions: every change other processes
+        announced is on the board (a change feed that reads at leisure while no stream follows
+        reads now)."""
+        if self.catch_up is not None:
+            await self.catch_up()
 
     def touch(self, applied: Applied | None = None) -> None:
         """Something changed: wake every page waiting. ``applied`` (a committed batch) names

@@ -130,7 +130,7 @@ class Pit:
 
 
 @contextlib.asynccontextmanager
-async def pit(url: str, *, reread: float = 3600.0) -> AsyncIterator[Pit]:
+async def pit(url: str, *, reread: float = 3600.0, idle: float = 1.0) -> AsyncIterator[Pit]:
     announcer = Announcer()
     writer = StoreWorker(url, "ingest", announcer=announcer)
     await writer.open()
@@ -140,6 +140,7 @@ async def pit(url: str, *, reread: float = 3600.0) -> AsyncIterator[Pit]:
             served.board,
             origin=announcer.origin,
             reread=reread,
+            idle=idle,
             backoff=Backoff(0.01, 0.05),
         )
         one = Pit(served, writer, feed)
@@ -211,6 +212,44 @@ async def test_a_commit_by_one_pit_wakes_the_live_pages_of_the_other(shared_url:
         finally:
             for stream in (holds, table):
                 stream.close()
+
+
+async def test_with_no_live_stream_announcements_wait_and_a_page_reads_them_first(
+    shared_url: str,
+) -> None:
+    async with pit(shared_url) as a, pit(shared_url, idle=3600.0) as b:
+        headers = {"Authorization": basic("ann")}
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{b.served.port}") as client:
+            before = await client.get("/holds", headers=headers)
+            assert before.status_code == 200
+            assert "T1-h21" not in before.text  # the page is computed, and kept, here
+            reads = b.feed.reads
+            for n in range(1, 21):
+                await a.commit(envelope(n, table=f"T{n % 4}", hand=None))
+            await a.commit(hold(21))
+            # B follows nothing: what A announced waits (one read at most, then a pause)…
+            assert b.feed.reads - reads <= 1
+            # … and a page about to be computed reads it first: not the page kept from before
+            after = await client.get("/holds", headers=headers)
+            assert "hold <code>T1-h21</code>" in after.text
+            assert b.feed.heard == 21
+            assert b.feed.reads - reads <= 2
+
+
+async def test_the_first_live_stream_makes_the_feed_read_at_once(shared_url: str) -> None:
+    async with pit(shared_url) as a, pit(shared_url, idle=3600.0) as b:
+        await a.commit(envelope(1, "hand.started", data=STARTED))
+        if b.feed.dialect == "postgresql":  # it read that, and waits an hour to read again
+            await until(lambda: b.feed.reads == 1, what="B's read")
+        holds = await Stream.open(b.served.port, "/api/live/holds", basic("ann"))
+        try:
+            await holds.read_until(b"holds-open")
+            assert b.served.board.followers == 1
+            await a.commit(hold(2))
+            await holds.read_until(b"hold <code>T1-h2</code>", timeout=10)
+        finally:
+            holds.close()
+        await until(lambda: b.served.board.followers == 0, what="the stream to be let go")
 
 
 async def test_a_burst_of_commits_wakes_the_other_pit_a_bounded_number_of_times(

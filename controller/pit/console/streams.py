@@ -211,8 +211,10 @@ class LiveStream:
 class StreamRegistry:
     """The streams this process serves, within the limits."""
 
-    def __init__(self, limits: StreamLimits) -> None:
+    def __init__(self, limits: StreamLimits, board: LiveBoard | None = None) -> None:
         self.limits = limits
+        #: told of every stream opened and closed (its change feed listens promptly while one is)
+        self.board = board
         self.streams: dict[LiveStream, None] = {}  # in the order they opened
         self.ended = 0
         self.refused = 0
@@ -235,11 +237,16 @@ class StreamRegistry:
             stream.end("live updates moved to a newer page of yours: reload to get them here")
         stream = LiveStream(session, user)
         self.streams[stream] = None
+        if self.board is not None:
+            self.board.follow()
         return stream
 
     def close(self, stream: LiveStream) -> None:
         """The stream is over (or no longer counted)."""
-        self.streams.pop(stream, None)
+        if stream in self.streams:
+            del self.streams[stream]
+            if self.board is not None:
+                self.board.unfollow()
 
 
 @dataclass(frozen=True)

@@ -82,7 +82,7 @@ class PitWeb:
     pages: LivePages = field(init=False)
 
     def __post_init__(self) -> None:
-        self.registry = StreamRegistry(self.streams)
+        self.registry = StreamRegistry(self.streams, self.board)
         self.pages = LivePages(
             self.reader, self.board, self.streams, self.approved, LocalTime(self.time_zone)
         )

@@ -35,6 +35,7 @@ async def live(
     session = token_digest(token) if token else f"basic:{user.username}"
     stream = registry.open(session, user.username)
     try:
+        await web.board.caught_up()
         first = await shown.get(follows())
     except BaseException:
         registry.close(stream)

@@ -25,6 +25,7 @@ async def login_form(web: Web, next: str = "/") -> HTMLResponse:
 
 @router.get("/")
 async def floor_page(viewer: PageViewer, web: Web) -> HTMLResponse:
+    await web.board.caught_up()
     snapshot = await web.pages.floor.get(web.board.version)
     sections = sections_html(snapshot, viewer)
     return page(
@@ -36,6 +37,7 @@ async def floor_page(viewer: PageViewer, web: Web) -> HTMLResponse:
 async def holds(
     viewer: PageViewer, web: Web, answered: str | None = None, status: str | None = None
 ) -> HTMLResponse:
+    await web.board.caught_up()
     snapshot = await web.pages.holds(viewer).get(web.board.version)
     return page(
         "holds.html",
@@ -50,6 +52,7 @@ async def holds(
 
 @router.get("/tables/{table}")
 async def table_page(table: str, viewer: PageViewer, web: Web) -> HTMLResponse:
+    await web.board.caught_up()
     snapshot = await web.pages.table(viewer, table).get(web.board.table_version(table))
     return page(
         "table.html",
@@ -157,6 +160,7 @@ async def hand_page(
 
 @router.get("/alarms")
 async def alarms(viewer: PageViewer, web: Web) -> HTMLResponse:
+    await web.board.caught_up()
     snapshot = await web.pages.alarms(viewer).get(web.board.version)
     sections = sections_html(snapshot, viewer)
     return page(
