@@ -137,12 +137,34 @@ class Gaps:
         """Record how far streams are contiguous (one transaction; marks only move up)."""
         if not marks:
             return
-        g = self.db.greatest
-        with self.db.transaction():
-            self.db.many(
-                f"UPDATE streams SET contiguous = {g}(contiguous, ?) "
-                "WHERE table_id = ? AND epoch = ? AND stream = ?",
-                [(mark, t, e, s) for t, e, s, mark in sorted(marks)],
+        db = self.db
+        rows = sorted(marks)
+        with db.transaction():
+            if db.dialect == "sqlite":  # in this process: a statement a row costs little
+                db.many(
+                    "UPDATE streams SET contiguous = max(contiguous, ?) "
+                    "WHERE table_id = ? AND epoch = ? AND stream = ?",
+                    [(mark, t, e, s) for t, e, s, mark in rows],
+                )
+                return
+            # A scan moves the marks of every table that played since the last (hundreds on a
+            # floor): two statements, not one a row. The rows are locked first, in key order
+            # (ORDER BY comes before the locking clause), the order every transaction of the
+            # store takes, so two pits never wait for each other in a circle; then updated
+            # from the same arrays.
+            arrays = [list(column) for column in zip(*rows, strict=True)]
+            given = "unnest(%b::text[], %b::text[], %b::text[], %b::bigint[])"
+            db.execute(
+                "SELECT 1 FROM streams WHERE (table_id, epoch, stream) IN "
+                f"(SELECT t, e, s FROM {given} AS v (t, e, s, m)) "
+                "ORDER BY table_id, epoch, stream FOR UPDATE",
+                arrays,
+            )
+            db.execute(
+                "UPDATE streams SET contiguous = GREATEST(streams.contiguous, v.m) "
+                f"FROM {given} AS v (t, e, s, m) "
+                "WHERE streams.table_id = v.t AND streams.epoch = v.e AND streams.stream = v.s",
+                arrays,
             )
 
     def open_gaps(
