@@ -20,7 +20,8 @@ What the daemon and the pit need from it, which no library's public API gave the
 * **a connection cut without DISCONNECT** (:meth:`Client.drop`), so the broker publishes the
   Last Will;
 * **reading at a pace** (``read_interval``): a process that takes many small messages and works
-  on them in batches anyway (the pit) reads its socket at most every ``read_interval`` seconds,
+  on them in batches anyway (the pit) reads its socket on the ticks of ``read_interval``
+  (:func:`controller.aio.next_tick`: the multiples of it, half to one and a half of it apart),
   every message waiting there at once; while a publish, a subscription or the connection waits
   for the broker's answer, it reads at once;
 * **Keep Alive** (3.1.2.10): a PINGREQ once nothing was sent or received for half the Keep
@@ -39,6 +40,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from types import TracebackType
 from typing import Any, Self
 
+from controller.aio import next_tick
 from controller.mqtt import codec
 from controller.mqtt.codec import Message
 from controller.mqtt.records import (
@@ -537,7 +539,8 @@ class Client:
             return
         transport.pause_reading()
         self._paused = True
-        self._resume = loop.call_later(self._read_interval, self._read_again)
+        # on the tick: what else of the process is due then (its batch's window) shares the wake
+        self._resume = loop.call_at(next_tick(loop.time(), self._read_interval), self._read_again)
 
     def _read_again(self) -> None:
         self._resume = None

@@ -49,7 +49,7 @@ from typing import Any, NoReturn, Protocol
 
 import structlog
 
-from controller.aio import Backoff, cancel_and_wait, retry_forever
+from controller.aio import Backoff, cancel_and_wait, next_tick, retry_forever
 from controller.pit.db import Db, StoreError, dialect_of, postgresql_conninfo
 from controller.pit.health import PitHealth, describe
 
@@ -276,7 +276,8 @@ class ChangeFeed:
             await asyncio.sleep(pace)
             return
         with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(self.idle):
+            now = asyncio.get_running_loop().time()
+            async with asyncio.timeout_at(next_tick(now, self.idle)):
                 await self.board.followed.wait()
 
     def _flush(self) -> None:

@@ -32,6 +32,8 @@ from typing import Any
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from controller.aio import sleep_to_tick
+
 #: The key of the request's :class:`Connection` in the ASGI scope's ``state``.
 CONNECTION = "tablectl.connection"
 #: Bytes the kernel keeps for each connection's reader at most (Linux doubles it): a page is
@@ -161,4 +163,4 @@ class _QuietServer(uvicorn.Server):
         counter = 0
         while not await self.on_tick(counter):
             counter = (counter + 10) % 864_000
-            await asyncio.sleep(1.0)
+            await sleep_to_tick(1.0)  # with the process's other timers of the second

@@ -49,7 +49,7 @@ from typing import Any, Literal
 
 import structlog
 
-from controller.aio import Backoff, retry_forever, until_first_failure
+from controller.aio import Backoff, nearest_tick, retry_forever, until_first_failure
 from controller.mqtt import Client, Message, MqttError, Will, connect_properties, new_client
 from controller.pit.batches import Applied, Batch, EventIn, Refusal
 from controller.pit.config import PitConfig
@@ -328,6 +328,8 @@ class Ingest:
         self._direct_lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
         self._backoff = Backoff(config.broker.reconnect_min, config.broker.reconnect_max)
+        #: seconds between two reads of the broker's socket (ticks on the loop's clock)
+        self._read_every = min(READ_EVERY, config.pit.batch_wait / 2)
         self._queue: asyncio.Queue[tuple[Route, Message, float]] = asyncio.Queue()
 
     async def run(self) -> None:
@@ -449,7 +451,7 @@ class Ingest:
             will=will,
             # messages wait for their batch anyway: read in bursts, a turn of the loop for
             # each burst rather than each message (a request's answer is read at once)
-            read_interval=min(READ_EVERY, pit.batch_wait / 2),
+            read_interval=self._read_every,
         )
 
     async def _connection(self) -> None:
@@ -549,8 +551,10 @@ class Ingest:
             item = await queue.get()
             self._add(batch, *item)
             # the window opens when the batch's first message arrived (it may have waited for
-            # the last commit already); one timer a batch, not one a message
-            deadline = item[2] + pit.batch_wait
+            # the last commit already); one timer a batch, not one a message, on the tick of
+            # the broker's reads nearest to its end (messages are read on those ticks: the
+            # commit and a read share one wake of the loop, whose clock is time.monotonic)
+            deadline = nearest_tick(item[2] + pit.batch_wait, self._read_every)
             while True:
                 while len(batch.acks) < pit.batch and not queue.empty():
                     self._add(batch, *queue.get_nowait())

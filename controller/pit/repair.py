@@ -40,6 +40,7 @@ from typing import Any
 
 import structlog
 
+from controller.aio import next_tick
 from controller.mqtt import MqttError
 from controller.pit.config import PitConfig
 from controller.pit.metrics import PitMetrics
@@ -106,7 +107,8 @@ class Repairer:
             except Exception:
                 log.exception("pit.repair.scan_failed")
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self.config.repair.scan):
+                now = asyncio.get_running_loop().time()
+                async with asyncio.timeout_at(next_tick(now, self.config.repair.scan)):
                     await self._wake.wait()
             self._wake.clear()
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import structlog
 
+from controller.aio import sleep_to_tick
 from controller.pit.approved_builds import ApprovedBuilds, load_approved_builds
 from controller.pit.changes import Announcer, ChangeFeed
 from controller.pit.config import PitConfig
@@ -184,7 +185,7 @@ class PitService:
             self.presence.evaluate()
             self.metrics.members_away.set(len(self.presence.away()))
             self.metrics.takeover.set(1 if self.presence.taking_over else 0)
-            await asyncio.sleep(MEMBERS_EVERY)
+            await sleep_to_tick(MEMBERS_EVERY)
 
     async def _probe_store(self) -> None:
         """Ask the store something every few seconds (more often while it is lost): a store
@@ -200,7 +201,7 @@ class PitService:
                 pass  # reported by the worker
             except Exception:
                 log.exception("pit.store.probe_failed")  # a probe's bug must not stop the pit
-            await asyncio.sleep(PROBE_UP if self.health.ok("store") else PROBE_LOST)
+            await sleep_to_tick(PROBE_UP if self.health.ok("store") else PROBE_LOST)
 
     async def _serve(self) -> None:
         from controller.pit.web.app import create_app  # noqa: PLC0415
