@@ -41,15 +41,10 @@ def next_tick(now: float, period: float) -> float:
 
     A process's periodic timers keep to one grid this way, so that those due at the same time
     fire in one wake of the loop: each wake costs some 300 µs of CPU on a small machine
-    (benchmarks/loop_wake.py), and a pit's reads of the broker, its batches' windows, its scans
-    and its checks of the other members each woke it on their own, a few milliseconds apart.
+    (benchmarks/loop_wake.py), and a pit's reads of the broker, its scans, its checks of the
+    other members and its web server's second each woke it on their own, milliseconds apart.
     """
     return math.ceil((now + period / 2) / period) * period
-
-
-def nearest_tick(when: float, period: float) -> float:
-    """The tick of ``period`` nearest to ``when`` (at most half a period from it)."""
-    return round(when / period) * period
 
 
 async def sleep_to_tick(period: float) -> None:

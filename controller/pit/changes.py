@@ -65,8 +65,7 @@ MAX_PAYLOAD = 2000
 #: change within this (and the coalescing); a poll is a wake of the loop, some 300 µs of CPU on
 #: a small machine (benchmarks/loop_wake.py), so not more often than the pages need.
 POLL = 0.2
-#: Seconds between two wakes of the pages by other processes' changes, at least (and between
-#: two reads of the announcements while a live stream follows the board).
+#: Seconds between two wakes of the pages by other processes' changes, at least.
 COALESCE = 0.05
 #: Seconds between two reads of the announcements while no live stream follows the board.
 IDLE_READ = 1.0
@@ -270,10 +269,12 @@ class ChangeFeed:
             self._flush()
 
     async def _pause(self, pace: float) -> None:
-        """Wait before the next read: ``pace`` seconds while a live stream follows the board,
-        :attr:`idle` seconds while none does (over as soon as one opens)."""
+        """Wait before the next read: ``pace`` seconds (no wait on PostgreSQL: the next read
+        is the next announcement's) while a live stream follows the board, until the next
+        tick of :attr:`idle` while none does (over as soon as one opens)."""
         if self.board.followers:
-            await asyncio.sleep(pace)
+            if pace > 0:
+                await asyncio.sleep(pace)
             return
         with contextlib.suppress(TimeoutError):
             now = asyncio.get_running_loop().time()
@@ -390,7 +391,7 @@ class ChangeFeed:
                     # at every turn
                     loop.remove_reader(fd)
                     read()
-                    await self._pause(self.coalesce)
+                    await self._pause(0.0)
                     readable.clear()
                     loop.add_reader(fd, readable.set)
             finally:

@@ -20,10 +20,14 @@ session expiry of hours), so the broker keeps what arrives while the process is 
   ``{prefix}/+/events`` (and ``…/+/secure/events``) outside the share group.
 
 Acknowledgement only after the commit: the client acknowledges nothing by itself (``manual_ack``
-of :class:`controller.mqtt.Client`). Messages are committed in batches (up to ``batch`` of them,
-the first waiting
-at most ``batch_wait`` seconds from its arrival for others) in one transaction, and the PUBACK
-of every message of the batch goes out after the commit. A process that dies before its commit
+of :class:`controller.mqtt.Client`). Messages are committed in batches, in one transaction
+each, and the PUBACK of every message of the batch goes out after the commit. The broker's
+socket is read on the ticks of ``batch_wait`` (:func:`controller.aio.next_tick`), everything it
+holds at once, and what a read brought is committed there and then (up to ``batch`` messages a
+commit): a message waits at most ``batch_wait`` seconds from its arrival for others, and the
+read and the commit share one wake of the process (a wake costs more than a message: some 300
+µs of CPU on a small machine, benchmarks/loop_wake.py). When a tick finds nothing waiting, the
+next message is read, and committed, as it comes. A process that dies before its commit
 leaves the messages unacknowledged: the broker delivers them again when the session comes back,
 and the store keeps one row per event whatever arrives twice. ``receive_maximum`` bounds how many
 unacknowledged messages the broker sends this process at once.
@@ -49,7 +53,7 @@ from typing import Any, Literal
 
 import structlog
 
-from controller.aio import Backoff, nearest_tick, retry_forever, until_first_failure
+from controller.aio import Backoff, retry_forever, until_first_failure
 from controller.mqtt import Client, Message, MqttError, Will, connect_properties, new_client
 from controller.pit.batches import Applied, Batch, EventIn, Refusal
 from controller.pit.config import PitConfig
@@ -75,11 +79,6 @@ from controller.pit.worker import StoreWorker
 log = structlog.get_logger("tablectl.pit.ingest")
 
 HEAD = 200
-#: Seconds between two reads of the broker's socket at most (half of ``batch_wait`` when that
-#: is shorter): a floor's messages come one at a time, and a wake of the event loop costs more
-#: than a message (some 300 µs of CPU on a small machine, benchmarks/loop_wake.py). A message
-#: then waits at most this long to be read and ``batch_wait`` more for its commit.
-READ_EVERY = 0.1
 #: The requests the pit sends whose answers it reads: gap repair's and storage confirmation's.
 #: The requests whose answers this process hears: its own (replay, stored) and the rulings the
 #: console sends for the floor (confirm, reject, floor_override).
@@ -328,8 +327,6 @@ class Ingest:
         self._direct_lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
         self._backoff = Backoff(config.broker.reconnect_min, config.broker.reconnect_max)
-        #: seconds between two reads of the broker's socket (ticks on the loop's clock)
-        self._read_every = min(READ_EVERY, config.pit.batch_wait / 2)
         self._queue: asyncio.Queue[tuple[Route, Message, float]] = asyncio.Queue()
 
     async def run(self) -> None:
@@ -449,9 +446,10 @@ class Ingest:
             ),
             manual_ack=True,  # acknowledge only what is committed
             will=will,
-            # messages wait for their batch anyway: read in bursts, a turn of the loop for
-            # each burst rather than each message (a request's answer is read at once)
-            read_interval=self._read_every,
+            # read in bursts, on the ticks of the batches' window: a turn of the loop for each
+            # burst, which is committed at once, rather than one a message (a request's answer
+            # is read at once)
+            read_interval=pit.batch_wait,
         )
 
     async def _connection(self) -> None:
@@ -548,20 +546,11 @@ class Ingest:
         queue = self._queue
         while True:
             batch = Batch()
-            item = await queue.get()
-            self._add(batch, *item)
-            # the window opens when the batch's first message arrived (it may have waited for
-            # the last commit already); one timer a batch, not one a message, on the tick of
-            # the broker's reads nearest to its end (messages are read on those ticks: the
-            # commit and a read share one wake of the loop, whose clock is time.monotonic)
-            deadline = nearest_tick(item[2] + pit.batch_wait, self._read_every)
-            while True:
-                while len(batch.acks) < pit.batch and not queue.empty():
-                    self._add(batch, *queue.get_nowait())
-                remaining = deadline - time.monotonic()
-                if len(batch.acks) >= pit.batch or remaining <= 0:
-                    break
-                await asyncio.sleep(remaining)
+            self._add(batch, *await queue.get())
+            # what the last read of the socket brought (its messages are all queued before
+            # this task runs): the messages waited for one another already, until the tick
+            while len(batch.acks) < pit.batch and not queue.empty():
+                self._add(batch, *queue.get_nowait())
             applied = await self._store(batch)
             for message in batch.acks:
                 client.ack(message)
