@@ -539,7 +539,7 @@ class Client:
             return
         transport.pause_reading()
         self._paused = True
-        # on the tick: what else of the process is due then (its batch's window) shares the wake
+        # on the tick: the process's other timers due then (on the same grid) share the wake
         self._resume = loop.call_at(next_tick(loop.time(), self._read_interval), self._read_again)
 
     def _read_again(self) -> None:
