@@ -23,7 +23,8 @@ What the daemon and the pit need from it, which no library's public API gave the
   on them in batches anyway (the pit) reads its socket on the ticks of ``read_interval``
   (:func:`controller.aio.next_tick`: the multiples of it, half to one and a half of it apart),
   every message waiting there at once; while a publish, a subscription or the connection waits
-  for the broker's answer, it reads at once;
+  for the broker's answer, it reads at once, and after a read of :data:`BACKLOG_READ` bytes or
+  more (a session's backlog) it reads on;
 * **Keep Alive** (3.1.2.10): a PINGREQ once nothing was sent or received for half the Keep
   Alive, the connection ended when its PINGRESP has not come within the Keep Alive.
 """
@@ -56,6 +57,12 @@ from controller.mqtt.records import (
 
 #: Packet identifiers are 1-65535 (2.2.1).
 _MIDS = 65535
+
+
+#: A read of this many bytes or more is a backlog (a session's messages kept while the process
+#: was away, or far more than a tick's worth): a client reading at a pace reads on at once, at
+#: its own pace of work, rather than one read a tick (one read takes 256 KiB at most).
+BACKLOG_READ = 64 * 1024
 
 
 class Client:
@@ -449,8 +456,8 @@ class Client:
                 self._control(packet)
         if self._flush is not None:
             self.write()  # what answering these queued (PUBACKs), in one write
-        if self._read_interval > 0:
-            self._pause()
+        if self._read_interval > 0 and len(data) < BACKLOG_READ:
+            self._pause()  # (a read this large is a backlog: the next is read at once)
 
     def _message(self, message: Message) -> None:
         self._messages.put_nowait(message)

@@ -255,3 +255,30 @@ async def test_a_packet_identifier_is_never_given_twice_while_messages_wait_2_2_
     await broker.send(codec.puback(deliveries[0].mid))
     await client.acknowledged(deliveries[0])
     assert client.hand_over("t", b"", qos=1).mid == deliveries[0].mid  # free again
+
+
+async def test_a_paced_client_reads_a_backlog_on_at_once(
+    scripted: tuple[int, asyncio.Future[ScriptedBroker]],
+) -> None:
+    """A client that reads at a pace (one read a tick, here a tick of 1 s) reads on at once
+    after a read of a backlog's size: 2 MiB of messages that came while it waited for its tick
+    (a session's backlog) arrive within a few ticks, not one read (256 KiB at most) a tick."""
+    client, broker = await connected(scripted, read_interval=1.0)
+    await broker.send(codec.publish("t", b"first", 0, False, 0))
+    messages = client.messages
+    first = await anext(messages)
+    assert first.payload == b"first"  # read: the client waits for its next tick now
+    payload = bytes(1000)
+    count = 2048
+    blob = b"".join(codec.publish("t", payload, 0, False, 0) for _ in range(count))
+    sending = asyncio.create_task(broker.send(blob))
+    received = 0
+    async with asyncio.timeout(5):  # one read a tick would take 8 s at least
+        async for message in messages:
+            assert message.payload == payload
+            received += 1
+            if received == count:
+                break
+        await sending
+    assert received == count
+    await client.disconnect()
