@@ -81,7 +81,6 @@ class Batch:
     devices: list[DeviceIn] = field(default_factory=list)
     rejects: list[Refusal] = field(default_factory=list)
     acks: list[Message] = field(default_factory=list)  # acknowledged once the batch is stored
-    first_received: float = 0.0
 
     def __len__(self) -> int:
         return (

@@ -327,7 +327,7 @@ class Ingest:
         self._direct_lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
         self._backoff = Backoff(config.broker.reconnect_min, config.broker.reconnect_max)
-        self._queue: asyncio.Queue[tuple[Route, Message, float]] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[Route, Message]] = asyncio.Queue()
 
     async def run(self) -> None:
         """Stay connected until cancelled."""
@@ -513,7 +513,7 @@ class Ingest:
             if self.presence is not None:
                 self.presence.take(where.verb, _payload(message))
             return True
-        self._queue.put_nowait((where, message, time.monotonic()))
+        self._queue.put_nowait((where, message))
         return False
 
     async def flush(self) -> Applied:
@@ -578,9 +578,7 @@ class Ingest:
                 await asyncio.sleep(0.05 * 2**attempt)
         raise StoreUnavailableError("the store refused five commits in a row")
 
-    def _add(self, batch: Batch, where: Route, message: Message, received: float) -> None:
-        if not batch.acks:
-            batch.first_received = received
+    def _add(self, batch: Batch, where: Route, message: Message) -> None:
         batch.acks.append(message)
         payload = _payload(message)
         try:
