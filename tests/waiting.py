@@ -8,7 +8,7 @@ waited for and for how long.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 
 async def until(
@@ -29,3 +29,13 @@ async def until(
         if loop.time() > deadline:
             raise TimeoutError(f"waited {timeout:g} s for {what or condition}")
         await asyncio.sleep(every)
+
+
+async def until_async(condition: Callable[[], Awaitable[bool]], timeout: float, what: str) -> None:
+    """:func:`until` for a condition that must be awaited (an HTTP request)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not await condition():
+        if loop.time() > deadline:
+            raise TimeoutError(f"waited {timeout:g} s for {what}")
+        await asyncio.sleep(0.05)

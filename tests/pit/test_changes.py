@@ -43,7 +43,7 @@ from tests.pit.test_live import Stream
 from tests.pit.test_store import envelope, event_in
 from tests.pit.web import PASSWORD, Served, basic, serve
 from tests.postgres import PostgresServer
-from tests.waiting import until
+from tests.waiting import until, until_async
 
 
 def test_a_payload_names_its_origin_and_tables_and_is_bounded() -> None:
@@ -234,24 +234,16 @@ async def test_with_no_live_stream_announcements_wait_and_a_page_reads_them_firs
             assert b.feed.reads == reads
             # … and a page about to be computed reads it first: not the page kept from before
             # (looked at again while PostgreSQL's last notification may still be on its way)
-            gets = await page_showing(client, "/holds", headers, "hold <code>T1-h21</code>")
+            gets = 0
+
+            async def shows_the_hold() -> bool:
+                nonlocal gets
+                gets += 1
+                page = await client.get("/holds", headers=headers)
+                return "hold <code>T1-h21</code>" in page.text
+
+            await until_async(shows_the_hold, 10, "B's holds page to show T1-h21")
             assert b.feed.reads - reads == gets
-
-
-async def page_showing(
-    client: httpx.AsyncClient, path: str, headers: dict[str, str], text: str
-) -> int:
-    """GET ``path`` until it shows ``text`` (10 s at most); how many GETs it took."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 10.0
-    gets = 0
-    while True:
-        gets += 1
-        if text in (await client.get(path, headers=headers)).text:
-            return gets
-        if loop.time() > deadline:
-            raise TimeoutError(f"waited 10 s for {path} to show {text}")
-        await asyncio.sleep(0.01)
 
 
 async def test_the_first_live_stream_makes_the_feed_read_at_once(shared_url: str) -> None:

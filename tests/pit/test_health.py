@@ -10,7 +10,7 @@ import contextlib
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -29,6 +29,7 @@ from tests.integration.broker import Broker, free_port, mosquitto_available
 from tests.pit.test_live import Stream, session
 from tests.pit.web import PASSWORD, new_store
 from tests.postgres import PostgresServer
+from tests.waiting import until_async
 
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -100,16 +101,6 @@ async def running_pit(directory: Path, store_url: str) -> AsyncIterator[Pit]:
         service.stop_requested.set()
         assert await running == 0
         broker.stop()
-
-
-async def until_async(condition: Callable[[], Awaitable[bool]], timeout: float, what: str) -> None:
-    """:func:`tests.waiting.until` for a condition that must be awaited (an HTTP request)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not await condition():
-        if loop.time() > deadline:
-            raise TimeoutError(f"waited {timeout:g} s for {what}")
-        await asyncio.sleep(0.05)
 
 
 async def told(stream: Stream, live: bool, timeout: float = 10.0) -> dict[str, object]:
