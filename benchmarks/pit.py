@@ -263,14 +263,23 @@ def cpu_seconds(pid: int) -> float:
 class Pit:
     """A ``tablectl pit run`` process."""
 
-    def __init__(self, directory: Path, pit_id: str, port: int, url: str, key: Path) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        pit_id: str,
+        port: int,
+        url: str,
+        key: Path,
+        batch_wait: float | None = None,
+    ) -> None:
         self.directory = directory
         directory.mkdir(parents=True, exist_ok=True)
         self.pit_id = pit_id
         self.web = free_port()
         self.config = directory / "pit.toml"
+        wait = "" if batch_wait is None else f"batch_wait = {batch_wait}\n"
         self.config.write_text(
-            f'[pit]\nid = "{pit_id}"\nshare_group = "floor"\n'
+            f'[pit]\nid = "{pit_id}"\nshare_group = "floor"\n{wait}'
             f'[broker]\nhost = "127.0.0.1"\nport = {port}\nkeepalive = 10\n'
             f"reconnect_min = 0.1\nreconnect_max = 1.0\n"
             f'[store]\nurl = "{url}"\n[web]\nlisten = "127.0.0.1:{self.web}"\n'
@@ -483,7 +492,14 @@ async def _floor(
     load_start = os.getloadavg()[0]
     keys = RigKeys.create(run_dir / "keys")
     pits = [
-        Pit(run_dir / f"pit-{n}", f"pit-{n}", broker.port, url, keys.key_file(Role.PIT))
+        Pit(
+            run_dir / f"pit-{n}",
+            f"pit-{n}",
+            broker.port,
+            url,
+            keys.key_file(Role.PIT),
+            args.batch_wait,
+        )
         for n in (1, 2)
     ]
     for pit in pits:
@@ -823,7 +839,8 @@ def failover_report(results: list[dict[str, Any]], args: Any) -> str:
         f"{args.hand_seconds:g} s sped up {args.speed:g}x; two pit processes in one share group, "
         f"pit-2 SIGKILLed after {args.warmup:g} s for {args.failover:g} s, then {args.after:g} s "
         "more; publish→committed (readable on either pit's API) of every event, live or "
-        "replayed, by when it was published",
+        "replayed, by when it was published; the pits' batch_wait: "
+        + ("their default" if args.batch_wait is None else f"{args.batch_wait:g} s"),
         "",
         "| store | published | ev/s | stored | lost | stored twice | before the kill p50 / p95 / "
         "p99 ms | outage p50 / p95 / p99 / max ms | after the restart p50 / p95 / p99 / max ms "
@@ -1057,6 +1074,9 @@ def main() -> int:
     parser.add_argument("--wait", type=float, default=60.0)
     parser.add_argument("--stores", default="postgresql,sqlite")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--batch-wait", type=float, default=None, help="the pits' batch_wait (default: theirs)"
+    )
     parser.add_argument("--console", action="store_true", help="measure the web console")
     parser.add_argument("--rate", type=float, default=250.0, help="--console: updates/s")
     parser.add_argument(

@@ -112,7 +112,11 @@ def run(url: str, messages: list[tuple[str, bytes]], batch_size: int) -> dict[st
 
 
 def through_broker(
-    url: str, messages: list[tuple[str, bytes]], work: Path, batch: int
+    url: str,
+    messages: list[tuple[str, bytes]],
+    work: Path,
+    batch: int,
+    batch_wait: float | None = None,
 ) -> dict[str, float]:
     """A pit process drains the backlog its session kept: its CPU and wall seconds."""
     import aiomqtt  # noqa: PLC0415
@@ -127,6 +131,7 @@ def through_broker(
     config = directory / "pit.toml"
     config.write_text(
         f'[pit]\nid = "bench"\nbatch = {batch}\nconfirm = false\nreceive_maximum = 2000\n'
+        f"{_batch_wait(batch_wait)}"
         f'[broker]\nhost = "127.0.0.1"\nport = {broker.port}\n[store]\nurl = "{url}"\n'
         f'[web]\nlisten = "127.0.0.1:{web}"\n[repair]\nafter = 600\n'
         '[log]\nformat = "json"\nlevel = "warning"\n'
@@ -186,8 +191,17 @@ def through_broker(
     return {"events": events, "batches": float("nan"), "cpu": cpu, "wall": wall}
 
 
+def _batch_wait(seconds: float | None) -> str:
+    """The ``[pit]`` line setting ``batch_wait`` (none: the pit's default)."""
+    return "" if seconds is None else f"batch_wait = {seconds}\n"
+
+
 def at_rate(
-    url: str, messages: list[tuple[str, bytes]], work: Path, rate: float
+    url: str,
+    messages: list[tuple[str, bytes]],
+    work: Path,
+    rate: float,
+    batch_wait: float | None = None,
 ) -> dict[str, float]:
     """A pit process takes the messages as published at ``rate`` events a second: its CPU
     seconds from the first published to the last stored, and its CPU a second while idle after."""
@@ -204,7 +218,8 @@ def at_rate(
     web = free_port()
     config = directory / "pit.toml"
     config.write_text(
-        f'[pit]\nid = "bench"\n[broker]\nhost = "127.0.0.1"\nport = {broker.port}\n'
+        f'[pit]\nid = "bench"\n{_batch_wait(batch_wait)}'
+        f'[broker]\nhost = "127.0.0.1"\nport = {broker.port}\n'
         f'[store]\nurl = "{url}"\n[web]\nlisten = "127.0.0.1:{web}"\n'
         f'[repair]\nafter = 3.0\n[security]\nkey = "{keys.key_file(Role.PIT)}"\n'
         '[log]\nformat = "json"\nlevel = "warning"\n'
@@ -279,6 +294,9 @@ def main() -> int:
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--through-broker", action="store_true")
     parser.add_argument("--rate", type=float, default=0.0, help="events/s: at a floor's pace")
+    parser.add_argument(
+        "--batch-wait", type=float, default=None, help="the pit's [pit] batch_wait (default: its)"
+    )
     parser.add_argument("--seconds", type=float, default=30.0, help="--rate: for how long")
     args = parser.parse_args()
     if args.rate:
@@ -298,9 +316,9 @@ def main() -> int:
             else:
                 url = f"sqlite:///{work / 'pit.sqlite'}"
             if args.rate:
-                result = at_rate(url, messages, work, args.rate)
+                result = at_rate(url, messages, work, args.rate, args.batch_wait)
             elif args.through_broker:
-                result = through_broker(url, messages, work, args.batch)
+                result = through_broker(url, messages, work, args.batch, args.batch_wait)
             elif args.profile:
                 profile = cProfile.Profile()
                 result = profile.runcall(run, url, messages, args.batch)
@@ -316,7 +334,9 @@ def main() -> int:
     if args.rate:
         print(
             f"one pit process taking {args.rate:g} events/s of {args.tables} tables as they are "
-            f"published, {args.seconds:g} s (load average {load:.1f})"
+            f"published, {args.seconds:g} s, batch_wait "
+            + ("the default" if args.batch_wait is None else f"{args.batch_wait:g} s")
+            + f" (load average {load:.1f})"
         )
         print()
         print("| store | events | CPU µs/event | idle after (% of a core) |")

@@ -86,11 +86,12 @@ class PitSection(_Section):
     )
     batch: int = Field(default=500, ge=1, le=20_000, description="messages per commit, at most")
     # A commit costs much the same whatever its size (its statements, the store thread's
-    # turn, the acknowledgements' write): at a floor's pace (a few hundred events a second over
-    # the pit processes) 0.2 s makes a quarter of the commits 0.05 s did, four times the size,
-    # and leaves an event well within a second of its table (benchmarks/pit-results.txt).
+    # turn, the acknowledgements' write: some 3 ms of CPU at a floor's pace, where a message
+    # costs about 0.12 ms): at 130 events a second per process, 0.3 s costs 196 µs an event
+    # where 0.2 s costs 233 and 0.4 s 178, and leaves an event well within a second of its
+    # table, p99 ~0.3 s (benchmarks/pit-results.txt, 2026-12-05 "batch_wait").
     batch_wait: float = Field(
-        default=0.2, gt=0, le=5, description="seconds a message waits for others to commit with"
+        default=0.3, gt=0, le=5, description="seconds a message waits for others to commit with"
     )
     confirm: bool = Field(
         default=True,
