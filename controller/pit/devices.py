@@ -52,6 +52,7 @@ class Devices:
         if not rows:
             return
         with self.db.transaction():
+            self.db.changed({str(row[0]) for row in rows})  # announced with the commit
             self.db.insert(
                 "devices",
                 DEVICE_COLUMNS,

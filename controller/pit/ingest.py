@@ -206,6 +206,7 @@ def apply_batch(store: Store, batch: Batch, secure: bool) -> Applied:
     _devices(store, batch, now)
     if batch.rejects:
         with store.db.transaction():
+            store.db.changed({r.table for r in batch.rejects if r.table})
             for refusal in batch.rejects:
                 payload = refusal.payload
                 head = payload[: HEAD * 4].decode("utf-8", "replace")[:HEAD]
@@ -218,15 +219,14 @@ def apply_batch(store: Store, batch: Batch, secure: bool) -> Applied:
                     table=None if refusal.table is None else _storable(refusal.table),
                     now=now,
                 )
-    # the statuses, states, devices and refusals are committed: every pit's live pages hear
-    # of them (the events were announced in their own transaction)
+    # every pit's live pages heard of what each transaction wrote as it committed (the events,
+    # statuses, states, devices and refusals each announce their tables in their own)
     rest = {
         *(t for t, _ in batch.statuses),
         *(t for t, _ in batch.states),
         *(d.table for d in batch.devices),
         *(r.table for r in batch.rejects if r.table),
     }
-    store.db.changed(rest)
     applied.touched = {*(e.table_id for e in batch.events), *rest}
     return applied
 
@@ -583,6 +583,11 @@ class Ingest:
         payload = _payload(message)
         try:
             if where.kind == "event":
+                taken = (f"{where.stream}/{where.source}", payload)
+                if taken in batch.taken:  # the same view of the same event: stored once anyway
+                    batch.copies += 1
+                    return
+                batch.taken.add(taken)
                 batch.events.append(parse_event(payload, where))
             elif where.kind == "status":
                 if payload:  # an empty retained message clears the topic: nothing to record

@@ -116,7 +116,7 @@ class PitMetrics:
         self.commits.inc()
         self.messages.inc(len(batch.acks))
         self.rejected.inc(len(batch.rejects))
-        self.duplicates.inc(applied.duplicates)
+        self.duplicates.inc(applied.duplicates + batch.copies)
         for table, count in applied.stored.items():
             self.events_stored.labels(table=table).inc(count)
         for event in applied.stored_events:

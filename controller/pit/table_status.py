@@ -96,6 +96,7 @@ class TableStatus:
             return [], refused
         good.sort(key=lambda g: (g.table, g.ts or "", g.journal, g.bdseq, g.state == "offline"))
         with db.transaction():  # births, then tables: the order every transaction takes
+            db.changed({g.table for g in good})  # every pit's live pages hear of it with the commit
             rows = db.returning_many(
                 "INSERT INTO births (table_id, journal, bdseq, state, epoch, ts, body, "
                 "received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
@@ -174,6 +175,7 @@ class TableStatus:
             rows.append((table, epoch, text, seq, hand_id, phase, now))
         g = db.greatest
         with db.transaction():  # streams before tables: the order every transaction takes
+            db.changed({table for table, *_ in good})
             db.insert(
                 "streams",
                 typed_columns("table_id epoch stream known_last"),

@@ -22,7 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from controller.aio import Backoff
-from controller.pit.batches import Batch
+from controller.pit.batches import Batch, Refusal
 from controller.pit.changes import (
     APPLICATION,
     CHANNEL,
@@ -34,6 +34,7 @@ from controller.pit.changes import (
     encode,
 )
 from controller.pit.db import Db
+from controller.pit.devices import DeviceIn
 from controller.pit.health import PitHealth
 from controller.pit.ingest import apply_batch
 from controller.pit.store import Store
@@ -108,6 +109,29 @@ def test_a_transaction_announces_what_it_changed_when_it_commits_and_never_when_
     db.changed(())
     assert heard == [frozenset({"T1", "T2"}), None]
     db.close()
+
+
+def test_a_batch_announces_its_statuses_states_devices_and_refusals_each_as_it_commits(
+    tmp_path: Path,
+) -> None:
+    """Each kind of a batch's messages is written in a transaction of its own: each names its
+    tables in that transaction, announced with its commit, rather than in one announcement of its
+    own after them all (a statement more a batch)."""
+    store = Store(f"sqlite:///{tmp_path / 'pit.sqlite'}")
+    store.migrate()
+    heard: list[frozenset[str] | None] = []
+    store.db.announcer = lambda _db, tables: heard.append(tables)
+    batch = Batch(
+        statuses=[("T1", {"state": "online", "bdseq": 1})],
+        states=[("T2", {"epoch": "e1", "seq": 3, "hand": None})],
+        devices=[DeviceIn("T3", "shuffler", "2026-12-05T10:00:00Z", '{"health":"ok"}')],
+        rejects=[Refusal("T4", "tables/T4/nonsense", b"junk", "not a topic the pit reads")],
+    )
+    applied = apply_batch(store, batch, False)
+    assert heard == [frozenset({"T1"}), frozenset({"T2"}), frozenset({"T3"}), frozenset({"T4"})]
+    assert applied.touched == {"T1", "T2", "T3", "T4"}
+    assert [t["table_id"] for t in store.tables()] == ["T1", "T2"]
+    store.close()
 
 
 # ---------------------------------------------------------------------- two pits on one store

@@ -8,10 +8,15 @@ from typing import Any
 
 import pytest
 
+from controller.mqtt import Message, Topic
+from controller.pit import ingest
 from controller.pit.batches import Batch
-from controller.pit.ingest import Route, apply_batch, parse_event, route
+from controller.pit.config import PitConfig
+from controller.pit.ingest import Ingest, Route, apply_batch, parse_event, route
+from controller.pit.metrics import PitMetrics
 from controller.pit.published import RejectedError
 from controller.pit.store import Store
+from controller.pit.worker import StoreWorker
 from tests.pit.test_store import envelope, event_in
 
 
@@ -74,3 +79,42 @@ def test_one_event_the_store_refuses_does_not_hold_back_the_batch(
     assert "a bug met by event 2" in rejects[0][1]
     assert store.tables()[0]["online"] is True
     store.close()
+
+
+async def test_a_copy_of_a_message_in_the_same_batch_is_taken_once_and_counted_a_duplicate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process taking over an away member's share gets each message of its own share twice
+    (the share's and the direct subscription's), side by side: the copy is not parsed again."""
+    url = f"sqlite:///{tmp_path / 'pit.sqlite'}"
+    Store(url).migrate()
+    config = PitConfig(
+        pit={"id": "p", "confirm": False}, store={"url": url}, broker={"host": "127.0.0.1"}
+    )
+    worker = StoreWorker(url, "ingest")
+    await worker.open()
+    metrics = PitMetrics("p")
+    taking = Ingest(config, worker, metrics)
+    parsed: list[bytes] = []
+
+    def counting(payload: bytes, where: Route) -> Any:
+        parsed.append(payload)
+        return parse_event(payload, where)
+
+    monkeypatch.setattr(ingest, "parse_event", counting)
+    live = json.dumps(envelope(1)).encode()
+    replayed = json.dumps({**envelope(1), "historical": True}).encode()
+    messages = [
+        ("tables/T1/events", live),
+        ("tables/T1/events", live),  # the same message, from the other subscription
+        ("tables/T1/replay/p", replayed),  # other bytes: parsed, and found stored already
+        ("tables/T1/events", json.dumps(envelope(2)).encode()),
+    ]
+    for mid, (topic, payload) in enumerate(messages, 1):
+        assert taking.take(Message(Topic(topic), payload, 1, False, mid, None)) is False
+    applied = await taking.flush()
+    await worker.close()
+    assert parsed == [live, replayed, messages[3][1]]
+    assert sum(applied.stored.values()) == 2
+    assert applied.duplicates == 1  # the replay's; the copy never reached the store
+    assert "tablectl_pit_duplicates_total 2.0" in metrics.text().decode()
