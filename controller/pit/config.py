@@ -87,9 +87,9 @@ class PitSection(_Section):
     batch: int = Field(default=500, ge=1, le=20_000, description="messages per commit, at most")
     # A commit costs much the same whatever its size (its statements, the store thread's
     # turn, the acknowledgements' write: some 3 ms of CPU at a floor's pace, where a message
-    # costs about 0.12 ms): at 130 events a second per process, 0.3 s costs 196 µs an event
-    # where 0.2 s costs 233 and 0.4 s 178, and leaves an event well within a second of its
-    # table, p99 ~0.3 s (benchmarks/pit-results.txt, 2026-12-05 "batch_wait").
+    # costs about 0.12 ms): at 130 events a second per process, 0.3 s costs 182-192 µs an
+    # event where 0.2 s costs 218-238 and 0.4 s 174-185, and leaves an event well within a
+    # second of its table, p99 ~0.3 s (benchmarks/pit-results.txt, 2026-12-05 "batch_wait").
     batch_wait: float = Field(
         default=0.3, gt=0, le=5, description="seconds a message waits for others to commit with"
     )
