@@ -66,7 +66,7 @@ async def test_restart_replays_to_the_exact_state_and_keeps_the_inbox(tmp_path: 
         expected = inputs + int(again.runner.accepts(restarted))  # once the core handles it
         assert again.writer.journal.counts()["inputs"] == expected
         assert again.runner.planner.outstanding == {}
-        assert again.writer.journal.verify().ok
+        assert (await again.writer.call(again.writer.journal.verify)).ok
 
 
 async def test_an_invalid_request_is_journaled_as_rejected_and_changes_nothing(

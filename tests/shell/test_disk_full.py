@@ -93,7 +93,7 @@ async def test_a_full_journal_degrades_the_table_holds_device_inputs_and_recover
         assert recovered["data"]["full_since"]
         ok = await daemon.commands.handle("start_hand", request(transaction="s2"), now())
         assert ok["status"] == "ok", ok
-        assert journal.verify().ok
+        assert (await daemon.writer.call(journal.verify)).ok
         assert "journal full" in (answers[-1]["error"] or "")
 
 
@@ -111,7 +111,7 @@ async def test_a_daemon_that_starts_on_a_full_journal_goes_ready_degraded(
     async with Running(disk_config(tmp_path)) as daemon:
         ok = await daemon.commands.handle("action", request(transaction="b", seat=1), now())
         assert "journal full" not in (ok["error"] or "")
-        assert daemon.writer.journal.verify().ok
+        assert (await daemon.writer.call(daemon.writer.journal.verify)).ok
 
 
 async def test_a_restart_that_ends_an_outage_journals_its_end(tmp_path: Path) -> None:
@@ -210,7 +210,7 @@ async def test_a_full_disk_wakes_retention_which_prunes_what_is_stored_elsewhere
             await until(lambda: not any(journal.segments_dir.iterdir()), timeout=60)
             disk_events = [json.loads(b)["data"] for b in journal.event_bodies("journal.disk")]
             assert disk_events[-1]["condition"] == "recovered"
-            assert journal.verify(segments=True).ok
+            assert (await daemon.writer.call(journal.verify, segments=True)).ok
 
 
 async def test_the_low_disk_alarm_is_raised_journaled_and_cleared(tmp_path: Path) -> None:

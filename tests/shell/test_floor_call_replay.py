@@ -131,4 +131,4 @@ async def test_floor_call_a_hand_held_by_a_floor_call_is_held_again_after_a_rest
             "action", request(transaction="e", seat=seat, action="fold"), now()
         )
         assert folded["status"] == "ok", folded
-        assert again.writer.journal.verify().ok
+        assert (await again.writer.call(again.writer.journal.verify)).ok
