@@ -87,7 +87,9 @@ async def test_a_copy_of_a_message_in_the_same_batch_is_taken_once_and_counted_a
     """A process taking over an away member's share gets each message of its own share twice
     (the share's and the direct subscription's), side by side: the copy is not parsed again."""
     url = f"sqlite:///{tmp_path / 'pit.sqlite'}"
-    Store(url).migrate()
+    made = Store(url)
+    made.migrate()
+    made.close()
     config = PitConfig(
         pit={"id": "p", "confirm": False}, store={"url": url}, broker={"host": "127.0.0.1"}
     )
