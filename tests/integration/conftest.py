@@ -63,6 +63,7 @@ class DaemonProcess:
         journal: Path | None = None,
         journal_extra: str = "",
         table_extra: str = "",
+        security_extra: str = "",
         sections: str = "",
     ) -> None:
         self.directory = directory
@@ -81,7 +82,7 @@ class DaemonProcess:
         self.config.write_text(
             f'[table]\nid = "{table}"\nstacks = {stacks}\nbutton = 3\nblinds = [1, 2]\n'
             f"{table_extra}"
-            f'[security]\nkeyring = "{self.keys.keyring}"\n'
+            f'[security]\nkeyring = "{self.keys.keyring}"\n{security_extra}'
             f"{devices}"
             f'[broker]\nhost = "127.0.0.1"\nport = {broker_port or broker.port}\nkeepalive = 5\n'
             f"reconnect_min = 0.05\nreconnect_max = 0.5\n{broker_extra}"
