@@ -260,6 +260,11 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
+def batch_wait_line(seconds: float | None) -> str:
+    """The ``[pit]`` line setting ``batch_wait`` (none: the pit's default)."""
+    return "" if seconds is None else f"batch_wait = {seconds}\n"
+
+
 class Pit:
     """A ``tablectl pit run`` process."""
 
@@ -277,9 +282,8 @@ class Pit:
         self.pit_id = pit_id
         self.web = free_port()
         self.config = directory / "pit.toml"
-        wait = "" if batch_wait is None else f"batch_wait = {batch_wait}\n"
         self.config.write_text(
-            f'[pit]\nid = "{pit_id}"\nshare_group = "floor"\n{wait}'
+            f'[pit]\nid = "{pit_id}"\nshare_group = "floor"\n{batch_wait_line(batch_wait)}'
             f'[broker]\nhost = "127.0.0.1"\nport = {port}\nkeepalive = 10\n'
             f"reconnect_min = 0.1\nreconnect_max = 1.0\n"
             f'[store]\nurl = "{url}"\n[web]\nlisten = "127.0.0.1:{self.web}"\n'

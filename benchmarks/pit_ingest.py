@@ -48,7 +48,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.pit import cpu_seconds, templates  # noqa: E402
+from benchmarks.pit import batch_wait_line, cpu_seconds, templates  # noqa: E402
 from controller.envelope import envelope  # noqa: E402
 from controller.mqtt import Message, Topic  # noqa: E402
 from controller.pit.batches import Batch  # noqa: E402
@@ -131,7 +131,7 @@ def through_broker(
     config = directory / "pit.toml"
     config.write_text(
         f'[pit]\nid = "bench"\nbatch = {batch}\nconfirm = false\nreceive_maximum = 2000\n'
-        f"{_batch_wait(batch_wait)}"
+        f"{batch_wait_line(batch_wait)}"
         f'[broker]\nhost = "127.0.0.1"\nport = {broker.port}\n[store]\nurl = "{url}"\n'
         f'[web]\nlisten = "127.0.0.1:{web}"\n[repair]\nafter = 600\n'
         '[log]\nformat = "json"\nlevel = "warning"\n'
@@ -191,11 +191,6 @@ def through_broker(
     return {"events": events, "batches": float("nan"), "cpu": cpu, "wall": wall}
 
 
-def _batch_wait(seconds: float | None) -> str:
-    """The ``[pit]`` line setting ``batch_wait`` (none: the pit's default)."""
-    return "" if seconds is None else f"batch_wait = {seconds}\n"
-
-
 def at_rate(
     url: str,
     messages: list[tuple[str, bytes]],
@@ -218,7 +213,7 @@ def at_rate(
     web = free_port()
     config = directory / "pit.toml"
     config.write_text(
-        f'[pit]\nid = "bench"\n{_batch_wait(batch_wait)}'
+        f'[pit]\nid = "bench"\n{batch_wait_line(batch_wait)}'
         f'[broker]\nhost = "127.0.0.1"\nport = {broker.port}\n'
         f'[store]\nurl = "{url}"\n[web]\nlisten = "127.0.0.1:{web}"\n'
         f'[repair]\nafter = 3.0\n[security]\nkey = "{keys.key_file(Role.PIT)}"\n'

@@ -81,10 +81,11 @@ class Batch:
     devices: list[DeviceIn] = field(default_factory=list)
     rejects: list[Refusal] = field(default_factory=list)
     acks: list[Message] = field(default_factory=list)  # acknowledged once the batch is stored
-    #: each event message's stream and bytes, as taken: a copy of one already in the batch is
-    #: acknowledged with it and not parsed again (a process that takes over an away member's
-    #: share gets each message of its own share twice, from the share and directly, together)
-    taken: set[tuple[str, bytes]] = field(default_factory=set)
+    #: each event message's stream, source and bytes, as taken: a copy of one already in the
+    #: batch is acknowledged with it and not parsed again (a process that takes over an away
+    #: member's share gets each message of its own share twice, from the share and directly,
+    #: together)
+    taken: set[tuple[str, str, bytes]] = field(default_factory=set)
     copies: int = 0  # event messages the batch took twice
 
     def __len__(self) -> int:

@@ -219,8 +219,8 @@ def apply_batch(store: Store, batch: Batch, secure: bool) -> Applied:
                     table=None if refusal.table is None else _storable(refusal.table),
                     now=now,
                 )
-    # every pit's live pages heard of what each transaction wrote as it committed (the events,
-    # statuses, states, devices and refusals each announce their tables in their own)
+    # the tables the batch may have changed (each transaction above announced its own to every
+    # pit's live pages as it committed)
     rest = {
         *(t for t, _ in batch.statuses),
         *(t for t, _ in batch.states),
@@ -583,7 +583,7 @@ class Ingest:
         payload = _payload(message)
         try:
             if where.kind == "event":
-                taken = (f"{where.stream}/{where.source}", payload)
+                taken = (where.stream, where.source, payload)
                 if taken in batch.taken:  # the same view of the same event: stored once anyway
                     batch.copies += 1
                     return
